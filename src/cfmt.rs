@@ -1,0 +1,1 @@
+//! C printf number formatting that Rust's `format!` lacks (`%g`).

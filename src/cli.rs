@@ -1,0 +1,1 @@
+//! Command-line parsing with getopt_long rules (reference §1.1).

@@ -1,0 +1,1 @@
+//! Request rendering: the bytes of each request, built once and reused.

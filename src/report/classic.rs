@@ -1,0 +1,1 @@
+//! The classic httperf text report, byte for byte (reference §2.3).

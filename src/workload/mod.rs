@@ -1,0 +1,3 @@
+//! Workload generators: when arrivals happen (`rate`) and what they request.
+
+pub mod rate;
