@@ -1,0 +1,303 @@
+//! Sockets and the few raw syscalls rshperf needs, behind small safe wrappers.
+//!
+//! Owns: creating and configuring a non-blocking client socket (socket2), starting the
+//! connect, `--hog`'s own local-port allocation, the descriptor limit (raised soft →
+//! hard), process CPU time (getrusage) and a CLOCK_MONOTONIC timerfd for
+//! sub-millisecond deadlines. Every `unsafe` block of the crate lives here, each with a
+//! SAFETY comment. Called by the engine; knows nothing about HTTP or statistics.
+
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+
+/// Socket options applied to every connection.
+#[derive(Debug, Clone, Copy)]
+pub struct SocketOptions {
+    /// SO_SNDBUF, bytes.
+    pub send_buffer: usize,
+    /// SO_RCVBUF, bytes.
+    pub recv_buffer: usize,
+    /// SO_LINGER {on, 0}: close sends RST (`--close-with-reset`).
+    pub reset_on_close: bool,
+}
+
+/// How a connect attempt started.
+#[derive(Debug)]
+pub enum Connect {
+    /// Connected at once (possible on loopback).
+    Done(mio::net::TcpStream),
+    /// In progress: wait for writability, then check `SO_ERROR`.
+    InProgress(mio::net::TcpStream),
+}
+
+/// A failure while setting up a connection, with the stage it happened in.
+#[derive(Debug)]
+pub enum SetupError {
+    /// `socket()` itself failed: no connection object exists (httperf does not count it
+    /// as a connection).
+    Socket(io::Error),
+    /// A later step (options, bind, connect) failed on a created socket.
+    Connect(io::Error),
+}
+
+/// Creates a non-blocking TCP socket for `addr`, applies `opts`, binds it to
+/// `local` if given, and starts connecting.
+pub fn start_connect(
+    addr: SocketAddr,
+    local: Option<SocketAddr>,
+    opts: &SocketOptions,
+) -> Result<Connect, SetupError> {
+    let domain = Domain::for_address(addr);
+    let socket = Socket::new(domain, Type::STREAM.nonblocking(), Some(Protocol::TCP))
+        .map_err(SetupError::Socket)?;
+    configure(&socket, opts, local.is_some()).map_err(SetupError::Connect)?;
+    if let Some(local) = local {
+        socket.bind(&SockAddr::from(local)).map_err(SetupError::Connect)?;
+    }
+    let done = match socket.connect(&SockAddr::from(addr)) {
+        Ok(()) => true,
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => false,
+        Err(e) => return Err(SetupError::Connect(e)),
+    };
+    let stream = mio::net::TcpStream::from_std(std::net::TcpStream::from(socket));
+    Ok(if done { Connect::Done(stream) } else { Connect::InProgress(stream) })
+}
+
+fn configure(socket: &Socket, opts: &SocketOptions, bound: bool) -> io::Result<()> {
+    socket.set_tcp_nodelay(true)?;
+    socket.set_send_buffer_size(opts.send_buffer)?;
+    socket.set_recv_buffer_size(opts.recv_buffer)?;
+    if opts.reset_on_close {
+        socket.set_linger(Some(Duration::ZERO))?;
+    }
+    if bound {
+        // Ports of our own choosing may still be in TIME_WAIT from an earlier run.
+        socket.set_reuse_address(true)?;
+    }
+    Ok(())
+}
+
+/// The errno of an `io::Error` (EIO when it carries none).
+pub fn errno(e: &io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// The unspecified local address of the same family as `addr`, with `port`.
+pub fn any_local(addr: SocketAddr, port: u16) -> SocketAddr {
+    match addr.ip() {
+        IpAddr::V4(_) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port),
+        IpAddr::V6(_) => SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port),
+    }
+}
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit and returns the resulting limit.
+pub fn raise_nofile_limit() -> io::Result<u64> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `lim` is a valid, writable rlimit for the duration of the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        let want = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+        // SAFETY: `want` is a valid rlimit read by the call.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &want) } == 0 {
+            lim = want;
+        }
+    }
+    Ok(lim.rlim_cur)
+}
+
+/// User and system CPU time used by the whole process so far.
+pub fn cpu_times() -> (Duration, Duration) {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return (Duration::ZERO, Duration::ZERO);
+    }
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+    };
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// Maximum resident set size of the process so far, KiB.
+pub fn max_rss_kib() -> u64 {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0;
+    }
+    u64::try_from(ru.ru_maxrss).unwrap_or(0)
+}
+
+/// A non-blocking CLOCK_MONOTONIC timerfd: wakes the poll at sub-millisecond deadlines
+/// (mio rounds poll timeouts up to whole milliseconds).
+#[derive(Debug)]
+pub struct TimerFd {
+    fd: OwnedFd,
+}
+
+impl TimerFd {
+    /// Creates a disarmed timer.
+    pub fn new() -> io::Result<TimerFd> {
+        // SAFETY: plain syscall with constant flags; the result is checked below.
+        let fd = unsafe {
+            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a freshly created descriptor owned by nobody else.
+        Ok(TimerFd { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
+    }
+
+    /// Arms the timer to expire once, `after` from now (a zero delay fires at once);
+    /// None disarms it.
+    pub fn set(&self, after: Option<Duration>) -> io::Result<()> {
+        let value = match after {
+            // A zero it_value would disarm: use the smallest delay instead.
+            Some(d) => libc::timespec {
+                tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
+                tv_nsec: libc::c_long::from(d.subsec_nanos().max(u32::from(d.is_zero()))),
+            },
+            None => libc::timespec { tv_sec: 0, tv_nsec: 0 },
+        };
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: value,
+        };
+        // SAFETY: `spec` is a valid itimerspec; a null old-value pointer is allowed.
+        let rc = unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Consumes pending expirations so the descriptor stops being readable.
+    pub fn drain(&self) {
+        let mut buf = [0u8; 8];
+        // SAFETY: `buf` is valid for 8 writable bytes; errors (EAGAIN) are ignored.
+        let _ = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    }
+}
+
+impl AsRawFd for TimerFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// `--hog`: local ports chosen by rshperf instead of the kernel (1024–65535), handed out
+/// in ascending order from a cursor that wraps, released when a connection closes.
+#[derive(Debug, Clone)]
+pub struct PortPool {
+    used: Vec<u64>,
+    cursor: u32,
+    free: u32,
+}
+
+/// First port `--hog` uses (IPPORT_RESERVED).
+const FIRST_PORT: u32 = 1024;
+/// Number of ports in the pool.
+const PORTS: u32 = 65536 - FIRST_PORT;
+
+impl Default for PortPool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PortPool {
+    /// All ports free, cursor at 1024.
+    pub fn new() -> PortPool {
+        PortPool { used: vec![0; (PORTS as usize).div_ceil(64)], cursor: 0, free: PORTS }
+    }
+
+    /// The next free port after the cursor, marked used; None when all are in use.
+    /// Never scans more than once around the pool.
+    pub fn take(&mut self) -> Option<u16> {
+        if self.free == 0 {
+            return None;
+        }
+        let mut i = self.cursor;
+        loop {
+            let (w, b) = ((i / 64) as usize, i % 64);
+            let word = self.used[w] | ((1u64 << b) - 1);
+            if word != u64::MAX {
+                let bit = (!word).trailing_zeros();
+                let idx = (w as u32) * 64 + bit;
+                if idx < PORTS {
+                    self.used[w] |= 1 << bit;
+                    self.free -= 1;
+                    self.cursor = (idx + 1) % PORTS;
+                    return u16::try_from(idx + FIRST_PORT).ok();
+                }
+            }
+            i = ((w as u32) + 1) * 64;
+            if i >= PORTS {
+                i = 0;
+            }
+        }
+    }
+
+    /// Returns a port to the pool.
+    pub fn release(&mut self, port: u16) {
+        let Some(idx) = u32::from(port).checked_sub(FIRST_PORT) else { return };
+        let (w, b) = ((idx / 64) as usize, idx % 64);
+        if self.used[w] & (1 << b) != 0 {
+            self.used[w] &= !(1 << b);
+            self.free += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_ascend_wrap_and_exhaust() {
+        let mut p = PortPool::new();
+        assert_eq!(p.take(), Some(1024));
+        assert_eq!(p.take(), Some(1025));
+        p.release(1024);
+        // Released ports behind the cursor are reused only after the wrap.
+        assert_eq!(p.take(), Some(1026));
+        let mut n = 3;
+        while p.take().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, PORTS);
+        p.release(5000);
+        assert_eq!(p.take(), Some(5000));
+        assert_eq!(p.take(), None);
+    }
+
+    #[test]
+    fn nofile_limit_is_raised_to_hard() {
+        let got = raise_nofile_limit().expect("getrlimit works");
+        let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: valid out-pointer for the call.
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+        assert_eq!(got, lim.rlim_cur);
+        assert_eq!(lim.rlim_cur, lim.rlim_max);
+    }
+
+    #[test]
+    fn timerfd_fires_after_a_short_delay() {
+        let t = TimerFd::new().expect("timerfd");
+        t.set(Some(Duration::from_micros(200))).expect("arm");
+        let mut pfd = libc::pollfd { fd: t.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, 1000) };
+        assert_eq!(n, 1);
+        t.drain();
+    }
+}
