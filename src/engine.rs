@@ -106,7 +106,10 @@ impl<'c> Engine<'c> {
         let poll = Poll::new()?;
         let timerfd = TimerFd::new()?;
         poll.registry().register(&mut SourceFd(&timerfd.as_raw_fd()), TIMER_TOKEN, Interest::READABLE)?;
-        let (mut signal, sender) = UnixStream::pair()?;
+        let (rx, sender) = std::os::unix::net::UnixStream::pair()?;
+        rx.set_nonblocking(true)?;
+        sender.set_nonblocking(true)?;
+        let mut signal = UnixStream::from_std(rx);
         poll.registry().register(&mut signal, SIGNAL_TOKEN, Interest::READABLE)?;
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {

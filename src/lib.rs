@@ -7,14 +7,48 @@
 pub mod cfmt;
 pub mod cli;
 pub mod config;
+pub mod conn;
+pub mod engine;
 pub mod error;
 pub mod http;
+pub mod net;
 pub mod report;
+pub mod runner;
 pub mod stats;
+pub mod table;
 pub mod timer;
 pub mod workload;
 
+use std::io::Write;
+
+use cli::Command;
+use config::Config;
+use error::Error;
+
 /// Runs rshperf with `argv` (program name first) and returns the exit status.
-pub fn run(_argv: Vec<String>) -> i32 {
-    0
+pub fn run(argv: Vec<String>) -> i32 {
+    match try_run(&argv) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn try_run(argv: &[String]) -> Result<(), Error> {
+    let args = match cli::parse(argv)? {
+        Command::Help(text) | Command::Version(text) => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+            return Ok(());
+        }
+        Command::Run(args) => args,
+    };
+    let cfg = Config::from_args(args)?;
+    if let Some(opt) = cfg.unsupported() {
+        return Err(Error::Usage(format!("{opt} is not supported yet")));
+    }
+    runner::run(&cfg)
 }

@@ -1,0 +1,115 @@
+//! The runner: prints the echo line, starts the engines, merges their statistics and
+//! prints the report.
+//!
+//! Owns process-wide set-up (descriptor limit), the split of the global arrival
+//! schedule into stripes (engine j of N takes arrivals k ≡ j mod N), the shared start
+//! time, CPU accounting around the run, and output ordering on stdout. Called by
+//! `lib::run` with a validated `Config`.
+
+use std::io::{self, Write};
+use std::time::Instant;
+
+use crate::config::Config;
+use crate::engine::{Engine, Outcome, Plan};
+use crate::error::Error;
+use crate::net;
+use crate::report::classic::write_report;
+use crate::report::summary::{RunInfo, Summary};
+use crate::stats::Stats;
+
+/// Descriptors kept free for stdio, the poll, timers, signal pipes and files.
+const RESERVED_FDS: u64 = 16;
+
+/// Connections engine `stripe` of `stripes` makes out of `total`: arrivals
+/// k < total with k mod stripes == stripe.
+pub fn stripe_share(total: u64, stripe: u32, stripes: u32) -> u64 {
+    let (s, n) = (u64::from(stripe), u64::from(stripes.max(1)));
+    if total > s {
+        (total - s).div_ceil(n)
+    } else {
+        0
+    }
+}
+
+/// Runs the test described by `cfg`, printing everything on stdout.
+pub fn run(cfg: &Config) -> Result<(), Error> {
+    let nofile = net::raise_nofile_limit()
+        .map_err(|e| Error::Startup(format!("failed to get number of open file limit: {e}")))?;
+    let mut out = io::stdout().lock();
+    // A closed stdout must not stop the run or cause a panic: write errors are ignored.
+    let _ = writeln!(out, "{}", cfg.echo_line());
+    if cfg.verbose > 0 {
+        let _ = writeln!(out, "rshperf: maximum number of open descriptors = {nofile}");
+    }
+    let _ = out.flush();
+    drop(out);
+
+    let threads = cfg.threads.max(1);
+    let per_engine_fds = nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
+    let capacity = usize::try_from(per_engine_fds.max(1)).unwrap_or(usize::MAX);
+    let (cpu_user0, cpu_sys0) = net::cpu_times();
+    let t0 = Instant::now();
+    let outcomes = run_engines(cfg, threads, capacity, t0)?;
+    let (cpu_user1, cpu_sys1) = net::cpu_times();
+
+    let mut stats = Stats::new();
+    let mut stopped = t0;
+    for o in &outcomes {
+        stats.merge(&o.stats);
+        stopped = stopped.max(o.stopped);
+    }
+    let info = RunInfo {
+        duration: stopped.saturating_duration_since(t0).as_secs_f64(),
+        cpu_user: cpu_user1.saturating_sub(cpu_user0).as_secs_f64(),
+        cpu_system: cpu_sys1.saturating_sub(cpu_sys0).as_secs_f64(),
+    };
+    let summary = Summary::new(&stats, &info);
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let _ = write_report(&mut out, &summary, cfg.verbose);
+    let _ = out.flush();
+    Ok(())
+}
+
+fn run_engines(cfg: &Config, threads: u32, capacity: usize, t0: Instant) -> Result<Vec<Outcome>, Error> {
+    let start_err = |e: io::Error| Error::Startup(format!("cannot start the event loop: {e}"));
+    let plan = |stripe| Plan {
+        stripe,
+        stripes: threads,
+        conns: stripe_share(cfg.num_conns, stripe, threads),
+        capacity,
+    };
+    if threads == 1 {
+        return Engine::new(cfg, plan(0), t0).and_then(Engine::run).map(|o| vec![o]).map_err(start_err);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|j| scope.spawn(move || Engine::new(cfg, plan(j), t0).and_then(Engine::run)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h.join() {
+                Ok(r) => r.map_err(start_err),
+                Err(_) => Err(Error::Startup("an engine thread panicked".into())),
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stripes_partition_the_connections() {
+        for total in [0u64, 1, 2, 7, 12000, 12001] {
+            for n in 1..=5u32 {
+                let sum: u64 = (0..n).map(|j| stripe_share(total, j, n)).sum();
+                assert_eq!(sum, total, "total {total} stripes {n}");
+            }
+        }
+        assert_eq!(stripe_share(7, 0, 3), 3);
+        assert_eq!(stripe_share(7, 1, 3), 2);
+        assert_eq!(stripe_share(7, 2, 3), 2);
+        assert_eq!(stripe_share(1, 3, 4), 0);
+    }
+}

@@ -1,0 +1,106 @@
+//! Helpers shared by the integration tests: test servers, running the binary, and
+//! reading numbers out of its report.
+
+pub mod server;
+
+use std::process::{Command, Output};
+
+/// The rshperf binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rshperf"))
+}
+
+/// Runs rshperf with `args` and returns its output.
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run rshperf")
+}
+
+/// Runs rshperf against 127.0.0.1:`port` with extra `args`; asserts exit 0 and
+/// returns the report.
+pub fn run_ok(port: u16, args: &[&str]) -> Report {
+    let port = port.to_string();
+    let mut all = vec!["--server", "127.0.0.1", "--port", &port];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "rshperf {all:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    Report { text: stdout, stderr }
+}
+
+/// A classic report, read by line label.
+pub struct Report {
+    /// stdout.
+    pub text: String,
+    /// stderr.
+    pub stderr: String,
+}
+
+impl Report {
+    /// The numbers on the first line starting with `label`, in order (the numbers in
+    /// the label itself are skipped).
+    pub fn nums(&self, label: &str) -> Vec<f64> {
+        let line = self
+            .text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no line '{label}' in report:\n{}", self.text));
+        numbers(&line[label.len()..])
+    }
+
+    /// The value after `key` (e.g. `connrefused`) on the line starting with `label`.
+    pub fn field(&self, label: &str, key: &str) -> f64 {
+        let line = self
+            .text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no line '{label}' in report:\n{}", self.text));
+        let rest = &line[label.len()..];
+        let pos = rest
+            .find(&format!("{key} "))
+            .or_else(|| rest.find(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("no '{key}' in '{line}'"));
+        numbers(&rest[pos + key.len()..])[0]
+    }
+
+    /// `Total:` connections, requests, replies.
+    pub fn totals(&self) -> (u64, u64, u64) {
+        let n = self.nums("Total:");
+        (n[0] as u64, n[1] as u64, n[2] as u64)
+    }
+
+    /// Error counter by name (`connrefused`, `client-timo`, …, or `total`).
+    pub fn error(&self, name: &str) -> u64 {
+        let label = if ["fd-unavail", "addrunavail", "ftab-full", "other"].contains(&name) {
+            "Errors: fd-unavail"
+        } else {
+            "Errors: total"
+        };
+        let line = self.text.lines().find(|l| l.starts_with(label)).expect("errors line");
+        let rest = &line["Errors:".len()..];
+        let pos = rest.find(&format!(" {name} ")).unwrap_or_else(|| panic!("no {name} in {line}"));
+        numbers(&rest[pos + name.len() + 1..])[0] as u64
+    }
+
+    /// Reply status counts 1xx..5xx.
+    pub fn status(&self) -> [u64; 5] {
+        let n = self.nums("Reply status:");
+        // Labels are `1xx=` … : numbers() reads 1,N,2,N,…
+        [n[1] as u64, n[3] as u64, n[5] as u64, n[7] as u64, n[9] as u64]
+    }
+}
+
+/// Every number in `s` (integers and decimals), in order.
+pub fn numbers(s: &str) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for c in s.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_digit() || (c == '.' && !cur.is_empty()) {
+            cur.push(c);
+        } else if !cur.is_empty() {
+            out.push(cur.trim_end_matches('.').parse().expect("number"));
+            cur.clear();
+        }
+    }
+    out
+}
