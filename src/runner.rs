@@ -39,13 +39,17 @@ pub fn run(cfg: &Config) -> Result<(), Error> {
     // A closed stdout must not stop the run or cause a panic: write errors are ignored.
     let _ = writeln!(out, "{}", cfg.echo_line());
     if cfg.verbose > 0 {
-        let _ = writeln!(out, "rshperf: maximum number of open descriptors = {nofile}");
+        let _ = writeln!(
+            out,
+            "rshperf: maximum number of open descriptors = {nofile}"
+        );
     }
     let _ = out.flush();
     drop(out);
 
     let threads = cfg.threads.max(1);
-    let per_engine_fds = nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
+    let per_engine_fds =
+        nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
     let capacity = usize::try_from(per_engine_fds.max(1)).unwrap_or(usize::MAX);
     let (cpu_user0, cpu_sys0) = net::cpu_times();
     let t0 = Instant::now();
@@ -70,7 +74,12 @@ pub fn run(cfg: &Config) -> Result<(), Error> {
     Ok(())
 }
 
-fn run_engines(cfg: &Config, threads: u32, capacity: usize, t0: Instant) -> Result<Vec<Outcome>, Error> {
+fn run_engines(
+    cfg: &Config,
+    threads: u32,
+    capacity: usize,
+    t0: Instant,
+) -> Result<Vec<Outcome>, Error> {
     let start_err = |e: io::Error| Error::Startup(format!("cannot start the event loop: {e}"));
     let plan = |stripe| Plan {
         stripe,
@@ -79,7 +88,10 @@ fn run_engines(cfg: &Config, threads: u32, capacity: usize, t0: Instant) -> Resu
         capacity,
     };
     if threads == 1 {
-        return Engine::new(cfg, plan(0), t0).and_then(Engine::run).map(|o| vec![o]).map_err(start_err);
+        return Engine::new(cfg, plan(0), t0)
+            .and_then(Engine::run)
+            .map(|o| vec![o])
+            .map_err(start_err);
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)

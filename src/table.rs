@@ -23,7 +23,10 @@ impl ConnId {
 
     /// The id encoded in a token made by `token`.
     pub fn from_token(t: Token) -> ConnId {
-        ConnId { index: (t.0 & 0xffff_ffff) as u32, generation: (t.0 >> 32) as u32 }
+        ConnId {
+            index: (t.0 & 0xffff_ffff) as u32,
+            generation: (t.0 >> 32) as u32,
+        }
     }
 
     /// Slot index (stable while the connection lives).
@@ -51,7 +54,12 @@ impl<T> Table<T> {
     /// tokens never collide with the engine's reserved ones).
     pub fn new(capacity: usize) -> Table<T> {
         let capacity = capacity.min(1 << 31);
-        Table { slots: Vec::new(), free: Vec::new(), capacity, live: 0 }
+        Table {
+            slots: Vec::new(),
+            free: Vec::new(),
+            capacity,
+            live: 0,
+        }
     }
 
     /// Takes a free slot (reusing the most recently freed one, whose value is handed
@@ -60,7 +68,11 @@ impl<T> Table<T> {
         let index = match self.free.pop() {
             Some(i) => i,
             None if self.slots.len() < self.capacity => {
-                self.slots.push(Slot { generation: 0, live: false, value: make() });
+                self.slots.push(Slot {
+                    generation: 0,
+                    live: false,
+                    value: make(),
+                });
                 u32::try_from(self.slots.len() - 1).expect("capacity is below 2^31")
             }
             None => return None,
@@ -68,7 +80,13 @@ impl<T> Table<T> {
         let slot = &mut self.slots[index as usize];
         slot.live = true;
         self.live += 1;
-        Some((ConnId { index, generation: slot.generation }, &mut slot.value))
+        Some((
+            ConnId {
+                index,
+                generation: slot.generation,
+            },
+            &mut slot.value,
+        ))
     }
 
     /// The live value for `id`, or None if the id is stale.

@@ -17,24 +17,46 @@ fn fixed_header_len(n: usize) -> usize {
 #[test]
 fn new_connection_per_request_matches_server_counts() {
     let s = Server::start(Behavior::Fixed(1024));
-    let r = run_ok(s.port(), &["--uri", "/1k.html", "--num-conns", "50", "--rate", "500"]);
+    let r = run_ok(
+        s.port(),
+        &["--uri", "/1k.html", "--num-conns", "50", "--rate", "500"],
+    );
     assert_eq!(r.totals(), (50, 50, 50));
     assert_eq!(s.connections(), 50);
     assert_eq!(s.requests(), 50);
     assert_eq!(r.status(), [0, 50, 0, 0, 0]);
-    assert_eq!(r.nums("Reply size [B]:"), vec![fixed_header_len(1024) as f64, 1024.0, 0.0, (fixed_header_len(1024) + 1024) as f64]);
+    assert_eq!(
+        r.nums("Reply size [B]:"),
+        vec![
+            fixed_header_len(1024) as f64,
+            1024.0,
+            0.0,
+            (fixed_header_len(1024) + 1024) as f64
+        ]
+    );
     let req_len = s.counts.first_request.lock().unwrap().len();
     assert_eq!(r.nums("Request size [B]:"), vec![req_len as f64]);
-    assert_eq!(req_len, "GET /1k.html HTTP/1.1\r\nUser-Agent: rshperf/0.1.0\r\nHost: 127.0.0.1\r\n\r\n".len());
+    assert_eq!(
+        req_len,
+        "GET /1k.html HTTP/1.1\r\nUser-Agent: rshperf/0.1.0\r\nHost: 127.0.0.1\r\n\r\n".len()
+    );
     assert_eq!(r.error("total"), 0);
     assert_eq!(r.nums("Connection length [replies/conn]:"), vec![1.0]);
-    assert!(r.text.starts_with("rshperf --client=0/1 --server=127.0.0.1 --port="), "{}", r.text);
+    assert!(
+        r.text
+            .starts_with("rshperf --client=0/1 --server=127.0.0.1 --port="),
+        "{}",
+        r.text
+    );
 }
 
 #[test]
 fn keep_alive_calls_reuse_the_connection() {
     let s = Server::start(Behavior::Fixed(100));
-    let r = run_ok(s.port(), &["--num-conns", "10", "--num-calls", "5", "--rate", "100"]);
+    let r = run_ok(
+        s.port(),
+        &["--num-conns", "10", "--num-calls", "5", "--rate", "100"],
+    );
     assert_eq!(r.totals(), (10, 50, 50));
     assert_eq!(s.connections(), 10);
     assert_eq!(s.requests(), 50);
@@ -44,7 +66,21 @@ fn keep_alive_calls_reuse_the_connection() {
 #[test]
 fn pipelined_bursts_with_a_short_last_burst_complete() {
     let s = Server::start(Behavior::Fixed(10));
-    let r = run_ok(s.port(), &["--num-conns", "4", "--num-calls", "7", "--burst-length", "3", "--rate", "100", "--timeout", "5"]);
+    let r = run_ok(
+        s.port(),
+        &[
+            "--num-conns",
+            "4",
+            "--num-calls",
+            "7",
+            "--burst-length",
+            "3",
+            "--rate",
+            "100",
+            "--timeout",
+            "5",
+        ],
+    );
     assert_eq!(r.totals(), (4, 28, 28));
     assert_eq!(s.requests(), 28);
     assert_eq!(r.error("total"), 0);
@@ -64,7 +100,10 @@ fn refused_port_counts_connrefused_not_connects() {
 #[test]
 fn status_classes_are_counted() {
     let s = Server::start(Behavior::Status(404, 5));
-    let r = run_ok(s.port(), &["--num-conns", "3", "--num-calls", "2", "--rate", "100"]);
+    let r = run_ok(
+        s.port(),
+        &["--num-conns", "3", "--num-calls", "2", "--rate", "100"],
+    );
     assert_eq!(r.status(), [0, 0, 0, 6, 0]);
     assert_eq!(s.requests(), 6);
 }
@@ -73,7 +112,10 @@ fn status_classes_are_counted() {
 fn chunked_reply_with_trailer_sizes_as_httperf() {
     let chunks = vec![b"hello".to_vec(), b", world".to_vec()];
     let s = Server::start(Behavior::Chunked(chunks, vec!["X-Trailer: yes".into()]));
-    let r = run_ok(s.port(), &["--num-conns", "2", "--num-calls", "3", "--rate", "100"]);
+    let r = run_ok(
+        s.port(),
+        &["--num-conns", "2", "--num-calls", "3", "--rate", "100"],
+    );
     assert_eq!(r.totals(), (2, 6, 6));
     // header: "HTTP/1.1 200 OK\r\n" 17 + "Transfer-Encoding: chunked\r\n" 28 + 2.
     assert_eq!(r.nums("Reply size [B]:"), vec![47.0, 12.0, 18.0, 77.0]);
@@ -92,7 +134,10 @@ fn close_delimited_reply_ends_at_eof() {
 #[test]
 fn connection_close_is_honoured_without_error() {
     let s = Server::start(Behavior::ConnectionClose(10));
-    let r = run_ok(s.port(), &["--num-conns", "4", "--num-calls", "5", "--rate", "100"]);
+    let r = run_ok(
+        s.port(),
+        &["--num-conns", "4", "--num-calls", "5", "--rate", "100"],
+    );
     assert_eq!(r.totals(), (4, 4, 4));
     assert_eq!(s.requests(), 4);
     assert_eq!(r.error("total"), 0);
@@ -101,7 +146,10 @@ fn connection_close_is_honoured_without_error() {
 #[test]
 fn interim_100_continue_is_skipped() {
     let s = Server::start(Behavior::Continue(7));
-    let r = run_ok(s.port(), &["--num-conns", "2", "--num-calls", "2", "--rate", "100"]);
+    let r = run_ok(
+        s.port(),
+        &["--num-conns", "2", "--num-calls", "2", "--rate", "100"],
+    );
     assert_eq!(r.status(), [0, 4, 0, 0, 0]);
     // 100 block (25) + fixed 200 block.
     let header = 25 + fixed_header_len(7);
@@ -112,17 +160,41 @@ fn interim_100_continue_is_skipped() {
 #[test]
 fn head_replies_have_no_body() {
     let s = Server::start(Behavior::Fixed(1024));
-    let r = run_ok(s.port(), &["--method", "HEAD", "--num-conns", "3", "--num-calls", "2", "--rate", "100"]);
+    let r = run_ok(
+        s.port(),
+        &[
+            "--method",
+            "HEAD",
+            "--num-conns",
+            "3",
+            "--num-calls",
+            "2",
+            "--rate",
+            "100",
+        ],
+    );
     assert_eq!(r.totals(), (3, 6, 6));
     assert_eq!(r.nums("Reply size [B]:")[1], 0.0);
-    assert_eq!(s.counts.methods.lock().unwrap().iter().filter(|m| *m == "HEAD").count(), 6);
+    assert_eq!(
+        s.counts
+            .methods
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|m| *m == "HEAD")
+            .count(),
+        6
+    );
     assert_eq!(r.error("total"), 0);
 }
 
 #[test]
 fn reset_before_reply_is_connreset() {
     let s = Server::start(Behavior::Reset);
-    let r = run_ok(s.port(), &["--num-conns", "3", "--rate", "100", "--timeout", "5"]);
+    let r = run_ok(
+        s.port(),
+        &["--num-conns", "3", "--rate", "100", "--timeout", "5"],
+    );
     assert_eq!(r.totals().2, 0);
     assert_eq!(r.error("connreset"), 3);
 }
@@ -130,15 +202,23 @@ fn reset_before_reply_is_connreset() {
 #[test]
 fn eof_inside_a_length_delimited_body_is_connreset() {
     let s = Server::start(Behavior::ShortBody(100, 10));
-    let r = run_ok(s.port(), &["--num-conns", "2", "--rate", "100", "--timeout", "5"]);
+    let r = run_ok(
+        s.port(),
+        &["--num-conns", "2", "--rate", "100", "--timeout", "5"],
+    );
     assert_eq!(r.totals().2, 0);
     assert_eq!(r.error("connreset"), 2);
 }
 
 #[test]
 fn surplus_bytes_fail_the_connection_as_other() {
-    let s = Server::start(Behavior::Raw(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA".to_vec()));
-    let r = run_ok(s.port(), &["--num-conns", "1", "--num-calls", "2", "--timeout", "5"]);
+    let s = Server::start(Behavior::Raw(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA".to_vec(),
+    ));
+    let r = run_ok(
+        s.port(),
+        &["--num-conns", "1", "--num-calls", "2", "--timeout", "5"],
+    );
     assert_eq!(r.totals().2, 1);
     assert_eq!(r.error("other"), 1);
 }
@@ -146,7 +226,10 @@ fn surplus_bytes_fail_the_connection_as_other() {
 #[test]
 fn non_http_reply_is_other() {
     let s = Server::start(Behavior::Raw(b"\x00\x01garbage".to_vec()));
-    let r = run_ok(s.port(), &["--num-conns", "2", "--rate", "100", "--timeout", "5"]);
+    let r = run_ok(
+        s.port(),
+        &["--num-conns", "2", "--rate", "100", "--timeout", "5"],
+    );
     assert_eq!(r.totals().2, 0);
     assert_eq!(r.error("other"), 2);
 }
@@ -155,7 +238,10 @@ fn non_http_reply_is_other() {
 fn timeout_fires_on_a_silent_server() {
     let s = Server::start(Behavior::Hang);
     let start = Instant::now();
-    let r = run_ok(s.port(), &["--num-conns", "3", "--rate", "100", "--timeout", "0.3"]);
+    let r = run_ok(
+        s.port(),
+        &["--num-conns", "3", "--rate", "100", "--timeout", "0.3"],
+    );
     let took = start.elapsed();
     assert_eq!(r.error("client-timo"), 3);
     assert!(took < Duration::from_secs(3), "took {took:?}");
@@ -169,7 +255,17 @@ fn think_timeout_extends_the_reply_deadline_only() {
     let s = Server::start(Behavior::SlowBody(Duration::from_millis(1200), 10));
     let r = run_ok(s.port(), &["--num-conns", "1", "--timeout", "0.6"]);
     assert_eq!(r.error("client-timo"), 1);
-    let r = run_ok(s.port(), &["--num-conns", "1", "--timeout", "0.6", "--think-timeout", "1"]);
+    let r = run_ok(
+        s.port(),
+        &[
+            "--num-conns",
+            "1",
+            "--timeout",
+            "0.6",
+            "--think-timeout",
+            "1",
+        ],
+    );
     assert_eq!(r.error("client-timo"), 0);
     assert_eq!(r.totals().2, 1);
 }
@@ -186,16 +282,34 @@ fn sequential_rate_zero_keeps_one_connection_at_a_time() {
 #[test]
 fn requests_are_well_formed() {
     let s = Server::start(Behavior::Fixed(1));
-    run_ok(s.port(), &["--uri", "/x", "--http-version", "1.0", "--add-header", "X-Test: a\\\\b\\101\\n", "--server-name", "example.test"]);
+    run_ok(
+        s.port(),
+        &[
+            "--uri",
+            "/x",
+            "--http-version",
+            "1.0",
+            "--add-header",
+            "X-Test: a\\\\b\\101\\n",
+            "--server-name",
+            "example.test",
+        ],
+    );
     let req = s.counts.first_request.lock().unwrap().clone();
     assert_eq!(
         String::from_utf8(req).unwrap(),
         "GET /x HTTP/1.0\r\nUser-Agent: rshperf/0.1.0\r\nConnection: keep-alive\r\nHost: example.test\r\nX-Test: a\\bA\r\n\r\n"
     );
     let s = Server::start(Behavior::Fixed(1));
-    run_ok(s.port(), &["--uri", "/y", "--no-host-hdr", "--add-header", "X-A: 1\\n"]);
+    run_ok(
+        s.port(),
+        &["--uri", "/y", "--no-host-hdr", "--add-header", "X-A: 1\\n"],
+    );
     let req = s.counts.first_request.lock().unwrap().clone();
-    assert_eq!(String::from_utf8(req).unwrap(), "GET /y HTTP/1.1\r\nUser-Agent: rshperf/0.1.0\r\nX-A: 1\r\n\r\n");
+    assert_eq!(
+        String::from_utf8(req).unwrap(),
+        "GET /y HTTP/1.1\r\nUser-Agent: rshperf/0.1.0\r\nX-A: 1\r\n\r\n"
+    );
 }
 
 #[test]
@@ -213,18 +327,33 @@ fn sigint_prints_the_report_of_what_completed() {
     let s = Server::start(Behavior::Fixed(10));
     let port = s.port().to_string();
     let child = support::bin()
-        .args(["--server", "127.0.0.1", "--port", &port, "--num-conns", "100000", "--rate", "50"])
+        .args([
+            "--server",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--num-conns",
+            "100000",
+            "--rate",
+            "50",
+        ])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
     std::thread::sleep(Duration::from_millis(700));
     // SAFETY-free: send SIGINT with the kill command.
-    let ok = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill");
+    let ok = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
     assert!(ok.success());
     let out = child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    let r = support::Report { text: text.into_owned(), stderr: String::new() };
+    let r = support::Report {
+        text: text.into_owned(),
+        stderr: String::new(),
+    };
     let (conns, _, replies) = r.totals();
     assert!((10..=100).contains(&conns), "{}", r.text);
     assert_eq!(replies as u64, s.requests().min(replies));
@@ -233,7 +362,9 @@ fn sigint_prints_the_report_of_what_completed() {
 
 #[test]
 fn ipv6_loopback_works() {
-    let Ok(l) = std::net::TcpListener::bind("[::1]:0") else { return };
+    let Ok(l) = std::net::TcpListener::bind("[::1]:0") else {
+        return;
+    };
     let port = l.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for s in l.incoming().flatten().take(2) {
@@ -246,9 +377,21 @@ fn ipv6_loopback_works() {
             });
         }
     });
-    let out = run(&["--server", "::1", "--port", &port.to_string(), "--num-conns", "2", "--rate", "100"]);
+    let out = run(&[
+        "--server",
+        "::1",
+        "--port",
+        &port.to_string(),
+        "--num-conns",
+        "2",
+        "--rate",
+        "100",
+    ]);
     assert_eq!(out.status.code(), Some(0));
-    let r = support::Report { text: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::new() };
+    let r = support::Report {
+        text: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::new(),
+    };
     assert_eq!(r.totals(), (2, 2, 2));
 }
 
@@ -257,16 +400,25 @@ fn bad_options_exit_1_with_a_message() {
     let cases: &[(&[&str], &str)] = &[
         (&["--bogus"], "rshperf: unrecognized option '--bogus'"),
         (&["--rate", "abc"], "rshperf: illegal request rate abc"),
-        (&["--num-conns", "0"], "rshperf: illegal number of connections 0"),
+        (
+            &["--num-conns", "0"],
+            "rshperf: illegal number of connections 0",
+        ),
         (&["--port", "70000"], "rshperf: illegal port number 70000"),
         (&["--ser", "x"], "rshperf: option '--ser' is ambiguous"),
-        (&["--hog=1"], "rshperf: option '--hog' doesn't allow an argument"),
+        (
+            &["--hog=1"],
+            "rshperf: option '--hog' doesn't allow an argument",
+        ),
     ];
     for (args, want) in cases {
         let out = run(args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
-        assert!(err.starts_with(want), "{args:?}: got {err:?}, want {want:?}");
+        assert!(
+            err.starts_with(want),
+            "{args:?}: got {err:?}, want {want:?}"
+        );
         assert!(out.stdout.is_empty(), "{args:?} printed on stdout");
     }
 }
@@ -285,7 +437,16 @@ fn help_and_version_exit_0() {
 fn abbreviated_options_work() {
     let s = Server::start(Behavior::Fixed(1));
     let port = s.port().to_string();
-    let out = run(&["--server", "127.0.0.1", "--po", &port, "--num-con", "3", "--ra", "100"]);
+    let out = run(&[
+        "--server",
+        "127.0.0.1",
+        "--po",
+        &port,
+        "--num-con",
+        "3",
+        "--ra",
+        "100",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(s.requests(), 3);
 }

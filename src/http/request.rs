@@ -52,7 +52,11 @@ impl RequestSet {
     pub fn from_config(cfg: &Config) -> RequestSet {
         let one = render(cfg, &cfg.method, &cfg.uri, b"");
         let copies = usize::try_from(cfg.burst_length.max(1)).unwrap_or(1);
-        RequestSet { len: one.len(), burst: one.repeat(copies), head: cfg.method == "HEAD" }
+        RequestSet {
+            len: one.len(),
+            burst: one.repeat(copies),
+            head: cfg.method == "HEAD",
+        }
     }
 
     /// Length of one request, bytes.

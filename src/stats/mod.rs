@@ -226,7 +226,14 @@ impl Stats {
     }
 
     /// A reply completed; `transfer` = status line → completion.
-    pub fn on_reply(&mut self, status: u16, header: u64, content: u64, footer: u64, transfer: Duration) {
+    pub fn on_reply(
+        &mut self,
+        status: u16,
+        header: u64,
+        content: u64,
+        footer: u64,
+        transfer: Duration,
+    ) {
         let class = usize::from(status / 100).min(9);
         self.replies_by_class[class] += 1;
         self.reply_header_bytes += header;
@@ -245,7 +252,9 @@ impl Stats {
         self.lifetime_sumsq_us += u128::from(v) * u128::from(v);
         self.lifetime_min_us = self.lifetime_min_us.min(v);
         self.lifetime_max_us = self.lifetime_max_us.max(v);
-        let bin = usize::try_from(v / 1000).unwrap_or(usize::MAX).min(LIFETIME_BINS);
+        let bin = usize::try_from(v / 1000)
+            .unwrap_or(usize::MAX)
+            .min(LIFETIME_BINS);
         self.lifetime_bins[bin] += 1;
         let _ = self.hist.lifetime.record(v.max(1));
     }
@@ -280,7 +289,11 @@ impl Stats {
         self.connect_sum_us += o.connect_sum_us;
         self.requests += o.requests;
         self.request_bytes += o.request_bytes;
-        for (a, b) in self.replies_by_class.iter_mut().zip(o.replies_by_class.iter()) {
+        for (a, b) in self
+            .replies_by_class
+            .iter_mut()
+            .zip(o.replies_by_class.iter())
+        {
             *a += b;
         }
         self.responses += o.responses;
@@ -362,12 +375,24 @@ mod tests {
         let mut b = Stats::new();
         a.on_connecting();
         a.on_reply(200, 10, 20, 0, Duration::from_micros(5));
-        a.rate_samples.push(RateSample { replies: 3, sessions: 0, seconds: 5.0 });
+        a.rate_samples.push(RateSample {
+            replies: 3,
+            sessions: 0,
+            seconds: 5.0,
+        });
         b.on_connecting();
         b.on_reply(404, 1, 2, 0, Duration::from_micros(7));
         b.on_error(ErrorKind::ConnReset);
-        b.rate_samples.push(RateSample { replies: 4, sessions: 0, seconds: 5.0 });
-        b.rate_samples.push(RateSample { replies: 1, sessions: 0, seconds: 5.0 });
+        b.rate_samples.push(RateSample {
+            replies: 4,
+            sessions: 0,
+            seconds: 5.0,
+        });
+        b.rate_samples.push(RateSample {
+            replies: 1,
+            sessions: 0,
+            seconds: 5.0,
+        });
         b.max_burst = 4;
         a.merge(&b);
         assert_eq!(a.connections, 2);

@@ -24,8 +24,15 @@ pub fn run_ok(port: u16, args: &[&str]) -> Report {
     let out = run(&all);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "rshperf {all:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
-    Report { text: stdout, stderr }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "rshperf {all:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    Report {
+        text: stdout,
+        stderr,
+    }
 }
 
 /// A classic report, read by line label.
@@ -76,9 +83,15 @@ impl Report {
         } else {
             "Errors: total"
         };
-        let line = self.text.lines().find(|l| l.starts_with(label)).expect("errors line");
+        let line = self
+            .text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .expect("errors line");
         let rest = &line["Errors:".len()..];
-        let pos = rest.find(&format!(" {name} ")).unwrap_or_else(|| panic!("no {name} in {line}"));
+        let pos = rest
+            .find(&format!(" {name} "))
+            .unwrap_or_else(|| panic!("no {name} in {line}"));
         numbers(&rest[pos + name.len() + 1..])[0] as u64
     }
 
@@ -86,7 +99,13 @@ impl Report {
     pub fn status(&self) -> [u64; 5] {
         let n = self.nums("Reply status:");
         // Labels are `1xx=` … : numbers() reads 1,N,2,N,…
-        [n[1] as u64, n[3] as u64, n[5] as u64, n[7] as u64, n[9] as u64]
+        [
+            n[1] as u64,
+            n[3] as u64,
+            n[5] as u64,
+            n[7] as u64,
+            n[9] as u64,
+        ]
     }
 }
 

@@ -155,14 +155,20 @@ fn serve(mut stream: TcpStream, behavior: &Behavior, counts: &Counts) {
     let mut pending = Vec::new();
     while let Some(req) = read_request(&mut stream, &mut pending) {
         counts.requests.fetch_add(1, Ordering::SeqCst);
-        counts.request_bytes.fetch_add(req.len() as u64, Ordering::SeqCst);
+        counts
+            .request_bytes
+            .fetch_add(req.len() as u64, Ordering::SeqCst);
         {
             let mut first = counts.first_request.lock().expect("lock");
             if first.is_empty() {
                 *first = req.clone();
             }
         }
-        let method = String::from_utf8_lossy(&req).split(' ').next().unwrap_or("").to_string();
+        let method = String::from_utf8_lossy(&req)
+            .split(' ')
+            .next()
+            .unwrap_or("")
+            .to_string();
         counts.methods.lock().expect("lock").push(method.clone());
         let head = method == "HEAD";
         let ok = match behavior {
@@ -231,6 +237,10 @@ fn serve(mut stream: TcpStream, behavior: &Behavior, counts: &Counts) {
 }
 
 fn write_reply(stream: &mut TcpStream, reply: &[u8], head: bool, body: usize) -> bool {
-    let bytes = if head { &reply[..reply.len() - body] } else { reply };
+    let bytes = if head {
+        &reply[..reply.len() - body]
+    } else {
+        reply
+    };
     stream.write_all(bytes).is_ok()
 }

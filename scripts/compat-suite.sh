@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs ../shared/compat/compare.sh (httperf 0.9.0 vs rshperf, same arguments) for every
+# request-oriented workload of issue 2 and prints one line per case.
+#   scripts/compat-suite.sh [SHARED_DIR]      (needs nginx.sh start, httperf installed)
+set -u
+cd "$(dirname "$0")/.."
+shared=${1:-../shared}
+export RSHPERF=${RSHPERF:-target/release/rshperf}
+S="--server 127.0.0.1 --port 8080"
+closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cases=(
+  "$S --uri /1k.html --num-conns 200 --rate 100"
+  "$S --uri /1k.html --num-conns 20 --rate 10 --num-calls 5 --http-version 1.1"
+  "--server 127.0.0.1 --port $closed --num-conns 5 --rate 10"
+  "-v -v $S --uri /1k.html --num-conns 60 --rate 10 --num-calls 2"
+  "-v $S --uri /1k.html --num-conns 110 --rate 10 --client=0/2"
+  "$S --uri /echo --add-header 'X-Test: a\\\\b\\101\\n' --num-conns 1 --num-calls 2"
+  "$S --uri /1k.html --num-conns 300 --rate 300"
+  "$S --uri /1k.html --num-conns 20 --num-calls 10 --rate 50"
+  "$S --uri /1k.html --num-conns 10 --num-calls 12 --burst-length 4 --rate 20"
+  "$S --uri /status/404 --num-conns 20 --rate 50"
+  "$S --uri /1k.html --num-conns 20 --rate 50 --add-header 'Accept-Encoding: gzip\\n'"
+  "$S --uri /16k.html --num-conns 20 --num-calls 3 --rate 50 --add-header 'Accept-Encoding: gzip\\n'"
+  "$S --uri /1k.html --num-conns 20 --num-calls 3 --rate 50 --http-version 1.0"
+  "$S --uri /1k.html --method HEAD --num-conns 20 --num-calls 2 --rate 50"
+  "$S --uri /1k.html --num-conns 50 --rate 0"
+  "--server 127.0.0.1 --po 8080 --ur /1k.html --num-con 30 --ra 60 --num-ca 2"
+  "$S --uri /1k.html --num-conns 100 --period e0.01 --client 1/3"
+  "$S --uri /1k.html --num-conns 100 --period u0.005,0.015 --client 0/2"
+  "$S --uri /1k.html --num-conns 50 --rate 100 --timeout 2 --think-timeout 1"
+  "$S --uri /1k.html --num-conns 50 --rate 100 --close-with-reset"
+  "$S --uri /100k.html --num-conns 20 --num-calls 2 --rate 20 --send-buffer 1024 --recv-buffer 4096"
+  "$S --uri /100k.html --num-conns 10 --rate 20 --recv-buffer 262144"
+  "$S --uri / --num-conns 100 --rate 200 --hog"
+)
+ok=0; bad=0
+for c in "${cases[@]}"; do
+  eval "args=($c)"
+  res=$(bash "$shared/compat/compare.sh" -- "${args[@]}" 2>&1)
+  verdict=$(printf '%s\n' "$res" | tail -1)
+  if [ "$verdict" = "compat: ok" ]; then ok=$((ok+1)); else bad=$((bad+1)); fi
+  printf '%-12s %s\n' "$verdict" "$c"
+  [ "$verdict" = "compat: ok" ] || printf '%s\n' "$res" | grep -E 'MISMATCH|exit status' | sed 's/^/    /'
+done
+echo "$ok passed, $bad failed"
