@@ -40,7 +40,7 @@ pub fn g(x: f64) -> String {
         .split_once('e')
         .expect("`{:e}` output always has an exponent");
     let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         let m = strip_zeros(mantissa);
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{m}e{sign}{:02}", exp.abs())

@@ -48,6 +48,7 @@ fn new_connection_per_request_matches_server_counts() {
         "{}",
         r.text
     );
+    assert!(r.stderr.is_empty(), "stderr: {}", r.stderr);
 }
 
 #[test]
@@ -356,7 +357,12 @@ fn sigint_prints_the_report_of_what_completed() {
     };
     let (conns, _, replies) = r.totals();
     assert!((10..=100).contains(&conns), "{}", r.text);
-    assert_eq!(replies as u64, s.requests().min(replies));
+    assert!(
+        replies <= s.requests(),
+        "{} replies but the server saw {}",
+        replies,
+        s.requests()
+    );
     assert!(r.text.contains("Errors: fd-unavail"));
 }
 

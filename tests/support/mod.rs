@@ -55,21 +55,6 @@ impl Report {
         numbers(&line[label.len()..])
     }
 
-    /// The value after `key` (e.g. `connrefused`) on the line starting with `label`.
-    pub fn field(&self, label: &str, key: &str) -> f64 {
-        let line = self
-            .text
-            .lines()
-            .find(|l| l.starts_with(label))
-            .unwrap_or_else(|| panic!("no line '{label}' in report:\n{}", self.text));
-        let rest = &line[label.len()..];
-        let pos = rest
-            .find(&format!("{key} "))
-            .or_else(|| rest.find(&format!("{key}=")))
-            .unwrap_or_else(|| panic!("no '{key}' in '{line}'"));
-        numbers(&rest[pos + key.len()..])[0]
-    }
-
     /// `Total:` connections, requests, replies.
     pub fn totals(&self) -> (u64, u64, u64) {
         let n = self.nums("Total:");
