@@ -104,6 +104,22 @@ pub enum Opt {
     ThinkTimeout,
     /// `--threads=N` (rshperf).
     Threads,
+    /// `--percentiles` (rshperf).
+    Percentiles,
+    /// `--json=FILE` (rshperf).
+    Json,
+    /// `--csv=FILE` (rshperf).
+    Csv,
+    /// `--fail-on=EXPR` (rshperf, repeatable).
+    FailOn,
+    /// `--progress` (rshperf).
+    Progress,
+    /// `--no-progress` (rshperf).
+    NoProgress,
+    /// `--partition=I/N` (rshperf).
+    Partition,
+    /// `--start-at=T` (rshperf).
+    StartAt,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -208,9 +224,35 @@ pub const OPTIONS: &[OptSpec] = &[
     spec("wsesslog", Opt::Wsesslog, HasArg::Required),
     spec("wsesspage", Opt::Wsesspage, HasArg::Required),
     spec("wset", Opt::Wset, HasArg::Required),
+    spec("percentiles", Opt::Percentiles, HasArg::No),
+    spec("json", Opt::Json, HasArg::Required),
+    spec("csv", Opt::Csv, HasArg::Required),
+    spec("fail-on", Opt::FailOn, HasArg::Required),
+    spec("progress", Opt::Progress, HasArg::No),
+    spec("no-progress", Opt::NoProgress, HasArg::No),
+    spec("partition", Opt::Partition, HasArg::Required),
+    spec("start-at", Opt::StartAt, HasArg::Required),
 ];
 
 impl Opt {
+    /// True for options httperf itself has; false for rshperf's own. An abbreviation
+    /// that is unique among httperf's options keeps its httperf meaning even when it
+    /// also prefixes one of ours, so every httperf command line parses as before.
+    pub fn is_httperf(self) -> bool {
+        !matches!(
+            self,
+            Opt::Threads
+                | Opt::Percentiles
+                | Opt::Json
+                | Opt::Csv
+                | Opt::FailOn
+                | Opt::Progress
+                | Opt::NoProgress
+                | Opt::Partition
+                | Opt::StartAt
+        )
+    }
+
     /// The long name with its dashes, e.g. `--num-conns`.
     pub fn long_name(self) -> String {
         let name = OPTIONS
@@ -292,7 +334,9 @@ pub fn usage() -> String {
          \t[--use-timer-cache]\n\
          \t[--periodic-stats]\n\
          \t[--add-header-file file]\n\
-         \t[--threads N]\n"
+         \t[--threads N] [--partition I/N] [--start-at T|+S]\n\
+         \t[--percentiles] [--json file] [--csv file] [--fail-on EXPR]\n\
+         \t[--progress|--no-progress]\n"
     )
 }
 
@@ -394,9 +438,11 @@ fn lookup(name: &str, typed: &str) -> Result<&'static OptSpec, Error> {
         .iter()
         .filter(|s| s.name.starts_with(name))
         .collect();
+    let httperf: Vec<&&OptSpec> = candidates.iter().filter(|s| s.opt.is_httperf()).collect();
     match candidates.as_slice() {
         [] => Err(getopt(format!("unrecognized option '--{typed}'"))),
         [one] => Ok(one),
+        _ if httperf.len() == 1 => Ok(httperf[0]),
         many => {
             let list: Vec<String> = many.iter().map(|s| format!("'--{}'", s.name)).collect();
             Err(getopt(format!(
@@ -442,10 +488,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 53);
+        assert_eq!(names.len(), 61);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 53);
+        assert_eq!(names.len(), 61);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }
@@ -459,6 +505,11 @@ mod tests {
             ("--burst", Opt::BurstLength),
             ("--server-n", Opt::ServerName),
             ("--thr", Opt::Threads),
+            ("--th", Opt::ThinkTimeout),
+            ("--fai", Opt::FailureStatus),
+            ("--fail-", Opt::FailOn),
+            ("--js", Opt::Json),
+            ("--part", Opt::Partition),
             ("--thi", Opt::ThinkTimeout),
             ("--ti", Opt::Timeout),
             ("--wsessl", Opt::Wsesslog),
@@ -471,6 +522,10 @@ mod tests {
         assert_eq!(
             opts(&["--session-cookie", "--no-h"]),
             vec![(Opt::SessionCookies, None), (Opt::NoHostHdr, None)]
+        );
+        assert_eq!(
+            opts(&["--perc", "--no-p"]),
+            vec![(Opt::Percentiles, None), (Opt::NoProgress, None)]
         );
     }
 
@@ -506,12 +561,12 @@ mod tests {
             "rshperf: option '--wsess' requires an argument"
         );
         assert_eq!(
-            err(&["--th", "1"]),
-            "rshperf: option '--th' is ambiguous; possibilities: '--think-timeout' '--threads'"
+            err(&["--pr"]),
+            "rshperf: option '--pr' is ambiguous; possibilities: '--print-reply' '--print-request' '--progress'"
         );
         assert_eq!(
             err(&["--p"]),
-            "rshperf: option '--p' is ambiguous; possibilities: '--period' '--port' '--print-reply' '--print-request' '--periodic-stats'"
+            "rshperf: option '--p' is ambiguous; possibilities: '--period' '--port' '--print-reply' '--print-request' '--periodic-stats' '--percentiles' '--progress' '--partition'"
         );
     }
 
@@ -635,7 +690,7 @@ mod tests {
         assert!(run(&["--bogus", "-h"]).is_err());
         let u = usage();
         assert!(u.starts_with("Usage: rshperf [-hdvVn] [--add-header S]"));
-        assert!(u.contains("\t[--threads N]\n"));
+        assert!(u.contains("\t[--threads N] [--partition I/N]"));
         assert!(u.ends_with('\n'));
     }
 

@@ -122,6 +122,15 @@ impl SslProtocol {
     }
 }
 
+/// `--start-at`: an absolute wall-clock time or a delay from now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StartAt {
+    /// Seconds since the Unix epoch.
+    Unix(f64),
+    /// Seconds from now (`+S`).
+    After(f64),
+}
+
 /// The complete, validated configuration of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -213,6 +222,21 @@ pub struct Config {
     pub periodic_stats: bool,
     /// `--threads` (engines), default 1.
     pub threads: u32,
+    /// `--percentiles`: print the percentile block after the classic report.
+    pub percentiles: bool,
+    /// `--json=FILE` (`-` = stdout instead of the text report).
+    pub json: Option<String>,
+    /// `--csv=FILE`: append one row per run.
+    pub csv: Option<String>,
+    /// `--fail-on=EXPR`, as typed, in order.
+    pub fail_on: Vec<String>,
+    /// `--progress` (Some(true)) / `--no-progress` (Some(false)); None = when stderr is
+    /// a terminal.
+    pub progress: Option<bool>,
+    /// `--partition=I/N`: (I, N); this process runs arrivals k ≡ I (mod N).
+    pub partition: (u32, u32),
+    /// `--start-at`: when the run begins.
+    pub start_at: Option<StartAt>,
     /// The `Host:` header value: `--server-name`, else `--server` (an IPv6 literal in
     /// brackets), cut at the first CR or LF. See `host_header`.
     pub host: String,
@@ -302,6 +326,13 @@ impl Config {
             ssl_ca_file: None,
             ssl_ca_path: None,
             use_timer_cache: false,
+            percentiles: false,
+            json: None,
+            csv: None,
+            fail_on: Vec::new(),
+            progress: None,
+            partition: (0, 1),
+            start_at: None,
         }
     }
 
@@ -375,6 +406,14 @@ impl Config {
                 Opt::TlsServerName => c.tls_server_name = Some(v.to_string()),
                 Opt::ThinkTimeout => c.think_timeout = THINK_TIMEOUT.parse(v)?,
                 Opt::Threads => c.threads = to_u32(THREADS.parse(v)?),
+                Opt::Percentiles => c.percentiles = true,
+                Opt::Json => c.json = Some(nonempty(v, "--json")?),
+                Opt::Csv => c.csv = Some(nonempty(v, "--csv")?),
+                Opt::FailOn => c.fail_on.push(v.to_string()),
+                Opt::Progress => c.progress = Some(true),
+                Opt::NoProgress => c.progress = Some(false),
+                Opt::Partition => c.partition = parse_partition(v)?,
+                Opt::StartAt => c.start_at = Some(parse_start_at(v)?),
                 Opt::Timeout => c.timeout = TIMEOUT.parse(v)?,
                 Opt::UseTimerCache => c.use_timer_cache = true,
                 Opt::Verbose => c.verbose = c.verbose.saturating_add(1),
@@ -496,6 +535,11 @@ impl Config {
             (self.periodic_stats, "--periodic-stats"),
             (self.max_connections != 0, "--max-connections"),
             (self.max_piped_calls != 0, "--max-piped-calls"),
+            (self.percentiles, "--percentiles"),
+            (self.json.is_some(), "--json"),
+            (self.csv.is_some(), "--csv"),
+            (!self.fail_on.is_empty(), "--fail-on"),
+            (self.progress.is_some(), "--progress"),
         ];
         checks
             .iter()
@@ -669,6 +713,12 @@ impl Config {
         }
         if self.periodic_stats {
             add("--periodic-stats".into());
+        }
+        if self.partition.1 > 1 {
+            add(format!(
+                "--partition={}/{}",
+                self.partition.0, self.partition.1
+            ));
         }
         if self.threads > 1 {
             add(format!("--threads={}", self.threads));
@@ -1412,6 +1462,112 @@ fn parse_wset(arg: &str) -> Result<WsetSpec, Error> {
         return Err(fail("extraneous parameter", text, ""));
     }
     Ok(WsetSpec { files, miss_rate })
+}
+
+/// A file-name argument that must not be empty.
+fn nonempty(v: &str, opt: &str) -> Result<String, Error> {
+    if v.is_empty() {
+        return Err(usage(format!("{opt} needs a file name (or - for stdout)")));
+    }
+    Ok(v.to_string())
+}
+
+/// `--partition=I/N`: decimal I < N, N from 1 to 1,000,000.
+fn parse_partition(v: &str) -> Result<(u32, u32), Error> {
+    let bad = || {
+        usage(format!(
+            "illegal partition {v} (expected I/N with 0 <= I < N, e.g. 0/4)"
+        ))
+    };
+    let (i, n) = v.split_once('/').ok_or_else(bad)?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(i) || !digits(n) {
+        return Err(bad());
+    }
+    let i: u32 = i.parse().map_err(|_| bad())?;
+    let n: u32 = n.parse().map_err(|_| bad())?;
+    if n == 0 || i >= n || n > 1_000_000 {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// `--start-at=UNIX_SECONDS` or `+SECONDS`.
+fn parse_start_at(v: &str) -> Result<StartAt, Error> {
+    let bad = || {
+        usage(format!(
+            "illegal start time {v} (expected UNIX_SECONDS or +SECONDS)"
+        ))
+    };
+    let (rel, num) = match v.strip_prefix('+') {
+        Some(rest) => (true, rest),
+        None => (false, v),
+    };
+    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(bad());
+    }
+    let x: f64 = num.parse().map_err(|_| bad())?;
+    if !x.is_finite() || (rel && x > 86_400.0 * 7.0) {
+        return Err(bad());
+    }
+    Ok(if rel {
+        StartAt::After(x)
+    } else {
+        StartAt::Unix(x)
+    })
+}
+
+#[cfg(test)]
+mod rshperf_option_tests {
+    use super::*;
+
+    #[test]
+    fn partition_and_start_at_parse_and_validate() {
+        assert_eq!(parse_partition("0/4"), Ok((0, 4)));
+        assert_eq!(parse_partition("3/4"), Ok((3, 4)));
+        for bad in ["4/4", "1", "a/2", "-1/2", "1/0", "1/2x", ""] {
+            assert!(parse_partition(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_start_at("+2"), Ok(StartAt::After(2.0)));
+        assert_eq!(
+            parse_start_at("1700000000.5"),
+            Ok(StartAt::Unix(1_700_000_000.5))
+        );
+        for bad in ["", "+", "x", "+-1", "nan", "+inf", "+1e9"] {
+            assert!(parse_start_at(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rshperf_options_reach_the_config() {
+        let c = Config::from_argv(&[
+            "rshperf",
+            "--server",
+            "127.0.0.1",
+            "--percentiles",
+            "--json=-",
+            "--csv",
+            "r.csv",
+            "--fail-on",
+            "errors>0",
+            "--fail-on=p99>5ms",
+            "--no-progress",
+            "--partition=1/4",
+            "--start-at=+1",
+        ])
+        .expect("valid");
+        assert!(c.percentiles);
+        assert_eq!(c.json.as_deref(), Some("-"));
+        assert_eq!(c.csv.as_deref(), Some("r.csv"));
+        assert_eq!(
+            c.fail_on,
+            vec!["errors>0".to_string(), "p99>5ms".to_string()]
+        );
+        assert_eq!(c.progress, Some(false));
+        assert_eq!(c.partition, (1, 4));
+        assert_eq!(c.start_at, Some(StartAt::After(1.0)));
+        assert!(c.echo_line().ends_with(" --partition=1/4"));
+    }
 }
 
 #[cfg(test)]

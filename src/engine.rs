@@ -306,7 +306,7 @@ impl<'c> Engine<'c> {
             sessions: 0,
             seconds,
         });
-        if self.cfg.verbose > 0 && self.plan.stripes == 1 {
+        if self.cfg.verbose > 0 && self.cfg.threads == 1 {
             let mut out = io::stdout().lock();
             let _ = writeln!(out, "reply-rate = {:<8.1}", n as f64 / seconds);
             let _ = out.flush();

@@ -7,9 +7,9 @@
 //! `lib::run` with a validated `Config`.
 
 use std::io::{self, Write};
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::config::Config;
+use crate::config::{Config, StartAt};
 use crate::engine::{Engine, Outcome, Plan};
 use crate::error::Error;
 use crate::net;
@@ -47,6 +47,7 @@ pub fn run(cfg: &Config) -> Result<(), Error> {
     let _ = out.flush();
     drop(out);
 
+    wait_for_start(cfg);
     let threads = cfg.threads.max(1);
     let per_engine_fds =
         nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
@@ -74,6 +75,22 @@ pub fn run(cfg: &Config) -> Result<(), Error> {
     Ok(())
 }
 
+/// `--start-at`: sleeps until the given wall-clock time (or for the given delay).
+fn wait_for_start(cfg: &Config) {
+    let wait = match cfg.start_at {
+        None => return,
+        Some(StartAt::After(s)) => Duration::from_secs_f64(s),
+        Some(StartAt::Unix(t)) => {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs_f64();
+            Duration::from_secs_f64((t - now).max(0.0))
+        }
+    };
+    std::thread::sleep(wait);
+}
+
 fn run_engines(
     cfg: &Config,
     threads: u32,
@@ -81,11 +98,17 @@ fn run_engines(
     t0: Instant,
 ) -> Result<Vec<Outcome>, Error> {
     let start_err = |e: io::Error| Error::Startup(format!("cannot start the event loop: {e}"));
-    let plan = |stripe| Plan {
-        stripe,
-        stripes: threads,
-        conns: stripe_share(cfg.num_conns, stripe, threads),
-        capacity,
+    // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
+    let (part, parts) = cfg.partition;
+    let stripes = parts.max(1) * threads;
+    let plan = |j: u32| {
+        let stripe = part + j * parts.max(1);
+        Plan {
+            stripe,
+            stripes,
+            conns: stripe_share(cfg.num_conns, stripe, stripes),
+            capacity,
+        }
     };
     if threads == 1 {
         return Engine::new(cfg, plan(0), t0)

@@ -149,6 +149,18 @@ pub struct Stats {
     pub errors: [u64; ERROR_KINDS],
     /// Reply-rate samples (every 5 s, the first offset by client id).
     pub rate_samples: Vec<RateSample>,
+    /// Sessions that completed successfully.
+    pub sessions_ok: u64,
+    /// Sessions that failed.
+    pub sessions_failed: u64,
+    /// "Connected" events on connections of successful sessions.
+    pub session_connects_ok: u64,
+    /// Sum of lifetimes of successful sessions, µs.
+    pub session_life_ok_us: u64,
+    /// Sum of lifetimes of failed sessions, µs.
+    pub session_life_failed_us: u64,
+    /// Sessions (successful and failed) by number of completed replies.
+    pub session_lengths: Vec<u64>,
     /// Latency histograms.
     pub hist: Histograms,
 }
@@ -189,6 +201,12 @@ impl Stats {
             lifetime_bins: vec![0; LIFETIME_BINS + 1],
             errors: [0; ERROR_KINDS],
             rate_samples: Vec::new(),
+            sessions_ok: 0,
+            sessions_failed: 0,
+            session_connects_ok: 0,
+            session_life_ok_us: 0,
+            session_life_failed_us: 0,
+            session_lengths: Vec::new(),
             hist: Histograms::new(),
         }
     }
@@ -264,6 +282,24 @@ impl Stats {
         self.errors[kind.index()] += 1;
     }
 
+    /// A session ended: `ok` (completed) or failed, after `life`, having had `connects`
+    /// connected events and `replies` completed replies.
+    pub fn on_session(&mut self, ok: bool, life: Duration, connects: u64, replies: u64) {
+        if ok {
+            self.sessions_ok += 1;
+            self.session_connects_ok += connects;
+            self.session_life_ok_us += us(life);
+        } else {
+            self.sessions_failed += 1;
+            self.session_life_failed_us += us(life);
+        }
+        let k = usize::try_from(replies).unwrap_or(usize::MAX);
+        if self.session_lengths.len() <= k {
+            self.session_lengths.resize(k + 1, 0);
+        }
+        self.session_lengths[k] += 1;
+    }
+
     /// Completed replies with a status class 1–5 (the report's `replies`).
     pub fn replies(&self) -> u64 {
         self.replies_by_class[1..=5].iter().sum()
@@ -321,6 +357,21 @@ impl Stats {
                 }
                 None => self.rate_samples.push(*s),
             }
+        }
+        self.sessions_ok += o.sessions_ok;
+        self.sessions_failed += o.sessions_failed;
+        self.session_connects_ok += o.session_connects_ok;
+        self.session_life_ok_us += o.session_life_ok_us;
+        self.session_life_failed_us += o.session_life_failed_us;
+        if self.session_lengths.len() < o.session_lengths.len() {
+            self.session_lengths.resize(o.session_lengths.len(), 0);
+        }
+        for (a, b) in self
+            .session_lengths
+            .iter_mut()
+            .zip(o.session_lengths.iter())
+        {
+            *a += b;
         }
         let h = &mut self.hist;
         let _ = h.connect.add(&o.hist.connect);
@@ -405,5 +456,20 @@ mod tests {
         assert_eq!(a.rate_samples[0].replies, 7);
         assert_eq!(a.max_burst, 4);
         assert_eq!(a.hist.transfer.len(), 2);
+    }
+
+    #[test]
+    fn sessions_are_counted_and_merged() {
+        let mut a = Stats::new();
+        a.on_session(true, Duration::from_millis(200), 1, 4);
+        a.on_session(false, Duration::from_millis(50), 2, 1);
+        let mut b = Stats::new();
+        b.on_session(true, Duration::from_millis(100), 3, 6);
+        a.merge(&b);
+        assert_eq!((a.sessions_ok, a.sessions_failed), (2, 1));
+        assert_eq!(a.session_connects_ok, 4);
+        assert_eq!(a.session_life_ok_us, 300_000);
+        assert_eq!(a.session_life_failed_us, 50_000);
+        assert_eq!(a.session_lengths, vec![0, 1, 0, 0, 1, 0, 1]);
     }
 }

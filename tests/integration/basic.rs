@@ -1,12 +1,10 @@
-//! End-to-end tests: the rshperf binary against in-process servers that count what
-//! they receive; each test checks the report against the server's own counts.
-
-mod support;
+//! Request-oriented workloads end to end: each test checks the report against the
+//! server's own counts.
 
 use std::time::{Duration, Instant};
 
-use support::server::{closed_port, Behavior, Server};
-use support::{run, run_ok};
+use crate::support::server::{closed_port, Behavior, Server};
+use crate::support::{self, run, run_ok};
 
 /// Header block of `Behavior::Fixed(n)` replies: "HTTP/1.1 200 X\r\n" +
 /// "Content-Length: n\r\n" + "\r\n".
