@@ -1,18 +1,23 @@
-//! One connection's state machine for the request-oriented workload.
+//! One connection: its socket, its queue of calls, the reply parser and the watchdog
+//! deadlines (reference §3.2).
 //!
-//! Owns a connection's socket, its pipelined bursts of calls, the reply parser and its
-//! watchdog deadlines (reference §3.2). Handlers `on_connected`, `on_writable`,
-//! `on_readable` return a `Step`; the engine owns the table, the poll registration, the
-//! timer wheel and what happens when a connection ends. Statistics are fed through the
-//! `Ctx` the engine passes in; nothing here allocates after the slot's first use.
+//! Owns writing queued request bytes (pipelined calls go out back to back), matching
+//! replies to calls in order, reply statistics, and the per-call response/transfer
+//! times. It does not decide what to send or when to close: completed calls are
+//! handed to the engine as `Completion`s and the workload decides. Handlers return a
+//! `Step`; the engine owns the table, the poll registration and the timer wheel.
+//! Nothing here allocates once a slot's buffers have grown to their working size.
 
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
-use crate::http::request::RequestSet;
-use crate::http::response::{NoSink, Progress, ReplyParser};
+use crate::call::Call;
+use crate::http::cookie::CookieScan;
+use crate::http::response::{Progress, ReplyParser, ReplySink};
 use crate::net;
 use crate::stats::{ErrorKind, Stats};
+use crate::table::ConnId;
 use crate::timer::TimerId;
 
 /// What the engine must do after a handler ran.
@@ -20,7 +25,7 @@ use crate::timer::TimerId;
 pub enum Step {
     /// Keep the connection; wait for more readiness.
     Continue,
-    /// Close normally (all calls done, or the server asked to close).
+    /// Close normally (the server closed or asked to close).
     Close,
     /// Close as failed, counted under this error.
     Fail(ErrorKind),
@@ -35,24 +40,74 @@ pub enum Phase {
     Active,
 }
 
+/// Who a connection works for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// The request-oriented workload: calls not yet issued, and calls of the current
+    /// burst not yet finished.
+    Request {
+        /// Calls of this connection not yet issued.
+        calls_left: u64,
+        /// Calls of the current burst still outstanding.
+        in_burst: u64,
+    },
+    /// Connection slot `slot` of session `sess`.
+    Session {
+        /// The session.
+        sess: ConnId,
+        /// Its connection slot.
+        slot: u8,
+    },
+    /// Nobody: its session ended; the connection is being closed.
+    Orphan,
+}
+
+/// A call whose reply completed.
+#[derive(Debug, Clone, Copy)]
+pub struct Completion {
+    /// The connection it came on.
+    pub conn: ConnId,
+    /// The call.
+    pub call: Call,
+    /// Reply status.
+    pub status: u16,
+}
+
+/// Observes the bytes of calls (`--print-request`, `--print-reply`); the engine
+/// supplies it.
+pub trait ReplyObserver {
+    /// Request bytes of call `id` (the first `header` bytes are the header block).
+    fn request(&mut self, id: u64, bytes: &[u8], header: usize);
+    /// Call `id` ends without a complete reply.
+    fn abort(&mut self, id: u64);
+    /// Header-block bytes of call `id`.
+    fn header(&mut self, id: u64, bytes: &[u8]);
+    /// Content bytes of call `id`.
+    fn body(&mut self, id: u64, bytes: &[u8]);
+    /// The reply of call `id` completed with these sizes.
+    fn done(&mut self, id: u64, header: u64, content: u64, footer: u64);
+}
+
 /// Per-run facts the handlers need, lent by the engine.
 pub struct Ctx<'a> {
     /// Statistics of this engine.
     pub stats: &'a mut Stats,
-    /// The request and its bursts.
-    pub req: &'a RequestSet,
     /// `--timeout` (connect, send progress).
     pub timeout: Option<Duration>,
     /// `--timeout` + `--think-timeout` (waiting for a reply).
     pub reply_timeout: Option<Duration>,
-    /// `--burst-length`.
-    pub burst_length: usize,
     /// `-d` level (trace on stderr when > 0).
     pub debug: u32,
+    /// Completed calls, for the engine to act on after the handler returns.
+    pub completions: &'a mut Vec<Completion>,
+    /// Sees reply bytes when printing or cookies need them.
+    pub observer: Option<&'a mut dyn ReplyObserver>,
 }
 
 /// One connection slot. Reused by later connections (see `reset`).
 pub struct Conn {
+    /// This slot's id (set by the engine at allocation).
+    pub id: ConnId,
     /// The socket (None once closed).
     pub stream: Option<mio::net::TcpStream>,
     /// Where the connection is.
@@ -65,62 +120,100 @@ pub struct Conn {
     pub port: Option<u16>,
     /// The watchdog timer the engine has armed, and its deadline (None: no timer).
     pub armed: Option<(Instant, TimerId)>,
-    calls_left: u64,
-    burst_n: usize,
-    sent_bytes: usize,
-    recv_idx: usize,
-    /// `times[i]`: send start of call i of the burst (`times[i + 1]` is also when
-    /// call i's request was completely written).
-    times: Vec<Instant>,
+    /// Who this connection works for.
+    pub owner: Owner,
+    /// The server asked to close after the last completed reply.
+    pub closing: bool,
+    /// Unwritten request bytes are `send_buf[send_off..]`.
+    send_buf: Vec<u8>,
+    send_off: usize,
+    /// Calls in order: the first `sent` are completely written and await replies.
+    calls: VecDeque<Call>,
+    sent: usize,
+    /// Bytes of `calls[sent]` already written.
+    partial: usize,
     reply_start: Instant,
     parser: ReplyParser,
     send_deadline: Option<Instant>,
     recv_deadline: Option<Instant>,
+    /// Set-Cookie scanning (session workloads with `--session-cookies`).
+    pub cookie: Option<CookieScan>,
 }
 
 fn after(now: Instant, d: Option<Duration>) -> Option<Instant> {
     d.map(|d| now + d)
 }
 
+/// Forwards parser pieces of one call to the engine's observer and the cookie scan.
+struct Tap<'a, 'b> {
+    observer: &'a mut Option<&'b mut dyn ReplyObserver>,
+    cookie: &'a mut Option<CookieScan>,
+    id: u64,
+}
+
+impl ReplySink for Tap<'_, '_> {
+    fn header_bytes(&mut self, bytes: &[u8]) {
+        if let Some(o) = self.observer.as_mut() {
+            o.header(self.id, bytes);
+        }
+        if let Some(c) = self.cookie.as_mut() {
+            c.feed(bytes);
+        }
+    }
+    fn body_bytes(&mut self, bytes: &[u8]) {
+        if let Some(o) = self.observer.as_mut() {
+            o.body(self.id, bytes);
+        }
+    }
+}
+
 impl Conn {
     /// An unused slot value.
-    pub fn new(now: Instant) -> Conn {
+    pub fn new(id: ConnId, now: Instant) -> Conn {
         Conn {
+            id,
             stream: None,
             phase: Phase::Connecting,
             started: now,
             replies: 0,
             port: None,
             armed: None,
-            calls_left: 0,
-            burst_n: 0,
-            sent_bytes: 0,
-            recv_idx: 0,
-            times: Vec::new(),
+            owner: Owner::Request { calls_left: 0, in_burst: 0 },
+            closing: false,
+            send_buf: Vec::new(),
+            send_off: 0,
+            calls: VecDeque::new(),
+            sent: 0,
+            partial: 0,
             reply_start: now,
             parser: ReplyParser::new(),
             send_deadline: None,
             recv_deadline: None,
+            cookie: None,
         }
     }
 
-    /// Prepares the slot for a new connection that started connecting at `now` and
-    /// will make `calls` calls.
-    pub fn reset(&mut self, now: Instant, calls: u64, ctx: &Ctx<'_>) {
+    /// Prepares the slot for a new connection `id` that started connecting at `now`.
+    pub fn reset(&mut self, id: ConnId, now: Instant, owner: Owner, timeout: Option<Duration>) {
+        self.id = id;
         self.stream = None;
         self.phase = Phase::Connecting;
         self.started = now;
         self.replies = 0;
         self.port = None;
         self.armed = None;
-        self.calls_left = calls;
-        self.burst_n = 0;
-        self.sent_bytes = 0;
-        self.recv_idx = 0;
-        self.times.clear();
-        self.times.resize(ctx.burst_length + 1, now);
-        self.send_deadline = after(now, ctx.timeout);
+        self.owner = owner;
+        self.closing = false;
+        self.send_buf.clear();
+        self.send_off = 0;
+        self.calls.clear();
+        self.sent = 0;
+        self.partial = 0;
+        self.send_deadline = after(now, timeout);
         self.recv_deadline = None;
+        if let Some(c) = self.cookie.as_mut() {
+            c.take();
+        }
     }
 
     /// The earliest watchdog deadline, if any.
@@ -131,105 +224,126 @@ impl Conn {
         }
     }
 
-    /// True while request bytes of the current burst are unwritten.
-    pub fn wants_write(&self, ctx: &Ctx<'_>) -> bool {
-        self.phase == Phase::Active && self.sent_bytes < ctx.req.len() * self.burst_n
+    /// Calls on this connection not yet answered (queued or awaiting a reply).
+    pub fn outstanding(&self) -> usize {
+        self.calls.len()
     }
 
-    /// The socket became writable while connecting: checks `SO_ERROR`, then counts
-    /// the connect and sends the first burst.
-    pub fn on_connect_ready(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
-        let Some(stream) = self.stream.as_ref() else {
-            return Step::Fail(ErrorKind::Other);
-        };
+    /// True while request bytes are unwritten.
+    pub fn wants_write(&self) -> bool {
+        self.phase == Phase::Active && self.send_off < self.send_buf.len()
+    }
+
+    /// The send buffer, for rendering a call's bytes into it before `queue`.
+    pub fn send_buf(&mut self) -> &mut Vec<u8> {
+        &mut self.send_buf
+    }
+
+    /// Queues `call`, whose `call.len` bytes were just appended to the send buffer.
+    pub fn queue(&mut self, mut call: Call, now: Instant, timeout: Option<Duration>) {
+        if self.sent == self.calls.len() && self.partial == 0 {
+            call.send_start = now;
+        }
+        if self.calls.is_empty() {
+            self.parser.start(call.head);
+        }
+        if self.send_deadline.is_none() {
+            self.send_deadline = after(now, timeout);
+        }
+        self.calls.push_back(call);
+    }
+
+    /// Takes back every unanswered call (the connection is going away).
+    pub fn drain_calls(&mut self) -> impl Iterator<Item = Call> + '_ {
+        self.sent = 0;
+        self.partial = 0;
+        self.send_buf.clear();
+        self.send_off = 0;
+        self.calls.drain(..)
+    }
+
+    /// The socket became writable while connecting: checks `SO_ERROR`, then becomes
+    /// active and sends what is queued. Returns whether it is now connected.
+    pub fn on_connect_ready(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Result<bool, ErrorKind> {
+        let Some(stream) = self.stream.as_ref() else { return Err(ErrorKind::Other) };
         match stream.take_error() {
             Ok(None) => {}
-            Ok(Some(e)) | Err(e) => return Step::Fail(ErrorKind::from_errno(net::errno(&e))),
+            Ok(Some(e)) | Err(e) => return Err(ErrorKind::from_errno(net::errno(&e))),
         }
         // Writable without an error can still mean "not yet connected" after a
         // spurious wakeup; peer_addr tells.
         match stream.peer_addr() {
-            Ok(_) => self.on_connected(now, ctx),
-            Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => Step::Continue,
-            Err(e) => Step::Fail(ErrorKind::from_errno(net::errno(&e))),
+            Ok(_) => {
+                self.on_connected(now, ctx);
+                Ok(true)
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => Ok(false),
+            Err(e) => Err(ErrorKind::from_errno(net::errno(&e))),
         }
     }
 
-    /// The connection is established: counts it and sends the first burst.
-    pub fn on_connected(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+    /// The connection is established: counts it.
+    pub fn on_connected(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         self.phase = Phase::Active;
-        ctx.stats
-            .on_connected(now.saturating_duration_since(self.started));
+        self.send_deadline = None;
+        ctx.stats.on_connected(now.saturating_duration_since(self.started));
         if ctx.debug > 0 {
-            eprintln!("rshperf: conn connected after {:?}", now - self.started);
+            eprintln!("rshperf: connection {} connected after {:?}", self.id.index(), now - self.started);
         }
-        self.start_burst(now, ctx);
-        self.on_writable(now, ctx)
+        if let Some(c) = self.calls.front_mut() {
+            c.send_start = now;
+        }
     }
 
-    fn start_burst(&mut self, now: Instant, ctx: &Ctx<'_>) {
-        let n = usize::try_from(self.calls_left)
-            .unwrap_or(usize::MAX)
-            .min(ctx.burst_length);
-        self.calls_left -= n as u64;
-        self.burst_n = n;
-        self.sent_bytes = 0;
-        self.recv_idx = 0;
-        self.times[0] = now;
-        self.parser.start(ctx.req.head());
-        self.send_deadline = after(now, ctx.timeout);
-        self.recv_deadline = None;
-    }
-
-    /// Writes as much of the current burst as the socket takes.
+    /// Writes as much of the queued requests as the socket takes.
     pub fn on_writable(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
-        let len = ctx.req.len();
-        let total = len * self.burst_n;
-        while self.sent_bytes < total {
-            let Some(stream) = self.stream.as_mut() else {
-                return Step::Fail(ErrorKind::Other);
-            };
-            match stream.write(&ctx.req.burst(self.burst_n)[self.sent_bytes..]) {
+        while self.send_off < self.send_buf.len() {
+            let Some(stream) = self.stream.as_mut() else { return Step::Fail(ErrorKind::Other) };
+            match stream.write(&self.send_buf[self.send_off..]) {
                 Ok(0) => return Step::Fail(ErrorKind::Other),
                 Ok(k) => {
-                    let before = self.sent_bytes / len;
-                    self.sent_bytes += k;
-                    let done = self.sent_bytes / len;
-                    for i in before..done {
-                        ctx.stats.on_request_sent(len as u64);
-                        self.times[i + 1] = now;
-                    }
-                    if done > before && self.recv_deadline.is_none() {
-                        self.recv_deadline = after(now, ctx.reply_timeout);
-                    }
-                    self.send_deadline = if self.sent_bytes < total {
-                        after(now, ctx.timeout)
-                    } else {
-                        None
-                    };
+                    self.send_off += k;
+                    self.partial += k;
+                    self.account_written(now, ctx);
+                    self.send_deadline = if self.send_off < self.send_buf.len() { after(now, ctx.timeout) } else { None };
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Step::Fail(write_error(stream, &e)),
             }
         }
+        if self.send_off == self.send_buf.len() {
+            self.send_buf.clear();
+            self.send_off = 0;
+        }
         Step::Continue
+    }
+
+    /// Marks calls whose bytes are now all written.
+    fn account_written(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        while let Some(c) = self.calls.get_mut(self.sent) {
+            if self.partial < c.len {
+                break;
+            }
+            self.partial -= c.len;
+            c.written = Some(now);
+            ctx.stats.on_request_sent(c.len as u64);
+            if self.sent == 0 {
+                self.recv_deadline = after(now, ctx.reply_timeout);
+            }
+            self.sent += 1;
+            if let Some(next) = self.calls.get_mut(self.sent) {
+                next.send_start = now;
+            }
+        }
     }
 
     /// Reads everything available and parses it. `closed`: the event also reported
     /// that the peer closed its side, so EOF must be read now (no further edge will
     /// announce it).
-    pub fn on_readable(
-        &mut self,
-        now: Instant,
-        buf: &mut [u8],
-        closed: bool,
-        ctx: &mut Ctx<'_>,
-    ) -> Step {
+    pub fn on_readable(&mut self, now: Instant, buf: &mut [u8], closed: bool, ctx: &mut Ctx<'_>) -> Step {
         loop {
-            let Some(stream) = self.stream.as_mut() else {
-                return Step::Fail(ErrorKind::Other);
-            };
+            let Some(stream) = self.stream.as_mut() else { return Step::Fail(ErrorKind::Other) };
             match stream.read(buf) {
                 Ok(0) => return self.on_eof(now, ctx),
                 Ok(k) => {
@@ -249,16 +363,22 @@ impl Conn {
 
     fn on_data(&mut self, now: Instant, mut data: &[u8], ctx: &mut Ctx<'_>) -> Step {
         while !data.is_empty() {
-            if self.recv_idx >= self.burst_n {
+            if self.closing {
+                // The server said it closes after the last reply; ignore the rest.
+                return Step::Close;
+            }
+            let Some(head) = self.calls.front() else {
                 // Bytes with no call waiting for them.
                 return Step::Fail(ErrorKind::Other);
-            }
+            };
+            let id = head.id;
             let seen = self.parser.status_seen();
-            let progress = match self.parser.feed(data, &mut NoSink) {
+            let mut tap = Tap { observer: &mut ctx.observer, cookie: &mut self.cookie, id };
+            let progress = match self.parser.feed(data, &mut tap) {
                 Ok(p) => p,
                 Err(e) => {
                     if ctx.debug > 0 {
-                        eprintln!("rshperf: bad reply: {e:?}");
+                        eprintln!("rshperf: connection {}: bad reply: {e:?}", self.id.index());
                     }
                     return Step::Fail(ErrorKind::Other);
                 }
@@ -275,26 +395,25 @@ impl Conn {
                 }
                 Progress::Complete(n) => {
                     data = &data[n..];
-                    match self.on_reply_done(now, ctx) {
-                        Step::Continue => {}
-                        Step::Close if !data.is_empty() && !self.parser.reply().close => {
-                            return Step::Fail(ErrorKind::Other);
-                        }
-                        step => return step,
-                    }
+                    self.on_reply_done(now, ctx);
                 }
             }
         }
-        Step::Continue
+        if self.closing {
+            Step::Close
+        } else {
+            Step::Continue
+        }
     }
 
     fn on_status(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         self.reply_start = now;
-        ctx.stats
-            .on_response(now.saturating_duration_since(self.times[self.recv_idx]));
+        if let Some(c) = self.calls.front() {
+            ctx.stats.on_response(now.saturating_duration_since(c.send_start));
+        }
     }
 
-    fn on_reply_done(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+    fn on_reply_done(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         let r = *self.parser.reply();
         ctx.stats.on_reply(
             r.status,
@@ -304,47 +423,49 @@ impl Conn {
             now.saturating_duration_since(self.reply_start),
         );
         self.replies += 1;
-        self.recv_idx += 1;
+        let Some(call) = self.calls.pop_front() else { return };
+        if let Some(o) = ctx.observer.as_mut() {
+            o.done(call.id, r.header_bytes, r.content_bytes, r.footer_bytes);
+        }
+        if self.sent > 0 {
+            self.sent -= 1;
+        } else {
+            // Answered before its request was completely written: drop the rest.
+            let rest = call.len.saturating_sub(self.partial);
+            self.send_off = (self.send_off + rest).min(self.send_buf.len());
+            self.partial = 0;
+            if let Some(next) = self.calls.front_mut() {
+                next.send_start = now;
+            }
+        }
         if ctx.debug > 0 {
-            eprintln!(
-                "rshperf: reply {} ({} content bytes)",
-                r.status, r.content_bytes
-            );
+            eprintln!("rshperf: connection {}: reply {} ({} content bytes)", self.id.index(), r.status, r.content_bytes);
         }
         if r.close {
-            // The server ends the connection after this reply: remaining calls are
-            // not sent (not an error).
-            return Step::Close;
+            self.closing = true;
         }
-        if self.recv_idx < self.burst_n {
-            // The next pipelined call becomes the head of the receive queue.
-            self.parser.start(ctx.req.head());
-            let written = self.recv_idx < self.sent_bytes / ctx.req.len();
-            self.recv_deadline = match ctx.reply_timeout {
-                Some(t) if written => Some(self.times[self.recv_idx + 1] + t),
-                _ => None,
-            };
-            return Step::Continue;
+        ctx.completions.push(Completion { conn: self.id, call, status: r.status });
+        // The next call becomes the head of the receive queue.
+        self.recv_deadline = None;
+        if let Some(next) = self.calls.front() {
+            self.parser.start(next.head);
+            if let (Some(w), Some(t)) = (next.written, ctx.reply_timeout) {
+                self.recv_deadline = Some(w + t);
+            }
         }
-        if self.calls_left == 0 {
-            return Step::Close;
-        }
-        self.start_burst(now, ctx);
-        self.on_writable(now, ctx)
     }
 
     fn on_eof(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
-        if self.recv_idx >= self.burst_n {
+        if self.calls.is_empty() || self.closing {
             return Step::Close;
         }
         if self.parser.started() && self.parser.on_eof() {
             if !self.parser.status_seen() {
                 self.on_status(now, ctx);
             }
-            return match self.on_reply_done(now, ctx) {
-                Step::Continue => Step::Fail(ErrorKind::ConnReset),
-                step => step,
-            };
+            self.on_reply_done(now, ctx);
+            self.closing = true;
+            return Step::Close;
         }
         Step::Fail(ErrorKind::ConnReset)
     }

@@ -4,6 +4,7 @@
 //! report::summary::Summary → report::classic`. `run` is the whole program; `main.rs`
 //! only passes it the command line.
 
+pub mod call;
 pub mod cfmt;
 pub mod cli;
 pub mod config;

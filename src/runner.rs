@@ -10,12 +10,16 @@ use std::io::{self, Write};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::config::{Config, StartAt};
+use crate::conn::ReplyObserver;
 use crate::engine::{Engine, Outcome, Plan};
 use crate::error::Error;
 use crate::net;
 use crate::report::classic::write_report;
 use crate::report::summary::{RunInfo, Summary};
+use crate::report::print::Printer;
+use crate::report::session::{write_session_block, SessionSummary};
 use crate::stats::Stats;
+use crate::workload::Workload;
 
 /// Descriptors kept free for stdio, the poll, timers, signal pipes and files.
 const RESERVED_FDS: u64 = 16;
@@ -52,9 +56,10 @@ pub fn run(cfg: &Config) -> Result<(), Error> {
     let per_engine_fds =
         nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
     let capacity = usize::try_from(per_engine_fds.max(1)).unwrap_or(usize::MAX);
+    let work = Workload::from_config(cfg)?;
     let (cpu_user0, cpu_sys0) = net::cpu_times();
     let t0 = Instant::now();
-    let outcomes = run_engines(cfg, threads, capacity, t0)?;
+    let outcomes = run_engines(cfg, &work, threads, capacity, t0)?;
     let (cpu_user1, cpu_sys1) = net::cpu_times();
 
     let mut stats = Stats::new();
@@ -71,6 +76,9 @@ pub fn run(cfg: &Config) -> Result<(), Error> {
     let summary = Summary::new(&stats, &info);
     let mut out = io::BufWriter::new(io::stdout().lock());
     let _ = write_report(&mut out, &summary, cfg.verbose);
+    if work.is_session() {
+        let _ = write_session_block(&mut out, &SessionSummary::new(&stats, info.duration));
+    }
     let _ = out.flush();
     Ok(())
 }
@@ -93,6 +101,7 @@ fn wait_for_start(cfg: &Config) {
 
 fn run_engines(
     cfg: &Config,
+    work: &Workload,
     threads: u32,
     capacity: usize,
     t0: Instant,
@@ -106,20 +115,22 @@ fn run_engines(
         Plan {
             stripe,
             stripes,
-            conns: stripe_share(cfg.num_conns, stripe, stripes),
+            arrivals: stripe_share(work.arrivals(cfg), stripe, stripes),
             capacity,
         }
     };
+    let engine = move |j: u32| {
+        let observer = (cfg.print_request.is_some() || cfg.print_reply.is_some()).then(|| {
+            Box::new(Printer::new(io::stdout(), cfg.print_request, cfg.print_reply))
+                as Box<dyn ReplyObserver + '_>
+        });
+        Engine::new(cfg, work, observer, plan(j), t0).and_then(Engine::run)
+    };
     if threads == 1 {
-        return Engine::new(cfg, plan(0), t0)
-            .and_then(Engine::run)
-            .map(|o| vec![o])
-            .map_err(start_err);
+        return engine(0).map(|o| vec![o]).map_err(start_err);
     }
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|j| scope.spawn(move || Engine::new(cfg, plan(j), t0).and_then(Engine::run)))
-            .collect();
+        let handles: Vec<_> = (0..threads).map(|j| scope.spawn(move || engine(j))).collect();
         handles
             .into_iter()
             .map(|h| match h.join() {

@@ -1,4 +1,5 @@
-//! HTTP/1.x: request rendering and the incremental reply parser.
+//! HTTP/1.x: the incremental reply parser and Set-Cookie scanning (requests are
+//! rendered by `call`).
 
-pub mod request;
+pub mod cookie;
 pub mod response;

@@ -121,6 +121,8 @@ pub struct Stats {
     pub request_bytes: u64,
     /// Completed replies by status class (index = status / 100, 0..=9).
     pub replies_by_class: [u64; 10],
+    /// Completed replies with status 200 and 302 (`--periodic-stats`).
+    pub status_200_302: [u64; 2],
     /// Final status lines seen (response-time events).
     pub responses: u64,
     /// Sum of response times, µs.
@@ -187,6 +189,7 @@ impl Stats {
             requests: 0,
             request_bytes: 0,
             replies_by_class: [0; 10],
+            status_200_302: [0; 2],
             responses: 0,
             response_sum_us: 0,
             transfer_sum_us: 0,
@@ -254,6 +257,11 @@ impl Stats {
     ) {
         let class = usize::from(status / 100).min(9);
         self.replies_by_class[class] += 1;
+        match status {
+            200 => self.status_200_302[0] += 1,
+            302 => self.status_200_302[1] += 1,
+            _ => {}
+        }
         self.reply_header_bytes += header;
         self.reply_content_bytes += content;
         self.reply_footer_bytes += footer;
@@ -332,6 +340,8 @@ impl Stats {
         {
             *a += b;
         }
+        self.status_200_302[0] += o.status_200_302[0];
+        self.status_200_302[1] += o.status_200_302[1];
         self.responses += o.responses;
         self.response_sum_us += o.response_sum_us;
         self.transfer_sum_us += o.transfer_sum_us;

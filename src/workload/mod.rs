@@ -1,3 +1,204 @@
 //! Workload generators: when arrivals happen (`rate`) and what they request.
+//!
+//! `Workload` is built once per process from the `Config` (files read, every request
+//! rendered into `call::Requests`) and shared read-only by the engines: the kind of
+//! workload (request-oriented, `--wsess`, `--wsesslog`) and the URI generator
+//! (`--uri`, `--wlog`, `--wset`) as a function of a per-engine call cursor.
 
 pub mod rate;
+pub mod sesslog;
+pub mod uri;
+
+use crate::call::{CallRef, Requests};
+use crate::config::{Config, WsetSpec};
+use crate::error::Error;
+
+/// One burst of a `--wsesslog` session template.
+#[derive(Debug, Clone)]
+pub struct BurstPlan {
+    /// Its calls (the first goes alone, the rest once it is answered).
+    pub calls: Vec<CallRef>,
+    /// Think time after it (None: the option's default).
+    pub think: Option<f64>,
+}
+
+/// What the arrivals are.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// One connection per arrival (`--num-conns`, `--num-calls`, `--burst-length`).
+    Request,
+    /// `--wsess=N1,N2,X` with `--burst-length`.
+    Wsess {
+        /// Calls per session.
+        calls: u64,
+        /// Burst length.
+        burst: u64,
+        /// Think time, seconds.
+        think: f64,
+    },
+    /// `--wsesslog=N,X,F`: session templates, used round-robin.
+    Wsesslog {
+        /// Templates: bursts of calls.
+        sessions: Vec<Vec<BurstPlan>>,
+        /// Default think time, seconds.
+        think: f64,
+    },
+}
+
+/// Where the URIs of calls come from.
+#[derive(Debug, Clone)]
+enum UriSource {
+    /// `--uri`.
+    Fixed,
+    /// `--wlog`: `Requests::uris` in order, looping or not.
+    Wlog { repeat: bool },
+    /// `--wset`: file numbers per §1.4.3 (closed form of httperf's running sum).
+    Wset { files: u64, miss_rate: f64, first: f64, client: u64, clients: u64 },
+}
+
+/// glibc's first unseeded `drand48()` value: httperf's initial `--wset` miss state.
+const WSET_START: f64 = 0.396_464_773_760_275_3;
+
+/// The shared, immutable description of what the engines send.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// Every request of the run, renderable by `CallRef`.
+    pub requests: Requests,
+    /// Request-oriented or session workload.
+    pub kind: Kind,
+    uri: UriSource,
+}
+
+impl Workload {
+    /// Reads the files named by `cfg` and renders every request.
+    pub fn from_config(cfg: &Config) -> Result<Workload, Error> {
+        let header_file = match &cfg.add_header_file {
+            Some(f) => std::fs::read(f).map_err(|e| Error::Startup(format!("failed to open header file {f}: {e}")))?,
+            None => Vec::new(),
+        };
+        let mut requests = Requests::new(cfg, &header_file);
+        let mut uri = UriSource::Fixed;
+        if let Some(spec) = &cfg.wlog {
+            let mut log = uri::Wlog::from_file(spec)?;
+            while let Some(u) = log.next_entry() {
+                requests.uris.push(u.to_string());
+            }
+            uri = UriSource::Wlog { repeat: spec.repeat };
+        } else if let Some(spec) = &cfg.wset {
+            requests.uris = wset_uris(&cfg.uri, spec);
+            uri = UriSource::Wset {
+                files: spec.files.max(1),
+                miss_rate: spec.miss_rate,
+                first: WSET_START,
+                client: u64::from(cfg.client_id),
+                clients: u64::from(cfg.num_clients.max(1)),
+            };
+        }
+        let kind = if let Some(spec) = &cfg.wsesslog {
+            let templates = sesslog::parse_file(&spec.file)?;
+            let mut sessions = Vec::with_capacity(templates.len());
+            for t in &templates {
+                let mut bursts = Vec::with_capacity(t.bursts.len());
+                for b in &t.bursts {
+                    let calls = b
+                        .requests
+                        .iter()
+                        .map(|r| requests.add_template(cfg, &header_file, &r.method, &r.uri, &r.body))
+                        .collect();
+                    bursts.push(BurstPlan { calls, think: b.think });
+                }
+                sessions.push(bursts);
+            }
+            Kind::Wsesslog { sessions, think: spec.think }
+        } else if let Some(spec) = &cfg.wsess {
+            Kind::Wsess { calls: spec.calls, burst: cfg.burst_length.max(1), think: spec.think }
+        } else {
+            Kind::Request
+        };
+        Ok(Workload { requests, kind, uri })
+    }
+
+    /// Whether arrivals are sessions.
+    pub fn is_session(&self) -> bool {
+        !matches!(self.kind, Kind::Request)
+    }
+
+    /// Number of arrivals of the whole run (all stripes): sessions or connections.
+    pub fn arrivals(&self, cfg: &Config) -> u64 {
+        match (&cfg.wsess, &cfg.wsesslog) {
+            (Some(w), _) => w.sessions,
+            (_, Some(w)) => w.sessions,
+            _ => cfg.num_conns,
+        }
+    }
+
+    /// The request of call number `cursor` of an engine; None when a non-looping
+    /// `--wlog` is exhausted.
+    pub fn call_ref(&self, cursor: u64) -> Option<CallRef> {
+        match &self.uri {
+            UriSource::Fixed => Some(CallRef::Fixed),
+            UriSource::Wlog { repeat } => {
+                let n = self.requests.uris.len() as u64;
+                if n == 0 || (!repeat && cursor >= n) {
+                    return None;
+                }
+                u32::try_from(cursor % n).ok().map(CallRef::Uri)
+            }
+            UriSource::Wset { files, miss_rate, first, client, clients } => {
+                // Call k adds the miss rate k+1 times; every whole unit moves to the
+                // next file of this client's stride.
+                let misses = (first + (cursor + 1) as f64 * miss_rate).floor() as u64;
+                let file = (client + clients.wrapping_mul(misses)) % files;
+                u32::try_from(file).ok().map(CallRef::Uri)
+            }
+        }
+    }
+}
+
+/// The URI of every `--wset` file, indexed by file number (§1.4.3 naming, with a
+/// prefix ending in `/` used without that slash: httperf bug 10 fixed).
+fn wset_uris(prefix: &str, spec: &WsetSpec) -> Vec<String> {
+    let files = spec.files.max(1);
+    let prefix = prefix.strip_suffix('/').unwrap_or(prefix);
+    let mut digits = 0;
+    let mut j = 1u64;
+    while j < files {
+        digits += 1;
+        j = j.saturating_mul(10);
+    }
+    (0..files)
+        .map(|f| {
+            let mut s = String::with_capacity(prefix.len() + 2 * digits + 5);
+            s.push_str(prefix);
+            let text = format!("{f:0digits$}");
+            for c in text.chars() {
+                s.push('/');
+                s.push(c);
+            }
+            s.push_str(".html");
+            s
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wset_names_and_sequence() {
+        let spec = WsetSpec { files: 1000, miss_rate: 0.5 };
+        let uris = wset_uris("/wset/", &spec);
+        assert_eq!(uris[1], "/wset/0/0/1.html");
+        assert_eq!(wset_uris("/", &spec)[1], "/0/0/1.html");
+        assert_eq!(wset_uris("/wset", &spec)[999], "/wset/9/9/9.html");
+        let w = Workload {
+            requests: Requests::new(&Config::from_argv(&["rshperf", "--server", "127.0.0.1"]).expect("cfg"), b""),
+            kind: Kind::Request,
+            uri: UriSource::Wset { files: 1000, miss_rate: 0.5, first: WSET_START, client: 0, clients: 1 },
+        };
+        // 0.396 + 0.5 → 0.896 (file 0), 1.396 (1), 1.896 (1), 2.396 (2) … as httperf.
+        let files: Vec<CallRef> = (0..5).filter_map(|k| w.call_ref(k)).collect();
+        assert_eq!(files, [0, 1, 1, 2, 2].map(CallRef::Uri));
+    }
+}

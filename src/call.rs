@@ -1,0 +1,202 @@
+//! Calls: what one request is (`CallRef`), its bookkeeping on a connection (`Call`),
+//! and rendering its bytes (`Requests`).
+//!
+//! Owns the request layout of reference §4.6 for every workload: a fixed `--uri`,
+//! `--wlog` entries, `--wset` files and `--wsesslog` template requests, with the
+//! per-session `Cookie:` header inserted at issue time. Rendering appends to a
+//! connection's send buffer, so the steady state allocates nothing. Called by the
+//! engine when it queues a call; knows nothing about sockets.
+
+use std::time::Instant;
+
+use crate::config::{Config, HttpVersion};
+
+/// The User-Agent product token (`rshperf/0.1.0`: as long as `httperf/0.9.0`, so
+/// request sizes match httperf's).
+pub const USER_AGENT: &str = concat!("rshperf/", env!("CARGO_PKG_VERSION"));
+
+/// Which request a call sends; enough to render it again (for re-sending the
+/// unanswered calls of a failed connection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallRef {
+    /// `--method` `--uri`.
+    Fixed,
+    /// A URI chosen by the URI generator (`--wlog` entry or `--wset` file), by index
+    /// into `Requests::uris`.
+    Uri(u32),
+    /// Request `n` of the flattened `--wsesslog` templates.
+    Template(u32),
+}
+
+/// One call queued on a connection.
+#[derive(Debug, Clone, Copy)]
+pub struct Call {
+    /// Process-wide call number (the `<id>` of `--print-*` lines).
+    pub id: u64,
+    /// What it requests.
+    pub what: CallRef,
+    /// Request length in bytes.
+    pub len: usize,
+    /// The method is exactly `HEAD` (no reply body).
+    pub head: bool,
+    /// When it became the head of the send queue (response time starts here).
+    pub send_start: Instant,
+    /// When its request was completely written.
+    pub written: Option<Instant>,
+    /// How many times it was re-issued after a failure status (`--retry-on-failure`).
+    pub retries: u8,
+}
+
+/// A request split around the URI so any URI can be rendered without allocation:
+/// `method SP uri suffix [Cookie] CRLF body`.
+#[derive(Debug, Clone)]
+struct Shape {
+    method: Vec<u8>,
+    /// ` HTTP/1.x\r\n` and the header lines, without the final blank line.
+    suffix: Vec<u8>,
+    body: Vec<u8>,
+    head: bool,
+}
+
+/// Everything needed to render any call of the run.
+#[derive(Debug, Clone)]
+pub struct Requests {
+    fixed: Shape,
+    fixed_uri: Vec<u8>,
+    /// URIs of `CallRef::Uri` calls.
+    pub uris: Vec<String>,
+    templates: Vec<(Shape, Vec<u8>)>,
+}
+
+fn header_lines(cfg: &Config, extra: &[u8]) -> Vec<u8> {
+    let mut r = Vec::with_capacity(96);
+    match cfg.http_version {
+        HttpVersion::V11 => r.extend_from_slice(b" HTTP/1.1\r\n"),
+        HttpVersion::V10 => r.extend_from_slice(b" HTTP/1.0\r\n"),
+    }
+    r.extend_from_slice(b"User-Agent: ");
+    r.extend_from_slice(USER_AGENT.as_bytes());
+    r.extend_from_slice(b"\r\n");
+    if cfg.http_version == HttpVersion::V10 {
+        r.extend_from_slice(b"Connection: keep-alive\r\n");
+    }
+    if !cfg.no_host_hdr {
+        r.extend_from_slice(b"Host: ");
+        r.extend_from_slice(cfg.host_header().as_bytes());
+        r.extend_from_slice(b"\r\n");
+    }
+    r.extend_from_slice(&cfg.add_header);
+    r.extend_from_slice(extra);
+    r
+}
+
+impl Requests {
+    /// The fixed request of `cfg` (`--method`, `--uri`, `--add-header`).
+    pub fn new(cfg: &Config, add_header_file: &[u8]) -> Requests {
+        let fixed = Shape {
+            method: cfg.method.as_bytes().to_vec(),
+            suffix: header_lines(cfg, add_header_file),
+            body: Vec::new(),
+            head: cfg.method == "HEAD",
+        };
+        Requests { fixed, fixed_uri: cfg.uri.as_bytes().to_vec(), uris: Vec::new(), templates: Vec::new() }
+    }
+
+    /// Adds a `--wsesslog` template request; returns its `CallRef`.
+    pub fn add_template(&mut self, cfg: &Config, add_header_file: &[u8], method: &str, uri: &str, body: &[u8]) -> CallRef {
+        let mut extra = add_header_file.to_vec();
+        if !body.is_empty() {
+            extra.extend_from_slice(format!("Content-length: {}\r\n", body.len()).as_bytes());
+        }
+        let shape = Shape {
+            method: method.as_bytes().to_vec(),
+            suffix: header_lines(cfg, &extra),
+            body: body.to_vec(),
+            head: method == "HEAD",
+        };
+        self.templates.push((shape, uri.as_bytes().to_vec()));
+        CallRef::Template(u32::try_from(self.templates.len() - 1).unwrap_or(u32::MAX))
+    }
+
+    fn shape(&self, what: CallRef) -> (&Shape, &[u8]) {
+        match what {
+            CallRef::Fixed => (&self.fixed, &self.fixed_uri),
+            CallRef::Uri(i) => (&self.fixed, self.uris.get(i as usize).map_or(&[][..], |u| u.as_bytes())),
+            CallRef::Template(i) => match self.templates.get(i as usize) {
+                Some((s, u)) => (s, u),
+                None => (&self.fixed, &self.fixed_uri),
+            },
+        }
+    }
+
+    /// Whether `what` is a HEAD request.
+    pub fn is_head(&self, what: CallRef) -> bool {
+        self.shape(what).0.head
+    }
+
+    /// Appends the bytes of `what` to `out` (with `Cookie: <cookie>` when given) and
+    /// returns (total length, header length).
+    pub fn render(&self, what: CallRef, cookie: Option<&[u8]>, out: &mut Vec<u8>) -> (usize, usize) {
+        let (shape, uri) = self.shape(what);
+        let start = out.len();
+        out.extend_from_slice(&shape.method);
+        out.push(b' ');
+        out.extend_from_slice(uri);
+        out.extend_from_slice(&shape.suffix);
+        if let Some(c) = cookie {
+            out.extend_from_slice(b"Cookie: ");
+            out.extend_from_slice(c);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        let header = out.len() - start;
+        out.extend_from_slice(&shape.body);
+        (out.len() - start, header)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(extra: &[&str]) -> Config {
+        let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
+        argv.extend_from_slice(extra);
+        Config::from_argv(&argv).expect("valid config")
+    }
+
+    #[test]
+    fn fixed_request_matches_httperf_layout() {
+        let c = cfg(&["--uri", "/1k.html"]);
+        let r = Requests::new(&c, b"");
+        let mut out = Vec::new();
+        let (len, header) = r.render(CallRef::Fixed, None, &mut out);
+        assert_eq!(out, b"GET /1k.html HTTP/1.1\r\nUser-Agent: rshperf/0.1.0\r\nHost: 127.0.0.1\r\n\r\n");
+        assert_eq!((len, header), (69, 69));
+    }
+
+    #[test]
+    fn template_with_body_cookie_and_http10() {
+        let c = cfg(&["--http-version", "1.0", "--add-header", "X-A: 1\\n"]);
+        let mut r = Requests::new(&c, b"");
+        let t = r.add_template(&c, b"", "POST", "/echo", b"a b\nc");
+        let mut out = b"prefix".to_vec();
+        let (len, header) = r.render(t, Some(b"sid=abc123"), &mut out);
+        let want = "POST /echo HTTP/1.0\r\nUser-Agent: rshperf/0.1.0\r\nConnection: keep-alive\r\nHost: 127.0.0.1\r\nX-A: 1\r\nContent-length: 5\r\nCookie: sid=abc123\r\n\r\na b\nc";
+        assert_eq!(&out[6..], want.as_bytes());
+        assert_eq!(len, want.len());
+        assert_eq!(header, want.len() - 5);
+        assert!(!r.is_head(t));
+    }
+
+    #[test]
+    fn uri_calls_use_the_generated_uri() {
+        let c = cfg(&["--method", "HEAD"]);
+        let mut r = Requests::new(&c, b"");
+        r.uris.push("/wset/0/1.html".into());
+        let mut out = Vec::new();
+        r.render(CallRef::Uri(0), None, &mut out);
+        assert!(out.starts_with(b"HEAD /wset/0/1.html HTTP/1.1\r\n"));
+        assert!(r.is_head(CallRef::Uri(0)));
+    }
+}

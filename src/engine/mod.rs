@@ -1,0 +1,758 @@
+//! The engine: one thread, one `mio::Poll`, one connection table, one timer wheel.
+//!
+//! Owns the event loop: arrivals on the absolute schedule (catch-up bursts recorded for
+//! "Maximum connect burst length"), connection set-up and teardown, dispatch of
+//! readiness to `conn::Conn`, watchdog and think-time timers, reply-rate samples,
+//! `--runtime`, SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the
+//! next I/O or deadline (a timerfd gives sub-millisecond wakeups): no busy polling.
+//! What to send is decided by the workload halves in `request` (one connection per
+//! arrival) and `session` (`--wsess`, `--wsesslog`). Feeds one `Stats`; the runner
+//! merges engines and prints the report.
+
+mod request;
+mod session;
+
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use mio::net::UnixStream;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::call::{Call, CallRef};
+use crate::config::{Config, HttpVersion};
+use crate::conn::{Completion, Conn, Ctx, Owner, Phase, ReplyObserver, Step};
+use crate::net::{self, Connect, PortPool, SetupError, SocketOptions, TimerFd};
+use crate::stats::{ErrorKind, RateSample, Stats};
+use crate::table::{ConnId, Table};
+use crate::timer::TimerWheel;
+use crate::workload::rate::{Period, Schedule};
+use crate::workload::Workload;
+
+pub use session::Session;
+
+const TIMER_TOKEN: Token = Token(usize::MAX);
+const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
+/// Reply-rate sampling interval (httperf's RATE_INTERVAL).
+const SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
+/// `--periodic-stats` interval.
+const PERIODIC_INTERVAL: Duration = Duration::from_secs(1);
+/// Size of the engine's one receive buffer.
+const READ_BUFFER: usize = 64 * 1024;
+/// Ports tried per connection under `--hog` before giving up (EADDRINUSE).
+const HOG_ATTEMPTS: usize = 64;
+
+/// This engine's share of the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// Stripe j: this engine takes global arrivals k ≡ j (mod `stripes`).
+    pub stripe: u32,
+    /// Number of stripes (engines × partitions).
+    pub stripes: u32,
+    /// Arrivals (connections or sessions) this engine makes.
+    pub arrivals: u64,
+    /// Most connections open at once.
+    pub capacity: usize,
+}
+
+/// What an engine hands back.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Everything it measured.
+    pub stats: Stats,
+    /// When it stopped (end condition, `--runtime` or signal).
+    pub stopped: Instant,
+    /// Whether a signal stopped it.
+    pub interrupted: bool,
+}
+
+/// Readiness of one connection as reported by one poll event.
+#[derive(Debug, Clone, Copy)]
+struct Ready {
+    readable: bool,
+    writable: bool,
+    /// The peer closed (or reset) the connection.
+    closed: bool,
+}
+
+/// What a timer in the wheel is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timer {
+    /// A connection's watchdog.
+    Watchdog(ConnId),
+    /// A session's think time is over.
+    Think(ConnId),
+}
+
+/// The event loop and everything it owns.
+pub struct Engine<'c> {
+    cfg: &'c Config,
+    work: &'c Workload,
+    plan: Plan,
+    poll: Poll,
+    table: Table<Conn>,
+    sessions: Table<Session>,
+    wheel: TimerWheel<Timer>,
+    fired: Vec<Timer>,
+    timerfd: TimerFd,
+    timer_armed: Option<Instant>,
+    /// Read end of the signal pipe: kept so its registration stays valid.
+    _signal: UnixStream,
+    signal_ids: Vec<signal_hook::SigId>,
+    stats: Stats,
+    buf: Vec<u8>,
+    completions: Vec<Completion>,
+    leftovers: Vec<Call>,
+    /// Connections that got new calls and must be flushed.
+    dirty: Vec<ConnId>,
+    /// Connections the workload wants closed once the current handler is done.
+    to_close: Vec<ConnId>,
+    observer: Option<Box<dyn ReplyObserver + 'c>>,
+    opts: SocketOptions,
+    addr: SocketAddr,
+    ports: Option<PortPool>,
+    schedule: Schedule,
+    sequential: bool,
+    next_arrival: Option<Instant>,
+    t0: Instant,
+    timeout: Option<Duration>,
+    reply_timeout: Option<Duration>,
+    next_call_id: u64,
+    uri_cursor: u64,
+    /// Arrivals started and units (connections or sessions) finished.
+    started: u64,
+    done: u64,
+    live: u64,
+    iteration: u64,
+    burst_iteration: u64,
+    burst_len: u64,
+    next_sample: Instant,
+    last_sample: Instant,
+    last_replies: u64,
+    last_sessions: u64,
+    /// `--periodic-stats`: next 1-s tick and the 200/302 counts at the last one.
+    next_periodic: Option<Instant>,
+    last_periodic: [u64; 2],
+    runtime_end: Option<Instant>,
+    stop: Option<Instant>,
+    interrupted: bool,
+}
+
+fn duration_of(secs: f64) -> Option<Duration> {
+    (secs > 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+impl<'c> Engine<'c> {
+    /// Sets up an engine for `plan`, starting at `t0`.
+    pub fn new(
+        cfg: &'c Config,
+        work: &'c Workload,
+        observer: Option<Box<dyn ReplyObserver + 'c>>,
+        plan: Plan,
+        t0: Instant,
+    ) -> io::Result<Engine<'c>> {
+        let poll = Poll::new()?;
+        let timerfd = TimerFd::new()?;
+        poll.registry().register(&mut SourceFd(&timerfd.as_raw_fd()), TIMER_TOKEN, Interest::READABLE)?;
+        let (rx, sender) = std::os::unix::net::UnixStream::pair()?;
+        rx.set_nonblocking(true)?;
+        sender.set_nonblocking(true)?;
+        let mut signal = UnixStream::from_std(rx);
+        poll.registry().register(&mut signal, SIGNAL_TOKEN, Interest::READABLE)?;
+        let mut signal_ids = Vec::new();
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            let tx = sender.try_clone()?;
+            signal_ids.push(signal_hook::low_level::pipe::register(sig, tx)?);
+        }
+        let first_sample = SAMPLE_INTERVAL.mul_f64(f64::from(cfg.client_id + 1) / f64::from(cfg.num_clients.max(1)));
+        let addr = *cfg
+            .addrs
+            .first()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no server address"))?;
+        Ok(Engine {
+            cfg,
+            work,
+            plan,
+            poll,
+            table: Table::new(plan.capacity),
+            sessions: Table::new(usize::MAX),
+            wheel: TimerWheel::new(t0, Duration::from_millis(1), 2 * plan.capacity + 16),
+            fired: Vec::new(),
+            timerfd,
+            timer_armed: None,
+            _signal: signal,
+            signal_ids,
+            stats: Stats::new(),
+            buf: vec![0; READ_BUFFER],
+            completions: Vec::new(),
+            leftovers: Vec::new(),
+            dirty: Vec::new(),
+            to_close: Vec::new(),
+            observer,
+            opts: SocketOptions {
+                send_buffer: cfg.send_buffer as usize,
+                recv_buffer: cfg.recv_buffer as usize,
+                reset_on_close: cfg.close_with_reset,
+            },
+            addr,
+            ports: cfg.hog.then(PortPool::new),
+            schedule: Schedule::new(&cfg.period, cfg.client_id, plan.stripe, plan.stripes),
+            sequential: matches!(cfg.period, Period::Sequential),
+            next_arrival: None,
+            t0,
+            timeout: duration_of(cfg.timeout),
+            reply_timeout: duration_of(cfg.timeout + cfg.think_timeout),
+            next_call_id: 0,
+            uri_cursor: 0,
+            started: 0,
+            done: 0,
+            live: 0,
+            iteration: 0,
+            burst_iteration: 0,
+            burst_len: 0,
+            next_sample: t0 + first_sample,
+            last_sample: t0,
+            last_replies: 0,
+            last_sessions: 0,
+            next_periodic: cfg.periodic_stats.then(|| t0 + PERIODIC_INTERVAL),
+            last_periodic: [0; 2],
+            runtime_end: duration_of(cfg.runtime).map(|d| t0 + d),
+            stop: None,
+            interrupted: false,
+        })
+    }
+
+    /// Runs until the end condition, `--runtime` or a signal.
+    pub fn run(mut self) -> io::Result<Outcome> {
+        let mut events = Events::with_capacity(1024);
+        let now = Instant::now();
+        if self.plan.arrivals == 0 {
+            self.stop = Some(now);
+        } else {
+            self.next_arrival =
+                if self.sequential { Some(now) } else { self.schedule.next_offset().map(|o| self.t0 + o) };
+            self.on_arrivals(now);
+        }
+        while self.stop.is_none() {
+            let timeout = self.arm_timer()?;
+            match self.poll.poll(&mut events, timeout) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+            self.iteration += 1;
+            for ev in events.iter() {
+                match ev.token() {
+                    TIMER_TOKEN => {
+                        self.timer_armed = None;
+                        self.timerfd.drain();
+                    }
+                    SIGNAL_TOKEN => {
+                        self.interrupted = true;
+                        self.stop.get_or_insert_with(Instant::now);
+                    }
+                    t => {
+                        let hup = ev.is_error() || ev.is_read_closed() || ev.is_write_closed();
+                        let ready = Ready {
+                            readable: ev.is_readable() || hup,
+                            writable: ev.is_writable() || hup,
+                            closed: hup,
+                        };
+                        self.on_event(ConnId::from_token(t), ready);
+                    }
+                }
+                if self.stop.is_some() {
+                    break;
+                }
+            }
+            if self.stop.is_none() {
+                self.on_deadlines(Instant::now());
+            }
+        }
+        for id in self.signal_ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+        Ok(Outcome { stats: self.stats, stopped: self.stop.unwrap_or_else(Instant::now), interrupted: self.interrupted })
+    }
+
+    /// Arms the timerfd for the earliest deadline; returns the poll timeout (zero when
+    /// something is already due, else None: the timerfd wakes the poll).
+    fn arm_timer(&mut self) -> io::Result<Option<Duration>> {
+        let arrival = if self.arrivals_capped() { None } else { self.next_arrival };
+        let deadline = [arrival, self.wheel.next_deadline(), Some(self.next_sample), self.runtime_end, self.next_periodic]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(deadline) = deadline else { return Ok(None) };
+        let now = Instant::now();
+        if deadline <= now {
+            return Ok(Some(Duration::ZERO));
+        }
+        if self.timer_armed != Some(deadline) {
+            self.timerfd.set(Some(deadline - now))?;
+            self.timer_armed = Some(deadline);
+        }
+        Ok(None)
+    }
+
+    fn on_deadlines(&mut self, now: Instant) {
+        self.on_arrivals(now);
+        self.on_timers(now);
+        if now >= self.next_sample {
+            self.take_sample(now);
+        }
+        if self.next_periodic.is_some_and(|t| now >= t) {
+            self.print_periodic(now);
+        }
+        if self.runtime_end.is_some_and(|end| now >= end) {
+            self.stop.get_or_insert(now);
+        }
+    }
+
+    fn on_arrivals(&mut self, now: Instant) {
+        while let Some(at) = self.next_arrival {
+            if at > now || self.stop.is_some() || self.arrivals_capped() {
+                break;
+            }
+            self.next_arrival = None;
+            // In sequential mode a synchronous failure schedules the next arrival
+            // (see `on_unit_done`) instead of recursing.
+            self.started += 1;
+            self.stats.on_lateness(now.saturating_duration_since(at));
+            if self.work.is_session() {
+                self.start_session(now);
+            } else {
+                self.start_request_conn(now);
+            }
+            self.flush();
+            if !self.sequential && self.started < self.plan.arrivals {
+                self.next_arrival = self.schedule.next_offset().map(|o| self.t0 + o);
+            }
+        }
+    }
+
+    /// A unit of work (a request-oriented connection or a session) is finished.
+    fn on_unit_done(&mut self, now: Instant) {
+        self.done += 1;
+        if self.done >= self.plan.arrivals {
+            self.stop.get_or_insert(now);
+        } else if self.sequential && self.started < self.plan.arrivals && self.stop.is_none() {
+            self.next_arrival = Some(now);
+        }
+    }
+
+    fn take_sample(&mut self, now: Instant) {
+        let replies = self.stats.all_replies();
+        let sessions = self.stats.sessions_ok;
+        let seconds = now.saturating_duration_since(self.last_sample).as_secs_f64();
+        let n = replies - self.last_replies;
+        let s = sessions - self.last_sessions;
+        self.stats.rate_samples.push(RateSample { replies: n, sessions: s, seconds });
+        if self.cfg.verbose > 0 && self.cfg.threads == 1 {
+            let mut out = io::stdout().lock();
+            let _ = writeln!(out, "reply-rate = {:<8.1}", n as f64 / seconds);
+            if self.work.is_session() {
+                let _ = writeln!(out, "session-rate = {:<8.1}", s as f64 / seconds);
+            }
+            let _ = out.flush();
+        }
+        self.last_replies = replies;
+        self.last_sessions = sessions;
+        self.last_sample = now;
+        self.next_sample += SAMPLE_INTERVAL;
+    }
+
+    /// `--periodic-stats`: `[%.6f s] 200=%lu, 302=%lu` with the counts of the last
+    /// second (httperf master's format; printed by single-engine runs).
+    fn print_periodic(&mut self, now: Instant) {
+        let counts = self.stats.status_200_302;
+        if self.cfg.threads == 1 {
+            let mut out = io::stdout().lock();
+            let _ = writeln!(
+                out,
+                "[{:.6} s] 200={}, 302={}",
+                now.saturating_duration_since(self.t0).as_secs_f64(),
+                counts[0] - self.last_periodic[0],
+                counts[1] - self.last_periodic[1]
+            );
+            let _ = out.flush();
+        }
+        self.last_periodic = counts;
+        self.next_periodic = self.next_periodic.map(|t| t + PERIODIC_INTERVAL);
+    }
+
+    /// Request-oriented `--max-connections N` (httperf master): an arrival that finds
+    /// N connections open waits until one closes (it is then late, and its lateness
+    /// is recorded). Never true for session workloads, where the option limits
+    /// connections per session.
+    fn arrivals_capped(&self) -> bool {
+        let cap = self.cfg.max_connections;
+        cap > 0 && !self.work.is_session() && self.live >= cap
+    }
+
+    /// Records httperf's connect burst: connects made within one loop iteration. The
+    /// running burst is compared with the maximum only when a connect happens in a
+    /// later iteration (so one connection gives 0, as in httperf).
+    fn note_connect_burst(&mut self) {
+        if self.iteration == self.burst_iteration && self.burst_len > 0 {
+            self.burst_len += 1;
+        } else {
+            self.stats.max_burst = self.stats.max_burst.max(self.burst_len);
+            self.burst_len = 1;
+            self.burst_iteration = self.iteration;
+        }
+    }
+
+    fn ctx(&mut self) -> (&mut Table<Conn>, Ctx<'_>, &mut [u8]) {
+        let ctx = Ctx {
+            stats: &mut self.stats,
+            timeout: self.timeout,
+            reply_timeout: self.reply_timeout,
+            debug: self.cfg.debug,
+            completions: &mut self.completions,
+            observer: self.observer.as_deref_mut().map(|o| o as &mut dyn ReplyObserver),
+        };
+        (&mut self.table, ctx, &mut self.buf)
+    }
+
+    /// Opens a new connection for `owner`. None when it failed at once (counted, and
+    /// the owner told through `on_closed`).
+    fn open_conn(&mut self, now: Instant, owner: Owner) -> Option<ConnId> {
+        self.note_connect_burst();
+        self.live += 1;
+        self.stats.max_concurrent = self.stats.max_concurrent.max(self.live);
+        let timeout = self.timeout;
+        let slot = self.table.alloc(|| Conn::new(ConnId::from_token(Token(0)), now)).map(|(id, conn)| {
+            conn.reset(id, now, owner, timeout);
+            id
+        });
+        let Some(id) = slot else {
+            self.fail_setup(now, owner, ErrorKind::FdUnavail);
+            return None;
+        };
+        match self.open_socket(id) {
+            Ok(Some(connected)) => {
+                if connected {
+                    let (table, mut ctx, _) = self.ctx();
+                    if let Some(c) = table.get_mut(id) {
+                        c.on_connected(now, &mut ctx);
+                    }
+                    self.on_connected(id, now);
+                }
+                Some(id)
+            }
+            Ok(None) => {
+                // socket() failed: no connection object exists.
+                self.table.free(id);
+                self.fail_setup(now, owner, ErrorKind::FdUnavail);
+                None
+            }
+            Err(kind) => {
+                self.finish(id, Some(kind), now);
+                None
+            }
+        }
+    }
+
+    /// Creates, binds and connects the socket of slot `id`. Ok(Some(connected)) when
+    /// the socket exists, Ok(None) when `socket()` itself failed with EMFILE-like
+    /// errors (counted by the caller), Err(kind) for failures after it was counted.
+    fn open_socket(&mut self, id: ConnId) -> Result<Option<bool>, ErrorKind> {
+        let mut attempts = 0;
+        let result = loop {
+            let local = match self.ports.as_mut() {
+                Some(pool) => match pool.take() {
+                    Some(p) => Some(net::any_local(self.addr, p)),
+                    None => {
+                        self.stats.on_connecting();
+                        return Err(ErrorKind::AddrUnavail);
+                    }
+                },
+                None => None,
+            };
+            let r = net::start_connect(self.addr, local, &self.opts);
+            let busy = matches!(&r, Err(SetupError::Connect(e)) if e.raw_os_error() == Some(libc::EADDRINUSE));
+            if let Some(l) = local {
+                if busy {
+                    // The port stays marked used (someone else has it); try the next.
+                    attempts += 1;
+                    if attempts < HOG_ATTEMPTS {
+                        continue;
+                    }
+                } else if let Some(conn) = self.table.get_mut(id) {
+                    conn.port = Some(l.port());
+                }
+            }
+            break r;
+        };
+        match result {
+            Err(SetupError::Socket(e)) => {
+                let kind = ErrorKind::from_errno(net::errno(&e));
+                if kind == ErrorKind::FdUnavail {
+                    Ok(None)
+                } else {
+                    self.stats.on_connecting();
+                    Err(kind)
+                }
+            }
+            Err(SetupError::Connect(e)) => {
+                self.stats.on_connecting();
+                let errno = net::errno(&e);
+                Err(if errno == libc::EADDRINUSE { ErrorKind::AddrUnavail } else { ErrorKind::from_errno(errno) })
+            }
+            Ok(c) => {
+                self.stats.on_connecting();
+                let (connected, mut stream) = match c {
+                    Connect::Done(s) => (true, s),
+                    Connect::InProgress(s) => (false, s),
+                };
+                self.poll
+                    .registry()
+                    .register(&mut stream, id.token(), Interest::READABLE | Interest::WRITABLE)
+                    .map_err(|e| ErrorKind::from_errno(net::errno(&e)))?;
+                let conn = self.table.get_mut(id).ok_or(ErrorKind::Other)?;
+                conn.stream = Some(stream);
+                Ok(Some(connected))
+            }
+        }
+    }
+
+    fn on_event(&mut self, id: ConnId, ready: Ready) {
+        let now = Instant::now();
+        let (table, mut ctx, buf) = self.ctx();
+        let Some(conn) = table.get_mut(id) else { return };
+        let mut step = Step::Continue;
+        if conn.phase == Phase::Connecting {
+            if !ready.writable {
+                return;
+            }
+            match conn.on_connect_ready(now, &mut ctx) {
+                Ok(true) => {
+                    self.on_connected(id, now);
+                    self.flush();
+                    return;
+                }
+                Ok(false) => return,
+                Err(kind) => step = Step::Fail(kind),
+            }
+        } else {
+            if ready.writable && conn.wants_write() {
+                step = conn.on_writable(now, &mut ctx);
+            }
+            if step == Step::Continue && ready.readable {
+                step = conn.on_readable(now, buf, ready.closed, &mut ctx);
+            }
+        }
+        self.process_completions(now);
+        self.after_step(id, step, now);
+        self.flush();
+    }
+
+    /// Hands completed calls to their workload.
+    fn process_completions(&mut self, now: Instant) {
+        while !self.completions.is_empty() {
+            let batch = std::mem::take(&mut self.completions);
+            for c in &batch {
+                let owner = self.table.get_mut(c.conn).map(|conn| conn.owner);
+                match owner {
+                    Some(Owner::Request { .. }) => self.request_on_completion(c, now),
+                    Some(Owner::Session { sess, slot }) => self.session_on_completion(c, sess, slot, now),
+                    Some(Owner::Orphan) | None => {}
+                }
+            }
+            let mut batch = batch;
+            batch.clear();
+            if self.completions.is_empty() {
+                self.completions = batch;
+            }
+        }
+    }
+
+    fn after_step(&mut self, id: ConnId, step: Step, now: Instant) {
+        match step {
+            Step::Continue => self.arm_watchdog(id),
+            Step::Close => self.finish(id, None, now),
+            Step::Fail(kind) => self.finish(id, Some(kind), now),
+        }
+    }
+
+    /// A connection became established: the workload may send.
+    fn on_connected(&mut self, id: ConnId, now: Instant) {
+        let owner = self.table.get_mut(id).map(|c| c.owner);
+        match owner {
+            Some(Owner::Request { .. }) => self.request_on_connected(id, now),
+            Some(Owner::Session { sess, .. }) => self.session_on_connected(id, sess),
+            _ => {}
+        }
+        self.mark_dirty(id);
+    }
+
+    /// Queues call `what` on connection `id` (bytes rendered into its send buffer).
+    fn issue(&mut self, id: ConnId, what: CallRef, cookie: Option<&[u8]>, retries: u8, now: Instant) {
+        let call_id = self.next_call_id;
+        self.next_call_id += 1;
+        let timeout = self.timeout;
+        let Some(conn) = self.table.get_mut(id) else { return };
+        let buf = conn.send_buf();
+        let start = buf.len();
+        let (len, header) = self.work.requests.render(what, cookie, buf);
+        if let Some(p) = self.observer.as_deref_mut() {
+            p.request(call_id, &buf[start..], header);
+        }
+        let call = Call {
+            id: call_id,
+            what,
+            len,
+            head: self.work.requests.is_head(what),
+            send_start: now,
+            written: None,
+            retries,
+        };
+        conn.queue(call, now, timeout);
+        self.mark_dirty(id);
+    }
+
+    /// Re-queues a call taken back from a closed connection.
+    fn reissue(&mut self, id: ConnId, call: &Call, cookie: Option<&[u8]>, now: Instant) {
+        self.issue(id, call.what, cookie, call.retries, now);
+    }
+
+    fn mark_dirty(&mut self, id: ConnId) {
+        if !self.dirty.contains(&id) {
+            self.dirty.push(id);
+        }
+    }
+
+    /// Writes what was queued on dirty connections and closes the ones the workload
+    /// finished with.
+    fn flush(&mut self) {
+        loop {
+            let now = Instant::now();
+            if let Some(id) = self.to_close.pop() {
+                self.finish(id, None, now);
+                continue;
+            }
+            let Some(id) = self.dirty.pop() else { break };
+            let (table, mut ctx, _) = self.ctx();
+            let Some(conn) = table.get_mut(id) else { continue };
+            let step = if conn.wants_write() { conn.on_writable(now, &mut ctx) } else { Step::Continue };
+            self.after_step(id, step, now);
+        }
+    }
+
+    /// Makes sure a timer is pending no later than the connection's deadline. A later
+    /// deadline leaves the earlier timer in place: it re-arms itself when it fires.
+    fn arm_watchdog(&mut self, id: ConnId) {
+        let Some(conn) = self.table.get_mut(id) else { return };
+        let Some(deadline) = conn.deadline() else { return };
+        if let Some((armed, timer)) = conn.armed {
+            if armed <= deadline {
+                return;
+            }
+            self.wheel.cancel(timer);
+        }
+        conn.armed = self.wheel.schedule(deadline, Timer::Watchdog(id)).map(|t| (deadline, t));
+    }
+
+    fn on_timers(&mut self, now: Instant) {
+        let mut fired = std::mem::take(&mut self.fired);
+        self.wheel.expire(now, |t| fired.push(t));
+        for &t in &fired {
+            match t {
+                Timer::Watchdog(id) => self.on_watchdog(id, now),
+                Timer::Think(sess) => self.session_on_think(sess, now),
+            }
+        }
+        fired.clear();
+        self.fired = fired;
+        self.flush();
+    }
+
+    fn on_watchdog(&mut self, id: ConnId, now: Instant) {
+        let Some(conn) = self.table.get_mut(id) else { return };
+        conn.armed = None;
+        match conn.deadline() {
+            Some(d) if d <= now => {
+                if self.cfg.debug > 0 {
+                    eprintln!("rshperf: connection {} timed out", id.index());
+                }
+                self.finish(id, Some(ErrorKind::ClientTimo), now);
+            }
+            Some(_) => self.arm_watchdog(id),
+            None => {}
+        }
+    }
+
+    /// A connection that never got a socket (full table, EMFILE) failed.
+    fn fail_setup(&mut self, now: Instant, owner: Owner, kind: ErrorKind) {
+        self.stats.on_error(kind);
+        self.live -= 1;
+        self.on_closed(owner, None, Some(kind), 0, now);
+    }
+
+    /// Ends connection `id`: counts the failure (if any) and its lifetime (if it had a
+    /// reply), closes the socket, frees the slot, tells its owner.
+    fn finish(&mut self, id: ConnId, fail: Option<ErrorKind>, now: Instant) {
+        let Some(conn) = self.table.get_mut(id) else { return };
+        if let Some((_, t)) = conn.armed.take() {
+            self.wheel.cancel(t);
+        }
+        if let Some(kind) = fail {
+            self.stats.on_error(kind);
+            if self.cfg.debug > 0 {
+                eprintln!("rshperf: connection {} failed: {kind:?}", id.index());
+            }
+        }
+        if conn.replies > 0 {
+            self.stats.on_lifetime(now.saturating_duration_since(conn.started));
+        }
+        if let (Some(pool), Some(port)) = (self.ports.as_mut(), conn.port.take()) {
+            pool.release(port);
+        }
+        // Closing the descriptor also removes it from the epoll set.
+        conn.stream = None;
+        let owner = conn.owner;
+        let replies = conn.replies;
+        let mut leftovers = std::mem::take(&mut self.leftovers);
+        leftovers.extend(conn.drain_calls());
+        if let Some(o) = self.observer.as_deref_mut() {
+            for c in &leftovers {
+                o.abort(c.id);
+            }
+        }
+        self.table.free(id);
+        self.dirty.retain(|d| *d != id);
+        self.live -= 1;
+        self.leftovers = leftovers;
+        self.on_closed(owner, Some(id), fail, replies, now);
+        self.leftovers.clear();
+    }
+
+    /// Tells a connection's owner it is gone (`self.leftovers` holds its unanswered
+    /// calls).
+    fn on_closed(&mut self, owner: Owner, id: Option<ConnId>, fail: Option<ErrorKind>, replies: u64, now: Instant) {
+        match owner {
+            Owner::Request { .. } => self.on_unit_done(now),
+            Owner::Session { sess, slot } => self.session_on_conn_closed(sess, slot, id, fail, replies, now),
+            Owner::Orphan => {}
+        }
+    }
+
+    /// The next URI-generator call (`--wlog`/`--wset`), or the fixed request. None when
+    /// a non-looping `--wlog` is exhausted (the test then ends, as in httperf).
+    fn next_call_ref(&mut self, now: Instant) -> Option<CallRef> {
+        let r = self.work.call_ref(self.uri_cursor);
+        self.uri_cursor += 1;
+        if r.is_none() {
+            self.stop.get_or_insert(now);
+        }
+        r
+    }
+
+    /// HTTP/1.0 connections carry one call at a time and are closed after each reply.
+    fn http10(&self) -> bool {
+        self.cfg.http_version == HttpVersion::V10
+    }
+}
