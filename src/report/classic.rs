@@ -14,7 +14,9 @@ use std::io::{self, Write};
 
 use crate::cfmt::fixed;
 
+use super::session::{write_session_block, SessionSummary};
 use super::summary::Summary;
+use crate::stats::Stats;
 
 /// Writes the classic report; `verbose` ≥ 2 adds the connection-lifetime histogram.
 pub fn write_report<W: Write>(out: &mut W, s: &Summary<'_>, verbose: u32) -> io::Result<()> {
@@ -165,6 +167,12 @@ fn write_errors<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
         out,
         "Errors: fd-unavail {fd} addrunavail {addr} ftab-full {ftab} other {other}"
     )
+}
+
+/// The session block (`--wsess`, `--wsesslog`), printed right after `write_report`:
+/// a blank line and the five `Session` lines (reference §2.3.3).
+pub fn write_sessions<W: Write>(out: &mut W, stats: &Stats, duration: f64) -> io::Result<()> {
+    write_session_block(out, &SessionSummary::new(stats, duration))
 }
 
 #[cfg(test)]

@@ -2,4 +2,6 @@
 //! writing to the given writer.
 
 pub mod classic;
+pub mod print;
+pub mod session;
 pub mod summary;

@@ -56,8 +56,6 @@ enum UriSource {
     Wset { files: u64, miss_rate: f64, first: f64, client: u64, clients: u64 },
 }
 
-/// glibc's first unseeded `drand48()` value: httperf's initial `--wset` miss state.
-const WSET_START: f64 = 0.396_464_773_760_275_3;
 
 /// The shared, immutable description of what the engines send.
 #[derive(Debug, Clone)]
@@ -79,8 +77,10 @@ impl Workload {
         let mut requests = Requests::new(cfg, &header_file);
         let mut uri = UriSource::Fixed;
         if let Some(spec) = &cfg.wlog {
-            let mut log = uri::Wlog::from_file(spec)?;
-            while let Some(u) = log.next_entry() {
+            // Read once without looping: every entry, in order.
+            let once = crate::config::WlogSpec { repeat: false, file: spec.file.clone() };
+            let mut log = uri::Wlog::from_file(&once)?;
+            while let Some(u) = log.next() {
                 requests.uris.push(u.to_string());
             }
             uri = UriSource::Wlog { repeat: spec.repeat };
@@ -89,7 +89,7 @@ impl Workload {
             uri = UriSource::Wset {
                 files: spec.files.max(1),
                 miss_rate: spec.miss_rate,
-                first: WSET_START,
+                first: uri::DRAND48_FIRST,
                 client: u64::from(cfg.client_id),
                 clients: u64::from(cfg.num_clients.max(1)),
             };
@@ -195,9 +195,9 @@ mod tests {
         let w = Workload {
             requests: Requests::new(&Config::from_argv(&["rshperf", "--server", "127.0.0.1"]).expect("cfg"), b""),
             kind: Kind::Request,
-            uri: UriSource::Wset { files: 1000, miss_rate: 0.5, first: WSET_START, client: 0, clients: 1 },
+            uri: UriSource::Wset { files: 1000, miss_rate: 0.5, first: uri::DRAND48_FIRST, client: 0, clients: 1 },
         };
-        // 0.396 + 0.5 → 0.896 (file 0), 1.396 (1), 1.896 (1), 2.396 (2) … as httperf.
+        // ~0 + 0.5 → 0.5 (file 0), 1.0 (1), 1.5 (1), 2.0 (2), 2.5 (2) … as httperf.
         let files: Vec<CallRef> = (0..5).filter_map(|k| w.call_ref(k)).collect();
         assert_eq!(files, [0, 1, 1, 2, 2].map(CallRef::Uri));
     }
