@@ -614,11 +614,6 @@ impl<'c> Engine<'c> {
         self.mark_dirty(id);
     }
 
-    /// Re-queues a call taken back from a closed connection.
-    fn reissue(&mut self, id: ConnId, call: &Call, cookie: Option<&[u8]>, now: Instant) {
-        self.issue(id, call.what, cookie, call.retries, now);
-    }
-
     fn mark_dirty(&mut self, id: ConnId) {
         if !self.dirty.contains(&id) {
             self.dirty.push(id);
