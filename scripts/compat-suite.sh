@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Runs ../shared/compat/compare.sh (httperf 0.9.0 vs rshperf, same arguments) for every
-# request-oriented workload of issue 2 and prints one line per case.
+# workload of issues 2 and 3 and prints one line per case.
 #   scripts/compat-suite.sh [SHARED_DIR]      (needs nginx.sh start, httperf installed)
 set -u
 cd "$(dirname "$0")/.."
 shared=${1:-../shared}
 export RSHPERF=${RSHPERF:-target/release/rshperf}
 S="--server 127.0.0.1 --port 8080"
+data=${DATA:-/tmp/rshperf-compat-data}
+mkdir -p "$data"
+printf '# comment\n/echo think=0.3\n\t/1k.html\n\t/index.html\n/echo method=POST contents="a b\\nc"\n\n\n# session 2\n/echo method=HEAD\n  /1k.html\n' > "$data/sess.log"
+printf '/1k.html\0/index.html\0/16k.html\0' > "$data/wlog.txt"
 closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cases=(
   "$S --uri /1k.html --num-conns 200 --rate 100"
@@ -32,6 +36,21 @@ cases=(
   "$S --uri /100k.html --num-conns 20 --num-calls 2 --rate 20 --send-buffer 1024 --recv-buffer 4096"
   "$S --uri /100k.html --num-conns 10 --rate 20 --recv-buffer 262144"
   "$S --uri / --num-conns 100 --rate 200 --hog"
+  "$S --uri /1k.html --num-conns 40 --rate 20 --max-connections 1"
+  # Issue 3: sessions, logs, URI generators.
+  "$S --wsesslog=6,0.1,$data/sess.log --rate 4"
+  "$S --wsesslog=4,0,$data/sess.log --rate 0 --print-request --print-reply"
+  "$S --wlog=y,$data/wlog.txt --num-conns 20 --num-calls 2 --rate 50"
+  "$S --wlog=n,$data/wlog.txt --num-conns 10 --rate 50"
+  "$S --uri /1k.html --wsess=10,4,0.2 --burst-length 2 --rate 5"
+  "$S --uri /cookie --wsess=5,3,0 --session-cookies --burst-length 2 --rate 10"
+  "$S --uri /wset --wset=1000,0.5 --num-conns 30 --num-calls 3 --rate 30"
+  "$S --uri /wset --wset=100,0.25 --num-conns 30 --rate 30 --client 1/3"
+  "$S --uri /1k.html --wsess=10,3,0.05 --burst-length 3 --rate 5 --max-connections 2 --max-piped-calls 1 --http-version 1.0"
+  "$S --uri /1k.html --wsess=10,6,0.05 --burst-length 3 --rate 5 --max-connections 2 --max-piped-calls 1"
+  "$S --uri /1k.html --wsess=10,4,0 --burst-length 4 --rate 5 --max-connections 3 --max-piped-calls 2"
+  "$S --uri /1k.html --wsess=20,2,0 --period u0.01,0.05"
+  "$S --uri /status/404 --wsess=5,3,0 --failure-status 404 --rate 10"
 )
 ok=0; bad=0
 for c in "${cases[@]}"; do
