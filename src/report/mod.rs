@@ -2,4 +2,7 @@
 //! writing to the given writer.
 
 pub mod classic;
+pub mod csv;
+pub mod json;
+pub mod percentiles;
 pub mod summary;
