@@ -17,6 +17,7 @@ pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod table;
+pub mod threshold;
 pub mod timer;
 pub mod workload;
 

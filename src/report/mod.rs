@@ -1,7 +1,11 @@
-//! Reports: turning `Stats` into text. Pure: nothing here measures or does I/O except
-//! writing to the given writer.
+//! Reports: turning `Stats` into text and files. Nothing here measures anything;
+//! the classic text, session block, percentiles and print lines write to a given
+//! writer; `json` and `csv` also open the files named by `--json` and `--csv`.
 
 pub mod classic;
+pub mod csv;
+pub mod json;
+pub mod percentiles;
 pub mod print;
 pub mod session;
 pub mod summary;
