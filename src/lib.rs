@@ -14,6 +14,7 @@ pub mod http;
 pub mod net;
 pub mod report;
 pub mod runner;
+pub mod serve;
 pub mod stats;
 pub mod table;
 pub mod timer;
@@ -27,6 +28,11 @@ use error::Error;
 
 /// Runs rshperf with `argv` (program name first) and returns the exit status.
 pub fn run(argv: Vec<String>) -> i32 {
+    match argv.get(1).map(String::as_str) {
+        Some("serve") => return serve::serve_main(&argv[1..]),
+        Some("demo") => return serve::demo_main(&argv[1..]),
+        _ => {}
+    }
     match try_run(&argv) {
         Ok(()) => 0,
         Err(e) => {
