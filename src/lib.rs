@@ -15,6 +15,7 @@ pub mod http;
 pub mod net;
 pub mod report;
 pub mod runner;
+pub mod serve;
 pub mod stats;
 pub mod table;
 pub mod threshold;
@@ -29,6 +30,11 @@ use error::Error;
 
 /// Runs rshperf with `argv` (program name first) and returns the exit status.
 pub fn run(argv: Vec<String>) -> i32 {
+    match argv.get(1).map(String::as_str) {
+        Some("serve") => return serve::serve_main(&argv[1..]),
+        Some("demo") => return serve::demo_main(&argv[1..]),
+        _ => {}
+    }
     match try_run(&argv) {
         Ok(()) => 0,
         Err(e) => {
