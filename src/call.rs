@@ -99,11 +99,23 @@ impl Requests {
             body: Vec::new(),
             head: cfg.method == "HEAD",
         };
-        Requests { fixed, fixed_uri: cfg.uri.as_bytes().to_vec(), uris: Vec::new(), templates: Vec::new() }
+        Requests {
+            fixed,
+            fixed_uri: cfg.uri.as_bytes().to_vec(),
+            uris: Vec::new(),
+            templates: Vec::new(),
+        }
     }
 
     /// Adds a `--wsesslog` template request; returns its `CallRef`.
-    pub fn add_template(&mut self, cfg: &Config, add_header_file: &[u8], method: &str, uri: &str, body: &[u8]) -> CallRef {
+    pub fn add_template(
+        &mut self,
+        cfg: &Config,
+        add_header_file: &[u8],
+        method: &str,
+        uri: &str,
+        body: &[u8],
+    ) -> CallRef {
         let mut extra = add_header_file.to_vec();
         if !body.is_empty() {
             extra.extend_from_slice(format!("Content-length: {}\r\n", body.len()).as_bytes());
@@ -121,7 +133,10 @@ impl Requests {
     fn shape(&self, what: CallRef) -> (&Shape, &[u8]) {
         match what {
             CallRef::Fixed => (&self.fixed, &self.fixed_uri),
-            CallRef::Uri(i) => (&self.fixed, self.uris.get(i as usize).map_or(&[][..], |u| u.as_bytes())),
+            CallRef::Uri(i) => (
+                &self.fixed,
+                self.uris.get(i as usize).map_or(&[][..], |u| u.as_bytes()),
+            ),
             CallRef::Template(i) => match self.templates.get(i as usize) {
                 Some((s, u)) => (s, u),
                 None => (&self.fixed, &self.fixed_uri),
@@ -136,7 +151,12 @@ impl Requests {
 
     /// Appends the bytes of `what` to `out` (with `Cookie: <cookie>` when given) and
     /// returns (total length, header length).
-    pub fn render(&self, what: CallRef, cookie: Option<&[u8]>, out: &mut Vec<u8>) -> (usize, usize) {
+    pub fn render(
+        &self,
+        what: CallRef,
+        cookie: Option<&[u8]>,
+        out: &mut Vec<u8>,
+    ) -> (usize, usize) {
         let (shape, uri) = self.shape(what);
         let start = out.len();
         out.extend_from_slice(&shape.method);
@@ -171,7 +191,10 @@ mod tests {
         let r = Requests::new(&c, b"");
         let mut out = Vec::new();
         let (len, header) = r.render(CallRef::Fixed, None, &mut out);
-        assert_eq!(out, b"GET /1k.html HTTP/1.1\r\nUser-Agent: rshperf/0.1.0\r\nHost: 127.0.0.1\r\n\r\n");
+        assert_eq!(
+            out,
+            b"GET /1k.html HTTP/1.1\r\nUser-Agent: rshperf/0.1.0\r\nHost: 127.0.0.1\r\n\r\n"
+        );
         assert_eq!((len, header), (69, 69));
     }
 

@@ -409,7 +409,10 @@ impl Config {
                 Opt::Percentiles => c.percentiles = true,
                 Opt::Json => c.json = Some(nonempty(v, "--json")?),
                 Opt::Csv => c.csv = Some(nonempty(v, "--csv")?),
-                Opt::FailOn => c.fail_on.push(v.to_string()),
+                Opt::FailOn => {
+                    crate::threshold::parse(v).map_err(|m| usage(format!("--fail-on: {m}")))?;
+                    c.fail_on.push(v.to_string());
+                }
                 Opt::Progress => c.progress = Some(true),
                 Opt::NoProgress => c.progress = Some(false),
                 Opt::Partition => c.partition = parse_partition(v)?,
@@ -522,11 +525,6 @@ impl Config {
             (self.ssl, "--ssl"),
             (self.servers.is_some(), "--servers"),
             (!self.myaddr.is_empty(), "--myaddr"),
-            (self.percentiles, "--percentiles"),
-            (self.json.is_some(), "--json"),
-            (self.csv.is_some(), "--csv"),
-            (!self.fail_on.is_empty(), "--fail-on"),
-            (self.progress.is_some(), "--progress"),
         ];
         checks
             .iter()
@@ -2224,7 +2222,12 @@ mod tests {
             argv.extend_from_slice(args);
             assert_eq!(cfg(&argv).unsupported(), Some(want), "{args:?}");
         }
-        let c = cfg(&["--server=127.0.0.1", "--wsess=1,1,0", "--session-cookies", "-n"]);
+        let c = cfg(&[
+            "--server=127.0.0.1",
+            "--wsess=1,1,0",
+            "--session-cookies",
+            "-n",
+        ]);
         assert_eq!(c.unsupported(), None);
         let c = cfg(&[
             "--server=127.0.0.1",

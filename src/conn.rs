@@ -178,7 +178,10 @@ impl Conn {
             replies: 0,
             port: None,
             armed: None,
-            owner: Owner::Request { calls_left: 0, in_burst: 0 },
+            owner: Owner::Request {
+                calls_left: 0,
+                in_burst: 0,
+            },
             closing: false,
             send_buf: Vec::new(),
             send_off: 0,
@@ -265,7 +268,9 @@ impl Conn {
     /// The socket became writable while connecting: checks `SO_ERROR`, then becomes
     /// active and sends what is queued. Returns whether it is now connected.
     pub fn on_connect_ready(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Result<bool, ErrorKind> {
-        let Some(stream) = self.stream.as_ref() else { return Err(ErrorKind::Other) };
+        let Some(stream) = self.stream.as_ref() else {
+            return Err(ErrorKind::Other);
+        };
         match stream.take_error() {
             Ok(None) => {}
             Ok(Some(e)) | Err(e) => return Err(ErrorKind::from_errno(net::errno(&e))),
@@ -286,9 +291,14 @@ impl Conn {
     pub fn on_connected(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         self.phase = Phase::Active;
         self.send_deadline = None;
-        ctx.stats.on_connected(now.saturating_duration_since(self.started));
+        ctx.stats
+            .on_connected(now.saturating_duration_since(self.started));
         if ctx.debug > 0 {
-            eprintln!("rshperf: connection {} connected after {:?}", self.id.index(), now - self.started);
+            eprintln!(
+                "rshperf: connection {} connected after {:?}",
+                self.id.index(),
+                now - self.started
+            );
         }
         if let Some(c) = self.calls.front_mut() {
             c.send_start = now;
@@ -298,14 +308,20 @@ impl Conn {
     /// Writes as much of the queued requests as the socket takes.
     pub fn on_writable(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
         while self.send_off < self.send_buf.len() {
-            let Some(stream) = self.stream.as_mut() else { return Step::Fail(ErrorKind::Other) };
+            let Some(stream) = self.stream.as_mut() else {
+                return Step::Fail(ErrorKind::Other);
+            };
             match stream.write(&self.send_buf[self.send_off..]) {
                 Ok(0) => return Step::Fail(ErrorKind::Other),
                 Ok(k) => {
                     self.send_off += k;
                     self.partial += k;
                     self.account_written(now, ctx);
-                    self.send_deadline = if self.send_off < self.send_buf.len() { after(now, ctx.timeout) } else { None };
+                    self.send_deadline = if self.send_off < self.send_buf.len() {
+                        after(now, ctx.timeout)
+                    } else {
+                        None
+                    };
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -341,9 +357,17 @@ impl Conn {
     /// Reads everything available and parses it. `closed`: the event also reported
     /// that the peer closed its side, so EOF must be read now (no further edge will
     /// announce it).
-    pub fn on_readable(&mut self, now: Instant, buf: &mut [u8], closed: bool, ctx: &mut Ctx<'_>) -> Step {
+    pub fn on_readable(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        closed: bool,
+        ctx: &mut Ctx<'_>,
+    ) -> Step {
         loop {
-            let Some(stream) = self.stream.as_mut() else { return Step::Fail(ErrorKind::Other) };
+            let Some(stream) = self.stream.as_mut() else {
+                return Step::Fail(ErrorKind::Other);
+            };
             match stream.read(buf) {
                 Ok(0) => return self.on_eof(now, ctx),
                 Ok(k) => {
@@ -373,7 +397,11 @@ impl Conn {
             };
             let id = head.id;
             let seen = self.parser.status_seen();
-            let mut tap = Tap { observer: &mut ctx.observer, cookie: &mut self.cookie, id };
+            let mut tap = Tap {
+                observer: &mut ctx.observer,
+                cookie: &mut self.cookie,
+                id,
+            };
             let progress = match self.parser.feed(data, &mut tap) {
                 Ok(p) => p,
                 Err(e) => {
@@ -409,7 +437,8 @@ impl Conn {
     fn on_status(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         self.reply_start = now;
         if let Some(c) = self.calls.front() {
-            ctx.stats.on_response(now.saturating_duration_since(c.send_start));
+            ctx.stats
+                .on_response(now.saturating_duration_since(c.send_start));
         }
     }
 
@@ -423,7 +452,9 @@ impl Conn {
             now.saturating_duration_since(self.reply_start),
         );
         self.replies += 1;
-        let Some(call) = self.calls.pop_front() else { return };
+        let Some(call) = self.calls.pop_front() else {
+            return;
+        };
         if let Some(o) = ctx.observer.as_mut() {
             o.done(call.id, r.header_bytes, r.content_bytes, r.footer_bytes);
         }
@@ -439,12 +470,21 @@ impl Conn {
             }
         }
         if ctx.debug > 0 {
-            eprintln!("rshperf: connection {}: reply {} ({} content bytes)", self.id.index(), r.status, r.content_bytes);
+            eprintln!(
+                "rshperf: connection {}: reply {} ({} content bytes)",
+                self.id.index(),
+                r.status,
+                r.content_bytes
+            );
         }
         if r.close {
             self.closing = true;
         }
-        ctx.completions.push(Completion { conn: self.id, call, status: r.status });
+        ctx.completions.push(Completion {
+            conn: self.id,
+            call,
+            status: r.status,
+        });
         // The next call becomes the head of the receive queue.
         self.recv_deadline = None;
         if let Some(next) = self.calls.front() {

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod http;
 pub mod net;
+pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod serve;
@@ -36,7 +37,7 @@ pub fn run(argv: Vec<String>) -> i32 {
         _ => {}
     }
     match try_run(&argv) {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("{e}");
             e.exit_code()
@@ -44,13 +45,13 @@ pub fn run(argv: Vec<String>) -> i32 {
     }
 }
 
-fn try_run(argv: &[String]) -> Result<(), Error> {
+fn try_run(argv: &[String]) -> Result<i32, Error> {
     let args = match cli::parse(argv)? {
         Command::Help(text) | Command::Version(text) => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(text.as_bytes());
             let _ = out.flush();
-            return Ok(());
+            return Ok(0);
         }
         Command::Run(args) => args,
     };

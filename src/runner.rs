@@ -7,6 +7,7 @@
 //! `lib::run` with a validated `Config`.
 
 use std::io::{self, Write};
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::config::{Config, StartAt};
@@ -14,11 +15,16 @@ use crate::conn::ReplyObserver;
 use crate::engine::{Engine, Outcome, Plan};
 use crate::error::Error;
 use crate::net;
+use crate::progress::{self, Board};
 use crate::report::classic::write_report;
-use crate::report::summary::{RunInfo, Summary};
+use crate::report::csv;
+use crate::report::json::{self, RunMeta};
+use crate::report::percentiles::write_percentiles;
 use crate::report::print::Printer;
 use crate::report::session::{write_session_block, SessionSummary};
+use crate::report::summary::{RunInfo, Summary};
 use crate::stats::Stats;
+use crate::threshold;
 use crate::workload::Workload;
 
 /// Descriptors kept free for stdio, the poll, timers, signal pipes and files.
@@ -35,32 +41,45 @@ pub fn stripe_share(total: u64, stripe: u32, stripes: u32) -> u64 {
     }
 }
 
-/// Runs the test described by `cfg`, printing everything on stdout.
-pub fn run(cfg: &Config) -> Result<(), Error> {
+/// Runs the test described by `cfg`, printing everything on stdout; returns the exit
+/// status (0, or 3 when a `--fail-on` threshold is breached).
+pub fn run(cfg: &Config) -> Result<i32, Error> {
+    let thresholds =
+        threshold::parse_all(&cfg.fail_on).map_err(|m| Error::Usage(format!("--fail-on: {m}")))?;
+    let work = Workload::from_config(cfg)?;
     let nofile = net::raise_nofile_limit()
         .map_err(|e| Error::Startup(format!("failed to get number of open file limit: {e}")))?;
-    let mut out = io::stdout().lock();
-    // A closed stdout must not stop the run or cause a panic: write errors are ignored.
-    let _ = writeln!(out, "{}", cfg.echo_line());
-    if cfg.verbose > 0 {
-        let _ = writeln!(
-            out,
-            "rshperf: maximum number of open descriptors = {nofile}"
-        );
+    // `--json=-` replaces the text on stdout entirely.
+    let text = cfg.json.as_deref() != Some("-");
+    if text {
+        let mut out = io::stdout().lock();
+        // A closed stdout must not stop the run or cause a panic: write errors are
+        // ignored.
+        let _ = writeln!(out, "{}", cfg.echo_line());
+        if cfg.verbose > 0 {
+            let _ = writeln!(
+                out,
+                "rshperf: maximum number of open descriptors = {nofile}"
+            );
+        }
+        let _ = out.flush();
     }
-    let _ = out.flush();
-    drop(out);
 
     wait_for_start(cfg);
     let threads = cfg.threads.max(1);
     let per_engine_fds =
         nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
     let capacity = usize::try_from(per_engine_fds.max(1)).unwrap_or(usize::MAX);
-    let work = Workload::from_config(cfg)?;
+    let board = progress::wanted(cfg.progress).then(|| Board {
+        slots: (0..threads).map(|_| progress::Slot::default()).collect(),
+        done: Default::default(),
+    });
     let (cpu_user0, cpu_sys0) = net::cpu_times();
+    let wall_start = SystemTime::now();
     let t0 = Instant::now();
-    let outcomes = run_engines(cfg, &work, threads, capacity, t0)?;
+    let outcomes = run_engines(cfg, &work, board.as_ref(), threads, capacity, t0)?;
     let (cpu_user1, cpu_sys1) = net::cpu_times();
+    let wall_end = SystemTime::now();
 
     let mut stats = Stats::new();
     let mut stopped = t0;
@@ -73,14 +92,40 @@ pub fn run(cfg: &Config) -> Result<(), Error> {
         cpu_user: cpu_user1.saturating_sub(cpu_user0).as_secs_f64(),
         cpu_system: cpu_sys1.saturating_sub(cpu_sys0).as_secs_f64(),
     };
-    let summary = Summary::new(&stats, &info);
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    let _ = write_report(&mut out, &summary, cfg.verbose);
-    if work.is_session() {
-        let _ = write_session_block(&mut out, &SessionSummary::new(&stats, info.duration));
+    let mut summary = Summary::new(&stats, &info);
+    if cfg.periodic_stats {
+        summary.periodic = Some(stats.status_200_302);
     }
-    let _ = out.flush();
-    Ok(())
+    if text {
+        let mut out = io::BufWriter::new(io::stdout().lock());
+        let _ = write_report(&mut out, &summary, cfg.verbose);
+        if work.is_session() {
+            let _ = write_session_block(&mut out, &SessionSummary::new(&stats, info.duration));
+        }
+        if cfg.percentiles || cfg.verbose > 0 {
+            let _ = write_percentiles(&mut out, &stats);
+        }
+        let _ = out.flush();
+    }
+    if let Some(dest) = &cfg.json {
+        let meta = RunMeta {
+            start: wall_start,
+            end: wall_end,
+            partition: cfg.partition,
+            threads,
+        };
+        json::write_json_to(dest, cfg, &stats, &summary, &info, &meta)
+            .map_err(|e| Error::Startup(format!("cannot write --json file {dest}: {e}")))?;
+    }
+    if let Some(path) = &cfg.csv {
+        csv::append_row(Path::new(path), cfg, &summary, &stats)
+            .map_err(|e| Error::Startup(format!("cannot write --csv file {path}: {e}")))?;
+    }
+    let breached = threshold::breaches(&thresholds, &summary, &stats);
+    for b in &breached {
+        eprintln!("rshperf: {b}");
+    }
+    Ok(if breached.is_empty() { 0 } else { 3 })
 }
 
 /// `--start-at`: sleeps until the given wall-clock time (or for the given delay).
@@ -102,6 +147,7 @@ fn wait_for_start(cfg: &Config) {
 fn run_engines(
     cfg: &Config,
     work: &Workload,
+    board: Option<&Board>,
     threads: u32,
     capacity: usize,
     t0: Instant,
@@ -121,23 +167,37 @@ fn run_engines(
     };
     let engine = move |j: u32| {
         let observer = (cfg.print_request.is_some() || cfg.print_reply.is_some()).then(|| {
-            Box::new(Printer::new(io::stdout(), cfg.print_request, cfg.print_reply))
-                as Box<dyn ReplyObserver + '_>
+            Box::new(Printer::new(
+                io::stdout(),
+                cfg.print_request,
+                cfg.print_reply,
+            )) as Box<dyn ReplyObserver + '_>
         });
-        Engine::new(cfg, work, observer, plan(j), t0).and_then(Engine::run)
+        let slot = board.and_then(|b| b.slots.get(j as usize));
+        Engine::new(cfg, work, observer, slot, plan(j), t0).and_then(Engine::run)
     };
-    if threads == 1 {
-        return engine(0).map(|o| vec![o]).map_err(start_err);
-    }
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads).map(|j| scope.spawn(move || engine(j))).collect();
-        handles
-            .into_iter()
-            .map(|h| match h.join() {
-                Ok(r) => r.map_err(start_err),
-                Err(_) => Err(Error::Startup("an engine thread panicked".into())),
-            })
-            .collect()
+        if let Some(b) = board {
+            scope.spawn(move || progress::display(b, t0));
+        }
+        let result = if threads == 1 {
+            engine(0).map(|o| vec![o]).map_err(start_err)
+        } else {
+            let handles: Vec<_> = (0..threads)
+                .map(|j| scope.spawn(move || engine(j)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h.join() {
+                    Ok(r) => r.map_err(start_err),
+                    Err(_) => Err(Error::Startup("an engine thread panicked".into())),
+                })
+                .collect()
+        };
+        if let Some(b) = board {
+            b.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        result
     })
 }
 

@@ -206,7 +206,7 @@ pub fn serve_main(args: &[String]) -> i32 {
 /// an in-process server; returns the exit status.
 pub fn demo_main(args: &[String]) -> i32 {
     match try_demo(args) {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("{e}");
             e.exit_code()
@@ -214,17 +214,17 @@ pub fn demo_main(args: &[String]) -> i32 {
     }
 }
 
-fn try_demo(args: &[String]) -> Result<(), Error> {
+fn try_demo(args: &[String]) -> Result<i32, Error> {
     let mut argv = vec!["rshperf".to_string()];
     argv.extend_from_slice(args.get(1..).unwrap_or_default());
     match cli::parse(&argv)? {
         Command::Help(_) => {
             print_stdout(DEMO_USAGE);
-            return Ok(());
+            return Ok(0);
         }
         Command::Version(text) => {
             print_stdout(&text);
-            return Ok(());
+            return Ok(0);
         }
         Command::Run(a) => {
             if a.given(Opt::Server) || a.given(Opt::Servers) || a.given(Opt::Port) {
@@ -248,8 +248,9 @@ fn try_demo(args: &[String]) -> Result<(), Error> {
     }
     let result = crate::runner::run(&cfg);
     let stopped = server.stop();
-    result?;
-    stopped.map_err(|e| Error::Startup(format!("demo: server: {e}")))
+    let code = result?;
+    stopped.map_err(|e| Error::Startup(format!("demo: server: {e}")))?;
+    Ok(code)
 }
 
 /// Writes `text` to stdout, ignoring a closed stdout.

@@ -135,6 +135,9 @@ pub struct Engine<'c> {
     /// `--periodic-stats`: next 1-s tick and the 200/302 counts at the last one.
     next_periodic: Option<Instant>,
     last_periodic: [u64; 2],
+    /// `--progress`: where to publish, and when next.
+    progress: Option<&'c crate::progress::Slot>,
+    next_progress: Option<Instant>,
     runtime_end: Option<Instant>,
     stop: Option<Instant>,
     interrupted: bool,
@@ -150,23 +153,30 @@ impl<'c> Engine<'c> {
         cfg: &'c Config,
         work: &'c Workload,
         observer: Option<Box<dyn ReplyObserver + 'c>>,
+        progress: Option<&'c crate::progress::Slot>,
         plan: Plan,
         t0: Instant,
     ) -> io::Result<Engine<'c>> {
         let poll = Poll::new()?;
         let timerfd = TimerFd::new()?;
-        poll.registry().register(&mut SourceFd(&timerfd.as_raw_fd()), TIMER_TOKEN, Interest::READABLE)?;
+        poll.registry().register(
+            &mut SourceFd(&timerfd.as_raw_fd()),
+            TIMER_TOKEN,
+            Interest::READABLE,
+        )?;
         let (rx, sender) = std::os::unix::net::UnixStream::pair()?;
         rx.set_nonblocking(true)?;
         sender.set_nonblocking(true)?;
         let mut signal = UnixStream::from_std(rx);
-        poll.registry().register(&mut signal, SIGNAL_TOKEN, Interest::READABLE)?;
+        poll.registry()
+            .register(&mut signal, SIGNAL_TOKEN, Interest::READABLE)?;
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let tx = sender.try_clone()?;
             signal_ids.push(signal_hook::low_level::pipe::register(sig, tx)?);
         }
-        let first_sample = SAMPLE_INTERVAL.mul_f64(f64::from(cfg.client_id + 1) / f64::from(cfg.num_clients.max(1)));
+        let first_sample = SAMPLE_INTERVAL
+            .mul_f64(f64::from(cfg.client_id + 1) / f64::from(cfg.num_clients.max(1)));
         let addr = *cfg
             .addrs
             .first()
@@ -218,6 +228,8 @@ impl<'c> Engine<'c> {
             last_sessions: 0,
             next_periodic: cfg.periodic_stats.then(|| t0 + PERIODIC_INTERVAL),
             last_periodic: [0; 2],
+            progress,
+            next_progress: progress.map(|_| t0 + crate::progress::INTERVAL),
             runtime_end: duration_of(cfg.runtime).map(|d| t0 + d),
             stop: None,
             interrupted: false,
@@ -231,8 +243,11 @@ impl<'c> Engine<'c> {
         if self.plan.arrivals == 0 {
             self.stop = Some(now);
         } else {
-            self.next_arrival =
-                if self.sequential { Some(now) } else { self.schedule.next_offset().map(|o| self.t0 + o) };
+            self.next_arrival = if self.sequential {
+                Some(now)
+            } else {
+                self.schedule.next_offset().map(|o| self.t0 + o)
+            };
             self.on_arrivals(now);
         }
         while self.stop.is_none() {
@@ -274,18 +289,35 @@ impl<'c> Engine<'c> {
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
-        Ok(Outcome { stats: self.stats, stopped: self.stop.unwrap_or_else(Instant::now), interrupted: self.interrupted })
+        Ok(Outcome {
+            stats: self.stats,
+            stopped: self.stop.unwrap_or_else(Instant::now),
+            interrupted: self.interrupted,
+        })
     }
 
     /// Arms the timerfd for the earliest deadline; returns the poll timeout (zero when
     /// something is already due, else None: the timerfd wakes the poll).
     fn arm_timer(&mut self) -> io::Result<Option<Duration>> {
-        let arrival = if self.arrivals_capped() { None } else { self.next_arrival };
-        let deadline = [arrival, self.wheel.next_deadline(), Some(self.next_sample), self.runtime_end, self.next_periodic]
-            .into_iter()
-            .flatten()
-            .min();
-        let Some(deadline) = deadline else { return Ok(None) };
+        let arrival = if self.arrivals_capped() {
+            None
+        } else {
+            self.next_arrival
+        };
+        let deadline = [
+            arrival,
+            self.wheel.next_deadline(),
+            Some(self.next_sample),
+            self.runtime_end,
+            self.next_periodic,
+            self.next_progress,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(deadline) = deadline else {
+            return Ok(None);
+        };
         let now = Instant::now();
         if deadline <= now {
             return Ok(Some(Duration::ZERO));
@@ -305,6 +337,12 @@ impl<'c> Engine<'c> {
         }
         if self.next_periodic.is_some_and(|t| now >= t) {
             self.print_periodic(now);
+        }
+        if let (Some(slot), Some(t)) = (self.progress, self.next_progress) {
+            if now >= t {
+                slot.publish(&self.stats);
+                self.next_progress = Some(t + crate::progress::INTERVAL);
+            }
         }
         if self.runtime_end.is_some_and(|end| now >= end) {
             self.stop.get_or_insert(now);
@@ -346,10 +384,16 @@ impl<'c> Engine<'c> {
     fn take_sample(&mut self, now: Instant) {
         let replies = self.stats.all_replies();
         let sessions = self.stats.sessions_ok;
-        let seconds = now.saturating_duration_since(self.last_sample).as_secs_f64();
+        let seconds = now
+            .saturating_duration_since(self.last_sample)
+            .as_secs_f64();
         let n = replies - self.last_replies;
         let s = sessions - self.last_sessions;
-        self.stats.rate_samples.push(RateSample { replies: n, sessions: s, seconds });
+        self.stats.rate_samples.push(RateSample {
+            replies: n,
+            sessions: s,
+            seconds,
+        });
         if self.cfg.verbose > 0 && self.cfg.threads == 1 {
             let mut out = io::stdout().lock();
             let _ = writeln!(out, "reply-rate = {:<8.1}", n as f64 / seconds);
@@ -412,7 +456,10 @@ impl<'c> Engine<'c> {
             reply_timeout: self.reply_timeout,
             debug: self.cfg.debug,
             completions: &mut self.completions,
-            observer: self.observer.as_deref_mut().map(|o| o as &mut dyn ReplyObserver),
+            observer: self
+                .observer
+                .as_deref_mut()
+                .map(|o| o as &mut dyn ReplyObserver),
         };
         (&mut self.table, ctx, &mut self.buf)
     }
@@ -424,10 +471,13 @@ impl<'c> Engine<'c> {
         self.live += 1;
         self.stats.max_concurrent = self.stats.max_concurrent.max(self.live);
         let timeout = self.timeout;
-        let slot = self.table.alloc(|| Conn::new(ConnId::from_token(Token(0)), now)).map(|(id, conn)| {
-            conn.reset(id, now, owner, timeout);
-            id
-        });
+        let slot = self
+            .table
+            .alloc(|| Conn::new(ConnId::from_token(Token(0)), now))
+            .map(|(id, conn)| {
+                conn.reset(id, now, owner, timeout);
+                id
+            });
         let Some(id) = slot else {
             self.fail_setup(now, owner, ErrorKind::FdUnavail);
             return None;
@@ -500,7 +550,11 @@ impl<'c> Engine<'c> {
             Err(SetupError::Connect(e)) => {
                 self.stats.on_connecting();
                 let errno = net::errno(&e);
-                Err(if errno == libc::EADDRINUSE { ErrorKind::AddrUnavail } else { ErrorKind::from_errno(errno) })
+                Err(if errno == libc::EADDRINUSE {
+                    ErrorKind::AddrUnavail
+                } else {
+                    ErrorKind::from_errno(errno)
+                })
             }
             Ok(c) => {
                 self.stats.on_connecting();
@@ -510,7 +564,11 @@ impl<'c> Engine<'c> {
                 };
                 self.poll
                     .registry()
-                    .register(&mut stream, id.token(), Interest::READABLE | Interest::WRITABLE)
+                    .register(
+                        &mut stream,
+                        id.token(),
+                        Interest::READABLE | Interest::WRITABLE,
+                    )
                     .map_err(|e| ErrorKind::from_errno(net::errno(&e)))?;
                 let conn = self.table.get_mut(id).ok_or(ErrorKind::Other)?;
                 conn.stream = Some(stream);
@@ -522,7 +580,9 @@ impl<'c> Engine<'c> {
     fn on_event(&mut self, id: ConnId, ready: Ready) {
         let now = Instant::now();
         let (table, mut ctx, buf) = self.ctx();
-        let Some(conn) = table.get_mut(id) else { return };
+        let Some(conn) = table.get_mut(id) else {
+            return;
+        };
         let mut step = Step::Continue;
         if conn.phase == Phase::Connecting {
             if !ready.writable {
@@ -558,7 +618,9 @@ impl<'c> Engine<'c> {
                 let owner = self.table.get_mut(c.conn).map(|conn| conn.owner);
                 match owner {
                     Some(Owner::Request { .. }) => self.request_on_completion(c, now),
-                    Some(Owner::Session { sess, slot }) => self.session_on_completion(c, sess, slot, now),
+                    Some(Owner::Session { sess, slot }) => {
+                        self.session_on_completion(c, sess, slot, now)
+                    }
                     Some(Owner::Orphan) | None => {}
                 }
             }
@@ -590,11 +652,20 @@ impl<'c> Engine<'c> {
     }
 
     /// Queues call `what` on connection `id` (bytes rendered into its send buffer).
-    fn issue(&mut self, id: ConnId, what: CallRef, cookie: Option<&[u8]>, retries: u8, now: Instant) {
+    fn issue(
+        &mut self,
+        id: ConnId,
+        what: CallRef,
+        cookie: Option<&[u8]>,
+        retries: u8,
+        now: Instant,
+    ) {
         let call_id = self.next_call_id;
         self.next_call_id += 1;
         let timeout = self.timeout;
-        let Some(conn) = self.table.get_mut(id) else { return };
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
         let buf = conn.send_buf();
         let start = buf.len();
         let (len, header) = self.work.requests.render(what, cookie, buf);
@@ -631,8 +702,14 @@ impl<'c> Engine<'c> {
             }
             let Some(id) = self.dirty.pop() else { break };
             let (table, mut ctx, _) = self.ctx();
-            let Some(conn) = table.get_mut(id) else { continue };
-            let step = if conn.wants_write() { conn.on_writable(now, &mut ctx) } else { Step::Continue };
+            let Some(conn) = table.get_mut(id) else {
+                continue;
+            };
+            let step = if conn.wants_write() {
+                conn.on_writable(now, &mut ctx)
+            } else {
+                Step::Continue
+            };
             self.after_step(id, step, now);
         }
     }
@@ -640,15 +717,22 @@ impl<'c> Engine<'c> {
     /// Makes sure a timer is pending no later than the connection's deadline. A later
     /// deadline leaves the earlier timer in place: it re-arms itself when it fires.
     fn arm_watchdog(&mut self, id: ConnId) {
-        let Some(conn) = self.table.get_mut(id) else { return };
-        let Some(deadline) = conn.deadline() else { return };
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
+        let Some(deadline) = conn.deadline() else {
+            return;
+        };
         if let Some((armed, timer)) = conn.armed {
             if armed <= deadline {
                 return;
             }
             self.wheel.cancel(timer);
         }
-        conn.armed = self.wheel.schedule(deadline, Timer::Watchdog(id)).map(|t| (deadline, t));
+        conn.armed = self
+            .wheel
+            .schedule(deadline, Timer::Watchdog(id))
+            .map(|t| (deadline, t));
     }
 
     fn on_timers(&mut self, now: Instant) {
@@ -666,7 +750,9 @@ impl<'c> Engine<'c> {
     }
 
     fn on_watchdog(&mut self, id: ConnId, now: Instant) {
-        let Some(conn) = self.table.get_mut(id) else { return };
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
         conn.armed = None;
         match conn.deadline() {
             Some(d) if d <= now => {
@@ -690,7 +776,9 @@ impl<'c> Engine<'c> {
     /// Ends connection `id`: counts the failure (if any) and its lifetime (if it had a
     /// reply), closes the socket, frees the slot, tells its owner.
     fn finish(&mut self, id: ConnId, fail: Option<ErrorKind>, now: Instant) {
-        let Some(conn) = self.table.get_mut(id) else { return };
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
         if let Some((_, t)) = conn.armed.take() {
             self.wheel.cancel(t);
         }
@@ -701,7 +789,8 @@ impl<'c> Engine<'c> {
             }
         }
         if conn.replies > 0 {
-            self.stats.on_lifetime(now.saturating_duration_since(conn.started));
+            self.stats
+                .on_lifetime(now.saturating_duration_since(conn.started));
         }
         if let (Some(pool), Some(port)) = (self.ports.as_mut(), conn.port.take()) {
             pool.release(port);
@@ -727,10 +816,19 @@ impl<'c> Engine<'c> {
 
     /// Tells a connection's owner it is gone (`self.leftovers` holds its unanswered
     /// calls).
-    fn on_closed(&mut self, owner: Owner, id: Option<ConnId>, fail: Option<ErrorKind>, replies: u64, now: Instant) {
+    fn on_closed(
+        &mut self,
+        owner: Owner,
+        id: Option<ConnId>,
+        fail: Option<ErrorKind>,
+        replies: u64,
+        now: Instant,
+    ) {
         match owner {
             Owner::Request { .. } => self.on_unit_done(now),
-            Owner::Session { sess, slot } => self.session_on_conn_closed(sess, slot, id, fail, replies, now),
+            Owner::Session { sess, slot } => {
+                self.session_on_conn_closed(sess, slot, id, fail, replies, now)
+            }
             Owner::Orphan => {}
         }
     }

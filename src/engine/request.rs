@@ -12,7 +12,10 @@ use crate::table::ConnId;
 impl Engine<'_> {
     /// Arrival of the request-oriented workload: one new connection.
     pub(super) fn start_request_conn(&mut self, now: Instant) {
-        let owner = Owner::Request { calls_left: self.cfg.num_calls, in_burst: 0 };
+        let owner = Owner::Request {
+            calls_left: self.cfg.num_calls,
+            in_burst: 0,
+        };
         self.open_conn(now, owner);
     }
 
@@ -23,25 +26,45 @@ impl Engine<'_> {
     /// Issues the next burst on `id`, or closes it when all calls are done.
     fn request_next_burst(&mut self, id: ConnId, now: Instant) {
         let burst = self.cfg.burst_length.max(1);
-        let Some(conn) = self.table.get_mut(id) else { return };
-        let Owner::Request { calls_left, .. } = conn.owner else { return };
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
+        let Owner::Request { calls_left, .. } = conn.owner else {
+            return;
+        };
         if calls_left == 0 || conn.closing {
             self.to_close.push(id);
             return;
         }
         let n = calls_left.min(burst);
-        conn.owner = Owner::Request { calls_left: calls_left - n, in_burst: n };
+        conn.owner = Owner::Request {
+            calls_left: calls_left - n,
+            in_burst: n,
+        };
         for _ in 0..n {
-            let Some(what) = self.next_call_ref(now) else { break };
+            let Some(what) = self.next_call_ref(now) else {
+                break;
+            };
             self.issue(id, what, None, 0, now);
         }
     }
 
     pub(super) fn request_on_completion(&mut self, c: &Completion, now: Instant) {
-        let Some(conn) = self.table.get_mut(c.conn) else { return };
-        let Owner::Request { calls_left, in_burst } = conn.owner else { return };
+        let Some(conn) = self.table.get_mut(c.conn) else {
+            return;
+        };
+        let Owner::Request {
+            calls_left,
+            in_burst,
+        } = conn.owner
+        else {
+            return;
+        };
         let in_burst = in_burst.saturating_sub(1);
-        conn.owner = Owner::Request { calls_left, in_burst };
+        conn.owner = Owner::Request {
+            calls_left,
+            in_burst,
+        };
         if in_burst == 0 && !conn.closing {
             self.request_next_burst(c.conn, now);
         }

@@ -79,21 +79,30 @@ impl Engine<'_> {
         // Global session number k of this stripe: k = stripe + index × stripes.
         let k = u64::from(self.plan.stripe) + index * u64::from(self.plan.stripes);
         let template = usize::try_from(k).unwrap_or(0) % templates;
-        let Some((id, s)) = self.sessions.alloc(Session::default) else { return };
-        *s = Session { started: Some(now), template, ..Session::default() };
+        let Some((id, s)) = self.sessions.alloc(Session::default) else {
+            return;
+        };
+        *s = Session {
+            started: Some(now),
+            template,
+            ..Session::default()
+        };
         self.begin_burst(id, now);
     }
 
     /// Starts burst `sess.burst`: its first call alone.
     fn begin_burst(&mut self, id: ConnId, now: Instant) {
         let work = self.work;
-        let Some(s) = self.sessions.get_mut(id) else { return };
+        let Some(s) = self.sessions.get_mut(id) else {
+            return;
+        };
         s.think = None;
         let size = match &work.kind {
             Kind::Wsess { calls, burst, .. } => (*calls - s.issued).min((*burst).max(1)),
-            Kind::Wsesslog { sessions, .. } => {
-                sessions.get(s.template).and_then(|t| t.get(s.burst)).map_or(0, |b| b.calls.len() as u64)
-            }
+            Kind::Wsesslog { sessions, .. } => sessions
+                .get(s.template)
+                .and_then(|t| t.get(s.burst))
+                .map_or(0, |b| b.calls.len() as u64),
             Kind::Request => 0,
         };
         if size == 0 {
@@ -113,7 +122,12 @@ impl Engine<'_> {
         match &work.kind {
             Kind::Wsesslog { sessions, .. } => {
                 let s = self.sessions.get_mut(id)?;
-                sessions.get(s.template)?.get(s.burst)?.calls.get(j).copied()
+                sessions
+                    .get(s.template)?
+                    .get(s.burst)?
+                    .calls
+                    .get(j)
+                    .copied()
             }
             _ => {
                 let r = self.next_call_ref(now)?;
@@ -130,10 +144,15 @@ impl Engine<'_> {
     fn assign(&mut self, id: ConnId, what: CallRef, retries: u8, now: Instant) {
         let (max_conns, max_piped) = (self.max_conns(), self.max_piped());
         for slot in 0..max_conns {
-            let Some(s) = self.sessions.get_mut(id) else { return };
+            let Some(s) = self.sessions.get_mut(id) else {
+                return;
+            };
             match s.conns[slot] {
                 Some(cid) => {
-                    let room = self.table.get_mut(cid).is_some_and(|c| !c.closing && c.outstanding() < max_piped);
+                    let room = self
+                        .table
+                        .get_mut(cid)
+                        .is_some_and(|c| !c.closing && c.outstanding() < max_piped);
                     if room {
                         let cookie = s.cookie.clone();
                         self.issue(cid, what, cookie.as_deref(), retries, now);
@@ -141,7 +160,10 @@ impl Engine<'_> {
                     }
                 }
                 None => {
-                    let owner = Owner::Session { sess: id, slot: u8::try_from(slot).unwrap_or(0) };
+                    let owner = Owner::Session {
+                        sess: id,
+                        slot: u8::try_from(slot).unwrap_or(0),
+                    };
                     let Some(cid) = self.open_conn(now, owner) else {
                         // Failed at once: the session may be gone (see on_conn_closed);
                         // if it survived, this call waits for a later connection.
@@ -155,7 +177,9 @@ impl Engine<'_> {
                             c.cookie.get_or_insert_with(CookieScan::default);
                         }
                     }
-                    let Some(s) = self.sessions.get_mut(id) else { return };
+                    let Some(s) = self.sessions.get_mut(id) else {
+                        return;
+                    };
                     s.conns[slot] = Some(cid);
                     let cookie = s.cookie.clone();
                     self.issue(cid, what, cookie.as_deref(), retries, now);
@@ -171,8 +195,12 @@ impl Engine<'_> {
     /// Moves waiting calls onto connections with room.
     fn pump(&mut self, id: ConnId, now: Instant) {
         loop {
-            let Some(s) = self.sessions.get_mut(id) else { return };
-            let Some((what, retries)) = s.pending.pop_front() else { return };
+            let Some(s) = self.sessions.get_mut(id) else {
+                return;
+            };
+            let Some((what, retries)) = s.pending.pop_front() else {
+                return;
+            };
             let before = s.pending.len();
             self.assign(id, what, retries, now);
             // assign() put it back at the end: no room anywhere right now.
@@ -195,16 +223,26 @@ impl Engine<'_> {
         }
     }
 
-    pub(super) fn session_on_completion(&mut self, c: &Completion, sess: ConnId, slot: u8, now: Instant) {
+    pub(super) fn session_on_completion(
+        &mut self,
+        c: &Completion,
+        sess: ConnId,
+        slot: u8,
+        now: Instant,
+    ) {
         let http10 = self.http10();
-        let Some(conn) = self.table.get_mut(c.conn) else { return };
+        let Some(conn) = self.table.get_mut(c.conn) else {
+            return;
+        };
         let cookie = conn.cookie.as_mut().and_then(CookieScan::take);
         let detach = http10 || conn.closing;
         if http10 && conn.outstanding() == 0 {
             // HTTP/1.0: the client closes after every reply.
             self.to_close.push(c.conn);
         }
-        let Some(s) = self.sessions.get_mut(sess) else { return };
+        let Some(s) = self.sessions.get_mut(sess) else {
+            return;
+        };
         if detach && s.conns[usize::from(slot)] == Some(c.conn) {
             s.conns[usize::from(slot)] = None;
         }
@@ -228,13 +266,18 @@ impl Engine<'_> {
     /// A call of the current burst is answered.
     fn call_done(&mut self, id: ConnId, now: Instant) {
         let work = self.work;
-        let Some(s) = self.sessions.get_mut(id) else { return };
+        let Some(s) = self.sessions.get_mut(id) else {
+            return;
+        };
         s.in_burst = s.in_burst.saturating_sub(1);
         if s.rest_pending {
             s.rest_pending = false;
             let rest = s.in_burst;
             for j in 1..=rest {
-                let Some(what) = self.burst_call(id, usize::try_from(j).unwrap_or(usize::MAX), now) else { break };
+                let Some(what) = self.burst_call(id, usize::try_from(j).unwrap_or(usize::MAX), now)
+                else {
+                    break;
+                };
                 self.assign(id, what, 0, now);
             }
             return;
@@ -247,7 +290,10 @@ impl Engine<'_> {
             Kind::Wsesslog { sessions, think } => {
                 let t = sessions.get(s.template);
                 let burst = t.and_then(|t| t.get(s.burst));
-                (t.is_some_and(|t| s.burst + 1 < t.len()), burst.and_then(|b| b.think).unwrap_or(*think))
+                (
+                    t.is_some_and(|t| s.burst + 1 < t.len()),
+                    burst.and_then(|b| b.think).unwrap_or(*think),
+                )
             }
             Kind::Request => (false, 0.0),
         };
@@ -287,7 +333,9 @@ impl Engine<'_> {
         // Taken now: nested closes (a replacement connection failing at once) must
         // not see this connection's calls.
         let left = std::mem::take(&mut self.leftovers);
-        let Some(s) = self.sessions.get_mut(sess) else { return };
+        let Some(s) = self.sessions.get_mut(sess) else {
+            return;
+        };
         if conn.is_some() && s.conns[usize::from(slot)] == conn {
             s.conns[usize::from(slot)] = None;
         }
@@ -316,8 +364,12 @@ impl Engine<'_> {
 
     /// Ends a session: statistics, its connections closed, the slot freed.
     fn end_session(&mut self, id: ConnId, ok: bool, now: Instant) {
-        let Some(s) = self.sessions.get_mut(id) else { return };
-        let life = s.started.map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+        let Some(s) = self.sessions.get_mut(id) else {
+            return;
+        };
+        let life = s
+            .started
+            .map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
         self.stats.on_session(ok, life, s.connects, s.replies);
         if let Some(t) = s.think.take() {
             self.wheel.cancel(t);

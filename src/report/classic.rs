@@ -137,6 +137,9 @@ fn write_replies<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
 
 /// CPU time and Net I/O.
 fn write_resources<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
+    if let Some([ok, found]) = s.periodic {
+        writeln!(out, "Periodic stats: 200={ok} 302={found}\n")?;
+    }
     writeln!(
         out,
         "CPU time [s]: user {} system {} (user {}% system {}% total {}%)",

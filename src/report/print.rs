@@ -269,6 +269,25 @@ fn split_line(bytes: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
+/// The engine hands call bytes to the printer through the connection's observer hook.
+impl<W: Write> crate::conn::ReplyObserver for Printer<W> {
+    fn request(&mut self, id: u64, bytes: &[u8], header: usize) {
+        Printer::request(self, id, bytes, header);
+    }
+    fn abort(&mut self, id: u64) {
+        self.reply_abort(id);
+    }
+    fn header(&mut self, id: u64, bytes: &[u8]) {
+        self.reply_header(id, bytes);
+    }
+    fn body(&mut self, id: u64, bytes: &[u8]) {
+        self.reply_body(id, bytes);
+    }
+    fn done(&mut self, id: u64, header: u64, content: u64, footer: u64) {
+        self.reply_done(id, header, content, footer);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -625,24 +644,5 @@ RS4: header 39 content 0 footer 0
             Some(io::ErrorKind::BrokenPipe)
         );
         assert!(p.take_error().is_none());
-    }
-}
-
-/// The engine hands call bytes to the printer through the connection's observer hook.
-impl<W: Write> crate::conn::ReplyObserver for Printer<W> {
-    fn request(&mut self, id: u64, bytes: &[u8], header: usize) {
-        Printer::request(self, id, bytes, header);
-    }
-    fn abort(&mut self, id: u64) {
-        self.reply_abort(id);
-    }
-    fn header(&mut self, id: u64, bytes: &[u8]) {
-        self.reply_header(id, bytes);
-    }
-    fn body(&mut self, id: u64, bytes: &[u8]) {
-        self.reply_body(id, bytes);
-    }
-    fn done(&mut self, id: u64, header: u64, content: u64, footer: u64) {
-        self.reply_done(id, header, content, footer);
     }
 }

@@ -79,6 +79,9 @@ impl RateSummary {
 /// histogram (see `lifetime_histogram`).
 #[derive(Debug, Clone)]
 pub struct Summary<'a> {
+    /// `--periodic-stats`: total replies with status 200 and 302 (the report's
+    /// `Periodic stats:` line); None without the option. Set by the caller.
+    pub periodic: Option<[u64; 2]>,
     /// Most connects started in one event-loop iteration.
     pub max_burst: u64,
     /// Connections that reached the connecting stage.
@@ -218,6 +221,7 @@ impl<'a> Summary<'a> {
             stats.request_bytes + stats.reply_header_bytes + stats.reply_content_bytes;
         let net = net_io_bytes as f64;
         Summary {
+            periodic: None,
             max_burst: stats.max_burst,
             connections: stats.connections,
             requests: stats.requests,

@@ -53,9 +53,14 @@ enum UriSource {
     /// `--wlog`: `Requests::uris` in order, looping or not.
     Wlog { repeat: bool },
     /// `--wset`: file numbers per §1.4.3 (closed form of httperf's running sum).
-    Wset { files: u64, miss_rate: f64, first: f64, client: u64, clients: u64 },
+    Wset {
+        files: u64,
+        miss_rate: f64,
+        first: f64,
+        client: u64,
+        clients: u64,
+    },
 }
-
 
 /// The shared, immutable description of what the engines send.
 #[derive(Debug, Clone)]
@@ -71,19 +76,25 @@ impl Workload {
     /// Reads the files named by `cfg` and renders every request.
     pub fn from_config(cfg: &Config) -> Result<Workload, Error> {
         let header_file = match &cfg.add_header_file {
-            Some(f) => std::fs::read(f).map_err(|e| Error::Startup(format!("failed to open header file {f}: {e}")))?,
+            Some(f) => std::fs::read(f)
+                .map_err(|e| Error::Startup(format!("failed to open header file {f}: {e}")))?,
             None => Vec::new(),
         };
         let mut requests = Requests::new(cfg, &header_file);
         let mut uri = UriSource::Fixed;
         if let Some(spec) = &cfg.wlog {
             // Read once without looping: every entry, in order.
-            let once = crate::config::WlogSpec { repeat: false, file: spec.file.clone() };
+            let once = crate::config::WlogSpec {
+                repeat: false,
+                file: spec.file.clone(),
+            };
             let mut log = uri::Wlog::from_file(&once)?;
             while let Some(u) = log.next() {
                 requests.uris.push(u.to_string());
             }
-            uri = UriSource::Wlog { repeat: spec.repeat };
+            uri = UriSource::Wlog {
+                repeat: spec.repeat,
+            };
         } else if let Some(spec) = &cfg.wset {
             requests.uris = wset_uris(&cfg.uri, spec);
             uri = UriSource::Wset {
@@ -103,19 +114,35 @@ impl Workload {
                     let calls = b
                         .requests
                         .iter()
-                        .map(|r| requests.add_template(cfg, &header_file, &r.method, &r.uri, &r.body))
+                        .map(|r| {
+                            requests.add_template(cfg, &header_file, &r.method, &r.uri, &r.body)
+                        })
                         .collect();
-                    bursts.push(BurstPlan { calls, think: b.think });
+                    bursts.push(BurstPlan {
+                        calls,
+                        think: b.think,
+                    });
                 }
                 sessions.push(bursts);
             }
-            Kind::Wsesslog { sessions, think: spec.think }
+            Kind::Wsesslog {
+                sessions,
+                think: spec.think,
+            }
         } else if let Some(spec) = &cfg.wsess {
-            Kind::Wsess { calls: spec.calls, burst: cfg.burst_length.max(1), think: spec.think }
+            Kind::Wsess {
+                calls: spec.calls,
+                burst: cfg.burst_length.max(1),
+                think: spec.think,
+            }
         } else {
             Kind::Request
         };
-        Ok(Workload { requests, kind, uri })
+        Ok(Workload {
+            requests,
+            kind,
+            uri,
+        })
     }
 
     /// Whether arrivals are sessions.
@@ -144,7 +171,13 @@ impl Workload {
                 }
                 u32::try_from(cursor % n).ok().map(CallRef::Uri)
             }
-            UriSource::Wset { files, miss_rate, first, client, clients } => {
+            UriSource::Wset {
+                files,
+                miss_rate,
+                first,
+                client,
+                clients,
+            } => {
                 // Call k adds the miss rate k+1 times; every whole unit moves to the
                 // next file of this client's stride.
                 let misses = (first + (cursor + 1) as f64 * miss_rate).floor() as u64;
@@ -187,15 +220,27 @@ mod tests {
 
     #[test]
     fn wset_names_and_sequence() {
-        let spec = WsetSpec { files: 1000, miss_rate: 0.5 };
+        let spec = WsetSpec {
+            files: 1000,
+            miss_rate: 0.5,
+        };
         let uris = wset_uris("/wset/", &spec);
         assert_eq!(uris[1], "/wset/0/0/1.html");
         assert_eq!(wset_uris("/", &spec)[1], "/0/0/1.html");
         assert_eq!(wset_uris("/wset", &spec)[999], "/wset/9/9/9.html");
         let w = Workload {
-            requests: Requests::new(&Config::from_argv(&["rshperf", "--server", "127.0.0.1"]).expect("cfg"), b""),
+            requests: Requests::new(
+                &Config::from_argv(&["rshperf", "--server", "127.0.0.1"]).expect("cfg"),
+                b"",
+            ),
             kind: Kind::Request,
-            uri: UriSource::Wset { files: 1000, miss_rate: 0.5, first: uri::DRAND48_FIRST, client: 0, clients: 1 },
+            uri: UriSource::Wset {
+                files: 1000,
+                miss_rate: 0.5,
+                first: uri::DRAND48_FIRST,
+                client: 0,
+                clients: 1,
+            },
         };
         // ~0 + 0.5 → 0.5 (file 0), 1.0 (1), 1.5 (1), 2.0 (2), 2.5 (2) … as httperf.
         let files: Vec<CallRef> = (0..5).filter_map(|k| w.call_ref(k)).collect();

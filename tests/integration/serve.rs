@@ -252,11 +252,11 @@ fn demo_chooses_server_and_port_itself() {
             "rshperf: demo: --server/--port are chosen by demo\n"
         );
     }
-    let out = run(&["demo", "--wsess", "1,1,0"]);
+    let out = run(&["demo", "--wsesspage", "1,1,0"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "rshperf: --wsess is not supported yet\n"
+        "rshperf: --wsesspage is not supported yet\n"
     );
     let out = run(&["demo", "-h"]);
     assert_eq!(out.status.code(), Some(0));
