@@ -51,11 +51,11 @@ pub fn quantile_ms(h: &Histogram<u64>, q: f64) -> f64 {
     us as f64 / 1000.0
 }
 
-/// Writes a blank line, then one line per histogram:
+/// Writes one line per histogram, with no blank line before them (a blank line would
+/// change the report's layout as httperf parsers and compare tools see it):
 /// `Percentiles connect [ms]: p50 0.123 p90 … p99 … p99.9 … p99.99 … max …`
 /// (connect, response, transfer, lifetime, lateness; empty histograms print zeros).
 pub fn write_percentiles<W: Write>(out: &mut W, stats: &Stats) -> io::Result<()> {
-    writeln!(out)?;
     for (name, h) in histograms(stats) {
         write!(out, "Percentiles {name} [ms]:")?;
         for (q, label, _) in QUANTILES {
@@ -81,7 +81,7 @@ mod tests {
     fn empty_histograms_print_zeros() {
         let zeros = "p50 0.000 p90 0.000 p99 0.000 p99.9 0.000 p99.99 0.000 max 0.000";
         let expected = format!(
-            "\nPercentiles connect [ms]: {zeros}\nPercentiles response [ms]: {zeros}\n\
+            "Percentiles connect [ms]: {zeros}\nPercentiles response [ms]: {zeros}\n\
              Percentiles transfer [ms]: {zeros}\nPercentiles lifetime [ms]: {zeros}\n\
              Percentiles lateness [ms]: {zeros}\n"
         );
