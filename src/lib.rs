@@ -17,6 +17,7 @@ pub mod runner;
 pub mod stats;
 pub mod table;
 pub mod timer;
+pub mod tls;
 pub mod workload;
 
 use std::io::Write;
