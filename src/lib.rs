@@ -21,6 +21,7 @@ pub mod stats;
 pub mod table;
 pub mod threshold;
 pub mod timer;
+pub mod tls;
 pub mod workload;
 
 use std::io::Write;
