@@ -19,6 +19,7 @@ use crate::net;
 use crate::stats::{ErrorKind, Stats};
 use crate::table::ConnId;
 use crate::timer::TimerId;
+use crate::tls::TlsConn;
 
 /// What the engine must do after a handler ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +37,8 @@ pub enum Step {
 pub enum Phase {
     /// `connect()` in progress.
     Connecting,
+    /// TCP connected, TLS handshake in progress (part of the connect time).
+    Handshaking,
     /// Connected: sending requests and receiving replies.
     Active,
 }
@@ -138,10 +141,15 @@ pub struct Conn {
     recv_deadline: Option<Instant>,
     /// Set-Cookie scanning (session workloads with `--session-cookies`).
     pub cookie: Option<CookieScan>,
+    /// The TLS layer (`--ssl`).
+    pub tls: Option<TlsConn>,
+    /// Why the TLS handshake failed (reported once per run by the engine).
+    pub tls_error: Option<String>,
 }
 
 fn after(now: Instant, d: Option<Duration>) -> Option<Instant> {
-    d.map(|d| now + d)
+    // A deadline too far away to represent is no deadline.
+    d.and_then(|d| now.checked_add(d))
 }
 
 /// Forwards parser pieces of one call to the engine's observer and the cookie scan.
@@ -193,6 +201,8 @@ impl Conn {
             send_deadline: None,
             recv_deadline: None,
             cookie: None,
+            tls: None,
+            tls_error: None,
         }
     }
 
@@ -217,6 +227,8 @@ impl Conn {
         if let Some(c) = self.cookie.as_mut() {
             c.take();
         }
+        self.tls = None;
+        self.tls_error = None;
     }
 
     /// The earliest watchdog deadline, if any.
@@ -232,9 +244,11 @@ impl Conn {
         self.calls.len()
     }
 
-    /// True while request bytes are unwritten.
+    /// True while request bytes (or TLS records) are unwritten.
     pub fn wants_write(&self) -> bool {
-        self.phase == Phase::Active && self.send_off < self.send_buf.len()
+        self.phase == Phase::Active
+            && (self.send_off < self.send_buf.len()
+                || self.tls.as_ref().is_some_and(TlsConn::wants_write))
     }
 
     /// The send buffer, for rendering a call's bytes into it before `queue`.
@@ -278,12 +292,45 @@ impl Conn {
         // Writable without an error can still mean "not yet connected" after a
         // spurious wakeup; peer_addr tells.
         match stream.peer_addr() {
+            Ok(_) if self.tls.is_some() => {
+                self.phase = Phase::Handshaking;
+                self.on_handshake_ready(now, ctx)
+            }
             Ok(_) => {
                 self.on_connected(now, ctx);
                 Ok(true)
             }
             Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => Ok(false),
             Err(e) => Err(ErrorKind::from_errno(net::errno(&e))),
+        }
+    }
+
+    /// Drives the TLS handshake; Ok(true) once it is done (the connection then counts
+    /// as connected, handshake included, as in httperf).
+    pub fn on_handshake_ready(
+        &mut self,
+        now: Instant,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<bool, ErrorKind> {
+        let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) else {
+            return Err(ErrorKind::Other);
+        };
+        match tls.handshake(stream) {
+            Ok(false) => Ok(false),
+            Ok(true) => {
+                ctx.stats.on_tls_handshake(tls.resumed());
+                self.on_connected(now, ctx);
+                Ok(true)
+            }
+            Err(e) => {
+                let kind = match e.raw_os_error() {
+                    Some(errno) => ErrorKind::from_errno(errno),
+                    None if e.kind() == io::ErrorKind::UnexpectedEof => ErrorKind::ConnReset,
+                    None => ErrorKind::Other,
+                };
+                self.tls_error = Some(e.to_string());
+                Err(kind)
+            }
         }
     }
 
@@ -311,7 +358,12 @@ impl Conn {
             let Some(stream) = self.stream.as_mut() else {
                 return Step::Fail(ErrorKind::Other);
             };
-            match stream.write(&self.send_buf[self.send_off..]) {
+            let data = &self.send_buf[self.send_off..];
+            let written = match self.tls.as_mut() {
+                Some(tls) => tls.write(stream, data),
+                None => stream.write(data),
+            };
+            match written {
                 Ok(0) => return Step::Fail(ErrorKind::Other),
                 Ok(k) => {
                     self.send_off += k;
@@ -332,7 +384,22 @@ impl Conn {
             self.send_buf.clear();
             self.send_off = 0;
         }
+        if let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) {
+            if tls.wants_write() {
+                if let Err(e) = tls.flush(stream) {
+                    return Step::Fail(ErrorKind::from_errno(net::errno(&e)));
+                }
+            }
+        }
         Step::Continue
+    }
+
+    /// Sends TLS close_notify (best effort) before a normal close.
+    pub fn close_tls(&mut self) {
+        if let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) {
+            tls.send_close_notify();
+            let _ = tls.flush(stream);
+        }
     }
 
     /// Marks calls whose bytes are now all written.
@@ -368,13 +435,19 @@ impl Conn {
             let Some(stream) = self.stream.as_mut() else {
                 return Step::Fail(ErrorKind::Other);
             };
-            match stream.read(buf) {
+            let got = match self.tls.as_mut() {
+                Some(tls) => tls.read(stream, buf),
+                None => stream.read(buf),
+            };
+            match got {
                 Ok(0) => return self.on_eof(now, ctx),
                 Ok(k) => {
                     let step = self.on_data(now, &buf[..k], ctx);
                     // A short read drained the socket: epoll (edge-triggered) reports
                     // the next arrival as a new event.
-                    if step != Step::Continue || (k < buf.len() && !closed) {
+                    // (Not with TLS: rustls may hold plaintext while the socket
+                    // still has records.)
+                    if step != Step::Continue || (k < buf.len() && !closed && self.tls.is_none()) {
                         return step;
                     }
                 }
@@ -406,7 +479,11 @@ impl Conn {
                 Ok(p) => p,
                 Err(e) => {
                     if ctx.debug > 0 {
-                        eprintln!("rshperf: connection {}: bad reply: {e:?}", self.id.index());
+                        let head = String::from_utf8_lossy(&data[..data.len().min(64)]);
+                        eprintln!(
+                            "rshperf: connection {}: bad reply: {e:?} at {head:?}",
+                            self.id.index()
+                        );
                     }
                     return Step::Fail(ErrorKind::Other);
                 }
@@ -490,7 +567,7 @@ impl Conn {
         if let Some(next) = self.calls.front() {
             self.parser.start(next.head);
             if let (Some(w), Some(t)) = (next.written, ctx.reply_timeout) {
-                self.recv_deadline = Some(w + t);
+                self.recv_deadline = w.checked_add(t);
             }
         }
     }

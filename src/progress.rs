@@ -64,7 +64,8 @@ pub fn display(board: &Board, t0: Instant) {
     let mut err = std::io::stderr();
     let mut last_replies = 0u64;
     let mut last = t0;
-    let mut next = t0 + INTERVAL;
+    // Read a little after the engines' publishing tick, so the figures are fresh.
+    let mut next = t0 + INTERVAL + Duration::from_millis(100);
     while !board.done.load(Ordering::Relaxed) {
         let now = Instant::now();
         if now < next {

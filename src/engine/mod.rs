@@ -143,8 +143,9 @@ pub struct Engine<'c> {
     interrupted: bool,
 }
 
+/// A positive option value in seconds as a Duration (huge values saturate).
 fn duration_of(secs: f64) -> Option<Duration> {
-    (secs > 0.0).then(|| Duration::from_secs_f64(secs))
+    (secs > 0.0).then(|| Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
 }
 
 impl<'c> Engine<'c> {
@@ -230,7 +231,7 @@ impl<'c> Engine<'c> {
             last_periodic: [0; 2],
             progress,
             next_progress: progress.map(|_| t0 + crate::progress::INTERVAL),
-            runtime_end: duration_of(cfg.runtime).map(|d| t0 + d),
+            runtime_end: duration_of(cfg.runtime).and_then(|d| t0.checked_add(d)),
             stop: None,
             interrupted: false,
         })
@@ -246,7 +247,9 @@ impl<'c> Engine<'c> {
             self.next_arrival = if self.sequential {
                 Some(now)
             } else {
-                self.schedule.next_offset().map(|o| self.t0 + o)
+                self.schedule
+                    .next_offset()
+                    .and_then(|o| self.t0.checked_add(o))
             };
             self.on_arrivals(now);
         }
@@ -366,7 +369,10 @@ impl<'c> Engine<'c> {
             }
             self.flush();
             if !self.sequential && self.started < self.plan.arrivals {
-                self.next_arrival = self.schedule.next_offset().map(|o| self.t0 + o);
+                self.next_arrival = self
+                    .schedule
+                    .next_offset()
+                    .and_then(|o| self.t0.checked_add(o));
             }
         }
     }
@@ -394,7 +400,7 @@ impl<'c> Engine<'c> {
             sessions: s,
             seconds,
         });
-        if self.cfg.verbose > 0 && self.cfg.threads == 1 {
+        if self.cfg.verbose > 0 && self.cfg.threads == 1 && self.text_out() {
             let mut out = io::stdout().lock();
             let _ = writeln!(out, "reply-rate = {:<8.1}", n as f64 / seconds);
             if self.work.is_session() {
@@ -412,7 +418,7 @@ impl<'c> Engine<'c> {
     /// second (httperf master's format; printed by single-engine runs).
     fn print_periodic(&mut self, now: Instant) {
         let counts = self.stats.status_200_302;
-        if self.cfg.threads == 1 {
+        if self.cfg.threads == 1 && self.text_out() {
             let mut out = io::stdout().lock();
             let _ = writeln!(
                 out,
@@ -482,14 +488,50 @@ impl<'c> Engine<'c> {
             self.fail_setup(now, owner, ErrorKind::FdUnavail);
             return None;
         };
+        if let Some(settings) = &self.work.tls {
+            let cache = match owner {
+                Owner::Session { sess, .. } => {
+                    self.sessions.get_mut(sess).and_then(|s| s.tls_cache())
+                }
+                _ => None,
+            };
+            let tls = settings.new_connection(cache.as_ref());
+            match (tls, self.table.get_mut(id)) {
+                (Ok(t), Some(c)) => c.tls = Some(t),
+                (Err(e), Some(c)) => {
+                    c.tls_error = Some(e.to_string());
+                    self.report_tls_error(id);
+                    self.stats.on_connecting();
+                    self.finish(id, Some(ErrorKind::Other), now);
+                    return None;
+                }
+                _ => {}
+            }
+        }
         match self.open_socket(id) {
             Ok(Some(connected)) => {
                 if connected {
                     let (table, mut ctx, _) = self.ctx();
-                    if let Some(c) = table.get_mut(id) {
-                        c.on_connected(now, &mut ctx);
+                    let done = match table.get_mut(id) {
+                        Some(c) if c.tls.is_some() => {
+                            c.phase = Phase::Handshaking;
+                            c.on_handshake_ready(now, &mut ctx)
+                        }
+                        Some(c) => {
+                            c.on_connected(now, &mut ctx);
+                            Ok(true)
+                        }
+                        None => Ok(false),
+                    };
+                    match done {
+                        Ok(true) => self.on_connected(id, now),
+                        Ok(false) => {}
+                        Err(kind) => {
+                            self.report_tls_error(id);
+                            self.finish(id, Some(kind), now);
+                            return None;
+                        }
                     }
-                    self.on_connected(id, now);
                 }
                 Some(id)
             }
@@ -584,18 +626,32 @@ impl<'c> Engine<'c> {
             return;
         };
         let mut step = Step::Continue;
-        if conn.phase == Phase::Connecting {
-            if !ready.writable {
-                return;
-            }
-            match conn.on_connect_ready(now, &mut ctx) {
+        if conn.phase != Phase::Active {
+            let result = match conn.phase {
+                Phase::Connecting if ready.writable => conn.on_connect_ready(now, &mut ctx),
+                Phase::Handshaking => conn.on_handshake_ready(now, &mut ctx),
+                _ => return,
+            };
+            match result {
                 Ok(true) => {
+                    // Queue the first calls, then handle the rest of this event: data
+                    // or a FIN may have arrived with the connect completion, and an
+                    // edge-triggered poll will not report them again.
                     self.on_connected(id, now);
                     self.flush();
-                    return;
+                    let (table, mut ctx, buf) = self.ctx();
+                    let Some(conn) = table.get_mut(id) else {
+                        return;
+                    };
+                    if ready.readable {
+                        step = conn.on_readable(now, buf, ready.closed, &mut ctx);
+                    }
                 }
                 Ok(false) => return,
-                Err(kind) => step = Step::Fail(kind),
+                Err(kind) => {
+                    self.report_tls_error(id);
+                    step = Step::Fail(kind);
+                }
             }
         } else {
             if ready.writable && conn.wants_write() {
@@ -795,6 +851,9 @@ impl<'c> Engine<'c> {
         if let (Some(pool), Some(port)) = (self.ports.as_mut(), conn.port.take()) {
             pool.release(port);
         }
+        if fail.is_none() {
+            conn.close_tls();
+        }
         // Closing the descriptor also removes it from the epoll set.
         conn.stream = None;
         let owner = conn.owner;
@@ -842,6 +901,25 @@ impl<'c> Engine<'c> {
             self.stop.get_or_insert(now);
         }
         r
+    }
+
+    /// Prints the first TLS failure of the run on stderr (later ones are only
+    /// counted).
+    fn report_tls_error(&mut self, id: ConnId) {
+        static REPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let Some(reason) = self.table.get_mut(id).and_then(|c| c.tls_error.take()) else {
+            return;
+        };
+        if !REPORTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!(
+                "rshperf: TLS handshake failed: {reason} (further failures are only counted)"
+            );
+        }
+    }
+
+    /// Whether stdout carries text (not with `--json=-`, where it is the JSON only).
+    fn text_out(&self) -> bool {
+        self.cfg.json.as_deref() != Some("-")
     }
 
     /// HTTP/1.0 connections carry one call at a time and are closed after each reply.

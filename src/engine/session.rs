@@ -19,6 +19,7 @@ use crate::http::cookie::CookieScan;
 use crate::stats::ErrorKind;
 use crate::table::ConnId;
 use crate::timer::TimerId;
+use crate::tls::SessionCache;
 use crate::workload::Kind;
 
 /// Most connections of one session (httperf's limit).
@@ -48,6 +49,15 @@ pub struct Session {
     replies: u64,
     think: Option<TimerId>,
     conn_retries: u8,
+    /// TLS session store shared by the session's connections (resumption).
+    tls: Option<SessionCache>,
+}
+
+impl Session {
+    /// The session's TLS store, for a new connection to resume from.
+    pub fn tls_cache(&self) -> Option<SessionCache> {
+        self.tls.clone()
+    }
 }
 
 impl Engine<'_> {
@@ -85,6 +95,7 @@ impl Engine<'_> {
         *s = Session {
             started: Some(now),
             template,
+            tls: work.tls.as_ref().and_then(|t| t.session_cache()),
             ..Session::default()
         };
         self.begin_burst(id, now);
@@ -306,7 +317,11 @@ impl Engine<'_> {
             self.begin_burst(id, now);
             return;
         }
-        let at = now + Duration::from_secs_f64(think);
+        let Some(at) = now.checked_add(Duration::try_from_secs_f64(think).unwrap_or(Duration::MAX))
+        else {
+            // A think time beyond any clock: the session waits for --runtime or a signal.
+            return;
+        };
         s.think = self.wheel.schedule(at, Timer::Think(id));
         if s.think.is_none() {
             // The wheel is full (never at the sizes we allocate): do not stall.

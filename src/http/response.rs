@@ -400,8 +400,9 @@ impl ReplyParser {
                 }
                 SP_SPACE if b == b' ' => SP_SPACES,
                 SP_SPACES if b == b' ' => SP_SPACES,
-                // A first digit of 0 can only give a code below 100.
-                SP_SPACES if (b'1'..=b'9').contains(&b) => {
+                // Status codes are 100–599 (RFC 9110 §15): a first digit of 0 or
+                // 6–9 cannot start one.
+                SP_SPACES if (b'1'..=b'5').contains(&b) => {
                     self.code = u16::from(b - b'0');
                     SP_DIGIT2
                 }

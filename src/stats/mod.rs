@@ -151,6 +151,8 @@ pub struct Stats {
     pub errors: [u64; ERROR_KINDS],
     /// Reply-rate samples (every 5 s, the first offset by client id).
     pub rate_samples: Vec<RateSample>,
+    /// TLS handshakes completed in full / resumed.
+    pub tls_handshakes: [u64; 2],
     /// Sessions that completed successfully.
     pub sessions_ok: u64,
     /// Sessions that failed.
@@ -204,6 +206,7 @@ impl Stats {
             lifetime_bins: vec![0; LIFETIME_BINS + 1],
             errors: [0; ERROR_KINDS],
             rate_samples: Vec::new(),
+            tls_handshakes: [0; 2],
             sessions_ok: 0,
             sessions_failed: 0,
             session_connects_ok: 0,
@@ -290,6 +293,11 @@ impl Stats {
         self.errors[kind.index()] += 1;
     }
 
+    /// A TLS handshake completed, resumed or in full.
+    pub fn on_tls_handshake(&mut self, resumed: bool) {
+        self.tls_handshakes[usize::from(resumed)] += 1;
+    }
+
     /// A session ended: `ok` (completed) or failed, after `life`, having had `connects`
     /// connected events and `replies` completed replies.
     pub fn on_session(&mut self, ok: bool, life: Duration, connects: u64, replies: u64) {
@@ -368,6 +376,8 @@ impl Stats {
                 None => self.rate_samples.push(*s),
             }
         }
+        self.tls_handshakes[0] += o.tls_handshakes[0];
+        self.tls_handshakes[1] += o.tls_handshakes[1];
         self.sessions_ok += o.sessions_ok;
         self.sessions_failed += o.sessions_failed;
         self.session_connects_ok += o.session_connects_ok;

@@ -12,6 +12,7 @@ pub mod uri;
 use crate::call::{CallRef, Requests};
 use crate::config::{Config, WsetSpec};
 use crate::error::Error;
+use crate::tls::TlsSettings;
 
 /// One burst of a `--wsesslog` session template.
 #[derive(Debug, Clone)]
@@ -70,6 +71,8 @@ pub struct Workload {
     /// Request-oriented or session workload.
     pub kind: Kind,
     uri: UriSource,
+    /// TLS settings (`--ssl`).
+    pub tls: Option<TlsSettings>,
 }
 
 impl Workload {
@@ -138,10 +141,12 @@ impl Workload {
         } else {
             Kind::Request
         };
+        let tls = TlsSettings::from_config(cfg)?;
         Ok(Workload {
             requests,
             kind,
             uri,
+            tls,
         })
     }
 
@@ -234,6 +239,7 @@ mod tests {
                 b"",
             ),
             kind: Kind::Request,
+            tls: None,
             uri: UriSource::Wset {
                 files: 1000,
                 miss_rate: 0.5,
