@@ -2,4 +2,5 @@
 //! 127.0.0.1:0 that count what they see. One binary, one module per topic.
 
 mod basic;
+mod hostile;
 mod support;
