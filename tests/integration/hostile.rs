@@ -376,9 +376,14 @@ fn endless_bodies_time_out_with_bounded_memory() {
 }
 
 #[test]
-fn endless_trailers_and_chunk_lines_fail_fast_as_other() {
+fn endless_interim_trailers_and_chunk_lines_fail_fast_as_other() {
     let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
-    let cases: [(&str, Vec<u8>, &[u8]); 3] = [
+    let cases: [(&str, Vec<u8>, &[u8]); 4] = [
+        (
+            "endless interim replies",
+            Vec::new(),
+            b"HTTP/1.1 100 Continue\r\n\r\n",
+        ),
         (
             "endless trailer block",
             [&chunked[..], b"0\r\n"].concat(),
