@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: test servers, running the binary, and
 //! reading numbers out of its report.
 
+pub mod hostile_server;
+pub mod measure;
 pub mod server;
 
 use std::process::{Command, Output};
