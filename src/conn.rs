@@ -28,6 +28,10 @@ pub enum Step {
     Continue,
     /// Close normally (the server closed or asked to close).
     Close,
+    /// The server closed while no call was outstanding: an error (`connreset`) if the
+    /// workload has queued another call by the time the engine looks, else a normal
+    /// close.
+    PeerClosed,
     /// Close as failed, counted under this error.
     Fail(ErrorKind),
 }
@@ -573,8 +577,13 @@ impl Conn {
     }
 
     fn on_eof(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
-        if self.calls.is_empty() || self.closing {
+        if self.closing {
             return Step::Close;
+        }
+        if self.calls.is_empty() {
+            // The workload may still queue calls for this connection (completions
+            // are handled after this handler): the engine decides.
+            return Step::PeerClosed;
         }
         if self.parser.started() && self.parser.on_eof() {
             if !self.parser.status_seen() {

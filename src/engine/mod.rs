@@ -692,6 +692,10 @@ impl<'c> Engine<'c> {
         match step {
             Step::Continue => self.arm_watchdog(id),
             Step::Close => self.finish(id, None, now),
+            Step::PeerClosed => {
+                let busy = self.table.get_mut(id).is_some_and(|c| c.outstanding() > 0);
+                self.finish(id, busy.then_some(ErrorKind::ConnReset), now);
+            }
             Step::Fail(kind) => self.finish(id, Some(kind), now),
         }
     }
