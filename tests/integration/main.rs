@@ -3,4 +3,5 @@
 
 mod basic;
 mod serve;
+mod sessions;
 mod support;
