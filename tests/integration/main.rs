@@ -5,4 +5,5 @@ mod basic;
 mod hostile;
 mod outputs;
 mod serve;
+mod sessions;
 mod support;

@@ -3,6 +3,7 @@
 
 pub mod hostile_server;
 pub mod measure;
+pub mod recorder;
 pub mod server;
 
 use std::process::{Command, Output};
