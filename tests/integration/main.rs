@@ -2,5 +2,6 @@
 //! 127.0.0.1:0 that count what they see. One binary, one module per topic.
 
 mod basic;
+mod merge;
 mod serve;
 mod support;
