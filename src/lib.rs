@@ -12,6 +12,7 @@ pub mod conn;
 pub mod engine;
 pub mod error;
 pub mod http;
+pub mod merge;
 pub mod net;
 pub mod progress;
 pub mod report;
@@ -35,6 +36,7 @@ pub fn run(argv: Vec<String>) -> i32 {
     match argv.get(1).map(String::as_str) {
         Some("serve") => return serve::serve_main(&argv[1..]),
         Some("demo") => return serve::demo_main(&argv[1..]),
+        Some("merge") => return merge::merge_main(&argv[1..]),
         _ => {}
     }
     match try_run(&argv) {

@@ -3,6 +3,7 @@
 
 mod basic;
 mod hostile;
+mod merge;
 mod outputs;
 mod serve;
 mod sessions;

@@ -1,0 +1,305 @@
+//! `rshperf merge` and the multi-machine flow on loopback: several `--partition=I/N`
+//! processes started together with `--start-at`, each writing `--json`, merged into
+//! the report of the whole workload; refused inputs; the Kubernetes example manifests.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use crate::support::server::{Behavior, Server};
+use crate::support::{self, numbers, Report};
+
+/// A scratch directory under the system temp dir, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("rshperf-merge-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("create scratch dir");
+        Scratch(dir)
+    }
+
+    /// `name` inside the directory, as a string argument.
+    fn file(&self, name: &str) -> String {
+        self.0.join(name).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs partitions `0..parts` of one workload as concurrent processes against
+/// 127.0.0.1:`port`, each writing `<dir>/<prefix><i>.json`; with `start_in` (seconds)
+/// they all wait for the same absolute `--start-at`. Asserts that each exits 0.
+fn run_partitions(
+    dir: &Scratch,
+    prefix: &str,
+    port: u16,
+    parts: u32,
+    start_in: Option<f64>,
+    args: &[&str],
+) -> Vec<String> {
+    let port = port.to_string();
+    let start_at = start_in.map(|s| {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("after 1970")
+            .as_secs_f64();
+        format!("--start-at={:.3}", now + s)
+    });
+    let files: Vec<String> = (0..parts)
+        .map(|i| dir.file(&format!("{prefix}{i}.json")))
+        .collect();
+    let children: Vec<_> = (0..parts)
+        .map(|i| {
+            let mut cmd = support::bin();
+            cmd.args(["--server", "127.0.0.1", "--port", &port])
+                .arg(format!("--partition={i}/{parts}"))
+                .arg(format!("--json={}", files[i as usize]))
+                .args(start_at.iter())
+                .args(args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            cmd.spawn().expect("spawn rshperf")
+        })
+        .collect();
+    for (i, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().expect("wait for rshperf");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "partition {i} failed\nstdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    files
+}
+
+fn merge(args: &[&str]) -> Output {
+    let mut all = vec!["merge"];
+    all.extend_from_slice(args);
+    support::run(&all)
+}
+
+/// Runs `rshperf merge` with `args`, asserts exit 0, returns the report.
+fn merge_ok(args: &[&str]) -> Report {
+    let out = merge(args);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "merge {args:?} failed\nstdout:\n{text}\nstderr:\n{stderr}"
+    );
+    Report { text, stderr }
+}
+
+/// Runs `rshperf merge` with `args`, asserts exit 1 with nothing on stdout, returns
+/// stderr.
+fn merge_err(args: &[&str]) -> String {
+    let out = merge(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "merge {args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "merge {args:?} printed a report");
+    assert!(stderr.starts_with("rshperf: merge: "), "{stderr}");
+    stderr
+}
+
+fn read_json(path: &str) -> Value {
+    serde_json::from_str(&fs::read_to_string(path).expect("read JSON")).expect("valid JSON")
+}
+
+fn line<'a>(r: &'a Report, prefix: &str) -> &'a str {
+    r.text
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line '{prefix}' in:\n{}", r.text))
+}
+
+#[test]
+fn four_partitions_started_together_merge_to_the_whole_workload() {
+    let server = Server::start(Behavior::Fixed(100));
+    let dir = Scratch::new("four");
+    let files = run_partitions(
+        &dir,
+        "p",
+        server.port(),
+        4,
+        Some(1.0),
+        &["--rate", "800", "--num-conns", "2400", "--timeout", "5"],
+    );
+    assert_eq!(server.requests(), 2400);
+    let all = dir.file("all.json");
+    let json_opt = format!("--json={all}");
+    let mut args = vec![json_opt.as_str(), "--percentiles"];
+    args.extend(files.iter().map(String::as_str));
+    let r = merge_ok(&args);
+    assert_eq!(r.stderr, "");
+    assert!(
+        r.text.starts_with(&format!(
+            "rshperf merge: 4 partitions of rshperf --timeout=5 --client=0/1 \
+             --server=127.0.0.1 --port={} --uri=/ --rate=800 ",
+            server.port()
+        )),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.lines().next().expect("line").contains("--partition"));
+    for (i, f) in files.iter().enumerate() {
+        let l = line(&r, &format!("Partition {i}/4: "));
+        let n = numbers(&l[format!("Partition {i}/4:").len()..]);
+        assert_eq!(n[..3], [600.0, 600.0, 600.0], "{l}");
+        assert_eq!(n[4], 0.0, "errors in {l}");
+        assert!(l.ends_with(&format!(" ({f})")), "{l}");
+    }
+    assert_eq!(r.totals(), (2400, 2400, 2400));
+    assert_eq!(r.error("total"), 0);
+    assert_eq!(r.status()[1], 2400);
+    let rate = r.nums("Connection rate:")[0];
+    assert!(
+        (760.0..=840.0).contains(&rate),
+        "conn rate {rate}:\n{}",
+        r.text
+    );
+    assert!(r.text.contains("\nPercentiles response [ms]: p50 "));
+
+    // The merged document reads back: merging it alone gives the same report.
+    let doc = read_json(&all);
+    assert_eq!(doc["connections"]["total"], 2400);
+    assert_eq!(doc["run"]["partition"], serde_json::json!([0, 1]));
+    assert_eq!(doc["run"]["merged_from"].as_array().map(Vec::len), Some(4));
+    let again = merge_ok(&[&all]);
+    let report = |t: &str| t.split_once("\n\n").map(|(_, rest)| rest.to_string());
+    let without_percentiles = r.text.split("\nPercentiles").next().expect("text");
+    assert_eq!(report(&again.text), report(without_percentiles));
+    let out = merge(&["--json=-", &all]);
+    assert_eq!(out.status.code(), Some(0));
+    let redoc: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    for key in ["raw", "histograms", "connections", "errors", "duration_s"] {
+        assert_eq!(redoc[key], doc[key], "{key}");
+    }
+}
+
+#[test]
+fn merge_refuses_bad_inputs_and_warns_of_missing_partitions() {
+    let server = Server::start(Behavior::Fixed(10));
+    let dir = Scratch::new("bad");
+    let args = ["--rate", "500", "--num-conns", "6"];
+    let p = run_partitions(&dir, "p", server.port(), 2, None, &args);
+    let mut other = args.to_vec();
+    other.extend(["--uri", "/other"]);
+    let q = run_partitions(&dir, "q", server.port(), 2, None, &other);
+
+    let r = merge_ok(&[&p[0], &p[1]]);
+    assert_eq!(r.totals(), (6, 6, 6));
+    assert_eq!(r.stderr, "");
+
+    // Missing partition: a warning, not an error.
+    let r = merge_ok(&[&p[1]]);
+    assert_eq!(r.totals(), (3, 3, 3));
+    assert_eq!(
+        r.stderr,
+        "rshperf: merge: warning: partition 0/2 missing: the report covers only part of \
+         the workload\n"
+    );
+
+    let e = merge_err(&[&p[0], &q[1]]);
+    assert!(
+        e.contains(" are runs of different workloads: uri \"/\" vs \"/other\""),
+        "{e}"
+    );
+    let copy = dir.file("copy.json");
+    fs::copy(&p[0], &copy).expect("copy");
+    let e = merge_err(&[&p[0], &p[1], &copy]);
+    assert!(e.contains(" are both partition 0/2: "), "{e}");
+    assert!(e.contains(&copy), "{e}");
+
+    let text = fs::read_to_string(&p[0]).expect("read");
+    let corrupt = dir.file("corrupt.json");
+    fs::write(&corrupt, &text[..text.len() / 2]).expect("write");
+    let e = merge_err(&[&p[1], &corrupt]);
+    assert!(
+        e.starts_with(&format!("rshperf: merge: {corrupt}: not a JSON document: ")),
+        "{e}"
+    );
+    let v2 = dir.file("v2.json");
+    fs::write(&v2, text.replacen("\"version\": 1,", "\"version\": 2,", 1)).expect("write");
+    let e = merge_err(&[&v2, &p[1]]);
+    assert!(
+        e.starts_with(&format!(
+            "rshperf: merge: {v2}: unsupported rshperf-result version 2"
+        )),
+        "{e}"
+    );
+    let missing = dir.file("nonexistent.json");
+    let e = merge_err(&[&missing]);
+    assert!(
+        e.starts_with(&format!("rshperf: merge: cannot read {missing}: ")),
+        "{e}"
+    );
+    let e = merge_err(&[]);
+    assert!(e.contains("no input files"), "{e}");
+    let e = merge_err(&["--bogus", &p[0]]);
+    assert!(e.contains("unknown option --bogus"), "{e}");
+    let help = merge(&["-h"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).starts_with("Usage: rshperf merge "));
+}
+
+/// The example manifests: an Indexed Job partitioned by `JOB_COMPLETION_INDEX` and
+/// the merge Job; parsed as YAML when python3 with PyYAML is available.
+#[test]
+fn kubernetes_example_is_an_indexed_job() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kubernetes");
+    let job = fs::read_to_string(dir.join("job.yaml")).expect("job.yaml");
+    for needle in [
+        "kind: Job",
+        "completionMode: Indexed",
+        "--partition=$(JOB_COMPLETION_INDEX)/4",
+        "--json=/results/part-$(JOB_COMPLETION_INDEX).json",
+        "--start-at=$(START_AT)",
+    ] {
+        assert!(job.contains(needle), "job.yaml lacks {needle}");
+    }
+    let merge_job = fs::read_to_string(dir.join("merge-job.yaml")).expect("merge-job.yaml");
+    assert!(merge_job.contains("- merge"));
+    let script = r#"
+import sys, yaml
+job = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+load = [d for d in job if d["kind"] == "Job"][0]
+spec = load["spec"]
+assert spec["completionMode"] == "Indexed", spec
+assert spec["completions"] == spec["parallelism"] == 4, spec
+args = spec["template"]["spec"]["containers"][0]["args"]
+assert "--partition=$(JOB_COMPLETION_INDEX)/4" in args, args
+merge = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
+margs = merge[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+assert margs[0] == "merge" and len([a for a in margs if a.startswith("/results/part-")]) == 4, margs
+print("ok")
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(dir.join("job.yaml"))
+        .arg(dir.join("merge-job.yaml"))
+        .output();
+    match out {
+        Ok(o) if String::from_utf8_lossy(&o.stderr).contains("No module named 'yaml'") => {
+            eprintln!("PyYAML not installed: YAML syntax not checked");
+        }
+        Ok(o) => assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            "ok\n",
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => eprintln!("python3 not available ({e}): YAML syntax not checked"),
+    }
+}
