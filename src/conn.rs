@@ -57,6 +57,8 @@ pub enum Owner {
         calls_left: u64,
         /// Calls of the current burst still outstanding.
         in_burst: u64,
+        /// Global arrival number (over all engines and partitions).
+        arrival: u64,
     },
     /// Connection slot `slot` of session `sess`.
     Session {
@@ -190,10 +192,7 @@ impl Conn {
             replies: 0,
             port: None,
             armed: None,
-            owner: Owner::Request {
-                calls_left: 0,
-                in_burst: 0,
-            },
+            owner: Owner::Orphan,
             closing: false,
             send_buf: Vec::new(),
             send_off: 0,

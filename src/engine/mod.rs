@@ -120,7 +120,6 @@ pub struct Engine<'c> {
     timeout: Option<Duration>,
     reply_timeout: Option<Duration>,
     next_call_id: u64,
-    uri_cursor: u64,
     /// Arrivals started and units (connections or sessions) finished.
     started: u64,
     done: u64,
@@ -215,8 +214,7 @@ impl<'c> Engine<'c> {
             t0,
             timeout: duration_of(cfg.timeout),
             reply_timeout: duration_of(cfg.timeout + cfg.think_timeout),
-            next_call_id: 0,
-            uri_cursor: 0,
+            next_call_id: u64::from(plan.stripe),
             started: 0,
             done: 0,
             live: 0,
@@ -720,8 +718,10 @@ impl<'c> Engine<'c> {
         retries: u8,
         now: Instant,
     ) {
+        // Call ids are unique over all engines: this engine's n-th call is
+        // stripe + n × stripes.
         let call_id = self.next_call_id;
-        self.next_call_id += 1;
+        self.next_call_id += u64::from(self.plan.stripes.max(1));
         let timeout = self.timeout;
         let Some(conn) = self.table.get_mut(id) else {
             return;
@@ -729,6 +729,17 @@ impl<'c> Engine<'c> {
         let buf = conn.send_buf();
         let start = buf.len();
         let (len, header) = self.work.requests.render(what, cookie, buf);
+        if self.cfg.verbose > 0 && self.cfg.json.as_deref() != Some("-") {
+            if let CallRef::Uri(i) = what {
+                let uri = self
+                    .work
+                    .requests
+                    .uris
+                    .get(i as usize)
+                    .map_or("", String::as_str);
+                let _ = writeln!(io::stdout().lock(), "rshperf: accessing URI `{uri}'");
+            }
+        }
         if let Some(p) = self.observer.as_deref_mut() {
             p.request(call_id, &buf[start..], header);
         }
@@ -898,13 +909,18 @@ impl<'c> Engine<'c> {
 
     /// The next URI-generator call (`--wlog`/`--wset`), or the fixed request. None when
     /// a non-looping `--wlog` is exhausted (the test then ends, as in httperf).
-    fn next_call_ref(&mut self, now: Instant) -> Option<CallRef> {
-        let r = self.work.call_ref(self.uri_cursor);
-        self.uri_cursor += 1;
+    fn next_call_ref(&mut self, now: Instant, index: u64) -> Option<CallRef> {
+        let r = self.work.call_ref(index);
         if r.is_none() {
             self.stop.get_or_insert(now);
         }
         r
+    }
+
+    /// The global number of the arrival just started (`self.started` counts this
+    /// engine's arrivals): k = stripe + (n − 1) × stripes.
+    fn arrival_index(&self) -> u64 {
+        u64::from(self.plan.stripe) + self.started.saturating_sub(1) * u64::from(self.plan.stripes)
     }
 
     /// Prints the first TLS failure of the run on stderr (later ones are only

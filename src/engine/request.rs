@@ -15,6 +15,7 @@ impl Engine<'_> {
         let owner = Owner::Request {
             calls_left: self.cfg.num_calls,
             in_burst: 0,
+            arrival: self.arrival_index(),
         };
         self.open_conn(now, owner);
     }
@@ -29,7 +30,12 @@ impl Engine<'_> {
         let Some(conn) = self.table.get_mut(id) else {
             return;
         };
-        let Owner::Request { calls_left, .. } = conn.owner else {
+        let Owner::Request {
+            calls_left,
+            arrival,
+            ..
+        } = conn.owner
+        else {
             return;
         };
         if calls_left == 0 || conn.closing {
@@ -40,9 +46,13 @@ impl Engine<'_> {
         conn.owner = Owner::Request {
             calls_left: calls_left - n,
             in_burst: n,
+            arrival,
         };
-        for _ in 0..n {
-            let Some(what) = self.next_call_ref(now) else {
+        // Call j of arrival k is call k × num_calls + j of the whole run: the URI it
+        // gets does not depend on how arrivals are striped over engines.
+        let first = arrival * self.cfg.num_calls + (self.cfg.num_calls - calls_left);
+        for j in 0..n {
+            let Some(what) = self.next_call_ref(now, first + j) else {
                 break;
             };
             self.issue(id, what, None, 0, now);
@@ -56,6 +66,7 @@ impl Engine<'_> {
         let Owner::Request {
             calls_left,
             in_burst,
+            arrival,
         } = conn.owner
         else {
             return;
@@ -64,6 +75,7 @@ impl Engine<'_> {
         conn.owner = Owner::Request {
             calls_left,
             in_burst,
+            arrival,
         };
         if in_burst == 0 && !conn.closing {
             self.request_next_burst(c.conn, now);

@@ -32,6 +32,8 @@ pub const MAX_RETRIES: u8 = 8;
 #[derive(Debug, Default)]
 pub struct Session {
     started: Option<Instant>,
+    /// Global arrival number of the session.
+    arrival: u64,
     /// `--wsesslog` template used.
     template: usize,
     /// Index of the current burst.
@@ -81,19 +83,18 @@ impl Engine<'_> {
     /// Arrival of a session workload: a new session and its first burst.
     pub(super) fn start_session(&mut self, now: Instant) {
         let work = self.work;
-        let index = self.started.saturating_sub(1);
         let templates = match &work.kind {
             Kind::Wsesslog { sessions, .. } => sessions.len().max(1),
             _ => 1,
         };
-        // Global session number k of this stripe: k = stripe + index × stripes.
-        let k = u64::from(self.plan.stripe) + index * u64::from(self.plan.stripes);
+        let k = self.arrival_index();
         let template = usize::try_from(k).unwrap_or(0) % templates;
         let Some((id, s)) = self.sessions.alloc(Session::default) else {
             return;
         };
         *s = Session {
             started: Some(now),
+            arrival: k,
             template,
             tls: work.tls.as_ref().and_then(|t| t.session_cache()),
             ..Session::default()
@@ -140,13 +141,14 @@ impl Engine<'_> {
                     .get(j)
                     .copied()
             }
-            _ => {
-                let r = self.next_call_ref(now)?;
-                if let Some(s) = self.sessions.get_mut(id) {
-                    s.issued += 1;
-                }
-                Some(r)
+            Kind::Wsess { calls, .. } => {
+                // Call i of session k is call k × calls + i of the whole run.
+                let s = self.sessions.get_mut(id)?;
+                let index = s.arrival * calls + s.issued;
+                s.issued += 1;
+                self.next_call_ref(now, index)
             }
+            Kind::Request => None,
         }
     }
 

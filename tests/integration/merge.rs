@@ -178,7 +178,7 @@ fn four_partitions_started_together_merge_to_the_whole_workload() {
     assert_eq!(doc["run"]["merged_from"].as_array().map(Vec::len), Some(4));
     let again = merge_ok(&[&all]);
     let report = |t: &str| t.split_once("\n\n").map(|(_, rest)| rest.to_string());
-    let without_percentiles = r.text.split("\nPercentiles").next().expect("text");
+    let without_percentiles = r.text.split("Percentiles connect").next().expect("text");
     assert_eq!(report(&again.text), report(without_percentiles));
     let out = merge(&["--json=-", &all]);
     assert_eq!(out.status.code(), Some(0));

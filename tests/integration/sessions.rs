@@ -935,7 +935,6 @@ fn verbose_prints_session_rate_samples() {
 }
 
 #[test]
-#[ignore = "bug: -v does not print `rshperf: accessing URI `…'` per call with --wlog/--wset (§1.4.1, §1.4.3, §2.4)"]
 fn verbose_names_each_wlog_and_wset_uri() {
     let f = wlog_file();
     let srv = Recorder::start(Opts::default());
@@ -1020,8 +1019,6 @@ fn calls_without_room_wait_instead_of_aborting() {
 }
 
 #[test]
-#[ignore = "bug: with --threads N every engine walks the --wlog/--wset sequence from its own call 0, \
-            so the stripes repeat URIs instead of making up the single-process sequence"]
 fn wlog_and_wset_with_threads_make_up_the_single_process_sequence() {
     let sorted = |srv: &Recorder| {
         let mut u = uris(&srv.requests());
