@@ -52,8 +52,10 @@ pub struct Call {
 #[derive(Debug, Clone)]
 struct Shape {
     method: Vec<u8>,
-    /// ` HTTP/1.x\r\n` and the header lines, without the final blank line.
-    suffix: Vec<u8>,
+    /// ` HTTP/1.x\r\n` and the header lines before `Host:`.
+    pre_host: Vec<u8>,
+    /// The header lines after `Host:`, without the final blank line.
+    post_host: Vec<u8>,
     body: Vec<u8>,
     head: bool,
 }
@@ -66,9 +68,11 @@ pub struct Requests {
     /// URIs of `CallRef::Uri` calls.
     pub uris: Vec<String>,
     templates: Vec<(Shape, Vec<u8>)>,
+    no_host: bool,
 }
 
-fn header_lines(cfg: &Config, extra: &[u8]) -> Vec<u8> {
+/// The header lines around `Host:` (which is per target, see `--servers`).
+fn header_lines(cfg: &Config, extra: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let mut r = Vec::with_capacity(96);
     match cfg.http_version {
         HttpVersion::V11 => r.extend_from_slice(b" HTTP/1.1\r\n"),
@@ -80,28 +84,26 @@ fn header_lines(cfg: &Config, extra: &[u8]) -> Vec<u8> {
     if cfg.http_version == HttpVersion::V10 {
         r.extend_from_slice(b"Connection: keep-alive\r\n");
     }
-    if !cfg.no_host_hdr {
-        r.extend_from_slice(b"Host: ");
-        r.extend_from_slice(cfg.host_header().as_bytes());
-        r.extend_from_slice(b"\r\n");
-    }
-    r.extend_from_slice(&cfg.add_header);
-    r.extend_from_slice(extra);
-    r
+    let mut post = cfg.add_header.clone();
+    post.extend_from_slice(extra);
+    (r, post)
 }
 
 impl Requests {
     /// The fixed request of `cfg` (`--method`, `--uri`, `--add-header`).
     pub fn new(cfg: &Config, add_header_file: &[u8]) -> Requests {
+        let (pre_host, post_host) = header_lines(cfg, add_header_file);
         let fixed = Shape {
             method: cfg.method.as_bytes().to_vec(),
-            suffix: header_lines(cfg, add_header_file),
+            pre_host,
+            post_host,
             body: Vec::new(),
             head: cfg.method == "HEAD",
         };
         Requests {
             fixed,
             fixed_uri: cfg.uri.as_bytes().to_vec(),
+            no_host: cfg.no_host_hdr,
             uris: Vec::new(),
             templates: Vec::new(),
         }
@@ -120,9 +122,11 @@ impl Requests {
         if !body.is_empty() {
             extra.extend_from_slice(format!("Content-length: {}\r\n", body.len()).as_bytes());
         }
+        let (pre_host, post_host) = header_lines(cfg, &extra);
         let shape = Shape {
             method: method.as_bytes().to_vec(),
-            suffix: header_lines(cfg, &extra),
+            pre_host,
+            post_host,
             body: body.to_vec(),
             head: method == "HEAD",
         };
@@ -149,11 +153,13 @@ impl Requests {
         self.shape(what).0.head
     }
 
-    /// Appends the bytes of `what` to `out` (with `Cookie: <cookie>` when given) and
-    /// returns (total length, header length).
+    /// Appends the bytes of `what` to `out`, with `Host: <host>` (unless
+    /// `--no-host-hdr`) and `Cookie: <cookie>` when given; returns (total length,
+    /// header length).
     pub fn render(
         &self,
         what: CallRef,
+        host: &str,
         cookie: Option<&[u8]>,
         out: &mut Vec<u8>,
     ) -> (usize, usize) {
@@ -162,7 +168,13 @@ impl Requests {
         out.extend_from_slice(&shape.method);
         out.push(b' ');
         out.extend_from_slice(uri);
-        out.extend_from_slice(&shape.suffix);
+        out.extend_from_slice(&shape.pre_host);
+        if !self.no_host {
+            out.extend_from_slice(b"Host: ");
+            out.extend_from_slice(host.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(&shape.post_host);
         if let Some(c) = cookie {
             out.extend_from_slice(b"Cookie: ");
             out.extend_from_slice(c);
@@ -190,7 +202,7 @@ mod tests {
         let c = cfg(&["--uri", "/1k.html"]);
         let r = Requests::new(&c, b"");
         let mut out = Vec::new();
-        let (len, header) = r.render(CallRef::Fixed, None, &mut out);
+        let (len, header) = r.render(CallRef::Fixed, "127.0.0.1", None, &mut out);
         assert_eq!(
             out,
             b"GET /1k.html HTTP/1.1\r\nUser-Agent: rshperf/0.1.0\r\nHost: 127.0.0.1\r\n\r\n"
@@ -204,7 +216,7 @@ mod tests {
         let mut r = Requests::new(&c, b"");
         let t = r.add_template(&c, b"", "POST", "/echo", b"a b\nc");
         let mut out = b"prefix".to_vec();
-        let (len, header) = r.render(t, Some(b"sid=abc123"), &mut out);
+        let (len, header) = r.render(t, "127.0.0.1", Some(b"sid=abc123"), &mut out);
         let want = "POST /echo HTTP/1.0\r\nUser-Agent: rshperf/0.1.0\r\nConnection: keep-alive\r\nHost: 127.0.0.1\r\nX-A: 1\r\nContent-length: 5\r\nCookie: sid=abc123\r\n\r\na b\nc";
         assert_eq!(&out[6..], want.as_bytes());
         assert_eq!(len, want.len());
@@ -218,7 +230,7 @@ mod tests {
         let mut r = Requests::new(&c, b"");
         r.uris.push("/wset/0/1.html".into());
         let mut out = Vec::new();
-        r.render(CallRef::Uri(0), None, &mut out);
+        r.render(CallRef::Uri(0), "127.0.0.1", None, &mut out);
         assert!(out.starts_with(b"HEAD /wset/0/1.html HTTP/1.1\r\n"));
         assert!(r.is_head(CallRef::Uri(0)));
     }

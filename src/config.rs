@@ -520,7 +520,6 @@ impl Config {
     pub fn unsupported(&self) -> Option<&'static str> {
         let checks = [
             (self.wsesspage.is_some(), "--wsesspage"),
-            (self.servers.is_some(), "--servers"),
             (!self.myaddr.is_empty(), "--myaddr"),
         ];
         checks
@@ -2196,9 +2195,8 @@ mod tests {
 
     #[test]
     fn unsupported_names_the_first_unimplemented_option() {
-        let cases: [(&[&str], &str); 3] = [
+        let cases: [(&[&str], &str); 2] = [
             (&["--wsesspage=1,1,0"], "--wsesspage"),
-            (&["--servers=f"], "--servers"),
             (&["--myaddr=127.0.0.1"], "--myaddr"),
         ];
         for (args, want) in cases {

@@ -149,6 +149,8 @@ pub struct Conn {
     pub cookie: Option<CookieScan>,
     /// The TLS layer (`--ssl`).
     pub tls: Option<TlsConn>,
+    /// Index of its target (`--servers`).
+    pub target: usize,
     /// Why the TLS handshake failed (reported once per run by the engine).
     pub tls_error: Option<String>,
 }
@@ -206,6 +208,7 @@ impl Conn {
             cookie: None,
             tls: None,
             tls_error: None,
+            target: 0,
         }
     }
 
@@ -414,6 +417,9 @@ impl Conn {
             self.partial -= c.len;
             c.written = Some(now);
             ctx.stats.on_request_sent(c.len as u64);
+            if let Some(s) = ctx.stats.servers.get_mut(self.target) {
+                s.requests += 1;
+            }
             if self.sent == 0 {
                 self.recv_deadline = after(now, ctx.reply_timeout);
             }
@@ -517,8 +523,13 @@ impl Conn {
     fn on_status(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         self.reply_start = now;
         if let Some(c) = self.calls.front() {
-            ctx.stats
-                .on_response(now.saturating_duration_since(c.send_start));
+            let d = now.saturating_duration_since(c.send_start);
+            ctx.stats.on_response(d);
+            if let Some(s) = ctx.stats.servers.get_mut(self.target) {
+                let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+                s.response_sum_us += us;
+                let _ = s.response.record(us.max(1));
+            }
         }
     }
 
@@ -532,6 +543,9 @@ impl Conn {
             now.saturating_duration_since(self.reply_start),
         );
         self.replies += 1;
+        if let Some(s) = ctx.stats.servers.get_mut(self.target) {
+            s.replies_by_class[usize::from(r.status / 100).min(9)] += 1;
+        }
         let Some(call) = self.calls.pop_front() else {
             return;
         };

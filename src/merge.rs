@@ -432,6 +432,7 @@ pub fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -
         end: system_time(merged.start + merged.run.duration),
         partition: (0, 1),
         threads: merged.threads,
+        servers: Vec::new(),
     };
     let mut doc = to_json(&cfg, &merged.stats, &summary, &merged.run, &meta);
     let mut config = inputs.first().map_or(Value::Null, |i| i.config.clone());
@@ -564,6 +565,7 @@ mod tests {
             end: system_time(start + duration),
             partition: cfg.partition,
             threads: 1,
+            servers: Vec::new(),
         };
         to_json(&cfg, &s, &Summary::new(&s, &run), &run, &meta)
     }

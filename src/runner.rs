@@ -21,6 +21,7 @@ use crate::report::csv;
 use crate::report::json::{self, RunMeta};
 use crate::report::percentiles::write_percentiles;
 use crate::report::print::Printer;
+use crate::report::servers::write_servers;
 use crate::report::session::{write_session_block, SessionSummary};
 use crate::report::summary::{RunInfo, Summary};
 use crate::stats::Stats;
@@ -102,6 +103,8 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
         if work.is_session() {
             let _ = write_session_block(&mut out, &SessionSummary::new(&stats, info.duration));
         }
+        let labels: Vec<String> = work.targets.iter().map(|t| t.label.clone()).collect();
+        let _ = write_servers(&mut out, &stats.servers, &labels, info.duration);
         if cfg.percentiles || cfg.verbose > 0 {
             let _ = write_percentiles(&mut out, &stats);
         }
@@ -117,6 +120,7 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
             end: wall_end,
             partition: cfg.partition,
             threads,
+            servers: work.targets.iter().map(|t| t.label.clone()).collect(),
         };
         json::write_json_to(dest, cfg, &stats, &summary, &info, &meta)
             .map_err(|e| Error::Startup(format!("cannot write --json file {dest}: {e}")))?;

@@ -13,7 +13,6 @@ mod request;
 mod session;
 
 use std::io::{self, Write};
-use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
@@ -111,7 +110,6 @@ pub struct Engine<'c> {
     to_close: Vec<ConnId>,
     observer: Option<Box<dyn ReplyObserver + 'c>>,
     opts: SocketOptions,
-    addr: SocketAddr,
     ports: Option<PortPool>,
     schedule: Schedule,
     sequential: bool,
@@ -177,10 +175,6 @@ impl<'c> Engine<'c> {
         }
         let first_sample = SAMPLE_INTERVAL
             .mul_f64(f64::from(cfg.client_id + 1) / f64::from(cfg.num_clients.max(1)));
-        let addr = *cfg
-            .addrs
-            .first()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no server address"))?;
         Ok(Engine {
             cfg,
             work,
@@ -194,7 +188,13 @@ impl<'c> Engine<'c> {
             timer_armed: None,
             _signal: signal,
             signal_ids,
-            stats: Stats::new(),
+            stats: {
+                let mut st = Stats::new();
+                if work.targets.len() > 1 {
+                    st.servers.resize_with(work.targets.len(), Default::default);
+                }
+                st
+            },
             buf: vec![0; READ_BUFFER],
             completions: Vec::new(),
             leftovers: Vec::new(),
@@ -206,7 +206,6 @@ impl<'c> Engine<'c> {
                 recv_buffer: cfg.recv_buffer as usize,
                 reset_on_close: cfg.close_with_reset,
             },
-            addr,
             ports: cfg.hog.then(PortPool::new),
             schedule: Schedule::new(&cfg.period, cfg.client_id, plan.stripe, plan.stripes),
             sequential: matches!(cfg.period, Period::Sequential),
@@ -471,6 +470,14 @@ impl<'c> Engine<'c> {
     /// Opens a new connection for `owner`. None when it failed at once (counted, and
     /// the owner told through `on_closed`).
     fn open_conn(&mut self, now: Instant, owner: Owner) -> Option<ConnId> {
+        // Round-robin over the targets by global arrival number (sessions keep their
+        // connections on one server).
+        let arrival = match owner {
+            Owner::Request { arrival, .. } => arrival,
+            Owner::Session { sess, .. } => self.sessions.get_mut(sess).map_or(0, |s| s.arrival()),
+            Owner::Orphan => 0,
+        };
+        let target = usize::try_from(arrival % self.work.targets.len().max(1) as u64).unwrap_or(0);
         self.note_connect_burst();
         self.live += 1;
         self.stats.max_concurrent = self.stats.max_concurrent.max(self.live);
@@ -480,6 +487,7 @@ impl<'c> Engine<'c> {
             .alloc(|| Conn::new(ConnId::from_token(Token(0)), now))
             .map(|(id, conn)| {
                 conn.reset(id, now, owner, timeout);
+                conn.target = target;
                 id
             });
         let Some(id) = slot else {
@@ -499,7 +507,7 @@ impl<'c> Engine<'c> {
                 (Err(e), Some(c)) => {
                     c.tls_error = Some(e.to_string());
                     self.report_tls_error(id);
-                    self.stats.on_connecting();
+                    self.note_connecting(target);
                     self.finish(id, Some(ErrorKind::Other), now);
                     return None;
                 }
@@ -550,19 +558,21 @@ impl<'c> Engine<'c> {
     /// the socket exists, Ok(None) when `socket()` itself failed with EMFILE-like
     /// errors (counted by the caller), Err(kind) for failures after it was counted.
     fn open_socket(&mut self, id: ConnId) -> Result<Option<bool>, ErrorKind> {
+        let target = self.table.get_mut(id).map_or(0, |c| c.target);
+        let addr = self.work.targets.get(target).ok_or(ErrorKind::Other)?.addr;
         let mut attempts = 0;
         let result = loop {
             let local = match self.ports.as_mut() {
                 Some(pool) => match pool.take() {
-                    Some(p) => Some(net::any_local(self.addr, p)),
+                    Some(p) => Some(net::any_local(addr, p)),
                     None => {
-                        self.stats.on_connecting();
+                        self.note_connecting(target);
                         return Err(ErrorKind::AddrUnavail);
                     }
                 },
                 None => None,
             };
-            let r = net::start_connect(self.addr, local, &self.opts);
+            let r = net::start_connect(addr, local, &self.opts);
             let busy = matches!(&r, Err(SetupError::Connect(e)) if e.raw_os_error() == Some(libc::EADDRINUSE));
             if let Some(l) = local {
                 if busy {
@@ -583,12 +593,12 @@ impl<'c> Engine<'c> {
                 if kind == ErrorKind::FdUnavail {
                     Ok(None)
                 } else {
-                    self.stats.on_connecting();
+                    self.note_connecting(target);
                     Err(kind)
                 }
             }
             Err(SetupError::Connect(e)) => {
-                self.stats.on_connecting();
+                self.note_connecting(target);
                 let errno = net::errno(&e);
                 Err(if errno == libc::EADDRINUSE {
                     ErrorKind::AddrUnavail
@@ -597,7 +607,7 @@ impl<'c> Engine<'c> {
                 })
             }
             Ok(c) => {
-                self.stats.on_connecting();
+                self.note_connecting(target);
                 let (connected, mut stream) = match c {
                     Connect::Done(s) => (true, s),
                     Connect::InProgress(s) => (false, s),
@@ -726,9 +736,14 @@ impl<'c> Engine<'c> {
         let Some(conn) = self.table.get_mut(id) else {
             return;
         };
+        let host = self
+            .work
+            .targets
+            .get(conn.target)
+            .map_or("", |t| t.host.as_str());
         let buf = conn.send_buf();
         let start = buf.len();
-        let (len, header) = self.work.requests.render(what, cookie, buf);
+        let (len, header) = self.work.requests.render(what, host, cookie, buf);
         if self.cfg.verbose > 0 && self.cfg.json.as_deref() != Some("-") {
             if let CallRef::Uri(i) = what {
                 let uri = self
@@ -837,6 +852,14 @@ impl<'c> Engine<'c> {
         }
     }
 
+    /// A connection of `target` reached the connecting stage.
+    fn note_connecting(&mut self, target: usize) {
+        self.stats.on_connecting();
+        if let Some(srv) = self.stats.servers.get_mut(target) {
+            srv.connections += 1;
+        }
+    }
+
     /// A connection that never got a socket (full table, EMFILE) failed.
     fn fail_setup(&mut self, now: Instant, owner: Owner, kind: ErrorKind) {
         self.stats.on_error(kind);
@@ -855,6 +878,9 @@ impl<'c> Engine<'c> {
         }
         if let Some(kind) = fail {
             self.stats.on_error(kind);
+            if let Some(srv) = self.stats.servers.get_mut(conn.target) {
+                srv.errors[kind.index()] += 1;
+            }
             if self.cfg.debug > 0 {
                 eprintln!("rshperf: connection {} failed: {kind:?}", id.index());
             }

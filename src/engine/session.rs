@@ -60,6 +60,11 @@ impl Session {
     pub fn tls_cache(&self) -> Option<SessionCache> {
         self.tls.clone()
     }
+
+    /// The session's global arrival number.
+    pub fn arrival(&self) -> u64 {
+        self.arrival
+    }
 }
 
 impl Engine<'_> {

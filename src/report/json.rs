@@ -53,7 +53,7 @@ pub const ERROR_KEYS: [&str; ERROR_KINDS] = [
 ];
 
 /// Facts about the run that neither `Config`, `Stats` nor `RunInfo` hold.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunMeta {
     /// Wall-clock time the engines started.
     pub start: SystemTime,
@@ -63,6 +63,8 @@ pub struct RunMeta {
     pub partition: (u32, u32),
     /// Engines (threads) that ran.
     pub threads: u32,
+    /// Names of the servers of a `--servers` run (empty otherwise).
+    pub servers: Vec<String>,
 }
 
 /// Seconds since the Unix epoch (negative before it).
@@ -419,9 +421,45 @@ pub fn to_json(
         obj.insert("sessions".into(), sessions_json(stats, run.duration));
     }
     obj.insert("percentiles".into(), Value::Object(percentiles));
+    if !stats.servers.is_empty() {
+        obj.insert("servers".into(), servers_json(stats, meta, run.duration));
+    }
+    obj.insert(
+        "tls_handshakes".into(),
+        json!({ "full": stats.tls_handshakes[0], "resumed": stats.tls_handshakes[1] }),
+    );
     obj.insert("raw".into(), raw_json(stats));
     obj.insert("histograms".into(), Value::Object(hists));
     doc
+}
+
+/// The per-server figures of a `--servers` run.
+fn servers_json(stats: &Stats, meta: &RunMeta, duration: f64) -> Value {
+    let list = stats
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let errors: Map<String, Value> =
+                ERROR_KEYS.iter().zip(s.errors.iter()).map(|(k, v)| ((*k).to_string(), json!(v))).collect();
+            let p = |q: f64| crate::report::percentiles::quantile_ms(&s.response, q);
+            json!({
+                "server": meta.servers.get(i).cloned().unwrap_or_default(),
+                "connections": s.connections,
+                "requests": s.requests,
+                "replies": s.replies(),
+                "request_rate": s.requests as f64 / duration,
+                "reply_rate": s.replies() as f64 / duration,
+                "status": { "1xx": s.replies_by_class[1], "2xx": s.replies_by_class[2], "3xx": s.replies_by_class[3], "4xx": s.replies_by_class[4], "5xx": s.replies_by_class[5] },
+                "errors": errors,
+                "response_ms": {
+                    "avg": if s.response.is_empty() { 0.0 } else { s.response_sum_us as f64 / s.response.len() as f64 / 1000.0 },
+                    "p50": p(0.5), "p90": p(0.9), "p99": p(0.99), "max": p(1.0),
+                },
+            })
+        })
+        .collect();
+    Value::Array(list)
 }
 
 /// Writes `to_json` pretty-printed, with a final newline.
@@ -644,6 +682,7 @@ mod tests {
             end: UNIX_EPOCH + Duration::from_micros(1_700_000_010_246_912),
             partition: (1, 4),
             threads: 2,
+            servers: Vec::new(),
         }
     }
 

@@ -7,5 +7,6 @@ pub mod csv;
 pub mod json;
 pub mod percentiles;
 pub mod print;
+pub mod servers;
 pub mod session;
 pub mod summary;

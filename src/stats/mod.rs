@@ -91,6 +91,60 @@ impl Histograms {
     }
 }
 
+/// Per-server figures of a `--servers` run (lb-style per-server report).
+#[derive(Debug, Clone)]
+pub struct ServerStats {
+    /// Connections that reached the connecting stage.
+    pub connections: u64,
+    /// Requests completely written.
+    pub requests: u64,
+    /// Completed replies by status class.
+    pub replies_by_class: [u64; 10],
+    /// Error counters, indexed by `ErrorKind::index`.
+    pub errors: [u64; ERROR_KINDS],
+    /// Response times (send start → status line), µs.
+    pub response: Histogram<u64>,
+    /// Sum of response times, µs.
+    pub response_sum_us: u64,
+}
+
+impl Default for ServerStats {
+    fn default() -> Self {
+        ServerStats {
+            connections: 0,
+            requests: 0,
+            replies_by_class: [0; 10],
+            errors: [0; ERROR_KINDS],
+            response: new_histogram(),
+            response_sum_us: 0,
+        }
+    }
+}
+
+impl ServerStats {
+    /// Completed replies with a status class 1–5.
+    pub fn replies(&self) -> u64 {
+        self.replies_by_class[1..=5].iter().sum()
+    }
+
+    fn merge(&mut self, o: &ServerStats) {
+        self.connections += o.connections;
+        self.requests += o.requests;
+        for (a, b) in self
+            .replies_by_class
+            .iter_mut()
+            .zip(o.replies_by_class.iter())
+        {
+            *a += b;
+        }
+        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
+            *a += b;
+        }
+        let _ = self.response.add(&o.response);
+        self.response_sum_us += o.response_sum_us;
+    }
+}
+
 /// One reply-rate sample: replies completed in the interval and its length.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateSample {
@@ -165,6 +219,8 @@ pub struct Stats {
     pub session_life_failed_us: u64,
     /// Sessions (successful and failed) by number of completed replies.
     pub session_lengths: Vec<u64>,
+    /// Per-server figures (`--servers` with more than one server; else empty).
+    pub servers: Vec<ServerStats>,
     /// Latency histograms.
     pub hist: Histograms,
 }
@@ -213,6 +269,7 @@ impl Stats {
             session_life_ok_us: 0,
             session_life_failed_us: 0,
             session_lengths: Vec::new(),
+            servers: Vec::new(),
             hist: Histograms::new(),
         }
     }
@@ -392,6 +449,13 @@ impl Stats {
             .zip(o.session_lengths.iter())
         {
             *a += b;
+        }
+        if self.servers.len() < o.servers.len() {
+            self.servers
+                .resize_with(o.servers.len(), ServerStats::default);
+        }
+        for (a, b) in self.servers.iter_mut().zip(o.servers.iter()) {
+            a.merge(b);
         }
         let h = &mut self.hist;
         let _ = h.connect.add(&o.hist.connect);

@@ -7,6 +7,7 @@
 
 pub mod rate;
 pub mod sesslog;
+pub mod target;
 pub mod uri;
 
 use crate::call::{CallRef, Requests};
@@ -73,6 +74,8 @@ pub struct Workload {
     uri: UriSource,
     /// TLS settings (`--ssl`).
     pub tls: Option<TlsSettings>,
+    /// The servers, used round-robin by arrival.
+    pub targets: Vec<target::Target>,
 }
 
 impl Workload {
@@ -142,11 +145,13 @@ impl Workload {
             Kind::Request
         };
         let tls = TlsSettings::from_config(cfg)?;
+        let targets = target::from_config(cfg)?;
         Ok(Workload {
             requests,
             kind,
             uri,
             tls,
+            targets,
         })
     }
 
@@ -240,6 +245,7 @@ mod tests {
             ),
             kind: Kind::Request,
             tls: None,
+            targets: Vec::new(),
             uri: UriSource::Wset {
                 files: 1000,
                 miss_rate: 0.5,

@@ -454,3 +454,47 @@ fn abbreviated_options_work() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(s.requests(), 3);
 }
+
+#[test]
+fn servers_file_spreads_connections_with_a_block_per_server() {
+    let a = Server::start(Behavior::Fixed(10));
+    let b = Server::start(Behavior::Status(404, 3));
+    let dir = std::env::temp_dir().join(format!("rshperf-servers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, sep) in [("lines", "\n"), ("nul", "\0")] {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            format!("127.0.0.1:{}{sep}127.0.0.1:{}{sep}", a.port(), b.port()),
+        )
+        .unwrap();
+        let out = run(&[
+            "--servers",
+            path.to_str().unwrap(),
+            "--num-conns",
+            "20",
+            "--rate",
+            "200",
+        ]);
+        assert_eq!(out.status.code(), Some(0));
+        let r = support::Report {
+            text: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::new(),
+        };
+        assert_eq!(r.totals().2, 20, "{}", r.text);
+        let la = format!(
+            "Server 127.0.0.1:{}: connections 10 requests 10 replies 10",
+            a.port()
+        );
+        let lb = format!(
+            "Server 127.0.0.1:{}: status 1xx=0 2xx=0 3xx=0 4xx=10 5xx=0 errors 0",
+            b.port()
+        );
+        assert!(r.text.contains(&la), "{}", r.text);
+        assert!(r.text.contains(&lb), "{}", r.text);
+    }
+    assert_eq!((a.requests(), b.requests()), (20, 20));
+    let host = String::from_utf8(a.counts.first_request.lock().unwrap().clone()).unwrap();
+    assert!(host.contains("\r\nHost: 127.0.0.1\r\n"), "{host}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
