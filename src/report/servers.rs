@@ -87,9 +87,11 @@ mod tests {
 
     #[test]
     fn block_text_is_exact() {
-        let mut a = ServerStats::default();
-        a.connections = 3;
-        a.requests = 6;
+        let mut a = ServerStats {
+            connections: 3,
+            requests: 6,
+            ..Default::default()
+        };
         a.replies_by_class[2] = 5;
         a.replies_by_class[4] = 1;
         a.errors[3] = 1;
