@@ -125,8 +125,8 @@ pub struct Conn {
     pub started: Instant,
     /// Completed replies.
     pub replies: u64,
-    /// `--hog` port to release at close.
-    pub port: Option<u16>,
+    /// `--hog` port to release at close, with the index of its pool.
+    pub port: Option<(usize, u16)>,
     /// The watchdog timer the engine has armed, and its deadline (None: no timer).
     pub armed: Option<(Instant, TimerId)>,
     /// Who this connection works for.

@@ -53,8 +53,12 @@ pub fn start_connect(
     let domain = Domain::for_address(addr);
     let socket = Socket::new(domain, Type::STREAM.nonblocking(), Some(Protocol::TCP))
         .map_err(SetupError::Socket)?;
-    configure(&socket, opts, local.is_some()).map_err(SetupError::Connect)?;
+    configure(&socket, opts, local.is_some_and(|l| l.port() != 0)).map_err(SetupError::Connect)?;
     if let Some(local) = local {
+        if local.port() == 0 {
+            // Not fatal: without it the kernel picks the port at bind time.
+            let _ = set_bind_address_no_port(&socket);
+        }
         socket
             .bind(&SockAddr::from(local))
             .map_err(SetupError::Connect)?;
@@ -82,6 +86,28 @@ fn configure(socket: &Socket, opts: &SocketOptions, bound: bool) -> io::Result<(
     if bound {
         // Ports of our own choosing may still be in TIME_WAIT from an earlier run.
         socket.set_reuse_address(true)?;
+    }
+    Ok(())
+}
+
+/// IP_BIND_ADDRESS_NO_PORT: a socket bound to (address, 0) gets its port at connect
+/// time, from the 4-tuple space, so one source address is not limited to one
+/// ephemeral-port range shared by all destinations (`--myaddr` without `--hog`).
+fn set_bind_address_no_port(socket: &Socket) -> io::Result<()> {
+    let one: libc::c_int = 1;
+    // SAFETY: `one` is a valid c_int for the duration of the call and its size is
+    // passed; the descriptor is owned by `socket`.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(())
 }

@@ -196,9 +196,11 @@ fn webpki_verifier(
     provider: &Arc<CryptoProvider>,
 ) -> Result<Arc<dyn ServerCertVerifier>, Error> {
     let mut roots = RootCertStore::empty();
+    let mut pinned = Vec::new();
     roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
     if let Some(file) = &cfg.ssl_ca_file {
         let certs = read_certs("--ssl-ca-file", file)?;
+        pinned.extend(certs.iter().cloned());
         let (added, _) = roots.add_parsable_certificates(certs);
         if added == 0 {
             return Err(Error::Usage(format!(
@@ -212,7 +214,10 @@ fn webpki_verifier(
         for entry in entries.flatten() {
             // Hash links, CRLs and stray files are skipped: only PEM certificates count.
             if let Ok(bytes) = std::fs::read(entry.path()) {
-                let certs = CertificateDer::pem_slice_iter(&bytes).filter_map(Result::ok);
+                let certs: Vec<_> = CertificateDer::pem_slice_iter(&bytes)
+                    .filter_map(Result::ok)
+                    .collect();
+                pinned.extend(certs.iter().cloned());
                 roots.add_parsable_certificates(certs);
             }
         }
@@ -224,10 +229,75 @@ fn webpki_verifier(
                 .into(),
         ));
     }
-    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
+    let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
         .build()
-        .map(|v| v as Arc<dyn ServerCertVerifier>)
-        .map_err(|e| Error::Usage(format!("--ssl-verify: {e}")))
+        .map_err(|e| Error::Usage(format!("--ssl-verify: {e}")))?;
+    Ok(Arc::new(TrustedOrWebPki { inner, pinned }))
+}
+
+/// `--ssl-verify`: webpki path validation, plus what OpenSSL (and so httperf) also
+/// accepts: a server certificate that is itself listed in `--ssl-ca-file` or
+/// `--ssl-ca-path` (a self-signed test server's own certificate, which webpki rejects
+/// as "CA used as end entity") is trusted directly; its name is still checked.
+#[derive(Debug)]
+struct TrustedOrWebPki {
+    inner: Arc<WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl ServerCertVerifier for TrustedOrWebPki {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
+            Ok(v) => Ok(v),
+            Err(e)
+                if self
+                    .pinned
+                    .iter()
+                    .any(|c| c.as_ref() == end_entity.as_ref()) =>
+            {
+                let parsed =
+                    rustls::server::ParsedCertificate::try_from(end_entity).map_err(|_| e)?;
+                rustls::client::verify_server_name(&parsed, server_name)?;
+                Ok(ServerCertVerified::assertion())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
 }
 
 /// A client certificate chain and key with their file names, from `--ssl-certificate`

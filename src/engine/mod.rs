@@ -16,6 +16,8 @@ use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
+use std::net::SocketAddr;
+
 use mio::net::UnixStream;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
@@ -110,7 +112,11 @@ pub struct Engine<'c> {
     to_close: Vec<ConnId>,
     observer: Option<Box<dyn ReplyObserver + 'c>>,
     opts: SocketOptions,
-    ports: Option<PortPool>,
+    /// `--hog` port pools: one per `--myaddr` address (one for the wildcard
+    /// address without `--myaddr`); empty without `--hog`.
+    ports: Vec<PortPool>,
+    /// Round-robin position in the `--myaddr` pool.
+    local_rr: usize,
     schedule: Schedule,
     sequential: bool,
     next_arrival: Option<Instant>,
@@ -206,7 +212,14 @@ impl<'c> Engine<'c> {
                 recv_buffer: cfg.recv_buffer as usize,
                 reset_on_close: cfg.close_with_reset,
             },
-            ports: cfg.hog.then(PortPool::new),
+            ports: if cfg.hog {
+                (0..work.local.len().max(1))
+                    .map(|_| PortPool::new())
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            local_rr: 0,
             schedule: Schedule::new(&cfg.period, cfg.client_id, plan.stripe, plan.stripes),
             sequential: matches!(cfg.period, Period::Sequential),
             next_arrival: None,
@@ -561,16 +574,21 @@ impl<'c> Engine<'c> {
         let target = self.table.get_mut(id).map_or(0, |c| c.target);
         let addr = self.work.targets.get(target).ok_or(ErrorKind::Other)?.addr;
         let mut attempts = 0;
+        let (source, pool) = self.next_source(addr);
         let result = loop {
-            let local = match self.ports.as_mut() {
-                Some(pool) => match pool.take() {
-                    Some(p) => Some(net::any_local(addr, p)),
+            let local = match self.ports.get_mut(pool) {
+                Some(ports) => match ports.take() {
+                    Some(p) => Some(SocketAddr::new(
+                        source.unwrap_or(net::any_local(addr, 0).ip()),
+                        p,
+                    )),
                     None => {
                         self.note_connecting(target);
                         return Err(ErrorKind::AddrUnavail);
                     }
                 },
-                None => None,
+                // Without --hog: bound to the source address, port chosen at connect.
+                None => source.map(|ip| SocketAddr::new(ip, 0)),
             };
             let r = net::start_connect(addr, local, &self.opts);
             let busy = matches!(&r, Err(SetupError::Connect(e)) if e.raw_os_error() == Some(libc::EADDRINUSE));
@@ -582,7 +600,7 @@ impl<'c> Engine<'c> {
                         continue;
                     }
                 } else if let Some(conn) = self.table.get_mut(id) {
-                    conn.port = Some(l.port());
+                    conn.port = (l.port() != 0).then_some((pool, l.port()));
                 }
             }
             break r;
@@ -852,6 +870,20 @@ impl<'c> Engine<'c> {
         }
     }
 
+    /// The next `--myaddr` source address of the same family as `addr` (round-robin)
+    /// and the index of its `--hog` port pool; (None, 0) without `--myaddr`.
+    fn next_source(&mut self, addr: SocketAddr) -> (Option<std::net::IpAddr>, usize) {
+        let local = &self.work.local;
+        for _ in 0..local.len() {
+            let i = self.local_rr % local.len();
+            self.local_rr = self.local_rr.wrapping_add(1);
+            if local[i].is_ipv4() == addr.is_ipv4() {
+                return (Some(local[i]), i);
+            }
+        }
+        (None, 0)
+    }
+
     /// A connection of `target` reached the connecting stage.
     fn note_connecting(&mut self, target: usize) {
         self.stats.on_connecting();
@@ -889,8 +921,10 @@ impl<'c> Engine<'c> {
             self.stats
                 .on_lifetime(now.saturating_duration_since(conn.started));
         }
-        if let (Some(pool), Some(port)) = (self.ports.as_mut(), conn.port.take()) {
-            pool.release(port);
+        if let Some((pool, port)) = conn.port.take() {
+            if let Some(ports) = self.ports.get_mut(pool) {
+                ports.release(port);
+            }
         }
         if fail.is_none() {
             conn.close_tls();

@@ -76,6 +76,8 @@ pub struct Workload {
     pub tls: Option<TlsSettings>,
     /// The servers, used round-robin by arrival.
     pub targets: Vec<target::Target>,
+    /// `--myaddr`: source addresses, used round-robin.
+    pub local: Vec<std::net::IpAddr>,
 }
 
 impl Workload {
@@ -146,12 +148,14 @@ impl Workload {
         };
         let tls = TlsSettings::from_config(cfg)?;
         let targets = target::from_config(cfg)?;
+        let local = target::local_addresses(&cfg.myaddr)?;
         Ok(Workload {
             requests,
             kind,
             uri,
             tls,
             targets,
+            local,
         })
     }
 
@@ -246,6 +250,7 @@ mod tests {
             kind: Kind::Request,
             tls: None,
             targets: Vec::new(),
+            local: Vec::new(),
             uri: UriSource::Wset {
                 files: 1000,
                 miss_rate: 0.5,

@@ -498,3 +498,47 @@ fn servers_file_spreads_connections_with_a_block_per_server() {
     assert!(host.contains("\r\nHost: 127.0.0.1\r\n"), "{host}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn myaddr_uses_the_source_addresses_round_robin() {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    std::thread::spawn(move || {
+        for (n, s) in l.incoming().flatten().enumerate() {
+            s2.lock()
+                .unwrap()
+                .push(s.peer_addr().unwrap().ip().to_string());
+            std::thread::spawn(move || {
+                let mut s = s;
+                let mut b = [0u8; 1024];
+                let _ = s.read(&mut b);
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx");
+            });
+            if n == 7 {
+                break;
+            }
+        }
+    });
+    for extra in [&[][..], &["--hog"][..]] {
+        seen.lock().unwrap().clear();
+        let mut args = vec![
+            "--myaddr",
+            "127.0.0.2-127.0.0.3",
+            "--myaddr",
+            "127.0.0.4",
+            "--num-conns",
+            "3",
+            "--rate",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        let r = run_ok(port, &args);
+        assert_eq!(r.totals(), (3, 3, 3), "{}", r.text);
+        let mut got = seen.lock().unwrap().clone();
+        got.sort();
+        assert_eq!(got, ["127.0.0.2", "127.0.0.3", "127.0.0.4"], "{extra:?}");
+    }
+}
