@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs ../shared/compat/compare.sh (httperf 0.9.0 vs rshperf, same arguments) for every
-# workload of issues 2 and 3 and prints one line per case.
+# workload of issues 2, 3 and 4 and prints one line per case.
 #   scripts/compat-suite.sh [SHARED_DIR]      (needs nginx.sh start, httperf installed)
 set -u
 cd "$(dirname "$0")/.."
 shared=${1:-../shared}
 export RSHPERF=${RSHPERF:-target/release/rshperf}
 S="--server 127.0.0.1 --port 8080"
+T="--server 127.0.0.1 --port 8443 --ssl"
 data=${DATA:-/tmp/rshperf-compat-data}
 mkdir -p "$data"
 printf '# comment\n/echo think=0.3\n\t/1k.html\n\t/index.html\n/echo method=POST contents="a b\\nc"\n\n\n# session 2\n/echo method=HEAD\n  /1k.html\n' > "$data/sess.log"
@@ -50,6 +51,12 @@ cases=(
   "$S --uri /1k.html --wsess=10,6,0.05 --burst-length 3 --rate 5 --max-connections 2 --max-piped-calls 1"
   "$S --uri /1k.html --wsess=10,4,0 --burst-length 4 --rate 5 --max-connections 3 --max-piped-calls 2"
   "$S --uri /1k.html --wsess=20,2,0 --period u0.01,0.05"
+  # Issue 4: TLS against nginx's 8443.
+  "$T --uri /1k.html --num-conns 20 --num-calls 5 --rate 20"
+  "$T --uri /1k.html --wsess=10,4,0.1 --burst-length 2 --rate 10"
+  "$T --uri /1k.html --wsess=10,4,0.1 --rate 10 --http-version 1.0"
+  "$T --uri /1k.html --num-conns 20 --num-calls 2 --rate 20 --ssl-ciphers ECDHE-RSA-AES128-GCM-SHA256"
+  "$T --uri /1k.html --wsess=10,5,0 --rate 10 --http-version 1.0 --ssl-no-reuse"
   "$S --uri /status/404 --wsess=5,3,0 --failure-status 404 --rate 10"
 )
 ok=0; bad=0
