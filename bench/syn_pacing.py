@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Pacing analysis of connection-initiating SYNs in a pcap (P4).
 
-usage: syn_pacing.py FILE.pcap PERIOD_US [--json]
+usage: syn_pacing.py FILE.pcap PERIOD_US [--win W] [--json]
 
 Reads a classic pcap (micro- or nanosecond timestamps, Ethernet link type as
 tcpdump writes it for `lo`), keeps IPv4/TCP packets with SYN set and ACK clear,
 drops retransmitted SYNs (same source port *and* same initial sequence number
 as an earlier SYN: a new connection on a reused port has a new ISN), sorts the
-first transmissions by time and compares them with the ideal absolute schedule
+first transmissions by time (with --win W only SYNs whose TCP window field is
+W: run the client with an unusual --recv-buffer so that SYNs of other programs
+on the shared machine, which also talk to port 8080, are left out) and compares them with the ideal absolute schedule
 
     t_k = t_0 + k * PERIOD        (k = 0 .. n-1, in capture order)
 
@@ -53,10 +55,11 @@ def read_pcap(path):
         yield sec, frac, scale, linktype, pkt
 
 
-def syns(path):
+def syns(path, win=None):
     seen = set()
     out = []
     retrans = 0
+    foreign = 0
     for sec, frac, scale, linktype, pkt in read_pcap(path):
         if linktype == 1:          # Ethernet
             if len(pkt) < 14 or pkt[12:14] != b"\x08\x00":
@@ -74,10 +77,13 @@ def syns(path):
             continue
         ihl = (ip[0] & 15) * 4
         tcp = ip[ihl:]
-        if len(tcp) < 14:
+        if len(tcp) < 16:
             continue
         flags = tcp[13]
         if not (flags & 0x02) or (flags & 0x10):
+            continue
+        if win is not None and struct.unpack("!H", tcp[14:16])[0] != win:
+            foreign += 1
             continue
         sport = struct.unpack("!H", tcp[0:2])[0]
         seq = struct.unpack("!I", tcp[4:8])[0]
@@ -90,7 +96,7 @@ def syns(path):
         ns = sec * 1_000_000_000 + (frac if scale == 1e-9 else frac * 1000)
         out.append(ns)
     out.sort()
-    return out, retrans
+    return out, retrans, foreign
 
 
 def pct(sorted_vals, p):
@@ -100,10 +106,11 @@ def pct(sorted_vals, p):
     return sorted_vals[i]
 
 
-def analyse(path, period_us):
-    ts, retrans = syns(path)
+def analyse(path, period_us, win=None):
+    ts, retrans, foreign = syns(path, win)
     n = len(ts)
-    res = {"file": path, "n": n, "retransmitted_syns": retrans, "period_us": period_us}
+    res = {"file": path, "n": n, "retransmitted_syns": retrans, "foreign_syns": foreign,
+           "period_us": period_us}
     if n < 3:
         return res
     P = period_us * 1000.0  # ns
@@ -137,12 +144,16 @@ def analyse(path, period_us):
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
-    r = analyse(sys.argv[1], float(sys.argv[2]))
+    win = None
+    if "--win" in sys.argv:
+        win = int(sys.argv[sys.argv.index("--win") + 1])
+    r = analyse(sys.argv[1], float(sys.argv[2]), win)
     if "--json" in sys.argv:
         print(json.dumps(r, default=str))
         return
     print("file %s" % r["file"])
-    print("SYNs %d (retransmitted SYNs dropped: %d)" % (r["n"], r["retransmitted_syns"]))
+    print("SYNs %d (retransmitted SYNs dropped: %d, other programs' SYNs dropped: %d)"
+          % (r["n"], r["retransmitted_syns"], r["foreign_syns"]))
     if r["n"] < 3:
         return
     f = lambda d: " ".join("p%s %.1f" % (k, v) if k != "max" else "max %.1f" % v for k, v in d.items())

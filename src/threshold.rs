@@ -118,17 +118,7 @@ enum Metric {
     Duration,
 }
 
-/// Error counter names as the report prints them, in `ErrorKind` order.
-const ERROR_NAMES: [&str; 8] = [
-    "client-timo",
-    "socket-timo",
-    "connrefused",
-    "connreset",
-    "fd-unavail",
-    "addrunavail",
-    "ftab-full",
-    "other",
-];
+use crate::stats::ERROR_NAMES;
 
 /// Quantile suffixes of percentile metrics.
 const QUANTILE_NAMES: [(&str, f64); 6] = [

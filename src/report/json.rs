@@ -28,7 +28,7 @@ use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 
 use crate::config::Config;
-use crate::stats::{RateSample, Stats, ERROR_KINDS, LIFETIME_BINS};
+use crate::stats::{RateSample, Stats, LIFETIME_BINS};
 use crate::workload::rate::Period;
 
 use super::percentiles::{histograms, quantile_ms, QUANTILES};
@@ -41,16 +41,7 @@ pub const FORMAT: &str = "rshperf-result";
 pub const VERSION: u64 = 1;
 
 /// Report names of the error counters (JSON keys), in `ErrorKind` order.
-pub const ERROR_KEYS: [&str; ERROR_KINDS] = [
-    "client_timo",
-    "socket_timo",
-    "connrefused",
-    "connreset",
-    "fd_unavail",
-    "addrunavail",
-    "ftab_full",
-    "other",
-];
+pub use crate::stats::ERROR_KEYS;
 
 /// Facts about the run that neither `Config`, `Stats` nor `RunInfo` hold.
 #[derive(Debug, Clone, PartialEq)]

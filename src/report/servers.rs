@@ -9,19 +9,7 @@ use std::io::{self, Write};
 
 use crate::cfmt::fixed;
 use crate::report::percentiles::quantile_ms;
-use crate::stats::{ServerStats, ERROR_KINDS};
-
-/// Error counter names in report order.
-const ERROR_NAMES: [&str; ERROR_KINDS] = [
-    "client-timo",
-    "socket-timo",
-    "connrefused",
-    "connreset",
-    "fd-unavail",
-    "addrunavail",
-    "ftab-full",
-    "other",
-];
+use crate::stats::{ServerStats, ERROR_NAMES};
 
 /// Writes a blank line, then the block of each server (`labels[i]` names
 /// `servers[i]`), rates over `duration` seconds.

@@ -33,6 +33,30 @@ pub enum ErrorKind {
 /// Number of `ErrorKind` variants.
 pub const ERROR_KINDS: usize = 8;
 
+/// Error counter names as the report prints them, in `ErrorKind` order.
+pub const ERROR_NAMES: [&str; ERROR_KINDS] = [
+    "client-timo",
+    "socket-timo",
+    "connrefused",
+    "connreset",
+    "fd-unavail",
+    "addrunavail",
+    "ftab-full",
+    "other",
+];
+
+/// The same names as JSON keys (`_` for `-`), in `ErrorKind` order.
+pub const ERROR_KEYS: [&str; ERROR_KINDS] = [
+    "client_timo",
+    "socket_timo",
+    "connrefused",
+    "connreset",
+    "fd_unavail",
+    "addrunavail",
+    "ftab_full",
+    "other",
+];
+
 impl ErrorKind {
     /// Classifies an errno from a failed socket operation (reference §3.1, with
     /// EADDRNOTAVAIL as `addrunavail`).
