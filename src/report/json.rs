@@ -801,6 +801,7 @@ mod tests {
                 "errors",
                 "sessions",
                 "percentiles",
+                "tls_handshakes",
                 "raw",
                 "histograms"
             ]

@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# rshperf benchmark suite (issue 5): targets P1..P7 plus --hog and ab anchors,
+# side by side with httperf 0.9.0 / wrk / ab on the same machine, loopback only.
+#
+#   bench/run.sh [--quick] [--out DIR]
+#
+#   --quick   skip the anchor runs that no pass/fail decision needs (httperf at
+#             P1, P5, P6 and --hog); the targets themselves run unchanged.
+#   --out DIR raw outputs (default /tmp/rshperf-bench)
+#
+# Needs: nginx on 127.0.0.1:8080 serving /1k.html
+#        (bash /work/shared/compat/nginx.sh start), httperf, wrk, ab, tcpdump
+#        (run as root), python3, /usr/bin/time, ss.
+# Env:   RSHPERF=path to the binary (default target/release/rshperf, built
+#        with cargo build --release when missing or older than src/).
+#
+# Every run is bounded by timeout(1); runs are separated by a pause (and a wait
+# for the TIME_WAIT count to fall, bounded) so that they stay independent.
+# Figures are single runs on a shared, noisy machine: ratios come from runs
+# made one after the other in this invocation.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+QUICK=0
+OUT=/tmp/rshperf-bench
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --out) OUT=$2; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+HOST=127.0.0.1
+PORT=8080
+URI=/1k.html
+URL=http://$HOST:$PORT$URI
+T_START=$(date +%s)
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- prerequisites
+RSH=${RSHPERF:-$root/target/release/rshperf}
+if [ -z "${RSHPERF:-}" ]; then
+  if [ ! -x "$RSH" ] || [ -n "$(find "$root/src" -newer "$RSH" -print -quit 2>/dev/null)" ]; then
+    echo "building rshperf (binary missing or older than src/)..."
+    (cd "$root" && cargo build --release) || die "cargo build --release failed"
+  fi
+fi
+[ -x "$RSH" ] || die "no rshperf binary at $RSH"
+for t in httperf wrk ab tcpdump python3 ss timeout; do
+  command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+done
+[ -x /usr/bin/time ] || die "missing /usr/bin/time (apt-get install time)"
+[ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
+code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
+[ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash /work/shared/compat/nginx.sh start"
+NGINX_PIDFILE=${NGINX_PIDFILE:-/tmp/rshperf-nginx/nginx.pid}
+NGINX_WORKER=
+if [ -r "$NGINX_PIDFILE" ]; then
+  NGINX_WORKER=$(ps --ppid "$(cat "$NGINX_PIDFILE")" -o pid= 2>/dev/null | head -1 | tr -d ' ')
+fi
+[ -n "$NGINX_WORKER" ] || echo "warning: nginx worker pid unknown (no $NGINX_PIDFILE); nginx CPU not measured" >&2
+
+mkdir -p "$OUT"
+rm -f "$OUT"/*.out "$OUT"/*.err "$OUT"/*.time "$OUT"/*.cmd "$OUT"/*.meta "$OUT"/*.pcap "$OUT"/*.pacing "$OUT"/*.json \
+  "$OUT"/*.rss "$OUT"/*.tcpdump "$OUT"/*.rc "$OUT"/summary.txt
+META=$OUT/suite.meta
+: > "$META"
+meta() { echo "$1=$2" >> "$META"; }
+meta quick $QUICK
+meta rshperf "$RSH"
+meta rshperf_mtime "$(date -r "$RSH" '+%F %T')"
+meta git "$(git -C "$root" rev-parse --short HEAD 2>/dev/null)$(git -C "$root" diff --quiet -- src 2>/dev/null || echo '+dirty-src')"
+meta nginx_worker "${NGINX_WORKER:-}"
+meta port_range "$(sysctl -n net.ipv4.ip_local_port_range | tr '\t' ' ')"
+meta tw_reuse "$(sysctl -n net.ipv4.tcp_tw_reuse)"
+meta max_tw_buckets "$(sysctl -n net.ipv4.tcp_max_tw_buckets)"
+meta somaxconn "$(sysctl -n net.core.somaxconn)"
+meta syn_backlog "$(sysctl -n net.ipv4.tcp_max_syn_backlog)"
+meta ulimit_n "$(ulimit -Sn)/$(ulimit -Hn)"
+meta nproc "$(nproc)"
+meta kernel "$(uname -r)"
+
+# ---------------------------------------------------------------- helpers
+timewait() { ss -s | sed -n 's/.*timewait \([0-9]*\).*/\1/p' | head -1; }
+ticks() {  # utime+stime of a pid in clock ticks
+  [ -n "${1:-}" ] && [ -r "/proc/$1/stat" ] || { echo 0; return; }
+  awk '{sub(/.*\) /,""); print $12+$13}' "/proc/$1/stat"
+}
+busy() {  # machine-wide busy and total jiffies
+  awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t}' /proc/stat
+}
+now_ns() { date +%s%N; }
+# settle MIN_S: pause, then wait (at most 10 s more) for TIME_WAIT < 12000.
+settle() {
+  sleep "${1:-2}"
+  local i=0
+  while [ "$(timewait)" -gt 12000 ] && [ $i -lt 10 ]; do sleep 1; i=$((i+1)); done
+}
+# pre/post bookkeeping around a run named $1
+pre() {
+  _name=$1
+  echo "$(timewait)" > "$OUT/$_name.tw_before"
+  _ng0=$(ticks "$NGINX_WORKER"); _b0=$(busy); _t0=$(now_ns)
+}
+post() {
+  local t1 ng1 b1 wall
+  t1=$(now_ns); ng1=$(ticks "$NGINX_WORKER"); b1=$(busy)
+  wall=$(( (t1 - _t0) / 1000000 ))
+  {
+    echo "wall_ms=$wall"
+    echo "nginx_cpu_s=$(awk -v a="$_ng0" -v b="$ng1" 'BEGIN{printf "%.2f", (b-a)/100}')"
+    echo "nginx_cpu_pct=$(awk -v a="$_ng0" -v b="$ng1" -v w="$wall" 'BEGIN{printf "%.0f", w>0 ? (b-a)*1000/w : 0}')"
+    echo "machine_busy_pct=$(echo "$_b0 $b1" | awk '{d=$4-$2; printf "%.0f", d>0 ? 100*($3-$1)/d : 0}')"
+    echo "tw_before=$(cat "$OUT/$_name.tw_before")"
+    echo "tw_after=$(timewait)"
+  } > "$OUT/$_name.meta"
+  rm -f "$OUT/$_name.tw_before"
+}
+# run NAME BOUND_S cmd...   -> NAME.out NAME.err NAME.time (U S maxrssKiB wall) NAME.cmd NAME.meta
+run() {
+  local name=$1 bound=$2; shift 2
+  echo "$*" > "$OUT/$name.cmd"
+  printf '  %-14s %s\n' "$name" "$*"
+  pre "$name"
+  /usr/bin/time -f '%U %S %M %e' -o "$OUT/$name.time" \
+    timeout -s INT -k 5 "$bound" "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
+  _rc=$?
+  post
+  echo "rc=$_rc" >> "$OUT/$name.meta"
+}
+# tcpdump of connection-initiating SYNs to $PORT while running a command
+SYNFILTER="tcp dst port $PORT and tcp[tcpflags] & tcp-syn != 0 and tcp[tcpflags] & tcp-ack == 0"
+run_captured() {
+  local name=$1; shift
+  local pc=$OUT/$name.pcap
+  tcpdump -Z root -i lo -n -s 96 -B 131072 --time-stamp-precision=nano -w "$pc" "$SYNFILTER" \
+    2> "$OUT/$name.tcpdump" &
+  local tpid=$!
+  local i=0
+  while ! grep -q listening "$OUT/$name.tcpdump" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+  sleep 0.3
+  run "$name" "$@"
+  sleep 1.5   # tcpdump hands buffered blocks over at most 1 s late
+  kill -INT $tpid 2>/dev/null
+  wait $tpid 2>/dev/null
+  python3 "$here/syn_pacing.py" "$pc" 100 --win "$WIN" > "$OUT/$name.pacing" 2>&1
+  python3 "$here/syn_pacing.py" "$pc" 100 --win "$WIN" --json > "$OUT/$name.pacing.json" 2>&1
+  rm -f "$pc"  # a few MB; the analysis is kept
+}
+
+RSH_BASE=("$RSH" --server $HOST --port $PORT --uri $URI)
+HP_BASE=(httperf --server $HOST --port $PORT --uri $URI)
+# An unusual receive buffer makes the SYNs of this suite's P4 runs recognisable
+# (TCP window field = 16001) among SYNs of other programs using port 8080.
+WIN=16001
+
+echo "rshperf benchmark suite -> $OUT   ($( [ $QUICK = 1 ] && echo quick || echo full ))"
+echo "binary: $RSH ($(date -r "$RSH" '+%F %T'))"
+echo "runs:"
+
+# ---------------------------------------------------------------- P1
+settle 1
+run P1.rsh 60 "${RSH_BASE[@]}" --rate 35000 --num-conns 105000 --timeout 5
+if [ $QUICK = 0 ]; then
+  settle 4
+  run P1.httperf 60 "${HP_BASE[@]}" --rate 35000 --num-conns 105000 --timeout 5
+fi
+settle 4
+run AB.ab 60 ab -q -n 30000 -c 50 "$URL"
+
+# ---------------------------------------------------------------- P2
+settle 3
+run P2.wrk 20 wrk -t1 -c50 -d5s "$URL"
+wrk_rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$OUT/P2.wrk.out")
+calls=$(awk -v r="${wrk_rps:-0}" 'BEGIN{n=int(r*5/50/100)*100; if(n<2000)n=2000; print n}')
+meta p2_calls "$calls"
+settle 2
+run P2.rsh 30 "${RSH_BASE[@]}" --rate 10000 --num-conns 50 --num-calls "$calls" --timeout 5
+
+# ---------------------------------------------------------------- P3
+settle 2
+run P3.rsh 30 "${RSH_BASE[@]}" --rate 10000 --num-conns 30000
+settle 3
+run P3.httperf 30 "${HP_BASE[@]}" --rate 10000 --num-conns 30000
+
+# ---------------------------------------------------------------- P4
+settle 3
+run_captured P4.rsh 30 "${RSH_BASE[@]}" --rate 10000 --num-conns 30000 --recv-buffer $WIN
+settle 3
+run_captured P4.httperf 30 "${HP_BASE[@]}" --rate 10000 --num-conns 30000 --recv-buffer $WIN
+
+# ---------------------------------------------------------------- P7
+settle 3
+run P7.rsh2 20 "${RSH_BASE[@]}" --threads 2 --rate 4000 --num-conns 12000
+settle 2
+run P7.rsh1 20 "${RSH_BASE[@]}" --threads 1 --rate 4000 --num-conns 12000
+
+# ---------------------------------------------------------------- hog
+settle 3
+run HOG.rsh 60 "${RSH_BASE[@]}" --hog --rate 10000 --num-conns 30000
+if [ $QUICK = 0 ]; then
+  settle 3
+  run HOG.httperf 20 "${HP_BASE[@]}" --hog --rate 10000 --num-conns 30000
+fi
+
+# ---------------------------------------------------------------- P5
+settle 5
+run P5.rsh 60 "${RSH_BASE[@]}" --wsess=18000,2,8 --rate 10000 --timeout 20
+if [ $QUICK = 0 ]; then
+  settle 4
+  run P5.httperf 60 "${HP_BASE[@]}" --wsess=18000,2,8 --rate 10000 --timeout 20
+fi
+
+# ---------------------------------------------------------------- P6
+# Sample VmRSS of the client process itself at 4 s and 16 s after its start.
+rss_run() {
+  local name=$1; shift
+  echo "$*" > "$OUT/$name.cmd"
+  printf '  %-14s %s\n' "$name" "$*"
+  pre "$name"
+  local s0 pid
+  s0=$(now_ns)
+  "$@" > "$OUT/$name.out" 2> "$OUT/$name.err" &
+  pid=$!
+  : > "$OUT/$name.rss"
+  for at in 1 2 4 8 12 16 19; do
+    local target=$(( s0 + at * 1000000000 )) n
+    n=$(now_ns)
+    [ $n -lt $target ] && sleep "$(awk -v d=$(( target - n )) 'BEGIN{printf "%.3f", d/1e9}')"
+    if [ -r /proc/$pid/status ]; then
+      echo "$at $(awk '/^VmRSS:/{print $2}' /proc/$pid/status)" >> "$OUT/$name.rss"
+    fi
+  done
+  local i=0   # bound: 40 s after start at most
+  while kill -0 $pid 2>/dev/null && [ $i -lt 210 ]; do sleep 0.1; i=$((i+1)); done
+  kill -0 $pid 2>/dev/null && kill -INT $pid
+  wait $pid
+  _rc=$?
+  post
+  echo "rc=$_rc" >> "$OUT/$name.meta"
+}
+settle 5
+rss_run P6.rsh "${RSH_BASE[@]}" --rate 5000 --num-conns 100000
+if [ $QUICK = 0 ]; then
+  settle 4
+  rss_run P6.httperf "${HP_BASE[@]}" --rate 5000 --num-conns 100000
+fi
+
+meta suite_runtime_s $(( $(date +%s) - T_START ))
+echo
+python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
