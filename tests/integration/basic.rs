@@ -542,3 +542,40 @@ fn myaddr_uses_the_source_addresses_round_robin() {
         assert_eq!(got, ["127.0.0.2", "127.0.0.3", "127.0.0.4"], "{extra:?}");
     }
 }
+
+/// Local ports run out (a network namespace of our own with 10 ephemeral ports):
+/// the rest of the connections count as `addrunavail` and the run ends at once.
+/// Skipped where namespaces cannot be made (not root, no util-linux `unshare`).
+#[test]
+fn exhausted_local_ports_are_addrunavail() {
+    let bin = env!("CARGO_BIN_EXE_rshperf");
+    let script = format!(
+        "ip link set lo up && sysctl -q -w net.ipv4.ip_local_port_range='40000 40009' || exit 77; \
+         {bin} serve --port 8080 2>/dev/null & sleep 0.3; \
+         {bin} --server 127.0.0.1 --port 8080 --num-conns 30 --rate 1000 --timeout 2; rc=$?; kill $!; exit $rc"
+    );
+    let start = Instant::now();
+    let out = std::process::Command::new("timeout")
+        .args(["20", "unshare", "-n", "sh", "-c", &script])
+        .output();
+    let Ok(out) = out else { return };
+    if out.status.code() == Some(77)
+        || String::from_utf8_lossy(&out.stderr).contains("unshare failed")
+    {
+        return;
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = support::Report {
+        text: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::new(),
+    };
+    assert_eq!(r.totals(), (30, 10, 10), "{}", r.text);
+    assert_eq!(r.error("addrunavail"), 20);
+    assert_eq!(r.error("total"), 20);
+    assert!(start.elapsed() < Duration::from_secs(5));
+}

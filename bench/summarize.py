@@ -1,0 +1,425 @@
+#!/usr/bin/env python3
+"""Summarise the raw outputs of bench/run.sh into the target table.
+
+usage: summarize.py [DIR]      (default /tmp/rshperf-bench)
+
+Per run NAME the directory holds NAME.out (client report), NAME.err,
+NAME.time ("%U %S %M %e" of /usr/bin/time), NAME.cmd, NAME.meta (wall time,
+nginx worker CPU, machine busy %, TIME_WAIT counts, exit status), for P4
+NAME.pacing(.json) and for P6 NAME.rss ("seconds VmRSS_kB" lines).
+"""
+import json
+import os
+import re
+import sys
+
+D = sys.argv[1] if len(sys.argv) > 1 else "/tmp/rshperf-bench"
+
+
+def rd(name, ext):
+    p = os.path.join(D, name + "." + ext)
+    try:
+        with open(p) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def kv(text):
+    out = {}
+    for line in (text or "").splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+SUITE = kv(rd("suite", "meta"))
+
+
+def fnum(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+class Run:
+    def __init__(self, name):
+        self.name = name
+        self.present = rd(name, "cmd") is not None
+        self.out = rd(name, "out") or ""
+        self.err = rd(name, "err") or ""
+        self.cmd = (rd(name, "cmd") or "").strip()
+        self.meta = kv(rd(name, "meta"))
+        self.rc = int(self.meta.get("rc", "-1")) if self.meta.get("rc", "").lstrip("-").isdigit() else None
+        t = (rd(name, "time") or "").strip().splitlines()
+        self.user = self.sys = self.maxrss = self.elapsed = None
+        for line in reversed(t):
+            parts = line.split()
+            if len(parts) == 4 and all(fnum(p) is not None for p in parts):
+                self.user, self.sys, self.maxrss, self.elapsed = map(float, parts)
+                break
+        self.r = parse_report(self.out)
+
+    @property
+    def cpu(self):
+        if self.user is None:
+            return None
+        return self.user + self.sys
+
+    @property
+    def timed_out(self):
+        return self.rc in (124, 137)
+
+
+def parse_report(s):
+    r = {}
+    m = re.search(r"Total: connections (\d+) requests (\d+) replies (\d+) test-duration ([\d.]+) s", s)
+    if m:
+        r["conns"], r["reqs"], r["replies"] = map(int, m.group(1, 2, 3))
+        r["duration"] = float(m.group(4))
+    m = re.search(r"Connection rate: ([\d.]+) conn/s .*?<=(\d+) concurrent connections", s)
+    if m:
+        r["conn_rate"] = float(m.group(1))
+        r["concurrent"] = int(m.group(2))
+    m = re.search(r"Request rate: ([\d.]+) req/s", s)
+    if m:
+        r["req_rate"] = float(m.group(1))
+    m = re.search(r"CPU time \[s\]: user ([\d.]+) system ([\d.]+)", s)
+    if m:
+        r["cpu_user"], r["cpu_sys"] = float(m.group(1)), float(m.group(2))
+    m = re.search(r"Errors: total (\d+) client-timo (\d+) socket-timo (\d+) connrefused (\d+) connreset (\d+)", s)
+    if m:
+        for k, v in zip(("errors", "client_timo", "socket_timo", "connrefused", "connreset"), m.groups()):
+            r[k] = int(v)
+    m = re.search(r"Errors: fd-unavail (\d+) addrunavail (\d+) ftab-full (\d+) other (\d+)", s)
+    if m:
+        for k, v in zip(("fd_unavail", "addrunavail", "ftab_full", "other"), m.groups()):
+            r[k] = int(v)
+    m = re.search(r"Session rate \[sess/s\]: .*\((\d+)/(\d+)\)", s)
+    if m:
+        r["sess_ok"], r["sess_total"] = int(m.group(1)), int(m.group(2))
+    m = re.search(r"Reply status: 1xx=(\d+) 2xx=(\d+) 3xx=(\d+) 4xx=(\d+) 5xx=(\d+)", s)
+    if m:
+        r["2xx"] = int(m.group(2))
+    # wrk
+    m = re.search(r"(\d+) requests in ([\d.]+)(\w+),", s)
+    if m:
+        r["wrk_requests"] = int(m.group(1))
+    m = re.search(r"Requests/sec:\s+([\d.]+)", s)
+    if m:
+        r["wrk_rps"] = float(m.group(1))
+    m = re.search(r"Socket errors: (.*)", s)
+    if m:
+        r["wrk_sockerr"] = m.group(1).strip()
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", s)
+    if m:
+        r["wrk_non2xx"] = int(m.group(1))
+    # ab
+    m = re.search(r"Requests per second:\s+([\d.]+)", s)
+    if m:
+        r["ab_rps"] = float(m.group(1))
+    m = re.search(r"Complete requests:\s+(\d+)", s)
+    if m:
+        r["ab_complete"] = int(m.group(1))
+    m = re.search(r"Failed requests:\s+(\d+)", s)
+    if m:
+        r["ab_failed"] = int(m.group(1))
+    return r
+
+
+def err_str(r):
+    if "errors" not in r:
+        return "no report"
+    parts = ["%d err" % r["errors"]]
+    detail = [k for k in ("client_timo", "socket_timo", "connrefused", "connreset",
+                          "fd_unavail", "addrunavail", "ftab_full", "other") if r.get(k)]
+    if detail:
+        parts.append("(" + ", ".join("%s %d" % (k.replace("_", "-"), r[k]) for k in detail) + ")")
+    return " ".join(parts)
+
+
+def mib(kib):
+    return kib / 1024.0
+
+
+def fmt_rate(x):
+    return "%.0f" % x if x is not None else "?"
+
+
+rows = []   # (target, rsh, anchor, ratio, verdict)
+notes = []  # diagnosis lines
+
+
+def verdict(ok):
+    if ok is None:
+        return "n/a"
+    return "PASS" if ok else "FAIL"
+
+
+def diag(run):
+    """One line of context for a run: CPU, nginx CPU, machine load, TIME_WAIT."""
+    if not run.present:
+        return None
+    m = run.meta
+    bits = []
+    if run.elapsed is not None:
+        bits.append("wall %.2f s" % run.elapsed)
+    if run.cpu is not None:
+        bits.append("client CPU %.2f s (u %.2f s %.2f)" % (run.cpu, run.user, run.sys))
+        if run.elapsed:
+            bits.append("= %.0f%% of a core" % (100 * run.cpu / run.elapsed))
+    if run.maxrss is not None:
+        bits.append("maxRSS %.1f MiB" % mib(run.maxrss))
+    if "nginx_cpu_pct" in m:
+        bits.append("nginx worker %s%% of a core" % m["nginx_cpu_pct"])
+    if "machine_busy_pct" in m:
+        bits.append("machine busy %s%% of 2 cores" % m["machine_busy_pct"])
+    if "tw_before" in m:
+        bits.append("TIME_WAIT before %s after %s" % (m["tw_before"], m.get("tw_after", "?")))
+    if run.rc not in (None, 0):
+        bits.append("exit status %d%s" % (run.rc, " (killed by the time bound)" if run.timed_out else ""))
+    if run.r.get("addrunavail"):
+        bits.append("PORT EXHAUSTION: addrunavail %d" % run.r["addrunavail"])
+    if run.r.get("fd_unavail"):
+        bits.append("fd-unavail %d (out of file descriptors)" % run.r["fd_unavail"])
+    return "%-12s %s" % (run.name, "; ".join(bits))
+
+
+R = {n: Run(n) for n in ("P1.rsh", "P1.httperf", "AB.ab", "P2.wrk", "P2.rsh", "P3.rsh", "P3.httperf",
+                         "P4.rsh", "P4.httperf", "P5.rsh", "P5.httperf", "P6.rsh", "P6.httperf",
+                         "P7.rsh2", "P7.rsh1", "HOG.rsh", "HOG.httperf")}
+
+# ------------------------------------------------------------------ P1
+a, h, ab = R["P1.rsh"], R["P1.httperf"], R["AB.ab"]
+r = a.r
+if "conns" in r:
+    fig = "%d/105000 replies, %s, %s conn/s (%.1f%% of 35000)" % (
+        r["replies"], err_str(r), fmt_rate(r["conn_rate"]), 100 * r["conn_rate"] / 35000)
+    ok = r["replies"] == 105000 and r.get("errors") == 0 and r["conn_rate"] >= 0.97 * 35000
+    ratio = "%.3f of offered" % (r["conn_rate"] / 35000)
+else:
+    fig, ok, ratio = "no report (rc %s)" % a.rc, False, "-"
+anc = []
+if h.present and "conns" in h.r:
+    anc.append("httperf: %d replies, %s, %s conn/s" % (h.r["replies"], err_str(h.r), fmt_rate(h.r["conn_rate"])))
+elif h.present:
+    anc.append("httperf: no report (rc %s)" % h.rc)
+if ab.present and "ab_rps" in ab.r:
+    anc.append("ab -c50 closed loop %s req/s" % fmt_rate(ab.r["ab_rps"]))
+    if "conn_rate" in r:
+        ratio += "; %.2fx ab" % (r["conn_rate"] / ab.r["ab_rps"])
+rows.append(("P1 35k/s x105k, 0 err, >=97%", fig, "; ".join(anc) or "-", ratio, verdict(ok)))
+
+# ------------------------------------------------------------------ P2
+a, w = R["P2.rsh"], R["P2.wrk"]
+if "reqs" in a.r and w.r.get("wrk_requests") and a.cpu is not None and w.cpu is not None:
+    a_cpr = a.cpu / max(1, a.r["reqs"]) * 1e6
+    w_cpr = w.cpu / w.r["wrk_requests"] * 1e6
+    fig = "%s req/s, %.2f us CPU/req (%d reqs, %s)" % (fmt_rate(a.r["req_rate"]), a_cpr, a.r["reqs"], err_str(a.r))
+    anc = "wrk -t1 -c50: %s req/s, %.2f us CPU/req (%d reqs%s)" % (
+        fmt_rate(w.r["wrk_rps"]), w_cpr, w.r["wrk_requests"],
+        ", socket errors " + w.r["wrk_sockerr"] if "wrk_sockerr" in w.r else "")
+    ratio = "rate %.2fx, CPU/req %.2fx" % (a.r["req_rate"] / w.r["wrk_rps"], a_cpr / w_cpr)
+    ok = a.r["req_rate"] >= w.r["wrk_rps"] and a_cpr <= w_cpr and a.r.get("errors") == 0
+else:
+    fig, anc, ratio, ok = "missing data", "-", "-", False
+rows.append(("P2 keep-alive 50 conns vs wrk", fig, anc, ratio, verdict(ok)))
+
+# ------------------------------------------------------------------ P3
+a, h = R["P3.rsh"], R["P3.httperf"]
+if a.cpu is not None and h.cpu is not None and "replies" in a.r:
+    fig = "%.2f s CPU (u %.2f s %.2f), %d replies, %s" % (a.cpu, a.user, a.sys, a.r["replies"], err_str(a.r))
+    hr = h.r
+    anc = "httperf %.2f s CPU (u %.2f s %.2f), %s replies, %s" % (
+        h.cpu, h.user, h.sys, hr.get("replies", "?"), err_str(hr))
+    ratio = "%.3fx" % (a.cpu / h.cpu) if h.cpu else "-"
+    ok = h.cpu > 0 and a.cpu <= 0.35 * h.cpu and a.r["replies"] == 30000 and a.r.get("errors") == 0
+else:
+    fig, anc, ratio, ok = "missing data", "-", "-", False
+rows.append(("P3 CPU 30k conns @10k/s <=0.35x", fig, anc, ratio, verdict(ok)))
+
+# ------------------------------------------------------------------ P4
+
+
+def pacing(run):
+    txt = rd(run.name, "pacing.json")
+    if not txt:
+        return None
+    try:
+        return json.loads(txt)
+    except ValueError:
+        return None
+
+
+def pstr(p, run):
+    if not p or p.get("n", 0) < 3:
+        return "no SYNs captured"
+    return "wire %.1f/s (%+.2f%%), sched dev p99 %.0f us, gap dev p99 %.0f us, %d SYNs%s" % (
+        p["rate"], p["rate_err_pct"], p["sched_dev_us"]["99"], p["gap_dev_us"]["99"], p["n"],
+        "" if not run.r.get("errors") else ", " + err_str(run.r))
+
+
+a, h = R["P4.rsh"], R["P4.httperf"]
+pa, ph = pacing(a), pacing(h)
+fig = pstr(pa, a)
+anc = ("httperf " + pstr(ph, h)) if h.present else "-"
+ok = None
+ratio = "-"
+if pa and pa.get("n", 0) >= 3:
+    ok = (abs(pa["rate_err_pct"]) <= 0.5 and pa["sched_dev_us"]["99"] <= 100 and pa["gap_dev_us"]["99"] <= 50
+          and pa["n"] == 30000 and a.r.get("errors") == 0)
+    if ph and ph.get("n", 0) >= 3:
+        ratio = "sched p99 %.2fx, gap p99 %.2fx" % (pa["sched_dev_us"]["99"] / max(ph["sched_dev_us"]["99"], 1e-9),
+                                                    pa["gap_dev_us"]["99"] / max(ph["gap_dev_us"]["99"], 1e-9))
+else:
+    ok = False
+rows.append(("P4 pacing 10k/s (+-0.5%, 100/50us)", fig, anc, ratio, verdict(ok)))
+
+# ------------------------------------------------------------------ P5
+a, h = R["P5.rsh"], R["P5.httperf"]
+lim = fnum((SUITE.get("ulimit_n", "20000/20000").split("/")[0])) or 20000
+if "concurrent" in a.r and a.maxrss is not None:
+    fig = "<=%d concurrent (%.1f%% of %d), %s, sessions %s/%s, maxRSS %.1f MiB" % (
+        a.r["concurrent"], 100 * a.r["concurrent"] / lim, lim, err_str(a.r),
+        a.r.get("sess_ok", "?"), a.r.get("sess_total", "?"), mib(a.maxrss))
+    ok = a.r["concurrent"] >= 0.9 * lim and a.r.get("errors") == 0 and a.maxrss <= 48 * 1024
+    ratio = "conc %.2f of limit; RSS %.2f of 48 MiB" % (a.r["concurrent"] / lim, mib(a.maxrss) / 48)
+else:
+    fig, ok, ratio = "no report (rc %s)" % a.rc, False, "-"
+if h.present and "concurrent" in h.r:
+    anc = "httperf <=%d concurrent, %s, maxRSS %.1f MiB" % (h.r["concurrent"], err_str(h.r), mib(h.maxrss or 0))
+elif h.present:
+    anc = "httperf: no report (rc %s)" % h.rc
+else:
+    anc = "-"
+rows.append(("P5 18k conns open, 0 err, <=48MiB", fig, anc, ratio, verdict(ok)))
+
+# ------------------------------------------------------------------ P6
+
+
+def rss(run):
+    txt = rd(run.name, "rss") or ""
+    d = {}
+    for line in txt.splitlines():
+        p = line.split()
+        if len(p) == 2:
+            d[int(p[0])] = int(p[1])
+    return d
+
+
+a, h = R["P6.rsh"], R["P6.httperf"]
+ra, rh = rss(a), rss(h)
+if 4 in ra and 16 in ra:
+    delta = ra[16] - ra[4]
+    fig = "VmRSS 4s %.2f MiB, 16s %.2f MiB, delta %+d KiB; %s replies, %s" % (
+        mib(ra[4]), mib(ra[16]), delta, a.r.get("replies", "?"), err_str(a.r))
+    ok = abs(delta) <= 2048 and a.r.get("replies") == 100000 and a.r.get("errors") == 0
+    ratio = "delta %.2f of 2 MiB" % (abs(delta) / 2048)
+else:
+    fig, ok, ratio = "RSS samples missing (%s)" % ra, False, "-"
+if 4 in rh and 16 in rh:
+    anc = "httperf VmRSS 4s %.2f MiB, 16s %.2f MiB, delta %+d KiB; %s replies, %s" % (
+        mib(rh[4]), mib(rh[16]), rh[16] - rh[4], h.r.get("replies", "?"), err_str(h.r))
+else:
+    anc = "-"
+rows.append(("P6 RSS flat (16s vs 4s, 5k/s)", fig, anc, ratio, verdict(ok)))
+
+# ------------------------------------------------------------------ P7
+a, b = R["P7.rsh2"], R["P7.rsh1"]
+if "conns" in a.r:
+    fig = "2 threads: %d conns, %d replies, %s conn/s, %s" % (a.r["conns"], a.r["replies"], "%.1f" % a.r["conn_rate"], err_str(a.r))
+    ok = (a.r["conns"] == 12000 and a.r["replies"] == 12000 and abs(a.r["conn_rate"] / 4000 - 1) <= 0.025
+          and a.r.get("errors") == 0)
+    ratio = "rate %.4f of 4000" % (a.r["conn_rate"] / 4000)
+    if "conns" in b.r:
+        ok = ok and (a.r["conns"], a.r["reqs"], a.r["replies"]) == (b.r["conns"], b.r["reqs"], b.r["replies"])
+        ratio += "; totals %s" % ("equal" if (a.r["conns"], a.r["replies"]) == (b.r["conns"], b.r["replies"]) else "DIFFER")
+else:
+    fig, ok, ratio = "no report (rc %s)" % a.rc, False, "-"
+anc = ("1 thread: %d conns, %d replies, %.1f conn/s, %s" % (b.r["conns"], b.r["replies"], b.r["conn_rate"], err_str(b.r))
+       if "conns" in b.r else "-")
+rows.append(("P7 --threads 2 @4k/s, 12k conns", fig, anc, ratio, verdict(ok)))
+
+# ------------------------------------------------------------------ hog
+a, h = R["HOG.rsh"], R["HOG.httperf"]
+if "conns" in a.r:
+    fig = "finished in %.2f s wall: %d replies, %s conn/s, %s, CPU %.2f s" % (
+        a.elapsed or -1, a.r["replies"], fmt_rate(a.r["conn_rate"]), err_str(a.r), a.cpu or -1)
+    ok = a.rc == 0 and a.r["replies"] == 30000 and (a.elapsed or 99) < 10
+    ratio = "-"
+else:
+    fig, ok, ratio = "no report (rc %s)" % a.rc, False, "-"
+if h.present:
+    if h.timed_out or "conns" not in h.r:
+        anc = "httperf: did not finish, stopped by the time bound after %.1f s (CPU %.2f s)" % (
+            h.elapsed or -1, h.cpu or -1)
+    else:
+        anc = "httperf: %.2f s wall, %d replies, %s" % (h.elapsed or -1, h.r["replies"], err_str(h.r))
+        if h.elapsed and a.elapsed:
+            ratio = "wall %.2fx" % (a.elapsed / h.elapsed)
+else:
+    anc = "not run (--quick); httperf 0.9.0 --hog at 10k/s spins forever"
+rows.append(("--hog 10k/s x30k finishes", fig, anc, ratio, verdict(ok)))
+
+# ------------------------------------------------------------------ ab
+ab = R["AB.ab"]
+if "ab_rps" in ab.r:
+    rows.append(("ab -n 30000 -c 50 (closed loop)", "-", "%s req/s, %d complete, %d failed, CPU %.2f s" % (
+        fmt_rate(ab.r["ab_rps"]), ab.r.get("ab_complete", -1), ab.r.get("ab_failed", -1), ab.cpu or -1), "-", "info"))
+
+# ------------------------------------------------------------------ print
+hdr = ("target", "rshperf figure", "anchor figure", "ratio", "pass/fail")
+print("rshperf benchmark (%s run, binary %s built %s, git %s)" % (
+    "quick" if SUITE.get("quick") == "1" else "full", SUITE.get("rshperf", "?"), SUITE.get("rshperf_mtime", "?"),
+    SUITE.get("git", "?")))
+print()
+print(" | ".join(hdr))
+print("-|-|-|-|-")
+for row in rows:
+    print(" | ".join(row))
+print()
+npass = sum(1 for r in rows if r[4] == "PASS")
+nfail = sum(1 for r in rows if r[4] == "FAIL")
+print("%d PASS, %d FAIL" % (npass, nfail))
+print()
+print("kernel / limits: ip_local_port_range %s (%d ports), tcp_tw_reuse %s%s, tcp_max_tw_buckets %s, "
+      "somaxconn %s, tcp_max_syn_backlog %s, ulimit -n %s, %s CPUs, kernel %s" % (
+          SUITE.get("port_range"),
+          (lambda p: int(p[1]) - int(p[0]) + 1)(SUITE.get("port_range", "0 0").split()),
+          SUITE.get("tw_reuse"),
+          "" if SUITE.get("tw_reuse") in ("1", "2") else " (WARNING: 0 -> TIME_WAIT ports not reused; P1/P3 may hit addrunavail)",
+          SUITE.get("max_tw_buckets"), SUITE.get("somaxconn"), SUITE.get("syn_backlog"), SUITE.get("ulimit_n"),
+          SUITE.get("nproc"), SUITE.get("kernel")))
+print("P4 method: SYNs (SYN set, ACK clear) to port 8080 on lo captured by tcpdump with nanosecond timestamps; "
+      "only SYNs with TCP window 16001 (the runs use --recv-buffer 16001) are kept, retransmissions (same port+ISN) "
+      "dropped; ideal schedule t_k = t_0 + k*100us with t_0 = median(t_k - k*100us) (nominal period, not fitted); "
+      "wire rate = (n-1)/(t_last - t_first). Least-squares fit in P4.*.pacing.")
+print("P2: rshperf --num-calls = wrk's req/s * 5 s / 50 (rounded), so both run ~5 s; CPU = user+sys from /usr/bin/time "
+      "divided by requests completed.  P3/P5 CPU and max RSS: /usr/bin/time of the client.  P6: VmRSS of the client pid.")
+print()
+print("per-run context (client CPU from /usr/bin/time; nginx worker CPU from /proc/<pid>/stat over the run's wall time):")
+for n, run in R.items():
+    d = diag(run)
+    if d:
+        print("  " + d)
+for n in ("P4.rsh", "P4.httperf"):
+    t = rd(n, "pacing")
+    if t:
+        print()
+        print("%s pacing detail:" % n)
+        for line in t.strip().splitlines()[1:]:
+            print("  " + line)
+        td = rd(n, "tcpdump") or ""
+        m = re.search(r"(\d+) packets dropped by kernel", td)
+        if m and int(m.group(1)):
+            print("  WARNING: tcpdump dropped %s packets" % m.group(1))
+print()
+print("commands:")
+for n, run in R.items():
+    if run.present:
+        print("  %-12s %s" % (n, run.cmd))
+if "suite_runtime_s" in SUITE:
+    print()
+    print("suite runtime %s s; raw outputs in %s" % (SUITE["suite_runtime_s"], D))
