@@ -616,6 +616,53 @@ fn verification_off_accepts_a_self_signed_certificate() {
 }
 
 #[test]
+fn self_signed_ca_server_certificate_listed_in_ca_file_is_trusted_by_name() {
+    // webpki alone rejects a CA:TRUE certificate as an end entity; `TrustedOrWebPki`
+    // trusts it when --ssl-ca-file lists it (as OpenSSL does), still checking the name.
+    let pki = Pki::new();
+    let key = KeyPair::generate().expect("key");
+    let mut params = CertificateParams::new(vec!["localhost".to_string()]).expect("params");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let cert = params.self_signed(&key).expect("self-signed CA");
+    pki.write("self-ca.pem", &cert.pem());
+    let (der, key) = (cert.der().clone(), key.serialize_der());
+    let listed = format!("--ssl-ca-file={}", pki.path("self-ca.pem"));
+    let unlisted = format!("--ssl-ca-file={}", pki.path("ca.pem"));
+
+    let (addr, server) = serve(pki.server_with(&der, &key, None), 1, Close::Notify);
+    let s = settings(&config(&["--ssl-verify", &listed]));
+    let got = exchange(&s, None, addr).expect("listed and named: trusted");
+    assert_eq!(got.reply, OK_REPLY);
+    assert_eq!(server.join().expect("server")[0].result, Ok(()));
+
+    let (addr, server) = serve(pki.server_with(&der, &key, None), 1, Close::Notify);
+    let s = settings(&config(&[
+        "--ssl-verify",
+        &listed,
+        "--tls-server-name",
+        "other.test",
+    ]));
+    let err = exchange(&s, None, addr).expect_err("listed but misnamed");
+    assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+    assert!(
+        err.to_string()
+            .contains("not valid for name \"other.test\""),
+        "{err}"
+    );
+    assert!(server.join().expect("server")[0].result.is_err());
+
+    let (addr, server) = serve(pki.server_with(&der, &key, None), 1, Close::Notify);
+    let s = settings(&config(&["--ssl-verify", &unlisted]));
+    let err = exchange(&s, None, addr).expect_err("not listed");
+    assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+    assert!(
+        err.to_string().starts_with("invalid peer certificate"),
+        "{err}"
+    );
+    assert!(server.join().expect("server")[0].result.is_err());
+}
+
+#[test]
 fn client_certificate_is_sent_and_required() {
     let pki = Pki::new();
     let cert = format!("--ssl-certificate={}", pki.path("client.pem"));

@@ -8,3 +8,4 @@ mod outputs;
 mod serve;
 mod sessions;
 mod support;
+mod tls;

@@ -5,6 +5,7 @@ pub mod hostile_server;
 pub mod measure;
 pub mod recorder;
 pub mod server;
+pub mod tls_server;
 
 use std::process::{Command, Output};
 
