@@ -462,7 +462,14 @@ impl Conn {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Continue,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Step::Fail(ErrorKind::from_errno(net::errno(&e))),
+                Err(e) => {
+                    if self.tls.is_some() && e.raw_os_error().is_none() {
+                        // A TLS alert after the handshake (e.g. a TLS 1.3 server
+                        // rejecting the client certificate): say why, once.
+                        self.tls_error = Some(e.to_string());
+                    }
+                    return Step::Fail(ErrorKind::from_errno(net::errno(&e)));
+                }
             }
         }
     }

@@ -908,6 +908,12 @@ impl<'c> Engine<'c> {
         if let Some((_, t)) = conn.armed.take() {
             self.wheel.cancel(t);
         }
+        if conn.tls_error.is_some() {
+            self.report_tls_error(id);
+        }
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
         if let Some(kind) = fail {
             self.stats.on_error(kind);
             if let Some(srv) = self.stats.servers.get_mut(conn.target) {
@@ -991,6 +997,8 @@ impl<'c> Engine<'c> {
             return;
         };
         if !REPORTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            // TLS 1.3 servers reject client certificates after the client's Finished,
+            // so such alerts come as read errors: still a failed handshake to the user.
             eprintln!(
                 "rshperf: TLS handshake failed: {reason} (further failures are only counted)"
             );

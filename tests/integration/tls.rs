@@ -489,7 +489,6 @@ fn missing_client_certificate_fails_every_connection() {
 /// that then rejects the (missing) client certificate does so with an alert that
 /// arrives while rshperf reads the reply.
 #[test]
-#[ignore = "bug: TLS 1.3 client-auth rejection (alert CertificateRequired after the client Finished) is counted as other with no reason on stderr"]
 fn rejected_tls13_client_auth_is_explained_on_stderr() {
     let pki = Pki::new();
     let s = TlsServer::start(pki.server_config(true));
