@@ -7,6 +7,9 @@
 #   --quick   skip the anchor runs that no pass/fail decision needs (httperf at
 #             P1, P5, P6 and --hog); the targets themselves run unchanged.
 #   --out DIR raw outputs (default /tmp/rshperf-bench)
+#   --perf    run P1 (rshperf) under `perf record` and print its top symbols
+#             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
+#             port search in connect(): __inet_hash_connect)
 #
 # Needs: nginx on 127.0.0.1:8080 serving /1k.html
 #        (bash /work/shared/compat/nginx.sh start), httperf, wrk, ab, tcpdump
@@ -22,12 +25,14 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 QUICK=0
+PERF=0
 OUT=/tmp/rshperf-bench
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --perf) PERF=1 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -65,7 +70,7 @@ fi
 
 mkdir -p "$OUT"
 rm -f "$OUT"/*.out "$OUT"/*.err "$OUT"/*.time "$OUT"/*.cmd "$OUT"/*.meta "$OUT"/*.pcap "$OUT"/*.pacing "$OUT"/*.json \
-  "$OUT"/*.rss "$OUT"/*.tcpdump "$OUT"/*.rc "$OUT"/summary.txt
+  "$OUT"/*.rss "$OUT"/*.tcpdump "$OUT"/*.rc "$OUT"/*.net0 "$OUT"/*.net1 "$OUT"/*.perf "$OUT"/*.perf.data "$OUT"/summary.txt
 META=$OUT/suite.meta
 : > "$META"
 meta() { echo "$1=$2" >> "$META"; }
@@ -76,6 +81,7 @@ meta git "$(git -C "$root" rev-parse --short HEAD 2>/dev/null)$(git -C "$root" d
 meta nginx_worker "${NGINX_WORKER:-}"
 meta port_range "$(sysctl -n net.ipv4.ip_local_port_range | tr '\t' ' ')"
 meta tw_reuse "$(sysctl -n net.ipv4.tcp_tw_reuse)"
+meta tw_reuse_delay "$(sysctl -n net.ipv4.tcp_tw_reuse_delay 2>/dev/null || echo n/a)"
 meta max_tw_buckets "$(sysctl -n net.ipv4.tcp_max_tw_buckets)"
 meta somaxconn "$(sysctl -n net.core.somaxconn)"
 meta syn_backlog "$(sysctl -n net.ipv4.tcp_max_syn_backlog)"
@@ -93,27 +99,36 @@ busy() {  # machine-wide busy and total jiffies
   awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t}' /proc/stat
 }
 now_ns() { date +%s%N; }
-# settle MIN_S: pause, then wait (at most 10 s more) for TIME_WAIT < 12000.
+# settle MIN_S: pause MIN_S seconds (tcp_tw_reuse_delay is 1 s: older TIME_WAIT
+# ports are reusable), then wait at most 8 s more while TIME_WAIT > 24000 (close
+# to the whole ephemeral range).  TIME_WAIT lasts 60 s, so waiting it out is not
+# an option within the time budget; every run records the count it started with.
 settle() {
   sleep "${1:-2}"
   local i=0
-  while [ "$(timewait)" -gt 12000 ] && [ $i -lt 10 ]; do sleep 1; i=$((i+1)); done
+  while [ "$(timewait)" -gt 24000 ] && [ $i -lt 8 ]; do sleep 1; i=$((i+1)); done
+}
+worker() {
+  [ -r "$NGINX_PIDFILE" ] && ps --ppid "$(cat "$NGINX_PIDFILE")" -o pid= 2>/dev/null | head -1 | tr -d ' '
 }
 # pre/post bookkeeping around a run named $1
 pre() {
   _name=$1
   echo "$(timewait)" > "$OUT/$_name.tw_before"
+  NGINX_WORKER=$(worker)
+  cat /proc/net/netstat /proc/net/snmp > "$OUT/$_name.net0"
   _ng0=$(ticks "$NGINX_WORKER"); _b0=$(busy); _t0=$(now_ns)
 }
 post() {
   local t1 ng1 b1 wall
   t1=$(now_ns); ng1=$(ticks "$NGINX_WORKER"); b1=$(busy)
+  cat /proc/net/netstat /proc/net/snmp > "$OUT/$_name.net1"
   wall=$(( (t1 - _t0) / 1000000 ))
   {
     echo "wall_ms=$wall"
     echo "nginx_cpu_s=$(awk -v a="$_ng0" -v b="$ng1" 'BEGIN{printf "%.2f", (b-a)/100}')"
-    echo "nginx_cpu_pct=$(awk -v a="$_ng0" -v b="$ng1" -v w="$wall" 'BEGIN{printf "%.0f", w>0 ? (b-a)*1000/w : 0}')"
-    echo "machine_busy_pct=$(echo "$_b0 $b1" | awk '{d=$4-$2; printf "%.0f", d>0 ? 100*($3-$1)/d : 0}')"
+    echo "nginx_cpu_pct=$(awk -v a="$_ng0" -v b="$ng1" -v w="$wall" 'BEGIN{printf "%.0f", (w>0 ? (b-a)*1000/w : 0)}')"
+    echo "machine_busy_pct=$(echo "$_b0 $b1" | awk '{d=$4-$2; printf "%.0f", (d>0 ? 100*($3-$1)/d : 0)}')"
     echo "tw_before=$(cat "$OUT/$_name.tw_before")"
     echo "tw_after=$(timewait)"
   } > "$OUT/$_name.meta"
@@ -126,7 +141,7 @@ run() {
   printf '  %-14s %s\n' "$name" "$*"
   pre "$name"
   /usr/bin/time -f '%U %S %M %e' -o "$OUT/$name.time" \
-    timeout -s INT -k 5 "$bound" "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
+    timeout -s INT -k 2 "$bound" "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
   _rc=$?
   post
   echo "rc=$_rc" >> "$OUT/$name.meta"
@@ -160,16 +175,10 @@ WIN=16001
 echo "rshperf benchmark suite -> $OUT   ($( [ $QUICK = 1 ] && echo quick || echo full ))"
 echo "binary: $RSH ($(date -r "$RSH" '+%F %T'))"
 echo "runs:"
-
-# ---------------------------------------------------------------- P1
+# ---------------------------------------------------------------- ab anchor
 settle 1
-run P1.rsh 60 "${RSH_BASE[@]}" --rate 35000 --num-conns 105000 --timeout 5
-if [ $QUICK = 0 ]; then
-  settle 4
-  run P1.httperf 60 "${HP_BASE[@]}" --rate 35000 --num-conns 105000 --timeout 5
-fi
-settle 4
 run AB.ab 60 ab -q -n 30000 -c 50 "$URL"
+
 
 # ---------------------------------------------------------------- P2
 settle 3
@@ -197,14 +206,6 @@ settle 3
 run P7.rsh2 20 "${RSH_BASE[@]}" --threads 2 --rate 4000 --num-conns 12000
 settle 2
 run P7.rsh1 20 "${RSH_BASE[@]}" --threads 1 --rate 4000 --num-conns 12000
-
-# ---------------------------------------------------------------- hog
-settle 3
-run HOG.rsh 60 "${RSH_BASE[@]}" --hog --rate 10000 --num-conns 30000
-if [ $QUICK = 0 ]; then
-  settle 3
-  run HOG.httperf 20 "${HP_BASE[@]}" --hog --rate 10000 --num-conns 30000
-fi
 
 # ---------------------------------------------------------------- P5
 settle 5
@@ -247,6 +248,29 @@ rss_run P6.rsh "${RSH_BASE[@]}" --rate 5000 --num-conns 100000
 if [ $QUICK = 0 ]; then
   settle 4
   rss_run P6.httperf "${HP_BASE[@]}" --rate 5000 --num-conns 100000
+fi
+
+# ---------------------------------------------------------------- P1
+# Run late: a 105k-connection burst leaves ~20k TIME_WAIT sockets and, when it
+# overloads the accept queue, a minute of SYN retransmissions behind it.
+settle 5
+if [ $PERF = 1 ] && command -v perf >/dev/null; then
+  run P1.rsh 60 perf record -q -o "$OUT/P1.rsh.perf.data" -- "${RSH_BASE[@]}" --rate 35000 --num-conns 105000 --timeout 5
+  perf report -i "$OUT/P1.rsh.perf.data" --no-children --sort symbol 2>/dev/null | grep -v '^#' | grep . | head -8 > "$OUT/P1.rsh.perf"
+else
+  run P1.rsh 60 "${RSH_BASE[@]}" --rate 35000 --num-conns 105000 --timeout 5
+fi
+if [ $QUICK = 0 ]; then
+  settle 5
+  run P1.httperf 60 "${HP_BASE[@]}" --rate 35000 --num-conns 105000 --timeout 5
+fi
+
+# ---------------------------------------------------------------- hog
+settle 3
+run HOG.rsh 60 "${RSH_BASE[@]}" --hog --rate 10000 --num-conns 30000
+if [ $QUICK = 0 ]; then
+  settle 3
+  run HOG.httperf 20 "${HP_BASE[@]}" --hog --rate 10000 --num-conns 30000
 fi
 
 meta suite_runtime_s $(( $(date +%s) - T_START ))

@@ -158,6 +158,33 @@ def verdict(ok):
     return "PASS" if ok else "FAIL"
 
 
+NETKEYS = [("TcpExt", "ListenOverflows", "listen-overflows"), ("TcpExt", "ListenDrops", "listen-drops"),
+           ("TcpExt", "TCPReqQFullDrop", "reqq-full-drops"), ("TcpExt", "TCPSynRetrans", "SYN-retrans"),
+           ("Tcp", "RetransSegs", "retrans-segs"), ("Tcp", "AttemptFails", "attempt-fails"),
+           ("TcpExt", "TCPTimeWaitOverflow", "tw-overflow"), ("Tcp", "ActiveOpens", "active-opens")]
+
+
+def netstat(text):
+    d = {}
+    lines = (text or "").splitlines()
+    for a, b in zip(lines, lines[1:]):
+        ha, hb = a.split(), b.split()
+        if ha and hb and ha[0] == hb[0] and hb[1].lstrip("-").isdigit() and not ha[1].lstrip("-").isdigit():
+            for k, v in zip(ha[1:], hb[1:]):
+                try:
+                    d[(ha[0].rstrip(":"), k)] = int(v)
+                except ValueError:
+                    pass
+    return d
+
+
+def netdelta(run):
+    a, b = netstat(rd(run.name, "net0")), netstat(rd(run.name, "net1"))
+    if not a or not b:
+        return {}
+    return {label: b.get((sec, k), 0) - a.get((sec, k), 0) for sec, k, label in NETKEYS}
+
+
 def diag(run):
     """One line of context for a run: CPU, nginx CPU, machine load, TIME_WAIT."""
     if not run.present:
@@ -180,6 +207,13 @@ def diag(run):
         bits.append("TIME_WAIT before %s after %s" % (m["tw_before"], m.get("tw_after", "?")))
     if run.rc not in (None, 0):
         bits.append("exit status %d%s" % (run.rc, " (killed by the time bound)" if run.timed_out else ""))
+    nd = netdelta(run)
+    if nd:
+        bits.append("kernel: " + " ".join("%s %d" % (k, v) for k, v in nd.items() if v or k == "active-opens"))
+    conns = run.r.get("conns")
+    if conns and run.sys is not None and run.sys / conns > 300e-6 and run.r.get("reqs", 0) <= conns:
+        bits.append("%.0f us system CPU per connection: connect() port search under ephemeral-port exhaustion "
+                    "(TIME_WAIT younger than tcp_tw_reuse_delay) is the usual cause, see --perf" % (1e6 * run.sys / conns))
     if run.r.get("addrunavail"):
         bits.append("PORT EXHAUSTION: addrunavail %d" % run.r["addrunavail"])
     if run.r.get("fd_unavail"):
@@ -353,8 +387,8 @@ else:
     fig, ok, ratio = "no report (rc %s)" % a.rc, False, "-"
 if h.present:
     if h.timed_out or "conns" not in h.r:
-        anc = "httperf: did not finish, stopped by the time bound after %.1f s (CPU %.2f s)" % (
-            h.elapsed or -1, h.cpu or -1)
+        anc = "httperf: did not finish, killed by the time bound after %.1f s (%d conns opened by then)" % (
+            h.elapsed or -1, netdelta(h).get("active-opens", -1))
     else:
         anc = "httperf: %.2f s wall, %d replies, %s" % (h.elapsed or -1, h.r["replies"], err_str(h.r))
         if h.elapsed and a.elapsed:
@@ -385,12 +419,12 @@ nfail = sum(1 for r in rows if r[4] == "FAIL")
 print("%d PASS, %d FAIL" % (npass, nfail))
 print()
 print("kernel / limits: ip_local_port_range %s (%d ports), tcp_tw_reuse %s%s, tcp_max_tw_buckets %s, "
-      "somaxconn %s, tcp_max_syn_backlog %s, ulimit -n %s, %s CPUs, kernel %s" % (
+      "tcp_tw_reuse_delay %s ms, somaxconn %s, tcp_max_syn_backlog %s, ulimit -n %s, %s CPUs, kernel %s" % (
           SUITE.get("port_range"),
           (lambda p: int(p[1]) - int(p[0]) + 1)(SUITE.get("port_range", "0 0").split()),
           SUITE.get("tw_reuse"),
           "" if SUITE.get("tw_reuse") in ("1", "2") else " (WARNING: 0 -> TIME_WAIT ports not reused; P1/P3 may hit addrunavail)",
-          SUITE.get("max_tw_buckets"), SUITE.get("somaxconn"), SUITE.get("syn_backlog"), SUITE.get("ulimit_n"),
+          SUITE.get("max_tw_buckets"), SUITE.get("tw_reuse_delay"), SUITE.get("somaxconn"), SUITE.get("syn_backlog"), SUITE.get("ulimit_n"),
           SUITE.get("nproc"), SUITE.get("kernel")))
 print("P4 method: SYNs (SYN set, ACK clear) to port 8080 on lo captured by tcpdump with nanosecond timestamps; "
       "only SYNs with TCP window 16001 (the runs use --recv-buffer 16001) are kept, retransmissions (same port+ISN) "
@@ -404,6 +438,12 @@ for n, run in R.items():
     d = diag(run)
     if d:
         print("  " + d)
+t = rd("P1.rsh", "perf")
+if t:
+    print()
+    print("P1.rsh perf top symbols (--perf):")
+    for line in t.strip().splitlines():
+        print("  " + " ".join(line.split()[:3]))
 for n in ("P4.rsh", "P4.httperf"):
     t = rd(n, "pacing")
     if t:
