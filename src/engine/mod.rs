@@ -271,6 +271,10 @@ impl<'c> Engine<'c> {
                 Err(e) => return Err(e),
             }
             self.iteration += 1;
+            // Due arrivals first: pacing should not wait behind this batch's I/O.
+            if self.stop.is_none() {
+                self.on_arrivals(Instant::now());
+            }
             for ev in events.iter() {
                 match ev.token() {
                     TIMER_TOKEN => {
