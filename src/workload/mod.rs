@@ -202,29 +202,11 @@ impl Workload {
     }
 }
 
-/// The URI of every `--wset` file, indexed by file number (§1.4.3 naming, with a
-/// prefix ending in `/` used without that slash: httperf bug 10 fixed).
+/// The URI of every `--wset` file, indexed by file number (`uri::Wset` naming).
 fn wset_uris(prefix: &str, spec: &WsetSpec) -> Vec<String> {
-    let files = spec.files.max(1);
-    let prefix = prefix.strip_suffix('/').unwrap_or(prefix);
-    let mut digits = 0;
-    let mut j = 1u64;
-    while j < files {
-        digits += 1;
-        j = j.saturating_mul(10);
-    }
-    (0..files)
-        .map(|f| {
-            let mut s = String::with_capacity(prefix.len() + 2 * digits + 5);
-            s.push_str(prefix);
-            let text = format!("{f:0digits$}");
-            for c in text.chars() {
-                s.push('/');
-                s.push(c);
-            }
-            s.push_str(".html");
-            s
-        })
+    let mut names = uri::Wset::new(prefix, spec, 0, 1);
+    (0..spec.files.max(1))
+        .map(|f| names.uri_of(f).to_string())
         .collect()
 }
 
@@ -262,5 +244,46 @@ mod tests {
         // ~0 + 0.5 → 0.5 (file 0), 1.0 (1), 1.5 (1), 2.0 (2), 2.5 (2) … as httperf.
         let files: Vec<CallRef> = (0..5).filter_map(|k| w.call_ref(k)).collect();
         assert_eq!(files, [0, 1, 1, 2, 2].map(CallRef::Uri));
+    }
+
+    #[test]
+    fn wset_closed_form_equals_the_running_generator() {
+        // The engine computes call k's file directly (so stripes and partitions agree);
+        // it must be httperf's running sum, as `uri::Wset::next` implements it.
+        let cfg = Config::from_argv(&["rshperf", "--server", "127.0.0.1"]).expect("cfg");
+        for (files, miss_rate, client, clients) in [
+            (1000, 0.5, 0, 1),
+            (10, 1.0, 0, 1),
+            (100, 0.25, 1, 3),
+            (7, 0.7, 2, 4),
+        ] {
+            let spec = WsetSpec { files, miss_rate };
+            let mut running = uri::Wset::new("/w", &spec, client, clients);
+            let mut w = Workload {
+                requests: Requests::new(&cfg, b""),
+                kind: Kind::Request,
+                tls: None,
+                targets: Vec::new(),
+                local: Vec::new(),
+                uri: UriSource::Wset {
+                    files,
+                    miss_rate,
+                    first: uri::DRAND48_FIRST,
+                    client: u64::from(client),
+                    clients: u64::from(clients),
+                },
+            };
+            w.requests.uris = wset_uris("/w", &spec);
+            for k in 0..200 {
+                let Some(CallRef::Uri(i)) = w.call_ref(k) else {
+                    panic!("a file")
+                };
+                assert_eq!(
+                    w.requests.uris[i as usize],
+                    running.next(),
+                    "call {k} of {files},{miss_rate}"
+                );
+            }
+        }
     }
 }

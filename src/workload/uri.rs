@@ -161,9 +161,14 @@ impl Wset {
                 self.file_num %= self.files;
             }
         }
+        self.uri_of(self.file_num)
+    }
+
+    /// The URI of file number `file` (lent from the internal buffer).
+    pub fn uri_of(&mut self, file: u64) -> &str {
         self.buf.truncate(self.prefix_len);
         for i in (0..self.digits).rev() {
-            let digit = (self.file_num / 10u64.pow(i)) % 10;
+            let digit = (file / 10u64.pow(i)) % 10;
             self.buf.push('/');
             self.buf.push(char::from(b'0' + digit as u8));
         }
