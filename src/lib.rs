@@ -6,6 +6,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod advice;
 pub mod call;
 pub mod cfmt;
 pub mod cli;

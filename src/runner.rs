@@ -10,6 +10,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::advice;
 use crate::config::{Config, StartAt};
 use crate::conn::ReplyObserver;
 use crate::engine::{Engine, Outcome, Plan};
@@ -42,17 +43,35 @@ pub fn stripe_share(total: u64, stripe: u32, stripes: u32) -> u64 {
     }
 }
 
-/// Runs the test described by `cfg`, printing everything on stdout; returns the exit
-/// status (0, or 3 when a `--fail-on` threshold is breached).
-pub fn run(cfg: &Config) -> Result<i32, Error> {
-    let thresholds =
-        threshold::parse_all(&cfg.fail_on).map_err(|m| Error::Usage(format!("--fail-on: {m}")))?;
-    let work = Workload::from_config(cfg)?;
+/// What one run of the engines produced: the merged statistics and the facts around
+/// them. Front ends (the classic run, `sweep`, `ab`, `lb`, `demo`) print it their way.
+#[derive(Debug)]
+pub struct RunResult {
+    /// Every engine's statistics, merged.
+    pub stats: Stats,
+    /// Duration and CPU time of the run.
+    pub info: RunInfo,
+    /// Wall-clock times, partition, threads and server names (for JSON).
+    pub meta: RunMeta,
+    /// Whether SIGINT/SIGTERM stopped it.
+    pub interrupted: bool,
+}
+
+/// How `execute` runs: what it may print while the engines run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExecOptions {
+    /// Print the echo line (and `-v`'s descriptor line) on stdout first.
+    pub echo: bool,
+}
+
+/// Runs the engines for `cfg` and `work` (built once by the caller with
+/// `Workload::from_config`) and returns what they measured. Prints nothing but the
+/// echo line when asked, the `--print-*` traces and the `-v`/`--periodic-stats` lines
+/// the engines write while running.
+pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunResult, Error> {
     let nofile = net::raise_nofile_limit()
         .map_err(|e| Error::Startup(format!("failed to get number of open file limit: {e}")))?;
-    // `--json=-` replaces the text on stdout entirely.
-    let text = cfg.json.as_deref() != Some("-");
-    if text {
+    if opts.echo && text_out(cfg) {
         let mut out = io::stdout().lock();
         // A closed stdout must not stop the run or cause a panic: write errors are
         // ignored.
@@ -78,35 +97,65 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
     let (cpu_user0, cpu_sys0) = net::cpu_times();
     let wall_start = SystemTime::now();
     let t0 = Instant::now();
-    let outcomes = run_engines(cfg, &work, board.as_ref(), threads, capacity, t0)?;
+    let outcomes = run_engines(cfg, work, board.as_ref(), threads, capacity, t0)?;
     let (cpu_user1, cpu_sys1) = net::cpu_times();
     let wall_end = SystemTime::now();
 
     let mut stats = Stats::new();
     let mut stopped = t0;
+    let mut interrupted = false;
     for o in &outcomes {
         stats.merge(&o.stats);
         stopped = stopped.max(o.stopped);
+        interrupted |= o.interrupted;
     }
     let info = RunInfo {
         duration: stopped.saturating_duration_since(t0).as_secs_f64(),
         cpu_user: cpu_user1.saturating_sub(cpu_user0).as_secs_f64(),
         cpu_system: cpu_sys1.saturating_sub(cpu_sys0).as_secs_f64(),
     };
-    let mut summary = Summary::new(&stats, &info);
+    let meta = RunMeta {
+        start: wall_start,
+        end: wall_end,
+        partition: cfg.partition,
+        threads,
+        servers: work.targets.iter().map(|t| t.label.clone()).collect(),
+    };
+    Ok(RunResult {
+        stats,
+        info,
+        meta,
+        interrupted,
+    })
+}
+
+/// Whether stdout carries text (not with `--json=-`, where it is the JSON only).
+fn text_out(cfg: &Config) -> bool {
+    cfg.json.as_deref() != Some("-")
+}
+
+/// Runs the test described by `cfg`, printing everything on stdout; returns the exit
+/// status (0, or 3 when a `--fail-on` threshold is breached).
+pub fn run(cfg: &Config) -> Result<i32, Error> {
+    let thresholds =
+        threshold::parse_all(&cfg.fail_on).map_err(|m| Error::Usage(format!("--fail-on: {m}")))?;
+    let work = Workload::from_config(cfg)?;
+    let run = execute(cfg, &work, ExecOptions { echo: true })?;
+    let (stats, info) = (&run.stats, &run.info);
+    let mut summary = Summary::new(stats, info);
     if cfg.periodic_stats {
         summary.periodic = Some(stats.status_200_302);
     }
-    if text {
+    if text_out(cfg) {
         let mut out = io::BufWriter::new(io::stdout().lock());
         let _ = write_report(&mut out, &summary, cfg.verbose);
         if work.is_session() {
-            let _ = write_session_block(&mut out, &SessionSummary::new(&stats, info.duration));
+            let _ = write_session_block(&mut out, &SessionSummary::new(stats, info.duration));
         }
         let labels: Vec<String> = work.targets.iter().map(|t| t.label.clone()).collect();
         let _ = write_servers(&mut out, &stats.servers, &labels, info.duration);
         if cfg.percentiles || cfg.verbose > 0 {
-            let _ = write_percentiles(&mut out, &stats);
+            let _ = write_percentiles(&mut out, stats);
         }
         if cfg.ssl && cfg.verbose > 0 {
             let [full, resumed] = stats.tls_handshakes;
@@ -115,21 +164,15 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
         let _ = out.flush();
     }
     if let Some(dest) = &cfg.json {
-        let meta = RunMeta {
-            start: wall_start,
-            end: wall_end,
-            partition: cfg.partition,
-            threads,
-            servers: work.targets.iter().map(|t| t.label.clone()).collect(),
-        };
-        json::write_json_to(dest, cfg, &stats, &summary, &info, &meta)
+        json::write_json_to(dest, cfg, stats, &summary, info, &run.meta)
             .map_err(|e| Error::Startup(format!("cannot write --json file {dest}: {e}")))?;
     }
     if let Some(path) = &cfg.csv {
-        csv::append_row(Path::new(path), cfg, &summary, &stats)
+        csv::append_row(Path::new(path), cfg, &summary, stats)
             .map_err(|e| Error::Startup(format!("cannot write --csv file {path}: {e}")))?;
     }
-    let breached = threshold::breaches(&thresholds, &summary, &stats);
+    advice::print(&advice::assess(cfg, &work, &run));
+    let breached = threshold::breaches(&thresholds, &summary, stats);
     for b in &breached {
         eprintln!("rshperf: {b}");
     }
