@@ -14,11 +14,13 @@ pub mod config;
 pub mod conn;
 pub mod engine;
 pub mod error;
+pub mod help;
 pub mod http;
 pub mod merge;
 // The only module with `unsafe`: small syscall wrappers, each with a SAFETY comment.
 #[allow(unsafe_code)]
 pub mod net;
+pub mod operand;
 pub mod progress;
 pub mod report;
 pub mod runner;
@@ -42,6 +44,7 @@ pub fn run(argv: Vec<String>) -> i32 {
         Some("serve") => return serve::serve_main(&argv[1..]),
         Some("demo") => return serve::demo_main(&argv[1..]),
         Some("merge") => return merge::merge_main(&argv[1..]),
+        Some("help") => return help::help_main(&argv[1..]),
         _ => {}
     }
     match try_run(&argv) {

@@ -165,10 +165,13 @@ impl Workload {
     }
 
     /// Number of arrivals of the whole run (all stripes): sessions or connections.
+    /// Unbounded (`u64::MAX`) for `--runtime` without `--num-conns`: `--runtime` ends
+    /// that run (`Config::until_runtime`).
     pub fn arrivals(&self, cfg: &Config) -> u64 {
         match (&cfg.wsess, &cfg.wsesslog) {
             (Some(w), _) => w.sessions,
             (_, Some(w)) => w.sessions,
+            _ if cfg.until_runtime => u64::MAX,
             _ => cfg.num_conns,
         }
     }
