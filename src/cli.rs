@@ -494,9 +494,7 @@ fn getopt(text: String) -> Error {
 /// there is a suggestion (scripts that match the first line keep working).
 fn getopt_hint(text: String, hint: Option<&'static str>) -> Error {
     match hint {
-        Some(name) => Error::Getopt(format!(
-            "{PROG}: {text}\n{PROG}: did you mean --{name}?"
-        )),
+        Some(name) => Error::Getopt(format!("{PROG}: {text}\n{PROG}: did you mean --{name}?")),
         None => getopt(text),
     }
 }

@@ -484,7 +484,11 @@ impl Config {
         let Some(u) = url else {
             return Ok(());
         };
-        if let Some((opt, _)) = args.opts.iter().find(|(o, _)| operand::conflicts_with_url(*o)) {
+        if let Some((opt, _)) = args
+            .opts
+            .iter()
+            .find(|(o, _)| operand::conflicts_with_url(*o))
+        {
             return Err(usage(format!(
                 "the URL {} names the server, port and URI: give it or {}, not both",
                 u.text,
@@ -2396,7 +2400,10 @@ mod tests {
     #[test]
     fn a_url_argument_is_server_port_uri_and_tls() {
         let c = cfg(&["http://127.0.0.1:8080/foo?x=1", "--rate", "100"]);
-        assert_eq!((c.server.as_str(), c.port, c.uri.as_str()), ("127.0.0.1", 8080, "/foo?x=1"));
+        assert_eq!(
+            (c.server.as_str(), c.port, c.uri.as_str()),
+            ("127.0.0.1", 8080, "/foo?x=1")
+        );
         assert!(!c.ssl);
         assert_eq!(
             c.echo_line(),
@@ -2404,7 +2411,10 @@ mod tests {
              --send-buffer=4096 --recv-buffer=16384 --num-conns=1 --num-calls=1"
         );
         let c = cfg(&["--num-conns", "3", "https://[::1]/"]);
-        assert_eq!((c.server.as_str(), c.port, c.uri.as_str()), ("::1", 443, "/"));
+        assert_eq!(
+            (c.server.as_str(), c.port, c.uri.as_str()),
+            ("::1", 443, "/")
+        );
         assert!(c.ssl);
         assert_eq!(c.host_header(), "[::1]");
         assert_eq!(c.addrs, vec!["[::1]:443".parse().expect("addr")]);

@@ -15,12 +15,30 @@ use crate::cli;
 /// rshperf's subcommands: name and one line of description, in the order `--help`
 /// lists them.
 pub const SUBCOMMANDS: &[(&str, &str)] = &[
-    ("serve", "a small, fast HTTP/1.1 server to aim at (200 with N bytes)"),
-    ("demo", "that server in this process and a test run against it"),
-    ("merge", "the report of a whole run from its --partition parts' --json"),
-    ("sweep", "capacity sweep: walk or search rates, find the knee"),
-    ("ab", "ApacheBench-compatible front end (ab's options and report)"),
-    ("lb", "lb-compatible front end: several servers, one report each"),
+    (
+        "serve",
+        "a small, fast HTTP/1.1 server to aim at (200 with N bytes)",
+    ),
+    (
+        "demo",
+        "that server in this process and a test run against it",
+    ),
+    (
+        "merge",
+        "the report of a whole run from its --partition parts' --json",
+    ),
+    (
+        "sweep",
+        "capacity sweep: walk or search rates, find the knee",
+    ),
+    (
+        "ab",
+        "ApacheBench-compatible front end (ab's options and report)",
+    ),
+    (
+        "lb",
+        "lb-compatible front end: several servers, one report each",
+    ),
 ];
 
 /// What follows the usage lines.

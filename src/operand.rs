@@ -13,7 +13,7 @@
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
-use crate::cli::{Opt, Operand, OPTIONS};
+use crate::cli::{Operand, Opt, OPTIONS};
 
 /// A target given as a URL argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,13 +191,31 @@ mod tests {
     #[test]
     fn urls_name_host_port_uri_and_tls() {
         let cases = [
-            ("http://127.0.0.1:8080/foo", "127.0.0.1", Some(8080), "/foo", false),
+            (
+                "http://127.0.0.1:8080/foo",
+                "127.0.0.1",
+                Some(8080),
+                "/foo",
+                false,
+            ),
             ("http://localhost", "localhost", None, "/", false),
             ("HTTPS://example.com/", "example.com", None, "/", true),
-            ("http://h/a/../b?x=1&y=%20#frag", "h", None, "/a/../b?x=1&y=%20", false),
+            (
+                "http://h/a/../b?x=1&y=%20#frag",
+                "h",
+                None,
+                "/a/../b?x=1&y=%20",
+                false,
+            ),
             ("http://h?q", "h", None, "/?q", false),
             ("http://[::1]:8080/x", "::1", Some(8080), "/x", false),
-            ("https://[fe80::1%25eth0]", "fe80::1%25eth0", None, "/", true),
+            (
+                "https://[fe80::1%25eth0]",
+                "fe80::1%25eth0",
+                None,
+                "/",
+                true,
+            ),
             ("http://h:/", "h", None, "/", false),
         ];
         for (s, host, port, uri, tls) in cases {
@@ -226,10 +244,22 @@ mod tests {
             ("http://:80/", "URL http://:80/: no host name"),
             ("http://h:x/", "URL http://h:x/: illegal port number x"),
             ("http://h:0/", "URL http://h:0/: illegal port number 0"),
-            ("http://h:70000/", "URL http://h:70000/: illegal port number 70000"),
-            ("http://h:+80/", "URL http://h:+80/: illegal port number +80"),
-            ("http://[::1/", "URL http://[::1/: no ']' after the IPv6 address"),
-            ("http://[::1]x/", "URL http://[::1]x/: expected ':PORT' after the IPv6 address"),
+            (
+                "http://h:70000/",
+                "URL http://h:70000/: illegal port number 70000",
+            ),
+            (
+                "http://h:+80/",
+                "URL http://h:+80/: illegal port number +80",
+            ),
+            (
+                "http://[::1/",
+                "URL http://[::1/: no ']' after the IPv6 address",
+            ),
+            (
+                "http://[::1]x/",
+                "URL http://[::1]x/: expected ':PORT' after the IPv6 address",
+            ),
             ("http://[h]/", "URL http://[h]/: 'h' is not an IPv6 address"),
             (
                 "http://::1:80/",
@@ -240,7 +270,13 @@ mod tests {
             assert_eq!(url_err(s), want, "{s}");
         }
         assert!(url_err("http://u:p@h/").contains("user names and passwords"));
-        for not_url in ["header", "ftp://h/", "http:/h", "127.0.0.1:8080", "/index.html"] {
+        for not_url in [
+            "header",
+            "ftp://h/",
+            "http:/h",
+            "127.0.0.1:8080",
+            "/index.html",
+        ] {
             assert!(parse_url(not_url).is_none(), "{not_url}");
         }
     }
