@@ -1,17 +1,19 @@
 //! Command-line parsing with glibc `getopt_long` rules (reference §1.1).
 //!
 //! Owns the option table (names, argument kinds, table order), the getopt-compatible
-//! scanner and its diagnostics, and the `-h` usage and `-V` version texts. It does not
-//! interpret option values: `Args` keeps every option occurrence raw and in command-line
-//! order, and `config::Config::from_args` validates them. Called by `lib::run` (and by
-//! `Config::from_argv` in tests).
+//! scanner and its diagnostics (plus a `did you mean --NAME?` line after glibc's for a
+//! misspelt option), httperf's usage lines (`usage`; `help` adds the rest of `--help`)
+//! and the `-V` version text. It does not interpret option values: `Args` keeps every
+//! option occurrence raw and in command-line order, and `config::Config::from_args`
+//! validates them. Called by `lib::run` (and by `Config::from_argv` in tests).
 //!
 //! Rules reproduced from glibc: unique-prefix abbreviations (an exact match wins; an
 //! ambiguous prefix lists the candidates in table order), `--opt=value` and
 //! `--opt value` (the next element is taken unconditionally), optional arguments only
 //! in the `=` form, grouped short options (`-vv`, `-d3`, `-d 3`), permutation (stray
-//! operands are ignored) and `--` ending option processing. Diagnostics carry the
-//! program name `rshperf`, whatever argv[0] is.
+//! operands are collected, with the option before each, for `operand`) and `--` ending
+//! option processing. Diagnostics carry the program name `rshperf`, whatever argv[0]
+//! is. Edit distances for suggestions come from `strsim` (Damerau–Levenshtein).
 
 use crate::error::Error;
 
@@ -323,8 +325,9 @@ pub enum Command {
     Run(Args),
 }
 
-/// The `-h` text: httperf master's usage with `rshperf`, the master options it omits,
-/// and rshperf's own options. Ends with a newline.
+/// The usage lines that start the `-h` text (`help::text`): httperf master's usage with
+/// `rshperf`, the master options it omits, and rshperf's own options. Scripts may grep
+/// them: they only ever grow. Ends with a newline.
 pub fn usage() -> String {
     format!(
         "Usage: {PROG} [-hdvVn] [--add-header S] [--burst-length N] [--client N/N]\n\

@@ -343,9 +343,10 @@ impl Config {
     }
 
     /// Validates `args` option by option, in command-line order (so the first bad
-    /// value is the one reported and later options override earlier ones), then checks
-    /// combinations, applies defaults and resolves the server. `--add-header` escape
-    /// warnings are printed on stderr.
+    /// value is the one reported and later options override earlier ones), applies a
+    /// URL argument, then checks combinations, applies defaults and resolves the
+    /// server. `--add-header` escape warnings and warnings about ignored arguments are
+    /// printed on stderr.
     pub fn from_args(args: Args) -> Result<Config, Error> {
         let mut c = Config::defaults();
         let mut port = None;

@@ -2,9 +2,13 @@
 //! a buffer and extracts the few facts the server acts on (method HEAD or not, version,
 //! keep-alive, body length).
 //!
-//! Owns the head limits (`MAX_HEAD`) and the reasons a request is refused (`Reject`).
-//! It does not read sockets, keep state between calls (apart from the caller's scan
-//! offset) or render replies (`reply.rs`). Called by `server::Conn::process`.
+//! Owns the head limits (`MAX_HEAD`, `MAX_REQUEST_LINE`) and the reasons a request is
+//! refused (`Reject`). What is not HTTP (a TLS ClientHello, an SSH banner, binary) is
+//! refused as soon as its first bytes show it, not when a blank line arrives, so such a
+//! client gets `400` and a close at once instead of waiting with the server for a head
+//! that never ends. It does not read sockets, keep state between calls (apart from the
+//! caller's scan offset) or render replies (`reply.rs`). Called by
+//! `server::Conn::process`.
 
 /// The largest request head accepted (request line, headers, blank line); a longer one
 /// is answered 431 and the connection closed.
