@@ -29,6 +29,7 @@ use crate::error::Error;
 use crate::report::classic::write_report;
 use crate::report::json::{stats_from_json, to_json, RunMeta};
 use crate::report::percentiles::write_percentiles;
+use crate::report::servers::write_servers;
 use crate::report::session::{write_session_block, SessionSummary};
 use crate::report::summary::{RunInfo, Summary};
 use crate::stats::Stats;
@@ -146,6 +147,8 @@ pub struct Input {
     pub threads: u32,
     /// Wall-clock start, seconds since the epoch.
     pub start: f64,
+    /// Names of the servers of a `--servers` run, one per `stats.servers` element.
+    pub servers: Vec<String>,
 }
 
 impl Input {
@@ -192,6 +195,25 @@ impl Input {
         if !run.duration.is_finite() || run.duration < 0.0 {
             return Err(bad("duration_s is not a duration"));
         }
+        // The names are report facts (`servers[].server`), one per raw.servers element.
+        let servers: Vec<String> = match doc.get("servers") {
+            None => Vec::new(),
+            Some(list) => list
+                .as_array()
+                .and_then(|a| {
+                    a.iter()
+                        .map(|s| s.get("server").and_then(Value::as_str).map(str::to_string))
+                        .collect()
+                })
+                .ok_or_else(|| bad("servers is not a list of {\"server\": NAME, …}"))?,
+        };
+        if servers.len() != stats.servers.len() {
+            return Err(bad(&format!(
+                "servers names {} servers but raw.servers holds {}",
+                servers.len(),
+                stats.servers.len()
+            )));
+        }
         Ok(Input {
             file: file.to_string(),
             config,
@@ -201,6 +223,7 @@ impl Input {
             client,
             threads,
             start,
+            servers,
         })
     }
 
@@ -242,6 +265,15 @@ pub fn check(inputs: &[Input]) -> Result<Vec<String>, String> {
                     show(b)
                 ));
             }
+        }
+        if inp.servers != first.servers {
+            return Err(format!(
+                "{} and {} are runs against different servers: [{}] vs [{}]",
+                first.file,
+                inp.file,
+                first.servers.join(", "),
+                inp.servers.join(", ")
+            ));
         }
         for (what, mine, theirs) in [
             ("partition", inp.partition, first.partition),
@@ -329,10 +361,13 @@ pub struct Merged {
     pub start: f64,
     /// Engines of all inputs.
     pub threads: u32,
+    /// Server names of a `--servers` workload (the same in every input).
+    pub servers: Vec<String>,
 }
 
-/// Merges checked inputs.
-pub fn merge(inputs: &[Input]) -> Merged {
+/// Merges checked inputs; fails (naming the input and the field) when a sum would
+/// overflow or a total the report needs does not fit in 64 bits.
+pub fn merge(inputs: &[Input]) -> Result<Merged, String> {
     let mut stats = Stats::new();
     let start = inputs
         .iter()
@@ -341,14 +376,19 @@ pub fn merge(inputs: &[Input]) -> Merged {
         .unwrap_or(0.0);
     let (mut duration, mut cpu_user, mut cpu_system, mut threads) = (0.0f64, 0.0, 0.0, 0u32);
     for inp in inputs {
-        stats.merge(&inp.stats);
+        stats
+            .merge(&inp.stats)
+            .map_err(|e| format!("cannot add {}: {e}", inp.file))?;
         // Relative to the earliest start, so one input keeps its duration exactly.
         duration = duration.max(inp.start - start + inp.run.duration);
         cpu_user += inp.run.cpu_user;
         cpu_system += inp.run.cpu_system;
         threads = threads.saturating_add(inp.threads);
     }
-    Merged {
+    stats
+        .check_totals()
+        .map_err(|e| format!("the merged figures are out of range: {e}"))?;
+    Ok(Merged {
         stats,
         run: RunInfo {
             duration,
@@ -357,12 +397,17 @@ pub fn merge(inputs: &[Input]) -> Merged {
         },
         start,
         threads,
-    }
+        servers: inputs
+            .first()
+            .map(|i| i.servers.clone())
+            .unwrap_or_default(),
+    })
 }
 
 /// Writes the text: the `rshperf merge:` line, one `Partition` line per input, a blank
-/// line, the classic report, the session block (session workloads) and, with
-/// `percentiles`, the percentile lines.
+/// line, the classic report, the session block (session workloads), the per-server
+/// block (`--servers` workloads) and, with `percentiles`, the percentile lines: the
+/// order of a run's report.
 pub fn write_text<W: Write>(
     out: &mut W,
     inputs: &[Input],
@@ -403,6 +448,12 @@ pub fn write_text<W: Write>(
             &SessionSummary::new(&merged.stats, merged.run.duration),
         )?;
     }
+    write_servers(
+        out,
+        &merged.stats.servers,
+        &merged.servers,
+        merged.run.duration,
+    )?;
     if percentiles {
         write_percentiles(out, &merged.stats)?;
     }
@@ -432,7 +483,7 @@ pub fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -
         end: system_time(merged.start + merged.run.duration),
         partition: (0, 1),
         threads: merged.threads,
-        servers: Vec::new(),
+        servers: merged.servers.clone(),
     };
     let mut doc = to_json(&cfg, &merged.stats, &summary, &merged.run, &meta);
     let mut config = inputs.first().map_or(Value::Null, |i| i.config.clone());
@@ -477,7 +528,7 @@ fn try_merge(opts: &MergeOptions) -> Result<(), Error> {
     for w in check(&inputs).map_err(fail)? {
         eprintln!("rshperf: merge: {w}");
     }
-    let merged = merge(&inputs);
+    let merged = merge(&inputs).map_err(fail)?;
     if opts.json.as_deref() != Some("-") {
         let mut out = BufWriter::new(io::stdout().lock());
         // As a run: a closed stdout does not fail the merge.
@@ -577,7 +628,13 @@ mod tests {
 
     fn text(inputs: &[Input], percentiles: bool) -> String {
         let mut out = Vec::new();
-        write_text(&mut out, inputs, &merge(inputs), percentiles).expect("Vec write");
+        write_text(
+            &mut out,
+            inputs,
+            &merge(inputs).expect("mergeable"),
+            percentiles,
+        )
+        .expect("Vec write");
         String::from_utf8(out).expect("ASCII")
     }
 
@@ -607,7 +664,7 @@ mod tests {
         let b = input("p1.json", &doc("/x", 1, 2, 20, 1000.5, 9.5));
         let inputs = [a, b];
         assert_eq!(check(&inputs), Ok(vec![]));
-        let m = merge(&inputs);
+        let m = merge(&inputs).expect("mergeable");
         assert_eq!(m.stats.connections, 50);
         assert_eq!(m.stats.replies(), 50);
         assert_eq!(m.run.duration, 10.0);
@@ -655,7 +712,7 @@ mod tests {
             input("p0.json", &doc("/x", 0, 2, 30, 1000.0, 9.5)),
             input("p1.json", &doc("/x", 1, 2, 20, 1000.5, 9.5)),
         ];
-        let m = merge(&inputs);
+        let m = merge(&inputs).expect("mergeable");
         let d = merged_json(&inputs, &m, Some("all.json"));
         assert_eq!(d["run"]["partition"], json!([0, 1]));
         assert_eq!(d["run"]["threads"], 2);
@@ -667,7 +724,7 @@ mod tests {
         assert_eq!(d["duration_s"], 10.0);
         let again = [input("all.json", &d)];
         assert_eq!(check(&again), Ok(vec![]));
-        let m2 = merge(&again);
+        let m2 = merge(&again).expect("mergeable");
         assert_eq!(m2.run, m.run);
         let d2 = merged_json(&again, &m2, Some("all.json"));
         for key in [

@@ -1,13 +1,29 @@
-//! `Stats`: everything a run measures, fed by engine events, mergeable exactly.
+//! `Stats`: everything a run measures, fed by engine events, mergeable exactly, with
+//! ONE schema.
 //!
 //! Owns counters, sums and latency histograms (µs, `hdrhistogram`), the 1-ms lifetime
 //! bins behind httperf's median, reply-rate samples, and the errno → error-counter
 //! classification. Does not format anything (see `report`) and does not read clocks:
-//! callers pass durations. One `Stats` per engine; `merge` adds another engine's.
+//! callers pass durations. One `Stats` per engine; `merge` adds another engine's (or
+//! another run's, for `rshperf merge`).
+//!
+//! One definition per field: the serde derives are the `raw` and `histograms` members
+//! of the `--json` document and what `rshperf merge` reads back (`serial.rs` for the
+//! fields JSON cannot carry as they are), and `merge` lists every field once with its
+//! rule in `merge_fields!` (`merge.rs`), which the compiler checks is complete. Unknown
+//! members are refused when reading, so a document is never merged with data dropped.
+//! A new group of measurements is a struct of its own in its own file here, with the
+//! same derives and a `Merge` impl, and one field (plus one line in `new` and `merge`).
+
+pub mod merge;
+pub mod serial;
 
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+pub use merge::{Merge, MergeError};
 
 /// Per-connection failure classes, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,26 +97,41 @@ impl ErrorKind {
 /// Number of 1-ms lifetime bins (0–100 s), as httperf.
 pub const LIFETIME_BINS: usize = 100_000;
 
-/// Highest value tracked by the latency histograms, µs (1 hour).
-const HIST_MAX_US: u64 = 3_600_000_000;
+/// Lowest value the latency histograms tell apart, µs.
+pub const HIST_LOW_US: u64 = 1;
 
-/// Latency histograms in microseconds.
-#[derive(Debug, Clone)]
+/// Highest value tracked by the latency histograms, µs (1 hour).
+pub const HIST_MAX_US: u64 = 3_600_000_000;
+
+/// Significant decimal digits of the latency histograms.
+pub const HIST_SIGFIG: u8 = 3;
+
+/// Latency histograms in microseconds (each a base64 HdrHistogram V2 string in JSON).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Histograms {
     /// Connect time (connecting → connected), successful connects.
+    #[serde(with = "serial::histogram")]
     pub connect: Histogram<u64>,
     /// Response time (send start → final status line).
+    #[serde(with = "serial::histogram")]
     pub response: Histogram<u64>,
     /// Transfer time (status line → reply complete).
+    #[serde(with = "serial::histogram")]
     pub transfer: Histogram<u64>,
     /// Lifetime of connections with at least one reply.
+    #[serde(with = "serial::histogram")]
     pub lifetime: Histogram<u64>,
     /// Arrival lateness: actual connect start minus scheduled time.
+    #[serde(with = "serial::histogram")]
     pub lateness: Histogram<u64>,
 }
 
-fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("static histogram bounds are valid")
+/// An empty latency histogram with rshperf's bounds (every histogram of a `Stats` has
+/// them, so adding two never fails).
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(HIST_LOW_US, HIST_MAX_US, HIST_SIGFIG)
+        .expect("static histogram bounds are valid")
 }
 
 impl Histograms {
@@ -115,8 +146,21 @@ impl Histograms {
     }
 }
 
+impl Merge for Histograms {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(Histograms, self, o;
+            connect: sum,
+            response: sum,
+            transfer: sum,
+            lifetime: sum,
+            lateness: sum,
+        )
+    }
+}
+
 /// Per-server figures of a `--servers` run (lb-style per-server report).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ServerStats {
     /// Connections that reached the connecting stage.
     pub connections: u64,
@@ -127,6 +171,7 @@ pub struct ServerStats {
     /// Error counters, indexed by `ErrorKind::index`.
     pub errors: [u64; ERROR_KINDS],
     /// Response times (send start → status line), µs.
+    #[serde(with = "serial::histogram")]
     pub response: Histogram<u64>,
     /// Sum of response times, µs.
     pub response_sum_us: u64,
@@ -150,27 +195,24 @@ impl ServerStats {
     pub fn replies(&self) -> u64 {
         self.replies_by_class[1..=5].iter().sum()
     }
+}
 
-    fn merge(&mut self, o: &ServerStats) {
-        self.connections += o.connections;
-        self.requests += o.requests;
-        for (a, b) in self
-            .replies_by_class
-            .iter_mut()
-            .zip(o.replies_by_class.iter())
-        {
-            *a += b;
-        }
-        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
-            *a += b;
-        }
-        let _ = self.response.add(&o.response);
-        self.response_sum_us += o.response_sum_us;
+impl Merge for ServerStats {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(ServerStats, self, o;
+            connections: sum,
+            requests: sum,
+            replies_by_class: sum,
+            errors: sum,
+            response: sum,
+            response_sum_us: sum,
+        )
     }
 }
 
 /// One reply-rate sample: replies completed in the interval and its length.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RateSample {
     /// Replies completed during the interval.
     pub replies: u64,
@@ -180,8 +222,23 @@ pub struct RateSample {
     pub seconds: f64,
 }
 
-/// Everything measured by one engine (or merged from several).
-#[derive(Debug, Clone)]
+/// Samples of several engines or runs are added interval by interval; the interval is
+/// the same in all of them (the sampling clock is shared).
+impl Merge for RateSample {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(RateSample, self, o;
+            replies: sum,
+            sessions: sum,
+            seconds: keep,
+        )
+    }
+}
+
+/// Everything measured by one engine (or merged from several). Serialized, it is the
+/// `--json` document's `raw` member, except `hist`, which is its top-level
+/// `histograms` member (docs/json.md §2.4–2.5).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Stats {
     /// Connections that reached the connecting stage.
     pub connections: u64,
@@ -218,12 +275,15 @@ pub struct Stats {
     /// Sum of their lifetimes, µs.
     pub lifetime_sum_us: u64,
     /// Sum of squared lifetimes, µs².
+    #[serde(with = "serial::decimal_u128")]
     pub lifetime_sumsq_us: u128,
     /// Shortest lifetime, µs (u64::MAX when none).
+    #[serde(with = "serial::max_is_null")]
     pub lifetime_min_us: u64,
     /// Longest lifetime, µs.
     pub lifetime_max_us: u64,
     /// Lifetimes per 1-ms bin; lifetimes of 100 s and more are in the last element.
+    #[serde(with = "serial::sparse_bins")]
     pub lifetime_bins: Vec<u64>,
     /// Error counters, indexed by `ErrorKind::index`.
     pub errors: [u64; ERROR_KINDS],
@@ -246,6 +306,7 @@ pub struct Stats {
     /// Per-server figures (`--servers` with more than one server; else empty).
     pub servers: Vec<ServerStats>,
     /// Latency histograms.
+    #[serde(rename = "histograms")]
     pub hist: Histograms,
 }
 
@@ -412,87 +473,270 @@ impl Stats {
         self.errors.iter().sum()
     }
 
-    /// Adds another engine's statistics: counters and histograms summed, extremes
-    /// combined, rate samples added interval by interval.
-    pub fn merge(&mut self, o: &Stats) {
-        self.connections += o.connections;
-        self.max_concurrent += o.max_concurrent;
-        self.max_burst = self.max_burst.max(o.max_burst);
-        self.connects += o.connects;
-        self.connect_sum_us += o.connect_sum_us;
-        self.requests += o.requests;
-        self.request_bytes += o.request_bytes;
-        for (a, b) in self
-            .replies_by_class
-            .iter_mut()
-            .zip(o.replies_by_class.iter())
-        {
-            *a += b;
+    /// Checks that the totals the reports add up (replies of all classes, errors, bytes,
+    /// sessions, bins, per-server figures) fit in 64 bits: true for anything measured,
+    /// not for numbers read from a document anyone could write. `rshperf merge` calls it
+    /// before printing, so no report arithmetic can overflow.
+    pub fn check_totals(&self) -> Result<(), MergeError> {
+        fn total<'a>(what: &str, v: impl IntoIterator<Item = &'a u64>) -> Result<(), MergeError> {
+            v.into_iter()
+                .try_fold(0u64, |t, &x| t.checked_add(x))
+                .map(|_| ())
+                .ok_or_else(|| MergeError::new("the total overflows 64 bits").within(what))
         }
-        self.status_200_302[0] += o.status_200_302[0];
-        self.status_200_302[1] += o.status_200_302[1];
-        self.responses += o.responses;
-        self.response_sum_us += o.response_sum_us;
-        self.transfer_sum_us += o.transfer_sum_us;
-        self.reply_header_bytes += o.reply_header_bytes;
-        self.reply_content_bytes += o.reply_content_bytes;
-        self.reply_footer_bytes += o.reply_footer_bytes;
-        self.lifetimes += o.lifetimes;
-        self.lifetime_sum_us += o.lifetime_sum_us;
-        self.lifetime_sumsq_us += o.lifetime_sumsq_us;
-        self.lifetime_min_us = self.lifetime_min_us.min(o.lifetime_min_us);
-        self.lifetime_max_us = self.lifetime_max_us.max(o.lifetime_max_us);
-        for (a, b) in self.lifetime_bins.iter_mut().zip(o.lifetime_bins.iter()) {
-            *a += b;
+        total("replies_by_class", &self.replies_by_class)?;
+        total("errors", &self.errors)?;
+        total(
+            "sessions_ok + sessions_failed",
+            [&self.sessions_ok, &self.sessions_failed],
+        )?;
+        total(
+            "request_bytes + reply_header_bytes + reply_content_bytes + reply_footer_bytes",
+            [
+                &self.request_bytes,
+                &self.reply_header_bytes,
+                &self.reply_content_bytes,
+                &self.reply_footer_bytes,
+            ],
+        )?;
+        total("lifetime_bins", &self.lifetime_bins)?;
+        total("session_lengths", &self.session_lengths)?;
+        for (i, srv) in self.servers.iter().enumerate() {
+            let at = |e: MergeError| e.within(&format!("[{i}]")).within("servers");
+            total("replies_by_class", &srv.replies_by_class).map_err(at)?;
+            total("errors", &srv.errors).map_err(at)?;
         }
-        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
-            *a += b;
-        }
-        for (i, s) in o.rate_samples.iter().enumerate() {
-            match self.rate_samples.get_mut(i) {
-                Some(mine) => {
-                    mine.replies += s.replies;
-                    mine.sessions += s.sessions;
-                }
-                None => self.rate_samples.push(*s),
-            }
-        }
-        self.tls_handshakes[0] += o.tls_handshakes[0];
-        self.tls_handshakes[1] += o.tls_handshakes[1];
-        self.sessions_ok += o.sessions_ok;
-        self.sessions_failed += o.sessions_failed;
-        self.session_connects_ok += o.session_connects_ok;
-        self.session_life_ok_us += o.session_life_ok_us;
-        self.session_life_failed_us += o.session_life_failed_us;
-        if self.session_lengths.len() < o.session_lengths.len() {
-            self.session_lengths.resize(o.session_lengths.len(), 0);
-        }
-        for (a, b) in self
-            .session_lengths
-            .iter_mut()
-            .zip(o.session_lengths.iter())
-        {
-            *a += b;
-        }
-        if self.servers.len() < o.servers.len() {
-            self.servers
-                .resize_with(o.servers.len(), ServerStats::default);
-        }
-        for (a, b) in self.servers.iter_mut().zip(o.servers.iter()) {
-            a.merge(b);
-        }
-        let h = &mut self.hist;
-        let _ = h.connect.add(&o.hist.connect);
-        let _ = h.response.add(&o.hist.response);
-        let _ = h.transfer.add(&o.hist.transfer);
-        let _ = h.lifetime.add(&o.hist.lifetime);
-        let _ = h.lateness.add(&o.hist.lateness);
+        Ok(())
     }
+
+    /// Adds another engine's (or run's) statistics: counters, bins and histograms
+    /// summed, extremes combined, rate samples added interval by interval,
+    /// `max_concurrent` summed (an upper bound). Fails, naming the field, when a sum
+    /// overflows or a histogram holds values out of range (both possible only with
+    /// numbers read from a document); `self` is then partly merged.
+    pub fn merge(&mut self, o: &Stats) -> Result<(), MergeError> {
+        crate::merge_fields!(Stats, self, o;
+            connections: sum,
+            max_concurrent: sum,
+            max_burst: max,
+            connects: sum,
+            connect_sum_us: sum,
+            requests: sum,
+            request_bytes: sum,
+            replies_by_class: sum,
+            status_200_302: sum,
+            responses: sum,
+            response_sum_us: sum,
+            transfer_sum_us: sum,
+            reply_header_bytes: sum,
+            reply_content_bytes: sum,
+            reply_footer_bytes: sum,
+            lifetimes: sum,
+            lifetime_sum_us: sum,
+            lifetime_sumsq_us: sum,
+            lifetime_min_us: min,
+            lifetime_max_us: max,
+            lifetime_bins: sum,
+            errors: sum,
+            rate_samples: sum,
+            tls_handshakes: sum,
+            sessions_ok: sum,
+            sessions_failed: sum,
+            session_connects_ok: sum,
+            session_life_ok_us: sum,
+            session_life_failed_us: sum,
+            session_lengths: sum,
+            servers: sum,
+            hist: sum,
+        )
+    }
+}
+
+/// A `Stats` in which every field (every array element, every member of every
+/// vector's elements) differs from `Stats::new()`'s: the schema tests use it so that
+/// no field can escape a round trip or a merge. A new field must be set here too
+/// (`every_field_differs_from_new` fails until it is).
+#[cfg(test)]
+pub(crate) fn every_field_set() -> Stats {
+    let mut s = Stats::new();
+    for i in 0..40u64 {
+        s.on_connecting();
+        s.on_lateness(Duration::from_micros(3 + i));
+        s.on_connected(Duration::from_micros(90 + 7 * i));
+        s.on_request_sent(68 + i % 3);
+        s.on_response(Duration::from_micros(400 + 37 * i * i));
+        let status = [42, 150, 200, 302, 404, 500, 600, 700, 800, 999][(i % 10) as usize];
+        s.on_reply(
+            status,
+            239,
+            1024 + i,
+            1 + i % 2,
+            Duration::from_micros(20 + i),
+        );
+        s.on_lifetime(Duration::from_micros(700 + 1_000 * i * i));
+    }
+    s.on_lifetime(Duration::from_secs(150));
+    for k in 0..ERROR_KINDS {
+        for _ in 0..=k {
+            s.errors[k] += 1;
+        }
+    }
+    s.max_concurrent = 7;
+    s.max_burst = 3;
+    s.rate_samples.push(RateSample {
+        replies: 30,
+        sessions: 2,
+        seconds: 5.000_123_456_789,
+    });
+    s.rate_samples.push(RateSample {
+        replies: 21,
+        sessions: 1,
+        seconds: 0.1 + 0.2,
+    });
+    s.on_tls_handshake(false);
+    s.on_tls_handshake(true);
+    s.on_tls_handshake(true);
+    s.on_session(true, Duration::from_millis(1200), 3, 4);
+    s.on_session(false, Duration::from_millis(300), 1, 0);
+    for n in 1..=2u64 {
+        let mut srv = ServerStats {
+            connections: 10 * n,
+            requests: 11 * n,
+            replies_by_class: [n; 10],
+            errors: [n + 1; ERROR_KINDS],
+            response_sum_us: 0,
+            ..ServerStats::default()
+        };
+        for us in [100 * n, 2_000 * n] {
+            srv.response_sum_us += us;
+            srv.response.record(us).expect("in range");
+        }
+        s.servers.push(srv);
+    }
+    s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+
+    /// Asserts that every leaf of `base` differs in `full`, and that every array empty in
+    /// `base` is not empty in `full`.
+    fn assert_every_leaf_differs(base: &Value, full: &Value, at: &str) {
+        match (base, full) {
+            (Value::Object(b), Value::Object(f)) => {
+                assert_eq!(b.len(), f.len(), "{at}: members");
+                for (k, v) in b {
+                    assert_every_leaf_differs(v, &f[k], &format!("{at}.{k}"));
+                }
+            }
+            (Value::Array(b), Value::Array(f)) if !b.is_empty() => {
+                assert_eq!(b.len(), f.len(), "{at}: length");
+                for (i, (x, y)) in b.iter().zip(f).enumerate() {
+                    assert_every_leaf_differs(x, y, &format!("{at}[{i}]"));
+                }
+            }
+            (Value::Array(_), Value::Array(f)) => assert!(!f.is_empty(), "{at} is empty"),
+            (b, f) => assert_ne!(b, f, "{at} is not set by every_field_set()"),
+        }
+    }
+
+    fn value<T: Serialize>(t: &T) -> Value {
+        serde_json::to_value(t).expect("serializable")
+    }
+
+    #[test]
+    fn every_field_differs_from_new() {
+        let full = every_field_set();
+        assert_every_leaf_differs(&value(&Stats::new()), &value(&full), "stats");
+        for (i, srv) in full.servers.iter().enumerate() {
+            let at = format!("stats.servers[{i}]");
+            assert_every_leaf_differs(&value(&ServerStats::default()), &value(srv), &at);
+        }
+        let zero = RateSample {
+            replies: 0,
+            sessions: 0,
+            seconds: 0.0,
+        };
+        for (i, r) in full.rate_samples.iter().enumerate() {
+            let at = format!("stats.rate_samples[{i}]");
+            assert_every_leaf_differs(&value(&zero), &value(r), &at);
+        }
+    }
+
+    #[test]
+    fn every_field_survives_serialization_and_merging_into_new() {
+        let full = every_field_set();
+        let text = serde_json::to_string(&full).expect("serializable");
+        let back: Stats = serde_json::from_str(&text).expect("readable");
+        assert_eq!(value(&back), value(&full));
+        // Merging into an empty Stats is the identity, field by field.
+        let mut merged = Stats::new();
+        merged.merge(&back).expect("no overflow");
+        assert_eq!(value(&merged), value(&full));
+    }
+
+    #[test]
+    fn merging_twice_doubles_sums_and_keeps_extremes() {
+        let full = every_field_set();
+        let mut m = full.clone();
+        m.merge(&full).expect("no overflow");
+        assert_eq!(m.connections, 2 * full.connections);
+        assert_eq!(m.max_concurrent, 2 * full.max_concurrent);
+        assert_eq!(m.max_burst, full.max_burst);
+        assert_eq!(m.status_200_302, [8, 8]);
+        assert_eq!(m.tls_handshakes, [2, 4]);
+        assert_eq!(m.lifetime_sumsq_us, 2 * full.lifetime_sumsq_us);
+        assert_eq!(m.lifetime_min_us, full.lifetime_min_us);
+        assert_eq!(m.lifetime_max_us, full.lifetime_max_us);
+        assert_eq!(m.rate_samples[1].replies, 42);
+        assert_eq!(m.rate_samples[1].seconds, full.rate_samples[1].seconds);
+        assert_eq!(m.servers[1].connections, 40);
+        assert_eq!(m.servers[1].response.len(), 4);
+        assert_eq!(m.hist.lateness.len(), 80);
+        assert_eq!(m.session_lengths, [2, 0, 0, 0, 2]);
+    }
+
+    #[test]
+    fn overflowing_merges_and_totals_are_errors_naming_the_field() {
+        let mut a = every_field_set();
+        let mut b = Stats::new();
+        b.servers.push(ServerStats::default());
+        b.servers.push(ServerStats::default());
+        b.servers[1].errors[3] = u64::MAX;
+        let e = a.merge(&b).expect_err("overflow");
+        assert_eq!(
+            e.to_string(),
+            "servers[1].errors[3]: 3 + 18446744073709551615 overflows 64 bits"
+        );
+        let mut c = Stats::new();
+        c.errors = [u64::MAX / 2 + 1, u64::MAX / 2 + 1, 0, 0, 0, 0, 0, 0];
+        assert_eq!(
+            c.check_totals().expect_err("total").to_string(),
+            "errors: the total overflows 64 bits"
+        );
+        c.errors = [0; ERROR_KINDS];
+        c.servers.push(ServerStats::default());
+        c.servers[0].replies_by_class[2] = u64::MAX;
+        c.servers[0].replies_by_class[3] = 1;
+        assert_eq!(
+            c.check_totals().expect_err("total").to_string(),
+            "servers[0].replies_by_class: the total overflows 64 bits"
+        );
+        assert_eq!(every_field_set().check_totals(), Ok(()));
+    }
+
+    #[test]
+    fn unknown_members_are_refused() {
+        let mut v = value(&Stats::new());
+        v["from_the_future"] = Value::from(1);
+        let e = serde_json::from_value::<Stats>(v).expect_err("unknown");
+        assert!(
+            e.to_string().starts_with("unknown field `from_the_future`"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn errno_classification_follows_reference_with_fixes() {
@@ -553,7 +797,7 @@ mod tests {
             seconds: 5.0,
         });
         b.max_burst = 4;
-        a.merge(&b);
+        a.merge(&b).expect("no overflow");
         assert_eq!(a.connections, 2);
         assert_eq!(a.replies(), 2);
         assert_eq!(a.replies_by_class[2], 1);
@@ -573,7 +817,7 @@ mod tests {
         a.on_session(false, Duration::from_millis(50), 2, 1);
         let mut b = Stats::new();
         b.on_session(true, Duration::from_millis(100), 3, 6);
-        a.merge(&b);
+        a.merge(&b).expect("no overflow");
         assert_eq!((a.sessions_ok, a.sessions_failed), (2, 1));
         assert_eq!(a.session_connects_ok, 4);
         assert_eq!(a.session_life_ok_us, 300_000);
