@@ -34,23 +34,6 @@ use crate::report::session::{write_session_block, SessionSummary};
 use crate::report::summary::{RunInfo, Summary};
 use crate::stats::Stats;
 
-/// The `rshperf merge -h` text.
-pub const MERGE_USAGE: &str = "\
-Usage: rshperf merge [--json=FILE] [--percentiles] FILE.json...
-
-Merges the --json documents of the partitions of one workload (rshperf
---partition=I/N --json=FILE, run at the same time with --start-at) into the report
-of the whole: counters summed, latency histograms merged exactly, rates over the
-union of the measured windows. Prints one 'Partition I/N:' line per input, then the
-classic report. Inputs of different workloads, or the same partition twice, are
-refused; missing partitions are a warning.
-
-  --json=FILE     also write the merged document to FILE ('-': stdout, instead of
-                  the text)
-  --percentiles   print the percentile lines (also -v)
-  -h, --help      this text
-";
-
 /// Config members that define the workload: inputs must agree on all of them.
 const WORKLOAD_KEYS: [&str; 16] = [
     "server",
@@ -75,57 +58,28 @@ const WORKLOAD_KEYS: [&str; 16] = [
 /// the union of their windows understate the load that was offered.
 const MAX_START_SPREAD_S: f64 = 1.0;
 
-/// The options of `rshperf merge`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The options of `rshperf merge` (parsed by clap with `subcommand`'s conventions).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Parser)]
+#[command(
+    name = "merge",
+    about = "Merge the --json documents of the partitions of one workload into one report.",
+    long_about = "Merge the --json documents of the partitions of one workload (rshperf \
+--partition=I/N --json=FILE, run at the same time with --start-at) into the report of the \
+whole: counters summed, latency histograms merged exactly, rates over the union of the \
+measured windows. Prints one 'Partition I/N:' line per input, then the report a single run \
+would print. Inputs of different workloads, the same partition twice, and corrupt or \
+out-of-range documents are refused (exit status 1); missing partitions are a warning."
+)]
 pub struct MergeOptions {
-    /// `--json=FILE`: where to write the merged document (`-` = stdout).
+    /// Also write the merged document to FILE ('-': stdout, instead of the text)
+    #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub json: Option<String>,
-    /// `--percentiles` / `-v`.
+    /// Print the percentile lines
+    #[arg(long, short = 'v')]
     pub percentiles: bool,
-    /// Input documents, in the order given.
+    /// The --json documents to merge, in this order
+    #[arg(value_name = "FILE.json", required = true)]
     pub files: Vec<String>,
-}
-
-fn usage(msg: impl std::fmt::Display) -> Error {
-    Error::Usage(format!("merge: {msg}"))
-}
-
-impl MergeOptions {
-    /// Parses `args` (`args[0]` is `merge`); None for `-h`/`--help`.
-    pub fn from_args(args: &[String]) -> Result<Option<MergeOptions>, Error> {
-        let mut o = MergeOptions {
-            json: None,
-            percentiles: false,
-            files: Vec::new(),
-        };
-        let mut rest = args.iter().skip(1);
-        let mut only_files = false;
-        while let Some(a) = rest.next() {
-            if only_files || a == "-" || !a.starts_with('-') {
-                o.files.push(a.clone());
-                continue;
-            }
-            match a.as_str() {
-                "--" => only_files = true,
-                "-h" | "--help" => return Ok(None),
-                "-v" | "--percentiles" => o.percentiles = true,
-                "--json" => {
-                    let v = rest.next().ok_or_else(|| usage("--json needs a FILE"))?;
-                    o.json = Some(v.clone());
-                }
-                _ => match a.strip_prefix("--json=") {
-                    Some(v) if !v.is_empty() => o.json = Some(v.to_string()),
-                    _ => return Err(usage(format!("unknown option {a} (see rshperf merge -h)"))),
-                },
-            }
-        }
-        if o.files.is_empty() {
-            return Err(usage(
-                "no input files (usage: rshperf merge [--json=FILE] [--percentiles] FILE.json...)",
-            ));
-        }
-        Ok(Some(o))
-    }
 }
 
 /// One input document, read and checked.
@@ -517,7 +471,7 @@ fn write_json_dest(dest: &str, doc: &Value) -> io::Result<()> {
     }
 }
 
-fn try_merge(opts: &MergeOptions) -> Result<(), Error> {
+fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
     let fail = |m: String| Error::Startup(format!("merge: {m}"));
     let inputs = opts
         .files
@@ -540,34 +494,19 @@ fn try_merge(opts: &MergeOptions) -> Result<(), Error> {
         write_json_dest(dest, &doc)
             .map_err(|e| fail(format!("cannot write --json file {dest}: {e}")))?;
     }
-    Ok(())
+    Ok(0)
 }
 
 /// `rshperf merge …` (`args[0]` is `merge`): prints the merged report; returns the
 /// exit status (1 on any error).
 pub fn merge_main(args: &[String]) -> i32 {
-    let result = match MergeOptions::from_args(args) {
-        Ok(None) => {
-            let mut out = io::stdout().lock();
-            let _ = out.write_all(MERGE_USAGE.as_bytes());
-            let _ = out.flush();
-            return 0;
-        }
-        Ok(Some(opts)) => try_merge(&opts),
-        Err(e) => Err(e),
-    };
-    match result {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("{e}");
-            e.exit_code()
-        }
-    }
+    crate::subcommand::run::<MergeOptions>(args, |opts| try_merge(&opts))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::subcommand::Parsed;
 
     fn args(list: &[&str]) -> Vec<String> {
         std::iter::once("merge")
@@ -638,23 +577,58 @@ mod tests {
         String::from_utf8(out).expect("ASCII")
     }
 
+    fn parse(list: &[&str]) -> Result<Parsed<MergeOptions>, Error> {
+        crate::subcommand::parse::<MergeOptions>(&args(list))
+    }
+
+    fn options(list: &[&str]) -> MergeOptions {
+        match parse(list) {
+            Ok(Parsed::Run(o)) => o,
+            other => panic!("{list:?}: {other:?}"),
+        }
+    }
+
     #[test]
-    fn options() {
-        let o = MergeOptions::from_args(&args(&["--json=m.json", "-v", "a", "b"]))
-            .expect("valid")
-            .expect("not help");
+    fn options_help_and_errors() {
+        let o = options(&["--json=m.json", "-v", "a", "b"]);
         assert_eq!(o.json.as_deref(), Some("m.json"));
         assert!(o.percentiles);
         assert_eq!(o.files, ["a", "b"]);
-        let o = MergeOptions::from_args(&args(&["--json", "-", "--", "--odd"]))
-            .expect("valid")
-            .expect("not help");
+        let o = options(&["--js", "-", "--perc", "--", "--odd"]);
         assert_eq!(o.json.as_deref(), Some("-"));
+        assert!(o.percentiles);
         assert_eq!(o.files, ["--odd"]);
-        assert_eq!(MergeOptions::from_args(&args(&["-h"])), Ok(None));
-        for bad in [&[][..], &["--json=x"], &["--bogus", "a"], &["a", "--json"]] {
-            let e = MergeOptions::from_args(&args(bad)).expect_err("invalid");
-            assert!(e.to_string().starts_with("rshperf: merge: "), "{e}");
+        match parse(&["-h"]) {
+            Ok(Parsed::Help(t)) => {
+                assert!(t.starts_with("Merge the --json documents "), "{t}");
+                assert!(
+                    t.contains("\nUsage: rshperf merge [OPTIONS] <FILE.json>...\n"),
+                    "{t}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let cases: [(&[&str], &str); 4] = [
+            (
+                &[],
+                "the following required arguments were not provided:\n  <FILE.json>...",
+            ),
+            (
+                &["--json=", "a"],
+                "a value is required for '--json <FILE>' but none was supplied",
+            ),
+            (&["--bogus", "a"], "unexpected argument '--bogus' found"),
+            (
+                &["a", "--json"],
+                "a value is required for '--json <FILE>' but none was supplied",
+            ),
+        ];
+        for (bad, want) in cases {
+            let e = parse(bad).expect_err("invalid").to_string();
+            assert!(
+                e.starts_with(&format!("rshperf: merge: {want}")),
+                "{bad:?}: {e}"
+            );
         }
     }
 
