@@ -496,7 +496,8 @@ pub fn stats_from_json(v: &Value) -> Result<(Stats, RunInfo), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{every_field_set, ErrorKind, RateSample, LIFETIME_BINS};
+    use crate::stats::tests::every_field_set;
+    use crate::stats::{ErrorKind, RateSample, LIFETIME_BINS};
     use base64::engine::general_purpose::STANDARD as BASE64;
     use base64::Engine as _;
     use std::time::Duration;
@@ -795,7 +796,8 @@ mod tests {
             "unsupported rshperf-result version 1 (this rshperf reads 2; write the \
              document again with this rshperf)"
         );
-        let cases: [(&dyn Fn(&mut Value), &str); 12] = [
+        type Edit<'a> = &'a dyn Fn(&mut Value);
+        let cases: [(Edit, &str); 12] = [
             (
                 &|v| v["raw"]["errors"] = json!([1, 2]),
                 "raw.errors: invalid length 2, expected an array of length 8",
