@@ -1,45 +1,14 @@
-//! The `--help` text and `rshperf help [CMD]`.
+//! The `-h`/`--help` text of an httperf-style run.
 //!
-//! Owns what `-h`/`--help` prints after httperf's usage lines (those come first,
+//! Owns what `--help` prints after httperf's usage lines (those come first,
 //! unchanged, from `cli::usage`, because scripts may grep them): what each group of
-//! options does, rshperf's extensions, and the subcommands with one line each. Also
-//! owns `rshperf help CMD`, which runs the subcommand's own help (`rshperf CMD
-//! --help`, or `-h` for the single-letter front ends `ab` and `lb`). It does not parse
-//! options (`cli`) or document them in full (man/rshperf.1). Called by `cli::parse`
-//! (the text) and `lib::run` (`help`).
-
-use std::io::Write;
+//! options does, rshperf's extensions, and the subcommands with one line each (from
+//! `subcommand::COMMANDS`, so a new subcommand is listed when it is registered). It
+//! does not parse options (`cli`), run `rshperf help [CMD]` (`subcommand`) or document
+//! options in full (man/rshperf.1). Called by `cli::parse`.
 
 use crate::cli;
-
-/// rshperf's subcommands: name and one line of description, in the order `--help`
-/// lists them.
-pub const SUBCOMMANDS: &[(&str, &str)] = &[
-    (
-        "serve",
-        "a small, fast HTTP/1.1 server to aim at (200 with N bytes)",
-    ),
-    (
-        "demo",
-        "that server in this process and a test run against it",
-    ),
-    (
-        "merge",
-        "the report of a whole run from its --partition parts' --json",
-    ),
-    (
-        "sweep",
-        "capacity sweep: walk or search rates, find the knee",
-    ),
-    (
-        "ab",
-        "ApacheBench-compatible front end (ab's options and report)",
-    ),
-    (
-        "lb",
-        "lb-compatible front end: several servers, one report each",
-    ),
-];
+use crate::subcommand::COMMANDS;
 
 /// What follows the usage lines.
 const BODY: &str = "\
@@ -81,7 +50,7 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --start-at T|+S      started together; `rshperf merge` joins the parts
   --progress           a progress line on stderr (default: on a terminal)
 
-Subcommands (rshperf help CMD, or rshperf CMD --help, for their options):
+Commands (rshperf help CMD, or rshperf CMD --help, for their options):
 ";
 
 /// The closing lines.
@@ -97,39 +66,11 @@ pub fn text() -> String {
     let mut s = cli::usage();
     s.push('\n');
     s.push_str(BODY);
-    for (name, what) in SUBCOMMANDS {
-        s.push_str(&format!("  {name:<8} {what}\n"));
+    for c in COMMANDS {
+        s.push_str(&format!("  {:<8} {}\n", c.name, c.about));
     }
     s.push_str(TAIL);
     s
-}
-
-/// `rshperf help [CMD]` (`args[0]` is `help`): the full help, or CMD's own; returns
-/// the exit status.
-pub fn help_main(args: &[String]) -> i32 {
-    let Some(cmd) = args.get(1) else {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text().as_bytes());
-        let _ = out.flush();
-        return 0;
-    };
-    if !SUBCOMMANDS.iter().any(|(name, _)| name == cmd) {
-        let names: Vec<&str> = SUBCOMMANDS.iter().map(|(n, _)| *n).collect();
-        eprintln!(
-            "{}: help: no subcommand '{cmd}' (subcommands: {}; `{} --help` lists the options)",
-            cli::PROG,
-            names.join(", "),
-            cli::PROG
-        );
-        return 1;
-    }
-    // ab and lb parse single letters as the tools they imitate do.
-    let flag = if matches!(cmd.as_str(), "ab" | "lb") {
-        "-h"
-    } else {
-        "--help"
-    };
-    crate::run(vec![cli::PROG.to_string(), cmd.clone(), flag.to_string()])
 }
 
 #[cfg(test)]
@@ -140,8 +81,12 @@ mod tests {
     fn usage_lines_come_first_and_every_subcommand_has_a_line() {
         let t = text();
         assert!(t.starts_with(&format!("{}\nrshperf is httperf", cli::usage())));
-        for (name, what) in SUBCOMMANDS {
-            assert!(t.contains(&format!("\n  {name:<8} {what}\n")), "{name}");
+        for c in COMMANDS {
+            assert!(
+                t.contains(&format!("\n  {:<8} {}\n", c.name, c.about)),
+                "{}",
+                c.name
+            );
         }
         assert!(t.ends_with("(or man rshperf).\n"));
         for line in t.lines() {

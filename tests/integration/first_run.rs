@@ -175,14 +175,11 @@ fn help_keeps_the_usage_lines_first_and_lists_the_subcommands() {
     for group in ["\n  target ", "\n  load ", "\n  sessions ", "\n  TLS "] {
         assert!(help.contains(group), "{group:?} missing:\n{help}");
     }
-    for (name, _) in rshperf::help::SUBCOMMANDS {
-        assert!(
-            help.contains(&format!("\n  {name} ")),
-            "{name} missing:\n{help}"
-        );
+    for c in rshperf::subcommand::COMMANDS {
+        let line = format!("\n  {:<8} {}\n", c.name, c.about);
+        assert!(help.contains(&line), "{} missing:\n{help}", c.name);
     }
     assert_eq!(text(&run(&["-h"]).stdout), help);
-    assert_eq!(text(&run(&["help"]).stdout), help);
 }
 
 #[test]
@@ -193,14 +190,14 @@ fn help_cmd_prints_the_subcommands_own_help() {
         assert_eq!(via_help.status.code(), Some(0), "{cmd}");
         assert_eq!(text(&via_help.stdout), text(&own.stdout), "{cmd}");
         assert!(
-            text(&via_help.stdout).starts_with(&format!("Usage: rshperf {cmd}")),
+            text(&via_help.stdout).contains(&format!("Usage: rshperf {cmd}")),
             "{cmd}"
         );
     }
     let out = run(&["help", "bogus"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stderr).starts_with("rshperf: help: no subcommand 'bogus' (subcommands: serve,"),
+        text(&out.stderr).starts_with("rshperf: help: no command 'bogus' (commands: serve,"),
         "{}",
         text(&out.stderr)
     );

@@ -118,7 +118,7 @@ const ERRORS: [&str; 8] = [
 /// Every counter of the text report equals its JSON member.
 fn assert_json_matches_report(doc: &Value, r: &Report) {
     assert_eq!(get(doc, "format"), "rshperf-result");
-    assert_eq!(int(doc, "version"), 1);
+    assert_eq!(int(doc, "version"), 2);
     assert_eq!(
         get(doc, "config.echo").as_str(),
         r.text.lines().next(),
