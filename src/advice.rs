@@ -85,43 +85,58 @@ fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Option<Advice> 
         .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)))
         .expect("ERROR_KINDS is not zero");
     let target = target_name(cfg, work);
-    let (what, remedy) = match top {
+    // What happened, as a participle ("10 connections refused"), and whether a single
+    // connection needs "was" ("the connection was refused", "… timed out").
+    let (what, passive, remedy) = match top {
         i if i == ErrorKind::ConnRefused.index() => (
             "refused".to_string(),
+            true,
             format!("is anything listening on {target}?"),
         ),
         i if i == ErrorKind::ClientTimo.index() => (
             "timed out (client-timo)".to_string(),
+            false,
             format!("is {target} up and reachable, and --timeout long enough?"),
         ),
         i if i == ErrorKind::SocketTimo.index() => (
             "timed out in the kernel (socket-timo)".to_string(),
+            false,
             format!("is {target} reachable (a firewall dropping SYNs)?"),
         ),
         i if i == ErrorKind::ConnReset.index() => (
-            "were reset (connreset)".to_string(),
+            "reset (connreset)".to_string(),
+            true,
             protocol_remedy(cfg, &target),
         ),
-        i if i == ErrorKind::Other.index() => {
-            ("failed (other)".to_string(), protocol_remedy(cfg, &target))
-        }
+        i if i == ErrorKind::Other.index() => (
+            "failed (other)".to_string(),
+            false,
+            protocol_remedy(cfg, &target),
+        ),
         i if i == ErrorKind::FdUnavail.index() => (
             "failed (fd-unavail)".to_string(),
+            false,
             "out of file descriptors: raise `ulimit -n`".to_string(),
         ),
         i if i == ErrorKind::AddrUnavail.index() => (
             "failed (addrunavail)".to_string(),
+            false,
             "no local address or port: check --myaddr and net.ipv4.ip_local_port_range".to_string(),
         ),
         _ => (
             format!("failed ({})", ERROR_NAMES[top]),
+            false,
             "the system's file table is full".to_string(),
         ),
     };
-    let text = if count == failed {
+    let text = if failed == 1 {
+        let was = if passive { "was " } else { "" };
+        format!("the connection {was}{what} — {remedy}")
+    } else if count == failed {
         format!("all {failed} connections {what} — {remedy}")
     } else {
-        format!("all {failed} connections failed, {count} of them {what} — {remedy}")
+        let were = if passive { "were " } else { "" };
+        format!("all {failed} connections failed, {count} of them {were}{what} — {remedy}")
     };
     Some(Advice {
         finding: Finding::AllFailed,
@@ -159,9 +174,14 @@ fn all_error_status(cfg: &Config, _work: &Workload, run: &RunResult) -> Option<A
         "check --uri, --method and --add-header (--print-reply=header shows the replies)"
             .to_string()
     };
+    let text = if replies == 1 {
+        format!("the reply was an error (4xx={c4} 5xx={c5}) — {cause}")
+    } else {
+        format!("all {replies} replies were errors (4xx={c4} 5xx={c5}) — {cause}")
+    };
     Some(Advice {
         finding: Finding::AllErrorStatus,
-        text: format!("all {replies} replies were errors (4xx={c4} 5xx={c5}) — {cause}"),
+        text,
     })
 }
 
@@ -285,9 +305,26 @@ mod tests {
         let run = result(failing(2, &[(ErrorKind::ConnReset, 2)]), 0.1);
         assert_eq!(
             texts(&cfg, &work, &run)[0].1,
-            "all 2 connections were reset (connreset) — does localhost:8443 speak HTTP? a TLS port \
+            "all 2 connections reset (connreset) — does localhost:8443 speak HTTP? a TLS port \
              needs --ssl (or an https:// URL)"
         );
+        // One connection, and a mix in which the dominant error is a passive one.
+        let run = result(failing(1, &[(ErrorKind::ConnRefused, 1)]), 0.01);
+        assert_eq!(
+            texts(&cfg, &work, &run)[0].1,
+            "the connection was refused — is anything listening on localhost:8443?"
+        );
+        let run = result(failing(1, &[(ErrorKind::ClientTimo, 1)]), 0.01);
+        assert!(texts(&cfg, &work, &run)[0]
+            .1
+            .starts_with("the connection timed out (client-timo) — "));
+        let run = result(
+            failing(5, &[(ErrorKind::ConnReset, 3), (ErrorKind::Other, 2)]),
+            0.01,
+        );
+        assert!(texts(&cfg, &work, &run)[0]
+            .1
+            .starts_with("all 5 connections failed, 3 of them were reset (connreset) — "));
         // One reply, or fewer errors than connections: not every connection failed.
         let mut st = failing(10, &[(ErrorKind::ConnRefused, 9)]);
         assert!(texts(&cfg, &work, &result(st.clone(), 6.0)).is_empty());
@@ -331,6 +368,14 @@ mod tests {
             texts(&cfg, &work, &run)[0].1,
             "all 20 replies were errors (4xx=20 5xx=0) — --uri http://h/x is a URL: give the URL \
              as an argument of its own instead"
+        );
+        let mut one = Stats::new();
+        one.connections = 1;
+        one.replies_by_class[5] = 1;
+        assert_eq!(
+            texts(&cfg, &work, &result(one, 0.01))[0].1,
+            "the reply was an error (4xx=0 5xx=1) — --uri http://h/x is a URL: give the URL as \
+             an argument of its own instead"
         );
         // One 2xx or 3xx reply and it is not "all".
         st.replies_by_class[3] = 1;
