@@ -602,7 +602,10 @@ impl<'c> Engine<'c> {
         let buf = conn.send_buf();
         let start = buf.len();
         let (len, header) = match page_uri {
-            Some(uri) => self.work.requests.render_uri(uri.as_bytes(), host, cookie, buf),
+            Some(uri) => self
+                .work
+                .requests
+                .render_uri(uri.as_bytes(), host, cookie, buf),
             None => self.work.requests.render(what, host, cookie, buf),
         };
         if self.cfg.verbose > 0 && self.cfg.json.as_deref() != Some("-") {

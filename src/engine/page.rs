@@ -87,11 +87,7 @@ impl PageView {
 
 /// The URI of call `what` when it is a page-view call of the session that owns the
 /// connection (for `Engine::issue`).
-pub(super) fn call_uri(
-    sessions: &mut Table<Session>,
-    owner: Owner,
-    what: CallRef,
-) -> Option<&str> {
+pub(super) fn call_uri(sessions: &mut Table<Session>, owner: Owner, what: CallRef) -> Option<&str> {
     let (CallRef::Page(i), Owner::Session { sess, .. }) = (what, owner) else {
         return None;
     };

@@ -33,8 +33,7 @@ use std::rc::Rc;
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{
-    BufferQueue, StartTag, TagToken, Token, TokenSink, TokenSinkResult, Tokenizer,
-    TokenizerOpts,
+    BufferQueue, StartTag, TagToken, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
 use html5ever::{local_name, LocalName};
 
@@ -421,7 +420,10 @@ impl PageScan {
     pub fn take(&mut self, call: u64, mut f: impl FnMut(&str)) {
         let mut found = self.found.borrow_mut();
         let Found { text, refs, .. } = &mut *found;
-        let start = refs.iter().position(|r| r.call >= call).unwrap_or(refs.len());
+        let start = refs
+            .iter()
+            .position(|r| r.call >= call)
+            .unwrap_or(refs.len());
         let end = refs[start..]
             .iter()
             .position(|r| r.call != call)
@@ -533,8 +535,14 @@ mod tests {
     fn only_text_html_bodies_are_scanned() {
         let body = b"<img src=a.png>";
         let found = |head: &str| scan(head, body, &[]);
-        assert_eq!(found("HTTP/1.1 200 OK\r\ncontent-type:TEXT/HTML\r\n\r\n"), ["a.png"]);
-        assert_eq!(found("HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\r\n"), ["a.png"]);
+        assert_eq!(
+            found("HTTP/1.1 200 OK\r\ncontent-type:TEXT/HTML\r\n\r\n"),
+            ["a.png"]
+        );
+        assert_eq!(
+            found("HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\r\n"),
+            ["a.png"]
+        );
         for head in [
             "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n",
             "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n",
@@ -546,14 +554,17 @@ mod tests {
             assert_eq!(found(head), Vec::<String>::new(), "{head:?}");
         }
         assert_eq!(
-            found("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"),
+            found(
+                "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"
+            ),
             ["a.png"]
         );
     }
 
     #[test]
     fn redirects_give_their_location_and_their_body_is_not_scanned() {
-        let head = "HTTP/1.1 302 Found\r\nContent-Type: text/html\r\nLocation:  /page/index.html \r\n\r\n";
+        let head =
+            "HTTP/1.1 302 Found\r\nContent-Type: text/html\r\nLocation:  /page/index.html \r\n\r\n";
         for cut in 0..=head.len() {
             let mut p = PageScan::default();
             p.header(&head.as_bytes()[..cut]);
@@ -579,7 +590,11 @@ mod tests {
     #[test]
     fn references_are_kept_per_call_in_order() {
         let mut p = PageScan::default();
-        for (call, body) in [(1, "<img src=one.png>"), (2, ""), (3, "<img src=three.png>")] {
+        for (call, body) in [
+            (1, "<img src=one.png>"),
+            (2, ""),
+            (3, "<img src=three.png>"),
+        ] {
             p.header(HTML.as_bytes());
             p.body(call, body.as_bytes());
             p.end_reply(call);
@@ -618,7 +633,10 @@ mod tests {
                 }
             }
         }
-        assert_eq!(scan(HTML, b"<img src=\"\xe9t\xc3\xa9.png\">", &[]), ["\u{fffd}t\u{e9}.png"]);
+        assert_eq!(
+            scan(HTML, b"<img src=\"\xe9t\xc3\xa9.png\">", &[]),
+            ["\u{fffd}t\u{e9}.png"]
+        );
     }
 
     #[test]
@@ -647,7 +665,10 @@ mod tests {
         while p.body.is_some() {
             p.body(2, &chunk);
             fed += chunk.len();
-            assert!(fed <= MAX_PENDING + chunk.len(), "still scanning after {fed}");
+            assert!(
+                fed <= MAX_PENDING + chunk.len(),
+                "still scanning after {fed}"
+            );
         }
         p.body(2, b"--><img src=after.png>");
         p.end_reply(2);

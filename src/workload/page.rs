@@ -396,7 +396,10 @@ mod tests {
         .expect("cfg");
         let targets = crate::workload::target::from_config(&cfg).expect("targets");
         let o = origins(&cfg, &targets);
-        assert_eq!(o, vec![Origin::new(&["www.example.com", "127.0.0.1"], 8080)]);
+        assert_eq!(
+            o,
+            vec![Origin::new(&["www.example.com", "127.0.0.1"], 8080)]
+        );
         assert!(o[0].matches("WWW.EXAMPLE.COM:8080"));
         assert!(o[0].matches("127.0.0.1"));
         assert!(!o[0].matches("localhost"));

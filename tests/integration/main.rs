@@ -5,6 +5,7 @@ mod basic;
 mod hostile;
 mod merge;
 mod outputs;
+mod page;
 mod serve;
 mod sessions;
 mod support;
