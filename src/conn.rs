@@ -6,7 +6,8 @@
 //! times. It does not decide what to send or when to close: completed calls are
 //! handed to the engine as `Completion`s and the workload decides. Handlers return a
 //! `Step`; the engine owns the table, the poll registration and the timer wheel.
-//! Nothing here allocates once a slot's buffers have grown to their working size.
+//! Nothing here allocates once a slot's buffers have grown to their working size
+//! (except the `--wsesspage` scan of HTML replies, `http::html`).
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};

@@ -7,7 +7,8 @@
 //! next I/O or deadline (a timerfd gives sub-millisecond wakeups): no busy polling.
 //! What to send is decided by the workload halves in `request` (one connection per
 //! arrival) and `session` (`--wsess`, `--wsesslog`, and with `page` `--wsesspage`);
-//! socket and TLS set-up is in `connect`. Feeds one `Stats`; the runner merges engines and prints the report.
+//! socket and TLS set-up is in `connect`. Feeds one `Stats`; the runner merges engines
+//! and prints the report.
 //! (Longer than 600 lines: the loop, dispatch, flushing, timers and teardown share
 //! the engine's fields and are read together.)
 

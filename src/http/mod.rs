@@ -4,3 +4,4 @@
 pub mod cookie;
 pub mod html;
 pub mod response;
+pub mod utf8;
