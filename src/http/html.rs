@@ -37,6 +37,7 @@ use html5ever::tokenizer::{
 };
 use html5ever::{local_name, LocalName};
 
+use super::lines::{header_value, Lines};
 use super::utf8::Utf8Carry;
 
 /// Most references kept per reply.
@@ -189,81 +190,24 @@ struct Body {
     pending: usize,
 }
 
-/// Scans the replies of one connection for embedded objects and redirects.
-pub struct PageScan {
-    found: Rc<RefCell<Found>>,
-    line: Vec<u8>,
-    line_over: bool,
+/// What the header lines of the reply being received said.
+#[derive(Debug, Default)]
+struct Head {
     status: u16,
     html: bool,
     encoded: bool,
     location: String,
     has_location: bool,
-    body_seen: bool,
-    body: Option<Box<Body>>,
 }
 
-impl Default for PageScan {
-    fn default() -> PageScan {
-        PageScan {
-            found: Rc::new(RefCell::new(Found::default())),
-            line: Vec::new(),
-            line_over: false,
-            status: 0,
-            html: false,
-            encoded: false,
-            location: String::new(),
-            has_location: false,
-            body_seen: false,
-            body: None,
-        }
-    }
-}
-
-/// Statuses whose `Location` a browser follows (Fetch: redirect status).
-fn is_redirect(status: u16) -> bool {
-    matches!(status, 301 | 302 | 303 | 307 | 308)
-}
-
-/// The value of header line `line` if its name is `name` (case-insensitive), trimmed.
-fn header_value<'l>(line: &'l [u8], name: &[u8]) -> Option<&'l [u8]> {
-    let colon = line.iter().position(|&b| b == b':')?;
-    if !line[..colon].eq_ignore_ascii_case(name) {
-        return None;
-    }
-    Some(line[colon + 1..].trim_ascii())
-}
-
-impl PageScan {
-    /// Header-block bytes of the reply being received (interim replies included).
-    pub fn header(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            if b == b'\n' {
-                if !self.line_over {
-                    self.examine();
-                }
-                self.line.clear();
-                self.line_over = false;
-            } else if self.line.len() < MAX_LINE {
-                self.line.push(b);
-            } else {
-                self.line_over = true;
-            }
-        }
-    }
-
-    fn examine(&mut self) {
-        let line = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
+impl Head {
+    fn examine(&mut self, line: &[u8]) {
         if line.starts_with(b"HTTP/") {
             // A status line (a final reply may follow interim ones): start afresh.
             let code = line.split(|&b| b == b' ').nth(1).unwrap_or_default();
-            self.status = std::str::from_utf8(code)
-                .ok()
-                .and_then(|c| c.parse().ok())
-                .unwrap_or(0);
-            self.html = false;
-            self.encoded = false;
-            self.has_location = false;
+            let status = std::str::from_utf8(code).ok().and_then(|c| c.parse().ok());
+            self.clear();
+            self.status = status.unwrap_or(0);
         } else if let Some(v) = header_value(line, b"content-type") {
             let media = v.split(|&b| b == b';').next().unwrap_or_default();
             self.html = media.trim_ascii().eq_ignore_ascii_case(b"text/html");
@@ -277,12 +221,52 @@ impl PageScan {
         }
     }
 
+    /// A redirect a browser follows (Fetch: redirect status with a `Location`).
+    fn redirects(&self) -> bool {
+        matches!(self.status, 301 | 302 | 303 | 307 | 308) && self.has_location
+    }
+
+    fn clear(&mut self) {
+        self.status = 0;
+        self.html = false;
+        self.encoded = false;
+        self.has_location = false;
+    }
+}
+
+/// Scans the replies of one connection for embedded objects and redirects.
+pub struct PageScan {
+    found: Rc<RefCell<Found>>,
+    lines: Lines,
+    head: Head,
+    body_seen: bool,
+    body: Option<Box<Body>>,
+}
+
+impl Default for PageScan {
+    fn default() -> PageScan {
+        PageScan {
+            found: Rc::new(RefCell::new(Found::default())),
+            lines: Lines::default(),
+            head: Head::default(),
+            body_seen: false,
+            body: None,
+        }
+    }
+}
+
+impl PageScan {
+    /// Header-block bytes of the reply being received (interim replies included).
+    pub fn header(&mut self, bytes: &[u8]) {
+        let head = &mut self.head;
+        self.lines.feed(bytes, MAX_LINE, |line| head.examine(line));
+    }
+
     /// Body bytes of the reply of call `call`.
     pub fn body(&mut self, call: u64, bytes: &[u8]) {
         if !self.body_seen {
             self.body_seen = true;
-            let follow = is_redirect(self.status) && self.has_location;
-            if self.html && !self.encoded && !follow {
+            if self.head.html && !self.head.encoded && !self.head.redirects() {
                 self.body = Some(Box::new(Body {
                     tok: Tokenizer::new(
                         Collector {
@@ -326,15 +310,11 @@ impl PageScan {
     /// The reply of call `call` is complete: its redirect target is recorded, and the
     /// scanner is ready for the next reply.
     pub fn end_reply(&mut self, call: u64) {
-        if is_redirect(self.status) && self.has_location {
-            self.found.borrow_mut().push(call, &self.location);
+        if self.head.redirects() {
+            self.found.borrow_mut().push(call, &self.head.location);
         }
-        self.line.clear();
-        self.line_over = false;
-        self.status = 0;
-        self.html = false;
-        self.encoded = false;
-        self.has_location = false;
+        self.lines.clear();
+        self.head.clear();
         self.body_seen = false;
         self.body = None;
     }

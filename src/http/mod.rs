@@ -3,5 +3,6 @@
 
 pub mod cookie;
 pub mod html;
+pub mod lines;
 pub mod response;
 pub mod utf8;
