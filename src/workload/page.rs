@@ -404,4 +404,28 @@ mod tests {
         assert!(o[0].matches("127.0.0.1"));
         assert!(!o[0].matches("localhost"));
     }
+
+    #[test]
+    fn with_servers_each_target_is_its_own_origin() {
+        let path = std::env::temp_dir().join(format!("rshperf-origins-{}", std::process::id()));
+        std::fs::write(&path, "127.0.0.1:8080\n[::1]:9090\nlocalhost\n").expect("write");
+        let file = path.to_string_lossy().into_owned();
+        let cfg = Config::from_argv(&["rshperf", "--servers", &file, "--port", "81"]);
+        let targets = cfg.as_ref().ok().map(crate::workload::target::from_config);
+        let _ = std::fs::remove_file(&path);
+        let cfg = cfg.expect("cfg");
+        let targets = targets.expect("cfg").expect("targets");
+        let o = origins(&cfg, &targets);
+        assert_eq!(
+            o,
+            vec![
+                Origin::new(&["127.0.0.1"], 8080),
+                Origin::new(&["[::1]"], 9090),
+                Origin::new(&["localhost"], 81),
+            ]
+        );
+        // The default server is not a name of these targets.
+        assert!(!o[0].matches("localhost:8080"));
+        assert!(o[1].matches("[::1]:9090") && !o[1].matches("[::1]:8080"));
+    }
 }

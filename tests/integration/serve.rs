@@ -258,8 +258,7 @@ fn demo_chooses_server_and_port_itself() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("\nTotal: connections 1 requests 2 replies 2 ")
-            && text.contains(" (1/1)\n"),
+        text.contains("\nTotal: connections 1 requests 2 replies 2 ") && text.contains(" (1/1)\n"),
         "{text}"
     );
     let out = run(&["demo", "-h"]);
