@@ -6,6 +6,7 @@ mod edge;
 mod hostile;
 mod merge;
 mod outputs;
+mod page;
 mod serve;
 mod sessions;
 mod support;
