@@ -7,6 +7,7 @@ mod first_run;
 mod hostile;
 mod merge;
 mod outputs;
+mod page;
 mod serve;
 mod sessions;
 mod support;

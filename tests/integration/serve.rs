@@ -278,11 +278,14 @@ fn demo_chooses_server_and_port_itself() {
             "rshperf: demo: --server/--port are chosen by demo\n"
         );
     }
-    let out = run(&["demo", "--wsesspage", "1,1,0"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "rshperf: --wsesspage is not supported yet\n"
+    // Every workload runs against the built-in server (its text/plain pages embed
+    // nothing, so a page view is one call).
+    let out = run(&["demo", "--wsesspage", "1,2,0"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("\nTotal: connections 1 requests 2 replies 2 ") && text.contains(" (1/1)\n"),
+        "{text}"
     );
     let out = run(&["demo", "-h"]);
     assert_eq!(out.status.code(), Some(0));
