@@ -5,9 +5,15 @@
 //! classification. Does not format anything (see `report`) and does not read clocks:
 //! callers pass durations. One `Stats` per engine; `merge` adds another engine's.
 
+pub mod client;
+pub mod timeline;
+
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+
+use client::ClientCpu;
+use timeline::{Timeline, Totals};
 
 /// Per-connection failure classes, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,6 +253,10 @@ pub struct Stats {
     pub servers: Vec<ServerStats>,
     /// Latency histograms.
     pub hist: Histograms,
+    /// What happened in each second (`--timeline`, the JSON `timeline`).
+    pub timeline: Timeline,
+    /// The engines' own CPU use (client-bound detection).
+    pub client: ClientCpu,
 }
 
 fn us(d: Duration) -> u64 {
@@ -295,6 +305,8 @@ impl Stats {
             session_lengths: Vec::new(),
             servers: Vec::new(),
             hist: Histograms::new(),
+            timeline: Timeline::default(),
+            client: ClientCpu::default(),
         }
     }
 
@@ -314,6 +326,7 @@ impl Stats {
     /// An arrival started `late` after its scheduled time.
     pub fn on_lateness(&mut self, late: Duration) {
         let _ = self.hist.lateness.record(us(late).max(1));
+        self.timeline.on_lateness(us(late));
     }
 
     /// A request of `bytes` bytes was completely written.
@@ -328,6 +341,7 @@ impl Stats {
         self.responses += 1;
         self.response_sum_us += v;
         let _ = self.hist.response.record(v.max(1));
+        self.timeline.on_response(v);
     }
 
     /// A reply completed; `transfer` = status line → completion.
@@ -487,6 +501,21 @@ impl Stats {
         let _ = h.transfer.add(&o.hist.transfer);
         let _ = h.lifetime.add(&o.hist.lifetime);
         let _ = h.lateness.add(&o.hist.lateness);
+        self.timeline.merge(&o.timeline);
+        self.client.merge(&o.client);
+    }
+
+    /// Ends the timeline's current second (`open` connections are open, `at_s`
+    /// seconds since the start); called by the engine once a second and at its end.
+    pub fn roll_timeline(&mut self, open: u64, at_s: f64) {
+        let mut replies = [0; 5];
+        replies.copy_from_slice(&self.replies_by_class[1..=5]);
+        let now = Totals {
+            connections: self.connections,
+            replies,
+            errors: self.errors,
+        };
+        self.timeline.roll(now, open, at_s);
     }
 }
 
