@@ -24,6 +24,7 @@ pub mod report;
 pub mod runner;
 pub mod serve;
 pub mod stats;
+pub mod sweep;
 pub mod table;
 pub mod threshold;
 pub mod timer;
@@ -42,6 +43,7 @@ pub fn run(argv: Vec<String>) -> i32 {
         Some("serve") => return serve::serve_main(&argv[1..]),
         Some("demo") => return serve::demo_main(&argv[1..]),
         Some("merge") => return merge::merge_main(&argv[1..]),
+        Some("sweep") => return sweep::sweep_main(&argv[1..]),
         _ => {}
     }
     match try_run(&argv) {

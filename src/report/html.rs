@@ -293,8 +293,9 @@ pub struct SweepPage {
     pub parameters: Vec<(String, String)>,
     /// The steps in the order they ran.
     pub points: Vec<SweepPoint>,
-    /// The knee's rate, if any.
-    pub knee: Option<f64>,
+    /// The rate to mark and its label (the knee, or the highest passing rate when the
+    /// client was the limit).
+    pub knee: Option<(f64, &'static str)>,
     /// The conclusion line (knee and limit).
     pub conclusion: String,
 }
@@ -307,7 +308,7 @@ fn sweep_charts(page: &SweepPage) -> Vec<Chart> {
     let line = |f: &dyn Fn(&SweepPoint) -> f64| pts.iter().map(|p| (p.rate, f(p))).collect();
     let mark = page
         .knee
-        .map(|k| (k, format!("knee {} arrivals/s", chart::axis_number(k))));
+        .map(|(k, what)| (k, format!("{what}: {} arrivals/s", chart::axis_number(k))));
     let chart = |title: &str, y: &str, series: Vec<Series>| Chart {
         title: title.into(),
         x_desc: x.clone(),
@@ -420,7 +421,7 @@ mod tests {
                 point(200.0, "pass"),
                 point(300.0, "fail"),
             ],
-            knee: Some(200.0),
+            knee: Some((200.0, "knee")),
             conclusion: "knee 200".into(),
         };
         let html = sweep_page(&page).expect("renders");
@@ -431,7 +432,7 @@ mod tests {
             "p99",
             "errors %",
             "lateness p99",
-            "knee 200 arrivals/s",
+            "knee: 200 arrivals/s",
             "&lt;x&gt;",
         ] {
             assert!(html.contains(needed), "{needed}");
