@@ -8,4 +8,5 @@ mod outputs;
 mod serve;
 mod sessions;
 mod support;
+mod sweep;
 mod tls;
