@@ -288,6 +288,6 @@ mod tests {
         // Fractional rates below a few per second still converge.
         let (rates, out) = simulate(s(0.5, 100.0), 2.3, f64::MAX);
         let knee = out.knee.expect("knee");
-        assert!(knee <= 2.3 && knee >= 2.3 / 1.03, "{knee} {rates:?}");
+        assert!((2.3 / 1.03..=2.3).contains(&knee), "{knee} {rates:?}");
     }
 }
