@@ -50,7 +50,7 @@ pub struct Advice {
 const LATE_FLOOR_US: f64 = 1000.0;
 /// Share of the mean inter-arrival time beyond which an arrival is late.
 const LATE_SHARE: f64 = 0.10;
-/// Fewest arrivals for the lateness rule: in shorter runs p99 is one or two hiccups.
+/// Fewest arrivals for the lateness rule.
 const LATE_MIN_ARRIVALS: u64 = 100;
 /// Busiest engine thread's CPU share (% of one core) that counts as saturated.
 const SATURATED_PCT: f64 = 95.0;
@@ -83,26 +83,32 @@ pub fn to_json(advice: &[Advice]) -> serde_json::Value {
         .collect()
 }
 
-/// Client-bound: the client did not keep its schedule. Either arrivals started late
-/// (lateness p99 above both 1 ms and 10 % of the mean inter-arrival time, over at
-/// least 100 arrivals), or an engine thread kept a core saturated (≥ 95 % of its wall
-/// time in CPU). Sequential runs (`--rate 0`) have no schedule to keep, and with
-/// `--max-connections` arrivals wait for the server by design. The text names the
-/// cause: an engine at its capacity (remedy: more engines, addresses, machines) or an
-/// engine that was kept waiting by other work on the machine (remedy: a quieter one).
+/// Client-bound: the client did not keep its schedule. Either arrivals fell behind
+/// (lateness p50 above both 1 ms and 10 % of the mean inter-arrival time, over at
+/// least 100 arrivals: most arrivals late, as when the client cannot sustain the rate
+/// and the lag builds up), or an engine thread kept a core saturated (≥ 95 % of its
+/// wall time in CPU). A late tail alone (p99 over the limit, p50 within it, engine
+/// not saturated) is wake-up jitter of a shared machine, shown by the lateness
+/// percentiles but not warned about. Sequential runs (`--rate 0`) have no schedule to
+/// keep, and with `--max-connections` arrivals wait for the server by design. The
+/// text names the cause: an engine at its capacity (remedy: more engines, addresses,
+/// machines) or an engine kept waiting by other work on the machine (remedy: a
+/// quieter one).
 fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
     let mean_s = cfg.period.mean();
     if mean_s <= 0.0 {
         return None;
     }
     let late = &run.stats.hist.lateness;
+    let p50_ms = quantile_ms(late, 0.5);
     let p99_ms = quantile_ms(late, 0.99);
     let limit_ms = LATE_FLOOR_US.max(LATE_SHARE * mean_s * 1e6) / 1000.0;
-    let behind = cfg.max_connections == 0 && late.len() >= LATE_MIN_ARRIVALS && p99_ms > limit_ms;
+    let behind = cfg.max_connections == 0 && late.len() >= LATE_MIN_ARRIVALS && p50_ms > limit_ms;
     let cpu = &run.stats.client;
     let busy = cpu.busiest_pct.min(100.0);
     let saturated = cpu.wall_s >= SATURATED_MIN_WALL_S && busy >= SATURATED_PCT;
-    let late_text = format!("lateness p99 {p99_ms:.3} ms, limit {limit_ms:.3} ms");
+    let late_text =
+        format!("lateness p50 {p50_ms:.3} ms, p99 {p99_ms:.3} ms, limit {limit_ms:.3} ms");
     let cause = match (behind, saturated) {
         (false, false) => return None,
         (true, true) => format!(
@@ -188,17 +194,25 @@ mod tests {
     }
 
     #[test]
+    fn a_late_tail_alone_is_jitter_not_a_finding() {
+        let mut late = vec![50; 900];
+        late.extend([30_000; 100]);
+        assert!(assess_at("600", &run(&late, 20.0, 10.0)).is_empty());
+    }
+
+    #[test]
     fn late_arrivals_make_a_run_client_bound() {
-        // p99 1.5 ms at 600/s: above 1 ms (10 % of 1.67 ms is less).
-        let mut late = vec![50; 980];
-        late.extend([1500; 20]);
+        // p50 1.5 ms at 600/s: above 1 ms (10 % of 1.67 ms is less).
+        let mut late = vec![50; 400];
+        late.extend([1500; 600]);
         let advice = assess_at("600", &run(&late, 40.0, 10.0));
         assert_eq!(advice.len(), 1);
         assert_eq!(advice[0].finding, Finding::ClientBound);
         assert!(
             advice[0].text
-                == "client-bound: arrivals started late (lateness p99 1.500 ms, limit 1.000 \
-                    ms) while the busiest engine thread used only 40 % of a core: other work \
+                == "client-bound: arrivals started late (lateness p50 1.500 ms, p99 1.500 ms, \
+                    limit 1.000 ms) while the busiest engine thread used only 40 % of a core: \
+                    other work \
                     on this machine kept the engine waiting; the figures describe the client, \
                     not the server (run on a quieter machine, or with fewer --threads than \
                     cores)",
@@ -221,17 +235,19 @@ mod tests {
         assert_eq!(advice.len(), 1);
         assert_eq!(
             advice[0].text,
-            "client-bound: an engine thread used 99 % of a core (lateness p99 0.050 ms, limit \
-             1.000 ms): the client was at its capacity; the figures describe the client, not \
+            "client-bound: an engine thread used 99 % of a core (lateness p50 0.050 ms, p99 \
+             0.050 ms, limit 1.000 ms): the client was at its capacity; the figures describe \
+             the client, not \
              the server (use --threads N, more source addresses with --myaddr, or more \
              machines with --partition)"
         );
-        let mut behind = vec![50; 900];
-        behind.extend([2000; 100]);
+        let mut behind = vec![50; 400];
+        behind.extend([2000; 600]);
         let both = assess_at("10000", &run(&behind, 99.0, 3.0));
         assert!(both[0].text.starts_with(
-            "client-bound: arrivals started late (lateness p99 2.000 ms, limit 1.000 ms) and \
-             an engine thread used 99 % of a core: the client was at its capacity;"
+            "client-bound: arrivals started late (lateness p50 2.000 ms, p99 2.000 ms, limit \
+             1.000 ms) and an engine thread used 99 % of a core: the client was at its \
+             capacity;"
         ));
         // A very short run is dominated by start-up.
         assert!(assess_at("10000", &run(&late, 99.0, 0.1)).is_empty());

@@ -358,11 +358,12 @@ fn a_low_rate_run_stays_silent() {
         ],
     );
     let doc = read_json(&json.path);
-    let p99 = doc["percentiles"]["lateness"]["p99"].as_f64().expect("p99");
-    // At 50/s the schedule allows 2 ms (10 % of 20 ms). An engine that kept it is
-    // silent; on a machine so busy that it did not, the warning must say the engine was
-    // kept waiting (its own CPU is nowhere near a saturated core at 50/s).
-    if p99 <= 2.0 {
+    let p50 = doc["percentiles"]["lateness"]["p50"].as_f64().expect("p50");
+    // At 50/s the schedule allows 2 ms (10 % of 20 ms). An engine that kept it (a late
+    // tail is only jitter) is silent; on a machine so busy that most arrivals were late,
+    // the warning must say the engine was kept waiting (its own CPU is nowhere near a
+    // saturated core at 50/s).
+    if p50 <= 2.0 {
         assert!(!r.stderr.contains("warning"), "{}", r.stderr);
         assert_eq!(doc["findings"], Value::Array(Vec::new()));
     } else {
