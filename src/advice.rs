@@ -52,6 +52,9 @@ const LATE_FLOOR_US: f64 = 1000.0;
 const LATE_SHARE: f64 = 0.10;
 /// Fewest arrivals for the lateness rule.
 const LATE_MIN_ARRIVALS: u64 = 100;
+/// Shortest schedule for the lateness rule, s: in a shorter one a single stall of the
+/// machine makes most arrivals late (unless the lag outgrows the whole schedule).
+const LATE_MIN_SPAN_S: f64 = 1.0;
 /// Busiest engine thread's CPU share (% of one core) that counts as saturated.
 const SATURATED_PCT: f64 = 95.0;
 /// Shortest engine run (seconds of wall time summed over the engines) for the CPU
@@ -85,8 +88,9 @@ pub fn to_json(advice: &[Advice]) -> serde_json::Value {
 
 /// Client-bound: the client did not keep its schedule. Either arrivals fell behind
 /// (lateness p50 above both 1 ms and 10 % of the mean inter-arrival time, over at
-/// least 100 arrivals: most arrivals late, as when the client cannot sustain the rate
-/// and the lag builds up), or an engine thread kept a core saturated (≥ 95 % of its
+/// least 100 arrivals and a schedule of at least 1 s or a lag longer than the whole
+/// schedule: most arrivals late, as when the client cannot sustain the rate and the
+/// lag builds up), or an engine thread kept a core saturated (≥ 95 % of its
 /// wall time in CPU). A late tail alone (p99 over the limit, p50 within it, engine
 /// not saturated) is wake-up jitter of a shared machine, shown by the lateness
 /// percentiles but not warned about. Sequential runs (`--rate 0`) have no schedule to
@@ -103,7 +107,12 @@ fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
     let p50_ms = quantile_ms(late, 0.5);
     let p99_ms = quantile_ms(late, 0.99);
     let limit_ms = LATE_FLOOR_US.max(LATE_SHARE * mean_s * 1e6) / 1000.0;
-    let behind = cfg.max_connections == 0 && late.len() >= LATE_MIN_ARRIVALS && p50_ms > limit_ms;
+    let span_ms = late.len() as f64 * mean_s * 1000.0;
+    let sustained = span_ms >= LATE_MIN_SPAN_S * 1000.0 || p50_ms > span_ms;
+    let behind = cfg.max_connections == 0
+        && late.len() >= LATE_MIN_ARRIVALS
+        && sustained
+        && p50_ms > limit_ms;
     let cpu = &run.stats.client;
     let busy = cpu.busiest_pct.min(100.0);
     let saturated = cpu.wall_s >= SATURATED_MIN_WALL_S && busy >= SATURATED_PCT;
@@ -224,8 +233,13 @@ mod tests {
         assert_eq!(to_json(&advice)[0]["finding"], "client_bound");
         // At 50/s the limit is 10 % of 20 ms = 2 ms: 1.5 ms is on time.
         assert!(assess_at("50", &run(&late, 40.0, 10.0)).is_empty());
-        // Too few arrivals for a p99.
+        // Too few arrivals.
         assert!(assess_at("600", &run(&late[920..], 40.0, 10.0)).is_empty());
+        // A schedule shorter than 1 s (500 arrivals at 600/s) that a single stall can
+        // upset: no finding, unless the lag exceeds the whole schedule.
+        assert!(assess_at("600", &run(&late[500..], 40.0, 10.0)).is_empty());
+        let lag = vec![900_000; 500];
+        assert_eq!(assess_at("600", &run(&lag, 40.0, 10.0)).len(), 1);
     }
 
     #[test]
@@ -243,7 +257,7 @@ mod tests {
         );
         let mut behind = vec![50; 400];
         behind.extend([2000; 600]);
-        let both = assess_at("10000", &run(&behind, 99.0, 3.0));
+        let both = assess_at("1000", &run(&behind, 99.0, 3.0));
         assert!(both[0].text.starts_with(
             "client-bound: arrivals started late (lateness p50 2.000 ms, p99 2.000 ms, limit \
              1.000 ms) and an engine thread used 99 % of a core: the client was at its \

@@ -302,7 +302,7 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
     assert_eq!(lines.len(), 2, "{first}");
     assert!(first.ends_with('\n'));
     let header: Vec<&str> = lines[0].split(',').collect();
-    assert_eq!(header.len(), 40, "{}", lines[0]);
+    assert_eq!(header.len(), 41, "{}", lines[0]);
     assert_eq!(header[..4], ["timestamp", "server", "port", "uri"]);
     let col = |row: &str, name: &str| -> String {
         let i = header

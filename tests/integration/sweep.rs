@@ -311,7 +311,7 @@ fn client_bound_detection_fires_when_the_schedule_is_impossible() {
     assert_eq!(lines.len(), 1, "{stderr}");
     assert!(
         lines[0]
-            .starts_with("rshperf: warning: client-bound: arrivals started late (lateness p99 "),
+            .starts_with("rshperf: warning: client-bound: arrivals started late (lateness p50 "),
         "{}",
         lines[0]
     );
