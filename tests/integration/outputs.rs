@@ -314,7 +314,7 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
             .expect("a field per column")
             .to_string()
     };
-    assert_eq!(lines[1].split(',').count(), 40, "{}", lines[1]);
+    assert_eq!(lines[1].split(',').count(), 41, "{}", lines[1]);
     assert_eq!(col(lines[1], "connections"), "200");
     assert_eq!(col(lines[1], "replies"), "400");
     assert_eq!(col(lines[1], "status_2xx"), "400");
