@@ -100,11 +100,11 @@ fn ms(x: f64) -> String {
     format!("{x:.3} ms")
 }
 
-/// Per-second points of a figure: x = the end of the second.
+/// Per-second points of a figure: x = the start of the second.
 fn per_second(rows: &[Row], f: impl Fn(&Row) -> f64) -> Vec<(f64, f64)> {
     rows.iter()
         .filter(|r| r.seconds > 0.0)
-        .map(|r| (r.second as f64 + r.seconds, f(r)))
+        .map(|r| (r.second as f64, f(r)))
         .collect()
 }
 
