@@ -380,7 +380,12 @@ pub fn sweep_page(page: &SweepPage) -> Result<String, String> {
     steps.push_str("</table>\n");
     let body = format!(
         "<h2>Result</h2>\n<p class=\"{}\">{}</p>\n{}<h2>Charts</h2>\n{}<h2>Steps</h2>\n{}",
-        if page.knee.is_some() { "ok" } else { "warn" },
+        // Green only for a server knee; a client limit or no pass is a warning.
+        if matches!(page.knee, Some((_, "knee"))) {
+            "ok"
+        } else {
+            "warn"
+        },
         escape(&page.conclusion),
         facts(&params),
         figures(&sweep_charts(page))?,
