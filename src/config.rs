@@ -474,6 +474,13 @@ impl Config {
                 "--json=- cannot be combined with --print-request or --print-reply (both write to stdout)".into(),
             ));
         }
+        // httperf's session_init limit (its ring of pending calls per connection).
+        if n_sessions > 0 && self.max_piped_calls > SESSION_MAX_PIPED {
+            return Err(Error::Getopt(format!(
+                "{}.session_init: --max-piped-calls must be <= {SESSION_MAX_PIPED}",
+                cli::PROG
+            )));
+        }
         if self.session_cookies && n_sessions == 0 {
             return Err(usage(
                 "--session-cookie requires session-oriented workload (e.g., --wsess)".into(),
@@ -1008,6 +1015,9 @@ const MAX_CONNECTIONS: IntRule = IntRule {
     c_max: u64::MAX,
     expect: "expected an integer >= 0",
 };
+/// Most pipelined calls per connection of a session workload (httperf's MAX_PIPED).
+pub const SESSION_MAX_PIPED: u64 = 32;
+
 const MAX_PIPED_CALLS: IntRule = IntRule {
     what: "illegal max. # of piped calls",
     ..MAX_CONNECTIONS

@@ -535,7 +535,7 @@ impl Conn {
             if let Some(s) = ctx.stats.servers.get_mut(self.target) {
                 let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
                 s.response_sum_us += us;
-                let _ = s.response.record(us.max(1));
+                crate::stats::record(&mut s.response, us);
             }
         }
     }

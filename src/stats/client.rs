@@ -10,8 +10,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::stats::merge::{Merge, MergeError};
+
 /// CPU use of the engines of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ClientCpu {
     /// Engines measured.
     pub engines: u64,
@@ -34,13 +37,16 @@ impl ClientCpu {
             self.busiest_pct = self.busiest_pct.max(100.0 * cpu_s / wall_s);
         }
     }
+}
 
-    /// Adds the engines of another run part.
-    pub fn merge(&mut self, o: &ClientCpu) {
-        self.engines += o.engines;
+/// The engines of another run part: counts and times added, the busiest kept.
+impl Merge for ClientCpu {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        self.engines.merge(&o.engines)?;
         self.cpu_s += o.cpu_s;
         self.wall_s += o.wall_s;
         self.busiest_pct = self.busiest_pct.max(o.busiest_pct);
+        Ok(())
     }
 }
 
@@ -56,7 +62,7 @@ mod tests {
         a.add_engine(0.0, 0.0);
         let mut b = ClientCpu::default();
         b.add_engine(0.2, 1.0);
-        a.merge(&b);
+        a.merge(&b).expect("merges");
         assert_eq!(a.engines, 4);
         assert!((a.cpu_s - 2.6).abs() < 1e-9);
         assert!((a.wall_s - 5.0).abs() < 1e-9);

@@ -15,6 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::stats::merge::{Merge, MergeError};
 use crate::stats::ERROR_KINDS;
 
 /// Sub-buckets per power of two: bucket widths are at most 1/16 of their values.
@@ -53,6 +54,13 @@ pub fn bucket_high(i: usize) -> u64 {
 /// ascending. Quantiles are bucket highs (at most 1/16 above the true value).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogHist(pub Vec<(u16, u32)>);
+
+impl Merge for Timeline {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        self.add(o);
+        Ok(())
+    }
+}
 
 impl LogHist {
     /// The non-zero buckets of a dense array.
@@ -131,6 +139,7 @@ impl LogHist {
 
 /// One second of the run (the last one may be shorter: see `Timeline::end_s`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Interval {
     /// Arrivals (connections or sessions) scheduled in this second and issued.
     pub offered: u64,
@@ -214,6 +223,7 @@ impl Default for Working {
 
 /// The per-second record of a run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Timeline {
     /// One element per second since the start, in order.
     pub intervals: Vec<Interval>,
@@ -284,8 +294,8 @@ impl Timeline {
         self.end_s = at_s;
     }
 
-    /// Adds another timeline (same start) interval by interval.
-    pub fn merge(&mut self, o: &Timeline) {
+    /// Adds another timeline (same start) interval by interval (`Merge::merge`).
+    pub fn add(&mut self, o: &Timeline) {
         if self.intervals.len() < o.intervals.len() {
             self.intervals
                 .resize_with(o.intervals.len(), Interval::default);
@@ -357,7 +367,7 @@ mod tests {
         other.roll(Totals::default(), 2, 1.0);
         other.on_response(7);
         other.roll(Totals::default(), 0, 1.5);
-        t.merge(&other);
+        t.add(&other);
         assert_eq!(t.intervals.len(), 2);
         assert_eq!(t.intervals[0].response.count(), 102);
         assert_eq!(t.intervals[0].response_max_us, 1_000_000);

@@ -2,6 +2,7 @@
 //! 127.0.0.1:0 that count what they see. One binary, one module per topic.
 
 mod basic;
+mod edge;
 mod hostile;
 mod merge;
 mod outputs;
