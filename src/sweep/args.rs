@@ -26,7 +26,7 @@ pub enum OutputFmt {
 /// The sweep's own options (per-run options are httperf's; see `--help`).
 #[derive(Debug, Clone, Parser)]
 #[command(
-    name = "rshperf sweep",
+    name = "sweep",
     about = "Runs one rate after another against a server and finds its knee: the highest \
              rate it sustains.",
     after_help = "Every other option is a per-run httperf option (--server, --servers, --port, \
