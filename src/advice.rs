@@ -7,13 +7,12 @@
 //! `--fail-on` is for exit codes. JSON and CSV carry the same findings (by `Finding`
 //! kind). Called by every front end after a run (`runner::run`, sweep steps, `demo`).
 
-use crate::config::Config;
-use crate::runner::RunResult;
-use crate::stats::{ErrorKind, ERROR_KINDS, ERROR_NAMES};
-use crate::workload::Workload;
+mod outcome;
 
-/// httperf's reply-rate sampling interval, seconds (the engine's `SAMPLE_INTERVAL`).
-const RATE_INTERVAL_S: f64 = 5.0;
+use crate::config::Config;
+use crate::report::percentiles::quantile_ms;
+use crate::runner::RunResult;
+use crate::workload::Workload;
 
 /// What a finding is about (stable names for JSON and CSV: `Finding::key`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,161 +48,118 @@ pub struct Advice {
     pub text: String,
 }
 
+/// Lateness beyond which an arrival is late in any case, µs.
+const LATE_FLOOR_US: f64 = 1000.0;
+/// Share of the mean inter-arrival time beyond which an arrival is late.
+const LATE_SHARE: f64 = 0.10;
+/// Fewest arrivals for the lateness rule.
+const LATE_MIN_ARRIVALS: u64 = 100;
+/// Shortest schedule for the lateness rule, s: in a shorter one a single stall of the
+/// machine makes most arrivals late (unless the lag outgrows the whole schedule).
+const LATE_MIN_SPAN_S: f64 = 1.0;
+/// Busiest engine thread's CPU share (% of one core) that counts as saturated.
+const SATURATED_PCT: f64 = 95.0;
+/// Shortest engine run (seconds of wall time summed over the engines) for the CPU
+/// rule: start-up work dominates shorter ones.
+const SATURATED_MIN_WALL_S: f64 = 0.5;
+
 /// One rule: a pure function of what was asked and what the run measured.
 type Rule = fn(&Config, &Workload, &RunResult) -> Option<Advice>;
 
-/// The warnings a finished run deserves (empty for a healthy run).
+/// The warnings a finished run deserves (empty for a healthy run), one rule after
+/// the other: whether the client was the limit (first: the sweep's table quotes the
+/// first finding of a client-bound step), what the run achieved (`outcome`), then
+/// the missing reply-rate sample (which concerns the classic report only: front ends
+/// that print none drop `NoRateSample`).
 pub fn assess(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<Advice> {
-    let rules: [Rule; 3] = [all_failed, all_error_status, no_rate_sample];
+    let rules: [Rule; 4] = [
+        |cfg, _, run| client_bound(cfg, run),
+        outcome::all_failed,
+        outcome::all_error_status,
+        outcome::no_rate_sample,
+    ];
     rules
         .iter()
         .filter_map(|rule| rule(cfg, work, run))
         .collect()
 }
 
-/// How the target is named in advice: `host:port` as given (an IPv6 address in
-/// brackets), or the `--servers` file.
-fn target_name(cfg: &Config, work: &Workload) -> String {
-    match (&cfg.servers, work.targets.as_slice()) {
-        (None, [t]) if cfg.server.contains(':') => t.addr.to_string(),
-        (None, [t]) => t.label.clone(),
-        (Some(file), _) => format!("the servers of {file}"),
-        (None, _) => "the server".to_string(),
-    }
+/// Whether `advice` holds a `ClientBound` finding.
+pub fn is_client_bound(advice: &[Advice]) -> bool {
+    advice.iter().any(|a| a.finding == Finding::ClientBound)
 }
 
-/// Every connection failed: no reply at all, one error per connection. Names the
-/// dominant error and what usually causes it.
-fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Option<Advice> {
-    let st = &run.stats;
-    let failed = st.total_errors();
-    if failed == 0 || st.all_replies() > 0 || failed < st.connections {
+/// The findings' keys joined with `;` (the CSV `findings` cell; empty when none).
+pub fn keys(advice: &[Advice]) -> String {
+    let keys: Vec<&str> = advice.iter().map(|a| a.finding.key()).collect();
+    keys.join(";")
+}
+
+/// The JSON `findings` member: `[{"finding": key, "text": line}, …]`.
+pub fn to_json(advice: &[Advice]) -> serde_json::Value {
+    advice
+        .iter()
+        .map(|a| serde_json::json!({ "finding": a.finding.key(), "text": a.text }))
+        .collect()
+}
+
+/// Client-bound: the client did not keep its schedule. Either arrivals fell behind
+/// (lateness p50 above both 1 ms and 10 % of the mean inter-arrival time, over at
+/// least 100 arrivals and a schedule of at least 1 s or a lag longer than the whole
+/// schedule: most arrivals late, as when the client cannot sustain the rate and the
+/// lag builds up), or an engine thread kept a core saturated (≥ 95 % of its
+/// wall time in CPU). A late tail alone (p99 over the limit, p50 within it, engine
+/// not saturated) is wake-up jitter of a shared machine, shown by the lateness
+/// percentiles but not warned about. Sequential runs (`--rate 0`) have no schedule to
+/// keep, and with `--max-connections` arrivals wait for the server by design. The
+/// text names the cause: an engine at its capacity (remedy: more engines, addresses,
+/// machines) or an engine kept waiting by other work on the machine (remedy: a
+/// quieter one).
+fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
+    let mean_s = cfg.period.mean();
+    if mean_s <= 0.0 {
         return None;
     }
-    let (top, count) = (0..ERROR_KINDS)
-        .map(|i| (i, st.errors[i]))
-        .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)))
-        .expect("ERROR_KINDS is not zero");
-    let target = target_name(cfg, work);
-    // What happened, as a participle ("10 connections refused"), and whether a single
-    // connection needs "was" ("the connection was refused", "… timed out").
-    let (what, passive, remedy) = match top {
-        i if i == ErrorKind::ConnRefused.index() => (
-            "refused".to_string(),
-            true,
-            format!("is anything listening on {target}?"),
+    let late = &run.stats.hist.lateness;
+    let p50_ms = quantile_ms(late, 0.5);
+    let p99_ms = quantile_ms(late, 0.99);
+    let limit_ms = LATE_FLOOR_US.max(LATE_SHARE * mean_s * 1e6) / 1000.0;
+    let span_ms = late.len() as f64 * mean_s * 1000.0;
+    let sustained = span_ms >= LATE_MIN_SPAN_S * 1000.0 || p50_ms > span_ms;
+    let behind = cfg.max_connections == 0
+        && late.len() >= LATE_MIN_ARRIVALS
+        && sustained
+        && p50_ms > limit_ms;
+    let cpu = &run.stats.client;
+    let busy = cpu.busiest_pct.min(100.0);
+    let saturated = cpu.wall_s >= SATURATED_MIN_WALL_S && busy >= SATURATED_PCT;
+    let late_text =
+        format!("lateness p50 {p50_ms:.3} ms, p99 {p99_ms:.3} ms, limit {limit_ms:.3} ms");
+    let cause = match (behind, saturated) {
+        (false, false) => return None,
+        (true, true) => format!(
+            "arrivals started late ({late_text}) and an engine thread used {busy:.0} % of \
+             a core: the client was at its capacity"
         ),
-        i if i == ErrorKind::ClientTimo.index() => (
-            "timed out (client-timo)".to_string(),
-            false,
-            format!("is {target} up and reachable, and --timeout long enough?"),
+        (false, true) => format!(
+            "an engine thread used {busy:.0} % of a core ({late_text}): the client was at \
+             its capacity"
         ),
-        i if i == ErrorKind::SocketTimo.index() => (
-            "timed out in the kernel (socket-timo)".to_string(),
-            false,
-            format!("is {target} reachable (a firewall dropping SYNs)?"),
-        ),
-        i if i == ErrorKind::ConnReset.index() => (
-            "reset (connreset)".to_string(),
-            true,
-            protocol_remedy(cfg, &target),
-        ),
-        i if i == ErrorKind::Other.index() => (
-            "failed (other)".to_string(),
-            false,
-            protocol_remedy(cfg, &target),
-        ),
-        i if i == ErrorKind::FdUnavail.index() => (
-            "failed (fd-unavail)".to_string(),
-            false,
-            "out of file descriptors: raise `ulimit -n`".to_string(),
-        ),
-        i if i == ErrorKind::AddrUnavail.index() => (
-            "failed (addrunavail)".to_string(),
-            false,
-            "no local address or port: check --myaddr and net.ipv4.ip_local_port_range".to_string(),
-        ),
-        _ => (
-            format!("failed ({})", ERROR_NAMES[top]),
-            false,
-            "the system's file table is full".to_string(),
+        (true, false) => format!(
+            "arrivals started late ({late_text}) while the busiest engine thread used only \
+             {busy:.0} % of a core: other work on this machine kept the engine waiting"
         ),
     };
-    let text = if failed == 1 {
-        let was = if passive { "was " } else { "" };
-        format!("the connection {was}{what} — {remedy}")
-    } else if count == failed {
-        format!("all {failed} connections {what} — {remedy}")
+    let remedy = if saturated {
+        "use --threads N, more source addresses with --myaddr, or more machines with \
+         --partition"
     } else {
-        let were = if passive { "were " } else { "" };
-        format!("all {failed} connections failed, {count} of them {were}{what} — {remedy}")
+        "run on a quieter machine, or with fewer --threads than cores"
     };
     Some(Advice {
-        finding: Finding::AllFailed,
-        text,
-    })
-}
-
-/// The likely cause when the server's bytes were not what the client expected.
-fn protocol_remedy(cfg: &Config, target: &str) -> String {
-    if cfg.ssl {
-        format!("did the TLS handshake fail? is {target} a TLS port (--ssl, https://)?")
-    } else {
-        format!("does {target} speak HTTP? a TLS port needs --ssl (or an https:// URL)")
-    }
-}
-
-/// Every reply was a 4xx or 5xx: the URI, method or headers are probably wrong.
-fn all_error_status(cfg: &Config, _work: &Workload, run: &RunResult) -> Option<Advice> {
-    let st = &run.stats;
-    let replies = st.all_replies();
-    let (c4, c5) = (st.replies_by_class[4], st.replies_by_class[5]);
-    if replies == 0 || c4 + c5 != replies {
-        return None;
-    }
-    let uri = &cfg.uri;
-    // --wlog and --wsesslog take their URIs from files; --uri is not sent then.
-    let uri_used = cfg.wlog.is_none() && cfg.wsesslog.is_none();
-    let cause = if uri_used && !uri.starts_with('/') && uri != "*" {
-        if crate::operand::parse_url(uri).is_some() {
-            format!("--uri {uri} is a URL: give the URL as an argument of its own instead")
-        } else {
-            format!("--uri {uri} has no leading / (try --uri /{uri})")
-        }
-    } else {
-        "check --uri, --method and --add-header (--print-reply=header shows the replies)"
-            .to_string()
-    };
-    let text = if replies == 1 {
-        format!("the reply was an error (4xx={c4} 5xx={c5}) — {cause}")
-    } else {
-        format!("all {replies} replies were errors (4xx={c4} 5xx={c5}) — {cause}")
-    };
-    Some(Advice {
-        finding: Finding::AllErrorStatus,
-        text,
-    })
-}
-
-/// A run of at most 5 s with replies but no reply-rate sample: httperf samples every
-/// 5 s, so `Reply rate` says `0 samples`. Not said for one connection (a probe) or
-/// an interrupted run.
-fn no_rate_sample(_cfg: &Config, _work: &Workload, run: &RunResult) -> Option<Advice> {
-    let st = &run.stats;
-    let d = run.info.duration;
-    if run.interrupted
-        || d > RATE_INTERVAL_S
-        || !st.rate_samples.is_empty()
-        || st.all_replies() == 0
-        || st.connections <= 1
-    {
-        return None;
-    }
-    Some(Advice {
-        finding: Finding::NoRateSample,
+        finding: Finding::ClientBound,
         text: format!(
-            "the run took {d:.1} s: the reply rate is sampled every 5 s, so \"Reply rate\" \
-             has no sample (run longer, e.g. --runtime 10 without --num-conns)"
+            "client-bound: {cause}; the figures describe the client, not the server ({remedy})"
         ),
     })
 }
@@ -220,22 +176,21 @@ mod tests {
     use super::*;
     use crate::report::json::RunMeta;
     use crate::report::summary::RunInfo;
-    use crate::stats::{RateSample, Stats};
-    use std::time::SystemTime;
+    use crate::stats::Stats;
+    use std::time::{Duration, SystemTime};
 
-    fn setup(args: &[&str]) -> (Config, Workload) {
-        let mut argv = vec!["rshperf"];
-        argv.extend_from_slice(args);
-        let cfg = Config::from_argv(&argv).expect("config");
-        let work = Workload::from_config(&cfg).expect("workload");
-        (cfg, work)
-    }
-
-    fn result(stats: Stats, duration: f64) -> RunResult {
+    fn run(lateness_us: &[u64], busiest_pct: f64, wall_s: f64) -> RunResult {
+        let mut stats = Stats::new();
+        for &us in lateness_us {
+            stats.on_lateness(Duration::from_micros(us));
+        }
+        stats
+            .client
+            .add_engine(busiest_pct / 100.0 * wall_s, wall_s);
         RunResult {
             stats,
             info: RunInfo {
-                duration,
+                duration: wall_s,
                 cpu_user: 0.0,
                 cpu_system: 0.0,
             },
@@ -250,167 +205,84 @@ mod tests {
         }
     }
 
-    /// `n` connections, each with one error of `kind`.
-    fn failing(n: u64, kinds: &[(ErrorKind, u64)]) -> Stats {
-        let mut st = Stats::new();
-        st.connections = n;
-        for (kind, count) in kinds {
-            st.errors[kind.index()] += count;
-        }
-        st
-    }
-
-    fn texts(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<(Finding, String)> {
-        assess(cfg, work, run)
-            .into_iter()
-            .map(|a| (a.finding, a.text))
-            .collect()
+    fn assess_at(rate: &str, r: &RunResult) -> Vec<Advice> {
+        let cfg = Config::from_argv(&["rshperf", "--server", "127.0.0.1", "--rate", rate])
+            .expect("valid options");
+        let work = Workload::from_config(&cfg).expect("workload");
+        assess(&cfg, &work, r)
     }
 
     #[test]
-    fn all_connections_failed_names_the_error_and_the_target() {
-        let (cfg, work) = setup(&["--server", "127.0.0.1", "--port", "18099"]);
-        let run = result(failing(10, &[(ErrorKind::ConnRefused, 10)]), 0.01);
-        assert_eq!(
-            texts(&cfg, &work, &run),
-            [(
-                Finding::AllFailed,
-                "all 10 connections refused — is anything listening on 127.0.0.1:18099?".into()
-            )]
-        );
-        let run = result(
-            failing(
-                10,
-                &[(ErrorKind::ClientTimo, 7), (ErrorKind::ConnRefused, 3)],
-            ),
-            6.0,
-        );
-        assert_eq!(
-            texts(&cfg, &work, &run),
-            [(
-                Finding::AllFailed,
-                "all 10 connections failed, 7 of them timed out (client-timo) — is \
-                 127.0.0.1:18099 up and reachable, and --timeout long enough?"
-                    .into()
-            )]
-        );
-        let (cfg, work) = setup(&["https://[::1]:8443/"]);
-        let run = result(failing(3, &[(ErrorKind::Other, 3)]), 0.1);
-        assert_eq!(
-            texts(&cfg, &work, &run)[0].1,
-            "all 3 connections failed (other) — did the TLS handshake fail? is [::1]:8443 a \
-             TLS port (--ssl, https://)?"
-        );
-        let (cfg, work) = setup(&["--server", "localhost", "--port", "8443"]);
-        let run = result(failing(2, &[(ErrorKind::ConnReset, 2)]), 0.1);
-        assert_eq!(
-            texts(&cfg, &work, &run)[0].1,
-            "all 2 connections reset (connreset) — does localhost:8443 speak HTTP? a TLS port \
-             needs --ssl (or an https:// URL)"
-        );
-        // One connection, and a mix in which the dominant error is a passive one.
-        let run = result(failing(1, &[(ErrorKind::ConnRefused, 1)]), 0.01);
-        assert_eq!(
-            texts(&cfg, &work, &run)[0].1,
-            "the connection was refused — is anything listening on localhost:8443?"
-        );
-        let run = result(failing(1, &[(ErrorKind::ClientTimo, 1)]), 0.01);
-        assert!(texts(&cfg, &work, &run)[0]
-            .1
-            .starts_with("the connection timed out (client-timo) — "));
-        let run = result(
-            failing(5, &[(ErrorKind::ConnReset, 3), (ErrorKind::Other, 2)]),
-            0.01,
-        );
-        assert!(texts(&cfg, &work, &run)[0]
-            .1
-            .starts_with("all 5 connections failed, 3 of them were reset (connreset) — "));
-        // One reply, or fewer errors than connections: not every connection failed.
-        let mut st = failing(10, &[(ErrorKind::ConnRefused, 9)]);
-        assert!(texts(&cfg, &work, &result(st.clone(), 6.0)).is_empty());
-        st.errors[ErrorKind::ConnRefused.index()] = 10;
-        st.replies_by_class[2] = 1;
-        st.rate_samples.push(RateSample {
-            replies: 1,
-            sessions: 0,
-            seconds: 5.0,
-        });
-        assert!(texts(&cfg, &work, &result(st, 6.0)).is_empty());
+    fn a_healthy_run_gets_no_advice() {
+        let mut late = vec![50; 990];
+        late.extend([900; 10]);
+        assert!(assess_at("600", &run(&late, 20.0, 10.0)).is_empty());
     }
 
     #[test]
-    fn all_error_replies_point_at_the_uri() {
-        let mut st = Stats::new();
-        st.connections = 20;
-        st.replies_by_class[4] = 20;
-        let run = result(st.clone(), 0.5);
-        let (cfg, work) = setup(&["--server", "127.0.0.1", "--uri", "index.html"]);
-        let found = texts(&cfg, &work, &run);
-        assert_eq!(
-            found[0],
-            (
-                Finding::AllErrorStatus,
-                "all 20 replies were errors (4xx=20 5xx=0) — --uri index.html has no leading / \
-                 (try --uri /index.html)"
-                    .into()
-            )
-        );
-        // A short run: the missing sample is said too, after.
-        assert_eq!(found[1].0, Finding::NoRateSample);
-        let (cfg, work) = setup(&["--server", "127.0.0.1", "--uri", "/nope"]);
-        assert_eq!(
-            texts(&cfg, &work, &run)[0].1,
-            "all 20 replies were errors (4xx=20 5xx=0) — check --uri, --method and --add-header \
-             (--print-reply=header shows the replies)"
-        );
-        let (cfg, work) = setup(&["--server", "127.0.0.1", "--uri", "http://h/x"]);
-        assert_eq!(
-            texts(&cfg, &work, &run)[0].1,
-            "all 20 replies were errors (4xx=20 5xx=0) — --uri http://h/x is a URL: give the URL \
-             as an argument of its own instead"
-        );
-        let mut one = Stats::new();
-        one.connections = 1;
-        one.replies_by_class[5] = 1;
-        assert_eq!(
-            texts(&cfg, &work, &result(one, 0.01))[0].1,
-            "the reply was an error (4xx=0 5xx=1) — --uri http://h/x is a URL: give the URL as \
-             an argument of its own instead"
-        );
-        // One 2xx or 3xx reply and it is not "all".
-        st.replies_by_class[3] = 1;
-        let run = result(st, 0.5);
-        assert!(texts(&cfg, &work, &run)
-            .iter()
-            .all(|(f, _)| *f != Finding::AllErrorStatus));
+    fn a_late_tail_alone_is_jitter_not_a_finding() {
+        let mut late = vec![50; 900];
+        late.extend([30_000; 100]);
+        assert!(assess_at("600", &run(&late, 20.0, 10.0)).is_empty());
     }
 
     #[test]
-    fn short_runs_without_a_rate_sample_say_so_and_healthy_runs_are_silent() {
-        let (cfg, work) = setup(&["--server", "127.0.0.1"]);
-        let mut st = Stats::new();
-        st.connections = 50;
-        st.replies_by_class[2] = 50;
-        assert_eq!(
-            texts(&cfg, &work, &result(st.clone(), 2.45)),
-            [(
-                Finding::NoRateSample,
-                "the run took 2.5 s: the reply rate is sampled every 5 s, so \"Reply rate\" has \
-                 no sample (run longer, e.g. --runtime 10 without --num-conns)"
-                    .into()
-            )]
+    fn late_arrivals_make_a_run_client_bound() {
+        // p50 1.5 ms at 600/s: above 1 ms (10 % of 1.67 ms is less).
+        let mut late = vec![50; 400];
+        late.extend([1500; 600]);
+        let advice = assess_at("600", &run(&late, 40.0, 10.0));
+        assert_eq!(advice.len(), 1);
+        assert_eq!(advice[0].finding, Finding::ClientBound);
+        assert!(
+            advice[0].text
+                == "client-bound: arrivals started late (lateness p50 1.500 ms, p99 1.500 ms, \
+                    limit 1.000 ms) while the busiest engine thread used only 40 % of a core: \
+                    other work \
+                    on this machine kept the engine waiting; the figures describe the client, \
+                    not the server (run on a quieter machine, or with fewer --threads than \
+                    cores)",
+            "{}",
+            advice[0].text
         );
-        let mut interrupted = result(st.clone(), 2.0);
-        interrupted.interrupted = true;
-        assert!(texts(&cfg, &work, &interrupted).is_empty());
-        let mut one = st.clone();
-        one.connections = 1;
-        assert!(texts(&cfg, &work, &result(one, 0.01)).is_empty());
-        st.rate_samples.push(RateSample {
-            replies: 50,
-            sessions: 0,
-            seconds: 5.0,
-        });
-        assert!(texts(&cfg, &work, &result(st, 5.5)).is_empty());
+        assert!(is_client_bound(&advice));
+        assert_eq!(keys(&advice), "client_bound");
+        assert_eq!(to_json(&advice)[0]["finding"], "client_bound");
+        // At 50/s the limit is 10 % of 20 ms = 2 ms: 1.5 ms is on time.
+        assert!(assess_at("50", &run(&late, 40.0, 10.0)).is_empty());
+        // Too few arrivals.
+        assert!(assess_at("600", &run(&late[920..], 40.0, 10.0)).is_empty());
+        // A schedule shorter than 1 s (500 arrivals at 600/s) that a single stall can
+        // upset: no finding, unless the lag exceeds the whole schedule.
+        assert!(assess_at("600", &run(&late[500..], 40.0, 10.0)).is_empty());
+        let lag = vec![900_000; 500];
+        assert_eq!(assess_at("600", &run(&lag, 40.0, 10.0)).len(), 1);
+    }
+
+    #[test]
+    fn a_saturated_engine_makes_a_run_client_bound() {
+        let late = vec![50; 1000];
+        let advice = assess_at("10000", &run(&late, 99.0, 3.0));
+        assert_eq!(advice.len(), 1);
+        assert_eq!(
+            advice[0].text,
+            "client-bound: an engine thread used 99 % of a core (lateness p50 0.050 ms, p99 \
+             0.050 ms, limit 1.000 ms): the client was at its capacity; the figures describe \
+             the client, not \
+             the server (use --threads N, more source addresses with --myaddr, or more \
+             machines with --partition)"
+        );
+        let mut behind = vec![50; 400];
+        behind.extend([2000; 600]);
+        let both = assess_at("1000", &run(&behind, 99.0, 3.0));
+        assert!(both[0].text.starts_with(
+            "client-bound: arrivals started late (lateness p50 2.000 ms, p99 2.000 ms, limit \
+             1.000 ms) and an engine thread used 99 % of a core: the client was at its \
+             capacity;"
+        ));
+        // A very short run is dominated by start-up.
+        assert!(assess_at("10000", &run(&late, 99.0, 0.1)).is_empty());
+        // Sequential runs have no schedule.
+        assert!(assess_at("0", &run(&late, 100.0, 3.0)).is_empty());
     }
 }

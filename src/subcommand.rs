@@ -57,6 +57,12 @@ pub const COMMANDS: &[Subcommand] = &[
         main: crate::merge::merge_main,
         help: help_text::<crate::merge::MergeOptions>,
     },
+    Subcommand {
+        name: "sweep",
+        about: "run rising rates against a server and find its knee (capacity)",
+        main: crate::sweep::sweep_main,
+        help: help_text::<crate::sweep::args::SweepOpts>,
+    },
 ];
 
 fn demo_help() -> String {
