@@ -44,6 +44,8 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --percentiles        latency percentiles after the report (also -v)
   --json FILE          the whole run as JSON (- = on stdout, not the report)
   --csv FILE           append one CSV row per run (rate sweeps)
+  --timeline FILE      the run second by second, as CSV
+  --html FILE          a self-contained HTML report with charts
   --fail-on EXPR       exit status 3 when a threshold is breached ('p99>50ms')
   --threads N          N engines on one arrival schedule
   --partition I/N      one part of a multi-process or multi-machine run,
