@@ -120,6 +120,8 @@ pub enum Opt {
     Partition,
     /// `--start-at=T` (rshperf).
     StartAt,
+    /// `--concurrency=C` (rshperf): closed loop.
+    Concurrency,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -232,6 +234,7 @@ pub const OPTIONS: &[OptSpec] = &[
     spec("no-progress", Opt::NoProgress, HasArg::No),
     spec("partition", Opt::Partition, HasArg::Required),
     spec("start-at", Opt::StartAt, HasArg::Required),
+    spec("concurrency", Opt::Concurrency, HasArg::Required),
 ];
 
 impl Opt {
@@ -250,6 +253,7 @@ impl Opt {
                 | Opt::NoProgress
                 | Opt::Partition
                 | Opt::StartAt
+                | Opt::Concurrency
         )
     }
 
@@ -334,7 +338,7 @@ pub fn usage() -> String {
          \t[--use-timer-cache]\n\
          \t[--periodic-stats]\n\
          \t[--add-header-file file]\n\
-         \t[--threads N] [--partition I/N] [--start-at T|+S]\n\
+         \t[--threads N] [--partition I/N] [--start-at T|+S] [--concurrency C]\n\
          \t[--percentiles] [--json file] [--csv file] [--fail-on EXPR]\n\
          \t[--progress|--no-progress]\n"
     )
@@ -488,10 +492,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 61);
+        assert_eq!(names.len(), 62);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 61);
+        assert_eq!(names.len(), 62);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }

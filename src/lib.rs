@@ -6,6 +6,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod ab;
 pub mod advice;
 pub mod call;
 pub mod cfmt;
@@ -42,6 +43,8 @@ pub fn run(argv: Vec<String>) -> i32 {
         Some("serve") => return serve::serve_main(&argv[1..]),
         Some("demo") => return serve::demo_main(&argv[1..]),
         Some("merge") => return merge::merge_main(&argv[1..]),
+        Some("ab") => return ab::ab_main(&argv[1..]),
+        Some("lb") => return ab::lb_main(&argv[1..]),
         _ => {}
     }
     match try_run(&argv) {

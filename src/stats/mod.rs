@@ -5,6 +5,8 @@
 //! classification. Does not format anything (see `report`) and does not read clocks:
 //! callers pass durations. One `Stats` per engine; `merge` adds another engine's.
 
+pub mod ab;
+
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -247,6 +249,8 @@ pub struct Stats {
     pub servers: Vec<ServerStats>,
     /// Latency histograms.
     pub hist: Histograms,
+    /// `rshperf ab` and `lb`: ab's per-server figures (empty otherwise).
+    pub ab: ab::AbStats,
 }
 
 fn us(d: Duration) -> u64 {
@@ -295,6 +299,7 @@ impl Stats {
             session_lengths: Vec::new(),
             servers: Vec::new(),
             hist: Histograms::new(),
+            ab: ab::AbStats::default(),
         }
     }
 
@@ -481,6 +486,7 @@ impl Stats {
         for (a, b) in self.servers.iter_mut().zip(o.servers.iter()) {
             a.merge(b);
         }
+        self.ab.merge(&o.ab);
         let h = &mut self.hist;
         let _ = h.connect.add(&o.hist.connect);
         let _ = h.response.add(&o.hist.response);

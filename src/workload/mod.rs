@@ -5,6 +5,7 @@
 //! workload (request-oriented, `--wsess`, `--wsesslog`) and the URI generator
 //! (`--uri`, `--wlog`, `--wset`) as a function of a per-engine call cursor.
 
+pub mod closed;
 pub mod rate;
 pub mod sesslog;
 pub mod target;
@@ -14,6 +15,8 @@ use crate::call::{CallRef, Requests};
 use crate::config::{Config, WsetSpec};
 use crate::error::Error;
 use crate::tls::TlsSettings;
+use crate::workload::closed::ClosedLoop;
+use crate::workload::rate::Period;
 
 /// One burst of a `--wsesslog` session template.
 #[derive(Debug, Clone)]
@@ -54,6 +57,8 @@ enum UriSource {
     Fixed,
     /// `--wlog`: `Requests::uris` in order, looping or not.
     Wlog { repeat: bool },
+    /// One URI per target (`Requests::uris[target]`): ab and lb with several URLs.
+    PerTarget,
     /// `--wset`: file numbers per §1.4.3 (closed form of httperf's running sum).
     Wset {
         files: u64,
@@ -78,6 +83,9 @@ pub struct Workload {
     pub targets: Vec<target::Target>,
     /// `--myaddr`: source addresses, used round-robin.
     pub local: Vec<std::net::IpAddr>,
+    /// The closed loop (sequential mode, `--concurrency`, ab, lb); None: arrivals
+    /// follow the `--rate`/`--period` schedule.
+    pub closed: Option<ClosedLoop>,
 }
 
 impl Workload {
@@ -149,6 +157,14 @@ impl Workload {
         let tls = TlsSettings::from_config(cfg)?;
         let targets = target::from_config(cfg)?;
         let local = target::local_addresses(&cfg.myaddr)?;
+        let units = units_of(cfg);
+        let closed = if cfg.concurrency > 0 {
+            Some(ClosedLoop::concurrency(cfg.concurrency, units))
+        } else if matches!(cfg.period, Period::Sequential) {
+            Some(ClosedLoop::sequential(units))
+        } else {
+            None
+        };
         Ok(Workload {
             requests,
             kind,
@@ -156,7 +172,14 @@ impl Workload {
             tls,
             targets,
             local,
+            closed,
         })
+    }
+
+    /// Gives target i its own URI `uris[i]` (ab and lb with several URLs).
+    pub fn set_target_uris(&mut self, uris: Vec<String>) {
+        self.requests.uris = uris;
+        self.uri = UriSource::PerTarget;
     }
 
     /// Whether arrivals are sessions.
@@ -166,10 +189,18 @@ impl Workload {
 
     /// Number of arrivals of the whole run (all stripes): sessions or connections.
     pub fn arrivals(&self, cfg: &Config) -> u64 {
-        match (&cfg.wsess, &cfg.wsesslog) {
-            (Some(w), _) => w.sessions,
-            (_, Some(w)) => w.sessions,
-            _ => cfg.num_conns,
+        match &self.closed {
+            Some(c) => c.units(),
+            None => units_of(cfg),
+        }
+    }
+
+    /// The request of call number `cursor` on a connection to `target`; None when a
+    /// non-looping `--wlog` is exhausted.
+    pub fn call_ref_to(&self, cursor: u64, target: usize) -> Option<CallRef> {
+        match &self.uri {
+            UriSource::PerTarget => u32::try_from(target).ok().map(CallRef::Uri),
+            _ => self.call_ref(cursor),
         }
     }
 
@@ -177,7 +208,7 @@ impl Workload {
     /// `--wlog` is exhausted.
     pub fn call_ref(&self, cursor: u64) -> Option<CallRef> {
         match &self.uri {
-            UriSource::Fixed => Some(CallRef::Fixed),
+            UriSource::Fixed | UriSource::PerTarget => Some(CallRef::Fixed),
             UriSource::Wlog { repeat } => {
                 let n = self.requests.uris.len() as u64;
                 if n == 0 || (!repeat && cursor >= n) {
@@ -199,6 +230,15 @@ impl Workload {
                 u32::try_from(file).ok().map(CallRef::Uri)
             }
         }
+    }
+}
+
+/// Sessions (`--wsess`, `--wsesslog`) or connections (`--num-conns`) of `cfg`.
+fn units_of(cfg: &Config) -> u64 {
+    match (&cfg.wsess, &cfg.wsesslog) {
+        (Some(w), _) => w.sessions,
+        (_, Some(w)) => w.sessions,
+        _ => cfg.num_conns,
     }
 }
 
@@ -233,6 +273,7 @@ mod tests {
             tls: None,
             targets: Vec::new(),
             local: Vec::new(),
+            closed: None,
             uri: UriSource::Wset {
                 files: 1000,
                 miss_rate: 0.5,
@@ -265,6 +306,7 @@ mod tests {
                 tls: None,
                 targets: Vec::new(),
                 local: Vec::new(),
+                closed: None,
                 uri: UriSource::Wset {
                     files,
                     miss_rate,

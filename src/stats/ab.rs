@@ -1,0 +1,656 @@
+//! `AbStats`: what `rshperf ab` and `rshperf lb` report, per server, beyond the classic
+//! statistics: ab's request counts and failure classes, byte totals, and the four
+//! per-request times of ab's `Connection Times (ms)` table.
+//!
+//! Owns the counters, their exact merge and the order statistics at ab's resolution.
+//! ab keeps every request's times and sorts them; here memory does not grow with the
+//! number of requests: `AbTimes` keeps counts per rounded millisecond (ab prints
+//! `(µs + 500) / 1000`) together with the smallest and largest µs value seen in each,
+//! which is enough to give every figure ab prints exactly (see `AbTimes::median_ms`).
+//! The percentile CSV (`-e`, µs precision) comes from an HdrHistogram of the total
+//! times. Fed by the engine (`engine/closed.rs`); formatted by `report/ab.rs`.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Rounded-millisecond bins kept at most (10 minutes); longer times share the last
+/// bin (their exact values still count in sum, min and max).
+const MAX_BINS: usize = 600_001;
+
+/// Highest value tracked by the total-time histogram, µs (1 hour).
+const HIST_MAX_US: u64 = 3_600_000_000;
+
+/// ab's rounding of µs to printed milliseconds (`ap_round_ms`).
+pub fn round_ms(us: u64) -> u64 {
+    us.saturating_add(500) / 1000
+}
+
+/// Why a request failed, in ab's classes (`Failed requests` and its breakdown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AbFailure {
+    /// The connection failed before it was established (refused, unreachable,
+    /// connect timeout, no descriptor or port, TLS handshake).
+    Connect,
+    /// The established connection failed while sending or receiving (reset, EOF in
+    /// the middle of a reply).
+    Receive,
+    /// Anything else: no reply before the timeout, an unparsable reply.
+    Exception,
+}
+
+/// The times of one request, µs, as ab measures them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CallTimes {
+    /// Connect time (0 for later requests on a keep-alive connection).
+    pub connect_us: u64,
+    /// Connection (or keep-alive request) start to the reply's end.
+    pub total_us: u64,
+    /// Request written to the first byte of the reply.
+    pub wait_us: u64,
+}
+
+/// One rounded millisecond: how many values, and the extremes as offsets from its
+/// start (value = ms × 1000 − 500 + offset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Bin {
+    n: u64,
+    lo: u16,
+    hi: u16,
+}
+
+/// Count, sum, sum of squares, extremes and rounded-millisecond bins of one time.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AbTimes {
+    /// Values recorded.
+    pub n: u64,
+    /// Their sum, µs.
+    pub sum_us: u64,
+    /// Sum of squares, µs².
+    pub sumsq_us: u128,
+    /// Smallest value, µs (0 when none).
+    pub min_us: u64,
+    /// Largest value, µs.
+    pub max_us: u64,
+    bins: Vec<Bin>,
+}
+
+impl AbTimes {
+    /// Records one value.
+    pub fn record(&mut self, us: u64) {
+        self.min_us = if self.n == 0 { us } else { self.min_us.min(us) };
+        self.max_us = self.max_us.max(us);
+        self.n += 1;
+        self.sum_us = self.sum_us.saturating_add(us);
+        self.sumsq_us = self
+            .sumsq_us
+            .saturating_add(u128::from(us) * u128::from(us));
+        let k = usize::try_from(round_ms(us))
+            .unwrap_or(usize::MAX)
+            .min(MAX_BINS - 1);
+        // Offsets of values beyond the last bin are clamped: it is the overflow bin.
+        let off = u16::try_from((us.saturating_add(500) - 1000 * k as u64).min(999))
+            .expect("an offset below 1000 fits in u16");
+        if self.bins.len() <= k {
+            self.bins.resize(k + 1, Bin::default());
+        }
+        let b = &mut self.bins[k];
+        if b.n == 0 {
+            (b.lo, b.hi) = (off, off);
+        } else {
+            b.lo = b.lo.min(off);
+            b.hi = b.hi.max(off);
+        }
+        b.n += 1;
+    }
+
+    /// Adds another engine's values.
+    pub fn merge(&mut self, o: &AbTimes) {
+        if o.n == 0 {
+            return;
+        }
+        self.min_us = if self.n == 0 {
+            o.min_us
+        } else {
+            self.min_us.min(o.min_us)
+        };
+        self.max_us = self.max_us.max(o.max_us);
+        self.n += o.n;
+        self.sum_us = self.sum_us.saturating_add(o.sum_us);
+        self.sumsq_us = self.sumsq_us.saturating_add(o.sumsq_us);
+        if self.bins.len() < o.bins.len() {
+            self.bins.resize(o.bins.len(), Bin::default());
+        }
+        for (a, b) in self.bins.iter_mut().zip(&o.bins) {
+            if b.n == 0 {
+                continue;
+            }
+            if a.n == 0 {
+                *a = *b;
+            } else {
+                a.n += b.n;
+                a.lo = a.lo.min(b.lo);
+                a.hi = a.hi.max(b.hi);
+            }
+        }
+    }
+
+    /// ab's mean: the µs sum divided by the count (integer division), µs.
+    pub fn mean_us(&self) -> u64 {
+        self.sum_us.checked_div(self.n).unwrap_or(0)
+    }
+
+    /// ab's `[+/-sd]`, ms: the sample standard deviation around the integer mean
+    /// (0 for fewer than two values).
+    pub fn sd_ms(&self) -> f64 {
+        if self.n < 2 {
+            return 0.0;
+        }
+        let (n, m) = (i128::from(self.n), i128::from(self.mean_us()));
+        let sum = i128::from(self.sum_us);
+        let sumsq = i128::try_from(self.sumsq_us).unwrap_or(i128::MAX);
+        let squares = (sumsq - 2 * m * sum + n * m * m).max(0);
+        (squares as f64 / (n - 1) as f64).sqrt() / 1000.0
+    }
+
+    /// The bin of the value of rank `r` (0-based, ascending).
+    fn bin_of_rank(&self, r: u64) -> (usize, Bin) {
+        let mut seen = 0;
+        for (k, b) in self.bins.iter().enumerate() {
+            seen += b.n;
+            if r < seen {
+                return (k, *b);
+            }
+        }
+        (0, Bin::default())
+    }
+
+    /// The value of rank `r` printed by ab: in ms, rounded.
+    pub fn rank_ms(&self, r: u64) -> u64 {
+        self.bin_of_rank(r).0 as u64
+    }
+
+    /// ab's median, ms: for an odd count above one the mean of the values of ranks
+    /// n/2 and n/2+1, else the value of rank n/2. Exact: two neighbouring ranks in
+    /// one bin average into that bin; in different bins they are that bin's largest
+    /// and the next one's smallest value, both kept.
+    pub fn median_ms(&self) -> u64 {
+        if self.n == 0 {
+            return 0;
+        }
+        let i = self.n / 2;
+        let odd = self.n % 2 == 1;
+        if self.n == 1 || !odd {
+            return self.rank_ms(i);
+        }
+        let (ki, bi) = self.bin_of_rank(i);
+        let (kj, bj) = self.bin_of_rank(i + 1);
+        if ki == kj {
+            return ki as u64;
+        }
+        let value = |k: usize, off: u16| (k as u64 * 1000 + u64::from(off)).saturating_sub(500);
+        round_ms((value(ki, bi.hi) + value(kj, bj.lo)) / 2)
+    }
+}
+
+/// The serialized form of `AbTimes`: only the bins that hold values, as
+/// `[ms, count, lo, hi]`.
+#[derive(Serialize, Deserialize)]
+struct AbTimesDoc {
+    n: u64,
+    sum_us: u64,
+    sumsq_us: u128,
+    min_us: u64,
+    max_us: u64,
+    bins: Vec<[u64; 4]>,
+}
+
+impl Serialize for AbTimes {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        AbTimesDoc {
+            n: self.n,
+            sum_us: self.sum_us,
+            sumsq_us: self.sumsq_us,
+            min_us: self.min_us,
+            max_us: self.max_us,
+            bins: self
+                .bins
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.n > 0)
+                .map(|(k, b)| [k as u64, b.n, u64::from(b.lo), u64::from(b.hi)])
+                .collect(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for AbTimes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let doc = AbTimesDoc::deserialize(d)?;
+        let mut t = AbTimes {
+            n: doc.n,
+            sum_us: doc.sum_us,
+            sumsq_us: doc.sumsq_us,
+            min_us: doc.min_us,
+            max_us: doc.max_us,
+            bins: Vec::new(),
+        };
+        for [k, n, lo, hi] in doc.bins {
+            let k = usize::try_from(k)
+                .ok()
+                .filter(|k| *k < MAX_BINS)
+                .ok_or_else(|| D::Error::custom(format!("ab bin {k} out of range")))?;
+            let (lo, hi) = match (u16::try_from(lo), u16::try_from(hi)) {
+                (Ok(lo), Ok(hi)) if lo <= hi && hi < 1000 => (lo, hi),
+                _ => return Err(D::Error::custom("ab bin offsets out of range")),
+            };
+            if t.bins.len() <= k {
+                t.bins.resize(k + 1, Bin::default());
+            }
+            t.bins[k] = Bin { n, lo, hi };
+        }
+        Ok(t)
+    }
+}
+
+/// Failed requests by class (ab's `Connect`, `Receive`, `Length`, `Exceptions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AbFailed {
+    /// Connection not established.
+    pub connect: u64,
+    /// Connection failed afterwards.
+    pub receive: u64,
+    /// Body length differs from the first reply's (counted always; `-l` hides it).
+    pub length: u64,
+    /// Timeouts and unparsable replies.
+    pub exceptions: u64,
+}
+
+/// Everything ab prints about one server.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AbServer {
+    /// The `Server:` header of its first reply (up to the first blank, as ab).
+    pub software: Option<String>,
+    /// ab's `SSL/TLS Protocol:` value, from the first TLS connection.
+    pub tls_protocol: Option<String>,
+    /// ab's `Server Temp Key:` value.
+    pub tls_temp_key: Option<String>,
+    /// Body length of the first completed reply (ab's `Document Length`).
+    pub doc_length: Option<u64>,
+    /// Requests with a complete reply (`Complete requests`).
+    pub complete: u64,
+    /// Failed requests by class.
+    pub failed: AbFailed,
+    /// Complete replies with a status outside 2xx.
+    pub non_2xx: u64,
+    /// Complete replies after which the connection stayed open (`Keep-Alive requests`).
+    pub keep_alive: u64,
+    /// Reply bytes (header, body, trailers) of complete replies (`Total transferred`).
+    pub bytes_read: u64,
+    /// Body bytes of complete replies (`HTML transferred`).
+    pub body_read: u64,
+    /// Request bytes of complete requests (`Total body sent`).
+    pub bytes_sent: u64,
+    /// When its last request ended, µs after the start of the run.
+    pub last_end_us: u64,
+    /// Connect times.
+    pub connect: AbTimes,
+    /// Total minus connect time.
+    pub processing: AbTimes,
+    /// Request written to first reply byte.
+    pub waiting: AbTimes,
+    /// Start to end of each request.
+    pub total: AbTimes,
+    /// The total times again, µs, for the percentile CSV.
+    #[serde(with = "histogram_b64")]
+    pub total_hist: Histogram<u64>,
+}
+
+impl Default for AbServer {
+    fn default() -> Self {
+        AbServer {
+            software: None,
+            tls_protocol: None,
+            tls_temp_key: None,
+            doc_length: None,
+            complete: 0,
+            failed: AbFailed::default(),
+            non_2xx: 0,
+            keep_alive: 0,
+            bytes_read: 0,
+            body_read: 0,
+            bytes_sent: 0,
+            last_end_us: 0,
+            connect: AbTimes::default(),
+            processing: AbTimes::default(),
+            waiting: AbTimes::default(),
+            total: AbTimes::default(),
+            total_hist: Histogram::new_with_bounds(1, HIST_MAX_US, 3)
+                .expect("static histogram bounds are valid"),
+        }
+    }
+}
+
+/// A complete reply, as `AbServer::on_complete` needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Completed {
+    /// Its times.
+    pub times: CallTimes,
+    /// Status code.
+    pub status: u16,
+    /// Header bytes.
+    pub header_bytes: u64,
+    /// Body bytes.
+    pub body_bytes: u64,
+    /// Trailer bytes (chunked).
+    pub footer_bytes: u64,
+    /// Request bytes.
+    pub sent_bytes: u64,
+    /// The connection stays open after it.
+    pub keep_alive: bool,
+    /// When it ended, µs after the start of the run.
+    pub end_us: u64,
+}
+
+impl AbServer {
+    /// A request completed.
+    pub fn on_complete(&mut self, c: &Completed) {
+        self.complete += 1;
+        match self.doc_length {
+            None => self.doc_length = Some(c.body_bytes),
+            Some(len) if len != c.body_bytes => self.failed.length += 1,
+            Some(_) => {}
+        }
+        if c.status / 100 != 2 {
+            self.non_2xx += 1;
+        }
+        if c.keep_alive {
+            self.keep_alive += 1;
+        }
+        self.bytes_read += c.header_bytes + c.body_bytes + c.footer_bytes;
+        self.body_read += c.body_bytes;
+        self.bytes_sent += c.sent_bytes;
+        self.last_end_us = self.last_end_us.max(c.end_us);
+        let t = &c.times;
+        self.connect.record(t.connect_us);
+        self.processing
+            .record(t.total_us.saturating_sub(t.connect_us));
+        self.waiting.record(t.wait_us);
+        self.total.record(t.total_us);
+        let _ = self.total_hist.record(t.total_us.max(1));
+    }
+
+    /// `n` requests failed with `why`, the last at `end_us`.
+    pub fn on_failure(&mut self, why: AbFailure, n: u64, end_us: u64) {
+        match why {
+            AbFailure::Connect => self.failed.connect += n,
+            AbFailure::Receive => self.failed.receive += n,
+            AbFailure::Exception => self.failed.exceptions += n,
+        }
+        self.last_end_us = self.last_end_us.max(end_us);
+    }
+
+    /// Failed requests: every class, Length ones only when lengths are checked.
+    pub fn failed_total(&self, check_length: bool) -> u64 {
+        let f = &self.failed;
+        f.connect + f.receive + f.exceptions + if check_length { f.length } else { 0 }
+    }
+
+    /// The total time of rank `r` (0-based), µs, from the histogram (µs precision up
+    /// to 2 ms, 0.1 % above); the smallest and largest are exact.
+    pub fn total_rank_us(&self, r: u64) -> u64 {
+        let n = self.total.n;
+        if n == 0 {
+            return 0;
+        }
+        if r == 0 {
+            return self.total.min_us;
+        }
+        if r + 1 >= n {
+            return self.total.max_us;
+        }
+        let v = self
+            .total_hist
+            .value_at_quantile((r as f64 + 0.5) / n as f64);
+        v.clamp(self.total.min_us, self.total.max_us)
+    }
+
+    fn merge(&mut self, o: &AbServer) {
+        for (mine, theirs) in [
+            (&mut self.software, &o.software),
+            (&mut self.tls_protocol, &o.tls_protocol),
+            (&mut self.tls_temp_key, &o.tls_temp_key),
+        ] {
+            if mine.is_none() {
+                mine.clone_from(theirs);
+            }
+        }
+        self.doc_length = self.doc_length.or(o.doc_length);
+        self.complete += o.complete;
+        self.failed.connect += o.failed.connect;
+        self.failed.receive += o.failed.receive;
+        self.failed.length += o.failed.length;
+        self.failed.exceptions += o.failed.exceptions;
+        self.non_2xx += o.non_2xx;
+        self.keep_alive += o.keep_alive;
+        self.bytes_read += o.bytes_read;
+        self.body_read += o.body_read;
+        self.bytes_sent += o.bytes_sent;
+        self.last_end_us = self.last_end_us.max(o.last_end_us);
+        self.connect.merge(&o.connect);
+        self.processing.merge(&o.processing);
+        self.waiting.merge(&o.waiting);
+        self.total.merge(&o.total);
+        let _ = self.total_hist.add(&o.total_hist);
+    }
+}
+
+/// ab's figures per server (indexed like the run's targets); empty unless an ab or
+/// lb run recorded them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AbStats {
+    /// One entry per target.
+    pub servers: Vec<AbServer>,
+}
+
+impl AbStats {
+    /// The figures of target `i` (created on first use).
+    pub fn server(&mut self, i: usize) -> &mut AbServer {
+        if self.servers.len() <= i {
+            self.servers.resize_with(i + 1, AbServer::default);
+        }
+        &mut self.servers[i]
+    }
+
+    /// Adds another engine's figures, server by server. Length failures were counted
+    /// by each engine against its own first reply (ab and lb run one engine).
+    pub fn merge(&mut self, o: &AbStats) {
+        for (i, s) in o.servers.iter().enumerate() {
+            self.server(i).merge(s);
+        }
+    }
+}
+
+/// Serde for the histogram: HdrHistogram V2, base64, as in the JSON document.
+mod histogram_b64 {
+    use hdrhistogram::Histogram;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::report::json::{decode_histogram, encode_histogram};
+
+    pub fn serialize<S: Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&encode_histogram(h))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
+        let text = String::deserialize(d)?;
+        decode_histogram(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ab's own computation over every value (output_results in ab.c).
+    fn ab_figures(values: &[u64]) -> (u64, u64, u64, u64, Vec<u64>) {
+        let mut v = values.to_vec();
+        v.sort_unstable();
+        let n = v.len();
+        let mean = v.iter().sum::<u64>() / n as u64;
+        let median = if n > 1 && n % 2 == 1 {
+            (v[n / 2] + v[n / 2 + 1]) / 2
+        } else {
+            v[n / 2]
+        };
+        let percs = [50, 66, 75, 80, 90, 95, 98, 99]
+            .iter()
+            .map(|p| round_ms(v[n * p / 100]))
+            .collect();
+        (
+            round_ms(v[0]),
+            round_ms(mean),
+            round_ms(median),
+            round_ms(v[n - 1]),
+            percs,
+        )
+    }
+
+    fn ours(values: &[u64]) -> (u64, u64, u64, u64, Vec<u64>) {
+        let mut t = AbTimes::default();
+        for &v in values {
+            t.record(v);
+        }
+        let n = t.n;
+        let percs = [50, 66, 75, 80, 90, 95, 98, 99]
+            .iter()
+            .map(|p| t.rank_ms(n * p / 100))
+            .collect();
+        (
+            round_ms(t.min_us),
+            round_ms(t.mean_us()),
+            t.median_ms(),
+            round_ms(t.max_us),
+            percs,
+        )
+    }
+
+    /// A small deterministic generator (no dependency): xorshift.
+    fn values(seed: u64, n: usize, spread: u64) -> Vec<u64> {
+        let mut x = seed.max(1);
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % spread
+            })
+            .collect()
+    }
+
+    #[test]
+    fn figures_equal_abs_sorted_computation() {
+        // Many sizes (odd ones exercise the two-rank median), values near bin edges.
+        for seed in 1..200u64 {
+            let n = (seed as usize % 37) + 1;
+            let spread = [3_000, 20_000, 1_000_000][seed as usize % 3];
+            let mut v = values(seed, n, spread);
+            if seed % 5 == 0 {
+                v.extend([499, 500, 1499, 1500, 2499]);
+            }
+            assert_eq!(ours(&v), ab_figures(&v), "seed {seed} values {v:?}");
+        }
+        // The straddling median: ranks 1 and 2 of 3 in different bins.
+        assert_eq!(ours(&[100, 1_499, 1_502]), ab_figures(&[100, 1_499, 1_502]));
+        assert_eq!(ours(&[100, 1_499, 1_502]).2, 2);
+        assert_eq!(ours(&[100, 1_498, 1_500]).2, 1);
+    }
+
+    #[test]
+    fn sd_is_abs_sample_deviation_around_the_integer_mean() {
+        let v = [1_000u64, 2_000, 4_001];
+        let mut t = AbTimes::default();
+        v.iter().for_each(|&x| t.record(x));
+        let mean = (7_001 / 3) as f64;
+        let ab = (v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / 2.0).sqrt() / 1000.0;
+        assert!((t.sd_ms() - ab).abs() < 1e-12, "{} vs {ab}", t.sd_ms());
+        let mut one = AbTimes::default();
+        one.record(5);
+        assert_eq!(one.sd_ms(), 0.0);
+    }
+
+    #[test]
+    fn merge_equals_recording_everything_in_one() {
+        let a = values(7, 100, 50_000);
+        let b = values(9, 77, 5_000);
+        let (mut x, mut y, mut all) = (AbTimes::default(), AbTimes::default(), AbTimes::default());
+        a.iter().for_each(|&v| x.record(v));
+        b.iter().for_each(|&v| y.record(v));
+        a.iter().chain(&b).for_each(|&v| all.record(v));
+        x.merge(&y);
+        assert_eq!(x, all);
+        let mut empty = AbTimes::default();
+        empty.merge(&all);
+        assert_eq!(empty, all);
+    }
+
+    #[test]
+    fn serde_round_trip_keeps_every_figure() {
+        let mut s = AbStats::default();
+        let srv = s.server(1);
+        srv.software = Some("nginx/1.22.1".into());
+        for (i, us) in [900u64, 1_600, 250_000].iter().enumerate() {
+            srv.on_complete(&Completed {
+                times: CallTimes {
+                    connect_us: 100,
+                    total_us: *us,
+                    wait_us: us / 2,
+                },
+                status: if i == 2 { 404 } else { 200 },
+                header_bytes: 200,
+                body_bytes: 6 + i as u64 / 2,
+                sent_bytes: 80,
+                keep_alive: true,
+                end_us: 1_000 * i as u64,
+                ..Completed::default()
+            });
+        }
+        srv.on_failure(AbFailure::Receive, 2, 9_000);
+        let text = serde_json::to_string(&s).expect("serialize");
+        let back: AbStats = serde_json::from_str(&text).expect("deserialize");
+        let (a, b) = (&s.servers[1], &back.servers[1]);
+        assert_eq!(back.servers.len(), 2);
+        assert_eq!(a.total, b.total);
+        assert_eq!(a.failed, b.failed);
+        assert_eq!(b.failed.length, 1);
+        assert_eq!((b.non_2xx, b.keep_alive, b.complete), (1, 3, 3));
+        assert_eq!(b.total_hist.len(), 3);
+        assert_eq!(b.last_end_us, 9_000);
+        assert_eq!(b.failed_total(true), 3);
+        assert_eq!(b.failed_total(false), 2);
+        assert!(serde_json::from_str::<AbTimes>(
+            r#"{"n":1,"sum_us":1,"sumsq_us":1,"min_us":1,"max_us":1,"bins":[[0,1,5,2000]]}"#
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn total_ranks_come_from_the_histogram() {
+        let mut s = AbServer::default();
+        for us in [300u64, 1_000, 1_500, 80_000] {
+            s.on_complete(&Completed {
+                times: CallTimes {
+                    total_us: us,
+                    ..CallTimes::default()
+                },
+                status: 200,
+                ..Completed::default()
+            });
+        }
+        assert_eq!(
+            (0..4).map(|r| s.total_rank_us(r)).collect::<Vec<_>>(),
+            [300, 1_000, 1_500, 80_000]
+        );
+    }
+}
