@@ -15,8 +15,9 @@ use super::args::atoi;
 use super::url::parse_lb;
 use super::{Bench, Exit, Tool};
 
-/// lb's letters; `:` marks those that take a value.
-const OPTSTRING: &str = "hvqf:n:c:m:r:I:t:ikH:C:X:P:";
+/// lb's letters; `:` marks those that take a value. (lb 0.2's own string lacks the
+/// `s:` its usage and code have, so `-s` fails there; here it works.)
+const OPTSTRING: &str = "hvqf:n:c:m:r:s:I:t:ikH:C:X:P:";
 
 /// The program name in diagnostics.
 pub const PROG: &str = "rshperf lb";
