@@ -284,16 +284,18 @@ impl Engine<'_> {
                 .written
                 .map_or(0, |w| us(c.first_byte.saturating_duration_since(w))),
         };
+        // The first reply of a server names it (and its TLS parameters): once.
         let software = conn.cookie.take().map(|mut scan| {
             let name = scan.take().unwrap_or_default();
             String::from_utf8_lossy(&name).into_owned()
         });
-        let tls = conn.tls.as_ref().map(crate::tls::summary);
+        let tls = conn.tls.as_ref();
         let srv = self.stats.ab.server(target);
         if srv.software.is_none() {
             srv.software = software;
         }
-        if let (None, Some((protocol, key))) = (&srv.tls_protocol, tls) {
+        if let (None, Some(tls)) = (&srv.tls_protocol, tls) {
+            let (protocol, key) = crate::tls::summary(tls);
             srv.tls_protocol = Some(protocol);
             srv.tls_temp_key = key;
         }
