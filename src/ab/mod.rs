@@ -380,15 +380,13 @@ fn print_end<W: Write>(
         }
         Tool::Lb => {}
     }
-    // A run cut short (time limit, signal) lasted as long as the run; else each
-    // server's time ends with its last request.
+    // Each server's time runs from its first request's start to its last one's end
+    // (as ab's, which starts at its first connect), or to the end of a run cut short
+    // (time limit, signal).
     let cut = run.interrupted || b.time_limit.is_some_and(|t| run.info.duration >= t);
+    let end = (run.info.duration * 1e6) as u64;
     for (i, (s, u)) in servers.iter().zip(&b.urls).enumerate() {
-        let seconds = if cut || s.last_end_us == 0 {
-            run.info.duration
-        } else {
-            s.last_end_us as f64 / 1e6
-        };
+        let seconds = s.seconds((cut || s.last_end_us == 0).then_some(end));
         let target = AbTarget {
             hostname: &u.host,
             port: u.port,

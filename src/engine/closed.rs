@@ -121,6 +121,11 @@ impl Engine<'_> {
         let k = u64::from(self.plan.stripe) + group.started * u64::from(self.plan.stripes);
         group.started += 1;
         let arrival = desc.arrival_of(g, k);
+        if desc.ab.is_some() {
+            let target = self.target_of(arrival);
+            let at = us(now.saturating_duration_since(self.t0));
+            self.stats.ab.server(target).on_start(at);
+        }
         self.started += 1;
         self.stats.on_lateness(now.saturating_duration_since(at));
         if self.work.is_session() {

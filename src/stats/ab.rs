@@ -292,6 +292,9 @@ pub struct AbServer {
     pub body_read: u64,
     /// Request bytes of complete requests (`Total body sent`).
     pub bytes_sent: u64,
+    /// When its first request started, µs after the start of the run (`u64::MAX`
+    /// before).
+    pub first_start_us: u64,
     /// When its last request ended, µs after the start of the run.
     pub last_end_us: u64,
     /// Connect times.
@@ -321,6 +324,7 @@ impl Default for AbServer {
             bytes_read: 0,
             body_read: 0,
             bytes_sent: 0,
+            first_start_us: u64::MAX,
             last_end_us: 0,
             connect: AbTimes::default(),
             processing: AbTimes::default(),
@@ -381,6 +385,22 @@ impl AbServer {
         let _ = self.total_hist.record(t.total_us.max(1));
     }
 
+    /// A request (a connection) started at `at_us`.
+    pub fn on_start(&mut self, at_us: u64) {
+        self.first_start_us = self.first_start_us.min(at_us);
+    }
+
+    /// The time ab reports (`Time taken for tests`), seconds: from the first request's
+    /// start to the last one's end, or to `end_us` when given (a run cut short).
+    pub fn seconds(&self, end_us: Option<u64>) -> f64 {
+        let start = if self.first_start_us == u64::MAX {
+            0
+        } else {
+            self.first_start_us
+        };
+        end_us.unwrap_or(self.last_end_us).saturating_sub(start) as f64 / 1e6
+    }
+
     /// `n` requests failed with `why`, the last at `end_us`.
     pub fn on_failure(&mut self, why: AbFailure, n: u64, end_us: u64) {
         match why {
@@ -437,6 +457,7 @@ impl AbServer {
         self.bytes_read += o.bytes_read;
         self.body_read += o.body_read;
         self.bytes_sent += o.bytes_sent;
+        self.first_start_us = self.first_start_us.min(o.first_start_us);
         self.last_end_us = self.last_end_us.max(o.last_end_us);
         self.connect.merge(&o.connect);
         self.processing.merge(&o.processing);
@@ -633,6 +654,21 @@ mod tests {
             r#"{"n":1,"sum_us":1,"sumsq_us":1,"min_us":1,"max_us":1,"bins":[[0,1,5,2000]]}"#
         )
         .is_err());
+    }
+
+    #[test]
+    fn time_taken_runs_from_the_first_start_to_the_last_end() {
+        let mut s = AbServer::default();
+        assert_eq!(s.seconds(None), 0.0);
+        s.on_start(2_000);
+        s.on_start(1_500);
+        s.on_failure(AbFailure::Connect, 1, 501_500);
+        assert_eq!(s.seconds(None), 0.5);
+        assert_eq!(s.seconds(Some(1_001_500)), 1.0);
+        let mut t = AbServer::default();
+        t.on_start(1_000);
+        t.merge(&s);
+        assert_eq!(t.first_start_us, 1_000);
     }
 
     #[test]

@@ -104,3 +104,47 @@ pub(crate) fn public_key_bits(cert: &[u8]) -> Option<u32> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_bits_of_ec_and_rsa_certificates() {
+        let ec = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("cert");
+        assert_eq!(public_key_bits(ec.cert.der()), Some(256));
+        let p384 = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P384_SHA384).expect("key");
+        let params = rcgen::CertificateParams::new(vec!["x".into()]).expect("params");
+        let cert = params.self_signed(&p384).expect("cert");
+        assert_eq!(public_key_bits(cert.der()), Some(384));
+        // A hand-made minimal certificate with a 2048-bit RSA key (modulus 0x00 0x80…):
+        // SEQ { SEQ { INT serial, SEQ alg, SEQ issuer, SEQ validity, SEQ subject,
+        // SEQ { SEQ { OID rsaEncryption }, BIT STRING { 0, SEQ { INT modulus, INT e } } } } }
+        let mut modulus = vec![0x02, 0x82, 0x01, 0x01, 0x00, 0x80];
+        modulus.extend(std::iter::repeat_n(0x11, 255));
+        let mut rsa_key = vec![0x30, 0x82, 0x01, 0x0a];
+        rsa_key.extend(&modulus);
+        rsa_key.extend([0x02, 0x03, 0x01, 0x00, 0x01]);
+        let mut bits = vec![0x03, 0x82, 0x01, 0x0f, 0x00];
+        bits.extend(&rsa_key);
+        let mut spki_body = vec![0x30, 0x0b, 0x06, 0x09];
+        spki_body.extend(RSA);
+        spki_body.extend(&bits);
+        let mut spki = vec![0x30, 0x82];
+        spki.extend((spki_body.len() as u16).to_be_bytes());
+        spki.extend(&spki_body);
+        let mut tbs_body = vec![
+            0x02, 0x01, 0x01, 0x30, 0x00, 0x30, 0x00, 0x30, 0x00, 0x30, 0x00,
+        ];
+        tbs_body.extend(&spki);
+        let mut tbs = vec![0x30, 0x82];
+        tbs.extend((tbs_body.len() as u16).to_be_bytes());
+        tbs.extend(&tbs_body);
+        let mut cert = vec![0x30, 0x82];
+        cert.extend((tbs.len() as u16).to_be_bytes());
+        cert.extend(&tbs);
+        assert_eq!(public_key_bits(&cert), Some(2048));
+        assert_eq!(public_key_bits(&cert[..cert.len() - 3]), None);
+        assert_eq!(public_key_bits(b"\x30\x03\x02\x01"), None);
+    }
+}
