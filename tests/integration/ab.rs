@@ -490,3 +490,35 @@ fn concurrency_keeps_c_connections_in_flight() {
         "rshperf: --concurrency runs a closed loop: give it or --rate/--period, not both"
     );
 }
+
+#[test]
+fn every_ab_and_lb_letter_is_in_the_man_page() {
+    let man =
+        fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("man/rshperf.1"))
+            .expect("read man/rshperf.1");
+    let cases: [(&[&str], &str, &str); 2] = [
+        (&["ab", "--help"], ".SS rshperf ab", ".SS rshperf lb"),
+        (&["lb", "-h"], ".SS rshperf lb", ".SH OUTPUT"),
+    ];
+    for (help, from, to) in cases {
+        let (code, out, _) = rshperf(help);
+        assert_eq!(code, 0, "{help:?}");
+        let letters: Vec<char> = out
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix('-')?.chars().next())
+            .filter(char::is_ascii_alphabetic)
+            .collect();
+        assert!(letters.len() >= 14, "{help:?}: {letters:?}");
+        let start = man.find(from).expect("section start");
+        let end = man[start..].find(to).map_or(man.len(), |e| start + e);
+        let section = &man[start..end];
+        for c in letters {
+            assert!(
+                section.contains(&format!("\\fB\\-{c}\\fR")),
+                "`rshperf {}` -{c} is not documented under {from} in man/rshperf.1",
+                help[0]
+            );
+        }
+    }
+    assert!(man.contains("\\fB\\-\\-concurrency\\fR=\\fIC\\fR"));
+}
