@@ -257,7 +257,8 @@ fn run(b: &Bench) -> Result<i32, Exit> {
     print_end(&mut out, b, &plan, &run, &servers, beat, ended);
     let _ = out.flush();
     if let Some(path) = &b.csv {
-        if ended > 0 {
+        // ab writes the file only when some request completed.
+        if servers.iter().any(|s| s.complete > 0) {
             write_csv(path, b, &servers)
                 .map_err(|e| fail(format!("Cannot open CSV output file {path}: {e}")))?;
         }
@@ -327,13 +328,20 @@ fn print_start<W: Write>(out: &mut W, b: &Bench, plan: &setup::Plan, beat: u64) 
                     b.urls.len()
                 );
             }
-            let _ = writeln!(
-                out,
-                "lb: {} - benchmark session started at {}",
-                servers_phrase(b),
-                files::ctime(SystemTime::now())
-            );
         }
+    }
+    // lb's initial delay (-s) comes between its banner and its "started" line.
+    if let Some(d) = b.start_delay.filter(|d| *d > 0.0) {
+        let _ = out.flush();
+        std::thread::sleep(std::time::Duration::from_secs_f64(d));
+    }
+    if b.tool == Tool::Lb && !b.quiet {
+        let _ = writeln!(
+            out,
+            "lb: {} - benchmark session started at {}",
+            servers_phrase(b),
+            files::ctime(SystemTime::now())
+        );
     }
 }
 

@@ -150,9 +150,6 @@ pub fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
     if let Some(t) = b.time_limit {
         opt("--runtime", t.to_string());
     }
-    if let Some(d) = b.start_delay.filter(|d| *d > 0.0) {
-        opt("--start-at", format!("+{d}"));
-    }
     if let Some(addr) = &b.bind {
         opt("--myaddr", addr.clone());
     }

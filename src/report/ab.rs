@@ -247,7 +247,12 @@ pub fn write_percentile_csv<W: Write>(
     } else {
         write!(out, "Percentage served")?;
         for name in names {
-            write!(out, ",Time in ms ({name})")?;
+            let head = format!("Time in ms ({name})");
+            if head.contains([',', '"']) {
+                write!(out, ",\"{}\"", head.replace('"', "\"\""))?;
+            } else {
+                write!(out, ",{head}")?;
+            }
         }
         writeln!(out)?;
     }
@@ -547,8 +552,9 @@ HTML transferred:       0 bytes
         assert_eq!(lines[18], "17,1.234");
         assert_eq!(lines[101], "100,2.000");
         let mut out = Vec::new();
-        write_percentile_csv(&mut out, &[&s, &s], &["a", "b"]).expect("write");
+        write_percentile_csv(&mut out, &[&s, &s], &["a", "b,\"c\""]).expect("write");
         let t = String::from_utf8(out).expect("utf8");
-        assert!(t.starts_with("Percentage served,Time in ms (a),Time in ms (b)\n0,0.500,0.500\n"));
+        let head = "Percentage served,Time in ms (a),\"Time in ms (b,\"\"c\"\")\"\n";
+        assert!(t.starts_with(&format!("{head}0,0.500,0.500\n")), "{t}");
     }
 }
