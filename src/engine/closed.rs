@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::Engine;
 use crate::conn::{Completion, Owner};
-use crate::http::cookie::HeaderScan;
+use crate::http::cookie::CookieScan;
 use crate::stats::ab::{AbFailure, CallTimes, Completed};
 use crate::stats::ErrorKind;
 use crate::workload::closed::{ClosedLoop, GroupShare};
@@ -259,7 +259,7 @@ impl Engine<'_> {
             .get(conn.target)
             .is_some_and(|s| s.software.is_some());
         if !known && conn.cookie.is_none() {
-            conn.cookie = Some(HeaderScan::server());
+            conn.cookie = Some(CookieScan::server());
         }
     }
 

@@ -6,14 +6,16 @@
 //! `--runtime`, SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the
 //! next I/O or deadline (a timerfd gives sub-millisecond wakeups): no busy polling.
 //! What to send is decided by the workload halves in `request` (one connection per
-//! arrival) and `session` (`--wsess`, `--wsesslog`); when arrivals are not scheduled
-//! but replace finished units (sequential mode, `--concurrency`, ab, lb), `closed`
-//! decides; socket and TLS set-up is in `connect`. Feeds one `Stats`; the runner merges engines and prints the report.
+//! arrival) and `session` (`--wsess`, `--wsesslog`, and with `page` `--wsesspage`);
+//! when arrivals are not scheduled but replace finished units (sequential mode,
+//! `--concurrency`, ab, lb), `closed` decides; socket and TLS set-up is in `connect`.
+//! Feeds one `Stats`; the runner merges engines and prints the report.
 //! (Longer than 600 lines: the loop, dispatch, flushing, timers and teardown share
 //! the engine's fields and are read together.)
 
 mod closed;
 mod connect;
+mod page;
 mod request;
 mod session;
 
@@ -615,9 +617,16 @@ impl<'c> Engine<'c> {
             .targets
             .get(conn.target)
             .map_or("", |t| t.host.as_str());
+        let page_uri = page::call_uri(&mut self.sessions, conn.owner, what);
         let buf = conn.send_buf();
         let start = buf.len();
-        let (len, header) = self.work.requests.render(what, host, cookie, buf);
+        let (len, header) = match page_uri {
+            Some(uri) => self
+                .work
+                .requests
+                .render_uri(uri.as_bytes(), host, cookie, buf),
+            None => self.work.requests.render(what, host, cookie, buf),
+        };
         if self.cfg.verbose > 0 && self.cfg.json.as_deref() != Some("-") {
             if let CallRef::Uri(i) = what {
                 let uri = self

@@ -8,11 +8,12 @@
 //! by the connection (its `cookie` scan) for replies of session workloads and for the
 //! first reply of each server in ab and lb runs.
 
+use super::lines::{header_value, Lines};
+
 /// Longest header line examined (longer lines are not cookies we can keep anyway).
 const MAX_LINE: usize = 4096;
 /// Longest cookie kept (httperf's limit).
 pub const MAX_COOKIE: usize = 245;
-
 /// Longest server name kept (ab's buffer).
 const MAX_SERVER: usize = 1023;
 
@@ -27,76 +28,56 @@ enum Wanted {
 /// Assembles header lines and remembers the last value of the wanted header
 /// (`Set-Cookie` by default).
 #[derive(Debug, Clone, Default)]
-pub struct HeaderScan {
-    line: Vec<u8>,
-    overflow: bool,
+pub struct CookieScan {
+    lines: Lines,
     found: Option<Vec<u8>>,
     wanted: Wanted,
 }
 
-/// The `--session-cookies` scan.
-pub type CookieScan = HeaderScan;
+/// Keeps the value `line` carries for `wanted` in `found`.
+fn examine(line: &[u8], wanted: Wanted, found: &mut Option<Vec<u8>>) {
+    let kept = match wanted {
+        Wanted::SetCookie => {
+            const NAME: &[u8] = b"set-cookie: ";
+            if line.len() < NAME.len() || !line[..NAME.len()].eq_ignore_ascii_case(NAME) {
+                return;
+            }
+            let value = &line[NAME.len()..];
+            let end = value.iter().position(|&c| c == b';').unwrap_or(value.len());
+            &value[..end.min(MAX_COOKIE)]
+        }
+        Wanted::Server => {
+            let Some(value) = header_value(line, b"server") else {
+                return;
+            };
+            let end = value.iter().position(|&c| c <= b' ').unwrap_or(value.len());
+            &value[..end.min(MAX_SERVER)]
+        }
+    };
+    let slot = found.get_or_insert_with(Vec::new);
+    slot.clear();
+    slot.extend_from_slice(kept);
+}
 
-impl HeaderScan {
-    /// A scan for the `Server:` name (ab's `Server Software`).
-    pub fn server() -> HeaderScan {
-        HeaderScan {
+impl CookieScan {
+    /// A scan for the `Server:` name instead (ab's `Server Software`).
+    pub fn server() -> CookieScan {
+        CookieScan {
             wanted: Wanted::Server,
-            ..HeaderScan::default()
+            ..CookieScan::default()
         }
     }
 
     /// Feeds header-block bytes.
     pub fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            if b == b'\n' {
-                if !self.overflow {
-                    self.examine();
-                }
-                self.line.clear();
-                self.overflow = false;
-            } else if self.line.len() < MAX_LINE {
-                self.line.push(b);
-            } else {
-                self.overflow = true;
-            }
-        }
-    }
-
-    fn examine(&mut self) {
-        let name: &[u8] = match self.wanted {
-            Wanted::SetCookie => b"set-cookie: ",
-            Wanted::Server => b"server:",
-        };
-        let line = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
-        if line.len() < name.len() || !line[..name.len()].eq_ignore_ascii_case(name) {
-            return;
-        }
-        let value = &line[name.len()..];
-        let kept = match self.wanted {
-            Wanted::SetCookie => {
-                let end = value.iter().position(|&c| c == b';').unwrap_or(value.len());
-                &value[..end.min(MAX_COOKIE)]
-            }
-            Wanted::Server => {
-                let start = value
-                    .iter()
-                    .position(|&c| c != b' ' && c != b'\t')
-                    .unwrap_or(value.len());
-                let value = &value[start..];
-                let end = value.iter().position(|&c| c <= b' ').unwrap_or(value.len());
-                &value[..end.min(MAX_SERVER)]
-            }
-        };
-        let slot = self.found.get_or_insert_with(Vec::new);
-        slot.clear();
-        slot.extend_from_slice(kept);
+        let (found, wanted) = (&mut self.found, self.wanted);
+        self.lines
+            .feed(bytes, MAX_LINE, |line| examine(line, wanted, found));
     }
 
     /// The value found since the last call, if any.
     pub fn take(&mut self) -> Option<Vec<u8>> {
-        self.line.clear();
-        self.overflow = false;
+        self.lines.clear();
         self.found.take()
     }
 }
@@ -121,12 +102,12 @@ mod tests {
     fn finds_the_server_name_at_any_split_up_to_the_first_blank() {
         let head = b"HTTP/1.1 200 OK\r\nX-Server: no\r\nserver:  Apache/2.4.1 (Debian)\r\n\r\n";
         for cut in 0..=head.len() {
-            let mut s = HeaderScan::server();
+            let mut s = CookieScan::server();
             s.feed(&head[..cut]);
             s.feed(&head[cut..]);
             assert_eq!(s.take().as_deref(), Some(&b"Apache/2.4.1"[..]), "cut {cut}");
         }
-        let mut s = HeaderScan::server();
+        let mut s = CookieScan::server();
         s.feed(b"Set-Cookie: a=1\r\n\r\n");
         assert_eq!(s.take(), None);
         s.feed(b"Server:\r\n");

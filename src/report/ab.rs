@@ -154,7 +154,7 @@ pub fn write_ab_block<W: Write>(
             writeln!(
                 out,
                 "Time per request:       {}/{}/{} min/avg/max [msec]",
-                fixed(total.min_us as f64 / 1000.0, 2),
+                fixed(total.min() as f64 / 1000.0, 2),
                 fixed(total.sum_us as f64 / 1000.0 / n, 2),
                 fixed(total.max_us as f64 / 1000.0, 2)
             )?;
@@ -195,7 +195,7 @@ fn write_times<W: Write>(out: &mut W, s: &AbServer, l: &AbLayout) -> io::Result<
             writeln!(
                 out,
                 "{label}{:5} {:5}{:5}",
-                round_ms(t.min_us),
+                round_ms(t.min()),
                 round_ms(t.mean_us()),
                 round_ms(t.max_us)
             )?;
@@ -207,7 +207,7 @@ fn write_times<W: Write>(out: &mut W, s: &AbServer, l: &AbLayout) -> io::Result<
         writeln!(
             out,
             "{label}{:5} {:4} {:>5} {:6} {:7}",
-            round_ms(t.min_us),
+            round_ms(t.min()),
             round_ms(t.mean_us()),
             fixed(t.sd_ms(), 1),
             t.median_ms(),

@@ -8,17 +8,18 @@
 //! `(µs + 500) / 1000`) together with the smallest and largest µs value seen in each,
 //! which is enough to give every figure ab prints exactly (see `AbTimes::median_ms`).
 //! The percentile CSV (`-e`, µs precision) comes from an HdrHistogram of the total
-//! times. Fed by the engine (`engine/closed.rs`); formatted by `report/ab.rs`.
+//! times. Fed by the engine (`engine/closed.rs`); formatted by `report/ab.rs`. One
+//! field of `Stats` (`ab`), serde-derived and merged by `merge_fields!` like the rest.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::merge::{Merge, MergeError};
+use super::{new_histogram, record, serial};
+
 /// Rounded-millisecond bins kept at most (10 minutes); longer times share the last
 /// bin (their exact values still count in sum, min and max).
 const MAX_BINS: usize = 600_001;
-
-/// Highest value tracked by the total-time histogram, µs (1 hour).
-const HIST_MAX_US: u64 = 3_600_000_000;
 
 /// ab's rounding of µs to printed milliseconds (`ap_round_ms`).
 pub fn round_ms(us: u64) -> u64 {
@@ -50,16 +51,32 @@ pub struct CallTimes {
 }
 
 /// One rounded millisecond: how many values, and the extremes as offsets from its
-/// start (value = ms × 1000 − 500 + offset).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// start (value = ms × 1000 − 500 + offset). Empty: `lo` above `hi`, so that merging
+/// takes the other side's extremes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Bin {
     n: u64,
     lo: u16,
     hi: u16,
 }
 
+const EMPTY: Bin = Bin {
+    n: 0,
+    lo: u16::MAX,
+    hi: 0,
+};
+
+impl Merge for Bin {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        self.n.merge(&o.n)?;
+        self.lo = self.lo.min(o.lo);
+        self.hi = self.hi.max(o.hi);
+        Ok(())
+    }
+}
+
 /// Count, sum, sum of squares, extremes and rounded-millisecond bins of one time.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AbTimes {
     /// Values recorded.
     pub n: u64,
@@ -67,17 +84,43 @@ pub struct AbTimes {
     pub sum_us: u64,
     /// Sum of squares, µs².
     pub sumsq_us: u128,
-    /// Smallest value, µs (0 when none).
+    /// Smallest value, µs (`u64::MAX` when none).
     pub min_us: u64,
     /// Largest value, µs.
     pub max_us: u64,
     bins: Vec<Bin>,
 }
 
+impl Default for AbTimes {
+    fn default() -> Self {
+        AbTimes {
+            n: 0,
+            sum_us: 0,
+            sumsq_us: 0,
+            min_us: u64::MAX,
+            max_us: 0,
+            bins: Vec::new(),
+        }
+    }
+}
+
+impl Merge for AbTimes {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(AbTimes, self, o;
+            n: sum,
+            sum_us: sum,
+            sumsq_us: sum,
+            min_us: min,
+            max_us: max,
+            bins: sum,
+        )
+    }
+}
+
 impl AbTimes {
     /// Records one value.
     pub fn record(&mut self, us: u64) {
-        self.min_us = if self.n == 0 { us } else { self.min_us.min(us) };
+        self.min_us = self.min_us.min(us);
         self.max_us = self.max_us.max(us);
         self.n += 1;
         self.sum_us = self.sum_us.saturating_add(us);
@@ -91,46 +134,20 @@ impl AbTimes {
         let off = u16::try_from((us.saturating_add(500) - 1000 * k as u64).min(999))
             .expect("an offset below 1000 fits in u16");
         if self.bins.len() <= k {
-            self.bins.resize(k + 1, Bin::default());
+            self.bins.resize(k + 1, EMPTY);
         }
         let b = &mut self.bins[k];
-        if b.n == 0 {
-            (b.lo, b.hi) = (off, off);
-        } else {
-            b.lo = b.lo.min(off);
-            b.hi = b.hi.max(off);
-        }
+        b.lo = b.lo.min(off);
+        b.hi = b.hi.max(off);
         b.n += 1;
     }
 
-    /// Adds another engine's values.
-    pub fn merge(&mut self, o: &AbTimes) {
-        if o.n == 0 {
-            return;
-        }
-        self.min_us = if self.n == 0 {
-            o.min_us
+    /// The smallest value, µs (0 when none).
+    pub fn min(&self) -> u64 {
+        if self.n == 0 {
+            0
         } else {
-            self.min_us.min(o.min_us)
-        };
-        self.max_us = self.max_us.max(o.max_us);
-        self.n += o.n;
-        self.sum_us = self.sum_us.saturating_add(o.sum_us);
-        self.sumsq_us = self.sumsq_us.saturating_add(o.sumsq_us);
-        if self.bins.len() < o.bins.len() {
-            self.bins.resize(o.bins.len(), Bin::default());
-        }
-        for (a, b) in self.bins.iter_mut().zip(&o.bins) {
-            if b.n == 0 {
-                continue;
-            }
-            if a.n == 0 {
-                *a = *b;
-            } else {
-                a.n += b.n;
-                a.lo = a.lo.min(b.lo);
-                a.hi = a.hi.max(b.hi);
-            }
+            self.min_us
         }
     }
 
@@ -154,14 +171,14 @@ impl AbTimes {
 
     /// The bin of the value of rank `r` (0-based, ascending).
     fn bin_of_rank(&self, r: u64) -> (usize, Bin) {
-        let mut seen = 0;
+        let mut seen = 0u64;
         for (k, b) in self.bins.iter().enumerate() {
-            seen += b.n;
+            seen = seen.saturating_add(b.n);
             if r < seen {
                 return (k, *b);
             }
         }
-        (0, Bin::default())
+        (0, EMPTY)
     }
 
     /// The value of rank `r` printed by ab: in ms, rounded.
@@ -195,10 +212,13 @@ impl AbTimes {
 /// The serialized form of `AbTimes`: only the bins that hold values, as
 /// `[ms, count, lo, hi]`.
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct AbTimesDoc {
     n: u64,
     sum_us: u64,
+    #[serde(with = "serial::decimal_u128")]
     sumsq_us: u128,
+    #[serde(with = "serial::max_is_null")]
     min_us: u64,
     max_us: u64,
     bins: Vec<[u64; 4]>,
@@ -246,7 +266,7 @@ impl<'de> Deserialize<'de> for AbTimes {
                 _ => return Err(D::Error::custom("ab bin offsets out of range")),
             };
             if t.bins.len() <= k {
-                t.bins.resize(k + 1, Bin::default());
+                t.bins.resize(k + 1, EMPTY);
             }
             t.bins[k] = Bin { n, lo, hi };
         }
@@ -256,6 +276,7 @@ impl<'de> Deserialize<'de> for AbTimes {
 
 /// Failed requests by class (ab's `Connect`, `Receive`, `Length`, `Exceptions`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AbFailed {
     /// Connection not established.
     pub connect: u64,
@@ -267,8 +288,20 @@ pub struct AbFailed {
     pub exceptions: u64,
 }
 
+impl Merge for AbFailed {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(AbFailed, self, o;
+            connect: sum,
+            receive: sum,
+            length: sum,
+            exceptions: sum,
+        )
+    }
+}
+
 /// Everything ab prints about one server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AbServer {
     /// The `Server:` header of its first reply (up to the first blank, as ab).
     pub software: Option<String>,
@@ -294,6 +327,7 @@ pub struct AbServer {
     pub bytes_sent: u64,
     /// When its first request started, µs after the start of the run (`u64::MAX`
     /// before).
+    #[serde(with = "serial::max_is_null")]
     pub first_start_us: u64,
     /// When its last request ended, µs after the start of the run.
     pub last_end_us: u64,
@@ -306,7 +340,7 @@ pub struct AbServer {
     /// Start to end of each request.
     pub total: AbTimes,
     /// The total times again, µs, for the percentile CSV.
-    #[serde(with = "histogram_b64")]
+    #[serde(with = "serial::histogram")]
     pub total_hist: Histogram<u64>,
 }
 
@@ -330,8 +364,7 @@ impl Default for AbServer {
             processing: AbTimes::default(),
             waiting: AbTimes::default(),
             total: AbTimes::default(),
-            total_hist: Histogram::new_with_bounds(1, HIST_MAX_US, 3)
-                .expect("static histogram bounds are valid"),
+            total_hist: new_histogram(),
         }
     }
 }
@@ -382,7 +415,7 @@ impl AbServer {
             .record(t.total_us.saturating_sub(t.connect_us));
         self.waiting.record(t.wait_us);
         self.total.record(t.total_us);
-        let _ = self.total_hist.record(t.total_us.max(1));
+        record(&mut self.total_hist, t.total_us);
     }
 
     /// A request (a connection) started at `at_us`.
@@ -425,7 +458,7 @@ impl AbServer {
             return 0;
         }
         if r == 0 {
-            return self.total.min_us;
+            return self.total.min();
         }
         if r + 1 >= n {
             return self.total.max_us;
@@ -433,46 +466,50 @@ impl AbServer {
         let v = self
             .total_hist
             .value_at_quantile((r as f64 + 0.5) / n as f64);
-        v.clamp(self.total.min_us, self.total.max_us)
+        v.clamp(self.total.min(), self.total.max_us)
     }
+}
 
-    fn merge(&mut self, o: &AbServer) {
-        for (mine, theirs) in [
-            (&mut self.software, &o.software),
-            (&mut self.tls_protocol, &o.tls_protocol),
-            (&mut self.tls_temp_key, &o.tls_temp_key),
-        ] {
-            if mine.is_none() {
-                mine.clone_from(theirs);
-            }
-        }
-        self.doc_length = self.doc_length.or(o.doc_length);
-        self.complete += o.complete;
-        self.failed.connect += o.failed.connect;
-        self.failed.receive += o.failed.receive;
-        self.failed.length += o.failed.length;
-        self.failed.exceptions += o.failed.exceptions;
-        self.non_2xx += o.non_2xx;
-        self.keep_alive += o.keep_alive;
-        self.bytes_read += o.bytes_read;
-        self.body_read += o.body_read;
-        self.bytes_sent += o.bytes_sent;
-        self.first_start_us = self.first_start_us.min(o.first_start_us);
-        self.last_end_us = self.last_end_us.max(o.last_end_us);
-        self.connect.merge(&o.connect);
-        self.processing.merge(&o.processing);
-        self.waiting.merge(&o.waiting);
-        self.total.merge(&o.total);
-        let _ = self.total_hist.add(&o.total_hist);
+impl Merge for AbServer {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(AbServer, self, o;
+            software: first,
+            tls_protocol: first,
+            tls_temp_key: first,
+            doc_length: first,
+            complete: sum,
+            failed: sum,
+            non_2xx: sum,
+            keep_alive: sum,
+            bytes_read: sum,
+            body_read: sum,
+            bytes_sent: sum,
+            first_start_us: min,
+            last_end_us: max,
+            connect: sum,
+            processing: sum,
+            waiting: sum,
+            total: sum,
+            total_hist: sum,
+        )
     }
 }
 
 /// ab's figures per server (indexed like the run's targets); empty unless an ab or
 /// lb run recorded them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AbStats {
     /// One entry per target.
     pub servers: Vec<AbServer>,
+}
+
+/// Server by server. Length failures were counted by each engine against its own
+/// first reply (ab and lb run one engine); the first known server name is kept.
+impl Merge for AbStats {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(AbStats, self, o; servers: sum)
+    }
 }
 
 impl AbStats {
@@ -484,29 +521,9 @@ impl AbStats {
         &mut self.servers[i]
     }
 
-    /// Adds another engine's figures, server by server. Length failures were counted
-    /// by each engine against its own first reply (ab and lb run one engine).
-    pub fn merge(&mut self, o: &AbStats) {
-        for (i, s) in o.servers.iter().enumerate() {
-            self.server(i).merge(s);
-        }
-    }
-}
-
-/// Serde for the histogram: HdrHistogram V2, base64, as in the JSON document.
-mod histogram_b64 {
-    use hdrhistogram::Histogram;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::report::json::{decode_histogram, encode_histogram};
-
-    pub fn serialize<S: Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&encode_histogram(h))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
-        let text = String::deserialize(d)?;
-        decode_histogram(&text).map_err(serde::de::Error::custom)
+    /// Whether nothing was recorded (a classic run).
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
     }
 }
 
@@ -549,7 +566,7 @@ mod tests {
             .map(|p| t.rank_ms(n * p / 100))
             .collect();
         (
-            round_ms(t.min_us),
+            round_ms(t.min()),
             round_ms(t.mean_us()),
             t.median_ms(),
             round_ms(t.max_us),
@@ -609,10 +626,10 @@ mod tests {
         a.iter().for_each(|&v| x.record(v));
         b.iter().for_each(|&v| y.record(v));
         a.iter().chain(&b).for_each(|&v| all.record(v));
-        x.merge(&y);
+        x.merge(&y).expect("merge");
         assert_eq!(x, all);
         let mut empty = AbTimes::default();
-        empty.merge(&all);
+        empty.merge(&all).expect("merge");
         assert_eq!(empty, all);
     }
 
@@ -651,7 +668,7 @@ mod tests {
         assert_eq!(b.failed_total(true), 3);
         assert_eq!(b.failed_total(false), 2);
         assert!(serde_json::from_str::<AbTimes>(
-            r#"{"n":1,"sum_us":1,"sumsq_us":1,"min_us":1,"max_us":1,"bins":[[0,1,5,2000]]}"#
+            r#"{"n":1,"sum_us":1,"sumsq_us":"1","min_us":1,"max_us":1,"bins":[[0,1,5,2000]]}"#
         )
         .is_err());
     }
@@ -667,7 +684,7 @@ mod tests {
         assert_eq!(s.seconds(Some(1_001_500)), 1.0);
         let mut t = AbServer::default();
         t.on_start(1_000);
-        t.merge(&s);
+        t.merge(&s).expect("merge");
         assert_eq!(t.first_start_us, 1_000);
     }
 

@@ -2,10 +2,11 @@
 //!
 //! `Workload` is built once per process from the `Config` (files read, every request
 //! rendered into `call::Requests`) and shared read-only by the engines: the kind of
-//! workload (request-oriented, `--wsess`, `--wsesslog`) and the URI generator
+//! workload (request-oriented, `--wsess`, `--wsesslog`, `--wsesspage`) and the URI generator
 //! (`--uri`, `--wlog`, `--wset`) as a function of a per-engine call cursor.
 
 pub mod closed;
+pub mod page;
 pub mod rate;
 pub mod sesslog;
 pub mod target;
@@ -47,6 +48,16 @@ pub enum Kind {
         sessions: Vec<Vec<BurstPlan>>,
         /// Default think time, seconds.
         think: f64,
+    },
+    /// `--wsesspage=N1,N2,X`: each session views `--uri` N2 times, fetching the objects
+    /// its replies embed (`page`).
+    Wsesspage {
+        /// Page views per session.
+        pages: u64,
+        /// Think time between views, seconds.
+        think: f64,
+        /// Which absolute URIs name each target (by target index).
+        origins: Vec<page::Origin>,
     },
 }
 
@@ -121,7 +132,7 @@ impl Workload {
                 clients: u64::from(cfg.num_clients.max(1)),
             };
         }
-        let kind = if let Some(spec) = &cfg.wsesslog {
+        let mut kind = if let Some(spec) = &cfg.wsesslog {
             let templates = sesslog::parse_file(&spec.file)?;
             let mut sessions = Vec::with_capacity(templates.len());
             for t in &templates {
@@ -145,6 +156,13 @@ impl Workload {
                 sessions,
                 think: spec.think,
             }
+        } else if let Some(spec) = &cfg.wsesspage {
+            page::check_page_uri(&cfg.uri)?;
+            Kind::Wsesspage {
+                pages: spec.pages,
+                think: spec.think,
+                origins: Vec::new(),
+            }
         } else if let Some(spec) = &cfg.wsess {
             Kind::Wsess {
                 calls: spec.calls,
@@ -156,6 +174,9 @@ impl Workload {
         };
         let tls = TlsSettings::from_config(cfg)?;
         let targets = target::from_config(cfg)?;
+        if let Kind::Wsesspage { origins, .. } = &mut kind {
+            *origins = page::origins(cfg, &targets);
+        }
         let local = target::local_addresses(&cfg.myaddr)?;
         let units = units_of(cfg);
         let closed = if cfg.concurrency > 0 {
@@ -233,11 +254,13 @@ impl Workload {
     }
 }
 
-/// Sessions (`--wsess`, `--wsesslog`) or connections (`--num-conns`) of `cfg`.
+/// Sessions (`--wsess`, `--wsesslog`, `--wsesspage`) or connections (`--num-conns`)
+/// of `cfg`.
 fn units_of(cfg: &Config) -> u64 {
-    match (&cfg.wsess, &cfg.wsesslog) {
-        (Some(w), _) => w.sessions,
-        (_, Some(w)) => w.sessions,
+    match (&cfg.wsess, &cfg.wsesslog, &cfg.wsesspage) {
+        (Some(w), _, _) => w.sessions,
+        (_, Some(w), _) => w.sessions,
+        (_, _, Some(w)) => w.sessions,
         _ => cfg.num_conns,
     }
 }

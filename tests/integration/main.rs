@@ -3,9 +3,11 @@
 
 mod ab;
 mod basic;
+mod edge;
 mod hostile;
 mod merge;
 mod outputs;
+mod page;
 mod serve;
 mod sessions;
 mod support;
