@@ -522,3 +522,27 @@ fn every_ab_and_lb_letter_is_in_the_man_page() {
     }
     assert!(man.contains("\\fB\\-\\-concurrency\\fR=\\fIC\\fR"));
 }
+
+#[test]
+fn lb_retries_a_request_whose_connection_failed() {
+    use crate::support::hostile_server::{HostileServer, Step};
+    // A TLS handshake the server cuts short is a connect-phase failure: lb's -m tries
+    // the request again on a new connection, then counts it once.
+    let s = HostileServer::start(vec![Step::Close]);
+    let url = format!("https://127.0.0.1:{}/", s.port());
+    let r = ok("lb", &["-q", "-m", "2", "-n", "3", &url]);
+    assert_eq!(s.connections(), 9);
+    assert_eq!(num(&r, "Complete requests:"), 0);
+    assert_eq!(
+        field(&r, "   (Connect:"),
+        "3, Receive: 0, Length: 0, Exceptions: 0)"
+    );
+    let s = HostileServer::start(vec![Step::Close]);
+    let url = format!("https://127.0.0.1:{}/", s.port());
+    let r = ok("lb", &["-q", "-m", "0", "-n", "3", &url]);
+    assert_eq!(s.connections(), 3);
+    assert_eq!(
+        field(&r, "   (Connect:"),
+        "3, Receive: 0, Length: 0, Exceptions: 0)"
+    );
+}
