@@ -223,7 +223,7 @@ def diag(run):
 
 R = {n: Run(n) for n in ("P1.rsh", "P1.httperf", "AB.ab", "P2.wrk", "P2.rsh", "P3.rsh", "P3.httperf",
                          "P4.rsh", "P4.httperf", "P5.rsh", "P5.httperf", "P6.rsh", "P6.httperf",
-                         "P7.rsh2", "P7.rsh1", "HOG.rsh", "HOG.httperf", "AB12.ab", "AB12.rsh",
+                         "P7.rsh2", "P7.rsh1", "HOG.rsh", "HOG.httperf", "T1.rsh", "AB12.ab", "AB12.rsh",
                          "AB12.rsh10")}
 
 # ------------------------------------------------------------------ P1
@@ -360,6 +360,20 @@ if 4 in rh and 16 in rh:
 else:
     anc = "-"
 rows.append(("P6 RSS flat (16s vs 4s, 5k/s)", fig, anc, ratio, verdict(ok)))
+
+# T1: --timeline state per second; growth 4 s -> 16 s extrapolated to 600 s.
+t = R["T1.rsh"]
+rt = rss(t)
+if 4 in rt and 16 in rt:
+    per_s = (rt[16] - rt[4]) / 12.0
+    ten_min = max(per_s, 0.0) * 600
+    fig = "VmRSS 4s %.2f MiB, 16s %.2f MiB; %+.1f KiB/s -> %.0f KiB in 10 min; %s replies, %s" % (
+        mib(rt[4]), mib(rt[16]), per_s, ten_min, t.r.get("replies", "?"), err_str(t.r))
+    ok = ten_min <= 2048 and t.r.get("replies") == 38000
+    ratio = "%.2f of 2 MiB" % (ten_min / 2048)
+else:
+    fig, ok, ratio = "RSS samples missing (%s)" % rt, False, "-"
+rows.append(("T1 --timeline RSS (2k/s, 10 min)", fig, "-", ratio, verdict(ok)))
 
 # ------------------------------------------------------------------ P7
 a, b = R["P7.rsh2"], R["P7.rsh1"]

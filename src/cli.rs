@@ -110,6 +110,10 @@ pub enum Opt {
     Json,
     /// `--csv=FILE` (rshperf).
     Csv,
+    /// `--timeline=FILE` (rshperf).
+    Timeline,
+    /// `--html=FILE` (rshperf).
+    Html,
     /// `--fail-on=EXPR` (rshperf, repeatable).
     FailOn,
     /// `--progress` (rshperf).
@@ -229,6 +233,8 @@ pub const OPTIONS: &[OptSpec] = &[
     spec("percentiles", Opt::Percentiles, HasArg::No),
     spec("json", Opt::Json, HasArg::Required),
     spec("csv", Opt::Csv, HasArg::Required),
+    spec("timeline", Opt::Timeline, HasArg::Required),
+    spec("html", Opt::Html, HasArg::Required),
     spec("fail-on", Opt::FailOn, HasArg::Required),
     spec("progress", Opt::Progress, HasArg::No),
     spec("no-progress", Opt::NoProgress, HasArg::No),
@@ -248,6 +254,8 @@ impl Opt {
                 | Opt::Percentiles
                 | Opt::Json
                 | Opt::Csv
+                | Opt::Timeline
+                | Opt::Html
                 | Opt::FailOn
                 | Opt::Progress
                 | Opt::NoProgress
@@ -340,6 +348,7 @@ pub fn usage() -> String {
          \t[--add-header-file file]\n\
          \t[--threads N] [--partition I/N] [--start-at T|+S] [--concurrency C]\n\
          \t[--percentiles] [--json file] [--csv file] [--fail-on EXPR]\n\
+         \t[--timeline file] [--html file]\n\
          \t[--progress|--no-progress]\n"
     )
 }
@@ -492,10 +501,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 62);
+        assert_eq!(names.len(), 64);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 62);
+        assert_eq!(names.len(), 64);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }

@@ -228,6 +228,10 @@ pub struct Config {
     pub json: Option<String>,
     /// `--csv=FILE`: append one row per run.
     pub csv: Option<String>,
+    /// `--timeline=FILE`: per-second CSV of the run.
+    pub timeline: Option<String>,
+    /// `--html=FILE`: one-file HTML report with charts.
+    pub html: Option<String>,
     /// `--fail-on=EXPR`, as typed, in order.
     pub fail_on: Vec<String>,
     /// `--progress` (Some(true)) / `--no-progress` (Some(false)); None = when stderr is
@@ -332,6 +336,8 @@ impl Config {
             percentiles: false,
             json: None,
             csv: None,
+            timeline: None,
+            html: None,
             fail_on: Vec::new(),
             progress: None,
             partition: (0, 1),
@@ -413,6 +419,8 @@ impl Config {
                 Opt::Percentiles => c.percentiles = true,
                 Opt::Json => c.json = Some(nonempty(v, "--json")?),
                 Opt::Csv => c.csv = Some(nonempty(v, "--csv")?),
+                Opt::Timeline => c.timeline = Some(nonempty(v, "--timeline")?),
+                Opt::Html => c.html = Some(nonempty(v, "--html")?),
                 Opt::FailOn => {
                     crate::threshold::parse(v).map_err(|m| usage(format!("--fail-on: {m}")))?;
                     c.fail_on.push(v.to_string());

@@ -26,6 +26,7 @@ pub mod runner;
 pub mod serve;
 pub mod stats;
 pub mod subcommand;
+pub mod sweep;
 pub mod table;
 pub mod threshold;
 pub mod timer;

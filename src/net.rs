@@ -153,19 +153,32 @@ pub fn raise_nofile_limit() -> io::Result<u64> {
     Ok(lim.rlim_cur)
 }
 
-/// User and system CPU time used by the whole process so far.
-pub fn cpu_times() -> (Duration, Duration) {
+/// `getrusage(who)`, or None when the call fails.
+fn rusage(who: libc::c_int) -> Option<libc::rusage> {
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return (Duration::ZERO, Duration::ZERO);
-    }
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
-            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
-    };
-    (tv(ru.ru_utime), tv(ru.ru_stime))
+    (unsafe { libc::getrusage(who, &mut ru) } == 0).then_some(ru)
+}
+
+fn timeval(t: libc::timeval) -> Duration {
+    Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+        + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+}
+
+/// User and system CPU time used by the whole process so far.
+pub fn cpu_times() -> (Duration, Duration) {
+    rusage(libc::RUSAGE_SELF).map_or((Duration::ZERO, Duration::ZERO), |ru| {
+        (timeval(ru.ru_utime), timeval(ru.ru_stime))
+    })
+}
+
+/// User plus system CPU time used by the calling thread so far (RUSAGE_THREAD): an
+/// engine's own cost, without the other engines, the progress thread or start-up.
+pub fn thread_cpu_time() -> Duration {
+    rusage(libc::RUSAGE_THREAD).map_or(Duration::ZERO, |ru| {
+        timeval(ru.ru_utime) + timeval(ru.ru_stime)
+    })
 }
 
 /// A moment in local time, broken down (`localtime_r`).
@@ -203,13 +216,7 @@ pub fn local_time(secs: i64) -> Option<LocalTime> {
 
 /// Maximum resident set size of the process so far, KiB.
 pub fn max_rss_kib() -> u64 {
-    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return 0;
-    }
-    u64::try_from(ru.ru_maxrss).unwrap_or(0)
+    rusage(libc::RUSAGE_SELF).map_or(0, |ru| u64::try_from(ru.ru_maxrss).unwrap_or(0))
 }
 
 /// A non-blocking CLOCK_MONOTONIC timerfd: wakes the poll at sub-millisecond deadlines

@@ -19,12 +19,14 @@ use crate::net;
 use crate::progress::{self, Board};
 use crate::report::classic::write_report;
 use crate::report::csv;
+use crate::report::html;
 use crate::report::json::{self, RunMeta};
 use crate::report::percentiles::write_percentiles;
 use crate::report::print::Printer;
 use crate::report::servers::write_servers;
 use crate::report::session::{write_session_block, SessionSummary};
 use crate::report::summary::{RunInfo, Summary};
+use crate::report::timeline;
 use crate::stats::Stats;
 use crate::threshold;
 use crate::workload::Workload;
@@ -187,15 +189,26 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
         }
         let _ = out.flush();
     }
+    let advice = advice::assess(cfg, &work, &run);
     if let Some(dest) = &cfg.json {
-        json::write_json_to(dest, cfg, stats, &summary, info, &run.meta)
+        let mut doc = json::to_json(cfg, stats, &summary, info, &run.meta);
+        doc["findings"] = advice::to_json(&advice);
+        json::write_value_to(dest, &doc)
             .map_err(|e| Error::Startup(format!("cannot write --json file {dest}: {e}")))?;
     }
     if let Some(path) = &cfg.csv {
-        csv::append_row(Path::new(path), cfg, &summary, stats)
+        csv::append_row(Path::new(path), cfg, &summary, stats, &advice)
             .map_err(|e| Error::Startup(format!("cannot write --csv file {path}: {e}")))?;
     }
-    advice::print(&advice::assess(cfg, &work, &run));
+    if let Some(path) = &cfg.timeline {
+        timeline::write_csv(Path::new(path), &stats.timeline)
+            .map_err(|e| Error::Startup(format!("cannot write --timeline file {path}: {e}")))?;
+    }
+    if let Some(path) = &cfg.html {
+        html::write_run(Path::new(path), cfg, &run, &summary, &advice)
+            .map_err(|e| Error::Startup(format!("cannot write --html file {path}: {e}")))?;
+    }
+    advice::print(&advice);
     let breached = threshold::breaches(&thresholds, &summary, stats);
     for b in &breached {
         eprintln!("rshperf: {b}");
@@ -251,7 +264,7 @@ fn run_engines<'a>(
             capacity,
         }
     };
-    let engine = move |j: u32| {
+    let engine = move |j: u32| -> io::Result<Outcome> {
         let observer = (cfg.print_request.is_some() || cfg.print_reply.is_some()).then(|| {
             Box::new(Printer::new(
                 io::stdout(),
@@ -261,8 +274,18 @@ fn run_engines<'a>(
         });
         let slot = board.and_then(|b| b.slots.get(j as usize));
         let calls = hooks.calls.and_then(|make| make(j));
-        Engine::new(cfg, work, observer, slot, plan(j), t0)
-            .and_then(|e| e.with_call_observer(calls).run())
+        // The engine's own CPU (this thread), for client-bound detection.
+        let cpu0 = net::thread_cpu_time();
+        let wall0 = Instant::now();
+        let mut outcome = Engine::new(cfg, work, observer, slot, plan(j), t0)?
+            .with_call_observer(calls)
+            .run()?;
+        let cpu = net::thread_cpu_time().saturating_sub(cpu0).as_secs_f64();
+        outcome
+            .stats
+            .client
+            .add_engine(cpu, wall0.elapsed().as_secs_f64());
+        Ok(outcome)
     };
     std::thread::scope(|scope| {
         if let Some(b) = board {

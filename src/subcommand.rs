@@ -58,6 +58,12 @@ pub const COMMANDS: &[Subcommand] = &[
         help: help_text::<crate::merge::MergeOptions>,
     },
     Subcommand {
+        name: "sweep",
+        about: "run rising rates against a server and find its knee (capacity)",
+        main: crate::sweep::sweep_main,
+        help: help_text::<crate::sweep::args::SweepOpts>,
+    },
+    Subcommand {
         name: "ab",
         about: "ApacheBench's command line and report (closed loop, several URLs at once)",
         main: crate::ab::ab_main,

@@ -54,6 +54,8 @@ impl GroupState {
 /// This engine's closed loop.
 #[derive(Debug, Clone)]
 pub(super) struct ClosedState {
+    /// The description (front end's or the configuration's).
+    desc: ClosedLoop,
     groups: Vec<GroupState>,
     /// Round-robin position over the groups.
     next: usize,
@@ -63,7 +65,7 @@ pub(super) struct ClosedState {
 
 impl ClosedState {
     /// The state of engine `stripe` of `stripes` for `desc`.
-    pub(super) fn new(desc: &ClosedLoop, stripe: u32, stripes: u32) -> ClosedState {
+    pub(super) fn new(desc: ClosedLoop, stripe: u32, stripes: u32) -> ClosedState {
         ClosedState {
             groups: desc
                 .share(stripe, stripes)
@@ -77,6 +79,7 @@ impl ClosedState {
                 .collect(),
             next: 0,
             ended: 0,
+            desc,
         }
     }
 
@@ -100,7 +103,7 @@ impl Engine<'_> {
     /// Starts one unit of the next group that may (due since `at`). Returns false when
     /// none may: the caller stops issuing.
     pub(super) fn closed_start(&mut self, now: Instant, at: Instant) -> bool {
-        let (Some(desc), Some(state)) = (self.work.closed.as_ref(), self.closed.as_mut()) else {
+        let Some(state) = self.closed.as_mut() else {
             return false;
         };
         let n = state.groups.len();
@@ -120,8 +123,8 @@ impl Engine<'_> {
         let retries = group.retries.pop().unwrap_or(0);
         let k = u64::from(self.plan.stripe) + group.started * u64::from(self.plan.stripes);
         group.started += 1;
-        let arrival = desc.arrival_of(g, k);
-        if desc.ab.is_some() {
+        let arrival = state.desc.arrival_of(g, k);
+        if state.desc.ab.is_some() {
             let target = self.target_of(arrival);
             let at = us(now.saturating_duration_since(self.t0));
             self.stats.ab.server(target).on_start(at);
@@ -161,7 +164,16 @@ impl Engine<'_> {
 
     /// The group of the unit with global arrival number `arrival`.
     pub(super) fn group_of(&self, arrival: u64) -> usize {
-        self.work.closed.as_ref().map_or(0, |c| c.group_of(arrival))
+        self.closed.as_ref().map_or(0, |c| c.desc.group_of(arrival))
+    }
+
+    /// Whether the unit of global arrival `arrival` spends a request budget (its
+    /// connection then makes one call at a time while the budget lasts).
+    pub(super) fn closed_budget(&self, arrival: u64) -> bool {
+        self.closed
+            .as_ref()
+            .and_then(|c| c.desc.groups.get(c.desc.group_of(arrival)))
+            .is_some_and(|g| g.calls.is_some())
     }
 
     /// Keep-alive budget: takes one more call for a connection of `group`. False when
@@ -182,7 +194,7 @@ impl Engine<'_> {
 
     /// Whether ab's per-request figures are recorded.
     pub(super) fn ab_recording(&self) -> bool {
-        self.work.closed.as_ref().is_some_and(|c| c.ab.is_some())
+        self.closed.as_ref().is_some_and(|c| c.desc.ab.is_some())
     }
 
     /// A request-oriented connection of the closed loop ended (`fail`: why it failed)
@@ -205,7 +217,7 @@ impl Engine<'_> {
             return;
         };
         let group = self.group_of(arrival);
-        let max_retries = self.work.closed.as_ref().map_or(0, |c| c.retries);
+        let max_retries = self.closed.as_ref().map_or(0, |c| c.desc.retries);
         let lost = reserved + outstanding;
         match fail {
             Some(_) if outstanding == 0 && reserved > 0 && retries < max_retries => {
@@ -322,15 +334,10 @@ impl Engine<'_> {
 
     /// ab's heartbeat: `Completed N requests` on stderr every `heartbeat` requests.
     fn ab_heartbeat(&mut self, ended: u64) {
-        let every = self
-            .work
-            .closed
-            .as_ref()
-            .and_then(|c| c.ab)
-            .map_or(0, |a| a.heartbeat);
         let Some(state) = self.closed.as_mut() else {
             return;
         };
+        let every = state.desc.ab.map_or(0, |a| a.heartbeat);
         for _ in 0..ended {
             state.ended += 1;
             if every > 0 && state.ended % every == 0 {

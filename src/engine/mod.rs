@@ -46,6 +46,8 @@ const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
 const SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
 /// `--periodic-stats` interval.
 const PERIODIC_INTERVAL: Duration = Duration::from_secs(1);
+/// Timeline interval (`stats::timeline`).
+const TIMELINE_INTERVAL: Duration = Duration::from_secs(1);
 /// Size of the engine's one receive buffer.
 const READ_BUFFER: usize = 64 * 1024;
 
@@ -145,6 +147,8 @@ pub struct Engine<'c> {
     /// `--periodic-stats`: next 1-s tick and the 200/302 counts at the last one.
     next_periodic: Option<Instant>,
     last_periodic: [u64; 2],
+    /// End of the timeline's current second.
+    next_tick: Instant,
     /// `--progress`: where to publish, and when next.
     progress: Option<&'c crate::progress::Slot>,
     next_progress: Option<Instant>,
@@ -229,8 +233,7 @@ impl<'c> Engine<'c> {
             local_rr: 0,
             schedule: Schedule::new(&cfg.period, cfg.client_id, plan.stripe, plan.stripes),
             closed: work
-                .closed
-                .as_ref()
+                .closed_loop(cfg)
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
             calls: None,
             next_arrival: None,
@@ -250,6 +253,7 @@ impl<'c> Engine<'c> {
             last_sessions: 0,
             next_periodic: cfg.periodic_stats.then(|| t0 + PERIODIC_INTERVAL),
             last_periodic: [0; 2],
+            next_tick: t0 + TIMELINE_INTERVAL,
             progress,
             next_progress: progress.map(|_| t0 + crate::progress::INTERVAL),
             runtime_end: duration_of(cfg.runtime).and_then(|d| t0.checked_add(d)),
@@ -321,6 +325,12 @@ impl<'c> Engine<'c> {
                 self.on_deadlines(Instant::now());
             }
         }
+        let end = self.stop.unwrap_or_else(Instant::now);
+        self.on_tick(end);
+        let at = end.saturating_duration_since(self.t0).as_secs_f64();
+        if at > self.stats.timeline.intervals.len() as f64 {
+            self.stats.roll_timeline(self.live, at);
+        }
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
@@ -343,6 +353,7 @@ impl<'c> Engine<'c> {
             arrival,
             self.wheel.next_deadline(),
             Some(self.next_sample),
+            Some(self.next_tick),
             self.runtime_end,
             self.next_periodic,
             self.next_progress,
@@ -370,6 +381,7 @@ impl<'c> Engine<'c> {
         if now >= self.next_sample {
             self.take_sample(now);
         }
+        self.on_tick(now);
         if self.next_periodic.is_some_and(|t| now >= t) {
             self.print_periodic(now);
         }
@@ -400,6 +412,8 @@ impl<'c> Engine<'c> {
             }
             self.started += 1;
             self.stats.on_lateness(now.saturating_duration_since(at));
+            let scheduled = at.saturating_duration_since(self.t0).as_secs();
+            self.stats.timeline.offered(scheduled);
             if self.work.is_session() {
                 self.start_session(now);
             } else {
@@ -445,6 +459,18 @@ impl<'c> Engine<'c> {
         self.last_sessions = sessions;
         self.last_sample = now;
         self.next_sample += SAMPLE_INTERVAL;
+    }
+
+    /// Ends every timeline second that is over by `now`.
+    fn on_tick(&mut self, now: Instant) {
+        while now >= self.next_tick {
+            let at = self
+                .next_tick
+                .saturating_duration_since(self.t0)
+                .as_secs_f64();
+            self.stats.roll_timeline(self.live, at);
+            self.next_tick += TIMELINE_INTERVAL;
+        }
     }
 
     /// `--periodic-stats`: `[%.6f s] 200=%lu, 302=%lu` with the counts of the last

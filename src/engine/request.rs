@@ -19,12 +19,7 @@ impl Engine<'_> {
     /// `arrival`, whose request already failed to connect `retries` times. A connection
     /// of a budget group carries the one call its unit took from the budget.
     pub(super) fn start_request_conn(&mut self, now: Instant, arrival: u64, retries: u8) {
-        let budget = self
-            .work
-            .closed
-            .as_ref()
-            .and_then(|c| c.groups.get(c.group_of(arrival)))
-            .is_some_and(|g| g.calls.is_some());
+        let budget = self.closed_budget(arrival);
         let owner = Owner::Request {
             calls_left: if budget { 1 } else { self.cfg.num_calls },
             in_burst: 0,

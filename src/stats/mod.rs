@@ -16,8 +16,10 @@
 //! same derives and a `Merge` impl, and one field (plus one line in `new` and `merge`).
 
 pub mod ab;
+pub mod client;
 pub mod merge;
 pub mod serial;
+pub mod timeline;
 
 use std::time::Duration;
 
@@ -25,6 +27,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub use merge::{Merge, MergeError};
+
+use client::ClientCpu;
+use timeline::{Timeline, Totals};
 
 /// Per-connection failure classes, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,11 +312,18 @@ pub struct Stats {
     /// Per-server figures (`--servers` with more than one server; else empty).
     pub servers: Vec<ServerStats>,
     /// Latency histograms.
-    #[serde(rename = "histograms")]
-    pub hist: Histograms,
+    /// What happened in each second (`--timeline`, the JSON `timeline`).
+    #[serde(default)]
+    pub timeline: Timeline,
+    /// The engines' own CPU use (client-bound detection).
+    #[serde(default)]
+    pub client: ClientCpu,
     /// `rshperf ab` and `lb`: ab's per-server figures (absent from documents otherwise).
     #[serde(default, skip_serializing_if = "ab::AbStats::is_empty")]
     pub ab: ab::AbStats,
+    /// Latency histograms (last: the document's `histograms` member is split off).
+    #[serde(rename = "histograms")]
+    pub hist: Histograms,
 }
 
 /// Records `v` µs, clamped into the histograms' range: a value beyond an hour counts as
@@ -367,8 +379,23 @@ impl Stats {
             session_lengths: Vec::new(),
             servers: Vec::new(),
             hist: Histograms::new(),
+            timeline: Timeline::default(),
+            client: ClientCpu::default(),
             ab: ab::AbStats::default(),
         }
+    }
+
+    /// Ends the timeline's current second (`open` connections are open, `at_s`
+    /// seconds since the start); called by the engine once a second and at its end.
+    pub fn roll_timeline(&mut self, open: u64, at_s: f64) {
+        let mut replies = [0; 5];
+        replies.copy_from_slice(&self.replies_by_class[1..=5]);
+        let now = Totals {
+            connections: self.connections,
+            replies,
+            errors: self.errors,
+        };
+        self.timeline.roll(now, open, at_s);
     }
 
     /// A connection reached the connecting stage.
@@ -387,6 +414,7 @@ impl Stats {
     /// An arrival started `late` after its scheduled time.
     pub fn on_lateness(&mut self, late: Duration) {
         record(&mut self.hist.lateness, us(late));
+        self.timeline.on_lateness(us(late));
     }
 
     /// A request of `bytes` bytes was completely written.
@@ -401,6 +429,7 @@ impl Stats {
         self.responses += 1;
         self.response_sum_us += v;
         record(&mut self.hist.response, v);
+        self.timeline.on_response(v);
     }
 
     /// A reply completed; `transfer` = status line → completion.
@@ -560,6 +589,8 @@ impl Stats {
             session_lengths: sum,
             servers: sum,
             hist: sum,
+            timeline: sum,
+            client: sum,
             ab: sum,
         )
     }

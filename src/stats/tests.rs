@@ -54,6 +54,9 @@ pub(crate) fn every_field_set() -> Stats {
     s.on_tls_handshake(true);
     s.on_session(true, Duration::from_millis(1200), 3, 4);
     s.on_session(false, Duration::from_millis(300), 1, 0);
+    s.timeline.offered(0);
+    s.roll_timeline(5, 0.5);
+    s.client.add_engine(0.25, 1.0);
     for n in 1..=2u64 {
         let mut srv = ServerStats {
             connections: 10 * n,

@@ -15,9 +15,13 @@
 //!   `-c` users and `-n` requests: a connection per request, or with `-k` a request
 //!   budget spent over keep-alive connections that are replaced when the server closes.
 //!
-//! Pure data and arithmetic; no I/O.
+//! The first two come from the `Config` of each run (`from_config`: a sweep runs one
+//! workload at many configurations); ab and lb put theirs in the `Workload`. Pure data
+//! and arithmetic; no I/O.
 
+use crate::config::Config;
 use crate::runner::stripe_share;
+use crate::workload::rate::Period;
 
 /// One group of users working against the same budget.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +74,18 @@ pub struct GroupShare {
 }
 
 impl ClosedLoop {
+    /// The closed loop of a plain run of `cfg` with `units` units: `--concurrency`, or
+    /// httperf's sequential mode when there is no rate; None for the open loop.
+    pub fn from_config(cfg: &Config, units: u64) -> Option<ClosedLoop> {
+        if cfg.concurrency > 0 {
+            Some(ClosedLoop::concurrency(cfg.concurrency, units))
+        } else if matches!(cfg.period, Period::Sequential) {
+            Some(ClosedLoop::sequential(units))
+        } else {
+            None
+        }
+    }
+
     /// httperf's sequential mode: one user per engine, `units` units in all.
     pub fn sequential(units: u64) -> ClosedLoop {
         ClosedLoop {
@@ -194,6 +210,24 @@ mod tests {
         let c = ClosedLoop::concurrency(4, 10);
         assert_eq!(c.share(1, 2)[0].users, 2);
         assert_eq!(c.share(0, 3)[0].users, 2);
+    }
+
+    #[test]
+    fn the_configuration_decides_for_plain_runs() {
+        let cfg = |args: &[&str]| {
+            let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
+            argv.extend_from_slice(args);
+            Config::from_argv(&argv).expect("valid")
+        };
+        assert_eq!(
+            ClosedLoop::from_config(&cfg(&[]), 7),
+            Some(ClosedLoop::sequential(7))
+        );
+        assert_eq!(
+            ClosedLoop::from_config(&cfg(&["--rate", "0", "--concurrency", "3"]), 9),
+            Some(ClosedLoop::concurrency(3, 9))
+        );
+        assert_eq!(ClosedLoop::from_config(&cfg(&["--rate", "10"]), 9), None);
     }
 
     #[test]

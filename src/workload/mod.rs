@@ -17,7 +17,6 @@ use crate::config::{Config, WsetSpec};
 use crate::error::Error;
 use crate::tls::TlsSettings;
 use crate::workload::closed::ClosedLoop;
-use crate::workload::rate::Period;
 
 /// One burst of a `--wsesslog` session template.
 #[derive(Debug, Clone)]
@@ -94,8 +93,8 @@ pub struct Workload {
     pub targets: Vec<target::Target>,
     /// `--myaddr`: source addresses, used round-robin.
     pub local: Vec<std::net::IpAddr>,
-    /// The closed loop (sequential mode, `--concurrency`, ab, lb); None: arrivals
-    /// follow the `--rate`/`--period` schedule.
+    /// The closed loop a front end chose (ab, lb); None: the one of the run's `Config`
+    /// (`closed_loop`).
     pub closed: Option<ClosedLoop>,
 }
 
@@ -178,14 +177,6 @@ impl Workload {
             *origins = page::origins(cfg, &targets);
         }
         let local = target::local_addresses(&cfg.myaddr)?;
-        let units = units_of(cfg);
-        let closed = if cfg.concurrency > 0 {
-            Some(ClosedLoop::concurrency(cfg.concurrency, units))
-        } else if matches!(cfg.period, Period::Sequential) {
-            Some(ClosedLoop::sequential(units))
-        } else {
-            None
-        };
         Ok(Workload {
             requests,
             kind,
@@ -193,7 +184,7 @@ impl Workload {
             tls,
             targets,
             local,
-            closed,
+            closed: None,
         })
     }
 
@@ -214,6 +205,14 @@ impl Workload {
             Some(c) => c.units(),
             None => units_of(cfg),
         }
+    }
+
+    /// The closed loop of a run of this workload at `cfg`: the front end's, else
+    /// `--concurrency` or httperf's sequential mode; None for the open loop.
+    pub fn closed_loop(&self, cfg: &Config) -> Option<ClosedLoop> {
+        self.closed
+            .clone()
+            .or_else(|| ClosedLoop::from_config(cfg, units_of(cfg)))
     }
 
     /// The request of call number `cursor` on a connection to `target`; None when a

@@ -11,4 +11,5 @@ mod page;
 mod serve;
 mod sessions;
 mod support;
+mod sweep;
 mod tls;

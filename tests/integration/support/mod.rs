@@ -2,6 +2,7 @@
 //! reading numbers out of its report.
 
 pub mod ab_server;
+pub mod capacity_server;
 pub mod hostile_server;
 pub mod measure;
 pub mod page_server;
