@@ -4,10 +4,13 @@
 //! Owns the request layout of reference §4.6 for every workload: a fixed `--uri`,
 //! `--wlog` entries, `--wset` files, `--wsesslog` template requests and the URIs a
 //! `--wsesspage` session found (rendered from the session's own store), with the
-//! per-session `Cookie:` header inserted at issue time. Rendering appends to a
-//! connection's send buffer, so the steady state allocates nothing. Called by the
-//! engine when it queues a call; knows nothing about sockets.
+//! per-session `Cookie:` header inserted at issue time; and requests given as parts by
+//! front ends with a layout of their own (`RequestParts`: ab, lb). A request body is
+//! read once and shared (`Body`), never copied per call but into the send buffer.
+//! Rendering appends to a connection's send buffer, so the steady state allocates
+//! nothing. Called by the engine when it queues a call; knows nothing about sockets.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::{Config, HttpVersion};
@@ -51,6 +54,9 @@ pub struct Call {
     pub retries: u8,
 }
 
+/// A request body: read once, shared by every call that sends it.
+pub type Body = Arc<[u8]>;
+
 /// A request split around the URI so any URI can be rendered without allocation:
 /// `method SP uri suffix [Cookie] CRLF body`.
 #[derive(Debug, Clone)]
@@ -60,8 +66,28 @@ struct Shape {
     pre_host: Vec<u8>,
     /// The header lines after `Host:`, without the final blank line.
     post_host: Vec<u8>,
-    body: Vec<u8>,
+    body: Body,
     head: bool,
+}
+
+/// A request given as its parts by a front end with its own header layout (ab, lb):
+/// `method SP uri`, `head` (the rest of the request line and the header lines before
+/// `Host:`), `Host: <target>` when `send_host`, `tail` (the header lines after it), a
+/// blank line, then `body`.
+#[derive(Debug, Clone)]
+pub struct RequestParts {
+    /// The method.
+    pub method: String,
+    /// The URI of the fixed request (targets may have their own: `Requests::uris`).
+    pub uri: String,
+    /// ` HTTP/1.x\r\n` and the header lines before `Host:`.
+    pub head: Vec<u8>,
+    /// The header lines after `Host:`.
+    pub tail: Vec<u8>,
+    /// The body (shared; empty for none).
+    pub body: Body,
+    /// Whether to send `Host: <target host>` (false when the user gave their own).
+    pub send_host: bool,
 }
 
 /// Everything needed to render any call of the run.
@@ -101,7 +127,7 @@ impl Requests {
             method: cfg.method.as_bytes().to_vec(),
             pre_host,
             post_host,
-            body: Vec::new(),
+            body: Body::from(&[][..]),
             head: cfg.method == "HEAD",
         };
         Requests {
@@ -110,6 +136,24 @@ impl Requests {
             no_host: cfg.no_host_hdr,
             uris: Vec::new(),
             templates: Vec::new(),
+        }
+    }
+
+    /// The request of `parts` as the fixed request (`CallRef::Fixed`; `CallRef::Uri(i)`
+    /// renders it with `uris[i]`).
+    pub fn from_parts(parts: RequestParts) -> Requests {
+        Requests {
+            fixed: Shape {
+                head: parts.method == "HEAD",
+                method: parts.method.into_bytes(),
+                pre_host: parts.head,
+                post_host: parts.tail,
+                body: parts.body,
+            },
+            fixed_uri: parts.uri.into_bytes(),
+            uris: Vec::new(),
+            templates: Vec::new(),
+            no_host: !parts.send_host,
         }
     }
 
@@ -131,7 +175,7 @@ impl Requests {
             method: method.as_bytes().to_vec(),
             pre_host,
             post_host,
-            body: body.to_vec(),
+            body: Body::from(body),
             head: method == "HEAD",
         };
         self.templates.push((shape, uri.as_bytes().to_vec()));
@@ -251,6 +295,34 @@ mod tests {
         assert_eq!(len, want.len());
         assert_eq!(header, want.len() - 5);
         assert!(!r.is_head(t));
+    }
+
+    #[test]
+    fn parts_render_around_host_and_share_the_body() {
+        let body = Body::from(&b"k=v&x=1"[..]);
+        let mut r = Requests::from_parts(RequestParts {
+            method: "POST".into(),
+            uri: "/form".into(),
+            head: b" HTTP/1.0\r\nContent-length: 7\r\n".to_vec(),
+            tail: b"Accept: */*\r\n".to_vec(),
+            body: body.clone(),
+            send_host: true,
+        });
+        r.uris = vec!["/a".into(), "/b".into()];
+        let mut out = Vec::new();
+        let (len, header) = r.render(CallRef::Uri(1), "h:81", None, &mut out);
+        let want =
+            "POST /b HTTP/1.0\r\nContent-length: 7\r\nHost: h:81\r\nAccept: */*\r\n\r\nk=v&x=1";
+        assert_eq!(out, want.as_bytes());
+        assert_eq!((len, header), (want.len(), want.len() - 7));
+        // Two owners of the body: the test's and the request's, not a copy per call.
+        assert_eq!(Arc::strong_count(&body), 2);
+        let mut no_host = r.clone();
+        no_host.no_host = true;
+        out.clear();
+        no_host.render(CallRef::Fixed, "h:81", None, &mut out);
+        assert!(out.starts_with(b"POST /form HTTP/1.0\r\nContent-length: 7\r\nAccept"));
+        assert!(!r.is_head(CallRef::Fixed));
     }
 
     #[test]

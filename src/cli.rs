@@ -126,6 +126,8 @@ pub enum Opt {
     Partition,
     /// `--start-at=T` (rshperf).
     StartAt,
+    /// `--concurrency=C` (rshperf): closed loop.
+    Concurrency,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -240,6 +242,7 @@ pub const OPTIONS: &[OptSpec] = &[
     spec("no-progress", Opt::NoProgress, HasArg::No),
     spec("partition", Opt::Partition, HasArg::Required),
     spec("start-at", Opt::StartAt, HasArg::Required),
+    spec("concurrency", Opt::Concurrency, HasArg::Required),
 ];
 
 impl Opt {
@@ -260,6 +263,7 @@ impl Opt {
                 | Opt::NoProgress
                 | Opt::Partition
                 | Opt::StartAt
+                | Opt::Concurrency
         )
     }
 
@@ -358,7 +362,7 @@ pub fn usage() -> String {
          \t[--use-timer-cache]\n\
          \t[--periodic-stats]\n\
          \t[--add-header-file file]\n\
-         \t[--threads N] [--partition I/N] [--start-at T|+S]\n\
+         \t[--threads N] [--partition I/N] [--start-at T|+S] [--concurrency C]\n\
          \t[--percentiles] [--json file] [--csv file] [--fail-on EXPR]\n\
          \t[--timeline file] [--html file]\n\
          \t[--progress|--no-progress]\n"
@@ -574,10 +578,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 63);
+        assert_eq!(names.len(), 64);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 63);
+        assert_eq!(names.len(), 64);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }

@@ -6,6 +6,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod ab;
 pub mod advice;
 pub mod call;
 pub mod cfmt;

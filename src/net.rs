@@ -16,9 +16,9 @@ use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 /// Socket options applied to every connection.
 #[derive(Debug, Clone, Copy)]
 pub struct SocketOptions {
-    /// SO_SNDBUF, bytes.
+    /// SO_SNDBUF, bytes (0: the kernel's default).
     pub send_buffer: usize,
-    /// SO_RCVBUF, bytes.
+    /// SO_RCVBUF, bytes (0: the kernel's default).
     pub recv_buffer: usize,
     /// SO_LINGER {on, 0}: close sends RST (`--close-with-reset`).
     pub reset_on_close: bool,
@@ -78,8 +78,13 @@ pub fn start_connect(
 
 fn configure(socket: &Socket, opts: &SocketOptions, bound: bool) -> io::Result<()> {
     socket.set_tcp_nodelay(true)?;
-    socket.set_send_buffer_size(opts.send_buffer)?;
-    socket.set_recv_buffer_size(opts.recv_buffer)?;
+    // 0 leaves the kernel's default (and its autotuning): ab without -b.
+    if opts.send_buffer > 0 {
+        socket.set_send_buffer_size(opts.send_buffer)?;
+    }
+    if opts.recv_buffer > 0 {
+        socket.set_recv_buffer_size(opts.recv_buffer)?;
+    }
     if opts.reset_on_close {
         socket.set_linger(Some(Duration::ZERO))?;
     }
@@ -179,6 +184,39 @@ pub fn cpu_times() -> (Duration, Duration) {
 /// other threads of the process (`demo`'s in-process server, a test harness).
 pub fn thread_cpu_times() -> (Duration, Duration) {
     user_system(libc::RUSAGE_THREAD)
+}
+
+/// A moment in local time, broken down (`localtime_r`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalTime {
+    /// Year, e.g. 2026.
+    pub year: i64,
+    /// Month, 0 = January.
+    pub month: usize,
+    /// Day of the month, 1–31.
+    pub mday: u32,
+    /// Day of the week, 0 = Sunday.
+    pub wday: usize,
+    /// Hour, minute and second.
+    pub hms: (u32, u32, u32),
+}
+
+/// `secs` after the Unix epoch in the local time zone (TZ), as C's `ctime` shows it.
+pub fn local_time(secs: i64) -> Option<LocalTime> {
+    let t: libc::time_t = secs;
+    // SAFETY: an all-zero `tm` is a valid value (integers and a null zone pointer).
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the call; localtime_r is the re-entrant form.
+    let ok = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };
+    let u = |v: libc::c_int| u32::try_from(v).ok();
+    ok.then_some(())?;
+    Some(LocalTime {
+        year: i64::from(tm.tm_year) + 1900,
+        month: usize::try_from(tm.tm_mon).ok()?,
+        mday: u(tm.tm_mday)?,
+        wday: usize::try_from(tm.tm_wday).ok()?,
+        hms: (u(tm.tm_hour)?, u(tm.tm_min)?, u(tm.tm_sec)?),
+    })
 }
 
 /// Maximum resident set size of the process so far, KiB.
@@ -360,6 +398,17 @@ mod tests {
         unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
         assert_eq!(got, lim.rlim_cur);
         assert_eq!(lim.rlim_cur, lim.rlim_max);
+    }
+
+    #[test]
+    fn local_time_advances_by_whole_days() {
+        // Whatever the zone: a day later is the next weekday at the same time of day.
+        let t = 1_796_099_083;
+        let (a, b) = (local_time(t), local_time(t + 86_400));
+        let (a, b) = (a.expect("localtime"), b.expect("localtime"));
+        assert_eq!(b.wday, (a.wday + 1) % 7);
+        assert_eq!(a.hms, b.hms);
+        assert!(a.month < 12 && (1..=31).contains(&a.mday) && a.year >= 2026);
     }
 
     #[test]

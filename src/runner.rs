@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::advice;
 use crate::config::{Config, StartAt};
 use crate::conn::ReplyObserver;
-use crate::engine::{Engine, Outcome, Plan};
+use crate::engine::{CallObserver, Engine, Outcome, Plan};
 use crate::error::Error;
 use crate::net;
 use crate::progress::{self, Board};
@@ -67,11 +67,32 @@ pub struct ExecOptions {
     pub echo: bool,
 }
 
+/// Makes the observer of completed requests of engine j (None: that engine has none).
+pub type CallObserverFactory<'a> = dyn Fn(u32) -> Option<Box<dyn CallObserver + 'a>> + Sync + 'a;
+
+/// What a front end adds to the engines of a run besides the configuration (ab's `-g`
+/// file sees every request).
+#[derive(Clone, Copy, Default)]
+pub struct Hooks<'a> {
+    /// The per-call observer of each engine.
+    pub calls: Option<&'a CallObserverFactory<'a>>,
+}
+
 /// Runs the engines for `cfg` and `work` (built once by the caller with
 /// `Workload::from_config`) and returns what they measured. Prints nothing but the
 /// echo line when asked, the `--print-*` traces and the `-v`/`--periodic-stats` lines
 /// the engines write while running.
 pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunResult, Error> {
+    execute_with(cfg, work, opts, Hooks::default())
+}
+
+/// `execute` with the front end's `hooks` in the engines.
+pub fn execute_with<'a>(
+    cfg: &'a Config,
+    work: &'a Workload,
+    opts: ExecOptions,
+    hooks: Hooks<'a>,
+) -> Result<RunResult, Error> {
     let start_delay = start_delay(cfg, SystemTime::now())?;
     let nofile = net::raise_nofile_limit()
         .map_err(|e| Error::Startup(format!("failed to get number of open file limit: {e}")))?;
@@ -100,7 +121,7 @@ pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunRe
     });
     let wall_start = SystemTime::now();
     let t0 = Instant::now();
-    let outcomes = run_engines(cfg, work, board.as_ref(), threads, capacity, t0)?;
+    let outcomes = run_engines(cfg, work, hooks, board.as_ref(), threads, capacity, t0)?;
     let wall_end = SystemTime::now();
 
     let mut stats = Stats::new();
@@ -243,9 +264,10 @@ fn with_thread_cpu<T>(f: impl FnOnce() -> T) -> (T, EngineCpu) {
     (out, cpu)
 }
 
-fn run_engines(
-    cfg: &Config,
-    work: &Workload,
+fn run_engines<'a>(
+    cfg: &'a Config,
+    work: &'a Workload,
+    hooks: Hooks<'a>,
     board: Option<&Board>,
     threads: u32,
     capacity: usize,
@@ -273,11 +295,15 @@ fn run_engines(
             )) as Box<dyn ReplyObserver + '_>
         });
         let slot = board.and_then(|b| b.slots.get(j as usize));
+        let calls = hooks.calls.and_then(|make| make(j));
         // The engine's own CPU (this thread): the report's CPU line, and client-bound
         // detection (`stats.client`).
         let wall0 = Instant::now();
-        let (outcome, cpu) =
-            with_thread_cpu(|| Engine::new(cfg, work, observer, slot, plan(j), t0)?.run());
+        let (outcome, cpu) = with_thread_cpu(|| {
+            Engine::new(cfg, work, observer, slot, plan(j), t0)?
+                .with_call_observer(calls)
+                .run()
+        });
         let mut outcome = outcome?;
         outcome.stats.client.add_engine(
             (cpu.user + cpu.system).as_secs_f64(),

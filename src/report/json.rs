@@ -155,6 +155,7 @@ fn config_json(cfg: &Config) -> Value {
         "num_conns": cfg.num_conns,
         "num_calls": cfg.num_calls,
         "burst_length": cfg.burst_length,
+        "concurrency": cfg.concurrency,
         "period": period_json(&cfg.period),
         "timeout_s": cfg.timeout,
         "think_timeout_s": cfg.think_timeout,

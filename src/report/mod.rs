@@ -2,6 +2,7 @@
 //! the classic text, session block, percentiles and print lines write to a given
 //! writer; `json` and `csv` also open the files named by `--json` and `--csv`.
 
+pub mod ab;
 pub mod chart;
 pub mod classic;
 pub mod csv;

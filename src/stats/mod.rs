@@ -15,6 +15,7 @@
 //! A new group of measurements is a struct of its own in its own file here, with the
 //! same derives and a `Merge` impl, and one field (plus one line in `new` and `merge`).
 
+pub mod ab;
 pub mod client;
 pub mod merge;
 pub mod serial;
@@ -317,6 +318,9 @@ pub struct Stats {
     /// The engines' own CPU use (client-bound detection).
     #[serde(default)]
     pub client: ClientCpu,
+    /// `rshperf ab` and `lb`: ab's per-server figures (absent from documents otherwise).
+    #[serde(default, skip_serializing_if = "ab::AbStats::is_empty")]
+    pub ab: ab::AbStats,
     /// Latency histograms (last: the document's `histograms` member is split off).
     #[serde(rename = "histograms")]
     pub hist: Histograms,
@@ -377,6 +381,7 @@ impl Stats {
             hist: Histograms::new(),
             timeline: Timeline::default(),
             client: ClientCpu::default(),
+            ab: ab::AbStats::default(),
         }
     }
 
@@ -586,6 +591,7 @@ impl Stats {
             hist: sum,
             timeline: sum,
             client: sum,
+            ab: sum,
         )
     }
 }
