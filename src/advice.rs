@@ -70,7 +70,7 @@ type Rule = fn(&Config, &Workload, &RunResult) -> Option<Advice>;
 /// the other: whether the client was the limit (first: the sweep's table quotes the
 /// first finding of a client-bound step), what the run achieved (`outcome`), then
 /// the missing reply-rate sample (which concerns the classic report only: front ends
-/// that print none drop `NoRateSample`).
+/// that print none use `assess_without_classic_report`).
 pub fn assess(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<Advice> {
     let rules: [Rule; 4] = [
         |cfg, _, run| client_bound(cfg, run),
@@ -82,6 +82,18 @@ pub fn assess(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<Advice> {
         .iter()
         .filter_map(|rule| rule(cfg, work, run))
         .collect()
+}
+
+/// `assess` for a front end that prints no classic report (sweep steps, `ab`, `lb`):
+/// without `NoRateSample`, which concerns httperf's `Reply rate` line only.
+pub fn assess_without_classic_report(
+    cfg: &Config,
+    work: &Workload,
+    run: &RunResult,
+) -> Vec<Advice> {
+    let mut advice = assess(cfg, work, run);
+    advice.retain(|a| a.finding != Finding::NoRateSample);
+    advice
 }
 
 /// Whether `advice` holds a `ClientBound` finding.

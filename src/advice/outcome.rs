@@ -348,6 +348,9 @@ mod tests {
                     .into()
             )]
         );
+        // Front ends without the classic report do not get it.
+        let short = result(st.clone(), 2.45);
+        assert!(super::super::assess_without_classic_report(&cfg, &work, &short).is_empty());
         let mut interrupted = result(st.clone(), 2.0);
         interrupted.interrupted = true;
         assert!(texts(&cfg, &work, &interrupted).is_empty());

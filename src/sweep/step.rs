@@ -144,9 +144,7 @@ pub fn run(sweep: &Sweep, work: &Workload, rate: f64) -> Result<Step, Error> {
     let result = runner::execute(&cfg, work, ExecOptions { echo: false })?;
     let stats = &result.stats;
     let summary = Summary::new(stats, &result.info);
-    let mut advice = advice::assess(&cfg, work, &result);
-    // A step prints no classic report: its missing reply-rate sample is no finding.
-    advice.retain(|a| a.finding != advice::Finding::NoRateSample);
+    let advice = advice::assess_without_classic_report(&cfg, work, &result);
     let arrivals = work.arrivals(&cfg);
     let demanded = rate * calls_per_arrival(&cfg, work);
     let ok: u64 = stats.replies_by_class[1..=3].iter().sum();
