@@ -2,3 +2,4 @@
 pub mod frame;
 pub mod hpack;
 pub mod huffman;
+pub mod conn;
