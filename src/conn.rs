@@ -7,6 +7,10 @@
 //! handed to the engine as `Completion`s and the workload decides. Handlers return a
 //! `Step`; the engine owns the table, the poll registration and the timer wheel.
 //! Nothing here allocates once a slot's buffers have grown to their working size.
+//! HTTP/2 connections (`--http-version 2`) are the same `Conn` with its protocol side
+//! in `conn/h2.rs`: chosen at connect time, feeding the same `Completion`s.
+
+mod h2;
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
@@ -153,6 +157,8 @@ pub struct Conn {
     pub target: usize,
     /// Why the TLS handshake failed (reported once per run by the engine).
     pub tls_error: Option<String>,
+    /// The HTTP/2 side (`--http-version 2`); None for HTTP/1.x.
+    h2: Option<Box<h2::H2Side>>,
 }
 
 fn after(now: Instant, d: Option<Duration>) -> Option<Instant> {
@@ -209,11 +215,20 @@ impl Conn {
             tls: None,
             tls_error: None,
             target: 0,
+            h2: None,
         }
     }
 
-    /// Prepares the slot for a new connection `id` that started connecting at `now`.
-    pub fn reset(&mut self, id: ConnId, now: Instant, owner: Owner, timeout: Option<Duration>) {
+    /// Prepares the slot for a new connection `id` that started connecting at `now`,
+    /// speaking HTTP/2 if `http2`.
+    pub fn reset(
+        &mut self,
+        id: ConnId,
+        now: Instant,
+        owner: Owner,
+        timeout: Option<Duration>,
+        http2: bool,
+    ) {
         self.id = id;
         self.stream = None;
         self.phase = Phase::Connecting;
@@ -235,6 +250,7 @@ impl Conn {
         }
         self.tls = None;
         self.tls_error = None;
+        self.reset_h2(http2);
     }
 
     /// The earliest watchdog deadline, if any.
@@ -247,7 +263,7 @@ impl Conn {
 
     /// Calls on this connection not yet answered (queued or awaiting a reply).
     pub fn outstanding(&self) -> usize {
-        self.calls.len()
+        self.calls.len() + self.in_flight_h2()
     }
 
     /// True while request bytes (or TLS records) are unwritten.
@@ -274,10 +290,14 @@ impl Conn {
             self.send_deadline = after(now, timeout);
         }
         self.calls.push_back(call);
+        if self.is_h2() && self.phase == Phase::Active {
+            self.pump_h2(now);
+        }
     }
 
     /// Takes back every unanswered call (the connection is going away).
     pub fn drain_calls(&mut self) -> impl Iterator<Item = Call> + '_ {
+        self.drain_h2();
         self.sent = 0;
         self.partial = 0;
         self.send_buf.clear();
@@ -325,6 +345,12 @@ impl Conn {
             Ok(false) => Ok(false),
             Ok(true) => {
                 ctx.stats.on_tls_handshake(tls.resumed());
+                if self.h2.is_some() && tls.alpn() != Some(crate::tls::ALPN_H2) {
+                    self.tls_error = Some(
+                        "the server did not accept HTTP/2 (ALPN h2) for --http-version 2".into(),
+                    );
+                    return Err(ErrorKind::Other);
+                }
                 self.on_connected(now, ctx);
                 Ok(true)
             }
@@ -356,6 +382,7 @@ impl Conn {
         if let Some(c) = self.calls.front_mut() {
             c.send_start = now;
         }
+        self.start_h2(now, ctx);
     }
 
     /// Writes as much of the queued requests as the socket takes.
@@ -373,8 +400,12 @@ impl Conn {
                 Ok(0) => return Step::Fail(ErrorKind::Other),
                 Ok(k) => {
                     self.send_off += k;
-                    self.partial += k;
-                    self.account_written(now, ctx);
+                    if self.is_h2() {
+                        self.written_h2(k, now, ctx);
+                    } else {
+                        self.partial += k;
+                        self.account_written(now, ctx);
+                    }
                     self.send_deadline = if self.send_off < self.send_buf.len() {
                         after(now, ctx.timeout)
                     } else {
@@ -390,6 +421,7 @@ impl Conn {
             self.send_buf.clear();
             self.send_off = 0;
         }
+        self.deadlines_h2(now, ctx.timeout);
         if let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) {
             if tls.wants_write() {
                 if let Err(e) = tls.flush(stream) {
@@ -475,6 +507,9 @@ impl Conn {
     }
 
     fn on_data(&mut self, now: Instant, mut data: &[u8], ctx: &mut Ctx<'_>) -> Step {
+        if self.is_h2() {
+            return self.data_h2(now, data, ctx);
+        }
         while !data.is_empty() {
             if self.closing {
                 // The server said it closes after the last reply; ignore the rest.
@@ -530,29 +565,19 @@ impl Conn {
     fn on_status(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         self.reply_start = now;
         if let Some(c) = self.calls.front() {
-            let d = now.saturating_duration_since(c.send_start);
-            ctx.stats.on_response(d);
-            if let Some(s) = ctx.stats.servers.get_mut(self.target) {
-                let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-                s.response_sum_us += us;
-                let _ = s.response.record(us.max(1));
-            }
+            note_response(ctx, self.target, now.saturating_duration_since(c.send_start));
         }
     }
 
     fn on_reply_done(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         let r = *self.parser.reply();
-        ctx.stats.on_reply(
-            r.status,
-            r.header_bytes,
-            r.content_bytes,
-            r.footer_bytes,
+        note_reply(
+            ctx,
+            self.target,
+            (r.status, r.header_bytes, r.content_bytes, r.footer_bytes),
             now.saturating_duration_since(self.reply_start),
         );
         self.replies += 1;
-        if let Some(s) = ctx.stats.servers.get_mut(self.target) {
-            s.replies_by_class[usize::from(r.status / 100).min(9)] += 1;
-        }
         let Some(call) = self.calls.pop_front() else {
             return;
         };
@@ -597,6 +622,9 @@ impl Conn {
     }
 
     fn on_eof(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+        if self.is_h2() {
+            return self.eof_h2();
+        }
         if self.closing {
             return Step::Close;
         }
@@ -614,6 +642,26 @@ impl Conn {
             return Step::Close;
         }
         Step::Fail(ErrorKind::ConnReset)
+    }
+}
+
+/// Counts a response (first byte of a final status) that came `d` after its send
+/// start, overall and for server `target`.
+fn note_response(ctx: &mut Ctx<'_>, target: usize, d: Duration) {
+    ctx.stats.on_response(d);
+    if let Some(s) = ctx.stats.servers.get_mut(target) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        s.response_sum_us += us;
+        let _ = s.response.record(us.max(1));
+    }
+}
+
+/// Counts a completed reply: (status, header, content, footer bytes) and its
+/// transfer time, overall and for server `target`.
+fn note_reply(ctx: &mut Ctx<'_>, target: usize, r: (u16, u64, u64, u64), transfer: Duration) {
+    ctx.stats.on_reply(r.0, r.1, r.2, r.3, transfer);
+    if let Some(s) = ctx.stats.servers.get_mut(target) {
+        s.replies_by_class[usize::from(r.0 / 100).min(9)] += 1;
     }
 }
 

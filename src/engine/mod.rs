@@ -597,9 +597,15 @@ impl<'c> Engine<'c> {
             .targets
             .get(conn.target)
             .map_or("", |t| t.host.as_str());
-        let buf = conn.send_buf();
-        let start = buf.len();
-        let (len, header) = self.work.requests.render(what, host, cookie, buf);
+        let (len, header, start) = if conn.is_h2() {
+            let (len, header) = conn.stage_h2(&self.work.requests, what, host, cookie);
+            (len, header, None)
+        } else {
+            let buf = conn.send_buf();
+            let start = buf.len();
+            let (len, header) = self.work.requests.render(what, host, cookie, buf);
+            (len, header, Some(start))
+        };
         if self.cfg.verbose > 0 && self.cfg.json.as_deref() != Some("-") {
             if let CallRef::Uri(i) = what {
                 let uri = self
@@ -612,7 +618,15 @@ impl<'c> Engine<'c> {
             }
         }
         if let Some(p) = self.observer.as_deref_mut() {
-            p.request(call_id, &buf[start..], header);
+            match start {
+                Some(start) => p.request(call_id, &conn.send_buf()[start..], header),
+                None => {
+                    // HTTP/2: the request as header lines, pseudo-headers first.
+                    let mut text = Vec::new();
+                    let h = self.work.requests.render_h2_text(what, host, cookie, &mut text);
+                    p.request(call_id, &text, h);
+                }
+            }
         }
         let call = Call {
             id: call_id,

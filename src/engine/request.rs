@@ -2,6 +2,8 @@
 //! opens a connection that makes `--num-calls` calls in pipelined bursts of
 //! `--burst-length`; the next burst starts when every call of the current one has its
 //! reply; the client closes after the last. A final short burst completes normally.
+//! Over HTTP/2 the burst is a window instead: `--burst-length` streams stay in flight,
+//! each answered call replaced by the next at once (h2load's `-m`).
 
 use std::time::Instant;
 
@@ -30,12 +32,7 @@ impl Engine<'_> {
         let Some(conn) = self.table.get_mut(id) else {
             return;
         };
-        let Owner::Request {
-            calls_left,
-            arrival,
-            ..
-        } = conn.owner
-        else {
+        let Owner::Request { calls_left, .. } = conn.owner else {
             return;
         };
         if calls_left == 0 || conn.closing {
@@ -43,9 +40,26 @@ impl Engine<'_> {
             return;
         }
         let n = calls_left.min(burst);
+        self.request_issue(id, n, now);
+    }
+
+    /// Issues the next `n` calls of connection `id` (n ≤ calls left) and counts them
+    /// in the burst.
+    fn request_issue(&mut self, id: ConnId, n: u64, now: Instant) {
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
+        let Owner::Request {
+            calls_left,
+            in_burst,
+            arrival,
+        } = conn.owner
+        else {
+            return;
+        };
         conn.owner = Owner::Request {
             calls_left: calls_left - n,
-            in_burst: n,
+            in_burst: in_burst + n,
             arrival,
         };
         // Call j of arrival k is call k × num_calls + j of the whole run: the URI it
@@ -77,7 +91,9 @@ impl Engine<'_> {
             in_burst,
             arrival,
         };
-        if in_burst == 0 && !conn.closing {
+        if conn.is_h2() && calls_left > 0 && !conn.closing {
+            self.request_issue(c.conn, 1, now);
+        } else if in_burst == 0 && !conn.closing {
             self.request_next_burst(c.conn, now);
         }
     }

@@ -132,6 +132,7 @@ fn config_json(cfg: &Config) -> Value {
     let http_version = match cfg.http_version {
         crate::config::HttpVersion::V10 => "1.0",
         crate::config::HttpVersion::V11 => "1.1",
+        crate::config::HttpVersion::V2 => "2",
     };
     let start_at = match cfg.start_at {
         None => Value::Null,

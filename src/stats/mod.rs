@@ -5,6 +5,8 @@
 //! classification. Does not format anything (see `report`) and does not read clocks:
 //! callers pass durations. One `Stats` per engine; `merge` adds another engine's.
 
+pub mod h2;
+
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -247,6 +249,8 @@ pub struct Stats {
     pub servers: Vec<ServerStats>,
     /// Latency histograms.
     pub hist: Histograms,
+    /// HTTP/2 figures (all zero without `--http-version 2`).
+    pub http2: h2::H2Stats,
 }
 
 fn us(d: Duration) -> u64 {
@@ -295,6 +299,7 @@ impl Stats {
             session_lengths: Vec::new(),
             servers: Vec::new(),
             hist: Histograms::new(),
+            http2: h2::H2Stats::default(),
         }
     }
 
@@ -487,6 +492,7 @@ impl Stats {
         let _ = h.transfer.add(&o.hist.transfer);
         let _ = h.lifetime.add(&o.hist.lifetime);
         let _ = h.lateness.add(&o.hist.lateness);
+        self.http2.merge(&o.http2);
     }
 }
 
