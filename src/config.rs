@@ -1822,7 +1822,7 @@ mod tests {
                 "rshperf: illegal number of connections 5x",
             ),
             (&["--port", "70000", "--port", "18080"], "rshperf: illegal port number 70000"),
-            (&["--http-version", "2"], "rshperf: illegal version number 2"),
+            (&["--http-version", "3"], "rshperf: illegal version number 3"),
             (&["--burst-length", "0"], "rshperf: illegal burst-length 0"),
             (&["--client", "2/2"], "rshperf: bad number of clients (rest: `2')"),
             (&["--client", "1"], "rshperf: client id not followed by `/' (rest: `')"),

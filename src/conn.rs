@@ -161,6 +161,9 @@ pub struct Conn {
     h2: Option<Box<h2::H2Side>>,
 }
 
+/// Why an `--ssl --http-version 2` connection failed when ALPN did not give `h2`.
+const H2_REFUSED: &str = "the server does not offer HTTP/2 over TLS (ALPN h2)";
+
 fn after(now: Instant, d: Option<Duration>) -> Option<Instant> {
     // A deadline too far away to represent is no deadline.
     d.and_then(|d| now.checked_add(d))
@@ -346,9 +349,7 @@ impl Conn {
             Ok(true) => {
                 ctx.stats.on_tls_handshake(tls.resumed());
                 if self.h2.is_some() && tls.alpn() != Some(crate::tls::ALPN_H2) {
-                    self.tls_error = Some(
-                        "the server did not accept HTTP/2 (ALPN h2) for --http-version 2".into(),
-                    );
+                    self.tls_error = Some(format!("{H2_REFUSED} (it chose no protocol)"));
                     return Err(ErrorKind::Other);
                 }
                 self.on_connected(now, ctx);
@@ -360,7 +361,13 @@ impl Conn {
                     None if e.kind() == io::ErrorKind::UnexpectedEof => ErrorKind::ConnReset,
                     None => ErrorKind::Other,
                 };
-                self.tls_error = Some(e.to_string());
+                self.tls_error = Some(
+                    if self.h2.is_some() && e.to_string().contains("NoApplicationProtocol") {
+                        format!("{e}: {H2_REFUSED}")
+                    } else {
+                        e.to_string()
+                    },
+                );
                 Err(kind)
             }
         }
@@ -565,7 +572,11 @@ impl Conn {
     fn on_status(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         self.reply_start = now;
         if let Some(c) = self.calls.front() {
-            note_response(ctx, self.target, now.saturating_duration_since(c.send_start));
+            note_response(
+                ctx,
+                self.target,
+                now.saturating_duration_since(c.send_start),
+            );
         }
     }
 

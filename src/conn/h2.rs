@@ -238,8 +238,12 @@ impl Conn {
                 block: u32_of(block),
                 decoded: u32_of(decoded),
             };
-            h.proto
-                .open(tag, &h.stage[start..mid], &h.stage[mid..end], &mut self.send_buf);
+            h.proto.open(
+                tag,
+                &h.stage[start..mid],
+                &h.stage[mid..end],
+                &mut self.send_buf,
+            );
             h.stage_off = end;
             if h.stage_off == h.stage.len() {
                 h.stage.clear();

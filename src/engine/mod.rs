@@ -623,7 +623,10 @@ impl<'c> Engine<'c> {
                 None => {
                     // HTTP/2: the request as header lines, pseudo-headers first.
                     let mut text = Vec::new();
-                    let h = self.work.requests.render_h2_text(what, host, cookie, &mut text);
+                    let h = self
+                        .work
+                        .requests
+                        .render_h2_text(what, host, cookie, &mut text);
                     p.request(call_id, &text, h);
                 }
             }

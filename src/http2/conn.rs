@@ -242,7 +242,11 @@ impl<T> H2<T> {
             let n = rest.len().min(max);
             let (piece, tail) = rest.split_at(n);
             rest = tail;
-            let mut flags = if rest.is_empty() { flag::END_HEADERS } else { 0 };
+            let mut flags = if rest.is_empty() {
+                flag::END_HEADERS
+            } else {
+                0
+            };
             let kind = if first {
                 if body.is_empty() {
                     flags |= flag::END_STREAM;
@@ -464,7 +468,13 @@ fn resume_bodies<T>(c: &mut Conn<'_, T>, out: &mut Vec<u8>) {
         }
         let before = out.len();
         let body = std::mem::take(&mut s.body);
-        let sent = send_data(s, c.send_window, *c.peer_max_frame, &body[s.body_off..], out);
+        let sent = send_data(
+            s,
+            c.send_window,
+            *c.peer_max_frame,
+            &body[s.body_off..],
+            out,
+        );
         s.body_off += sent;
         s.body = body;
         if s.end_sent {
@@ -521,7 +531,10 @@ fn on_data<T>(
     let len = head.len;
     *c.recv_window -= i64::from(len);
     if *c.recv_window < 0 {
-        return Err(err(code::FLOW_CONTROL_ERROR, "DATA beyond the connection window"));
+        return Err(err(
+            code::FLOW_CONTROL_ERROR,
+            "DATA beyond the connection window",
+        ));
     }
     *c.unacked += len;
     if *c.unacked >= CONN_WINDOW / 2 {
@@ -535,7 +548,10 @@ fn on_data<T>(
     let s = &mut c.streams[i];
     s.unacked += len;
     if s.unacked > STREAM_WINDOW {
-        return Err(err(code::FLOW_CONTROL_ERROR, "DATA beyond the stream window"));
+        return Err(err(
+            code::FLOW_CONTROL_ERROR,
+            "DATA beyond the stream window",
+        ));
     }
     if head.has(flag::END_STREAM) {
         let s = c.streams.swap_remove(i);
@@ -683,8 +699,8 @@ fn on_frame<T>(
             if payload.len() < 8 {
                 return Err(err(code::FRAME_SIZE_ERROR, "GOAWAY size"));
             }
-            let last = u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]])
-                & 0x7fff_ffff;
+            let last =
+                u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]) & 0x7fff_ffff;
             let code = u32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
             let last = c.goaway.map_or(last, |l| l.min(last));
             *c.goaway = Some(last);
@@ -750,7 +766,10 @@ fn apply_setting<T>(c: &mut Conn<'_, T>, id: u16, v: u32) -> Result<(), H2Error>
         setting::INITIAL_WINDOW_SIZE => {
             let v = i64::from(v);
             if v > frame::MAX_WINDOW {
-                return Err(err(code::FLOW_CONTROL_ERROR, "INITIAL_WINDOW_SIZE too large"));
+                return Err(err(
+                    code::FLOW_CONTROL_ERROR,
+                    "INITIAL_WINDOW_SIZE too large",
+                ));
             }
             let delta = v - *c.peer_window;
             *c.peer_window = v;

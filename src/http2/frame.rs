@@ -450,16 +450,25 @@ mod tests {
     fn oversized_and_bad_padding_are_errors() {
         let mut b = Vec::new();
         put_head(&mut b, 16_385, kind::HEADERS, 0, 1);
-        assert_eq!(read(&b, &[]).map_err(|e| e.code), Err(code::FRAME_SIZE_ERROR));
+        assert_eq!(
+            read(&b, &[]).map_err(|e| e.code),
+            Err(code::FRAME_SIZE_ERROR)
+        );
         b.clear();
         put_head(&mut b, 2, kind::DATA, flag::PADDED, 1);
         b.extend_from_slice(&[5, 0]);
         for a in 0..=b.len() {
-            assert_eq!(read(&b, &[a]).map_err(|e| e.code), Err(code::PROTOCOL_ERROR));
+            assert_eq!(
+                read(&b, &[a]).map_err(|e| e.code),
+                Err(code::PROTOCOL_ERROR)
+            );
         }
         b.clear();
         put_head(&mut b, 0, kind::DATA, flag::PADDED, 1);
-        assert_eq!(read(&b, &[]).map_err(|e| e.code), Err(code::FRAME_SIZE_ERROR));
+        assert_eq!(
+            read(&b, &[]).map_err(|e| e.code),
+            Err(code::FRAME_SIZE_ERROR)
+        );
     }
 
     #[test]

@@ -345,7 +345,10 @@ impl Decoder {
             };
             let (value, end) = self.string(block, at)?;
             at = end;
-            field(self.bytes(block, name, true), self.bytes(block, value, false));
+            field(
+                self.bytes(block, name, true),
+                self.bytes(block, value, false),
+            );
             fields = true;
             if indexing {
                 // Neither string lives in the table (see above), so the table can
@@ -361,7 +364,13 @@ impl Decoder {
 }
 
 /// The bytes of a decoded string.
-fn resolve<'a>(table: &'a Table, scratch: &'a [u8], block: &'a [u8], s: Src, name: bool) -> &'a [u8] {
+fn resolve<'a>(
+    table: &'a Table,
+    scratch: &'a [u8],
+    block: &'a [u8],
+    s: Src,
+    name: bool,
+) -> &'a [u8] {
     match s {
         Src::Static(t) => t.as_bytes(),
         Src::Block(a, b) => &block[a..b],
@@ -669,7 +678,11 @@ mod tests {
             let got = decode_all(&mut d, &block).expect("valid");
             assert_eq!(got.len(), 1);
             assert!(d.table_size() <= 256);
-            assert!(d.table.data.len() <= 2 * 256 + 200, "arena {}", d.table.data.len());
+            assert!(
+                d.table.data.len() <= 2 * 256 + 200,
+                "arena {}",
+                d.table.data.len()
+            );
         }
     }
 }

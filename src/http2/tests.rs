@@ -16,7 +16,10 @@ impl Events<u32> for Log {
         self.0.push(format!("status {tag} {status}"));
     }
     fn field(&mut self, tag: &u32, name: &[u8], value: &[u8]) {
-        let (n, v) = (String::from_utf8_lossy(name), String::from_utf8_lossy(value));
+        let (n, v) = (
+            String::from_utf8_lossy(name),
+            String::from_utf8_lossy(value),
+        );
         self.0.push(format!("field {tag} {n}={v}"));
     }
     fn data(&mut self, tag: &u32, bytes: &[u8]) {
@@ -51,7 +54,13 @@ fn headers(stream: u32, flags: u8, fields: &[(&str, &str)]) -> Vec<u8> {
         hpack::put_field(&mut block, n.as_bytes(), v.as_bytes());
     }
     let mut b = Vec::new();
-    frame::put_head(&mut b, block.len(), kind::HEADERS, flags | flag::END_HEADERS, stream);
+    frame::put_head(
+        &mut b,
+        block.len(),
+        kind::HEADERS,
+        flags | flag::END_HEADERS,
+        stream,
+    );
     b.extend_from_slice(&block);
     b
 }
@@ -128,7 +137,11 @@ fn preface_settings_and_requests() {
 #[test]
 fn a_reply_at_every_split() {
     let mut s = settings(&[(setting::MAX_CONCURRENT_STREAMS, 100)]);
-    s.extend(headers(1, 0, &[(":status", "200"), ("content-length", "5")]));
+    s.extend(headers(
+        1,
+        0,
+        &[(":status", "200"), ("content-length", "5")],
+    ));
     s.extend(data(1, 0, b"hel"));
     s.extend(data(1, flag::END_STREAM, b"lo"));
     let (log, out, r) = run_all_splits(1, &s);
@@ -163,14 +176,26 @@ fn continuation_padding_priority_interim_and_trailers() {
     let mut s = settings(&[]);
     s.extend(headers(1, 0, &[(":status", "103")]));
     // HEADERS (padded, with priority) carrying 2 bytes, then two CONTINUATIONs.
-    frame::put_head(&mut s, 1 + 5 + 2 + 3, kind::HEADERS, flag::PADDED | flag::PRIORITY, 1);
+    frame::put_head(
+        &mut s,
+        1 + 5 + 2 + 3,
+        kind::HEADERS,
+        flag::PADDED | flag::PRIORITY,
+        1,
+    );
     s.push(3);
     s.extend_from_slice(&[0, 0, 0, 0, 16]);
     s.extend_from_slice(&block[..2]);
     s.extend_from_slice(&[0, 0, 0]);
     frame::put_head(&mut s, 3, kind::CONTINUATION, 0, 1);
     s.extend_from_slice(&block[2..5]);
-    frame::put_head(&mut s, block.len() - 5, kind::CONTINUATION, flag::END_HEADERS, 1);
+    frame::put_head(
+        &mut s,
+        block.len() - 5,
+        kind::CONTINUATION,
+        flag::END_HEADERS,
+        1,
+    );
     s.extend_from_slice(&block[5..]);
     s.extend(data(1, 0, b"x"));
     s.extend(headers(1, flag::END_STREAM, &[("x-trailer", "t")]));
@@ -407,11 +432,20 @@ fn frames_on_closed_streams_are_ignored_but_keep_hpack_in_step() {
     s.extend_from_slice(&block);
     s.extend(data(1, flag::END_STREAM, b"zz"));
     // ... which stream 3's reply then references (index 62).
-    frame::put_head(&mut s, 2, kind::HEADERS, flag::END_HEADERS | flag::END_STREAM, 3);
+    frame::put_head(
+        &mut s,
+        2,
+        kind::HEADERS,
+        flag::END_HEADERS | flag::END_STREAM,
+        3,
+    );
     s.extend_from_slice(&[0x88, 0xbe]);
     let (log, _, r) = run_all_splits(2, &s);
     assert_eq!(r, Ok(()));
     assert_eq!(log[0], "reset 1 8");
     assert_eq!(log[2], "field 2 x-late=1");
-    assert_eq!(log.last().map(String::as_str), Some("done 2 200 h17 w2 c0 f0"));
+    assert_eq!(
+        log.last().map(String::as_str),
+        Some("done 2 200 h17 w2 c0 f0")
+    );
 }

@@ -3,6 +3,8 @@
 
 mod basic;
 mod hostile;
+mod hostile_h2;
+mod http2;
 mod merge;
 mod outputs;
 mod serve;

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: test servers, running the binary, and
 //! reading numbers out of its report.
 
+pub mod h2_server;
 pub mod hostile_server;
 pub mod measure;
 pub mod recorder;
