@@ -313,6 +313,10 @@ fn echo_line_and_json_name_http2() {
     let r = run2(&s, &["--num-conns", "1", "--json", "-"]);
     let v: serde_json::Value = serde_json::from_str(&r.text).expect("JSON on stdout");
     assert_eq!(v["config"]["http_version"], "2", "{}", r.text);
+    assert_eq!(v["http2"]["connections"], 1, "{}", r.text);
+    assert_eq!(v["http2"]["streams"], 1, "{}", r.text);
+    assert_eq!(v["http2"]["reply_header_decoded"], 32, "{}", r.text);
+    assert!(v["http2"]["reply_space_savings_pct"].as_f64().is_some());
     let r = run2(&s, &["--num-conns", "1"]);
     let echo = r.text.lines().next().unwrap_or("");
     assert!(echo.contains(" --http-version=2 "), "{echo}");
