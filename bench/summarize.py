@@ -439,7 +439,8 @@ if SUITE.get("h2_only") == "1":
     rows = [row for row in rows if row[0].startswith("H2")]
 hdr = ("target", "rshperf figure", "anchor figure", "ratio", "pass/fail")
 print("rshperf benchmark (%s run, binary %s built %s, git %s)" % (
-    "quick" if SUITE.get("quick") == "1" else "full", SUITE.get("rshperf", "?"), SUITE.get("rshperf_mtime", "?"),
+    "h2-only" if SUITE.get("h2_only") == "1" else "quick" if SUITE.get("quick") == "1" else "full",
+    SUITE.get("rshperf", "?"), SUITE.get("rshperf_mtime", "?"),
     SUITE.get("git", "?")))
 print()
 print(" | ".join(hdr))

@@ -586,7 +586,7 @@ fn on_frame<T>(
 ) -> Result<bool, H2Error> {
     match head.kind {
         kind::HEADERS => {
-            if head.stream == 0 || head.stream % 2 == 0 {
+            if head.stream == 0 || head.stream.is_multiple_of(2) {
                 return Err(err(code::PROTOCOL_ERROR, "HEADERS on a non-client stream"));
             }
             let mut p = payload;
@@ -666,7 +666,7 @@ fn on_frame<T>(
                 }
                 return Ok(false);
             }
-            if payload.len() % 6 != 0 {
+            if !payload.len().is_multiple_of(6) {
                 return Err(err(code::FRAME_SIZE_ERROR, "SETTINGS size"));
             }
             for p in payload.chunks_exact(6) {

@@ -386,8 +386,7 @@ fn golden_report() {
     let got = golden_view(&r.text);
     // Reply header: :status 200 (10) + content-type text/plain (22) = 32 decoded
     // bytes; request: 9-byte frame header + 38-byte block.
-    let want = format!(
-        "rshperf --verbose --timeout=# --client=#/# --server=#.#.#.# --port=# \
+    let want = "rshperf --verbose --timeout=# --client=#/# --server=#.#.#.# --port=# \
          --uri=/golden --http-version=# --send-buffer=# --recv-buffer=# --num-conns=# \
          --num-calls=# --burst-length=#\n\
          rshperf: maximum number of open descriptors = #\n\
@@ -420,7 +419,6 @@ fn golden_report() {
          Percentiles lateness [ms]: p# # p# # p# # p#.# # p#.# # max #\n\
          HTTP/2: connections 2 streams 6 reset 0 goaway 0 protocol-errors 0\n\
          HTTP/# header compression: requests # B sent for # B (space savings #.#%) \
-         replies # B received for # B (space savings #.#%)\n"
-    );
+         replies # B received for # B (space savings #.#%)\n";
     assert_eq!(got, want, "report:\n{}", r.text);
 }

@@ -234,7 +234,7 @@ async fn answer(
     if !opts.delay.is_zero() {
         tokio::time::sleep(opts.delay).await;
     }
-    if opts.reset_every.is_some_and(|k| n % k == 0) {
+    if opts.reset_every.is_some_and(|k| n.is_multiple_of(k)) {
         respond.send_reset(h2::Reason::INTERNAL_ERROR);
         return;
     }
