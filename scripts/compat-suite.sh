@@ -51,6 +51,11 @@ cases=(
   "$S --uri /1k.html --wsess=10,6,0.05 --burst-length 3 --rate 5 --max-connections 2 --max-piped-calls 1"
   "$S --uri /1k.html --wsess=10,4,0 --burst-length 4 --rate 5 --max-connections 3 --max-piped-calls 2"
   "$S --uri /1k.html --wsess=20,2,0 --period u0.01,0.05"
+  # --wsesspage (httperf 0.9.0 aborts on a second page view: one view per session).
+  "$S --uri /page/index.html --wsesspage=5,1,0 --rate 10"
+  "$S --uri /page/moved --wsesspage=4,1,0 --rate 0"
+  "-v -v $S --uri /page/index.html --wsesspage=3,1,0.1 --rate 5"
+  "$S --uri /page/index.html --wsesspage=3,1,0 --rate 5 --http-version 1.0"
   # Issue 4: TLS against nginx's 8443.
   "$T --uri /1k.html --num-conns 20 --num-calls 5 --rate 20"
   "$T --uri /1k.html --wsess=10,4,0.1 --burst-length 2 --rate 10"

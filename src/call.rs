@@ -2,7 +2,8 @@
 //! and rendering its bytes (`Requests`).
 //!
 //! Owns the request layout of reference §4.6 for every workload: a fixed `--uri`,
-//! `--wlog` entries, `--wset` files and `--wsesslog` template requests, with the
+//! `--wlog` entries, `--wset` files, `--wsesslog` template requests and the URIs a
+//! `--wsesspage` session found (rendered from the session's own store), with the
 //! per-session `Cookie:` header inserted at issue time. Rendering appends to a
 //! connection's send buffer, so the steady state allocates nothing. Called by the
 //! engine when it queues a call; knows nothing about sockets.
@@ -35,6 +36,9 @@ pub enum CallRef {
     Uri(u32),
     /// Request `n` of the flattened `--wsesslog` templates.
     Template(u32),
+    /// URI `n` of the current page view of a `--wsesspage` session (the session holds
+    /// it; rendered with `Requests::render_uri`).
+    Page(u32),
 }
 
 /// One call queued on a connection.
@@ -211,6 +215,8 @@ impl Requests {
                 Some((s, u)) => (s, u),
                 None => (&self.fixed, &self.fixed_uri),
             },
+            // The URI is the session's; `render_uri` supplies it.
+            CallRef::Page(_) => (&self.fixed, &self.fixed_uri),
         }
     }
 
@@ -230,6 +236,29 @@ impl Requests {
         out: &mut Vec<u8>,
     ) -> (usize, usize) {
         let (shape, uri) = self.shape(what);
+        self.render_shape(shape, uri, host, cookie, out)
+    }
+
+    /// Like `render` for the fixed request (`--method`, headers) with another URI: the
+    /// `--wsesspage` objects.
+    pub fn render_uri(
+        &self,
+        uri: &[u8],
+        host: &str,
+        cookie: Option<&[u8]>,
+        out: &mut Vec<u8>,
+    ) -> (usize, usize) {
+        self.render_shape(&self.fixed, uri, host, cookie, out)
+    }
+
+    fn render_shape(
+        &self,
+        shape: &Shape,
+        uri: &[u8],
+        host: &str,
+        cookie: Option<&[u8]>,
+        out: &mut Vec<u8>,
+    ) -> (usize, usize) {
         let start = out.len();
         out.extend_from_slice(&shape.method);
         out.push(b' ');
@@ -430,5 +459,23 @@ mod tests {
         r.render(CallRef::Uri(0), "127.0.0.1", None, &mut out);
         assert!(out.starts_with(b"HEAD /wset/0/1.html HTTP/1.1\r\n"));
         assert!(r.is_head(CallRef::Uri(0)));
+    }
+
+    #[test]
+    fn page_calls_render_the_given_uri_with_the_fixed_headers() {
+        let c = cfg(&["--uri", "/page/index.html", "--add-header", "X-A: 1\\n"]);
+        let r = Requests::new(&c, b"");
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        r.render(CallRef::Fixed, "h", Some(b"s=1"), &mut a);
+        let (len, header) = r.render_uri(b"/page/index.html", "h", Some(b"s=1"), &mut b);
+        assert_eq!(a, b);
+        assert_eq!((len, header), (b.len(), b.len()));
+        b.clear();
+        r.render_uri(b"/page/a.png", "h", None, &mut b);
+        assert_eq!(
+            b,
+            b"GET /page/a.png HTTP/1.1\r\nUser-Agent: rshperf/0.1.0\r\nHost: h\r\nX-A: 1\r\n\r\n"
+        );
+        assert!(!r.is_head(CallRef::Page(3)));
     }
 }

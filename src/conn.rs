@@ -6,7 +6,8 @@
 //! times. It does not decide what to send or when to close: completed calls are
 //! handed to the engine as `Completion`s and the workload decides. Handlers return a
 //! `Step`; the engine owns the table, the poll registration and the timer wheel.
-//! Nothing here allocates once a slot's buffers have grown to their working size.
+//! Nothing here allocates once a slot's buffers have grown to their working size
+//! (except the `--wsesspage` scan of HTML replies, `http::html`).
 //! HTTP/2 connections (`--http-version 2`) are the same `Conn` with its protocol side
 //! in `conn/h2.rs`: chosen at connect time, feeding the same `Completion`s.
 
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::call::Call;
 use crate::http::cookie::CookieScan;
+use crate::http::html::PageScan;
 use crate::http::response::{Progress, ReplyParser, ReplySink};
 use crate::net;
 use crate::stats::{ErrorKind, Stats};
@@ -151,6 +153,8 @@ pub struct Conn {
     recv_deadline: Option<Instant>,
     /// Set-Cookie scanning (session workloads with `--session-cookies`).
     pub cookie: Option<CookieScan>,
+    /// Embedded-object scanning (`--wsesspage`).
+    pub page: Option<PageScan>,
     /// The TLS layer (`--ssl`).
     pub tls: Option<TlsConn>,
     /// Index of its target (`--servers`).
@@ -169,10 +173,12 @@ fn after(now: Instant, d: Option<Duration>) -> Option<Instant> {
     d.and_then(|d| now.checked_add(d))
 }
 
-/// Forwards parser pieces of one call to the engine's observer and the cookie scan.
+/// Forwards parser pieces of one call to the engine's observer, the cookie scan and
+/// the page scan.
 struct Tap<'a, 'b> {
     observer: &'a mut Option<&'b mut dyn ReplyObserver>,
     cookie: &'a mut Option<CookieScan>,
+    page: &'a mut Option<PageScan>,
     id: u64,
 }
 
@@ -184,10 +190,16 @@ impl ReplySink for Tap<'_, '_> {
         if let Some(c) = self.cookie.as_mut() {
             c.feed(bytes);
         }
+        if let Some(p) = self.page.as_mut() {
+            p.header(bytes);
+        }
     }
     fn body_bytes(&mut self, bytes: &[u8]) {
         if let Some(o) = self.observer.as_mut() {
             o.body(self.id, bytes);
+        }
+        if let Some(p) = self.page.as_mut() {
+            p.body(self.id, bytes);
         }
     }
 }
@@ -215,6 +227,7 @@ impl Conn {
             send_deadline: None,
             recv_deadline: None,
             cookie: None,
+            page: None,
             tls: None,
             tls_error: None,
             target: 0,
@@ -250,6 +263,9 @@ impl Conn {
         self.recv_deadline = None;
         if let Some(c) = self.cookie.as_mut() {
             c.take();
+        }
+        if let Some(p) = self.page.as_mut() {
+            p.clear();
         }
         self.tls = None;
         self.tls_error = None;
@@ -531,6 +547,7 @@ impl Conn {
             let mut tap = Tap {
                 observer: &mut ctx.observer,
                 cookie: &mut self.cookie,
+                page: &mut self.page,
                 id,
             };
             let progress = match self.parser.feed(data, &mut tap) {
@@ -594,6 +611,9 @@ impl Conn {
         };
         if let Some(o) = ctx.observer.as_mut() {
             o.done(call.id, r.header_bytes, r.content_bytes, r.footer_bytes);
+        }
+        if let Some(p) = self.page.as_mut() {
+            p.end_reply(call.id);
         }
         if self.sent > 0 {
             self.sent -= 1;
@@ -663,7 +683,7 @@ fn note_response(ctx: &mut Ctx<'_>, target: usize, d: Duration) {
     if let Some(s) = ctx.stats.servers.get_mut(target) {
         let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         s.response_sum_us += us;
-        let _ = s.response.record(us.max(1));
+        crate::stats::record(&mut s.response, us);
     }
 }
 

@@ -25,6 +25,7 @@ pub mod report;
 pub mod runner;
 pub mod serve;
 pub mod stats;
+pub mod subcommand;
 pub mod table;
 pub mod threshold;
 pub mod timer;
@@ -39,11 +40,8 @@ use error::Error;
 
 /// Runs rshperf with `argv` (program name first) and returns the exit status.
 pub fn run(argv: Vec<String>) -> i32 {
-    match argv.get(1).map(String::as_str) {
-        Some("serve") => return serve::serve_main(&argv[1..]),
-        Some("demo") => return serve::demo_main(&argv[1..]),
-        Some("merge") => return merge::merge_main(&argv[1..]),
-        _ => {}
+    if let Some(code) = subcommand::dispatch(&argv) {
+        return code;
     }
     match try_run(&argv) {
         Ok(code) => code,

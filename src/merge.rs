@@ -29,26 +29,10 @@ use crate::error::Error;
 use crate::report::classic::write_report;
 use crate::report::json::{stats_from_json, to_json, RunMeta};
 use crate::report::percentiles::write_percentiles;
+use crate::report::servers::write_servers;
 use crate::report::session::{write_session_block, SessionSummary};
 use crate::report::summary::{RunInfo, Summary};
 use crate::stats::Stats;
-
-/// The `rshperf merge -h` text.
-pub const MERGE_USAGE: &str = "\
-Usage: rshperf merge [--json=FILE] [--percentiles] FILE.json...
-
-Merges the --json documents of the partitions of one workload (rshperf
---partition=I/N --json=FILE, run at the same time with --start-at) into the report
-of the whole: counters summed, latency histograms merged exactly, rates over the
-union of the measured windows. Prints one 'Partition I/N:' line per input, then the
-classic report. Inputs of different workloads, or the same partition twice, are
-refused; missing partitions are a warning.
-
-  --json=FILE     also write the merged document to FILE ('-': stdout, instead of
-                  the text)
-  --percentiles   print the percentile lines (also -v)
-  -h, --help      this text
-";
 
 /// Config members that define the workload: inputs must agree on all of them.
 const WORKLOAD_KEYS: [&str; 16] = [
@@ -74,57 +58,28 @@ const WORKLOAD_KEYS: [&str; 16] = [
 /// the union of their windows understate the load that was offered.
 const MAX_START_SPREAD_S: f64 = 1.0;
 
-/// The options of `rshperf merge`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The options of `rshperf merge` (parsed by clap with `subcommand`'s conventions).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Parser)]
+#[command(
+    name = "merge",
+    about = "Merge the --json documents of the partitions of one workload into one report.",
+    long_about = "Merge the --json documents of the partitions of one workload (rshperf \
+--partition=I/N --json=FILE, run at the same time with --start-at) into the report of the \
+whole: counters summed, latency histograms merged exactly, rates over the union of the \
+measured windows. Prints one 'Partition I/N:' line per input, then the report a single run \
+would print. Inputs of different workloads, the same partition twice, and corrupt or \
+out-of-range documents are refused (exit status 1); missing partitions are a warning."
+)]
 pub struct MergeOptions {
-    /// `--json=FILE`: where to write the merged document (`-` = stdout).
+    /// Also write the merged document to FILE ('-': stdout, instead of the text)
+    #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub json: Option<String>,
-    /// `--percentiles` / `-v`.
+    /// Print the percentile lines
+    #[arg(long, short = 'v')]
     pub percentiles: bool,
-    /// Input documents, in the order given.
+    /// The --json documents to merge, in this order
+    #[arg(value_name = "FILE.json", required = true)]
     pub files: Vec<String>,
-}
-
-fn usage(msg: impl std::fmt::Display) -> Error {
-    Error::Usage(format!("merge: {msg}"))
-}
-
-impl MergeOptions {
-    /// Parses `args` (`args[0]` is `merge`); None for `-h`/`--help`.
-    pub fn from_args(args: &[String]) -> Result<Option<MergeOptions>, Error> {
-        let mut o = MergeOptions {
-            json: None,
-            percentiles: false,
-            files: Vec::new(),
-        };
-        let mut rest = args.iter().skip(1);
-        let mut only_files = false;
-        while let Some(a) = rest.next() {
-            if only_files || a == "-" || !a.starts_with('-') {
-                o.files.push(a.clone());
-                continue;
-            }
-            match a.as_str() {
-                "--" => only_files = true,
-                "-h" | "--help" => return Ok(None),
-                "-v" | "--percentiles" => o.percentiles = true,
-                "--json" => {
-                    let v = rest.next().ok_or_else(|| usage("--json needs a FILE"))?;
-                    o.json = Some(v.clone());
-                }
-                _ => match a.strip_prefix("--json=") {
-                    Some(v) if !v.is_empty() => o.json = Some(v.to_string()),
-                    _ => return Err(usage(format!("unknown option {a} (see rshperf merge -h)"))),
-                },
-            }
-        }
-        if o.files.is_empty() {
-            return Err(usage(
-                "no input files (usage: rshperf merge [--json=FILE] [--percentiles] FILE.json...)",
-            ));
-        }
-        Ok(Some(o))
-    }
 }
 
 /// One input document, read and checked.
@@ -146,6 +101,8 @@ pub struct Input {
     pub threads: u32,
     /// Wall-clock start, seconds since the epoch.
     pub start: f64,
+    /// Names of the servers of a `--servers` run, one per `stats.servers` element.
+    pub servers: Vec<String>,
 }
 
 impl Input {
@@ -192,6 +149,25 @@ impl Input {
         if !run.duration.is_finite() || run.duration < 0.0 {
             return Err(bad("duration_s is not a duration"));
         }
+        // The names are report facts (`servers[].server`), one per raw.servers element.
+        let servers: Vec<String> = match doc.get("servers") {
+            None => Vec::new(),
+            Some(list) => list
+                .as_array()
+                .and_then(|a| {
+                    a.iter()
+                        .map(|s| s.get("server").and_then(Value::as_str).map(str::to_string))
+                        .collect()
+                })
+                .ok_or_else(|| bad("servers is not a list of {\"server\": NAME, …}"))?,
+        };
+        if servers.len() != stats.servers.len() {
+            return Err(bad(&format!(
+                "servers names {} servers but raw.servers holds {}",
+                servers.len(),
+                stats.servers.len()
+            )));
+        }
         Ok(Input {
             file: file.to_string(),
             config,
@@ -201,6 +177,7 @@ impl Input {
             client,
             threads,
             start,
+            servers,
         })
     }
 
@@ -242,6 +219,15 @@ pub fn check(inputs: &[Input]) -> Result<Vec<String>, String> {
                     show(b)
                 ));
             }
+        }
+        if inp.servers != first.servers {
+            return Err(format!(
+                "{} and {} are runs against different servers: [{}] vs [{}]",
+                first.file,
+                inp.file,
+                first.servers.join(", "),
+                inp.servers.join(", ")
+            ));
         }
         for (what, mine, theirs) in [
             ("partition", inp.partition, first.partition),
@@ -329,10 +315,13 @@ pub struct Merged {
     pub start: f64,
     /// Engines of all inputs.
     pub threads: u32,
+    /// Server names of a `--servers` workload (the same in every input).
+    pub servers: Vec<String>,
 }
 
-/// Merges checked inputs.
-pub fn merge(inputs: &[Input]) -> Merged {
+/// Merges checked inputs; fails (naming the input and the field) when a sum would
+/// overflow or a total the report needs does not fit in 64 bits.
+pub fn merge(inputs: &[Input]) -> Result<Merged, String> {
     let mut stats = Stats::new();
     let start = inputs
         .iter()
@@ -341,14 +330,19 @@ pub fn merge(inputs: &[Input]) -> Merged {
         .unwrap_or(0.0);
     let (mut duration, mut cpu_user, mut cpu_system, mut threads) = (0.0f64, 0.0, 0.0, 0u32);
     for inp in inputs {
-        stats.merge(&inp.stats);
+        stats
+            .merge(&inp.stats)
+            .map_err(|e| format!("cannot add {}: {e}", inp.file))?;
         // Relative to the earliest start, so one input keeps its duration exactly.
         duration = duration.max(inp.start - start + inp.run.duration);
         cpu_user += inp.run.cpu_user;
         cpu_system += inp.run.cpu_system;
         threads = threads.saturating_add(inp.threads);
     }
-    Merged {
+    stats
+        .check_totals()
+        .map_err(|e| format!("the merged figures are out of range: {e}"))?;
+    Ok(Merged {
         stats,
         run: RunInfo {
             duration,
@@ -357,12 +351,17 @@ pub fn merge(inputs: &[Input]) -> Merged {
         },
         start,
         threads,
-    }
+        servers: inputs
+            .first()
+            .map(|i| i.servers.clone())
+            .unwrap_or_default(),
+    })
 }
 
 /// Writes the text: the `rshperf merge:` line, one `Partition` line per input, a blank
-/// line, the classic report, the session block (session workloads) and, with
-/// `percentiles`, the percentile lines.
+/// line, the classic report, the session block (session workloads), the per-server
+/// block (`--servers` workloads) and, with `percentiles`, the percentile lines: the
+/// order of a run's report.
 pub fn write_text<W: Write>(
     out: &mut W,
     inputs: &[Input],
@@ -403,6 +402,12 @@ pub fn write_text<W: Write>(
             &SessionSummary::new(&merged.stats, merged.run.duration),
         )?;
     }
+    write_servers(
+        out,
+        &merged.stats.servers,
+        &merged.servers,
+        merged.run.duration,
+    )?;
     if percentiles {
         write_percentiles(out, &merged.stats)?;
     }
@@ -432,7 +437,7 @@ pub fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -
         end: system_time(merged.start + merged.run.duration),
         partition: (0, 1),
         threads: merged.threads,
-        servers: Vec::new(),
+        servers: merged.servers.clone(),
     };
     let mut doc = to_json(&cfg, &merged.stats, &summary, &merged.run, &meta);
     let mut config = inputs.first().map_or(Value::Null, |i| i.config.clone());
@@ -466,7 +471,7 @@ fn write_json_dest(dest: &str, doc: &Value) -> io::Result<()> {
     }
 }
 
-fn try_merge(opts: &MergeOptions) -> Result<(), Error> {
+fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
     let fail = |m: String| Error::Startup(format!("merge: {m}"));
     let inputs = opts
         .files
@@ -477,7 +482,7 @@ fn try_merge(opts: &MergeOptions) -> Result<(), Error> {
     for w in check(&inputs).map_err(fail)? {
         eprintln!("rshperf: merge: {w}");
     }
-    let merged = merge(&inputs);
+    let merged = merge(&inputs).map_err(fail)?;
     if opts.json.as_deref() != Some("-") {
         let mut out = BufWriter::new(io::stdout().lock());
         // As a run: a closed stdout does not fail the merge.
@@ -489,34 +494,19 @@ fn try_merge(opts: &MergeOptions) -> Result<(), Error> {
         write_json_dest(dest, &doc)
             .map_err(|e| fail(format!("cannot write --json file {dest}: {e}")))?;
     }
-    Ok(())
+    Ok(0)
 }
 
 /// `rshperf merge …` (`args[0]` is `merge`): prints the merged report; returns the
 /// exit status (1 on any error).
 pub fn merge_main(args: &[String]) -> i32 {
-    let result = match MergeOptions::from_args(args) {
-        Ok(None) => {
-            let mut out = io::stdout().lock();
-            let _ = out.write_all(MERGE_USAGE.as_bytes());
-            let _ = out.flush();
-            return 0;
-        }
-        Ok(Some(opts)) => try_merge(&opts),
-        Err(e) => Err(e),
-    };
-    match result {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("{e}");
-            e.exit_code()
-        }
-    }
+    crate::subcommand::run::<MergeOptions>(args, |opts| try_merge(&opts))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::subcommand::Parsed;
 
     fn args(list: &[&str]) -> Vec<String> {
         std::iter::once("merge")
@@ -577,27 +567,68 @@ mod tests {
 
     fn text(inputs: &[Input], percentiles: bool) -> String {
         let mut out = Vec::new();
-        write_text(&mut out, inputs, &merge(inputs), percentiles).expect("Vec write");
+        write_text(
+            &mut out,
+            inputs,
+            &merge(inputs).expect("mergeable"),
+            percentiles,
+        )
+        .expect("Vec write");
         String::from_utf8(out).expect("ASCII")
     }
 
+    fn parse(list: &[&str]) -> Result<Parsed<MergeOptions>, Error> {
+        crate::subcommand::parse::<MergeOptions>(&args(list))
+    }
+
+    fn options(list: &[&str]) -> MergeOptions {
+        match parse(list) {
+            Ok(Parsed::Run(o)) => o,
+            other => panic!("{list:?}: {other:?}"),
+        }
+    }
+
     #[test]
-    fn options() {
-        let o = MergeOptions::from_args(&args(&["--json=m.json", "-v", "a", "b"]))
-            .expect("valid")
-            .expect("not help");
+    fn options_help_and_errors() {
+        let o = options(&["--json=m.json", "-v", "a", "b"]);
         assert_eq!(o.json.as_deref(), Some("m.json"));
         assert!(o.percentiles);
         assert_eq!(o.files, ["a", "b"]);
-        let o = MergeOptions::from_args(&args(&["--json", "-", "--", "--odd"]))
-            .expect("valid")
-            .expect("not help");
+        let o = options(&["--js", "-", "--perc", "--", "--odd"]);
         assert_eq!(o.json.as_deref(), Some("-"));
+        assert!(o.percentiles);
         assert_eq!(o.files, ["--odd"]);
-        assert_eq!(MergeOptions::from_args(&args(&["-h"])), Ok(None));
-        for bad in [&[][..], &["--json=x"], &["--bogus", "a"], &["a", "--json"]] {
-            let e = MergeOptions::from_args(&args(bad)).expect_err("invalid");
-            assert!(e.to_string().starts_with("rshperf: merge: "), "{e}");
+        match parse(&["-h"]) {
+            Ok(Parsed::Help(t)) => {
+                assert!(t.starts_with("Merge the --json documents "), "{t}");
+                assert!(
+                    t.contains("\nUsage: rshperf merge [OPTIONS] <FILE.json>...\n"),
+                    "{t}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let cases: [(&[&str], &str); 4] = [
+            (
+                &[],
+                "the following required arguments were not provided:\n  <FILE.json>...",
+            ),
+            (
+                &["--json=", "a"],
+                "a value is required for '--json <FILE>' but none was supplied",
+            ),
+            (&["--bogus", "a"], "unexpected argument '--bogus' found"),
+            (
+                &["a", "--json"],
+                "a value is required for '--json <FILE>' but none was supplied",
+            ),
+        ];
+        for (bad, want) in cases {
+            let e = parse(bad).expect_err("invalid").to_string();
+            assert!(
+                e.starts_with(&format!("rshperf: merge: {want}")),
+                "{bad:?}: {e}"
+            );
         }
     }
 
@@ -607,7 +638,7 @@ mod tests {
         let b = input("p1.json", &doc("/x", 1, 2, 20, 1000.5, 9.5));
         let inputs = [a, b];
         assert_eq!(check(&inputs), Ok(vec![]));
-        let m = merge(&inputs);
+        let m = merge(&inputs).expect("mergeable");
         assert_eq!(m.stats.connections, 50);
         assert_eq!(m.stats.replies(), 50);
         assert_eq!(m.run.duration, 10.0);
@@ -655,7 +686,7 @@ mod tests {
             input("p0.json", &doc("/x", 0, 2, 30, 1000.0, 9.5)),
             input("p1.json", &doc("/x", 1, 2, 20, 1000.5, 9.5)),
         ];
-        let m = merge(&inputs);
+        let m = merge(&inputs).expect("mergeable");
         let d = merged_json(&inputs, &m, Some("all.json"));
         assert_eq!(d["run"]["partition"], json!([0, 1]));
         assert_eq!(d["run"]["threads"], 2);
@@ -667,7 +698,7 @@ mod tests {
         assert_eq!(d["duration_s"], 10.0);
         let again = [input("all.json", &d)];
         assert_eq!(check(&again), Ok(vec![]));
-        let m2 = merge(&again);
+        let m2 = merge(&again).expect("mergeable");
         assert_eq!(m2.run, m.run);
         let d2 = merged_json(&again, &m2, Some("all.json"));
         for key in [

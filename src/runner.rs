@@ -69,6 +69,7 @@ pub struct ExecOptions {
 /// echo line when asked, the `--print-*` traces and the `-v`/`--periodic-stats` lines
 /// the engines write while running.
 pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunResult, Error> {
+    let start_delay = start_delay(cfg, SystemTime::now())?;
     let nofile = net::raise_nofile_limit()
         .map_err(|e| Error::Startup(format!("failed to get number of open file limit: {e}")))?;
     if opts.echo && text_out(cfg) {
@@ -85,7 +86,7 @@ pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunRe
         let _ = out.flush();
     }
 
-    wait_for_start(cfg);
+    std::thread::sleep(start_delay);
     let threads = cfg.threads.max(1);
     let per_engine_fds =
         nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
@@ -105,7 +106,9 @@ pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunRe
     let mut stopped = t0;
     let mut interrupted = false;
     for o in &outcomes {
-        stats.merge(&o.stats);
+        stats
+            .merge(&o.stats)
+            .map_err(|e| Error::Startup(format!("cannot merge the engines' statistics: {e}")))?;
         stopped = stopped.max(o.stopped);
         interrupted |= o.interrupted;
     }
@@ -184,20 +187,30 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
     Ok(if breached.is_empty() { 0 } else { 3 })
 }
 
-/// `--start-at`: sleeps until the given wall-clock time (or for the given delay).
-fn wait_for_start(cfg: &Config) {
-    let wait = match cfg.start_at {
-        None => return,
-        Some(StartAt::After(s)) => Duration::from_secs_f64(s),
+/// Farthest ahead `--start-at` may lie (as its `+SECONDS` form allows).
+const MAX_START_DELAY: Duration = Duration::from_secs(7 * 86_400);
+
+/// `--start-at`: how long to wait, from `now`, before the engines start (zero for a
+/// time already past); a start more than a week away is an error.
+fn start_delay(cfg: &Config, now: SystemTime) -> Result<Duration, Error> {
+    let secs = match cfg.start_at {
+        None => return Ok(Duration::ZERO),
+        Some(StartAt::After(s)) => s,
         Some(StartAt::Unix(t)) => {
-            let now = SystemTime::now()
+            let now = now
                 .duration_since(UNIX_EPOCH)
                 .unwrap_or_default()
                 .as_secs_f64();
-            Duration::from_secs_f64((t - now).max(0.0))
+            t - now
         }
     };
-    std::thread::sleep(wait);
+    match Duration::try_from_secs_f64(secs.max(0.0)) {
+        Ok(d) if d <= MAX_START_DELAY => Ok(d),
+        _ => Err(Error::Usage(format!(
+            "--start-at: the start time is more than 7 days ({} s) away",
+            MAX_START_DELAY.as_secs()
+        ))),
+    }
 }
 
 fn run_engines(
@@ -260,6 +273,28 @@ fn run_engines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_delay_is_bounded_and_never_panics() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let delay = |arg: &str| {
+            let opt = format!("--start-at={arg}");
+            let cfg =
+                Config::from_argv(&["rshperf", "--server=127.0.0.1", &opt]).expect("valid options");
+            start_delay(&cfg, now)
+        };
+        assert_eq!(delay("+2.5"), Ok(Duration::from_millis(2500)));
+        assert_eq!(delay("1700000010"), Ok(Duration::from_secs(10)));
+        assert_eq!(delay("1600000000"), Ok(Duration::ZERO));
+        assert_eq!(delay("1700604800"), Ok(MAX_START_DELAY));
+        for far in ["1700604801", "100000000000000000000"] {
+            let e = delay(far).expect_err("too far");
+            assert_eq!(
+                e.to_string(),
+                "rshperf: --start-at: the start time is more than 7 days (604800 s) away"
+            );
+        }
+    }
 
     #[test]
     fn stripes_partition_the_connections() {

@@ -2,9 +2,10 @@
 //! and for measuring rshperf's own ceiling) and `rshperf demo` (that server on a
 //! loopback ephemeral port in this process, with a workload run against it).
 //!
-//! Owns the two subcommands' option parsing, usage texts and exit statuses, and the
-//! public API (`ServeOptions`, `spawn`, `ServeHandle`) that tests and tools use to run
-//! the server in-process. The event loop is in `server.rs`, request heads in
+//! Owns the two subcommands' options (`serve`: clap, with `subcommand`'s conventions;
+//! `demo`: httperf's options), usage texts and exit statuses, and the public API
+//! (`ServeOptions`, `spawn`, `ServeHandle`) that tests and tools use to run the server
+//! in-process. The event loop is in `server.rs`, request heads in
 //! `request.rs`, pre-rendered replies in `reply.rs`. Called by `lib::run` when argv[1]
 //! is `serve` or `demo`.
 
@@ -12,7 +13,6 @@ mod reply;
 mod request;
 mod server;
 
-use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
@@ -55,24 +55,76 @@ impl Default for ServeOptions {
     }
 }
 
-/// The `rshperf serve -h` text.
-pub const SERVE_USAGE: &str = "\
-Usage: rshperf serve [--port N] [--address A] [--body-size N] [--delay MS]
-\t[--chunked] [--close] [--threads N]
+/// Largest `--body-size`: every reply variant is rendered once, in memory, at start.
+pub const MAX_BODY_SIZE: usize = 256 << 20;
 
-A small, fast HTTP/1.1 server for smoke tests and for measuring rshperf itself.
-Every request (any method, any path) is answered 200 with a body of N bytes of 'a'
-(HEAD: headers only). Keep-alive, pipelining and HTTP/1.0 are supported; request
-bodies are read and discarded. Runs until SIGINT or SIGTERM, then exits 0.
+/// The options of `rshperf serve`, as typed (clap); `into_options` checks and resolves
+/// them into `ServeOptions`.
+#[derive(Debug, Clone, PartialEq, clap::Parser)]
+#[command(
+    name = "serve",
+    about = "A small, fast HTTP/1.1 server for smoke tests and for measuring rshperf itself.",
+    long_about = "A small, fast HTTP/1.1 server for smoke tests and for measuring rshperf \
+itself. Every request (any method, any path) is answered 200 with a body of N bytes of 'a' \
+(HEAD: headers only). Keep-alive, pipelining and HTTP/1.0 are supported; request bodies are \
+read and discarded. Prints 'rshperf serve: listening on http://ADDRESS:PORT/' on stderr and \
+runs until SIGINT or SIGTERM, then exits 0."
+)]
+pub struct ServeArgs {
+    /// Port to listen on (0 picks a free port, printed)
+    #[arg(long, value_name = "N", default_value_t = 8080)]
+    pub port: u16,
+    /// Address to listen on
+    #[arg(long, value_name = "A", default_value = "127.0.0.1")]
+    pub address: String,
+    /// Reply body size in bytes (at most 268435456, 256 MiB)
+    #[arg(long, value_name = "N", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(..=MAX_BODY_SIZE as u64))]
+    pub body_size: u64,
+    /// Answer each request MS milliseconds after it arrives
+    #[arg(long, value_name = "MS", default_value_t = 0.0, value_parser = parse_delay_ms,
+          allow_hyphen_values = true)]
+    pub delay: f64,
+    /// Send bodies with Transfer-Encoding: chunked (HTTP/1.1 requests)
+    #[arg(long)]
+    pub chunked: bool,
+    /// Answer with Connection: close and close every connection
+    #[arg(long)]
+    pub close: bool,
+    /// Event-loop threads
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: u16,
+}
 
-  --port N        port to listen on (default 8080; 0 picks a free port, printed)
-  --address A     address to listen on (default 127.0.0.1)
-  --body-size N   reply body size in bytes (default 1024)
-  --delay MS      answer each request MS milliseconds after it arrives (default 0)
-  --chunked       send bodies with Transfer-Encoding: chunked (HTTP/1.1 requests)
-  --close         answer with Connection: close and close every connection
-  --threads N     event-loop threads (default 1)
-";
+/// `--delay`: milliseconds from 0 to 10^9 (about 11.6 days).
+fn parse_delay_ms(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(ms) if (0.0..=1e9).contains(&ms) => Ok(ms),
+        _ => Err("expected milliseconds from 0 to 1000000000".into()),
+    }
+}
+
+impl ServeArgs {
+    /// The server options: the address resolved, sizes and times converted.
+    pub fn into_options(self) -> Result<ServeOptions, Error> {
+        let host = self.address.trim_matches(['[', ']']);
+        let addr = (host, self.port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| Error::Usage(format!("serve: cannot resolve address '{host}'")))?;
+        Ok(ServeOptions {
+            addr,
+            body_size: usize::try_from(self.body_size)
+                .expect("--body-size is at most MAX_BODY_SIZE, a usize"),
+            delay: Duration::from_secs_f64(self.delay / 1000.0),
+            chunked: self.chunked,
+            close: self.close,
+            threads: usize::from(self.threads),
+        })
+    }
+}
 
 /// The `rshperf demo -h` text.
 pub const DEMO_USAGE: &str = "\
@@ -84,122 +136,23 @@ loopback ephemeral port in this process and runs the workload against it, e.g.
 --server, --servers and --port, which demo chooses.
 ";
 
-impl ServeOptions {
-    /// Parses `rshperf serve` options; `args[0]` is `serve`. `Ok(None)` for `-h`.
-    pub fn from_args(args: &[String]) -> Result<Option<ServeOptions>, Error> {
-        let mut opts = ServeOptions::default();
-        let mut host = opts.addr.ip().to_string();
-        let mut port = opts.addr.port();
-        let mut i = 1;
-        while i < args.len() {
-            let arg = args[i].as_str();
-            i += 1;
-            if arg == "-h" || arg == "--help" {
-                return Ok(None);
-            }
-            let Some(body) = arg.strip_prefix("--") else {
-                return Err(serve_err(format!("unexpected argument '{arg}'")));
-            };
-            let (name, inline) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (body, None),
-            };
-            if matches!(name, "chunked" | "close") {
-                if inline.is_some() {
-                    return Err(serve_err(format!(
-                        "option '--{name}' doesn't allow an argument"
-                    )));
-                }
-                if name == "chunked" {
-                    opts.chunked = true;
-                } else {
-                    opts.close = true;
-                }
-                continue;
-            }
-            if !matches!(name, "port" | "address" | "body-size" | "delay" | "threads") {
-                return Err(serve_err(format!("unrecognized option '{arg}'")));
-            }
-            let value = match inline {
-                Some(v) => v,
-                None if i < args.len() => {
-                    i += 1;
-                    args[i - 1].as_str()
-                }
-                None => return Err(serve_err(format!("option '--{name}' requires an argument"))),
-            };
-            let bad = || serve_err(format!("invalid --{name} value '{value}'"));
-            match name {
-                "port" => port = value.parse().map_err(|_| bad())?,
-                "address" => host = value.trim_matches(['[', ']']).to_string(),
-                "body-size" => opts.body_size = value.parse().map_err(|_| bad())?,
-                "delay" => {
-                    let ms: f64 = value.parse().map_err(|_| bad())?;
-                    if !(0.0..=1e9).contains(&ms) {
-                        return Err(bad());
-                    }
-                    opts.delay = Duration::from_secs_f64(ms / 1000.0);
-                }
-                _ => {
-                    opts.threads = value.parse().map_err(|_| bad())?;
-                    if !(1..=1024).contains(&opts.threads) {
-                        return Err(bad());
-                    }
-                }
-            }
-        }
-        opts.addr = (host.as_str(), port)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| serve_err(format!("cannot resolve address '{host}'")))?;
-        Ok(Some(opts))
-    }
-}
-
-fn serve_err(msg: String) -> Error {
-    Error::Usage(format!("serve: {msg}"))
-}
-
 /// `rshperf serve …` (`args[0]` is `serve`): serves until SIGINT or SIGTERM; returns
 /// the exit status.
 pub fn serve_main(args: &[String]) -> i32 {
-    let opts = match ServeOptions::from_args(args) {
-        Ok(Some(o)) => o,
-        Ok(None) => {
-            print_stdout(SERVE_USAGE);
-            return 0;
-        }
-        Err(e) => {
-            eprintln!("{e}");
-            return e.exit_code();
-        }
-    };
+    crate::subcommand::run::<ServeArgs>(args, |a| serve(a.into_options()?))
+}
+
+fn serve(opts: ServeOptions) -> Result<i32, Error> {
+    let fail = |m: String| Error::Startup(format!("serve: {m}"));
     // Registered before the server starts, so a signal never finds the default action.
-    let mut signals = match Signals::new([SIGINT, SIGTERM]) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("rshperf: serve: cannot handle signals: {e}");
-            return 1;
-        }
-    };
+    let mut signals =
+        Signals::new([SIGINT, SIGTERM]).map_err(|e| fail(format!("cannot handle signals: {e}")))?;
     let addr = opts.addr;
-    let handle = match spawn(opts) {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("rshperf: serve: cannot listen on {addr}: {e}");
-            return 1;
-        }
-    };
+    let handle = spawn(opts).map_err(|e| fail(format!("cannot listen on {addr}: {e}")))?;
     eprintln!("rshperf serve: listening on http://{}/", handle.addr());
     let _ = signals.forever().next();
-    match handle.stop() {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("rshperf: serve: {e}");
-            1
-        }
-    }
+    handle.stop().map_err(|e| fail(e.to_string()))?;
+    Ok(0)
 }
 
 /// `rshperf demo [workload options]` (`args[0]` is `demo`): runs the workload against
@@ -253,21 +206,20 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
     Ok(code)
 }
 
-/// Writes `text` to stdout, ignoring a closed stdout.
-fn print_stdout(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-}
+use crate::subcommand::print_stdout;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::subcommand::{parse as parse_args, Parsed};
 
     fn parse(args: &[&str]) -> Result<Option<ServeOptions>, Error> {
         let mut v = vec!["serve".to_string()];
         v.extend(args.iter().map(|s| s.to_string()));
-        ServeOptions::from_args(&v)
+        match parse_args::<ServeArgs>(&v)? {
+            Parsed::Run(a) => a.into_options().map(Some),
+            Parsed::Help(_) => Ok(None),
+        }
     }
 
     fn err(args: &[&str]) -> String {
@@ -282,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn every_option_both_forms() {
+    fn every_option_both_forms_and_prefixes() {
         let o = parse(&[
             "--port",
             "0",
@@ -302,48 +254,72 @@ mod tests {
         assert_eq!(o.delay, Duration::from_micros(2500));
         assert!(o.chunked && o.close);
         assert_eq!(o.threads, 3);
-        let o = parse(&["--port=9", "--address=[127.0.0.2]"])
-            .unwrap()
-            .unwrap();
+        let o = parse(&[
+            "--port=9",
+            "--address=[127.0.0.2]",
+            "--body=268435456",
+            "--ch",
+        ])
+        .unwrap()
+        .unwrap();
         assert_eq!(o.addr, "127.0.0.2:9".parse().unwrap());
+        assert_eq!(o.body_size, MAX_BODY_SIZE);
+        assert!(o.chunked);
     }
 
     #[test]
     fn errors() {
         let cases: &[(&[&str], &str)] = &[
-            (&["--port", "x"], "rshperf: serve: invalid --port value 'x'"),
+            (
+                &["--port", "x"],
+                "rshperf: serve: invalid value 'x' for '--port <N>': invalid digit found in string",
+            ),
             (
                 &["--port", "70000"],
-                "rshperf: serve: invalid --port value '70000'",
+                "rshperf: serve: invalid value '70000' for '--port <N>': 70000 is not in 0..=65535",
             ),
             (
                 &["--delay", "-1"],
-                "rshperf: serve: invalid --delay value '-1'",
+                "rshperf: serve: invalid value '-1' for '--delay <MS>': expected milliseconds",
             ),
             (
                 &["--delay", "nan"],
-                "rshperf: serve: invalid --delay value 'nan'",
+                "rshperf: serve: invalid value 'nan' for '--delay <MS>': expected milliseconds",
             ),
             (
                 &["--threads", "0"],
-                "rshperf: serve: invalid --threads value '0'",
+                "rshperf: serve: invalid value '0' for '--threads <N>': 0 is not in 1..=1024",
+            ),
+            (
+                &["--body-size", "99999999999999999"],
+                "rshperf: serve: invalid value '99999999999999999' for '--body-size <N>': \
+                 99999999999999999 is not in 0..=268435456",
             ),
             (
                 &["--body-size"],
-                "rshperf: serve: option '--body-size' requires an argument",
+                "rshperf: serve: a value is required for '--body-size <N>' but none was supplied",
             ),
             (
                 &["--close=1"],
-                "rshperf: serve: option '--close' doesn't allow an argument",
+                "rshperf: serve: unexpected value '1' for '--close' found; no more were expected",
             ),
             (
                 &["--bogus"],
-                "rshperf: serve: unrecognized option '--bogus'",
+                "rshperf: serve: unexpected argument '--bogus' found",
             ),
-            (&["extra"], "rshperf: serve: unexpected argument 'extra'"),
+            (&["--c"], "rshperf: serve: unexpected argument '--c' found"),
+            (
+                &["extra"],
+                "rshperf: serve: unexpected argument 'extra' found",
+            ),
+            (
+                &["--address", "no such host.invalid"],
+                "rshperf: serve: cannot resolve address 'no such host.invalid'",
+            ),
         ];
         for (args, want) in cases {
-            assert_eq!(err(args), *want, "{args:?}");
+            let e = err(args);
+            assert!(e.starts_with(want), "{args:?}: {e}");
         }
     }
 }

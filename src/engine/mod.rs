@@ -6,12 +6,14 @@
 //! `--runtime`, SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the
 //! next I/O or deadline (a timerfd gives sub-millisecond wakeups): no busy polling.
 //! What to send is decided by the workload halves in `request` (one connection per
-//! arrival) and `session` (`--wsess`, `--wsesslog`); socket and TLS set-up is in
-//! `connect`. Feeds one `Stats`; the runner merges engines and prints the report.
+//! arrival) and `session` (`--wsess`, `--wsesslog`, and with `page` `--wsesspage`);
+//! socket and TLS set-up is in `connect`. Feeds one `Stats`; the runner merges engines
+//! and prints the report.
 //! (Longer than 600 lines: the loop, dispatch, flushing, timers and teardown share
 //! the engine's fields and are read together.)
 
 mod connect;
+mod page;
 mod request;
 mod session;
 
@@ -598,12 +600,20 @@ impl<'c> Engine<'c> {
             .get(conn.target)
             .map_or("", |t| t.host.as_str());
         let (len, header, start) = if conn.is_h2() {
+            // (`--wsesspage` is refused with HTTP/2: see `Config::unsupported`.)
             let (len, header) = conn.stage_h2(&self.work.requests, what, host, cookie);
             (len, header, None)
         } else {
+            let page_uri = page::call_uri(&mut self.sessions, conn.owner, what);
             let buf = conn.send_buf();
             let start = buf.len();
-            let (len, header) = self.work.requests.render(what, host, cookie, buf);
+            let (len, header) = match page_uri {
+                Some(uri) => self
+                    .work
+                    .requests
+                    .render_uri(uri.as_bytes(), host, cookie, buf),
+                None => self.work.requests.render(what, host, cookie, buf),
+            };
             (len, header, Some(start))
         };
         if self.cfg.verbose > 0 && self.cfg.json.as_deref() != Some("-") {

@@ -1,7 +1,9 @@
-//! Session workloads (`--wsess`, `--wsesslog`): sessions arrive at `--rate`, each
-//! issuing bursts of calls (the first call of a burst alone, the rest together once
-//! it is answered) with think times between bursts, over up to `--max-connections`
-//! connections with up to `--max-piped-calls` calls each (reference §4.8).
+//! Session workloads (`--wsess`, `--wsesslog`, `--wsesspage`): sessions arrive at
+//! `--rate`, each issuing bursts of calls (the first call of a burst alone, the rest
+//! together once it is answered) with think times between bursts, over up to
+//! `--max-connections` connections with up to `--max-piped-calls` calls each
+//! (reference §4.8). For `--wsesspage` a burst is a page view whose calls
+//! `engine::page` finds in the replies.
 //!
 //! Fixes over httperf: calls that find no connection with room wait instead of
 //! aborting; a burst that ends mid-flight never double-frees; a connection that fails
@@ -12,6 +14,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use super::page::PageView;
 use super::{Engine, Timer};
 use crate::call::CallRef;
 use crate::conn::{Completion, Owner};
@@ -41,7 +44,7 @@ pub struct Session {
     /// Calls issued so far (`--wsess`).
     issued: u64,
     /// Calls of the current burst not yet answered.
-    in_burst: u64,
+    pub(super) in_burst: u64,
     /// The rest of the current burst is still to be issued.
     rest_pending: bool,
     conns: [Option<ConnId>; MAX_CONNS],
@@ -53,6 +56,8 @@ pub struct Session {
     conn_retries: u8,
     /// TLS session store shared by the session's connections (resumption).
     tls: Option<SessionCache>,
+    /// `--wsesspage`: the URIs of the current page view.
+    pub(super) page: PageView,
 }
 
 impl Session {
@@ -120,6 +125,8 @@ impl Engine<'_> {
                 .get(s.template)
                 .and_then(|t| t.get(s.burst))
                 .map_or(0, |b| b.calls.len() as u64),
+            // The page alone; `engine::page` adds what its replies embed.
+            Kind::Wsesspage { .. } => 1,
             Kind::Request => 0,
         };
         if size == 0 {
@@ -153,13 +160,14 @@ impl Engine<'_> {
                 s.issued += 1;
                 self.next_call_ref(now, index)
             }
+            Kind::Wsesspage { .. } => self.page_first_call(id),
             Kind::Request => None,
         }
     }
 
     /// Puts a call on the first connection of the session with room (opening one if a
     /// slot is free), or makes it wait.
-    fn assign(&mut self, id: ConnId, what: CallRef, retries: u8, now: Instant) {
+    pub(super) fn assign(&mut self, id: ConnId, what: CallRef, retries: u8, now: Instant) {
         let (max_conns, max_piped) = (self.max_conns(), self.max_piped());
         for slot in 0..max_conns {
             let Some(s) = self.sessions.get_mut(id) else {
@@ -195,6 +203,7 @@ impl Engine<'_> {
                             c.cookie.get_or_insert_with(CookieScan::default);
                         }
                     }
+                    self.page_attach(cid);
                     let Some(s) = self.sessions.get_mut(id) else {
                         return;
                     };
@@ -277,6 +286,7 @@ impl Engine<'_> {
             self.end_session(sess, false, now);
             return;
         }
+        self.page_on_reply(c, sess, now);
         self.call_done(sess, now);
         self.pump(sess, now);
     }
@@ -313,6 +323,7 @@ impl Engine<'_> {
                     burst.and_then(|b| b.think).unwrap_or(*think),
                 )
             }
+            Kind::Wsesspage { pages, think, .. } => ((s.burst as u64) + 1 < *pages, *think),
             Kind::Request => (false, 0.0),
         };
         if !more {

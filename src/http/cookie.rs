@@ -5,6 +5,8 @@
 //! `Set-Cookie: ` (case-insensitive) up to the first `;`, at most 245 bytes. Called by
 //! the connection for replies of session workloads; the session stores the value.
 
+use super::lines::Lines;
+
 /// Longest header line examined (longer lines are not cookies we can keep anyway).
 const MAX_LINE: usize = 4096;
 /// Longest cookie kept (httperf's limit).
@@ -13,46 +15,34 @@ pub const MAX_COOKIE: usize = 245;
 /// Assembles header lines and remembers the last `Set-Cookie` value.
 #[derive(Debug, Clone, Default)]
 pub struct CookieScan {
-    line: Vec<u8>,
-    overflow: bool,
+    lines: Lines,
     found: Option<Vec<u8>>,
+}
+
+/// Keeps the cookie of `line` in `found` if it is a `Set-Cookie: ` line.
+fn examine(line: &[u8], found: &mut Option<Vec<u8>>) {
+    const NAME: &[u8] = b"set-cookie: ";
+    if line.len() >= NAME.len() && line[..NAME.len()].eq_ignore_ascii_case(NAME) {
+        let value = &line[NAME.len()..];
+        let end = value.iter().position(|&c| c == b';').unwrap_or(value.len());
+        let kept = &value[..end.min(MAX_COOKIE)];
+        let slot = found.get_or_insert_with(Vec::new);
+        slot.clear();
+        slot.extend_from_slice(kept);
+    }
 }
 
 impl CookieScan {
     /// Feeds header-block bytes.
     pub fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            if b == b'\n' {
-                if !self.overflow {
-                    self.examine();
-                }
-                self.line.clear();
-                self.overflow = false;
-            } else if self.line.len() < MAX_LINE {
-                self.line.push(b);
-            } else {
-                self.overflow = true;
-            }
-        }
-    }
-
-    fn examine(&mut self) {
-        const NAME: &[u8] = b"set-cookie: ";
-        let line = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
-        if line.len() >= NAME.len() && line[..NAME.len()].eq_ignore_ascii_case(NAME) {
-            let value = &line[NAME.len()..];
-            let end = value.iter().position(|&c| c == b';').unwrap_or(value.len());
-            let kept = &value[..end.min(MAX_COOKIE)];
-            let slot = self.found.get_or_insert_with(Vec::new);
-            slot.clear();
-            slot.extend_from_slice(kept);
-        }
+        let found = &mut self.found;
+        self.lines
+            .feed(bytes, MAX_LINE, |line| examine(line, found));
     }
 
     /// The cookie found since the last call, if any.
     pub fn take(&mut self) -> Option<Vec<u8>> {
-        self.line.clear();
-        self.overflow = false;
+        self.lines.clear();
         self.found.take()
     }
 }

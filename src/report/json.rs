@@ -2,33 +2,31 @@
 //!
 //! Owns the document layout (`docs/json.md` is its specification): the configuration,
 //! wall-clock start and end, every figure of the classic report unrounded, the
-//! percentiles, the raw `Stats` counters and the latency histograms in HdrHistogram V2
-//! form (uncompressed, base64), so that documents of several runs or machines can be
-//! merged exactly later. `stats_from_json` is the reverse, for `rshperf merge`: it
-//! rebuilds the `Stats` and `RunInfo` a document was written from. Also owns the RFC 3339
-//! formatting of `SystemTime` (no date crate needed). Computes no report figure itself
-//! (see `summary`); does no I/O beyond the given writer (`write_json_to` opens the named
-//! file). Called by the runner.
+//! percentiles, and the run's `Stats` exactly (`raw`, and the latency histograms in
+//! HdrHistogram V2 form as `histograms`), so that documents of several runs or machines
+//! can be merged exactly later. `raw` and `histograms` are `Stats`' own serde schema
+//! (`stats/mod.rs`), not a list kept here. `stats_from_json` is the reverse, for
+//! `rshperf merge`: it rebuilds the `Stats` and `RunInfo` a document was written from,
+//! refusing (with the member's path) anything missing, unknown or out of range. Also
+//! owns the RFC 3339 formatting of `SystemTime` (no date crate needed). Computes no
+//! report figure itself (see `summary`); does no I/O beyond the given writer
+//! (`write_json_to` opens the named file). Called by the runner and `rshperf merge`.
 //!
 //! Figures that are not finite (rates over a zero duration) are `null`: JSON has no
 //! `inf` or `NaN`.
 //!
-//! Longer than the usual 600 lines: writer and reader of one layout belong together
-//! (a member renamed on one side must be renamed on the other), and a third of the file
-//! is the tests (exact round trip, merge equivalence, layout, rejected documents).
+//! Longer than the usual 600 lines: writer and reader of one layout belong together,
+//! and a third of the file is the tests (exact round trip, merge equivalence, layout,
+//! rejected documents).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use base64::engine::general_purpose::STANDARD as BASE64;
-use base64::Engine as _;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
-use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 
 use crate::config::Config;
-use crate::stats::{RateSample, Stats, LIFETIME_BINS};
+use crate::stats::Stats;
 use crate::workload::rate::Period;
 
 use super::percentiles::{histograms, quantile_ms, QUANTILES};
@@ -37,8 +35,10 @@ use super::summary::{RateSummary, RunInfo, Summary};
 /// The `format` member of every document.
 pub const FORMAT: &str = "rshperf-result";
 
-/// The `version` member: incremented on any incompatible change of the layout.
-pub const VERSION: u64 = 1;
+/// The `version` member: incremented on any incompatible change of the layout
+/// (2: `raw` holds every `Stats` field, `servers`, `tls_handshakes` and
+/// `status_200_302` included, and unknown `raw` members are refused).
+pub const VERSION: u64 = 2;
 
 /// Report names of the error counters (JSON keys), in `ErrorKind` order.
 pub use crate::stats::ERROR_KEYS;
@@ -245,70 +245,19 @@ fn sessions_json(stats: &Stats, duration: f64) -> Value {
     })
 }
 
-/// Every `Stats` field needed to rebuild it exactly (see `stats_from_json`).
-fn raw_json(s: &Stats) -> Value {
-    let bins: Vec<Value> = s
-        .lifetime_bins
-        .iter()
-        .enumerate()
-        .filter(|&(_, &c)| c != 0)
-        .map(|(i, &c)| json!([i, c]))
-        .collect();
-    let samples: Vec<Value> = s
-        .rate_samples
-        .iter()
-        .map(|r| json!({ "replies": r.replies, "sessions": r.sessions, "seconds": r.seconds }))
-        .collect();
-    json!({
-        "connections": s.connections,
-        "max_concurrent": s.max_concurrent,
-        "max_burst": s.max_burst,
-        "connects": s.connects,
-        "connect_sum_us": s.connect_sum_us,
-        "requests": s.requests,
-        "request_bytes": s.request_bytes,
-        "replies_by_class": s.replies_by_class,
-        "responses": s.responses,
-        "response_sum_us": s.response_sum_us,
-        "transfer_sum_us": s.transfer_sum_us,
-        "reply_header_bytes": s.reply_header_bytes,
-        "reply_content_bytes": s.reply_content_bytes,
-        "reply_footer_bytes": s.reply_footer_bytes,
-        "lifetimes": s.lifetimes,
-        "lifetime_sum_us": s.lifetime_sum_us,
-        // u128 does not fit a JSON number that every reader accepts.
-        "lifetime_sumsq_us": s.lifetime_sumsq_us.to_string(),
-        "lifetime_min_us": (s.lifetime_min_us != u64::MAX).then_some(s.lifetime_min_us),
-        "lifetime_max_us": s.lifetime_max_us,
-        "lifetime_bins": bins,
-        "errors": s.errors,
-        "rate_samples": samples,
-        "sessions_ok": s.sessions_ok,
-        "sessions_failed": s.sessions_failed,
-        "session_connects_ok": s.session_connects_ok,
-        "session_life_ok_us": s.session_life_ok_us,
-        "session_life_failed_us": s.session_life_failed_us,
-        "session_lengths": s.session_lengths,
-    })
-}
+/// The name, in `Stats`' schema, of the member that the document carries at its top
+/// level instead of inside `raw` (HdrHistogram readers find it there).
+const HISTOGRAMS: &str = "histograms";
 
-/// HdrHistogram V2 (uncompressed) serialization, base64 (standard alphabet, padded).
-pub fn encode_histogram(h: &Histogram<u64>) -> String {
-    let mut bytes = Vec::new();
-    V2Serializer::new()
-        .serialize(h, &mut bytes)
-        .expect("V2 serialization into a Vec cannot fail on a 64-bit usize");
-    BASE64.encode(bytes)
-}
-
-/// The reverse of `encode_histogram`.
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
-    let bytes = BASE64
-        .decode(text)
-        .map_err(|e| format!("bad base64: {e}"))?;
-    Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("bad HdrHistogram V2 data: {e:?}"))
+/// `Stats` as the document's `raw` and `histograms` members (see `stats_from_json`).
+fn stats_members(s: &Stats) -> (Value, Value) {
+    let mut raw = serde_json::to_value(s)
+        .expect("Stats serializes to JSON: string keys, no failing serializer");
+    let hists = raw
+        .as_object_mut()
+        .and_then(|o| o.remove(HISTOGRAMS))
+        .expect("Stats has a histograms member");
+    (raw, hists)
 }
 
 /// The complete document (layout: `docs/json.md`).
@@ -326,7 +275,6 @@ pub fn to_json(
         errors.insert((*key).into(), json!(n));
     }
     let mut percentiles = Map::new();
-    let mut hists = Map::new();
     for (name, h) in histograms(stats) {
         let mut p = Map::new();
         p.insert("count".into(), json!(h.len()));
@@ -335,7 +283,6 @@ pub fn to_json(
         }
         p.insert("max".into(), json!(quantile_ms(h, 1.0)));
         percentiles.insert(name.into(), Value::Object(p));
-        hists.insert(name.into(), json!(encode_histogram(h)));
     }
     let [c1, c2, c3, c4, c5] = s.reply_status;
     let mut doc = json!({
@@ -437,8 +384,9 @@ pub fn to_json(
         }
         obj.insert("http2".into(), v);
     }
-    obj.insert("raw".into(), raw_json(stats));
-    obj.insert("histograms".into(), Value::Object(hists));
+    let (raw, hists) = stats_members(stats);
+    obj.insert("raw".into(), raw);
+    obj.insert(HISTOGRAMS.into(), hists);
     doc
 }
 
@@ -522,29 +470,10 @@ fn get_f64(v: &Value, at: &str, key: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("{at}{key} is not a number"))
 }
 
-fn get_array<'a>(v: &'a Value, at: &str, key: &str) -> Result<&'a Vec<Value>, String> {
-    get(v, at, key)?
-        .as_array()
-        .ok_or_else(|| format!("{at}{key} is not an array"))
-}
-
-fn u64_list(v: &Value, at: &str, key: &str) -> Result<Vec<u64>, String> {
-    get_array(v, at, key)?
-        .iter()
-        .map(|x| {
-            x.as_u64()
-                .ok_or_else(|| format!("{at}{key} holds a non-integer"))
-        })
-        .collect()
-}
-
-fn u64_array<const N: usize>(v: &Value, at: &str, key: &str) -> Result<[u64; N], String> {
-    let list = u64_list(v, at, key)?;
-    <[u64; N]>::try_from(list).map_err(|_| format!("{at}{key} must have {N} elements"))
-}
-
 /// Rebuilds the `Stats` and `RunInfo` a document was made from (for merging runs):
-/// counters, sums, bins, samples and histograms are exact.
+/// every field exactly, histograms included. A member missing, of the wrong type, out
+/// of range or unknown (it would be lost) is an error naming it, e.g.
+/// `raw.errors: invalid length 2, expected an array of length 8`.
 pub fn stats_from_json(v: &Value) -> Result<(Stats, RunInfo), String> {
     if v.get("format").and_then(Value::as_str) != Some(FORMAT) {
         return Err(format!("not an {FORMAT} document"));
@@ -552,7 +481,8 @@ pub fn stats_from_json(v: &Value) -> Result<(Stats, RunInfo), String> {
     let version = get_u64(v, "", "version")?;
     if version != VERSION {
         return Err(format!(
-            "unsupported {FORMAT} version {version} (this rshperf reads {VERSION})"
+            "unsupported {FORMAT} version {version} (this rshperf reads {VERSION}; \
+             write the document again with this rshperf)"
         ));
     }
     let cpu = get(v, "", "cpu")?;
@@ -561,82 +491,33 @@ pub fn stats_from_json(v: &Value) -> Result<(Stats, RunInfo), String> {
         cpu_user: get_f64(cpu, "cpu.", "user_s")?,
         cpu_system: get_f64(cpu, "cpu.", "system_s")?,
     };
-    let r = get(v, "", "raw")?;
-    let at = "raw.";
-    let mut s = Stats::new();
-    s.connections = get_u64(r, at, "connections")?;
-    s.max_concurrent = get_u64(r, at, "max_concurrent")?;
-    s.max_burst = get_u64(r, at, "max_burst")?;
-    s.connects = get_u64(r, at, "connects")?;
-    s.connect_sum_us = get_u64(r, at, "connect_sum_us")?;
-    s.requests = get_u64(r, at, "requests")?;
-    s.request_bytes = get_u64(r, at, "request_bytes")?;
-    s.replies_by_class = u64_array(r, at, "replies_by_class")?;
-    s.responses = get_u64(r, at, "responses")?;
-    s.response_sum_us = get_u64(r, at, "response_sum_us")?;
-    s.transfer_sum_us = get_u64(r, at, "transfer_sum_us")?;
-    s.reply_header_bytes = get_u64(r, at, "reply_header_bytes")?;
-    s.reply_content_bytes = get_u64(r, at, "reply_content_bytes")?;
-    s.reply_footer_bytes = get_u64(r, at, "reply_footer_bytes")?;
-    s.lifetimes = get_u64(r, at, "lifetimes")?;
-    s.lifetime_sum_us = get_u64(r, at, "lifetime_sum_us")?;
-    s.lifetime_sumsq_us = get(r, at, "lifetime_sumsq_us")?
-        .as_str()
-        .and_then(|t| t.parse().ok())
-        .ok_or("raw.lifetime_sumsq_us is not a decimal string")?;
-    s.lifetime_min_us = match get(r, at, "lifetime_min_us")? {
-        Value::Null => u64::MAX,
-        x => x
-            .as_u64()
-            .ok_or("raw.lifetime_min_us is not an unsigned integer")?,
-    };
-    s.lifetime_max_us = get_u64(r, at, "lifetime_max_us")?;
-    for pair in get_array(r, at, "lifetime_bins")? {
-        let bad = || "raw.lifetime_bins holds a bad [bin, count] pair".to_string();
-        let (bin, count) = match pair.as_array().map(Vec::as_slice) {
-            Some([b, c]) => (b.as_u64().ok_or_else(bad)?, c.as_u64().ok_or_else(bad)?),
-            _ => return Err(bad()),
+    let mut raw = get(v, "", "raw")?.clone();
+    let members = raw.as_object_mut().ok_or("raw is not an object")?;
+    if members.contains_key(HISTOGRAMS) {
+        return Err(format!(
+            "raw.{HISTOGRAMS}: unknown member (it belongs at the top level)"
+        ));
+    }
+    members.insert(HISTOGRAMS.into(), get(v, "", HISTOGRAMS)?.clone());
+    let stats: Stats = serde_path_to_error::deserialize(&raw).map_err(|e| {
+        let path = e.path().to_string();
+        let at = match path.as_str() {
+            "." => "raw".to_string(),
+            p if p.starts_with(HISTOGRAMS) => p.to_string(),
+            p => format!("raw.{p}"),
         };
-        let slot = usize::try_from(bin)
-            .ok()
-            .filter(|&i| i <= LIFETIME_BINS)
-            .ok_or_else(|| format!("raw.lifetime_bins: bin {bin} out of range"))?;
-        s.lifetime_bins[slot] += count;
-    }
-    s.errors = u64_array(r, at, "errors")?;
-    for sample in get_array(r, at, "rate_samples")? {
-        let at = "raw.rate_samples[].";
-        s.rate_samples.push(RateSample {
-            replies: get_u64(sample, at, "replies")?,
-            sessions: get_u64(sample, at, "sessions")?,
-            seconds: get_f64(sample, at, "seconds")?,
-        });
-    }
-    s.sessions_ok = get_u64(r, at, "sessions_ok")?;
-    s.sessions_failed = get_u64(r, at, "sessions_failed")?;
-    s.session_connects_ok = get_u64(r, at, "session_connects_ok")?;
-    s.session_life_ok_us = get_u64(r, at, "session_life_ok_us")?;
-    s.session_life_failed_us = get_u64(r, at, "session_life_failed_us")?;
-    s.session_lengths = u64_list(r, at, "session_lengths")?;
-    let h = get(v, "", "histograms")?;
-    let hist = |name: &str| -> Result<Histogram<u64>, String> {
-        let text = get(h, "histograms.", name)?
-            .as_str()
-            .ok_or_else(|| format!("histograms.{name} is not a string"))?;
-        decode_histogram(text).map_err(|e| format!("histograms.{name}: {e}"))
-    };
-    s.hist.connect = hist("connect")?;
-    s.hist.response = hist("response")?;
-    s.hist.transfer = hist("transfer")?;
-    s.hist.lifetime = hist("lifetime")?;
-    s.hist.lateness = hist("lateness")?;
-    Ok((s, run))
+        format!("{at}: {}", e.inner())
+    })?;
+    Ok((stats, run))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::ErrorKind;
+    use crate::stats::tests::every_field_set;
+    use crate::stats::{ErrorKind, RateSample, LIFETIME_BINS};
+    use base64::engine::general_purpose::STANDARD as BASE64;
+    use base64::Engine as _;
     use std::time::Duration;
 
     /// A run with a bit of everything, including values that stress the encoding.
@@ -717,45 +598,16 @@ mod tests {
         to_json(&cfg(), s, &summary, &RUN, &meta())
     }
 
+    /// Equal field by field: the comparison comes from the one schema, so it cannot
+    /// leave a field out.
     fn assert_stats_eq(a: &Stats, b: &Stats) {
-        assert_eq!(a.connections, b.connections);
-        assert_eq!(a.max_concurrent, b.max_concurrent);
-        assert_eq!(a.max_burst, b.max_burst);
-        assert_eq!(a.connects, b.connects);
-        assert_eq!(a.connect_sum_us, b.connect_sum_us);
-        assert_eq!(a.requests, b.requests);
-        assert_eq!(a.request_bytes, b.request_bytes);
-        assert_eq!(a.replies_by_class, b.replies_by_class);
-        assert_eq!(a.responses, b.responses);
-        assert_eq!(a.response_sum_us, b.response_sum_us);
-        assert_eq!(a.transfer_sum_us, b.transfer_sum_us);
-        assert_eq!(a.reply_header_bytes, b.reply_header_bytes);
-        assert_eq!(a.reply_content_bytes, b.reply_content_bytes);
-        assert_eq!(a.reply_footer_bytes, b.reply_footer_bytes);
-        assert_eq!(a.lifetimes, b.lifetimes);
-        assert_eq!(a.lifetime_sum_us, b.lifetime_sum_us);
-        assert_eq!(a.lifetime_sumsq_us, b.lifetime_sumsq_us);
-        assert_eq!(a.lifetime_min_us, b.lifetime_min_us);
-        assert_eq!(a.lifetime_max_us, b.lifetime_max_us);
-        assert_eq!(a.lifetime_bins, b.lifetime_bins);
-        assert_eq!(a.errors, b.errors);
-        assert_eq!(a.rate_samples, b.rate_samples);
-        assert_eq!(a.sessions_ok, b.sessions_ok);
-        assert_eq!(a.sessions_failed, b.sessions_failed);
-        assert_eq!(a.session_connects_ok, b.session_connects_ok);
-        assert_eq!(a.session_life_ok_us, b.session_life_ok_us);
-        assert_eq!(a.session_life_failed_us, b.session_life_failed_us);
-        assert_eq!(a.session_lengths, b.session_lengths);
-        assert_eq!(a.hist.connect, b.hist.connect);
-        assert_eq!(a.hist.response, b.hist.response);
-        assert_eq!(a.hist.transfer, b.hist.transfer);
-        assert_eq!(a.hist.lifetime, b.hist.lifetime);
-        assert_eq!(a.hist.lateness, b.hist.lateness);
+        let v = |s: &Stats| serde_json::to_value(s).expect("serializable");
+        assert_eq!(v(a), v(b));
     }
 
     #[test]
     fn stats_round_trip_exactly_through_text() {
-        for s in [sample_stats(), Stats::new()] {
+        for s in [every_field_set(), sample_stats(), Stats::new()] {
             let text = serde_json::to_string_pretty(&doc(&s)).expect("serializable");
             let back: Value = serde_json::from_str(&text).expect("valid JSON");
             let (t, run) = stats_from_json(&back).expect("readable document");
@@ -777,9 +629,9 @@ mod tests {
         });
         let (mut from_docs, _) = stats_from_json(&doc(&a)).expect("a");
         let (b2, _) = stats_from_json(&doc(&b)).expect("b");
-        from_docs.merge(&b2);
+        from_docs.merge(&b2).expect("no overflow");
         let mut direct = a.clone();
-        direct.merge(&b);
+        direct.merge(&b).expect("no overflow");
         assert_stats_eq(&from_docs, &direct);
     }
 
@@ -788,7 +640,7 @@ mod tests {
         let s = sample_stats();
         let d = doc(&s);
         assert_eq!(d["format"], "rshperf-result");
-        assert_eq!(d["version"], 1);
+        assert_eq!(d["version"], 2);
         let keys: Vec<&str> = d
             .as_object()
             .expect("object")
@@ -904,40 +756,142 @@ mod tests {
         let mut out = Vec::new();
         write_json(&mut out, &cfg(), &s, &summary, &RUN, &meta()).expect("Vec write");
         let text = String::from_utf8(out).expect("UTF-8");
-        assert!(text.starts_with("{\n  \"format\": \"rshperf-result\",\n  \"version\": 1,"));
+        assert!(text.starts_with("{\n  \"format\": \"rshperf-result\",\n  \"version\": 2,"));
         assert!(text.ends_with("}\n"));
         let v: Value = serde_json::from_str(&text).expect("valid");
         assert_eq!(v, doc(&s));
     }
 
     #[test]
-    fn bad_documents_are_rejected_with_the_place() {
-        let good = doc(&sample_stats());
-        let mut v = good.clone();
-        v["format"] = json!("httperf");
-        assert!(stats_from_json(&v).is_err());
-        let mut v = good.clone();
-        v["version"] = json!(2);
-        assert!(stats_from_json(&v)
-            .unwrap_err()
-            .contains("unsupported rshperf-result version 2"));
-        let mut v = good.clone();
-        v["raw"]["errors"] = json!([1, 2]);
+    fn raw_holds_every_stats_field_and_histograms_stay_at_the_top() {
+        let s = every_field_set();
+        let d = doc(&s);
+        let raw = d["raw"].as_object().expect("object");
+        let schema = serde_json::to_value(&s).expect("serializable");
+        let mut want: Vec<&String> = schema.as_object().expect("object").keys().collect();
+        want.retain(|k| *k != "histograms");
+        assert_eq!(raw.keys().collect::<Vec<_>>(), want);
+        assert_eq!(d["raw"]["tls_handshakes"], json!([1, 2]));
+        assert_eq!(d["raw"]["status_200_302"], json!([4, 4]));
+        assert_eq!(d["raw"]["servers"][1]["connections"], 20);
         assert_eq!(
-            stats_from_json(&v).unwrap_err(),
-            "raw.errors must have 8 elements"
+            d["raw"]["servers"][1]["response"],
+            json!(crate::stats::serial::encode_histogram(
+                &s.servers[1].response
+            ))
         );
-        let mut v = good.clone();
-        v["raw"]["lifetime_bins"] = json!([[100_001, 1]]);
-        assert!(stats_from_json(&v).unwrap_err().contains("out of range"));
-        let mut v = good.clone();
-        v["histograms"]["lateness"] = json!("!!");
-        assert!(stats_from_json(&v)
-            .unwrap_err()
-            .starts_with("histograms.lateness: bad base64"));
-        let mut v = good;
-        v["raw"].as_object_mut().expect("object").remove("requests");
-        assert_eq!(stats_from_json(&v).unwrap_err(), "missing raw.requests");
+        let hists: Vec<&String> = d["histograms"]
+            .as_object()
+            .expect("object")
+            .keys()
+            .collect();
+        assert_eq!(
+            hists,
+            ["connect", "response", "transfer", "lifetime", "lateness"]
+        );
+        // Servers and TLS, which version 1 lost, come back from the document.
+        let (t, _) = stats_from_json(&d).expect("readable");
+        assert_eq!(t.servers.len(), 2);
+        assert_eq!(t.servers[1].response, s.servers[1].response);
+        assert_eq!(t.tls_handshakes, [1, 2]);
+        assert_eq!(t.status_200_302, [4, 4]);
+    }
+
+    #[test]
+    fn bad_documents_are_rejected_with_the_place() {
+        let good = doc(&every_field_set());
+        let err = |edit: &dyn Fn(&mut Value)| {
+            let mut v = good.clone();
+            edit(&mut v);
+            stats_from_json(&v).expect_err("refused")
+        };
+        assert_eq!(
+            err(&|v| v["format"] = json!("httperf")),
+            "not an rshperf-result document"
+        );
+        assert_eq!(
+            err(&|v| v["version"] = json!(1)),
+            "unsupported rshperf-result version 1 (this rshperf reads 2; write the \
+             document again with this rshperf)"
+        );
+        type Edit<'a> = &'a dyn Fn(&mut Value);
+        let cases: [(Edit, &str); 12] = [
+            (
+                &|v| v["raw"]["errors"] = json!([1, 2]),
+                "raw.errors: invalid length 2, expected an array of length 8",
+            ),
+            (
+                &|v| v["raw"]["lifetime_bins"] = json!([[100_001, 1]]),
+                "raw.lifetime_bins: bin 100001 out of range (0..=100000)",
+            ),
+            (
+                &|v| v["raw"]["lifetime_bins"] = json!([[5, 1], [5, 2]]),
+                "raw.lifetime_bins: bin 5 is not above the bin before it",
+            ),
+            (
+                &|v| v["raw"]["lifetime_bins"] = json!([[5, 1, 3]]),
+                "raw.lifetime_bins[0]: invalid length 3, expected fewer elements in array",
+            ),
+            (
+                &|v| v["histograms"]["lateness"] = json!("!!"),
+                "histograms.lateness: bad base64: Invalid symbol 33, offset 0.",
+            ),
+            (
+                &|v| v["raw"]["servers"][1]["response"] = json!(7),
+                "raw.servers[1].response: invalid type: integer `7`, expected a string",
+            ),
+            (
+                &|v| {
+                    v["raw"].as_object_mut().expect("object").remove("requests");
+                },
+                "raw: missing field `requests`",
+            ),
+            (
+                &|v| {
+                    v["raw"].as_object_mut().expect("object").remove("servers");
+                },
+                "raw: missing field `servers`",
+            ),
+            (
+                &|v| v["raw"]["ab_stats"] = json!({}),
+                "raw.ab_stats: unknown field `ab_stats`, expected one of",
+            ),
+            (
+                &|v| v["raw"]["servers"][0]["extra"] = json!(1),
+                "raw.servers[0].extra: unknown field `extra`, expected one of",
+            ),
+            (
+                &|v| v["raw"]["connections"] = json!(-1),
+                "raw.connections: invalid value: integer `-1`, expected u64",
+            ),
+            (
+                &|v| v["raw"]["lifetime_sumsq_us"] = json!("12x"),
+                "raw.lifetime_sumsq_us: \"12x\" is not a decimal string",
+            ),
+        ];
+        for (edit, want) in cases {
+            let e = err(edit);
+            assert!(e.starts_with(want), "{e}\nwanted: {want}");
+        }
+        let other = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 40, 3).expect("bounds");
+        let e = err(&|v| {
+            v["histograms"]["connect"] = json!(crate::stats::serial::encode_histogram(&other))
+        });
+        assert!(
+            e.starts_with("histograms.connect: bad HdrHistogram V2 data: bounds 1..1099511627776"),
+            "{e}"
+        );
+        let e = err(&|v| {
+            v["histograms"]
+                .as_object_mut()
+                .expect("object")
+                .remove("lifetime");
+        });
+        assert_eq!(e, "histograms: missing field `lifetime`");
+        let e = err(&|v| {
+            v.as_object_mut().expect("object").remove("histograms");
+        });
+        assert_eq!(e, "missing histograms");
     }
 
     #[test]

@@ -6,8 +6,11 @@
 //! `conn::Conn` for connections that speak HTTP/2; all zero otherwise. Printed by the
 //! verbose classic report and carried in JSON through `Stats`' serde schema.
 
+use super::merge::{Merge, MergeError};
+
 /// HTTP/2 figures of one engine (or merged from several).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct H2Stats {
     /// Connections that completed the preface exchange's first step (ALPN `h2` or
     /// prior knowledge) and sent their preface.
@@ -40,20 +43,23 @@ pub fn savings(wire: u64, decoded: u64) -> f64 {
     }
 }
 
-impl H2Stats {
-    /// Adds another engine's figures.
-    pub fn merge(&mut self, o: &H2Stats) {
-        self.connections += o.connections;
-        self.streams += o.streams;
-        self.request_header_wire += o.request_header_wire;
-        self.request_header_decoded += o.request_header_decoded;
-        self.reply_header_wire += o.reply_header_wire;
-        self.reply_header_decoded += o.reply_header_decoded;
-        self.streams_reset += o.streams_reset;
-        self.goaways += o.goaways;
-        self.protocol_errors += o.protocol_errors;
+impl Merge for H2Stats {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(H2Stats, self, o;
+            connections: sum,
+            streams: sum,
+            request_header_wire: sum,
+            request_header_decoded: sum,
+            reply_header_wire: sum,
+            reply_header_decoded: sum,
+            streams_reset: sum,
+            goaways: sum,
+            protocol_errors: sum,
+        )
     }
+}
 
+impl H2Stats {
     /// The verbose report's line, or None when no HTTP/2 connection was made.
     pub fn report_line(&self) -> Option<String> {
         if self.connections == 0 {
@@ -94,7 +100,7 @@ mod tests {
             ..H2Stats::default()
         };
         assert_eq!(H2Stats::default().report_line(), None);
-        a.merge(&a.clone());
+        a.merge(&a.clone()).expect("no overflow");
         assert_eq!(a.streams, 20);
         assert_eq!(
             a.report_line().as_deref(),

@@ -1,15 +1,30 @@
-//! `Stats`: everything a run measures, fed by engine events, mergeable exactly.
+//! `Stats`: everything a run measures, fed by engine events, mergeable exactly, with
+//! ONE schema.
 //!
 //! Owns counters, sums and latency histograms (µs, `hdrhistogram`), the 1-ms lifetime
 //! bins behind httperf's median, reply-rate samples, and the errno → error-counter
 //! classification. Does not format anything (see `report`) and does not read clocks:
-//! callers pass durations. One `Stats` per engine; `merge` adds another engine's.
+//! callers pass durations. One `Stats` per engine; `merge` adds another engine's (or
+//! another run's, for `rshperf merge`).
+//!
+//! One definition per field: the serde derives are the `raw` and `histograms` members
+//! of the `--json` document and what `rshperf merge` reads back (`serial.rs` for the
+//! fields JSON cannot carry as they are), and `merge` lists every field once with its
+//! rule in `merge_fields!` (`merge.rs`), which the compiler checks is complete. Unknown
+//! members are refused when reading, so a document is never merged with data dropped.
+//! A new group of measurements is a struct of its own in its own file here, with the
+//! same derives and a `Merge` impl, and one field (plus one line in `new` and `merge`).
 
 pub mod h2;
+pub mod merge;
+pub mod serial;
 
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+pub use merge::{Merge, MergeError};
 
 /// Per-connection failure classes, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,26 +98,41 @@ impl ErrorKind {
 /// Number of 1-ms lifetime bins (0–100 s), as httperf.
 pub const LIFETIME_BINS: usize = 100_000;
 
-/// Highest value tracked by the latency histograms, µs (1 hour).
-const HIST_MAX_US: u64 = 3_600_000_000;
+/// Lowest value the latency histograms tell apart, µs.
+pub const HIST_LOW_US: u64 = 1;
 
-/// Latency histograms in microseconds.
-#[derive(Debug, Clone)]
+/// Highest value tracked by the latency histograms, µs (1 hour).
+pub const HIST_MAX_US: u64 = 3_600_000_000;
+
+/// Significant decimal digits of the latency histograms.
+pub const HIST_SIGFIG: u8 = 3;
+
+/// Latency histograms in microseconds (each a base64 HdrHistogram V2 string in JSON).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Histograms {
     /// Connect time (connecting → connected), successful connects.
+    #[serde(with = "serial::histogram")]
     pub connect: Histogram<u64>,
     /// Response time (send start → final status line).
+    #[serde(with = "serial::histogram")]
     pub response: Histogram<u64>,
     /// Transfer time (status line → reply complete).
+    #[serde(with = "serial::histogram")]
     pub transfer: Histogram<u64>,
     /// Lifetime of connections with at least one reply.
+    #[serde(with = "serial::histogram")]
     pub lifetime: Histogram<u64>,
     /// Arrival lateness: actual connect start minus scheduled time.
+    #[serde(with = "serial::histogram")]
     pub lateness: Histogram<u64>,
 }
 
-fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("static histogram bounds are valid")
+/// An empty latency histogram with rshperf's bounds (every histogram of a `Stats` has
+/// them, so adding two never fails).
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(HIST_LOW_US, HIST_MAX_US, HIST_SIGFIG)
+        .expect("static histogram bounds are valid")
 }
 
 impl Histograms {
@@ -117,8 +147,21 @@ impl Histograms {
     }
 }
 
+impl Merge for Histograms {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(Histograms, self, o;
+            connect: sum,
+            response: sum,
+            transfer: sum,
+            lifetime: sum,
+            lateness: sum,
+        )
+    }
+}
+
 /// Per-server figures of a `--servers` run (lb-style per-server report).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ServerStats {
     /// Connections that reached the connecting stage.
     pub connections: u64,
@@ -129,6 +172,7 @@ pub struct ServerStats {
     /// Error counters, indexed by `ErrorKind::index`.
     pub errors: [u64; ERROR_KINDS],
     /// Response times (send start → status line), µs.
+    #[serde(with = "serial::histogram")]
     pub response: Histogram<u64>,
     /// Sum of response times, µs.
     pub response_sum_us: u64,
@@ -152,27 +196,24 @@ impl ServerStats {
     pub fn replies(&self) -> u64 {
         self.replies_by_class[1..=5].iter().sum()
     }
+}
 
-    fn merge(&mut self, o: &ServerStats) {
-        self.connections += o.connections;
-        self.requests += o.requests;
-        for (a, b) in self
-            .replies_by_class
-            .iter_mut()
-            .zip(o.replies_by_class.iter())
-        {
-            *a += b;
-        }
-        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
-            *a += b;
-        }
-        let _ = self.response.add(&o.response);
-        self.response_sum_us += o.response_sum_us;
+impl Merge for ServerStats {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(ServerStats, self, o;
+            connections: sum,
+            requests: sum,
+            replies_by_class: sum,
+            errors: sum,
+            response: sum,
+            response_sum_us: sum,
+        )
     }
 }
 
 /// One reply-rate sample: replies completed in the interval and its length.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RateSample {
     /// Replies completed during the interval.
     pub replies: u64,
@@ -182,8 +223,23 @@ pub struct RateSample {
     pub seconds: f64,
 }
 
-/// Everything measured by one engine (or merged from several).
-#[derive(Debug, Clone)]
+/// Samples of several engines or runs are added interval by interval; the interval is
+/// the same in all of them (the sampling clock is shared).
+impl Merge for RateSample {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(RateSample, self, o;
+            replies: sum,
+            sessions: sum,
+            seconds: keep,
+        )
+    }
+}
+
+/// Everything measured by one engine (or merged from several). Serialized, it is the
+/// `--json` document's `raw` member, except `hist`, which is its top-level
+/// `histograms` member (docs/json.md §2.4–2.5).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Stats {
     /// Connections that reached the connecting stage.
     pub connections: u64,
@@ -220,12 +276,15 @@ pub struct Stats {
     /// Sum of their lifetimes, µs.
     pub lifetime_sum_us: u64,
     /// Sum of squared lifetimes, µs².
+    #[serde(with = "serial::decimal_u128")]
     pub lifetime_sumsq_us: u128,
     /// Shortest lifetime, µs (u64::MAX when none).
+    #[serde(with = "serial::max_is_null")]
     pub lifetime_min_us: u64,
     /// Longest lifetime, µs.
     pub lifetime_max_us: u64,
     /// Lifetimes per 1-ms bin; lifetimes of 100 s and more are in the last element.
+    #[serde(with = "serial::sparse_bins")]
     pub lifetime_bins: Vec<u64>,
     /// Error counters, indexed by `ErrorKind::index`.
     pub errors: [u64; ERROR_KINDS],
@@ -248,9 +307,19 @@ pub struct Stats {
     /// Per-server figures (`--servers` with more than one server; else empty).
     pub servers: Vec<ServerStats>,
     /// Latency histograms.
+    #[serde(rename = "histograms")]
     pub hist: Histograms,
-    /// HTTP/2 figures (all zero without `--http-version 2`).
+    /// HTTP/2 figures (all zero without `--http-version 2`; absent from documents
+    /// written before HTTP/2).
+    #[serde(default)]
     pub http2: h2::H2Stats,
+}
+
+/// Records `v` µs, clamped into the histograms' range: a value beyond an hour counts as
+/// an hour rather than being dropped (the histogram's count stays the event count).
+pub fn record(h: &mut Histogram<u64>, v: u64) {
+    h.record(v.clamp(HIST_LOW_US, HIST_MAX_US))
+        .expect("a value clamped into the bounds the histogram was made with");
 }
 
 fn us(d: Duration) -> u64 {
@@ -313,12 +382,12 @@ impl Stats {
         let v = us(d);
         self.connects += 1;
         self.connect_sum_us += v;
-        let _ = self.hist.connect.record(v.max(1));
+        record(&mut self.hist.connect, v);
     }
 
     /// An arrival started `late` after its scheduled time.
     pub fn on_lateness(&mut self, late: Duration) {
-        let _ = self.hist.lateness.record(us(late).max(1));
+        record(&mut self.hist.lateness, us(late));
     }
 
     /// A request of `bytes` bytes was completely written.
@@ -332,7 +401,7 @@ impl Stats {
         let v = us(d);
         self.responses += 1;
         self.response_sum_us += v;
-        let _ = self.hist.response.record(v.max(1));
+        record(&mut self.hist.response, v);
     }
 
     /// A reply completed; `transfer` = status line → completion.
@@ -356,7 +425,7 @@ impl Stats {
         self.reply_footer_bytes += footer;
         let v = us(transfer);
         self.transfer_sum_us += v;
-        let _ = self.hist.transfer.record(v.max(1));
+        record(&mut self.hist.transfer, v);
     }
 
     /// A connection that completed at least one reply ended after `d`.
@@ -371,7 +440,7 @@ impl Stats {
             .unwrap_or(usize::MAX)
             .min(LIFETIME_BINS);
         self.lifetime_bins[bin] += 1;
-        let _ = self.hist.lifetime.record(v.max(1));
+        record(&mut self.hist.lifetime, v);
     }
 
     /// A connection failed (or timed out) with this classification.
@@ -417,173 +486,85 @@ impl Stats {
         self.errors.iter().sum()
     }
 
-    /// Adds another engine's statistics: counters and histograms summed, extremes
-    /// combined, rate samples added interval by interval.
-    pub fn merge(&mut self, o: &Stats) {
-        self.connections += o.connections;
-        self.max_concurrent += o.max_concurrent;
-        self.max_burst = self.max_burst.max(o.max_burst);
-        self.connects += o.connects;
-        self.connect_sum_us += o.connect_sum_us;
-        self.requests += o.requests;
-        self.request_bytes += o.request_bytes;
-        for (a, b) in self
-            .replies_by_class
-            .iter_mut()
-            .zip(o.replies_by_class.iter())
-        {
-            *a += b;
+    /// Checks that the totals the reports add up (replies of all classes, errors, bytes,
+    /// sessions, bins, per-server figures) fit in 64 bits: true for anything measured,
+    /// not for numbers read from a document anyone could write. `rshperf merge` calls it
+    /// before printing, so no report arithmetic can overflow.
+    pub fn check_totals(&self) -> Result<(), MergeError> {
+        fn total<'a>(what: &str, v: impl IntoIterator<Item = &'a u64>) -> Result<(), MergeError> {
+            v.into_iter()
+                .try_fold(0u64, |t, &x| t.checked_add(x))
+                .map(|_| ())
+                .ok_or_else(|| MergeError::new("the total overflows 64 bits").within(what))
         }
-        self.status_200_302[0] += o.status_200_302[0];
-        self.status_200_302[1] += o.status_200_302[1];
-        self.responses += o.responses;
-        self.response_sum_us += o.response_sum_us;
-        self.transfer_sum_us += o.transfer_sum_us;
-        self.reply_header_bytes += o.reply_header_bytes;
-        self.reply_content_bytes += o.reply_content_bytes;
-        self.reply_footer_bytes += o.reply_footer_bytes;
-        self.lifetimes += o.lifetimes;
-        self.lifetime_sum_us += o.lifetime_sum_us;
-        self.lifetime_sumsq_us += o.lifetime_sumsq_us;
-        self.lifetime_min_us = self.lifetime_min_us.min(o.lifetime_min_us);
-        self.lifetime_max_us = self.lifetime_max_us.max(o.lifetime_max_us);
-        for (a, b) in self.lifetime_bins.iter_mut().zip(o.lifetime_bins.iter()) {
-            *a += b;
+        total("replies_by_class", &self.replies_by_class)?;
+        total("errors", &self.errors)?;
+        total(
+            "sessions_ok + sessions_failed",
+            [&self.sessions_ok, &self.sessions_failed],
+        )?;
+        total(
+            "request_bytes + reply_header_bytes + reply_content_bytes + reply_footer_bytes",
+            [
+                &self.request_bytes,
+                &self.reply_header_bytes,
+                &self.reply_content_bytes,
+                &self.reply_footer_bytes,
+            ],
+        )?;
+        total("lifetime_bins", &self.lifetime_bins)?;
+        total("session_lengths", &self.session_lengths)?;
+        for (i, srv) in self.servers.iter().enumerate() {
+            let at = |e: MergeError| e.within(&format!("[{i}]")).within("servers");
+            total("replies_by_class", &srv.replies_by_class).map_err(at)?;
+            total("errors", &srv.errors).map_err(at)?;
         }
-        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
-            *a += b;
-        }
-        for (i, s) in o.rate_samples.iter().enumerate() {
-            match self.rate_samples.get_mut(i) {
-                Some(mine) => {
-                    mine.replies += s.replies;
-                    mine.sessions += s.sessions;
-                }
-                None => self.rate_samples.push(*s),
-            }
-        }
-        self.tls_handshakes[0] += o.tls_handshakes[0];
-        self.tls_handshakes[1] += o.tls_handshakes[1];
-        self.sessions_ok += o.sessions_ok;
-        self.sessions_failed += o.sessions_failed;
-        self.session_connects_ok += o.session_connects_ok;
-        self.session_life_ok_us += o.session_life_ok_us;
-        self.session_life_failed_us += o.session_life_failed_us;
-        if self.session_lengths.len() < o.session_lengths.len() {
-            self.session_lengths.resize(o.session_lengths.len(), 0);
-        }
-        for (a, b) in self
-            .session_lengths
-            .iter_mut()
-            .zip(o.session_lengths.iter())
-        {
-            *a += b;
-        }
-        if self.servers.len() < o.servers.len() {
-            self.servers
-                .resize_with(o.servers.len(), ServerStats::default);
-        }
-        for (a, b) in self.servers.iter_mut().zip(o.servers.iter()) {
-            a.merge(b);
-        }
-        let h = &mut self.hist;
-        let _ = h.connect.add(&o.hist.connect);
-        let _ = h.response.add(&o.hist.response);
-        let _ = h.transfer.add(&o.hist.transfer);
-        let _ = h.lifetime.add(&o.hist.lifetime);
-        let _ = h.lateness.add(&o.hist.lateness);
-        self.http2.merge(&o.http2);
+        Ok(())
+    }
+
+    /// Adds another engine's (or run's) statistics: counters, bins and histograms
+    /// summed, extremes combined, rate samples added interval by interval,
+    /// `max_concurrent` summed (an upper bound). Fails, naming the field, when a sum
+    /// overflows or a histogram holds values out of range (both possible only with
+    /// numbers read from a document); `self` is then partly merged.
+    pub fn merge(&mut self, o: &Stats) -> Result<(), MergeError> {
+        crate::merge_fields!(Stats, self, o;
+            connections: sum,
+            max_concurrent: sum,
+            max_burst: max,
+            connects: sum,
+            connect_sum_us: sum,
+            requests: sum,
+            request_bytes: sum,
+            replies_by_class: sum,
+            status_200_302: sum,
+            responses: sum,
+            response_sum_us: sum,
+            transfer_sum_us: sum,
+            reply_header_bytes: sum,
+            reply_content_bytes: sum,
+            reply_footer_bytes: sum,
+            lifetimes: sum,
+            lifetime_sum_us: sum,
+            lifetime_sumsq_us: sum,
+            lifetime_min_us: min,
+            lifetime_max_us: max,
+            lifetime_bins: sum,
+            errors: sum,
+            rate_samples: sum,
+            tls_handshakes: sum,
+            sessions_ok: sum,
+            sessions_failed: sum,
+            session_connects_ok: sum,
+            session_life_ok_us: sum,
+            session_life_failed_us: sum,
+            session_lengths: sum,
+            servers: sum,
+            hist: sum,
+            http2: sum,
+        )
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn errno_classification_follows_reference_with_fixes() {
-        let cases = [
-            (libc::EMFILE, ErrorKind::FdUnavail),
-            (libc::EINVAL, ErrorKind::FdUnavail),
-            (libc::ENFILE, ErrorKind::FtabFull),
-            (libc::ECONNREFUSED, ErrorKind::ConnRefused),
-            (libc::ETIMEDOUT, ErrorKind::SocketTimo),
-            (libc::ECONNRESET, ErrorKind::ConnReset),
-            (libc::EPIPE, ErrorKind::ConnReset),
-            (libc::EADDRNOTAVAIL, ErrorKind::AddrUnavail),
-            (libc::EADDRINUSE, ErrorKind::Other),
-            (libc::EHOSTUNREACH, ErrorKind::Other),
-            (libc::ENETUNREACH, ErrorKind::Other),
-        ];
-        for (errno, kind) in cases {
-            assert_eq!(ErrorKind::from_errno(errno), kind, "errno {errno}");
-        }
-    }
-
-    #[test]
-    fn lifetimes_fill_bins_and_extremes() {
-        let mut s = Stats::new();
-        s.on_lifetime(Duration::from_micros(400));
-        s.on_lifetime(Duration::from_micros(1_500));
-        s.on_lifetime(Duration::from_secs(200));
-        assert_eq!(s.lifetimes, 3);
-        assert_eq!(s.lifetime_bins[0], 1);
-        assert_eq!(s.lifetime_bins[1], 1);
-        assert_eq!(s.lifetime_bins[LIFETIME_BINS], 1);
-        assert_eq!(s.lifetime_min_us, 400);
-        assert_eq!(s.lifetime_max_us, 200_000_000);
-    }
-
-    #[test]
-    fn merge_adds_counters_and_samples() {
-        let mut a = Stats::new();
-        let mut b = Stats::new();
-        a.on_connecting();
-        a.on_reply(200, 10, 20, 0, Duration::from_micros(5));
-        a.rate_samples.push(RateSample {
-            replies: 3,
-            sessions: 0,
-            seconds: 5.0,
-        });
-        b.on_connecting();
-        b.on_reply(404, 1, 2, 0, Duration::from_micros(7));
-        b.on_error(ErrorKind::ConnReset);
-        b.rate_samples.push(RateSample {
-            replies: 4,
-            sessions: 0,
-            seconds: 5.0,
-        });
-        b.rate_samples.push(RateSample {
-            replies: 1,
-            sessions: 0,
-            seconds: 5.0,
-        });
-        b.max_burst = 4;
-        a.merge(&b);
-        assert_eq!(a.connections, 2);
-        assert_eq!(a.replies(), 2);
-        assert_eq!(a.replies_by_class[2], 1);
-        assert_eq!(a.replies_by_class[4], 1);
-        assert_eq!(a.reply_content_bytes, 22);
-        assert_eq!(a.total_errors(), 1);
-        assert_eq!(a.rate_samples.len(), 2);
-        assert_eq!(a.rate_samples[0].replies, 7);
-        assert_eq!(a.max_burst, 4);
-        assert_eq!(a.hist.transfer.len(), 2);
-    }
-
-    #[test]
-    fn sessions_are_counted_and_merged() {
-        let mut a = Stats::new();
-        a.on_session(true, Duration::from_millis(200), 1, 4);
-        a.on_session(false, Duration::from_millis(50), 2, 1);
-        let mut b = Stats::new();
-        b.on_session(true, Duration::from_millis(100), 3, 6);
-        a.merge(&b);
-        assert_eq!((a.sessions_ok, a.sessions_failed), (2, 1));
-        assert_eq!(a.session_connects_ok, 4);
-        assert_eq!(a.session_life_ok_us, 300_000);
-        assert_eq!(a.session_life_failed_us, 50_000);
-        assert_eq!(a.session_lengths, vec![0, 1, 0, 0, 1, 0, 1]);
-    }
-}
+pub(crate) mod tests;

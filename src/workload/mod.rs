@@ -2,9 +2,10 @@
 //!
 //! `Workload` is built once per process from the `Config` (files read, every request
 //! rendered into `call::Requests`) and shared read-only by the engines: the kind of
-//! workload (request-oriented, `--wsess`, `--wsesslog`) and the URI generator
+//! workload (request-oriented, `--wsess`, `--wsesslog`, `--wsesspage`) and the URI generator
 //! (`--uri`, `--wlog`, `--wset`) as a function of a per-engine call cursor.
 
+pub mod page;
 pub mod rate;
 pub mod sesslog;
 pub mod target;
@@ -44,6 +45,16 @@ pub enum Kind {
         sessions: Vec<Vec<BurstPlan>>,
         /// Default think time, seconds.
         think: f64,
+    },
+    /// `--wsesspage=N1,N2,X`: each session views `--uri` N2 times, fetching the objects
+    /// its replies embed (`page`).
+    Wsesspage {
+        /// Page views per session.
+        pages: u64,
+        /// Think time between views, seconds.
+        think: f64,
+        /// Which absolute URIs name each target (by target index).
+        origins: Vec<page::Origin>,
     },
 }
 
@@ -113,7 +124,7 @@ impl Workload {
                 clients: u64::from(cfg.num_clients.max(1)),
             };
         }
-        let kind = if let Some(spec) = &cfg.wsesslog {
+        let mut kind = if let Some(spec) = &cfg.wsesslog {
             let templates = sesslog::parse_file(&spec.file)?;
             let mut sessions = Vec::with_capacity(templates.len());
             for t in &templates {
@@ -137,6 +148,13 @@ impl Workload {
                 sessions,
                 think: spec.think,
             }
+        } else if let Some(spec) = &cfg.wsesspage {
+            page::check_page_uri(&cfg.uri)?;
+            Kind::Wsesspage {
+                pages: spec.pages,
+                think: spec.think,
+                origins: Vec::new(),
+            }
         } else if let Some(spec) = &cfg.wsess {
             Kind::Wsess {
                 calls: spec.calls,
@@ -148,6 +166,9 @@ impl Workload {
         };
         let tls = TlsSettings::from_config(cfg)?;
         let targets = target::from_config(cfg)?;
+        if let Kind::Wsesspage { origins, .. } = &mut kind {
+            *origins = page::origins(cfg, &targets);
+        }
         let local = target::local_addresses(&cfg.myaddr)?;
         Ok(Workload {
             requests,
@@ -166,9 +187,10 @@ impl Workload {
 
     /// Number of arrivals of the whole run (all stripes): sessions or connections.
     pub fn arrivals(&self, cfg: &Config) -> u64 {
-        match (&cfg.wsess, &cfg.wsesslog) {
-            (Some(w), _) => w.sessions,
-            (_, Some(w)) => w.sessions,
+        match (&cfg.wsess, &cfg.wsesslog, &cfg.wsesspage) {
+            (Some(w), _, _) => w.sessions,
+            (_, Some(w), _) => w.sessions,
+            (_, _, Some(w)) => w.sessions,
             _ => cfg.num_conns,
         }
     }

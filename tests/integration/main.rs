@@ -2,11 +2,13 @@
 //! 127.0.0.1:0 that count what they see. One binary, one module per topic.
 
 mod basic;
+mod edge;
 mod hostile;
 mod hostile_h2;
 mod http2;
 mod merge;
 mod outputs;
+mod page;
 mod serve;
 mod sessions;
 mod support;

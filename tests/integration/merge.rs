@@ -7,9 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
+use rshperf::report::json::stats_from_json;
+use rshperf::stats::Stats;
+use serde_json::{json, Value};
 
 use crate::support::server::{Behavior, Server};
+use crate::support::tls_server::{Pki, TlsServer};
 use crate::support::{self, numbers, Report};
 
 /// A scratch directory under the system temp dir, removed on drop.
@@ -230,14 +233,36 @@ fn merge_refuses_bad_inputs_and_warns_of_missing_partitions() {
         e.starts_with(&format!("rshperf: merge: {corrupt}: not a JSON document: ")),
         "{e}"
     );
-    let v2 = dir.file("v2.json");
-    fs::write(&v2, text.replacen("\"version\": 1,", "\"version\": 2,", 1)).expect("write");
-    let e = merge_err(&[&v2, &p[1]]);
+    let v1 = dir.file("v1.json");
+    fs::write(&v1, text.replacen("\"version\": 2,", "\"version\": 1,", 1)).expect("write");
+    let e = merge_err(&[&v1, &p[1]]);
     assert!(
         e.starts_with(&format!(
-            "rshperf: merge: {v2}: unsupported rshperf-result version 2"
+            "rshperf: merge: {v1}: unsupported rshperf-result version 1 (this rshperf reads 2;"
         )),
         "{e}"
+    );
+    // Out-of-range numbers are refused with the member's place, never wrapped.
+    let mut doc: Value = serde_json::from_str(&text).expect("JSON");
+    doc["raw"]["replies_by_class"][2] = Value::from(u64::MAX);
+    let huge = dir.file("huge.json");
+    fs::write(&huge, doc.to_string()).expect("write");
+    let e = merge_err(&[&huge, &p[1]]);
+    assert!(
+        e.starts_with(&format!(
+            "rshperf: merge: cannot add {}: replies_by_class[2]: 18446744073709551615 + ",
+            p[1]
+        )),
+        "{e}"
+    );
+    doc["raw"]["lifetime_bins"] = serde_json::json!([[200000, 1]]);
+    fs::write(&huge, doc.to_string()).expect("write");
+    let e = merge_err(&[&huge]);
+    assert_eq!(
+        e,
+        format!(
+            "rshperf: merge: {huge}: raw.lifetime_bins: bin 200000 out of range (0..=100000)\n"
+        )
     );
     let missing = dir.file("nonexistent.json");
     let e = merge_err(&[&missing]);
@@ -246,12 +271,192 @@ fn merge_refuses_bad_inputs_and_warns_of_missing_partitions() {
         "{e}"
     );
     let e = merge_err(&[]);
-    assert!(e.contains("no input files"), "{e}");
+    assert!(
+        e.starts_with("rshperf: merge: the following required arguments were not provided:"),
+        "{e}"
+    );
     let e = merge_err(&["--bogus", &p[0]]);
-    assert!(e.contains("unknown option --bogus"), "{e}");
-    let help = merge(&["-h"]);
-    assert_eq!(help.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&help.stdout).starts_with("Usage: rshperf merge "));
+    assert!(
+        e.starts_with("rshperf: merge: unexpected argument '--bogus' found\n"),
+        "{e}"
+    );
+    assert!(
+        e.contains("\nUsage: rshperf merge [OPTIONS] <FILE.json>...\n"),
+        "{e}"
+    );
+    for help in [&["-h"][..], &["--help"]] {
+        let out = merge(help);
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("\nUsage: rshperf merge [OPTIONS] <FILE.json>...\n"),
+            "{text}"
+        );
+    }
+}
+
+/// Everything in `s` that does not depend on timing, through the one schema (so a field
+/// added to `Stats` is compared unless it is listed here as a timing): sums of times,
+/// extremes, bins and rate samples are left out, histograms and the lifetime bins are
+/// reduced to their counts.
+fn untimed(s: &Stats) -> Value {
+    let mut v = serde_json::to_value(s).expect("serializable");
+    let o = v.as_object_mut().expect("object");
+    for timing in [
+        "max_concurrent",
+        "max_burst",
+        "connect_sum_us",
+        "response_sum_us",
+        "transfer_sum_us",
+        "lifetime_sum_us",
+        "lifetime_sumsq_us",
+        "lifetime_min_us",
+        "lifetime_max_us",
+        "rate_samples",
+        "session_life_ok_us",
+        "session_life_failed_us",
+    ] {
+        o.remove(timing).expect("a Stats member");
+    }
+    o.insert(
+        "lifetime_bins".into(),
+        json!(s.lifetime_bins.iter().sum::<u64>()),
+    );
+    let h = &s.hist;
+    o.insert(
+        "histograms".into(),
+        json!([
+            h.connect.len(),
+            h.response.len(),
+            h.transfer.len(),
+            h.lifetime.len(),
+            h.lateness.len()
+        ]),
+    );
+    for (i, srv) in o["servers"]
+        .as_array_mut()
+        .expect("array")
+        .iter_mut()
+        .enumerate()
+    {
+        let srv = srv.as_object_mut().expect("object");
+        srv.remove("response_sum_us").expect("a ServerStats member");
+        srv.insert("response".into(), json!(s.servers[i].response.len()));
+    }
+    v
+}
+
+fn stats_of(path: &str) -> Stats {
+    stats_from_json(&read_json(path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .0
+}
+
+#[test]
+fn partitions_of_a_tls_session_run_on_two_servers_merge_to_the_single_run() {
+    let pki = Pki::new();
+    let servers = [
+        TlsServer::start(pki.server_config(false)),
+        TlsServer::start(pki.server_config(false)),
+    ];
+    let dir = Scratch::new("tls-servers");
+    let list = dir.file("servers.txt");
+    let labels: Vec<String> = servers
+        .iter()
+        .map(|s| format!("127.0.0.1:{}", s.port()))
+        .collect();
+    fs::write(&list, labels.join("\n")).expect("write the servers file");
+    // 10 sessions of 3 calls, one connection per call (HTTP/1.0): each session's first
+    // handshake is full, the other two resume it; sessions alternate between servers.
+    let workload = [
+        "--servers",
+        &list,
+        "--ssl",
+        "--wsess=10,3,0",
+        "--http-version",
+        "1.0",
+        "--rate",
+        "0",
+        "--timeout",
+        "5",
+    ];
+    let run = |extra: &[&str]| {
+        let mut cmd = support::bin();
+        cmd.args(workload).args(extra);
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.spawn().expect("spawn rshperf")
+    };
+    let single = dir.file("single.json");
+    let out = run(&[&format!("--json={single}")])
+        .wait_with_output()
+        .expect("wait");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let single_text = String::from_utf8_lossy(&out.stdout).into_owned();
+
+    let parts: Vec<String> = (0..4).map(|i| dir.file(&format!("p{i}.json"))).collect();
+    let children: Vec<_> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| run(&[&format!("--partition={i}/4"), &format!("--json={f}")]))
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+    let merged = dir.file("merged.json");
+    let json_opt = format!("--json={merged}");
+    let mut args = vec![json_opt.as_str()];
+    args.extend(parts.iter().map(String::as_str));
+    let r = merge_ok(&args);
+    assert_eq!(r.stderr, "");
+
+    let (one, all) = (stats_of(&single), stats_of(&merged));
+    assert_eq!(untimed(&all), untimed(&one));
+    // And the figures are the ones the servers saw, so the comparison is not vacuous.
+    for s in &servers {
+        s.settle();
+    }
+    let seen = |f: &dyn Fn(&TlsServer) -> u64| servers.iter().map(f).collect::<Vec<_>>();
+    assert_eq!(seen(&|s| s.connections()), [30, 30]);
+    assert_eq!(seen(&|s| s.requests()), [30, 30]);
+    let kinds: Vec<(usize, usize)> = servers.iter().map(TlsServer::kinds).collect();
+    assert_eq!(kinds, [(10, 20), (10, 20)]);
+    assert_eq!(one.tls_handshakes, [10, 20]);
+    assert_eq!(one.status_200_302, [30, 0]);
+    assert_eq!((one.sessions_ok, one.sessions_failed), (10, 0));
+    assert_eq!(one.session_lengths, [0, 0, 0, 10]);
+    assert_eq!(one.servers.len(), 2);
+    for srv in &one.servers {
+        assert_eq!((srv.connections, srv.requests, srv.replies()), (15, 15, 15));
+        assert_eq!(srv.response.len(), 15);
+    }
+    assert_eq!(one.total_errors(), 0);
+    // The merged report has the single run's per-server block and session block.
+    for label in &labels {
+        let status = format!("Server {label}: status ");
+        assert_eq!(line(&r, &status), {
+            let single = Report {
+                text: single_text.clone(),
+                stderr: String::new(),
+            };
+            line(&single, &status).to_string()
+        });
+        assert!(
+            line(
+                &r,
+                &format!("Server {label}: connections 15 requests 15 replies 15 ")
+            )
+            .contains("req/s"),
+            "{}",
+            r.text
+        );
+    }
+    assert!(r.text.contains("\nSession rate [sess/s]: "), "{}", r.text);
+    assert_eq!(r.totals(), (30, 30, 30));
+    let doc = read_json(&merged);
+    assert_eq!(doc["tls_handshakes"], json!({ "full": 10, "resumed": 20 }));
+    assert_eq!(doc["servers"][1]["server"], labels[1].as_str());
+    assert_eq!(doc["servers"][1]["replies"], 15);
 }
 
 /// The example manifests: an Indexed Job partitioned by `JOB_COMPLETION_INDEX` and

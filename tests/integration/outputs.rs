@@ -118,7 +118,7 @@ const ERRORS: [&str; 8] = [
 /// Every counter of the text report equals its JSON member.
 fn assert_json_matches_report(doc: &Value, r: &Report) {
     assert_eq!(get(doc, "format"), "rshperf-result");
-    assert_eq!(int(doc, "version"), 1);
+    assert_eq!(int(doc, "version"), 2);
     assert_eq!(
         get(doc, "config.echo").as_str(),
         r.text.lines().next(),
@@ -756,7 +756,7 @@ fn every_option_of_help_has_an_entry_in_the_man_page() {
     ] {
         assert!(names.iter().any(|n| n == new), "--{new} not in --help");
     }
-    for sub in ["serve", "demo"] {
+    for sub in ["serve", "demo", "merge"] {
         let help = support::run(&[sub, "--help"]);
         assert_eq!(help.status.code(), Some(0));
         let sub_names = long_options(&text(&help.stdout));

@@ -176,13 +176,39 @@ fn serve_head_http10_and_pipelined_bursts() {
 fn serve_option_errors_and_help() {
     let out = run(&["serve", "--port", "x"]);
     assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "rshperf: serve: invalid --port value 'x'\n"
+        "rshperf: serve: invalid value 'x' for '--port <N>': invalid digit found in string\n\n\
+         For more information, try '--help'.\n"
     );
-    let out = run(&["serve", "--help"]);
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("Usage: rshperf serve "));
+    // A body size that cannot be allocated is an option error, not an abort.
+    let out = run(&["serve", "--body-size", "100000000000000000"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with(
+            "rshperf: serve: invalid value '100000000000000000' for '--body-size <N>': \
+             100000000000000000 is not in 0..=268435456\n"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for help in [
+        &["serve", "--help"][..],
+        &["serve", "-h"],
+        &["help", "serve"],
+    ] {
+        let out = run(help);
+        assert_eq!(out.status.code(), Some(0), "{help:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with("A small, fast HTTP/1.1 server"), "{text}");
+        assert!(
+            text.contains("\nUsage: rshperf serve [OPTIONS]\n"),
+            "{text}"
+        );
+        assert!(text.contains("--body-size <N>"), "{text}");
+        assert!(out.stderr.is_empty());
+    }
 }
 
 #[test]
@@ -252,11 +278,14 @@ fn demo_chooses_server_and_port_itself() {
             "rshperf: demo: --server/--port are chosen by demo\n"
         );
     }
-    let out = run(&["demo", "--wsesspage", "1,1,0"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "rshperf: --wsesspage is not supported yet\n"
+    // Every workload runs against the built-in server (its text/plain pages embed
+    // nothing, so a page view is one call).
+    let out = run(&["demo", "--wsesspage", "1,2,0"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("\nTotal: connections 1 requests 2 replies 2 ") && text.contains(" (1/1)\n"),
+        "{text}"
     );
     let out = run(&["demo", "-h"]);
     assert_eq!(out.status.code(), Some(0));

@@ -197,7 +197,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Reads one request: (head text, body), or None at EOF or error.
-fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>) -> Option<(String, Vec<u8>)> {
+pub fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>) -> Option<(String, Vec<u8>)> {
     let mut buf = [0u8; 4096];
     loop {
         if let Some(end) = find(pending, b"\r\n\r\n") {
