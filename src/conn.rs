@@ -305,13 +305,19 @@ impl Conn {
         if self.calls.is_empty() {
             self.parser.start(call.head);
         }
+        if self.is_h2() {
+            // No send watchdog for a call that waits for a free stream: its frames
+            // are written (and watched by `on_writable`) once it has one.
+            self.calls.push_back(call);
+            if self.phase == Phase::Active {
+                self.pump_h2(now, timeout);
+            }
+            return;
+        }
         if self.send_deadline.is_none() {
             self.send_deadline = after(now, timeout);
         }
         self.calls.push_back(call);
-        if self.is_h2() && self.phase == Phase::Active {
-            self.pump_h2(now);
-        }
     }
 
     /// Takes back every unanswered call (the connection is going away).

@@ -211,11 +211,15 @@ impl Conn {
         (r.block + r.body, r.block)
     }
 
-    /// Opens streams for queued calls while the server allows.
-    pub(super) fn pump_h2(&mut self, now: Instant) {
+    /// Opens streams for queued calls while the server allows; their frames start
+    /// the send watchdog (`timeout`), which `on_writable` stops once they are out.
+    pub(super) fn pump_h2(&mut self, now: Instant, timeout: Option<Duration>) {
         let Some(h) = self.h2.as_mut() else {
             return;
         };
+        if h.proto.can_open() && !self.calls.is_empty() && self.send_deadline.is_none() {
+            self.send_deadline = after(now, timeout);
+        }
         while h.proto.can_open() {
             let Some(mut call) = self.calls.pop_front() else {
                 break;
@@ -260,7 +264,8 @@ impl Conn {
         };
         h.proto.start(&mut self.send_buf);
         ctx.stats.http2.connections += 1;
-        self.pump_h2(now);
+        self.send_deadline = after(now, ctx.timeout);
+        self.pump_h2(now, ctx.timeout);
     }
 
     fn sink<'a, 'b>(
@@ -342,7 +347,7 @@ impl Conn {
         if h.proto.closing() && !self.closing {
             ctx.stats.http2.goaways += 1;
         }
-        self.pump_h2(now);
+        self.pump_h2(now, ctx.timeout);
         let in_flight = self.h2.as_ref().map_or(0, |h| h.proto.in_flight());
         self.recv_deadline = match (in_flight, progress) {
             (0, _) => None,
