@@ -3,8 +3,8 @@
 //! decoders on their own.
 //!
 //! Input layout: byte 0 = streams the client opens before the server speaks
-//! (1 + byte % 8; bit 7: they carry a 70,000-byte body, so flow control holds some
-//! back), bytes 1..3 = split point (little-endian, modulo the data length + 1), the
+//! after an empty SETTINGS from the server (1 + byte % 8; bit 7: they carry a
+//! 70,000-byte body, so flow control holds some back), bytes 1..3 = split point (little-endian, modulo the data length + 1), the
 //! rest = bytes received from the server. The data is fed three ways: whole, cut in
 //! two at the split point, and one byte at a time. Every way must give the same
 //! events, the same result (or error) and the same bytes written back; nothing may
@@ -53,6 +53,10 @@ fn run(streams: u32, body: bool, data: &[u8], cuts: &[usize]) -> Outcome {
     let mut h: H2<u32> = H2::new();
     let mut out = Vec::new();
     h.start(&mut out);
+    // The server's empty SETTINGS first (streams wait for it), then the streams.
+    let settings = [0, 0, 0, 4, 0, 0, 0, 0, 0];
+    h.on_bytes(&settings, &mut out, &mut Log::default())
+        .expect("an empty SETTINGS frame is valid");
     let big = vec![b'b'; if body { 70_000 } else { 0 }];
     for tag in 0..streams {
         if h.can_open() {

@@ -257,7 +257,8 @@ impl Conn {
         self.closing = h.proto.closing();
     }
 
-    /// The connection is up: the preface, then the queued calls.
+    /// The connection is up: the preface. Calls wait for the server's SETTINGS (its
+    /// stream limit), which must come within the reply timeout.
     pub(super) fn start_h2(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         let Some(h) = self.h2.as_mut() else {
             return;
@@ -265,7 +266,7 @@ impl Conn {
         h.proto.start(&mut self.send_buf);
         ctx.stats.http2.connections += 1;
         self.send_deadline = after(now, ctx.timeout);
-        self.pump_h2(now, ctx.timeout);
+        self.recv_deadline = after(now, ctx.reply_timeout);
     }
 
     fn sink<'a, 'b>(
@@ -348,8 +349,13 @@ impl Conn {
             ctx.stats.http2.goaways += 1;
         }
         self.pump_h2(now, ctx.timeout);
-        let in_flight = self.h2.as_ref().map_or(0, |h| h.proto.in_flight());
+        let (in_flight, ready) = self
+            .h2
+            .as_ref()
+            .map_or((0, true), |h| (h.proto.in_flight(), h.proto.ready()));
         self.recv_deadline = match (in_flight, progress) {
+            // Still waiting for the server's SETTINGS: the deadline of `start_h2`.
+            _ if !ready => self.recv_deadline.or(after(now, ctx.reply_timeout)),
             (0, _) => None,
             (_, true) => after(now, ctx.reply_timeout),
             (_, false) => self.recv_deadline.or(after(now, ctx.reply_timeout)),

@@ -32,6 +32,9 @@ const MAX_LIST: u64 = 1 << 20;
 const MAX_CONTROL_RUN: u32 = 10_000;
 /// Highest client stream id.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
+/// Streams refused with REFUSED_STREAM that are retried on one connection; past
+/// this, a refusal fails its call like any other reset.
+const MAX_REFUSED: u32 = 100;
 
 /// Why the connection must end: the code for GOAWAY and a reason for traces.
 pub type H2Error = FrameError;
@@ -73,7 +76,8 @@ pub trait Events<T> {
     fn done(&mut self, tag: T, reply: &Reply);
     /// The server reset `tag`'s stream with `code` (the call failed).
     fn reset(&mut self, tag: T, code: u32);
-    /// GOAWAY: the server did not and will not process `tag`'s request.
+    /// The server did not process `tag`'s request (GOAWAY beyond its last stream, or
+    /// RST_STREAM with REFUSED_STREAM): it may be sent again.
     fn refused(&mut self, tag: T);
 }
 
@@ -128,6 +132,7 @@ pub struct H2<T> {
     unacked: u32,
     goaway: Option<u32>,
     control_run: u32,
+    refused: u32,
     out_total: u64,
     written_total: u64,
     /// Header bytes of our requests: on the wire (HPACK) and decoded.
@@ -160,6 +165,7 @@ impl<T> H2<T> {
             unacked: 0,
             goaway: None,
             control_run: 0,
+            refused: 0,
             out_total: 0,
             written_total: 0,
             sent_header_wire: 0,
@@ -205,12 +211,19 @@ impl<T> H2<T> {
         self.streams.len()
     }
 
-    /// Whether a new stream may be opened now: no GOAWAY, below the server's
-    /// SETTINGS_MAX_CONCURRENT_STREAMS, stream ids left.
+    /// Whether a new stream may be opened now: the server's SETTINGS arrived (so its
+    /// SETTINGS_MAX_CONCURRENT_STREAMS is known: streams beyond it would be refused),
+    /// no GOAWAY, below that limit, stream ids left.
     pub fn can_open(&self) -> bool {
-        self.goaway.is_none()
+        self.got_settings
+            && self.goaway.is_none()
             && (self.streams.len() as u64) < u64::from(self.peer_max_streams)
             && self.next_id <= MAX_STREAM_ID
+    }
+
+    /// The server's SETTINGS arrived: the connection is up.
+    pub fn ready(&self) -> bool {
+        self.got_settings
     }
 
     /// The server sent GOAWAY (or ids ran out): no new streams on this connection.
@@ -355,6 +368,7 @@ impl<T> H2<T> {
             unacked,
             goaway,
             control_run,
+            refused,
             ..
         } = self;
         let mut c = Conn {
@@ -368,6 +382,7 @@ impl<T> H2<T> {
             recv_window,
             unacked,
             goaway,
+            refused,
             out_base,
         };
         let mut progress = false;
@@ -426,6 +441,7 @@ struct Conn<'a, T> {
     recv_window: &'a mut i64,
     unacked: &'a mut u32,
     goaway: &'a mut Option<u32>,
+    refused: &'a mut u32,
     /// `out[k]` is output byte `out_base + k` of the connection.
     out_base: u64,
 }
@@ -650,7 +666,12 @@ fn on_frame<T>(
             match find(c.streams, head.stream) {
                 Some(i) => {
                     let s = c.streams.swap_remove(i);
-                    ev.reset(s.tag, code);
+                    if code == code::REFUSED_STREAM && *c.refused < MAX_REFUSED {
+                        *c.refused += 1;
+                        ev.refused(s.tag);
+                    } else {
+                        ev.reset(s.tag, code);
+                    }
                 }
                 None => unknown_stream(head.stream, c.next_id)?,
             }

@@ -72,11 +72,15 @@ fn data(stream: u32, flags: u8, bytes: &[u8]) -> Vec<u8> {
     b
 }
 
-/// A client with `n` GET streams (tags 1..=n) open; returns it and its output.
+/// A client that got the server's (empty) SETTINGS and opened `n` GET streams (tags
+/// 1..=n); returns it and its output.
 fn client(n: u32) -> (H2<u32>, Vec<u8>) {
     let mut h = H2::new();
     let mut out = Vec::new();
     h.start(&mut out);
+    assert!(!h.can_open(), "no stream before the server's SETTINGS");
+    h.on_bytes(&settings(&[]), &mut out, &mut Log::default())
+        .expect("valid");
     let mut block = Vec::new();
     hpack::put_field(&mut block, b":method", b"GET");
     hpack::put_field(&mut block, b":path", b"/");
@@ -121,15 +125,17 @@ fn preface_settings_and_requests() {
     let rest = &out[frame::PREFACE.len()..];
     let head = Head::parse(rest[..9].try_into().expect("9 bytes"));
     assert_eq!((head.kind, head.len, head.stream), (kind::SETTINGS, 18, 0));
-    // SETTINGS, WINDOW_UPDATE, then HEADERS of stream 1 with END_STREAM|END_HEADERS.
+    // SETTINGS, WINDOW_UPDATE, the ack of the server's SETTINGS, then HEADERS of
+    // stream 1 with END_STREAM|END_HEADERS.
     let wu = Head::parse(rest[27..36].try_into().expect("9 bytes"));
     assert_eq!((wu.kind, wu.len), (kind::WINDOW_UPDATE, 4));
-    let hd = Head::parse(rest[40..49].try_into().expect("9 bytes"));
+    assert_eq!(rest[40..49], [0, 0, 0, 4, 1, 0, 0, 0, 0]);
+    let hd = Head::parse(rest[49..58].try_into().expect("9 bytes"));
     assert_eq!(
         (hd.kind, hd.flags, hd.stream, hd.len),
         (kind::HEADERS, flag::END_STREAM | flag::END_HEADERS, 1, 2)
     );
-    assert_eq!(&rest[49..], [0x82, 0x84]);
+    assert_eq!(&rest[58..], [0x82, 0x84]);
     assert_eq!(h.in_flight(), 1);
     assert_eq!(h.sent_header_wire(), 2);
 }
@@ -263,6 +269,11 @@ fn written_is_reported_when_the_bytes_leave() {
     let (mut h, out) = client(2);
     let mut log = Log::default();
     let preface = out.len() - 22;
+    assert_eq!(
+        &out[preface - 9..preface],
+        [0, 0, 0, 4, 1, 0, 0, 0, 0],
+        "the ack"
+    );
     h.on_written(preface + 10, &mut log);
     assert!(log.0.is_empty());
     h.on_written(1, &mut log);
@@ -343,13 +354,27 @@ fn error_of(n: u32, server: &[u8]) -> (u32, &'static str) {
     (e.code, e.reason)
 }
 
+/// The error a client that has not seen the server's SETTINGS yet gets from `server`.
+fn first_error(server: &[u8]) -> (u32, &'static str) {
+    let mut h: H2<u32> = H2::new();
+    let mut out = Vec::new();
+    h.start(&mut out);
+    let e = h
+        .on_bytes(server, &mut out, &mut Log::default())
+        .expect_err("must fail");
+    (e.code, e.reason)
+}
+
 #[test]
 fn hostile_servers_end_the_connection() {
     // An HTTP/1.1 server.
-    let e = error_of(1, b"HTTP/1.1 400 Bad Request\r\n\r\n");
+    let e = first_error(b"HTTP/1.1 400 Bad Request\r\n\r\n");
     assert_eq!(e, (code::PROTOCOL_ERROR, NOT_H2));
     // Something other than SETTINGS first.
-    assert_eq!(error_of(1, &headers(1, 0, &[(":status", "200")])).1, NOT_H2);
+    assert_eq!(first_error(&headers(1, 0, &[(":status", "200")])).1, NOT_H2);
+    let mut ping = Vec::new();
+    frame::put_ping_ack(&mut ping, b"12345678");
+    assert_eq!(first_error(&ping).1, NOT_H2);
     // Endless CONTINUATION.
     let mut s = settings(&[]);
     frame::put_head(&mut s, 1, kind::HEADERS, 0, 1);
@@ -418,6 +443,31 @@ fn hostile_servers_end_the_connection() {
         let (_, _, r) = run(1, &s, &[]);
         assert!(r.is_err(), "case {k} must fail");
     }
+}
+
+#[test]
+fn refused_streams_may_be_retried() {
+    let mut s = settings(&[(setting::MAX_CONCURRENT_STREAMS, 1)]);
+    frame::put_rst_stream(&mut s, 3, code::REFUSED_STREAM);
+    frame::put_rst_stream(&mut s, 5, code::REFUSED_STREAM);
+    let (log, _, r) = run_all_splits(3, &s);
+    assert_eq!(r, Ok(()));
+    assert_eq!(log, ["refused 2", "refused 3"]);
+    // Past MAX_REFUSED on one connection a refusal is a failed call.
+    let (mut h, _) = client(0);
+    let mut log = Log::default();
+    let mut out = Vec::new();
+    for k in 0..=MAX_REFUSED {
+        h.open(k, &[0x82], b"", &mut out);
+        let mut rst = Vec::new();
+        frame::put_rst_stream(&mut rst, 1 + 2 * k, code::REFUSED_STREAM);
+        h.on_bytes(&rst, &mut out, &mut log).expect("valid");
+    }
+    assert_eq!(
+        log.0.iter().filter(|l| l.starts_with("refused")).count(),
+        100
+    );
+    assert_eq!(log.0.last().map(String::as_str), Some("reset 100 7"));
 }
 
 #[test]
