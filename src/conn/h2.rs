@@ -269,64 +269,52 @@ impl Conn {
         self.recv_deadline = after(now, ctx.reply_timeout);
     }
 
-    fn sink<'a, 'b>(
+    /// Runs `f` on the protocol state, the send buffer and an event sink for this
+    /// connection (None for HTTP/1.x). Refused calls go back to the queue.
+    fn with_sink<R>(
+        &mut self,
         now: Instant,
-        ctx: &'a mut Ctx<'b>,
-        cookie: &'a mut Option<CookieScan>,
-        refused: &'a mut Vec<Call>,
-        replies: &'a mut u64,
-        conn: ConnId,
-        target: usize,
-    ) -> Sink<'a, 'b> {
-        Sink {
+        ctx: &mut Ctx<'_>,
+        f: impl FnOnce(&mut H2<Tagged>, &mut Vec<u8>, &mut Sink<'_, '_>) -> R,
+    ) -> Option<R> {
+        let h = self.h2.as_mut()?;
+        let mut sink = Sink {
             now,
             ctx,
-            cookie,
-            refused,
-            replies,
-            conn,
-            target,
+            cookie: &mut self.cookie,
+            refused: &mut h.refused,
+            replies: &mut self.replies,
+            conn: self.id,
+            target: self.target,
+        };
+        let r = f(&mut h.proto, &mut self.send_buf, &mut sink);
+        for c in h.refused.drain(..).rev() {
+            self.calls.push_front(c);
         }
+        Some(r)
     }
 
     /// `n` bytes of the send buffer reached the socket.
     pub(super) fn written_h2(&mut self, n: usize, now: Instant, ctx: &mut Ctx<'_>) {
-        let Some(h) = self.h2.as_mut() else {
-            return;
-        };
-        let mut sink = Self::sink(
-            now,
-            ctx,
-            &mut self.cookie,
-            &mut h.refused,
-            &mut self.replies,
-            self.id,
-            self.target,
-        );
-        h.proto.on_written(n, &mut sink);
-        if h.proto.in_flight() > 0 && self.recv_deadline.is_none() {
+        let in_flight = self.with_sink(now, ctx, |proto, _, sink| {
+            proto.on_written(n, sink);
+            proto.in_flight()
+        });
+        if in_flight.is_some_and(|n| n > 0) && self.recv_deadline.is_none() {
             self.recv_deadline = after(now, ctx.reply_timeout);
         }
     }
 
     /// Server bytes arrived.
     pub(super) fn data_h2(&mut self, now: Instant, data: &[u8], ctx: &mut Ctx<'_>) -> Step {
+        let Some(result) =
+            self.with_sink(now, ctx, |proto, out, sink| proto.on_bytes(data, out, sink))
+        else {
+            return Step::Fail(ErrorKind::Other);
+        };
         let Some(h) = self.h2.as_mut() else {
             return Step::Fail(ErrorKind::Other);
         };
-        let mut sink = Self::sink(
-            now,
-            ctx,
-            &mut self.cookie,
-            &mut h.refused,
-            &mut self.replies,
-            self.id,
-            self.target,
-        );
-        let result = h.proto.on_bytes(data, &mut self.send_buf, &mut sink);
-        for c in h.refused.drain(..).rev() {
-            self.calls.push_front(c);
-        }
         let progress = match result {
             Ok(p) => p,
             Err(e) => {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::support::h2_server::{h2_tls, H2Server, Opts};
 use crate::support::recorder::TempFile;
 use crate::support::tls_server::{Pki, TlsServer};
-use crate::support::{self, run_ok, Report};
+use crate::support::{self, masked, run_ok, Report};
 
 fn h2c(opts: Opts) -> H2Server {
     H2Server::start(opts)
@@ -346,18 +346,7 @@ fn golden_view(report: &str) -> String {
             };
             out.push_str(&keep);
         } else {
-            let mut in_number = false;
-            for c in line.chars() {
-                if c.is_ascii_digit() || (in_number && c == '.') {
-                    if !in_number {
-                        out.push('#');
-                    }
-                    in_number = true;
-                } else {
-                    in_number = false;
-                    out.push(c);
-                }
-            }
+            out.push_str(&masked(line));
         }
         out.push('\n');
     }

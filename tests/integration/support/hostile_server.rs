@@ -265,7 +265,6 @@ impl Conn<'_> {
 
     fn read_request(&mut self) -> Result<(), End> {
         let deadline = Instant::now() + MAX_WAIT;
-        let mut buf = [0u8; 4096];
         loop {
             if let Some(end) = find(&self.pending, b"\r\n\r\n") {
                 let head_len = end + 4;
@@ -281,15 +280,7 @@ impl Conn<'_> {
                     return Ok(());
                 }
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(End);
-            }
-            let _ = self.stream.set_read_timeout(Some(left));
-            match self.stream.read(&mut buf) {
-                Ok(0) | Err(_) => return Err(End),
-                Ok(n) => self.pending.extend_from_slice(&buf[..n]),
-            }
+            self.fill(deadline)?;
         }
     }
 }
@@ -297,20 +288,28 @@ impl Conn<'_> {
 impl Conn<'_> {
     fn read_bytes(&mut self, n: usize) -> Result<(), End> {
         let deadline = Instant::now() + MAX_WAIT;
-        let mut buf = [0u8; 4096];
         while self.pending.len() < n {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(End);
-            }
-            let _ = self.stream.set_read_timeout(Some(left));
-            match self.stream.read(&mut buf) {
-                Ok(0) | Err(_) => return Err(End),
-                Ok(k) => self.pending.extend_from_slice(&buf[..k]),
-            }
+            self.fill(deadline)?;
         }
         self.pending.drain(..n);
         Ok(())
+    }
+
+    /// Reads what the client sent next into `pending`, waiting until `deadline`.
+    fn fill(&mut self, deadline: Instant) -> Result<(), End> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(End);
+        }
+        let _ = self.stream.set_read_timeout(Some(left));
+        let mut buf = [0u8; 4096];
+        match self.stream.read(&mut buf) {
+            Ok(0) | Err(_) => Err(End),
+            Ok(k) => {
+                self.pending.extend_from_slice(&buf[..k]);
+                Ok(())
+            }
+        }
     }
 }
 

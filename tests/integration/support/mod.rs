@@ -114,3 +114,21 @@ pub fn numbers(s: &str) -> Vec<f64> {
     }
     out
 }
+
+/// `report` with every number replaced by `#` (for comparing layouts).
+pub fn masked(report: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in report.chars() {
+        if c.is_ascii_digit() || (in_number && c == '.') {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
