@@ -12,6 +12,10 @@
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
 #             port search in connect(): __inet_hash_connect)
+#   --ab12    run only AB12 (issue 12, item 4): `ab -k -c 50 -n $AB_N` and
+#             `rshperf ab -k -c 50 -n $AB_N` against `rshperf serve`, side by
+#             side (AB_N=200000 by default; AB_N=20000 for a quick check); needs
+#             neither nginx nor root
 #
 # Needs: nginx on 127.0.0.1:8080 serving /1k.html
 #        (bash /work/shared/compat/nginx.sh start), httperf, wrk, ab, tcpdump
@@ -31,6 +35,8 @@ QUICK=0
 PERF=0
 H2_ONLY=0
 H2_N=${H2_N:-200000}
+AB12_ONLY=0
+AB_N=${AB_N:-200000}
 OUT=/tmp/rshperf-bench
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,7 +44,8 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift ;;
     --perf) PERF=1 ;;
     --h2-only) H2_ONLY=1 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --ab12) AB12_ONLY=1 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -60,14 +67,25 @@ if [ -z "${RSHPERF:-}" ]; then
   fi
 fi
 [ -x "$RSH" ] || die "no rshperf binary at $RSH"
-if [ $H2_ONLY = 1 ]; then tools="h2load python3 ss timeout"; else tools="httperf wrk ab h2load tcpdump python3 ss timeout"; fi
-for t in $tools; do
+if [ $H2_ONLY = 1 ]; then
+  for t in h2load python3 ss timeout; do
+    command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+  done
+fi
+if [ $AB12_ONLY = 1 ]; then
+  for t in ab python3 ss timeout; do
+    command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+  done
+fi
+for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump python3 ss timeout); do
   command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
 done
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (apt-get install time)"
-[ $H2_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
+if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
+[ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
 [ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash /work/shared/compat/nginx.sh start"
+fi
 NGINX_PIDFILE=${NGINX_PIDFILE:-/tmp/rshperf-nginx/nginx.pid}
 NGINX_WORKER=
 if [ -r "$NGINX_PIDFILE" ]; then
@@ -175,6 +193,42 @@ run_captured() {
   rm -f "$pc"  # a few MB; the analysis is kept
 }
 
+# ---------------------------------------------------------------- AB12
+# Issue 12, item 4: `rshperf ab -k -c 50 -n N` against ab with the same arguments,
+# one after the other, against `rshperf serve` (one thread: the same server for
+# both, and not nginx, so that the clients are compared). The summary reports req/s
+# and CPU per request of both (and max RSS: rshperf's must not grow with -n; a run
+# at N/10 shows it).
+ab12() {
+  local log=$OUT/AB12.serve.err port i=0
+  "$RSH" serve --port 0 --threads 1 > /dev/null 2> "$log" &
+  local spid=$!
+  while ! grep -q 'listening on' "$log" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+  port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
+  if [ -z "$port" ]; then
+    kill -INT $spid 2>/dev/null; wait $spid 2>/dev/null
+    echo "AB12: rshperf serve did not start (see $log)" >&2
+    return
+  fi
+  meta ab12_n "$AB_N"
+  settle 1
+  run AB12.ab 300 ab -q -k -n "$AB_N" -c 50 "http://127.0.0.1:$port/"
+  settle 2
+  run AB12.rsh 300 "$RSH" ab -q -k -n "$AB_N" -c 50 "http://127.0.0.1:$port/"
+  settle 1
+  run AB12.rsh10 300 "$RSH" ab -q -k -n "$((AB_N / 10))" -c 50 "http://127.0.0.1:$port/"
+  kill -INT $spid 2>/dev/null
+  wait $spid 2>/dev/null
+}
+if [ $AB12_ONLY = 1 ]; then
+  echo "rshperf ab vs ab (AB12, -n $AB_N) -> $OUT"
+  meta ab12_only 1
+  ab12
+  echo
+  python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
+
 RSH_BASE=("$RSH" --server $HOST --port $PORT --uri $URI)
 HP_BASE=(httperf --server $HOST --port $PORT --uri $URI)
 # An unusual receive buffer makes the SYNs of this suite's P4 runs recognisable
@@ -211,6 +265,8 @@ fi
 # ---------------------------------------------------------------- ab anchor
 settle 1
 run AB.ab 60 ab -q -n 30000 -c 50 "$URL"
+settle 2
+ab12
 
 
 # ---------------------------------------------------------------- P2
@@ -282,6 +338,11 @@ if [ $QUICK = 0 ]; then
   settle 4
   rss_run P6.httperf "${HP_BASE[@]}" --rate 5000 --num-conns 100000
 fi
+# T1 (issue 11): the per-second timeline keeps bounded state per second: VmRSS growth
+# between 4 s and 16 s at 2,000 conn/s with --timeline, extrapolated to 10 minutes
+# (target: at most 2 MiB).
+settle 4
+rss_run T1.rsh "${RSH_BASE[@]}" --rate 2000 --num-conns 38000 --timeline "$OUT/T1.timeline.csv"
 
 # ---------------------------------------------------------------- P1
 # Run late: a 105k-connection burst leaves ~20k TIME_WAIT sockets and, when it

@@ -232,8 +232,8 @@ def diag(run):
 
 R = {n: Run(n) for n in ("P1.rsh", "P1.httperf", "AB.ab", "P2.wrk", "P2.rsh", "P3.rsh", "P3.httperf",
                          "P4.rsh", "P4.httperf", "P5.rsh", "P5.httperf", "P6.rsh", "P6.httperf",
-                         "P7.rsh2", "P7.rsh1", "HOG.rsh", "HOG.httperf",
-                         "H2C.rsh", "H2C.h2load", "H2S.rsh", "H2S.h2load")}
+                         "P7.rsh2", "P7.rsh1", "HOG.rsh", "HOG.httperf", "T1.rsh", "AB12.ab", "AB12.rsh",
+                         "AB12.rsh10", "H2C.rsh", "H2C.h2load", "H2S.rsh", "H2S.h2load")}
 
 # ------------------------------------------------------------------ P1
 a, h, ab = R["P1.rsh"], R["P1.httperf"], R["AB.ab"]
@@ -370,6 +370,20 @@ else:
     anc = "-"
 rows.append(("P6 RSS flat (16s vs 4s, 5k/s)", fig, anc, ratio, verdict(ok)))
 
+# T1: --timeline state per second; growth 4 s -> 16 s extrapolated to 600 s.
+t = R["T1.rsh"]
+rt = rss(t)
+if 4 in rt and 16 in rt:
+    per_s = (rt[16] - rt[4]) / 12.0
+    ten_min = max(per_s, 0.0) * 600
+    fig = "VmRSS 4s %.2f MiB, 16s %.2f MiB; %+.1f KiB/s -> %.0f KiB in 10 min; %s replies, %s" % (
+        mib(rt[4]), mib(rt[16]), per_s, ten_min, t.r.get("replies", "?"), err_str(t.r))
+    ok = ten_min <= 2048 and t.r.get("replies") == 38000
+    ratio = "%.2f of 2 MiB" % (ten_min / 2048)
+else:
+    fig, ok, ratio = "RSS samples missing (%s)" % rt, False, "-"
+rows.append(("T1 --timeline RSS (2k/s, 10 min)", fig, "-", ratio, verdict(ok)))
+
 # ------------------------------------------------------------------ P7
 a, b = R["P7.rsh2"], R["P7.rsh1"]
 if "conns" in a.r:
@@ -434,9 +448,34 @@ if "ab_rps" in ab.r:
     rows.append(("ab -n 30000 -c 50 (closed loop)", "-", "%s req/s, %d complete, %d failed, CPU %.2f s" % (
         fmt_rate(ab.r["ab_rps"]), ab.r.get("ab_complete", -1), ab.r.get("ab_failed", -1), ab.cpu or -1), "-", "info"))
 
+# ------------------------------------------------------------------ AB12 (issue 12, item 4)
+a, b, small = R["AB12.rsh"], R["AB12.ab"], R["AB12.rsh10"]
+n = int(SUITE.get("ab12_n", "0") or 0)
+if a.present or b.present:
+    def ab_fig(run):
+        if "ab_rps" not in run.r or run.cpu is None:
+            return None, "no report (rc %s)" % run.rc
+        cpr = run.cpu / max(1, run.r.get("ab_complete", 1)) * 1e6
+        return cpr, "%s req/s, %.2f us CPU/req, %d complete, %d failed, maxRSS %.1f MiB" % (
+            fmt_rate(run.r["ab_rps"]), cpr, run.r.get("ab_complete", -1), run.r.get("ab_failed", -1),
+            mib(run.maxrss or 0))
+    cpr_a, fig = ab_fig(a)
+    cpr_b, anc = ab_fig(b)
+    ok, ratio = False, "-"
+    if cpr_a is not None and cpr_b is not None:
+        rate = a.r["ab_rps"] / b.r["ab_rps"]
+        ratio = "rate %.2fx, CPU/req %.2fx" % (rate, cpr_a / cpr_b)
+        ok = rate >= 1 and cpr_a <= cpr_b and a.r.get("ab_complete") == n and a.r.get("ab_failed") == 0
+        if small.present and small.maxrss and a.maxrss:
+            ratio += "; RSS at n %.1f MiB vs n/10 %.1f MiB" % (mib(a.maxrss), mib(small.maxrss))
+            ok = ok and a.maxrss <= small.maxrss + 2048
+    rows.append(("AB12 ab -k -c 50 -n %d (rshperf serve)" % n, fig, "ab " + anc, ratio, verdict(ok)))
+
 # ------------------------------------------------------------------ print
 if SUITE.get("h2_only") == "1":
     rows = [row for row in rows if row[0].startswith("H2")]
+if SUITE.get("ab12_only") == "1":
+    rows = [r for r in rows if r[0].startswith("AB12")]
 hdr = ("target", "rshperf figure", "anchor figure", "ratio", "pass/fail")
 print("rshperf benchmark (%s run, binary %s built %s, git %s)" % (
     "h2-only" if SUITE.get("h2_only") == "1" else "quick" if SUITE.get("quick") == "1" else "full",

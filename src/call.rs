@@ -4,9 +4,11 @@
 //! Owns the request layout of reference §4.6 for every workload: a fixed `--uri`,
 //! `--wlog` entries, `--wset` files, `--wsesslog` template requests and the URIs a
 //! `--wsesspage` session found (rendered from the session's own store), with the
-//! per-session `Cookie:` header inserted at issue time. Rendering appends to a
-//! connection's send buffer, so the steady state allocates nothing. Called by the
-//! engine when it queues a call; knows nothing about sockets.
+//! per-session `Cookie:` header inserted at issue time; and requests given as parts by
+//! front ends with a layout of their own (`RequestParts`: ab, lb). A request body is
+//! read once and shared (`Body`), never copied per call but into the send buffer.
+//! Rendering appends to a connection's send buffer, so the steady state allocates
+//! nothing. Called by the engine when it queues a call; knows nothing about sockets.
 //!
 //! With `--http-version 2` the same request becomes an HPACK header block
 //! (`render_h2`): pseudo-headers `:method`, `:scheme`, `:path` (the URI) and
@@ -16,6 +18,7 @@
 //! than `trailers`). The constant lines are encoded once per request shape; a call
 //! only adds its URI, host and cookie.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::{Config, HttpVersion};
@@ -60,6 +63,9 @@ pub struct Call {
     pub retries: u8,
 }
 
+/// A request body: read once, shared by every call that sends it.
+pub type Body = Arc<[u8]>;
+
 /// A request split around the URI so any URI can be rendered without allocation:
 /// `method SP uri suffix [Cookie] CRLF body`.
 #[derive(Debug, Clone)]
@@ -69,7 +75,7 @@ struct Shape {
     pre_host: Vec<u8>,
     /// The header lines after `Host:`, without the final blank line.
     post_host: Vec<u8>,
-    body: Vec<u8>,
+    body: Body,
     head: bool,
     /// HTTP/2: `:method` encoded, the header lines encoded, and the lines as
     /// (lowercase name, value) pairs for printing and sizes.
@@ -92,11 +98,11 @@ const H2_DROPPED: [&str; 6] = [
 ];
 
 impl Shape {
-    fn new(method: &str, pre_host: Vec<u8>, post_host: Vec<u8>, body: &[u8]) -> Shape {
+    fn new(method: &str, pre_host: Vec<u8>, post_host: Vec<u8>, body: Body) -> Shape {
         let mut s = Shape {
             method: method.as_bytes().to_vec(),
             head: method == "HEAD",
-            body: body.to_vec(),
+            body,
             h2_method: Vec::new(),
             h2_fixed: Vec::new(),
             h2_fields: Vec::new(),
@@ -138,6 +144,26 @@ pub struct H2Request {
     pub decoded: usize,
 }
 
+/// A request given as its parts by a front end with its own header layout (ab, lb):
+/// `method SP uri`, `head` (the rest of the request line and the header lines before
+/// `Host:`), `Host: <target>` when `send_host`, `tail` (the header lines after it), a
+/// blank line, then `body`.
+#[derive(Debug, Clone)]
+pub struct RequestParts {
+    /// The method.
+    pub method: String,
+    /// The URI of the fixed request (targets may have their own: `Requests::uris`).
+    pub uri: String,
+    /// ` HTTP/1.x\r\n` and the header lines before `Host:`.
+    pub head: Vec<u8>,
+    /// The header lines after `Host:`.
+    pub tail: Vec<u8>,
+    /// The body (shared; empty for none).
+    pub body: Body,
+    /// Whether to send `Host: <target host>` (false when the user gave their own).
+    pub send_host: bool,
+}
+
 /// Everything needed to render any call of the run.
 #[derive(Debug, Clone)]
 pub struct Requests {
@@ -174,7 +200,7 @@ impl Requests {
     /// The fixed request of `cfg` (`--method`, `--uri`, `--add-header`).
     pub fn new(cfg: &Config, add_header_file: &[u8]) -> Requests {
         let (pre_host, post_host) = header_lines(cfg, add_header_file);
-        let fixed = Shape::new(&cfg.method, pre_host, post_host, &[]);
+        let fixed = Shape::new(&cfg.method, pre_host, post_host, Body::from(&[][..]));
         Requests {
             fixed,
             fixed_uri: cfg.uri.as_bytes().to_vec(),
@@ -182,6 +208,20 @@ impl Requests {
             https: cfg.ssl,
             uris: Vec::new(),
             templates: Vec::new(),
+        }
+    }
+
+    /// The request of `parts` as the fixed request (`CallRef::Fixed`; `CallRef::Uri(i)`
+    /// renders it with `uris[i]`).
+    pub fn from_parts(parts: RequestParts) -> Requests {
+        Requests {
+            fixed: Shape::new(&parts.method, parts.head, parts.tail, parts.body),
+            fixed_uri: parts.uri.into_bytes(),
+            uris: Vec::new(),
+            templates: Vec::new(),
+            no_host: !parts.send_host,
+            // ab and lb speak HTTP/1.x only.
+            https: false,
         }
     }
 
@@ -199,7 +239,7 @@ impl Requests {
             extra.extend_from_slice(format!("Content-length: {}\r\n", body.len()).as_bytes());
         }
         let (pre_host, post_host) = header_lines(cfg, &extra);
-        let shape = Shape::new(method, pre_host, post_host, body);
+        let shape = Shape::new(method, pre_host, post_host, Body::from(body));
         self.templates.push((shape, uri.as_bytes().to_vec()));
         CallRef::Template(u32::try_from(self.templates.len() - 1).unwrap_or(u32::MAX))
     }
@@ -401,6 +441,34 @@ mod tests {
         assert_eq!(len, want.len());
         assert_eq!(header, want.len() - 5);
         assert!(!r.is_head(t));
+    }
+
+    #[test]
+    fn parts_render_around_host_and_share_the_body() {
+        let body = Body::from(&b"k=v&x=1"[..]);
+        let mut r = Requests::from_parts(RequestParts {
+            method: "POST".into(),
+            uri: "/form".into(),
+            head: b" HTTP/1.0\r\nContent-length: 7\r\n".to_vec(),
+            tail: b"Accept: */*\r\n".to_vec(),
+            body: body.clone(),
+            send_host: true,
+        });
+        r.uris = vec!["/a".into(), "/b".into()];
+        let mut out = Vec::new();
+        let (len, header) = r.render(CallRef::Uri(1), "h:81", None, &mut out);
+        let want =
+            "POST /b HTTP/1.0\r\nContent-length: 7\r\nHost: h:81\r\nAccept: */*\r\n\r\nk=v&x=1";
+        assert_eq!(out, want.as_bytes());
+        assert_eq!((len, header), (want.len(), want.len() - 7));
+        // Two owners of the body: the test's and the request's, not a copy per call.
+        assert_eq!(Arc::strong_count(&body), 2);
+        let mut no_host = r.clone();
+        no_host.no_host = true;
+        out.clear();
+        no_host.render(CallRef::Fixed, "h:81", None, &mut out);
+        assert!(out.starts_with(b"POST /form HTTP/1.0\r\nContent-length: 7\r\nAccept"));
+        assert!(!r.is_head(CallRef::Fixed));
     }
 
     #[test]

@@ -110,6 +110,10 @@ pub enum Opt {
     Json,
     /// `--csv=FILE` (rshperf).
     Csv,
+    /// `--timeline=FILE` (rshperf).
+    Timeline,
+    /// `--html=FILE` (rshperf).
+    Html,
     /// `--fail-on=EXPR` (rshperf, repeatable).
     FailOn,
     /// `--progress` (rshperf).
@@ -120,6 +124,8 @@ pub enum Opt {
     Partition,
     /// `--start-at=T` (rshperf).
     StartAt,
+    /// `--concurrency=C` (rshperf): closed loop.
+    Concurrency,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -227,11 +233,14 @@ pub const OPTIONS: &[OptSpec] = &[
     spec("percentiles", Opt::Percentiles, HasArg::No),
     spec("json", Opt::Json, HasArg::Required),
     spec("csv", Opt::Csv, HasArg::Required),
+    spec("timeline", Opt::Timeline, HasArg::Required),
+    spec("html", Opt::Html, HasArg::Required),
     spec("fail-on", Opt::FailOn, HasArg::Required),
     spec("progress", Opt::Progress, HasArg::No),
     spec("no-progress", Opt::NoProgress, HasArg::No),
     spec("partition", Opt::Partition, HasArg::Required),
     spec("start-at", Opt::StartAt, HasArg::Required),
+    spec("concurrency", Opt::Concurrency, HasArg::Required),
 ];
 
 impl Opt {
@@ -245,11 +254,14 @@ impl Opt {
                 | Opt::Percentiles
                 | Opt::Json
                 | Opt::Csv
+                | Opt::Timeline
+                | Opt::Html
                 | Opt::FailOn
                 | Opt::Progress
                 | Opt::NoProgress
                 | Opt::Partition
                 | Opt::StartAt
+                | Opt::Concurrency
         )
     }
 
@@ -334,8 +346,9 @@ pub fn usage() -> String {
          \t[--use-timer-cache]\n\
          \t[--periodic-stats]\n\
          \t[--add-header-file file]\n\
-         \t[--threads N] [--partition I/N] [--start-at T|+S]\n\
+         \t[--threads N] [--partition I/N] [--start-at T|+S] [--concurrency C]\n\
          \t[--percentiles] [--json file] [--csv file] [--fail-on EXPR]\n\
+         \t[--timeline file] [--html file]\n\
          \t[--progress|--no-progress]\n"
     )
 }
@@ -488,10 +501,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 61);
+        assert_eq!(names.len(), 64);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 61);
+        assert_eq!(names.len(), 64);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }

@@ -231,6 +231,10 @@ pub struct Config {
     pub json: Option<String>,
     /// `--csv=FILE`: append one row per run.
     pub csv: Option<String>,
+    /// `--timeline=FILE`: per-second CSV of the run.
+    pub timeline: Option<String>,
+    /// `--html=FILE`: one-file HTML report with charts.
+    pub html: Option<String>,
     /// `--fail-on=EXPR`, as typed, in order.
     pub fail_on: Vec<String>,
     /// `--progress` (Some(true)) / `--no-progress` (Some(false)); None = when stderr is
@@ -267,6 +271,9 @@ pub struct Config {
     pub ssl_ca_path: Option<String>,
     /// `--use-timer-cache` (accepted and echoed; rshperf's clock needs no cache).
     pub use_timer_cache: bool,
+    /// `--concurrency` (rshperf): units in flight in a closed loop; 0 = open loop
+    /// (or httperf's sequential mode when there is no rate). See `workload::closed`.
+    pub concurrency: u64,
 }
 
 impl Config {
@@ -332,10 +339,13 @@ impl Config {
             percentiles: false,
             json: None,
             csv: None,
+            timeline: None,
+            html: None,
             fail_on: Vec::new(),
             progress: None,
             partition: (0, 1),
             start_at: None,
+            concurrency: 0,
         }
     }
 
@@ -412,6 +422,8 @@ impl Config {
                 Opt::Percentiles => c.percentiles = true,
                 Opt::Json => c.json = Some(nonempty(v, "--json")?),
                 Opt::Csv => c.csv = Some(nonempty(v, "--csv")?),
+                Opt::Timeline => c.timeline = Some(nonempty(v, "--timeline")?),
+                Opt::Html => c.html = Some(nonempty(v, "--html")?),
                 Opt::FailOn => {
                     crate::threshold::parse(v).map_err(|m| usage(format!("--fail-on: {m}")))?;
                     c.fail_on.push(v.to_string());
@@ -420,6 +432,7 @@ impl Config {
                 Opt::NoProgress => c.progress = Some(false),
                 Opt::Partition => c.partition = parse_partition(v)?,
                 Opt::StartAt => c.start_at = Some(parse_start_at(v)?),
+                Opt::Concurrency => c.concurrency = CONCURRENCY.parse(v)?,
                 Opt::Timeout => c.timeout = TIMEOUT.parse(v)?,
                 Opt::UseTimerCache => c.use_timer_cache = true,
                 Opt::Verbose => c.verbose = c.verbose.saturating_add(1),
@@ -484,6 +497,7 @@ impl Config {
         if server_given && self.servers.is_some() {
             return Err(usage("--server S or --servers file, not both".into()));
         }
+        self.check_concurrency()?;
         if self.tls_server_name.is_some() && !self.ssl {
             return Err(usage(
                 "--tls-server-name requires --ssl (or --ssl-protocol)".into(),
@@ -494,6 +508,27 @@ impl Config {
         self.host = host_value(host_source);
         if self.servers.is_none() {
             self.addrs = resolve(&self.server, self.port)?;
+        }
+        Ok(())
+    }
+
+    /// `--concurrency` replaces the arrival process and needs a user per engine.
+    fn check_concurrency(&self) -> Result<(), Error> {
+        if self.concurrency == 0 {
+            return Ok(());
+        }
+        if !matches!(self.period, Period::Sequential) {
+            return Err(usage(
+                "--concurrency runs a closed loop: give it or --rate/--period, not both".into(),
+            ));
+        }
+        let engines = u64::from(self.threads.max(1)) * u64::from(self.partition.1.max(1));
+        if self.concurrency < engines {
+            return Err(usage(format!(
+                "--concurrency {} is less than the number of engines ({engines}: --threads \
+                 times the --partition count); every engine needs at least one user",
+                self.concurrency
+            )));
         }
         Ok(())
     }
@@ -717,6 +752,9 @@ impl Config {
         }
         if self.threads > 1 {
             add(format!("--threads={}", self.threads));
+        }
+        if self.concurrency > 0 {
+            add(format!("--concurrency={}", self.concurrency));
         }
         s
     }
@@ -1049,6 +1087,15 @@ const THREADS: IntRule = IntRule {
     c_min: 1,
     c_max: 0,
     expect: "expected an integer from 1 to 1024",
+};
+
+const CONCURRENCY: IntRule = IntRule {
+    what: "illegal concurrency",
+    min: 1,
+    max: 1_000_000,
+    c_min: 1,
+    c_max: 0,
+    expect: "expected an integer from 1 to 1000000",
 };
 
 /// The longest prefix of `s` that C `strtod` would convert (decimal forms, `inf`,

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use crate::call::Call;
 use crate::http::cookie::CookieScan;
 use crate::http::html::PageScan;
-use crate::http::response::{Progress, ReplyParser, ReplySink};
+use crate::http::response::{Progress, Reply, ReplyParser, ReplySink};
 use crate::net;
 use crate::stats::{ErrorKind, Stats};
 use crate::table::ConnId;
@@ -65,6 +65,8 @@ pub enum Owner {
         in_burst: u64,
         /// Global arrival number (over all engines and partitions).
         arrival: u64,
+        /// Connect attempts of this unit's request that already failed (lb's `-m`).
+        retries: u8,
     },
     /// Connection slot `slot` of session `sess`.
     Session {
@@ -86,6 +88,10 @@ pub struct Completion {
     pub call: Call,
     /// Reply status.
     pub status: u16,
+    /// The reply's counters (sizes, whether the server closes after it).
+    pub reply: Reply,
+    /// When its first byte arrived.
+    pub first_byte: Instant,
 }
 
 /// Observes the bytes of calls (`--print-request`, `--print-reply`); the engine
@@ -129,6 +135,8 @@ pub struct Conn {
     pub phase: Phase,
     /// The "connecting" moment: start of connect time and lifetime.
     pub started: Instant,
+    /// When it became established (TLS: handshake done); `started` until then.
+    pub connected: Instant,
     /// Completed replies.
     pub replies: u64,
     /// `--hog` port to release at close, with the index of its pool.
@@ -212,6 +220,7 @@ impl Conn {
             stream: None,
             phase: Phase::Connecting,
             started: now,
+            connected: now,
             replies: 0,
             port: None,
             armed: None,
@@ -249,6 +258,7 @@ impl Conn {
         self.stream = None;
         self.phase = Phase::Connecting;
         self.started = now;
+        self.connected = now;
         self.replies = 0;
         self.port = None;
         self.armed = None;
@@ -398,6 +408,7 @@ impl Conn {
     /// The connection is established: counts it.
     pub fn on_connected(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         self.phase = Phase::Active;
+        self.connected = now;
         self.send_deadline = None;
         ctx.stats
             .on_connected(now.saturating_duration_since(self.started));
@@ -647,6 +658,8 @@ impl Conn {
             conn: self.id,
             call,
             status: r.status,
+            reply: r,
+            first_byte: self.reply_start,
         });
         // The next call becomes the head of the receive queue.
         self.recv_deadline = None;

@@ -6,6 +6,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod ab;
 pub mod advice;
 pub mod call;
 pub mod cfmt;
@@ -26,6 +27,7 @@ pub mod runner;
 pub mod serve;
 pub mod stats;
 pub mod subcommand;
+pub mod sweep;
 pub mod table;
 pub mod threshold;
 pub mod timer;

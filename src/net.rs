@@ -16,9 +16,9 @@ use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 /// Socket options applied to every connection.
 #[derive(Debug, Clone, Copy)]
 pub struct SocketOptions {
-    /// SO_SNDBUF, bytes.
+    /// SO_SNDBUF, bytes (0: the kernel's default).
     pub send_buffer: usize,
-    /// SO_RCVBUF, bytes.
+    /// SO_RCVBUF, bytes (0: the kernel's default).
     pub recv_buffer: usize,
     /// SO_LINGER {on, 0}: close sends RST (`--close-with-reset`).
     pub reset_on_close: bool,
@@ -78,8 +78,13 @@ pub fn start_connect(
 
 fn configure(socket: &Socket, opts: &SocketOptions, bound: bool) -> io::Result<()> {
     socket.set_tcp_nodelay(true)?;
-    socket.set_send_buffer_size(opts.send_buffer)?;
-    socket.set_recv_buffer_size(opts.recv_buffer)?;
+    // 0 leaves the kernel's default (and its autotuning): ab without -b.
+    if opts.send_buffer > 0 {
+        socket.set_send_buffer_size(opts.send_buffer)?;
+    }
+    if opts.recv_buffer > 0 {
+        socket.set_recv_buffer_size(opts.recv_buffer)?;
+    }
     if opts.reset_on_close {
         socket.set_linger(Some(Duration::ZERO))?;
     }
@@ -148,30 +153,70 @@ pub fn raise_nofile_limit() -> io::Result<u64> {
     Ok(lim.rlim_cur)
 }
 
-/// User and system CPU time used by the whole process so far.
-pub fn cpu_times() -> (Duration, Duration) {
+/// `getrusage(who)`, or None when the call fails.
+fn rusage(who: libc::c_int) -> Option<libc::rusage> {
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return (Duration::ZERO, Duration::ZERO);
-    }
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
-            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
-    };
-    (tv(ru.ru_utime), tv(ru.ru_stime))
+    (unsafe { libc::getrusage(who, &mut ru) } == 0).then_some(ru)
+}
+
+fn timeval(t: libc::timeval) -> Duration {
+    Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+        + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+}
+
+/// User and system CPU time used by the whole process so far.
+pub fn cpu_times() -> (Duration, Duration) {
+    rusage(libc::RUSAGE_SELF).map_or((Duration::ZERO, Duration::ZERO), |ru| {
+        (timeval(ru.ru_utime), timeval(ru.ru_stime))
+    })
+}
+
+/// User plus system CPU time used by the calling thread so far (RUSAGE_THREAD): an
+/// engine's own cost, without the other engines, the progress thread or start-up.
+pub fn thread_cpu_time() -> Duration {
+    rusage(libc::RUSAGE_THREAD).map_or(Duration::ZERO, |ru| {
+        timeval(ru.ru_utime) + timeval(ru.ru_stime)
+    })
+}
+
+/// A moment in local time, broken down (`localtime_r`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalTime {
+    /// Year, e.g. 2026.
+    pub year: i64,
+    /// Month, 0 = January.
+    pub month: usize,
+    /// Day of the month, 1–31.
+    pub mday: u32,
+    /// Day of the week, 0 = Sunday.
+    pub wday: usize,
+    /// Hour, minute and second.
+    pub hms: (u32, u32, u32),
+}
+
+/// `secs` after the Unix epoch in the local time zone (TZ), as C's `ctime` shows it.
+pub fn local_time(secs: i64) -> Option<LocalTime> {
+    let t: libc::time_t = secs;
+    // SAFETY: an all-zero `tm` is a valid value (integers and a null zone pointer).
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the call; localtime_r is the re-entrant form.
+    let ok = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };
+    let u = |v: libc::c_int| u32::try_from(v).ok();
+    ok.then_some(())?;
+    Some(LocalTime {
+        year: i64::from(tm.tm_year) + 1900,
+        month: usize::try_from(tm.tm_mon).ok()?,
+        mday: u(tm.tm_mday)?,
+        wday: usize::try_from(tm.tm_wday).ok()?,
+        hms: (u(tm.tm_hour)?, u(tm.tm_min)?, u(tm.tm_sec)?),
+    })
 }
 
 /// Maximum resident set size of the process so far, KiB.
 pub fn max_rss_kib() -> u64 {
-    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return 0;
-    }
-    u64::try_from(ru.ru_maxrss).unwrap_or(0)
+    rusage(libc::RUSAGE_SELF).map_or(0, |ru| u64::try_from(ru.ru_maxrss).unwrap_or(0))
 }
 
 /// A non-blocking CLOCK_MONOTONIC timerfd: wakes the poll at sub-millisecond deadlines
@@ -348,6 +393,17 @@ mod tests {
         unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
         assert_eq!(got, lim.rlim_cur);
         assert_eq!(lim.rlim_cur, lim.rlim_max);
+    }
+
+    #[test]
+    fn local_time_advances_by_whole_days() {
+        // Whatever the zone: a day later is the next weekday at the same time of day.
+        let t = 1_796_099_083;
+        let (a, b) = (local_time(t), local_time(t + 86_400));
+        let (a, b) = (a.expect("localtime"), b.expect("localtime"));
+        assert_eq!(b.wday, (a.wday + 1) % 7);
+        assert_eq!(a.hms, b.hms);
+        assert!(a.month < 12 && (1..=31).contains(&a.mday) && a.year >= 2026);
     }
 
     #[test]

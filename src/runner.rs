@@ -13,18 +13,20 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::advice;
 use crate::config::{Config, StartAt};
 use crate::conn::ReplyObserver;
-use crate::engine::{Engine, Outcome, Plan};
+use crate::engine::{CallObserver, Engine, Outcome, Plan};
 use crate::error::Error;
 use crate::net;
 use crate::progress::{self, Board};
 use crate::report::classic::write_report;
 use crate::report::csv;
+use crate::report::html;
 use crate::report::json::{self, RunMeta};
 use crate::report::percentiles::write_percentiles;
 use crate::report::print::Printer;
 use crate::report::servers::write_servers;
 use crate::report::session::{write_session_block, SessionSummary};
 use crate::report::summary::{RunInfo, Summary};
+use crate::report::timeline;
 use crate::stats::Stats;
 use crate::threshold;
 use crate::workload::Workload;
@@ -64,11 +66,32 @@ pub struct ExecOptions {
     pub echo: bool,
 }
 
+/// Makes the observer of completed requests of engine j (None: that engine has none).
+pub type CallObserverFactory<'a> = dyn Fn(u32) -> Option<Box<dyn CallObserver + 'a>> + Sync + 'a;
+
+/// What a front end adds to the engines of a run besides the configuration (ab's `-g`
+/// file sees every request).
+#[derive(Clone, Copy, Default)]
+pub struct Hooks<'a> {
+    /// The per-call observer of each engine.
+    pub calls: Option<&'a CallObserverFactory<'a>>,
+}
+
 /// Runs the engines for `cfg` and `work` (built once by the caller with
 /// `Workload::from_config`) and returns what they measured. Prints nothing but the
 /// echo line when asked, the `--print-*` traces and the `-v`/`--periodic-stats` lines
 /// the engines write while running.
 pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunResult, Error> {
+    execute_with(cfg, work, opts, Hooks::default())
+}
+
+/// `execute` with the front end's `hooks` in the engines.
+pub fn execute_with<'a>(
+    cfg: &'a Config,
+    work: &'a Workload,
+    opts: ExecOptions,
+    hooks: Hooks<'a>,
+) -> Result<RunResult, Error> {
     let start_delay = start_delay(cfg, SystemTime::now())?;
     let nofile = net::raise_nofile_limit()
         .map_err(|e| Error::Startup(format!("failed to get number of open file limit: {e}")))?;
@@ -98,7 +121,7 @@ pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunRe
     let (cpu_user0, cpu_sys0) = net::cpu_times();
     let wall_start = SystemTime::now();
     let t0 = Instant::now();
-    let outcomes = run_engines(cfg, work, board.as_ref(), threads, capacity, t0)?;
+    let outcomes = run_engines(cfg, work, hooks, board.as_ref(), threads, capacity, t0)?;
     let (cpu_user1, cpu_sys1) = net::cpu_times();
     let wall_end = SystemTime::now();
 
@@ -171,15 +194,26 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
         }
         let _ = out.flush();
     }
+    let advice = advice::assess(cfg, &work, &run);
     if let Some(dest) = &cfg.json {
-        json::write_json_to(dest, cfg, stats, &summary, info, &run.meta)
+        let mut doc = json::to_json(cfg, stats, &summary, info, &run.meta);
+        doc["findings"] = advice::to_json(&advice);
+        json::write_value_to(dest, &doc)
             .map_err(|e| Error::Startup(format!("cannot write --json file {dest}: {e}")))?;
     }
     if let Some(path) = &cfg.csv {
-        csv::append_row(Path::new(path), cfg, &summary, stats)
+        csv::append_row(Path::new(path), cfg, &summary, stats, &advice)
             .map_err(|e| Error::Startup(format!("cannot write --csv file {path}: {e}")))?;
     }
-    advice::print(&advice::assess(cfg, &work, &run));
+    if let Some(path) = &cfg.timeline {
+        timeline::write_csv(Path::new(path), &stats.timeline)
+            .map_err(|e| Error::Startup(format!("cannot write --timeline file {path}: {e}")))?;
+    }
+    if let Some(path) = &cfg.html {
+        html::write_run(Path::new(path), cfg, &run, &summary, &advice)
+            .map_err(|e| Error::Startup(format!("cannot write --html file {path}: {e}")))?;
+    }
+    advice::print(&advice);
     let breached = threshold::breaches(&thresholds, &summary, stats);
     for b in &breached {
         eprintln!("rshperf: {b}");
@@ -213,9 +247,10 @@ fn start_delay(cfg: &Config, now: SystemTime) -> Result<Duration, Error> {
     }
 }
 
-fn run_engines(
-    cfg: &Config,
-    work: &Workload,
+fn run_engines<'a>(
+    cfg: &'a Config,
+    work: &'a Workload,
+    hooks: Hooks<'a>,
     board: Option<&Board>,
     threads: u32,
     capacity: usize,
@@ -234,7 +269,7 @@ fn run_engines(
             capacity,
         }
     };
-    let engine = move |j: u32| {
+    let engine = move |j: u32| -> io::Result<Outcome> {
         let observer = (cfg.print_request.is_some() || cfg.print_reply.is_some()).then(|| {
             Box::new(Printer::new(
                 io::stdout(),
@@ -243,7 +278,19 @@ fn run_engines(
             )) as Box<dyn ReplyObserver + '_>
         });
         let slot = board.and_then(|b| b.slots.get(j as usize));
-        Engine::new(cfg, work, observer, slot, plan(j), t0).and_then(Engine::run)
+        let calls = hooks.calls.and_then(|make| make(j));
+        // The engine's own CPU (this thread), for client-bound detection.
+        let cpu0 = net::thread_cpu_time();
+        let wall0 = Instant::now();
+        let mut outcome = Engine::new(cfg, work, observer, slot, plan(j), t0)?
+            .with_call_observer(calls)
+            .run()?;
+        let cpu = net::thread_cpu_time().saturating_sub(cpu0).as_secs_f64();
+        outcome
+            .stats
+            .client
+            .add_engine(cpu, wall0.elapsed().as_secs_f64());
+        Ok(outcome)
     };
     std::thread::scope(|scope| {
         if let Some(b) = board {

@@ -57,6 +57,24 @@ pub const COMMANDS: &[Subcommand] = &[
         main: crate::merge::merge_main,
         help: help_text::<crate::merge::MergeOptions>,
     },
+    Subcommand {
+        name: "sweep",
+        about: "run rising rates against a server and find its knee (capacity)",
+        main: crate::sweep::sweep_main,
+        help: help_text::<crate::sweep::args::SweepOpts>,
+    },
+    Subcommand {
+        name: "ab",
+        about: "ApacheBench's command line and report (closed loop, several URLs at once)",
+        main: crate::ab::ab_main,
+        help: crate::ab::args::usage,
+    },
+    Subcommand {
+        name: "lb",
+        about: "lb's command line: ab's report per server, every server at once",
+        main: crate::ab::lb_main,
+        help: crate::ab::lb::usage,
+    },
 ];
 
 fn demo_help() -> String {

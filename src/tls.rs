@@ -17,8 +17,11 @@
 //! request-oriented workload, or `--ssl-no-reuse`) always do a full handshake.
 
 mod cipher;
+mod info;
 #[cfg(test)]
 mod tests;
+
+pub use info::summary;
 
 use std::io::{self, Read, Write};
 use std::path::Path;

@@ -141,6 +141,14 @@ impl Events<Tagged> for Sink<'_, '_> {
             conn: self.conn,
             call: tag.call,
             status: r.status,
+            reply: crate::http::response::Reply {
+                status: r.status,
+                header_bytes: r.header_bytes,
+                content_bytes: r.content_bytes,
+                footer_bytes: r.footer_bytes,
+                close: false,
+            },
+            first_byte: tag.reply_start,
         });
     }
 
@@ -165,6 +173,8 @@ impl Events<Tagged> for Sink<'_, '_> {
             conn: self.conn,
             call: tag.call,
             status: 0,
+            reply: crate::http::response::Reply::default(),
+            first_byte: self.now,
         });
     }
 

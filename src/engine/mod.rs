@@ -7,11 +7,13 @@
 //! next I/O or deadline (a timerfd gives sub-millisecond wakeups): no busy polling.
 //! What to send is decided by the workload halves in `request` (one connection per
 //! arrival) and `session` (`--wsess`, `--wsesslog`, and with `page` `--wsesspage`);
-//! socket and TLS set-up is in `connect`. Feeds one `Stats`; the runner merges engines
-//! and prints the report.
+//! when arrivals are not scheduled but replace finished units (sequential mode,
+//! `--concurrency`, ab, lb), `closed` decides; socket and TLS set-up is in `connect`.
+//! Feeds one `Stats`; the runner merges engines and prints the report.
 //! (Longer than 600 lines: the loop, dispatch, flushing, timers and teardown share
 //! the engine's fields and are read together.)
 
+mod closed;
 mod connect;
 mod page;
 mod request;
@@ -32,9 +34,10 @@ use crate::net::{PortPool, SocketOptions, TimerFd};
 use crate::stats::{ErrorKind, RateSample, Stats};
 use crate::table::{ConnId, Table};
 use crate::timer::TimerWheel;
-use crate::workload::rate::{Period, Schedule};
+use crate::workload::rate::Schedule;
 use crate::workload::Workload;
 
+pub use closed::CallObserver;
 pub use session::Session;
 
 const TIMER_TOKEN: Token = Token(usize::MAX);
@@ -43,6 +46,8 @@ const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
 const SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
 /// `--periodic-stats` interval.
 const PERIODIC_INTERVAL: Duration = Duration::from_secs(1);
+/// Timeline interval (`stats::timeline`).
+const TIMELINE_INTERVAL: Duration = Duration::from_secs(1);
 /// Size of the engine's one receive buffer.
 const READ_BUFFER: usize = 64 * 1024;
 
@@ -119,7 +124,10 @@ pub struct Engine<'c> {
     /// Round-robin position in the `--myaddr` pool.
     local_rr: usize,
     schedule: Schedule,
-    sequential: bool,
+    /// The closed loop (None: arrivals follow `schedule`).
+    closed: Option<closed::ClosedState>,
+    /// Sees every completed request of an ab or lb run (`-g`).
+    calls: Option<Box<dyn CallObserver + 'c>>,
     next_arrival: Option<Instant>,
     t0: Instant,
     timeout: Option<Duration>,
@@ -139,6 +147,8 @@ pub struct Engine<'c> {
     /// `--periodic-stats`: next 1-s tick and the 200/302 counts at the last one.
     next_periodic: Option<Instant>,
     last_periodic: [u64; 2],
+    /// End of the timeline's current second.
+    next_tick: Instant,
     /// `--progress`: where to publish, and when next.
     progress: Option<&'c crate::progress::Slot>,
     next_progress: Option<Instant>,
@@ -222,7 +232,10 @@ impl<'c> Engine<'c> {
             },
             local_rr: 0,
             schedule: Schedule::new(&cfg.period, cfg.client_id, plan.stripe, plan.stripes),
-            sequential: matches!(cfg.period, Period::Sequential),
+            closed: work
+                .closed_loop(cfg)
+                .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
+            calls: None,
             next_arrival: None,
             t0,
             timeout: duration_of(cfg.timeout),
@@ -240,6 +253,7 @@ impl<'c> Engine<'c> {
             last_sessions: 0,
             next_periodic: cfg.periodic_stats.then(|| t0 + PERIODIC_INTERVAL),
             last_periodic: [0; 2],
+            next_tick: t0 + TIMELINE_INTERVAL,
             progress,
             next_progress: progress.map(|_| t0 + crate::progress::INTERVAL),
             runtime_end: duration_of(cfg.runtime).and_then(|d| t0.checked_add(d)),
@@ -248,21 +262,28 @@ impl<'c> Engine<'c> {
         })
     }
 
+    /// Adds the observer of completed requests (ab's `-g`).
+    pub fn with_call_observer(mut self, o: Option<Box<dyn CallObserver + 'c>>) -> Self {
+        self.calls = o;
+        self
+    }
+
     /// Runs until the end condition, `--runtime` or a signal.
     pub fn run(mut self) -> io::Result<Outcome> {
         let mut events = Events::with_capacity(1024);
         let now = Instant::now();
-        if self.plan.arrivals == 0 {
-            self.stop = Some(now);
-        } else {
-            self.next_arrival = if self.sequential {
-                Some(now)
-            } else {
-                self.schedule
-                    .next_offset()
-                    .and_then(|o| self.t0.checked_add(o))
-            };
+        self.next_arrival = match &self.closed {
+            Some(c) => c.can_start().then_some(now),
+            None if self.plan.arrivals == 0 => None,
+            None => self
+                .schedule
+                .next_offset()
+                .and_then(|o| self.t0.checked_add(o)),
+        };
+        if self.next_arrival.is_some() {
             self.on_arrivals(now);
+        } else {
+            self.stop = Some(now);
         }
         while self.stop.is_none() {
             let timeout = self.arm_timer()?;
@@ -304,6 +325,12 @@ impl<'c> Engine<'c> {
                 self.on_deadlines(Instant::now());
             }
         }
+        let end = self.stop.unwrap_or_else(Instant::now);
+        self.on_tick(end);
+        let at = end.saturating_duration_since(self.t0).as_secs_f64();
+        if at > self.stats.timeline.intervals.len() as f64 {
+            self.stats.roll_timeline(self.live, at);
+        }
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
@@ -326,6 +353,7 @@ impl<'c> Engine<'c> {
             arrival,
             self.wheel.next_deadline(),
             Some(self.next_sample),
+            Some(self.next_tick),
             self.runtime_end,
             self.next_periodic,
             self.next_progress,
@@ -353,6 +381,7 @@ impl<'c> Engine<'c> {
         if now >= self.next_sample {
             self.take_sample(now);
         }
+        self.on_tick(now);
         if self.next_periodic.is_some_and(|t| now >= t) {
             self.print_periodic(now);
         }
@@ -373,17 +402,25 @@ impl<'c> Engine<'c> {
                 break;
             }
             self.next_arrival = None;
-            // In sequential mode a synchronous failure schedules the next arrival
-            // (see `on_unit_done`) instead of recursing.
+            if self.closed.is_some() {
+                // A unit that fails at once frees its user in `unit_done`, which asks
+                // for the next arrival instead of recursing.
+                if !self.closed_start(now, at) {
+                    break;
+                }
+                continue;
+            }
             self.started += 1;
             self.stats.on_lateness(now.saturating_duration_since(at));
+            let scheduled = at.saturating_duration_since(self.t0).as_secs();
+            self.stats.timeline.offered(scheduled);
             if self.work.is_session() {
                 self.start_session(now);
             } else {
-                self.start_request_conn(now);
+                self.start_request_conn(now, self.arrival_index(), 0);
             }
             self.flush();
-            if !self.sequential && self.started < self.plan.arrivals {
+            if self.started < self.plan.arrivals {
                 self.next_arrival = self
                     .schedule
                     .next_offset()
@@ -394,12 +431,7 @@ impl<'c> Engine<'c> {
 
     /// A unit of work (a request-oriented connection or a session) is finished.
     fn on_unit_done(&mut self, now: Instant) {
-        self.done += 1;
-        if self.done >= self.plan.arrivals {
-            self.stop.get_or_insert(now);
-        } else if self.sequential && self.started < self.plan.arrivals && self.stop.is_none() {
-            self.next_arrival = Some(now);
-        }
+        self.unit_done(now, 0);
     }
 
     fn take_sample(&mut self, now: Instant) {
@@ -427,6 +459,18 @@ impl<'c> Engine<'c> {
         self.last_sessions = sessions;
         self.last_sample = now;
         self.next_sample += SAMPLE_INTERVAL;
+    }
+
+    /// Ends every timeline second that is over by `now`.
+    fn on_tick(&mut self, now: Instant) {
+        while now >= self.next_tick {
+            let at = self
+                .next_tick
+                .saturating_duration_since(self.t0)
+                .as_secs_f64();
+            self.stats.roll_timeline(self.live, at);
+            self.next_tick += TIMELINE_INTERVAL;
+        }
     }
 
     /// `--periodic-stats`: `[%.6f s] 200=%lu, 302=%lu` with the counts of the last
@@ -801,6 +845,9 @@ impl<'c> Engine<'c> {
         now: Instant,
     ) {
         match owner {
+            Owner::Request { .. } if self.closed.is_some() => {
+                self.closed_request_end(owner, fail, now)
+            }
             Owner::Request { .. } => self.on_unit_done(now),
             Owner::Session { sess, slot } => {
                 self.session_on_conn_closed(sess, slot, id, fail, replies, now)
@@ -812,7 +859,12 @@ impl<'c> Engine<'c> {
     /// The next URI-generator call (`--wlog`/`--wset`), or the fixed request. None when
     /// a non-looping `--wlog` is exhausted (the test then ends, as in httperf).
     fn next_call_ref(&mut self, now: Instant, index: u64) -> Option<CallRef> {
-        let r = self.work.call_ref(index);
+        self.next_call_ref_to(now, index, 0)
+    }
+
+    /// `next_call_ref` for a connection to `target` (ab and lb: a URI per target).
+    fn next_call_ref_to(&mut self, now: Instant, index: u64, target: usize) -> Option<CallRef> {
+        let r = self.work.call_ref_to(index, target);
         if r.is_none() {
             self.stop.get_or_insert(now);
         }

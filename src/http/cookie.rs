@@ -1,46 +1,81 @@
-//! `--session-cookies`: finds the `Set-Cookie:` value in a reply's header bytes.
+//! Header values out of a reply's raw header bytes: `--session-cookies`' `Set-Cookie:`
+//! and, for `rshperf ab`/`lb`, the `Server:` name.
 //!
 //! Owns a bounded line assembler fed with raw header-block pieces (split anywhere).
 //! Like httperf, a session keeps one cookie: the text of a header line starting with
-//! `Set-Cookie: ` (case-insensitive) up to the first `;`, at most 245 bytes. Called by
-//! the connection for replies of session workloads; the session stores the value.
+//! `Set-Cookie: ` (case-insensitive) up to the first `;`, at most 245 bytes. Like ab,
+//! the server name is the `Server:` value up to its first blank or control byte. Called
+//! by the connection (its `cookie` scan) for replies of session workloads and for the
+//! first reply of each server in ab and lb runs.
 
-use super::lines::Lines;
+use super::lines::{header_value, Lines};
 
 /// Longest header line examined (longer lines are not cookies we can keep anyway).
 const MAX_LINE: usize = 4096;
 /// Longest cookie kept (httperf's limit).
 pub const MAX_COOKIE: usize = 245;
+/// Longest server name kept (ab's buffer).
+const MAX_SERVER: usize = 1023;
 
-/// Assembles header lines and remembers the last `Set-Cookie` value.
+/// Which header a scan looks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Wanted {
+    #[default]
+    SetCookie,
+    Server,
+}
+
+/// Assembles header lines and remembers the last value of the wanted header
+/// (`Set-Cookie` by default).
 #[derive(Debug, Clone, Default)]
 pub struct CookieScan {
     lines: Lines,
     found: Option<Vec<u8>>,
+    wanted: Wanted,
 }
 
-/// Keeps the cookie of `line` in `found` if it is a `Set-Cookie: ` line.
-fn examine(line: &[u8], found: &mut Option<Vec<u8>>) {
-    const NAME: &[u8] = b"set-cookie: ";
-    if line.len() >= NAME.len() && line[..NAME.len()].eq_ignore_ascii_case(NAME) {
-        let value = &line[NAME.len()..];
-        let end = value.iter().position(|&c| c == b';').unwrap_or(value.len());
-        let kept = &value[..end.min(MAX_COOKIE)];
-        let slot = found.get_or_insert_with(Vec::new);
-        slot.clear();
-        slot.extend_from_slice(kept);
-    }
+/// Keeps the value `line` carries for `wanted` in `found`.
+fn examine(line: &[u8], wanted: Wanted, found: &mut Option<Vec<u8>>) {
+    let kept = match wanted {
+        Wanted::SetCookie => {
+            const NAME: &[u8] = b"set-cookie: ";
+            if line.len() < NAME.len() || !line[..NAME.len()].eq_ignore_ascii_case(NAME) {
+                return;
+            }
+            let value = &line[NAME.len()..];
+            let end = value.iter().position(|&c| c == b';').unwrap_or(value.len());
+            &value[..end.min(MAX_COOKIE)]
+        }
+        Wanted::Server => {
+            let Some(value) = header_value(line, b"server") else {
+                return;
+            };
+            let end = value.iter().position(|&c| c <= b' ').unwrap_or(value.len());
+            &value[..end.min(MAX_SERVER)]
+        }
+    };
+    let slot = found.get_or_insert_with(Vec::new);
+    slot.clear();
+    slot.extend_from_slice(kept);
 }
 
 impl CookieScan {
-    /// Feeds header-block bytes.
-    pub fn feed(&mut self, bytes: &[u8]) {
-        let found = &mut self.found;
-        self.lines
-            .feed(bytes, MAX_LINE, |line| examine(line, found));
+    /// A scan for the `Server:` name instead (ab's `Server Software`).
+    pub fn server() -> CookieScan {
+        CookieScan {
+            wanted: Wanted::Server,
+            ..CookieScan::default()
+        }
     }
 
-    /// The cookie found since the last call, if any.
+    /// Feeds header-block bytes.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        let (found, wanted) = (&mut self.found, self.wanted);
+        self.lines
+            .feed(bytes, MAX_LINE, |line| examine(line, wanted, found));
+    }
+
+    /// The value found since the last call, if any.
     pub fn take(&mut self) -> Option<Vec<u8>> {
         self.lines.clear();
         self.found.take()
@@ -61,6 +96,22 @@ mod tests {
             assert_eq!(s.take().as_deref(), Some(&b"sid=abc123"[..]), "cut {cut}");
             assert_eq!(s.take(), None);
         }
+    }
+
+    #[test]
+    fn finds_the_server_name_at_any_split_up_to_the_first_blank() {
+        let head = b"HTTP/1.1 200 OK\r\nX-Server: no\r\nserver:  Apache/2.4.1 (Debian)\r\n\r\n";
+        for cut in 0..=head.len() {
+            let mut s = CookieScan::server();
+            s.feed(&head[..cut]);
+            s.feed(&head[cut..]);
+            assert_eq!(s.take().as_deref(), Some(&b"Apache/2.4.1"[..]), "cut {cut}");
+        }
+        let mut s = CookieScan::server();
+        s.feed(b"Set-Cookie: a=1\r\n\r\n");
+        assert_eq!(s.take(), None);
+        s.feed(b"Server:\r\n");
+        assert_eq!(s.take().as_deref(), Some(&b""[..]));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::SystemTime;
 
+use crate::advice::{self, Advice};
 use crate::config::Config;
 use crate::stats::Stats;
 
@@ -19,7 +20,7 @@ use super::percentiles::quantile_ms;
 use super::summary::Summary;
 
 /// Column names, in order.
-pub const COLUMNS: [&str; 40] = [
+pub const COLUMNS: [&str; 41] = [
     "timestamp",
     "server",
     "port",
@@ -60,6 +61,7 @@ pub const COLUMNS: [&str; 40] = [
     "other",
     "cpu_total_pct",
     "net_io_kbs",
+    "findings",
 ];
 
 /// The header line, without the line end.
@@ -86,8 +88,15 @@ fn num(x: f64) -> String {
     }
 }
 
-/// The row of one run, without the line end; `now` is its timestamp.
-pub fn row(cfg: &Config, summary: &Summary<'_>, stats: &Stats, now: SystemTime) -> String {
+/// The row of one run, without the line end; `now` is its timestamp, `advice` the
+/// run's findings (the last column: their keys joined with `;`).
+pub fn row(
+    cfg: &Config,
+    summary: &Summary<'_>,
+    stats: &Stats,
+    advice: &[Advice],
+    now: SystemTime,
+) -> String {
     let s = summary;
     let mean = cfg.period.mean();
     let rate = if mean > 0.0 {
@@ -128,6 +137,7 @@ pub fn row(cfg: &Config, summary: &Summary<'_>, stats: &Stats, now: SystemTime) 
     fields.extend(s.errors.iter().map(u64::to_string));
     fields.push(num(s.cpu_total_pct));
     fields.push(num(s.net_io_kb_per_s));
+    fields.push(advice::keys(advice));
     debug_assert_eq!(fields.len(), COLUMNS.len());
     fields.join(",")
 }
@@ -140,6 +150,7 @@ pub fn append_row(
     cfg: &Config,
     summary: &Summary<'_>,
     stats: &Stats,
+    advice: &[Advice],
 ) -> io::Result<()> {
     let mut file = OpenOptions::new().create(true).append(true).open(path)?;
     let mut text = String::new();
@@ -147,7 +158,7 @@ pub fn append_row(
         text.push_str(&header());
         text.push('\n');
     }
-    text.push_str(&row(cfg, summary, stats, SystemTime::now()));
+    text.push_str(&row(cfg, summary, stats, advice, SystemTime::now()));
     text.push('\n');
     file.write_all(text.as_bytes())?;
     file.flush()
@@ -156,6 +167,7 @@ pub fn append_row(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::advice::Finding;
     use crate::report::summary::RunInfo;
     use crate::stats::ErrorKind;
     use std::time::{Duration, UNIX_EPOCH};
@@ -208,11 +220,11 @@ mod tests {
         let c = cfg(&["--rate", "8", "--uri", "/x,\"y\""]);
         let summary = Summary::new(&s, &RUN);
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let line = row(&c, &summary, &s, now);
+        let line = row(&c, &summary, &s, &[], now);
         assert_eq!(
             line,
             "2023-11-14T22:13:20.000000Z,127.0.0.1,80,\"/x,\"\"y\"\"\",8,4,1,1,2,4,4,4,\
-             2,2,0,0.25,1,0.5,2,1,1,1,1,1,0,4,0,0,0,1,0,0,1,0,0,0,0,0,37.5,2.1953125"
+             2,2,0,0.25,1,0.5,2,1,1,1,1,1,0,4,0,0,0,1,0,0,1,0,0,0,0,0,37.5,2.1953125,"
         );
         assert_eq!(header().split(',').count(), COLUMNS.len());
         assert!(header().starts_with("timestamp,server,port,uri,rate,num_conns,num_calls,"));
@@ -222,7 +234,13 @@ mod tests {
             ..RUN
         };
         let summary = Summary::new(&s, &zero);
-        let line = row(&cfg(&[]), &summary, &s, now);
+        let line = row(&cfg(&[]), &summary, &s, &[], now);
+        let client = [Advice {
+            finding: Finding::ClientBound,
+            text: "client-bound: …".into(),
+        }];
+        let flagged = row(&cfg(&[]), &summary, &s, &client, now);
+        assert!(flagged.ends_with(",client_bound"), "{flagged}");
         let cells: Vec<&str> = line.split(',').collect();
         assert_eq!(cells.len(), COLUMNS.len());
         assert_eq!(cells[4], "");
@@ -239,8 +257,8 @@ mod tests {
         std::fs::write(&path, "").expect("create empty");
         let s = stats();
         let summary = Summary::new(&s, &RUN);
-        append_row(&path, &cfg(&["--rate", "10"]), &summary, &s).expect("first run");
-        append_row(&path, &cfg(&["--rate", "20"]), &summary, &s).expect("second run");
+        append_row(&path, &cfg(&["--rate", "10"]), &summary, &s, &[]).expect("first run");
+        append_row(&path, &cfg(&["--rate", "20"]), &summary, &s, &[]).expect("second run");
         let text = std::fs::read_to_string(&path).expect("read back");
         let lines: Vec<&str> = text.split('\n').collect();
         assert_eq!(lines.len(), 4, "{text:?}"); // header, 2 rows, "" after the last line end

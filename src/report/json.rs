@@ -156,6 +156,7 @@ fn config_json(cfg: &Config) -> Value {
         "num_conns": cfg.num_conns,
         "num_calls": cfg.num_calls,
         "burst_length": cfg.burst_length,
+        "concurrency": cfg.concurrency,
         "period": period_json(&cfg.period),
         "timeout_s": cfg.timeout,
         "think_timeout_s": cfg.think_timeout,
@@ -384,6 +385,7 @@ pub fn to_json(
         }
         obj.insert("http2".into(), v);
     }
+    obj.insert("timeline".into(), super::timeline::to_json(&stats.timeline));
     let (raw, hists) = stats_members(stats);
     obj.insert("raw".into(), raw);
     obj.insert(HISTOGRAMS.into(), hists);
@@ -444,12 +446,21 @@ pub fn write_json_to(
     run: &RunInfo,
     meta: &RunMeta,
 ) -> io::Result<()> {
+    write_value_to(dest, &to_json(cfg, stats, summary, run, meta))
+}
+
+/// Writes a document pretty-printed, with a final newline, to stdout when `dest` is
+/// `-`, else to the file `dest` (created or truncated).
+pub fn write_value_to(dest: &str, doc: &Value) -> io::Result<()> {
+    let write = |mut out: Box<dyn Write + '_>| {
+        serde_json::to_writer_pretty(&mut out, doc)?;
+        writeln!(out)?;
+        out.flush()
+    };
     if dest == "-" {
-        let out = BufWriter::new(io::stdout().lock());
-        write_json(out, cfg, stats, summary, run, meta)
+        write(Box::new(BufWriter::new(io::stdout().lock())))
     } else {
-        let out = BufWriter::new(File::create(dest)?);
-        write_json(out, cfg, stats, summary, run, meta)
+        write(Box::new(BufWriter::new(File::create(dest)?)))
     }
 }
 
@@ -672,6 +683,7 @@ mod tests {
                 "sessions",
                 "percentiles",
                 "tls_handshakes",
+                "timeline",
                 "raw",
                 "histograms"
             ]

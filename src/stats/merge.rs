@@ -127,6 +127,14 @@ pub fn min<T: Ord + Copy>(a: &mut T, b: &T) -> Result<(), MergeError> {
     Ok(())
 }
 
+/// Keeps the first known of two optional facts (the name a server gave first).
+pub fn first<T: Clone>(a: &mut Option<T>, b: &Option<T>) -> Result<(), MergeError> {
+    if a.is_none() {
+        a.clone_from(b);
+    }
+    Ok(())
+}
+
 /// Keeps `a` (facts that are the same in both, such as an interval's length).
 pub fn keep<T>(_a: &mut T, _b: &T) -> Result<(), MergeError> {
     Ok(())
@@ -140,7 +148,7 @@ pub fn sum<T: Merge>(a: &mut T, b: &T) -> Result<(), MergeError> {
 /// Merges `$other` into `$self` (both `$ty`) field by field, one `field: rule` per
 /// line, where rule is `sum` (the field's `Merge`: counters added with overflow
 /// checks, containers element by element, histograms added, sub-structs by their own
-/// `Merge`), `max`, `min` or `keep` (functions of `stats::merge`). Evaluates to
+/// `Merge`), `max`, `min`, `first` or `keep` (functions of `stats::merge`). Evaluates to
 /// `Result<(), MergeError>`; an error names the field.
 ///
 /// The list cannot miss a field: it also destructures `$other` without `..`, so a

@@ -15,9 +15,12 @@
 //! A new group of measurements is a struct of its own in its own file here, with the
 //! same derives and a `Merge` impl, and one field (plus one line in `new` and `merge`).
 
+pub mod ab;
+pub mod client;
 pub mod h2;
 pub mod merge;
 pub mod serial;
+pub mod timeline;
 
 use std::time::Duration;
 
@@ -25,6 +28,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub use merge::{Merge, MergeError};
+
+use client::ClientCpu;
+use timeline::{Timeline, Totals};
 
 /// Per-connection failure classes, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,6 +313,16 @@ pub struct Stats {
     /// Per-server figures (`--servers` with more than one server; else empty).
     pub servers: Vec<ServerStats>,
     /// Latency histograms.
+    /// What happened in each second (`--timeline`, the JSON `timeline`).
+    #[serde(default)]
+    pub timeline: Timeline,
+    /// The engines' own CPU use (client-bound detection).
+    #[serde(default)]
+    pub client: ClientCpu,
+    /// `rshperf ab` and `lb`: ab's per-server figures (absent from documents otherwise).
+    #[serde(default, skip_serializing_if = "ab::AbStats::is_empty")]
+    pub ab: ab::AbStats,
+    /// Latency histograms (last: the document's `histograms` member is split off).
     #[serde(rename = "histograms")]
     pub hist: Histograms,
     /// HTTP/2 figures (all zero without `--http-version 2`; absent from documents
@@ -368,8 +384,24 @@ impl Stats {
             session_lengths: Vec::new(),
             servers: Vec::new(),
             hist: Histograms::new(),
+            timeline: Timeline::default(),
+            client: ClientCpu::default(),
+            ab: ab::AbStats::default(),
             http2: h2::H2Stats::default(),
         }
+    }
+
+    /// Ends the timeline's current second (`open` connections are open, `at_s`
+    /// seconds since the start); called by the engine once a second and at its end.
+    pub fn roll_timeline(&mut self, open: u64, at_s: f64) {
+        let mut replies = [0; 5];
+        replies.copy_from_slice(&self.replies_by_class[1..=5]);
+        let now = Totals {
+            connections: self.connections,
+            replies,
+            errors: self.errors,
+        };
+        self.timeline.roll(now, open, at_s);
     }
 
     /// A connection reached the connecting stage.
@@ -388,6 +420,7 @@ impl Stats {
     /// An arrival started `late` after its scheduled time.
     pub fn on_lateness(&mut self, late: Duration) {
         record(&mut self.hist.lateness, us(late));
+        self.timeline.on_lateness(us(late));
     }
 
     /// A request of `bytes` bytes was completely written.
@@ -402,6 +435,7 @@ impl Stats {
         self.responses += 1;
         self.response_sum_us += v;
         record(&mut self.hist.response, v);
+        self.timeline.on_response(v);
     }
 
     /// A reply completed; `transfer` = status line → completion.
@@ -561,6 +595,9 @@ impl Stats {
             session_lengths: sum,
             servers: sum,
             hist: sum,
+            timeline: sum,
+            client: sum,
+            ab: sum,
             http2: sum,
         )
     }

@@ -65,6 +65,9 @@ pub(crate) fn every_field_set() -> Stats {
         goaways: 1,
         protocol_errors: 1,
     };
+    s.timeline.offered(0);
+    s.roll_timeline(5, 0.5);
+    s.client.add_engine(0.25, 1.0);
     for n in 1..=2u64 {
         let mut srv = ServerStats {
             connections: 10 * n,

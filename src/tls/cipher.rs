@@ -108,6 +108,15 @@ static TABLE: [Entry; 9] = [
     },
 ];
 
+/// The OpenSSL name of a negotiated suite and its symmetric key bits (ab's
+/// `SSL/TLS Protocol` line).
+pub(crate) fn openssl_name(suite: rustls::CipherSuite) -> Option<(&'static str, u32)> {
+    TABLE.iter().find(|e| e.suite.suite() == suite).map(|e| {
+        let bits = if e.tags & AES128 != 0 { 128 } else { 256 };
+        (e.openssl, bits)
+    })
+}
+
 /// The set of table indices (bit i = `TABLE[i]`) one name selects; 0 when it selects
 /// no rustls suite (unknown name, or a keyword for ciphers rustls lacks).
 fn select(name: &str) -> u16 {

@@ -5,6 +5,7 @@
 //! workload (request-oriented, `--wsess`, `--wsesslog`, `--wsesspage`) and the URI generator
 //! (`--uri`, `--wlog`, `--wset`) as a function of a per-engine call cursor.
 
+pub mod closed;
 pub mod page;
 pub mod rate;
 pub mod sesslog;
@@ -15,6 +16,7 @@ use crate::call::{CallRef, Requests};
 use crate::config::{Config, WsetSpec};
 use crate::error::Error;
 use crate::tls::TlsSettings;
+use crate::workload::closed::ClosedLoop;
 
 /// One burst of a `--wsesslog` session template.
 #[derive(Debug, Clone)]
@@ -65,6 +67,8 @@ enum UriSource {
     Fixed,
     /// `--wlog`: `Requests::uris` in order, looping or not.
     Wlog { repeat: bool },
+    /// One URI per target (`Requests::uris[target]`): ab and lb with several URLs.
+    PerTarget,
     /// `--wset`: file numbers per §1.4.3 (closed form of httperf's running sum).
     Wset {
         files: u64,
@@ -89,6 +93,9 @@ pub struct Workload {
     pub targets: Vec<target::Target>,
     /// `--myaddr`: source addresses, used round-robin.
     pub local: Vec<std::net::IpAddr>,
+    /// The closed loop a front end chose (ab, lb); None: the one of the run's `Config`
+    /// (`closed_loop`).
+    pub closed: Option<ClosedLoop>,
 }
 
 impl Workload {
@@ -177,7 +184,14 @@ impl Workload {
             tls,
             targets,
             local,
+            closed: None,
         })
+    }
+
+    /// Gives target i its own URI `uris[i]` (ab and lb with several URLs).
+    pub fn set_target_uris(&mut self, uris: Vec<String>) {
+        self.requests.uris = uris;
+        self.uri = UriSource::PerTarget;
     }
 
     /// Whether arrivals are sessions.
@@ -187,11 +201,26 @@ impl Workload {
 
     /// Number of arrivals of the whole run (all stripes): sessions or connections.
     pub fn arrivals(&self, cfg: &Config) -> u64 {
-        match (&cfg.wsess, &cfg.wsesslog, &cfg.wsesspage) {
-            (Some(w), _, _) => w.sessions,
-            (_, Some(w), _) => w.sessions,
-            (_, _, Some(w)) => w.sessions,
-            _ => cfg.num_conns,
+        match &self.closed {
+            Some(c) => c.units(),
+            None => units_of(cfg),
+        }
+    }
+
+    /// The closed loop of a run of this workload at `cfg`: the front end's, else
+    /// `--concurrency` or httperf's sequential mode; None for the open loop.
+    pub fn closed_loop(&self, cfg: &Config) -> Option<ClosedLoop> {
+        self.closed
+            .clone()
+            .or_else(|| ClosedLoop::from_config(cfg, units_of(cfg)))
+    }
+
+    /// The request of call number `cursor` on a connection to `target`; None when a
+    /// non-looping `--wlog` is exhausted.
+    pub fn call_ref_to(&self, cursor: u64, target: usize) -> Option<CallRef> {
+        match &self.uri {
+            UriSource::PerTarget => u32::try_from(target).ok().map(CallRef::Uri),
+            _ => self.call_ref(cursor),
         }
     }
 
@@ -199,7 +228,7 @@ impl Workload {
     /// `--wlog` is exhausted.
     pub fn call_ref(&self, cursor: u64) -> Option<CallRef> {
         match &self.uri {
-            UriSource::Fixed => Some(CallRef::Fixed),
+            UriSource::Fixed | UriSource::PerTarget => Some(CallRef::Fixed),
             UriSource::Wlog { repeat } => {
                 let n = self.requests.uris.len() as u64;
                 if n == 0 || (!repeat && cursor >= n) {
@@ -221,6 +250,17 @@ impl Workload {
                 u32::try_from(file).ok().map(CallRef::Uri)
             }
         }
+    }
+}
+
+/// Sessions (`--wsess`, `--wsesslog`, `--wsesspage`) or connections (`--num-conns`)
+/// of `cfg`.
+fn units_of(cfg: &Config) -> u64 {
+    match (&cfg.wsess, &cfg.wsesslog, &cfg.wsesspage) {
+        (Some(w), _, _) => w.sessions,
+        (_, Some(w), _) => w.sessions,
+        (_, _, Some(w)) => w.sessions,
+        _ => cfg.num_conns,
     }
 }
 
@@ -255,6 +295,7 @@ mod tests {
             tls: None,
             targets: Vec::new(),
             local: Vec::new(),
+            closed: None,
             uri: UriSource::Wset {
                 files: 1000,
                 miss_rate: 0.5,
@@ -287,6 +328,7 @@ mod tests {
                 tls: None,
                 targets: Vec::new(),
                 local: Vec::new(),
+                closed: None,
                 uri: UriSource::Wset {
                     files,
                     miss_rate,

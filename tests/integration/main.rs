@@ -1,6 +1,7 @@
 //! The integration test binary: rshperf run against in-process servers on
 //! 127.0.0.1:0 that count what they see. One binary, one module per topic.
 
+mod ab;
 mod basic;
 mod edge;
 mod hostile;
@@ -12,4 +13,5 @@ mod page;
 mod serve;
 mod sessions;
 mod support;
+mod sweep;
 mod tls;

@@ -315,6 +315,8 @@ fn untimed(s: &Stats) -> Value {
         "rate_samples",
         "session_life_ok_us",
         "session_life_failed_us",
+        "timeline",
+        "client",
     ] {
         o.remove(timing).expect("a Stats member");
     }

@@ -302,7 +302,7 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
     assert_eq!(lines.len(), 2, "{first}");
     assert!(first.ends_with('\n'));
     let header: Vec<&str> = lines[0].split(',').collect();
-    assert_eq!(header.len(), 40, "{}", lines[0]);
+    assert_eq!(header.len(), 41, "{}", lines[0]);
     assert_eq!(header[..4], ["timestamp", "server", "port", "uri"]);
     let col = |row: &str, name: &str| -> String {
         let i = header
@@ -314,7 +314,7 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
             .expect("a field per column")
             .to_string()
     };
-    assert_eq!(lines[1].split(',').count(), 40, "{}", lines[1]);
+    assert_eq!(lines[1].split(',').count(), 41, "{}", lines[1]);
     assert_eq!(col(lines[1], "connections"), "200");
     assert_eq!(col(lines[1], "replies"), "400");
     assert_eq!(col(lines[1], "status_2xx"), "400");
@@ -738,7 +738,7 @@ fn every_option_of_help_has_an_entry_in_the_man_page() {
     ] {
         assert!(names.iter().any(|n| n == new), "--{new} not in --help");
     }
-    for sub in ["serve", "demo", "merge"] {
+    for sub in ["serve", "demo", "merge", "sweep"] {
         let help = support::run(&[sub, "--help"]);
         assert_eq!(help.status.code(), Some(0));
         let sub_names = long_options(&text(&help.stdout));

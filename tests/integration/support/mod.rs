@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: test servers, running the binary, and
 //! reading numbers out of its report.
 
+pub mod ab_server;
+pub mod capacity_server;
 pub mod h2_server;
 pub mod hostile_server;
 pub mod measure;
