@@ -5,6 +5,8 @@ mod ab;
 mod basic;
 mod edge;
 mod hostile;
+mod hostile_h2;
+mod http2;
 mod merge;
 mod outputs;
 mod page;

@@ -3,6 +3,7 @@
 
 pub mod ab_server;
 pub mod capacity_server;
+pub mod h2_server;
 pub mod hostile_server;
 pub mod measure;
 pub mod page_server;
@@ -111,6 +112,24 @@ pub fn numbers(s: &str) -> Vec<f64> {
         } else if !cur.is_empty() {
             out.push(cur.trim_end_matches('.').parse().expect("number"));
             cur.clear();
+        }
+    }
+    out
+}
+
+/// `report` with every number replaced by `#` (for comparing layouts).
+pub fn masked(report: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in report.chars() {
+        if c.is_ascii_digit() || (in_number && c == '.') {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
         }
     }
     out
