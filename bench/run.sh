@@ -2,10 +2,12 @@
 # rshperf benchmark suite (issue 5): targets P1..P7 plus --hog and ab anchors,
 # side by side with httperf 0.9.0 / wrk / ab on the same machine, loopback only.
 #
-#   bench/run.sh [--quick] [--out DIR]
+#   bench/run.sh [--quick] [--h2-only] [--out DIR]
 #
 #   --quick   skip the anchor runs that no pass/fail decision needs (httperf at
 #             P1, P5, P6 and --hog); the targets themselves run unchanged.
+#   --h2-only run only the HTTP/2 rows (H2C, H2S: h2load -n $H2_N -c 50 -m 10
+#             against rshperf --http-version 2 on nginx's 8082 h2c and 8444 h2)
 #   --out DIR raw outputs (default /tmp/rshperf-bench)
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
@@ -18,7 +20,8 @@
 # Needs: nginx on 127.0.0.1:8080 serving /1k.html
 #        (bash scripts/nginx.sh start), httperf, wrk, ab, tcpdump
 #        (run as root), python3, /usr/bin/time, ss.
-# Env:   RSHPERF=path to the binary (default target/release/rshperf, built
+# Env:   H2_N=requests of the HTTP/2 rows (default 200000; a small n checks them)
+#        RSHPERF=path to the binary (default target/release/rshperf, built
 #        with cargo build --release when missing or older than src/).
 #
 # Every run is bounded by timeout(1); runs are separated by a pause (and a wait
@@ -30,6 +33,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 QUICK=0
 PERF=0
+H2_ONLY=0
+H2_N=${H2_N:-200000}
 AB12_ONLY=0
 AB_N=${AB_N:-200000}
 OUT=/tmp/rshperf-bench
@@ -38,8 +43,9 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1 ;;
     --out) OUT=$2; shift ;;
     --perf) PERF=1 ;;
+    --h2-only) H2_ONLY=1 ;;
     --ab12) AB12_ONLY=1 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -61,16 +67,21 @@ if [ -z "${RSHPERF:-}" ]; then
   fi
 fi
 [ -x "$RSH" ] || die "no rshperf binary at $RSH"
+if [ $H2_ONLY = 1 ]; then
+  for t in h2load python3 ss timeout; do
+    command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+  done
+fi
 if [ $AB12_ONLY = 1 ]; then
   for t in ab python3 ss timeout; do
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
-for t in $([ $AB12_ONLY = 1 ] || echo httperf wrk ab tcpdump python3 ss timeout); do
+for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump python3 ss timeout); do
   command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
 done
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (apt-get install time)"
-if [ $AB12_ONLY = 0 ]; then
+if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
 [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
 [ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash scripts/nginx.sh start"
@@ -89,6 +100,8 @@ META=$OUT/suite.meta
 : > "$META"
 meta() { echo "$1=$2" >> "$META"; }
 meta quick $QUICK
+meta h2_only $H2_ONLY
+meta h2_n "$H2_N"
 meta rshperf "$RSH"
 meta rshperf_mtime "$(date -r "$RSH" '+%F %T')"
 meta git "$(git -C "$root" rev-parse --short HEAD 2>/dev/null)$(git -C "$root" diff --quiet -- src 2>/dev/null || echo '+dirty-src')"
@@ -225,6 +238,30 @@ WIN=16001
 echo "rshperf benchmark suite -> $OUT   ($( [ $QUICK = 1 ] && echo quick || echo full ))"
 echo "binary: $RSH ($(date -r "$RSH" '+%F %T'))"
 echo "runs:"
+# ---------------------------------------------------------------- H2C, H2S
+# HTTP/2 (issue 13): h2load -n N -c 50 -m 10 against rshperf's equivalent, 50
+# connections of N/50 calls with 10 streams in flight each, on nginx's h2c (8082)
+# and h2-over-TLS (8444) ports. CPU per request = (user + sys) / requests.
+h2_rows() {
+  local calls=$(( H2_N / 50 ))
+  settle 2
+  run H2C.h2load 120 h2load -n "$H2_N" -c 50 -m 10 "http://$HOST:8082$URI"
+  settle 2
+  run H2C.rsh 120 "$RSH" --server $HOST --port 8082 --uri $URI --http-version 2 \
+    --num-conns 50 --num-calls "$calls" --burst-length 10 --rate 10000 --timeout 5
+  settle 2
+  run H2S.h2load 120 h2load -n "$H2_N" -c 50 -m 10 "https://$HOST:8444$URI"
+  settle 2
+  run H2S.rsh 120 "$RSH" --server $HOST --port 8444 --ssl --uri $URI --http-version 2 \
+    --num-conns 50 --num-calls "$calls" --burst-length 10 --rate 10000 --timeout 5
+}
+h2_rows
+if [ $H2_ONLY = 1 ]; then
+  meta suite_runtime_s $(( $(date +%s) - T_START ))
+  echo
+  python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
 # ---------------------------------------------------------------- ab anchor
 settle 1
 run AB.ab 60 ab -q -n 30000 -c 50 "$URL"

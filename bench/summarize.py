@@ -116,6 +116,15 @@ def parse_report(s):
     m = re.search(r"Non-2xx or 3xx responses: (\d+)", s)
     if m:
         r["wrk_non2xx"] = int(m.group(1))
+    # h2load
+    m = re.search(r"finished in [\d.]+m?s, ([\d.]+) req/s", s)
+    if m:
+        r["h2load_rps"] = float(m.group(1))
+    m = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored",
+                  s)
+    if m:
+        r["h2load_total"], r["h2load_ok"] = int(m.group(1)), int(m.group(4))
+        r["h2load_bad"] = int(m.group(5)) + int(m.group(6))
     # ab
     m = re.search(r"Requests per second:\s+([\d.]+)", s)
     if m:
@@ -224,7 +233,7 @@ def diag(run):
 R = {n: Run(n) for n in ("P1.rsh", "P1.httperf", "AB.ab", "P2.wrk", "P2.rsh", "P3.rsh", "P3.httperf",
                          "P4.rsh", "P4.httperf", "P5.rsh", "P5.httperf", "P6.rsh", "P6.httperf",
                          "P7.rsh2", "P7.rsh1", "HOG.rsh", "HOG.httperf", "T1.rsh", "AB12.ab", "AB12.rsh",
-                         "AB12.rsh10")}
+                         "AB12.rsh10", "H2C.rsh", "H2C.h2load", "H2S.rsh", "H2S.h2load")}
 
 # ------------------------------------------------------------------ P1
 a, h, ab = R["P1.rsh"], R["P1.httperf"], R["AB.ab"]
@@ -412,6 +421,27 @@ else:
     anc = "not run (--quick); httperf 0.9.0 --hog at 10k/s spins forever"
 rows.append(("--hog 10k/s x30k finishes", fig, anc, ratio, verdict(ok)))
 
+# ------------------------------------------------------------------ H2C, H2S
+H2_N = int(SUITE.get("h2_n", "200000") or 200000)
+for tag, port in (("H2C", "8082 h2c"), ("H2S", "8444 h2 over TLS")):
+    a, h = R[tag + ".rsh"], R[tag + ".h2load"]
+    label = "%s h2load -n %d -c 50 -m 10, %s" % (tag, H2_N, port)
+    if "reqs" in a.r and h.r.get("h2load_ok") and a.cpu is not None and h.cpu is not None:
+        a_cpr = a.cpu / max(1, a.r["reqs"]) * 1e6
+        h_cpr = h.cpu / h.r["h2load_total"] * 1e6
+        fig = "%s req/s, %.2f us CPU/req (%d replies, %d 2xx, %s)" % (
+            fmt_rate(a.r["req_rate"]), a_cpr, a.r["replies"], a.r.get("2xx", 0), err_str(a.r))
+        anc = "h2load: %s req/s, %.2f us CPU/req (%d succeeded, %d failed)" % (
+            fmt_rate(h.r["h2load_rps"]), h_cpr, h.r["h2load_ok"], h.r["h2load_bad"])
+        ratio = "rate %.2fx, CPU/req %.2fx" % (a.r["req_rate"] / h.r["h2load_rps"], a_cpr / h_cpr)
+        ok = (a.r["req_rate"] >= h.r["h2load_rps"] and a_cpr <= h_cpr and a.r.get("errors") == 0
+              and a.r.get("2xx") == H2_N)
+    elif a.present or h.present:
+        fig, anc, ratio, ok = "missing data (rc %s / %s)" % (a.rc, h.rc), "-", "-", False
+    else:
+        continue
+    rows.append((label, fig, anc, ratio, verdict(ok)))
+
 # ------------------------------------------------------------------ ab
 ab = R["AB.ab"]
 if "ab_rps" in ab.r:
@@ -442,11 +472,14 @@ if a.present or b.present:
     rows.append(("AB12 ab -k -c 50 -n %d (rshperf serve)" % n, fig, "ab " + anc, ratio, verdict(ok)))
 
 # ------------------------------------------------------------------ print
+if SUITE.get("h2_only") == "1":
+    rows = [row for row in rows if row[0].startswith("H2")]
 if SUITE.get("ab12_only") == "1":
     rows = [r for r in rows if r[0].startswith("AB12")]
 hdr = ("target", "rshperf figure", "anchor figure", "ratio", "pass/fail")
 print("rshperf benchmark (%s run, binary %s built %s, git %s)" % (
-    "quick" if SUITE.get("quick") == "1" else "full", SUITE.get("rshperf", "?"), SUITE.get("rshperf_mtime", "?"),
+    "h2-only" if SUITE.get("h2_only") == "1" else "quick" if SUITE.get("quick") == "1" else "full",
+    SUITE.get("rshperf", "?"), SUITE.get("rshperf_mtime", "?"),
     SUITE.get("git", "?")))
 print()
 print(" | ".join(hdr))

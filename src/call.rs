@@ -9,11 +9,20 @@
 //! read once and shared (`Body`), never copied per call but into the send buffer.
 //! Rendering appends to a connection's send buffer, so the steady state allocates
 //! nothing. Called by the engine when it queues a call; knows nothing about sockets.
+//!
+//! With `--http-version 2` the same request becomes an HPACK header block
+//! (`render_h2`): pseudo-headers `:method`, `:scheme`, `:path` (the URI) and
+//! `:authority` (the `Host:` value; none with `--no-host-hdr`), then the header lines
+//! lowercased, without the connection-specific ones HTTP/2 forbids (`Connection`,
+//! `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`, `Host`, `TE` other
+//! than `trailers`). The constant lines are encoded once per request shape; a call
+//! only adds its URI, host and cookie.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::{Config, HttpVersion};
+use crate::http2::hpack;
 
 /// The User-Agent product token (`rshperf/0.1.0`: as long as `httperf/0.9.0`, so
 /// request sizes match httperf's).
@@ -68,6 +77,71 @@ struct Shape {
     post_host: Vec<u8>,
     body: Body,
     head: bool,
+    /// HTTP/2: `:method` encoded, the header lines encoded, and the lines as
+    /// (lowercase name, value) pairs for printing and sizes.
+    h2_method: Vec<u8>,
+    h2_fixed: Vec<u8>,
+    h2_fields: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Σ name + value over `:method` and `h2_fields`.
+    h2_fixed_size: usize,
+}
+
+/// Header names HTTP/2 forbids in requests (RFC 9113 §8.2.2), and `host`, which
+/// becomes `:authority`.
+const H2_DROPPED: [&str; 6] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+];
+
+impl Shape {
+    fn new(method: &str, pre_host: Vec<u8>, post_host: Vec<u8>, body: Body) -> Shape {
+        let mut s = Shape {
+            method: method.as_bytes().to_vec(),
+            head: method == "HEAD",
+            body,
+            h2_method: Vec::new(),
+            h2_fixed: Vec::new(),
+            h2_fields: Vec::new(),
+            h2_fixed_size: ":method".len() + method.len(),
+            pre_host,
+            post_host,
+        };
+        hpack::put_field(&mut s.h2_method, b":method", method.as_bytes());
+        // The header lines after the request line, before and after Host:.
+        let lines = s.pre_host.splitn(2, |&b| b == b'\n').nth(1).unwrap_or(&[]);
+        let all: Vec<u8> = [lines, &s.post_host].concat();
+        for line in all.split(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let Some(colon) = line.iter().position(|&b| b == b':') else {
+                continue;
+            };
+            let name = line[..colon].to_ascii_lowercase();
+            let value = line[colon + 1..].trim_ascii();
+            let te_ok = name != b"te" || value.eq_ignore_ascii_case(b"trailers");
+            if name.is_empty() || !te_ok || H2_DROPPED.iter().any(|d| d.as_bytes() == name) {
+                continue;
+            }
+            hpack::put_field(&mut s.h2_fixed, &name, value);
+            s.h2_fixed_size += name.len() + value.len();
+            s.h2_fields.push((name, value.to_vec()));
+        }
+        s
+    }
+}
+
+/// One HTTP/2 request rendered by `Requests::render_h2`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct H2Request {
+    /// Bytes of the HPACK header block.
+    pub block: usize,
+    /// Bytes of the body (after the block).
+    pub body: usize,
+    /// Σ name + value over its header fields (the decoded size).
+    pub decoded: usize,
 }
 
 /// A request given as its parts by a front end with its own header layout (ab, lb):
@@ -99,13 +173,16 @@ pub struct Requests {
     pub uris: Vec<String>,
     templates: Vec<(Shape, Vec<u8>)>,
     no_host: bool,
+    /// `:scheme` for HTTP/2 (`https` under `--ssl`).
+    https: bool,
 }
 
 /// The header lines around `Host:` (which is per target, see `--servers`).
 fn header_lines(cfg: &Config, extra: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let mut r = Vec::with_capacity(96);
     match cfg.http_version {
-        HttpVersion::V11 => r.extend_from_slice(b" HTTP/1.1\r\n"),
+        // HTTP/2 requests are rendered from the same lines by `render_h2`.
+        HttpVersion::V11 | HttpVersion::V2 => r.extend_from_slice(b" HTTP/1.1\r\n"),
         HttpVersion::V10 => r.extend_from_slice(b" HTTP/1.0\r\n"),
     }
     r.extend_from_slice(b"User-Agent: ");
@@ -123,17 +200,12 @@ impl Requests {
     /// The fixed request of `cfg` (`--method`, `--uri`, `--add-header`).
     pub fn new(cfg: &Config, add_header_file: &[u8]) -> Requests {
         let (pre_host, post_host) = header_lines(cfg, add_header_file);
-        let fixed = Shape {
-            method: cfg.method.as_bytes().to_vec(),
-            pre_host,
-            post_host,
-            body: Body::from(&[][..]),
-            head: cfg.method == "HEAD",
-        };
+        let fixed = Shape::new(&cfg.method, pre_host, post_host, Body::from(&[][..]));
         Requests {
             fixed,
             fixed_uri: cfg.uri.as_bytes().to_vec(),
             no_host: cfg.no_host_hdr,
+            https: cfg.ssl,
             uris: Vec::new(),
             templates: Vec::new(),
         }
@@ -143,17 +215,13 @@ impl Requests {
     /// renders it with `uris[i]`).
     pub fn from_parts(parts: RequestParts) -> Requests {
         Requests {
-            fixed: Shape {
-                head: parts.method == "HEAD",
-                method: parts.method.into_bytes(),
-                pre_host: parts.head,
-                post_host: parts.tail,
-                body: parts.body,
-            },
+            fixed: Shape::new(&parts.method, parts.head, parts.tail, parts.body),
             fixed_uri: parts.uri.into_bytes(),
             uris: Vec::new(),
             templates: Vec::new(),
             no_host: !parts.send_host,
+            // ab and lb speak HTTP/1.x only.
+            https: false,
         }
     }
 
@@ -171,13 +239,7 @@ impl Requests {
             extra.extend_from_slice(format!("Content-length: {}\r\n", body.len()).as_bytes());
         }
         let (pre_host, post_host) = header_lines(cfg, &extra);
-        let shape = Shape {
-            method: method.as_bytes().to_vec(),
-            pre_host,
-            post_host,
-            body: Body::from(body),
-            head: method == "HEAD",
-        };
+        let shape = Shape::new(method, pre_host, post_host, Body::from(body));
         self.templates.push((shape, uri.as_bytes().to_vec()));
         CallRef::Template(u32::try_from(self.templates.len() - 1).unwrap_or(u32::MAX))
     }
@@ -258,6 +320,90 @@ impl Requests {
         out.extend_from_slice(&shape.body);
         (out.len() - start, header)
     }
+
+    /// HTTP/2: appends the HPACK header block of `what` to `block`, then its body
+    /// (see the module header for the fields).
+    pub fn render_h2(
+        &self,
+        what: CallRef,
+        host: &str,
+        cookie: Option<&[u8]>,
+        block: &mut Vec<u8>,
+    ) -> H2Request {
+        let (shape, uri) = self.shape(what);
+        let start = block.len();
+        let mut decoded = shape.h2_fixed_size + ":path".len() + uri.len() + ":scheme".len();
+        block.extend_from_slice(&shape.h2_method);
+        // Static-table entries 6 and 7: `:scheme http` and `:scheme https`.
+        if self.https {
+            hpack::put_indexed(block, 7);
+            decoded += 5;
+        } else {
+            hpack::put_indexed(block, 6);
+            decoded += 4;
+        }
+        if uri == b"/" {
+            hpack::put_indexed(block, 4);
+        } else {
+            hpack::put_integer(block, 0, 4, 4);
+            hpack::put_string(block, uri);
+        }
+        if !self.no_host {
+            hpack::put_integer(block, 0, 4, 1);
+            hpack::put_string(block, host.as_bytes());
+            decoded += ":authority".len() + host.len();
+        }
+        block.extend_from_slice(&shape.h2_fixed);
+        if let Some(c) = cookie {
+            hpack::put_integer(block, 0, 4, 32);
+            hpack::put_string(block, c);
+            decoded += "cookie".len() + c.len();
+        }
+        let len = block.len() - start;
+        block.extend_from_slice(&shape.body);
+        H2Request {
+            block: len,
+            body: shape.body.len(),
+            decoded,
+        }
+    }
+
+    /// HTTP/2: appends `what` as text for `--print-request`: one `name: value` line
+    /// per field (pseudo-headers first), a blank line, the body; returns the header
+    /// length.
+    pub fn render_h2_text(
+        &self,
+        what: CallRef,
+        host: &str,
+        cookie: Option<&[u8]>,
+        out: &mut Vec<u8>,
+    ) -> usize {
+        let (shape, uri) = self.shape(what);
+        let start = out.len();
+        let scheme: &[u8] = if self.https { b"https" } else { b"http" };
+        let mut line = |n: &[u8], v: &[u8]| {
+            out.extend_from_slice(n);
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(v);
+            out.extend_from_slice(b"\r\n");
+        };
+        line(b":method", &shape.method);
+        line(b":scheme", scheme);
+        line(b":path", uri);
+        if !self.no_host {
+            line(b":authority", host.as_bytes());
+        }
+        for (n, v) in &shape.h2_fields {
+            line(n, v);
+        }
+        if let Some(c) = cookie {
+            line(b"cookie", c);
+        }
+        out.extend_from_slice(b"\r\n");
+        let header = out.len() - start;
+        out.extend_from_slice(&shape.body);
+        header
+    }
 }
 
 #[cfg(test)]
@@ -323,6 +469,53 @@ mod tests {
         no_host.render(CallRef::Fixed, "h:81", None, &mut out);
         assert!(out.starts_with(b"POST /form HTTP/1.0\r\nContent-length: 7\r\nAccept"));
         assert!(!r.is_head(CallRef::Fixed));
+    }
+
+    #[test]
+    fn http2_requests_decode_to_the_fields() {
+        let c = cfg(&[
+            "--http-version",
+            "2",
+            "--ssl",
+            "--add-header",
+            "X-A: 1\\nConnection: close\\nTE: trailers\\n",
+        ]);
+        let mut r = Requests::new(&c, b"");
+        let t = r.add_template(&c, b"", "POST", "/echo", b"a b");
+        let mut block = Vec::new();
+        let req = r.render_h2(t, "h:1", Some(b"sid=1"), &mut block);
+        assert_eq!(block.split_off(req.block), b"a b");
+        assert_eq!(req.body, 3);
+        let mut fields = Vec::new();
+        let mut size = 0;
+        crate::http2::hpack::Decoder::new(4096)
+            .decode(&block, |n, v| {
+                size += n.len() + v.len();
+                fields.push(format!(
+                    "{}: {}",
+                    String::from_utf8_lossy(n),
+                    String::from_utf8_lossy(v)
+                ));
+            })
+            .expect("valid block");
+        let text = fields.join("\r\n") + "\r\n\r\n";
+        assert_eq!(
+            text,
+            ":method: POST\r\n:scheme: https\r\n:path: /echo\r\n:authority: h:1\r\n\
+             user-agent: rshperf/0.1.0\r\nx-a: 1\r\nte: trailers\r\ncontent-length: 3\r\n\
+             cookie: sid=1\r\n\r\n"
+        );
+        assert_eq!(req.decoded, size);
+        let mut printed = Vec::new();
+        let header = r.render_h2_text(t, "h:1", Some(b"sid=1"), &mut printed);
+        assert_eq!(&printed[..header], text.as_bytes());
+        assert_eq!(&printed[header..], b"a b");
+        // The fixed GET / without a Host: everything indexed but user-agent.
+        let c = cfg(&["--http-version", "2", "--uri", "/", "--no-host-hdr"]);
+        let r = Requests::new(&c, b"");
+        block.clear();
+        r.render_h2(CallRef::Fixed, "x", None, &mut block);
+        assert_eq!(&block[..3], [0x82, 0x86, 0x84]);
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub enum HttpVersion {
     V10,
     /// HTTP/1.1 (the default).
     V11,
+    /// HTTP/2 (rshperf's own): h2 over TLS with ALPN under `--ssl`, else h2c with
+    /// prior knowledge. Each call is a stream.
+    V2,
 }
 
 /// Which parts of requests or replies `--print-request`/`--print-reply` prints.
@@ -632,7 +635,11 @@ impl Config {
     /// prints `rshperf: <option> is not supported yet`). Every httperf option is
     /// implemented now; the hook stays for options added before their feature.
     pub fn unsupported(&self) -> Option<&'static str> {
-        let checks: [(bool, &'static str); 0] = [];
+        // The page scan reads one reply at a time; HTTP/2 multiplexes them.
+        let checks = [(
+            self.wsesspage.is_some() && self.http_version == HttpVersion::V2,
+            "--wsesspage with --http-version 2",
+        )];
         checks
             .iter()
             .find(|(given, _)| *given)
@@ -692,8 +699,10 @@ impl Config {
         if self.failure_status != 0 {
             add(format!("--failure-status={}", self.failure_status));
         }
-        if self.http_version == HttpVersion::V10 {
-            add("--http-version=1.0".into());
+        match self.http_version {
+            HttpVersion::V10 => add("--http-version=1.0".into()),
+            HttpVersion::V11 => {}
+            HttpVersion::V2 => add("--http-version=2".into()),
         }
         if self.max_connections != 0 {
             add(format!("--max-connections={}", self.max_connections));
@@ -947,8 +956,12 @@ fn parse_ssl_protocol(arg: &str) -> Result<SslProtocol, Error> {
     }
 }
 
-/// `--http-version`: httperf's `%u.%u`, then only 1.0 and 1.1.
+/// `--http-version`: httperf's `%u.%u`, then only 1.0 and 1.1; and rshperf's `2`
+/// (also `2.0`), which httperf rejects as an illegal version number.
 fn parse_http_version(arg: &str) -> Result<HttpVersion, Error> {
+    if arg == "2" || arg == "2.0" {
+        return Ok(HttpVersion::V2);
+    }
     let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
     let nmaj = digits(arg);
     let after = &arg[nmaj..];
@@ -963,7 +976,7 @@ fn parse_http_version(arg: &str) -> Result<HttpVersion, Error> {
         ((1, 0), true) => Ok(HttpVersion::V10),
         ((1, 1), true) => Ok(HttpVersion::V11),
         _ => Err(usage(format!(
-            "unsupported HTTP version {arg} (expected 1.0 or 1.1)"
+            "unsupported HTTP version {arg} (expected 1.0, 1.1 or 2)"
         ))),
     }
 }
@@ -1971,7 +1984,7 @@ mod tests {
                 "rshperf: illegal number of connections 5x",
             ),
             (&["--port", "70000", "--port", "18080"], "rshperf: illegal port number 70000"),
-            (&["--http-version", "2"], "rshperf: illegal version number 2"),
+            (&["--http-version", "3"], "rshperf: illegal version number 3"),
             (&["--burst-length", "0"], "rshperf: illegal burst-length 0"),
             (&["--client", "2/2"], "rshperf: bad number of clients (rest: `2')"),
             (&["--client", "1"], "rshperf: client id not followed by `/' (rest: `')"),
@@ -2108,9 +2121,9 @@ mod tests {
             (&["--think-timeout", "-0.5"], "rshperf: illegal think timeout value -0.5 (expected a number of seconds >= 0)"),
             (&["--runtime", "nan"], "rshperf: illegal runtime value nan (expected a number of seconds > 0)"),
             (&["--runtime", "infinity"], "rshperf: illegal runtime value infinity (expected a number of seconds > 0)"),
-            (&["--http-version", "1.2"], "rshperf: unsupported HTTP version 1.2 (expected 1.0 or 1.1)"),
-            (&["--http-version", "2.0"], "rshperf: unsupported HTTP version 2.0 (expected 1.0 or 1.1)"),
-            (&["--http-version", "1.1x"], "rshperf: unsupported HTTP version 1.1x (expected 1.0 or 1.1)"),
+            (&["--http-version", "1.2"], "rshperf: unsupported HTTP version 1.2 (expected 1.0, 1.1 or 2)"),
+            (&["--http-version", "3.0"], "rshperf: unsupported HTTP version 3.0 (expected 1.0, 1.1 or 2)"),
+            (&["--http-version", "1.1x"], "rshperf: unsupported HTTP version 1.1x (expected 1.0, 1.1 or 2)"),
             (&["--period", "u2,1"], "rshperf: illegal request period 1 (expected a maximum >= the minimum 2)"),
             (&["--period", "einf"], "rshperf: illegal mean interarrival time inf (expected a number of seconds >= 0)"),
             (&["--period", "d1x"], "rshperf: illegal mean interarrival time 1x"),

@@ -8,6 +8,10 @@
 //! `Step`; the engine owns the table, the poll registration and the timer wheel.
 //! Nothing here allocates once a slot's buffers have grown to their working size
 //! (except the `--wsesspage` scan of HTML replies, `http::html`).
+//! HTTP/2 connections (`--http-version 2`) are the same `Conn` with its protocol side
+//! in `conn/h2.rs`: chosen at connect time, feeding the same `Completion`s.
+
+mod h2;
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
@@ -165,7 +169,12 @@ pub struct Conn {
     pub target: usize,
     /// Why the TLS handshake failed (reported once per run by the engine).
     pub tls_error: Option<String>,
+    /// The HTTP/2 side (`--http-version 2`); None for HTTP/1.x.
+    h2: Option<Box<h2::H2Side>>,
 }
+
+/// Why an `--ssl --http-version 2` connection failed when ALPN did not give `h2`.
+const H2_REFUSED: &str = "the server does not offer HTTP/2 over TLS (ALPN h2)";
 
 fn after(now: Instant, d: Option<Duration>) -> Option<Instant> {
     // A deadline too far away to represent is no deadline.
@@ -231,11 +240,20 @@ impl Conn {
             tls: None,
             tls_error: None,
             target: 0,
+            h2: None,
         }
     }
 
-    /// Prepares the slot for a new connection `id` that started connecting at `now`.
-    pub fn reset(&mut self, id: ConnId, now: Instant, owner: Owner, timeout: Option<Duration>) {
+    /// Prepares the slot for a new connection `id` that started connecting at `now`,
+    /// speaking HTTP/2 if `http2`.
+    pub fn reset(
+        &mut self,
+        id: ConnId,
+        now: Instant,
+        owner: Owner,
+        timeout: Option<Duration>,
+        http2: bool,
+    ) {
         self.id = id;
         self.stream = None;
         self.phase = Phase::Connecting;
@@ -261,6 +279,7 @@ impl Conn {
         }
         self.tls = None;
         self.tls_error = None;
+        self.reset_h2(http2);
     }
 
     /// The earliest watchdog deadline, if any.
@@ -273,7 +292,7 @@ impl Conn {
 
     /// Calls on this connection not yet answered (queued or awaiting a reply).
     pub fn outstanding(&self) -> usize {
-        self.calls.len()
+        self.calls.len() + self.in_flight_h2()
     }
 
     /// True while request bytes (or TLS records) are unwritten.
@@ -296,6 +315,15 @@ impl Conn {
         if self.calls.is_empty() {
             self.parser.start(call.head);
         }
+        if self.is_h2() {
+            // No send watchdog for a call that waits for a free stream: its frames
+            // are written (and watched by `on_writable`) once it has one.
+            self.calls.push_back(call);
+            if self.phase == Phase::Active {
+                self.pump_h2(now, timeout);
+            }
+            return;
+        }
         if self.send_deadline.is_none() {
             self.send_deadline = after(now, timeout);
         }
@@ -304,6 +332,7 @@ impl Conn {
 
     /// Takes back every unanswered call (the connection is going away).
     pub fn drain_calls(&mut self) -> impl Iterator<Item = Call> + '_ {
+        self.drain_h2();
         self.sent = 0;
         self.partial = 0;
         self.send_buf.clear();
@@ -351,6 +380,10 @@ impl Conn {
             Ok(false) => Ok(false),
             Ok(true) => {
                 ctx.stats.on_tls_handshake(tls.resumed());
+                if self.h2.is_some() && tls.alpn() != Some(crate::tls::ALPN_H2) {
+                    self.tls_error = Some(format!("{H2_REFUSED} (it chose no protocol)"));
+                    return Err(ErrorKind::Other);
+                }
                 self.on_connected(now, ctx);
                 Ok(true)
             }
@@ -360,7 +393,13 @@ impl Conn {
                     None if e.kind() == io::ErrorKind::UnexpectedEof => ErrorKind::ConnReset,
                     None => ErrorKind::Other,
                 };
-                self.tls_error = Some(e.to_string());
+                self.tls_error = Some(
+                    if self.h2.is_some() && e.to_string().contains("NoApplicationProtocol") {
+                        format!("{e}: {H2_REFUSED}")
+                    } else {
+                        e.to_string()
+                    },
+                );
                 Err(kind)
             }
         }
@@ -383,6 +422,7 @@ impl Conn {
         if let Some(c) = self.calls.front_mut() {
             c.send_start = now;
         }
+        self.start_h2(now, ctx);
     }
 
     /// Writes as much of the queued requests as the socket takes.
@@ -400,8 +440,12 @@ impl Conn {
                 Ok(0) => return Step::Fail(ErrorKind::Other),
                 Ok(k) => {
                     self.send_off += k;
-                    self.partial += k;
-                    self.account_written(now, ctx);
+                    if self.is_h2() {
+                        self.written_h2(k, now, ctx);
+                    } else {
+                        self.partial += k;
+                        self.account_written(now, ctx);
+                    }
                     self.send_deadline = if self.send_off < self.send_buf.len() {
                         after(now, ctx.timeout)
                     } else {
@@ -417,6 +461,7 @@ impl Conn {
             self.send_buf.clear();
             self.send_off = 0;
         }
+        self.deadlines_h2(now, ctx.timeout);
         if let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) {
             if tls.wants_write() {
                 if let Err(e) = tls.flush(stream) {
@@ -502,6 +547,9 @@ impl Conn {
     }
 
     fn on_data(&mut self, now: Instant, mut data: &[u8], ctx: &mut Ctx<'_>) -> Step {
+        if self.is_h2() {
+            return self.data_h2(now, data, ctx);
+        }
         while !data.is_empty() {
             if self.closing {
                 // The server said it closes after the last reply; ignore the rest.
@@ -558,29 +606,23 @@ impl Conn {
     fn on_status(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         self.reply_start = now;
         if let Some(c) = self.calls.front() {
-            let d = now.saturating_duration_since(c.send_start);
-            ctx.stats.on_response(d);
-            if let Some(s) = ctx.stats.servers.get_mut(self.target) {
-                let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-                s.response_sum_us += us;
-                crate::stats::record(&mut s.response, us);
-            }
+            note_response(
+                ctx,
+                self.target,
+                now.saturating_duration_since(c.send_start),
+            );
         }
     }
 
     fn on_reply_done(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         let r = *self.parser.reply();
-        ctx.stats.on_reply(
-            r.status,
-            r.header_bytes,
-            r.content_bytes,
-            r.footer_bytes,
+        note_reply(
+            ctx,
+            self.target,
+            (r.status, r.header_bytes, r.content_bytes, r.footer_bytes),
             now.saturating_duration_since(self.reply_start),
         );
         self.replies += 1;
-        if let Some(s) = ctx.stats.servers.get_mut(self.target) {
-            s.replies_by_class[usize::from(r.status / 100).min(9)] += 1;
-        }
         let Some(call) = self.calls.pop_front() else {
             return;
         };
@@ -630,6 +672,9 @@ impl Conn {
     }
 
     fn on_eof(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+        if self.is_h2() {
+            return self.eof_h2();
+        }
         if self.closing {
             return Step::Close;
         }
@@ -647,6 +692,26 @@ impl Conn {
             return Step::Close;
         }
         Step::Fail(ErrorKind::ConnReset)
+    }
+}
+
+/// Counts a response (first byte of a final status) that came `d` after its send
+/// start, overall and for server `target`.
+fn note_response(ctx: &mut Ctx<'_>, target: usize, d: Duration) {
+    ctx.stats.on_response(d);
+    if let Some(s) = ctx.stats.servers.get_mut(target) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        s.response_sum_us += us;
+        crate::stats::record(&mut s.response, us);
+    }
+}
+
+/// Counts a completed reply: (status, header, content, footer bytes) and its
+/// transfer time, overall and for server `target`.
+fn note_reply(ctx: &mut Ctx<'_>, target: usize, r: (u16, u64, u64, u64), transfer: Duration) {
+    ctx.stats.on_reply(r.0, r.1, r.2, r.3, transfer);
+    if let Some(s) = ctx.stats.servers.get_mut(target) {
+        s.replies_by_class[usize::from(r.0 / 100).min(9)] += 1;
     }
 }
 

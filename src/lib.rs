@@ -17,6 +17,7 @@ pub mod engine;
 pub mod error;
 pub mod help;
 pub mod http;
+pub mod http2;
 pub mod merge;
 // The only module with `unsafe`: small syscall wrappers, each with a SAFETY comment.
 #[allow(unsafe_code)]

@@ -189,6 +189,11 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
             let [full, resumed] = stats.tls_handshakes;
             let _ = writeln!(out, "TLS handshakes: full {full} resumed {resumed}");
         }
+        if cfg.verbose > 0 {
+            if let Some(line) = stats.http2.report_line() {
+                let _ = writeln!(out, "{line}");
+            }
+        }
         let _ = out.flush();
     }
     let advice = advice::assess(cfg, &work, &run);

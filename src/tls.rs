@@ -2,7 +2,8 @@
 //! per-session resumption cache, and a non-blocking TLS connection over any socket.
 //!
 //! Owns option validation for TLS (`--ssl-protocol`, `--ssl-ciphers`, certificates, CA
-//! locations), certificate verification policy, SNI and ALPN (`http/1.1`). Does not own
+//! locations), certificate verification policy, SNI and ALPN (`http/1.1`, or `h2` alone
+//! with `--http-version 2`). Does not own
 //! sockets, readiness registration, timeouts or counting: the engine creates a `TlsConn`
 //! per connection after TCP connect, drives `handshake`/`read`/`write`/`flush` when the
 //! socket is ready, derives its interest from `wants_read`/`wants_write`, and counts full
@@ -39,8 +40,10 @@ use rustls::{
 use crate::config::{Config, SslProtocol};
 use crate::error::Error;
 
-/// The ALPN protocol offered: rshperf speaks HTTP/1.x only.
+/// The ALPN protocol offered for HTTP/1.x.
 const ALPN_HTTP11: &[u8] = b"http/1.1";
+/// The ALPN protocol offered, alone, with `--http-version 2` (RFC 9113 §3.2).
+pub const ALPN_H2: &[u8] = b"h2";
 
 /// Everything TLS that is decided once per run: the client configuration (resumption
 /// disabled), the server name for SNI and verification, and the reuse policy.
@@ -110,7 +113,11 @@ impl TlsSettings {
                     e => usage(format!("--ssl-key {key_path}: {e}")),
                 })?,
         };
-        config.alpn_protocols = vec![ALPN_HTTP11.to_vec()];
+        config.alpn_protocols = if cfg.http_version == crate::config::HttpVersion::V2 {
+            vec![ALPN_H2.to_vec()]
+        } else {
+            vec![ALPN_HTTP11.to_vec()]
+        };
         config.resumption = Resumption::disabled();
         Ok(Some(TlsSettings {
             config: Arc::new(config),
@@ -538,6 +545,11 @@ impl TlsConn {
     /// After the handshake: whether it resumed a cached session (else it was full).
     pub fn resumed(&self) -> bool {
         self.conn.handshake_kind() == Some(HandshakeKind::Resumed)
+    }
+
+    /// After the handshake: the protocol the server chose by ALPN, if any.
+    pub fn alpn(&self) -> Option<&[u8]> {
+        self.conn.alpn_protocol()
     }
 
     /// Queues a close_notify alert; the caller flushes it before closing the socket.

@@ -33,11 +33,12 @@ impl Engine<'_> {
         self.live += 1;
         self.stats.max_concurrent = self.stats.max_concurrent.max(self.live);
         let timeout = self.timeout;
+        let http2 = self.cfg.http_version == crate::config::HttpVersion::V2;
         let slot = self
             .table
             .alloc(|| Conn::new(ConnId::from_token(Token(0)), now))
             .map(|(id, conn)| {
-                conn.reset(id, now, owner, timeout);
+                conn.reset(id, now, owner, timeout, http2);
                 conn.target = target;
                 id
             });

@@ -648,15 +648,22 @@ impl<'c> Engine<'c> {
             .targets
             .get(conn.target)
             .map_or("", |t| t.host.as_str());
-        let page_uri = page::call_uri(&mut self.sessions, conn.owner, what);
-        let buf = conn.send_buf();
-        let start = buf.len();
-        let (len, header) = match page_uri {
-            Some(uri) => self
-                .work
-                .requests
-                .render_uri(uri.as_bytes(), host, cookie, buf),
-            None => self.work.requests.render(what, host, cookie, buf),
+        let (len, header, start) = if conn.is_h2() {
+            // (`--wsesspage` is refused with HTTP/2: see `Config::unsupported`.)
+            let (len, header) = conn.stage_h2(&self.work.requests, what, host, cookie);
+            (len, header, None)
+        } else {
+            let page_uri = page::call_uri(&mut self.sessions, conn.owner, what);
+            let buf = conn.send_buf();
+            let start = buf.len();
+            let (len, header) = match page_uri {
+                Some(uri) => self
+                    .work
+                    .requests
+                    .render_uri(uri.as_bytes(), host, cookie, buf),
+                None => self.work.requests.render(what, host, cookie, buf),
+            };
+            (len, header, Some(start))
         };
         if self.cfg.verbose > 0 && self.cfg.json.as_deref() != Some("-") {
             if let CallRef::Uri(i) = what {
@@ -670,7 +677,18 @@ impl<'c> Engine<'c> {
             }
         }
         if let Some(p) = self.observer.as_deref_mut() {
-            p.request(call_id, &buf[start..], header);
+            match start {
+                Some(start) => p.request(call_id, &conn.send_buf()[start..], header),
+                None => {
+                    // HTTP/2: the request as header lines, pseudo-headers first.
+                    let mut text = Vec::new();
+                    let h = self
+                        .work
+                        .requests
+                        .render_h2_text(what, host, cookie, &mut text);
+                    p.request(call_id, &text, h);
+                }
+            }
         }
         let call = Call {
             id: call_id,

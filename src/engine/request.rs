@@ -7,6 +7,9 @@
 //! makes one call at a time for as long as the group's budget lasts and the server
 //! keeps the connection open (`closed_reserve`); ab and lb runs also record each
 //! completed request (`ab_completed`).
+//!
+//! Over HTTP/2 the burst is a window instead: `--burst-length` streams stay in flight,
+//! each answered call replaced by the next at once (h2load's `-m`).
 
 use std::time::Instant;
 
@@ -104,6 +107,21 @@ impl Engine<'_> {
             return;
         };
         let in_burst = in_burst.saturating_sub(1);
+        if conn.is_h2() && calls_left > 0 && !conn.closing {
+            // HTTP/2: the answered call's stream goes to the next call.
+            conn.owner = Owner::Request {
+                calls_left: calls_left - 1,
+                in_burst: in_burst + 1,
+                arrival,
+                retries,
+            };
+            let (num_calls, target) = (self.cfg.num_calls, conn.target);
+            let index = arrival * num_calls + num_calls.saturating_sub(calls_left);
+            if let Some(what) = self.next_call_ref_to(now, index, target) {
+                self.issue(c.conn, what, None, 0, now);
+            }
+            return;
+        }
         conn.owner = Owner::Request {
             calls_left,
             in_burst,

@@ -132,6 +132,7 @@ fn config_json(cfg: &Config) -> Value {
     let http_version = match cfg.http_version {
         crate::config::HttpVersion::V10 => "1.0",
         crate::config::HttpVersion::V11 => "1.1",
+        crate::config::HttpVersion::V2 => "2",
     };
     let start_at = match cfg.start_at {
         None => Value::Null,
@@ -367,6 +368,23 @@ pub fn to_json(
         "tls_handshakes".into(),
         json!({ "full": stats.tls_handshakes[0], "resumed": stats.tls_handshakes[1] }),
     );
+    if stats.http2.connections > 0 {
+        // H2Stats' own fields, plus h2load's "space savings" both ways.
+        let h = &stats.http2;
+        let mut v = serde_json::to_value(h).unwrap_or(Value::Null);
+        if let Some(o) = v.as_object_mut() {
+            use crate::stats::h2::savings;
+            o.insert(
+                "request_space_savings_pct".into(),
+                json!(savings(h.request_header_wire, h.request_header_decoded)),
+            );
+            o.insert(
+                "reply_space_savings_pct".into(),
+                json!(savings(h.reply_header_wire, h.reply_header_decoded)),
+            );
+        }
+        obj.insert("http2".into(), v);
+    }
     obj.insert("timeline".into(), super::timeline::to_json(&stats.timeline));
     let (raw, hists) = stats_members(stats);
     obj.insert("raw".into(), raw);

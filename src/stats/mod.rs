@@ -17,6 +17,7 @@
 
 pub mod ab;
 pub mod client;
+pub mod h2;
 pub mod merge;
 pub mod serial;
 pub mod timeline;
@@ -324,6 +325,10 @@ pub struct Stats {
     /// Latency histograms (last: the document's `histograms` member is split off).
     #[serde(rename = "histograms")]
     pub hist: Histograms,
+    /// HTTP/2 figures (all zero without `--http-version 2`; absent from documents
+    /// written before HTTP/2).
+    #[serde(default)]
+    pub http2: h2::H2Stats,
 }
 
 /// Records `v` µs, clamped into the histograms' range: a value beyond an hour counts as
@@ -382,6 +387,7 @@ impl Stats {
             timeline: Timeline::default(),
             client: ClientCpu::default(),
             ab: ab::AbStats::default(),
+            http2: h2::H2Stats::default(),
         }
     }
 
@@ -592,6 +598,7 @@ impl Stats {
             timeline: sum,
             client: sum,
             ab: sum,
+            http2: sum,
         )
     }
 }

@@ -54,6 +54,17 @@ pub(crate) fn every_field_set() -> Stats {
     s.on_tls_handshake(true);
     s.on_session(true, Duration::from_millis(1200), 3, 4);
     s.on_session(false, Duration::from_millis(300), 1, 0);
+    s.http2 = h2::H2Stats {
+        connections: 3,
+        streams: 40,
+        request_header_wire: 1_560,
+        request_header_decoded: 3_080,
+        reply_header_wire: 1_200,
+        reply_header_decoded: 9_560,
+        streams_reset: 2,
+        goaways: 1,
+        protocol_errors: 1,
+    };
     s.timeline.offered(0);
     s.roll_timeline(5, 0.5);
     s.client.add_engine(0.25, 1.0);

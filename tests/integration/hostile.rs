@@ -33,7 +33,11 @@ const STD_TIMEOUT: f64 = 2.0;
 /// Runs rshperf against `server` with `args` (whose `--timeout` is `timeout` s);
 /// asserts exit 0, a complete report, peak memory < 64 MiB and a run that ended within
 /// `timeout` + 3 s.
-fn hostile_run(server: &HostileServer, args: &[&str], timeout: f64) -> (Report, Measured) {
+pub(crate) fn hostile_run(
+    server: &HostileServer,
+    args: &[&str],
+    timeout: f64,
+) -> (Report, Measured) {
     let bound = Duration::from_secs_f64(timeout + 3.0);
     let m = rshperf_measured(server.port(), args, bound + Duration::from_secs(10));
     m.assert_complete();
@@ -846,7 +850,7 @@ fn malformed_command_lines_exit_1_with_one_line() {
         &["--period", "v1"],
         &["--period", "enan"],
         // Other values.
-        &["--http-version", "2.0"],
+        &["--http-version", "3.0"],
         &["--wset", "x"],
         &["--wsess", "1,2"],
         // Missing files / unsupported session logs (any `rshperf: ` message).

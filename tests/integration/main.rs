@@ -6,6 +6,8 @@ mod basic;
 mod edge;
 mod first_run;
 mod hostile;
+mod hostile_h2;
+mod http2;
 mod merge;
 mod outputs;
 mod page;

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use crate::support::server::{closed_port, Behavior, Server};
-use crate::support::{self, numbers, Report};
+use crate::support::{self, masked, numbers, Report};
 
 // ---- helpers ----
 
@@ -598,24 +598,6 @@ fn has_progress(stderr: &str) -> bool {
             .all(|part| l.contains(part))
             && l.ends_with(" ms")
     })
-}
-
-/// The report with every number replaced by `#`.
-fn masked(report: &str) -> String {
-    let mut out = String::new();
-    let mut in_number = false;
-    for c in report.chars() {
-        if c.is_ascii_digit() || (in_number && c == '.') {
-            if !in_number {
-                out.push('#');
-            }
-            in_number = true;
-        } else {
-            in_number = false;
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[test]

@@ -45,6 +45,10 @@ pub enum Step {
         /// Upper bound of bytes written by this step.
         cap: u64,
     },
+    /// Read this many bytes (beyond what earlier steps consumed); the script ends if
+    /// the client closes or they do not come within 30 s. (For binary protocols:
+    /// HTTP/2 frames have no blank line to wait for.)
+    Read(usize),
     /// Sleep.
     Sleep(Duration),
     /// Abort the connection: SO_LINGER 0, then close, so the client gets an RST.
@@ -200,6 +204,7 @@ impl Conn<'_> {
                 }
                 Ok(())
             }
+            Step::Read(n) => self.read_bytes(*n),
             Step::Sleep(d) => {
                 thread::sleep(*d);
                 Ok(())
@@ -260,7 +265,6 @@ impl Conn<'_> {
 
     fn read_request(&mut self) -> Result<(), End> {
         let deadline = Instant::now() + MAX_WAIT;
-        let mut buf = [0u8; 4096];
         loop {
             if let Some(end) = find(&self.pending, b"\r\n\r\n") {
                 let head_len = end + 4;
@@ -276,14 +280,34 @@ impl Conn<'_> {
                     return Ok(());
                 }
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(End);
-            }
-            let _ = self.stream.set_read_timeout(Some(left));
-            match self.stream.read(&mut buf) {
-                Ok(0) | Err(_) => return Err(End),
-                Ok(n) => self.pending.extend_from_slice(&buf[..n]),
+            self.fill(deadline)?;
+        }
+    }
+}
+
+impl Conn<'_> {
+    fn read_bytes(&mut self, n: usize) -> Result<(), End> {
+        let deadline = Instant::now() + MAX_WAIT;
+        while self.pending.len() < n {
+            self.fill(deadline)?;
+        }
+        self.pending.drain(..n);
+        Ok(())
+    }
+
+    /// Reads what the client sent next into `pending`, waiting until `deadline`.
+    fn fill(&mut self, deadline: Instant) -> Result<(), End> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(End);
+        }
+        let _ = self.stream.set_read_timeout(Some(left));
+        let mut buf = [0u8; 4096];
+        match self.stream.read(&mut buf) {
+            Ok(0) | Err(_) => Err(End),
+            Ok(k) => {
+                self.pending.extend_from_slice(&buf[..k]);
+                Ok(())
             }
         }
     }

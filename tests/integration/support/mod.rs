@@ -3,6 +3,7 @@
 
 pub mod ab_server;
 pub mod capacity_server;
+pub mod h2_server;
 pub mod hostile_server;
 pub mod measure;
 pub mod page_server;
@@ -125,6 +126,24 @@ pub fn without_short_run_warning(stderr: &str) -> String {
     while let Some(at) = out.find(START) {
         let end = out[at..].find('\n').map_or(out.len(), |n| at + n + 1);
         out.replace_range(at..end, "");
+    }
+    out
+}
+
+/// `report` with every number replaced by `#` (for comparing layouts).
+pub fn masked(report: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in report.chars() {
+        if c.is_ascii_digit() || (in_number && c == '.') {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
     }
     out
 }

@@ -1,0 +1,5 @@
+//! HTTP/2 (RFC 9113), client side, sans I/O.
+pub mod conn;
+pub mod frame;
+pub mod hpack;
+pub mod huffman;
