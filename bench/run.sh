@@ -18,7 +18,7 @@
 #             neither nginx nor root
 #
 # Needs: nginx on 127.0.0.1:8080 serving /1k.html
-#        (bash /work/shared/compat/nginx.sh start), httperf, wrk, ab, tcpdump
+#        (bash scripts/nginx.sh start), httperf, wrk, ab, tcpdump
 #        (run as root), python3, /usr/bin/time, ss.
 # Env:   H2_N=requests of the HTTP/2 rows (default 200000; a small n checks them)
 #        RSHPERF=path to the binary (default target/release/rshperf, built
@@ -84,7 +84,7 @@ done
 if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
 [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
-[ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash /work/shared/compat/nginx.sh start"
+[ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash scripts/nginx.sh start"
 fi
 NGINX_PIDFILE=${NGINX_PIDFILE:-/tmp/rshperf-nginx/nginx.pid}
 NGINX_WORKER=

@@ -6,7 +6,7 @@
 #   scripts/ab-compare.sh [-b RSHPERF_BINARY] -- AB-ARGS... URL       one ab case
 #
 # Needs a loopback nginx (127.0.0.1:8080, [::1]:8080, TLS on 8443) with /, /1k.html,
-# /echo and /status/404, e.g. the one of ../shared/compat/nginx.sh, and ab
+# /echo and /status/404, e.g. the one of scripts/nginx.sh, and ab
 # (apt-get install apache2-utils). Reports are kept in DIR (default
 # /tmp/rshperf-ab-compat): NAME.ab, NAME.rsh (and NAME.ab.N per server for lb cases).
 #

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Runs ../shared/compat/compare.sh (httperf 0.9.0 vs rshperf, same arguments) for every
-# workload of issues 2, 3 and 4 and prints one line per case.
-#   scripts/compat-suite.sh [SHARED_DIR]      (needs nginx.sh start, httperf installed)
+# Compares httperf 0.9.0 with rshperf (same arguments) for every workload of issues 2,
+# 3 and 4 and prints one line per case.
+#   scripts/compat-suite.sh [SHARED_DIR]
+# Needs httperf and the loopback nginx of scripts/nginx.sh (127.0.0.1:8080, TLS 8443).
+# Each case is compared by SHARED_DIR/compat/compare.sh when SHARED_DIR is given (or
+# ../shared exists beside the repository), else by the repository's scripts/compare.py.
 set -u
 cd "$(dirname "$0")/.."
 shared=${1:-../shared}
+if [ -f "$shared/compat/compare.sh" ]; then
+  compare=(bash "$shared/compat/compare.sh" --)
+else
+  compare=(python3 scripts/compare.py --)
+fi
 export RSHPERF=${RSHPERF:-target/release/rshperf}
 S="--server 127.0.0.1 --port 8080"
 T="--server 127.0.0.1 --port 8443 --ssl"
@@ -67,7 +75,7 @@ cases=(
 ok=0; bad=0
 for c in "${cases[@]}"; do
   eval "args=($c)"
-  res=$(bash "$shared/compat/compare.sh" -- "${args[@]}" 2>&1)
+  res=$("${compare[@]}" "${args[@]}" 2>&1)
   verdict=$(printf '%s\n' "$res" | tail -1)
   if [ "$verdict" = "compat: ok" ]; then ok=$((ok+1)); else bad=$((bad+1)); fi
   printf '%-12s %s\n' "$verdict" "$c"

@@ -7,6 +7,8 @@
 //! `--fail-on` is for exit codes. JSON and CSV carry the same findings (by `Finding`
 //! kind). Called by every front end after a run (`runner::run`, sweep steps, `demo`).
 
+mod outcome;
+
 use crate::config::Config;
 use crate::report::percentiles::quantile_ms;
 use crate::runner::RunResult;
@@ -61,10 +63,37 @@ const SATURATED_PCT: f64 = 95.0;
 /// rule: start-up work dominates shorter ones.
 const SATURATED_MIN_WALL_S: f64 = 0.5;
 
+/// One rule: a pure function of what was asked and what the run measured.
+type Rule = fn(&Config, &Workload, &RunResult) -> Option<Advice>;
+
 /// The warnings a finished run deserves (empty for a healthy run), one rule after
-/// the other.
-pub fn assess(cfg: &Config, _work: &Workload, run: &RunResult) -> Vec<Advice> {
-    [client_bound(cfg, run)].into_iter().flatten().collect()
+/// the other: whether the client was the limit (first: the sweep's table quotes the
+/// first finding of a client-bound step), what the run achieved (`outcome`), then
+/// the missing reply-rate sample (which concerns the classic report only: front ends
+/// that print none use `assess_without_classic_report`).
+pub fn assess(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<Advice> {
+    let rules: [Rule; 4] = [
+        |cfg, _, run| client_bound(cfg, run),
+        outcome::all_failed,
+        outcome::all_error_status,
+        outcome::no_rate_sample,
+    ];
+    rules
+        .iter()
+        .filter_map(|rule| rule(cfg, work, run))
+        .collect()
+}
+
+/// `assess` for a front end that prints no classic report (sweep steps, `ab`, `lb`):
+/// without `NoRateSample`, which concerns httperf's `Reply rate` line only.
+pub fn assess_without_classic_report(
+    cfg: &Config,
+    work: &Workload,
+    run: &RunResult,
+) -> Vec<Advice> {
+    let mut advice = assess(cfg, work, run);
+    advice.retain(|a| a.finding != Finding::NoRateSample);
+    advice
 }
 
 /// Whether `advice` holds a `ClientBound` finding.

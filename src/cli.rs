@@ -1,17 +1,19 @@
 //! Command-line parsing with glibc `getopt_long` rules (reference §1.1).
 //!
 //! Owns the option table (names, argument kinds, table order), the getopt-compatible
-//! scanner and its diagnostics, and the `-h` usage and `-V` version texts. It does not
-//! interpret option values: `Args` keeps every option occurrence raw and in command-line
-//! order, and `config::Config::from_args` validates them. Called by `lib::run` (and by
-//! `Config::from_argv` in tests).
+//! scanner and its diagnostics (plus a `did you mean --NAME?` line after glibc's for a
+//! misspelt option), httperf's usage lines (`usage`; `help` adds the rest of `--help`)
+//! and the `-V` version text. It does not interpret option values: `Args` keeps every
+//! option occurrence raw and in command-line order, and `config::Config::from_args`
+//! validates them. Called by `lib::run` (and by `Config::from_argv` in tests).
 //!
 //! Rules reproduced from glibc: unique-prefix abbreviations (an exact match wins; an
 //! ambiguous prefix lists the candidates in table order), `--opt=value` and
 //! `--opt value` (the next element is taken unconditionally), optional arguments only
 //! in the `=` form, grouped short options (`-vv`, `-d3`, `-d 3`), permutation (stray
-//! operands are ignored) and `--` ending option processing. Diagnostics carry the
-//! program name `rshperf`, whatever argv[0] is.
+//! operands are collected, with the option before each, for `operand`) and `--` ending
+//! option processing. Diagnostics carry the program name `rshperf`, whatever argv[0]
+//! is. Edit distances for suggestions come from `strsim` (Damerau–Levenshtein).
 
 use crate::error::Error;
 
@@ -286,8 +288,21 @@ pub struct Args {
     /// their long equivalents (`-v` → `Verbose`, `-d3` → `Debug` with `"3"`,
     /// `-n` → `PeriodicStats`).
     pub opts: Vec<(Opt, Option<String>)>,
-    /// Non-option arguments (ignored, as httperf does), including everything after `--`.
-    pub operands: Vec<String>,
+    /// Non-option arguments, including everything after `--`. httperf ignores them;
+    /// rshperf takes an `http://`/`https://` URL as the target and warns about the
+    /// rest (`operand`).
+    pub operands: Vec<Operand>,
+}
+
+/// One non-option argument and what came just before it (for hints such as
+/// `--print-reply header` → `did you mean --print-reply=header?`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Operand {
+    /// The argument as typed.
+    pub text: String,
+    /// The long option of the previous argument when that option took no value from
+    /// this one (a flag, or an optional argument without `=`); None otherwise.
+    pub after: Option<Opt>,
 }
 
 impl Args {
@@ -322,8 +337,9 @@ pub enum Command {
     Run(Args),
 }
 
-/// The `-h` text: httperf master's usage with `rshperf`, the master options it omits,
-/// and rshperf's own options. Ends with a newline.
+/// The usage lines that start the `-h` text (`help::text`): httperf master's usage with
+/// `rshperf`, the master options it omits, and rshperf's own options. Scripts may grep
+/// them: they only ever grow. Ends with a newline.
 pub fn usage() -> String {
     format!(
         "Usage: {PROG} [-hdvVn] [--add-header S] [--burst-length N] [--client N/N]\n\
@@ -367,11 +383,17 @@ pub fn version() -> String {
 pub fn parse(argv: &[String]) -> Result<Command, Error> {
     let mut args = Args::default();
     let mut i = 1;
+    // The option of the previous argument, if it left the next argument alone.
+    let mut prev: Option<Opt> = None;
     while i < argv.len() {
         let arg = argv[i].as_str();
         i += 1;
+        let after = prev.take();
         if arg == "--" {
-            args.operands.extend(argv[i..].iter().cloned());
+            args.operands.extend(argv[i..].iter().map(|text| Operand {
+                text: text.clone(),
+                after: None,
+            }));
             break;
         }
         if let Some(body) = arg.strip_prefix("--") {
@@ -405,8 +427,11 @@ pub fn parse(argv: &[String]) -> Result<Command, Error> {
                     }
                 },
             };
+            if spec.has_arg != HasArg::Required && inline.is_none() {
+                prev = Some(spec.opt);
+            }
             match spec.opt {
-                Opt::Help => return Ok(Command::Help(usage())),
+                Opt::Help => return Ok(Command::Help(crate::help::text())),
                 Opt::Version => return Ok(Command::Version(version())),
                 opt => args.opts.push((opt, value)),
             }
@@ -414,7 +439,7 @@ pub fn parse(argv: &[String]) -> Result<Command, Error> {
             let group = &arg[1..];
             for (pos, c) in group.char_indices() {
                 match c {
-                    'h' => return Ok(Command::Help(usage())),
+                    'h' => return Ok(Command::Help(crate::help::text())),
                     'V' => return Ok(Command::Version(version())),
                     'v' => args.opts.push((Opt::Verbose, None)),
                     'n' => args.opts.push((Opt::PeriodicStats, None)),
@@ -431,11 +456,19 @@ pub fn parse(argv: &[String]) -> Result<Command, Error> {
                         args.opts.push((Opt::Debug, Some(value)));
                         break;
                     }
-                    other => return Err(getopt(format!("invalid option -- '{other}'"))),
+                    other => {
+                        let text = format!("invalid option -- '{other}'");
+                        // `-rate 5`: a long option typed with one dash.
+                        let long = group.split('=').next().unwrap_or(group);
+                        return Err(getopt_hint(text, suggest(long)));
+                    }
                 }
             }
         } else {
-            args.operands.push(arg.to_string());
+            args.operands.push(Operand {
+                text: arg.to_string(),
+                after,
+            });
         }
     }
     Ok(Command::Run(args))
@@ -453,7 +486,10 @@ fn lookup(name: &str, typed: &str) -> Result<&'static OptSpec, Error> {
         .collect();
     let httperf: Vec<&&OptSpec> = candidates.iter().filter(|s| s.opt.is_httperf()).collect();
     match candidates.as_slice() {
-        [] => Err(getopt(format!("unrecognized option '--{typed}'"))),
+        [] => Err(getopt_hint(
+            format!("unrecognized option '--{typed}'"),
+            suggest(name),
+        )),
         [one] => Ok(one),
         _ if httperf.len() == 1 => Ok(httperf[0]),
         many => {
@@ -468,6 +504,47 @@ fn lookup(name: &str, typed: &str) -> Result<&'static OptSpec, Error> {
 
 fn getopt(text: String) -> Error {
     Error::Getopt(format!("{PROG}: {text}"))
+}
+
+/// glibc's diagnostic on the first line, then `rshperf: did you mean --NAME?` when
+/// there is a suggestion (scripts that match the first line keep working).
+fn getopt_hint(text: String, hint: Option<&'static str>) -> Error {
+    match hint {
+        Some(name) => Error::Getopt(format!("{PROG}: {text}\n{PROG}: did you mean --{name}?")),
+        None => getopt(text),
+    }
+}
+
+/// The one long option `typed` (without dashes) is probably a misspelling of: the
+/// option at the smallest edit distance (Damerau–Levenshtein, `strsim`), when that
+/// distance is small for the name's length and no other option is as close.
+pub fn suggest(typed: &str) -> Option<&'static str> {
+    if typed.is_empty() {
+        return None;
+    }
+    // One edit for short names, two from 5 characters, three from 10.
+    let limit = match typed.chars().count() {
+        0..=4 => 1,
+        5..=9 => 2,
+        _ => 3,
+    };
+    let mut best: Option<(usize, &'static str)> = None;
+    let mut tie = false;
+    for s in OPTIONS {
+        let d = strsim::damerau_levenshtein(typed, s.name);
+        match best {
+            Some((b, _)) if d > b => {}
+            Some((b, _)) if d == b => tie = true,
+            _ => {
+                best = Some((d, s.name));
+                tie = false;
+            }
+        }
+    }
+    match best {
+        Some((d, name)) if d <= limit && !tie => Some(name),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -617,7 +694,10 @@ mod tests {
         assert_eq!(err(&["-d"]), "rshperf: option requires an argument -- 'd'");
         assert_eq!(err(&["-vd"]), "rshperf: option requires an argument -- 'd'");
         // A single dash does not introduce long options.
-        assert_eq!(err(&["-server"]), "rshperf: invalid option -- 's'");
+        assert_eq!(
+            err(&["-server"]),
+            "rshperf: invalid option -- 's'\nrshperf: did you mean --server?"
+        );
     }
 
     #[test]
@@ -653,7 +733,13 @@ mod tests {
         assert_eq!(opts(&["--ssl-verify", "no"]), vec![(Opt::SslVerify, None)]);
         assert_eq!(opts(&["--ssl-verify=no"]), vec![one(Opt::SslVerify, "no")]);
         match run(&["--print-reply", "header"]) {
-            Ok(Command::Run(a)) => assert_eq!(a.operands, vec!["header".to_string()]),
+            Ok(Command::Run(a)) => assert_eq!(
+                a.operands,
+                vec![Operand {
+                    text: "header".into(),
+                    after: Some(Opt::PrintReply)
+                }]
+            ),
             other => panic!("{other:?}"),
         }
     }
@@ -687,9 +773,11 @@ mod tests {
 
     #[test]
     fn help_and_version_stop_parsing() {
-        assert_eq!(run(&["-h", "--bogus"]), Ok(Command::Help(usage())));
-        assert_eq!(run(&["--he"]), Ok(Command::Help(usage())));
-        assert_eq!(run(&["-vh"]), Ok(Command::Help(usage())));
+        let help = crate::help::text();
+        assert!(help.starts_with(&usage()));
+        assert_eq!(run(&["-h", "--bogus"]), Ok(Command::Help(help.clone())));
+        assert_eq!(run(&["--he"]), Ok(Command::Help(help.clone())));
+        assert_eq!(run(&["-vh"]), Ok(Command::Help(help)));
         assert_eq!(run(&["-V", "--bogus"]), Ok(Command::Version(version())));
         assert_eq!(run(&["--vers"]), Ok(Command::Version(version())));
         assert_eq!(
@@ -714,7 +802,17 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(a.opts, vec![(Opt::Hog, None)]);
-        assert_eq!(a.operands, vec!["foo", "-", "--bogus", "-x"]);
+        let texts: Vec<&str> = a.operands.iter().map(|o| o.text.as_str()).collect();
+        assert_eq!(texts, ["foo", "-", "--bogus", "-x"]);
+        let after: Vec<Option<Opt>> = a.operands.iter().map(|o| o.after).collect();
+        assert_eq!(after, [None, Some(Opt::Hog), None, None]);
+        // An option that took its value, or a value given with `=`, leaves the next
+        // operand unattributed.
+        let a = match run(&["--rate", "5", "x", "--print-reply=header", "y", "-v", "z"]) {
+            Ok(Command::Run(a)) => a,
+            other => panic!("{other:?}"),
+        };
+        assert!(a.operands.iter().all(|o| o.after.is_none()), "{a:?}");
     }
 
     #[test]
@@ -726,6 +824,41 @@ mod tests {
         assert_eq!(a.last(Opt::Port), Some(Some("3")));
         assert_eq!(a.last(Opt::Server), None);
         assert_eq!(a.opts.len(), 3);
+    }
+
+    #[test]
+    fn misspelt_options_get_one_suggestion_after_glibcs_line() {
+        assert_eq!(
+            err(&["--numconns", "5"]),
+            "rshperf: unrecognized option '--numconns'\nrshperf: did you mean --num-conns?"
+        );
+        assert_eq!(
+            err(&["--num_calls=5"]),
+            "rshperf: unrecognized option '--num_calls=5'\nrshperf: did you mean --num-calls?"
+        );
+        assert_eq!(
+            err(&["--rtae", "5"]),
+            "rshperf: unrecognized option '--rtae'\nrshperf: did you mean --rate?"
+        );
+        assert_eq!(
+            err(&["--timout", "5"]),
+            "rshperf: unrecognized option '--timout'\nrshperf: did you mean --timeout?"
+        );
+        // Nothing close, or two options equally close: glibc's line alone.
+        assert_eq!(err(&["--bogus"]), "rshperf: unrecognized option '--bogus'");
+        assert_eq!(err(&["--xyz"]), "rshperf: unrecognized option '--xyz'");
+        assert_eq!(suggest("num-callz"), Some("num-calls"));
+        assert_eq!(suggest("num-cols"), None, "num-calls and num-conns tie");
+        // A long option typed with one dash.
+        assert_eq!(
+            err(&["-rate", "5"]),
+            "rshperf: invalid option -- 'r'\nrshperf: did you mean --rate?"
+        );
+        assert_eq!(
+            err(&["-server=x"]),
+            "rshperf: invalid option -- 's'\nrshperf: did you mean --server?"
+        );
+        assert_eq!(err(&["-x"]), "rshperf: invalid option -- 'x'");
     }
 
     #[test]

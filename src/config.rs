@@ -21,6 +21,7 @@ use std::time::Duration;
 use crate::cfmt;
 use crate::cli::{self, Args, Command, Opt};
 use crate::error::Error;
+use crate::operand::{self, TargetUrl};
 use crate::workload::rate::Period;
 
 /// HTTP protocol version of the requests.
@@ -189,6 +190,10 @@ pub struct Config {
     pub period: Period,
     /// `--runtime`, seconds (0 = none).
     pub runtime: f64,
+    /// `--runtime` without `--num-conns` and without a session workload: arrivals go
+    /// on at `--rate` until the runtime is over (httperf would stop after its one
+    /// default connection). The echo line still says `--num-conns=1`, as httperf's.
+    pub until_runtime: bool,
     /// Number of `-v`.
     pub verbose: u32,
     /// `-d N`.
@@ -305,6 +310,7 @@ impl Config {
             burst_length: 1,
             period: Period::Sequential,
             runtime: 0.0,
+            until_runtime: false,
             verbose: 0,
             debug: 0,
             max_connections: 0,
@@ -350,9 +356,10 @@ impl Config {
     }
 
     /// Validates `args` option by option, in command-line order (so the first bad
-    /// value is the one reported and later options override earlier ones), then checks
-    /// combinations, applies defaults and resolves the server. `--add-header` escape
-    /// warnings are printed on stderr.
+    /// value is the one reported and later options override earlier ones), applies a
+    /// URL argument, then checks combinations, applies defaults and resolves the
+    /// server. `--add-header` escape warnings and warnings about ignored arguments are
+    /// printed on stderr.
     pub fn from_args(args: Args) -> Result<Config, Error> {
         let mut c = Config::defaults();
         let mut port = None;
@@ -458,8 +465,72 @@ impl Config {
                 Opt::Wset => c.wset = Some(parse_wset(v)?),
             }
         }
+        c.apply_operands(&args, &mut port)?;
+        if server_given {
+            check_server_value(&c.server)?;
+        }
         c.finish(port, server_given)?;
+        c.until_runtime = c.runtime > 0.0
+            && !args.given(Opt::NumConns)
+            && c.wsess.is_none()
+            && c.wsesslog.is_none()
+            && c.wsesspage.is_none();
         Ok(c)
+    }
+
+    /// Non-option arguments: an `http://`/`https://` URL sets the server, port, URI
+    /// and TLS (an option error next to `--server`, `--servers` or `--uri`, or next to
+    /// `--port` when it has a port of its own); anything else is ignored, as httperf
+    /// does, with a warning on stderr.
+    fn apply_operands(&mut self, args: &Args, port: &mut Option<u16>) -> Result<(), Error> {
+        let mut url: Option<TargetUrl> = None;
+        for op in &args.operands {
+            match operand::parse_url(&op.text) {
+                None => eprintln!("{}: warning: {}", cli::PROG, operand::warning(op)),
+                Some(Err(m)) => return Err(usage(m)),
+                Some(Ok(_)) if url.is_some() => {
+                    return Err(usage(format!(
+                        "more than one URL ({} and {}); use --servers FILE for several servers",
+                        url.as_ref().map_or("", |u| u.text.as_str()),
+                        op.text
+                    )))
+                }
+                Some(Ok(u)) => url = Some(u),
+            }
+        }
+        let Some(u) = url else {
+            return Ok(());
+        };
+        if let Some((opt, _)) = args
+            .opts
+            .iter()
+            .find(|(o, _)| operand::conflicts_with_url(*o))
+        {
+            return Err(usage(format!(
+                "the URL {} names the server, port and URI: give it or {}, not both",
+                u.text,
+                opt.long_name()
+            )));
+        }
+        if port.is_some() && u.port.is_some() {
+            return Err(usage(format!(
+                "the URL {} has a port: give it or --port, not both",
+                u.text
+            )));
+        }
+        if self.ssl && !u.tls {
+            return Err(usage(format!(
+                "--ssl with an http:// URL: use https://{}",
+                &u.text["http://".len()..]
+            )));
+        }
+        self.server = u.host.clone();
+        self.uri = u.uri.clone();
+        self.ssl |= u.tls;
+        if port.is_none() {
+            *port = Some(u.port_or_default());
+        }
+        Ok(())
     }
 
     /// Checks between options, defaults that depend on other options, resolution.
@@ -791,6 +862,35 @@ fn host_value(s: &str) -> String {
     } else {
         s.to_string()
     }
+}
+
+/// `--server` takes a host name or address: `127.0.0.1:8080` or a URL is a mistake
+/// worth explaining (httperf fails it as an unresolvable name).
+fn check_server_value(server: &str) -> Result<(), Error> {
+    if operand::parse_url(server).is_some() {
+        return Err(usage(format!(
+            "--server takes a host name, not a URL: give the URL on its own \
+             (rshperf {server} ...) or --server, --port and --uri"
+        )));
+    }
+    let bare = server.strip_prefix('[').and_then(|s| s.split_once(']'));
+    let (host, port) = match bare {
+        Some((h, rest)) => (h, rest.strip_prefix(':').unwrap_or("")),
+        None if server.parse::<Ipv6Addr>().is_ok() => return Ok(()),
+        None => server.rsplit_once(':').unwrap_or((server, "")),
+    };
+    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+        let shown = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.to_string()
+        };
+        return Err(usage(format!(
+            "--server {server}: --server takes no port; use --server {host} --port {port} \
+             (or the URL http://{shown}:{port}/)"
+        )));
+    }
+    Ok(())
 }
 
 /// Resolves `server` (host name, IPv4 literal, IPv6 literal with or without brackets)
@@ -2360,5 +2460,108 @@ mod tests {
         assert_eq!(c_strtod("1e999"), None);
         assert_eq!(c_strtoul10("-1"), Some(u64::MAX));
         assert_eq!(c_strtoul10("1x"), None);
+    }
+
+    #[test]
+    fn a_url_argument_is_server_port_uri_and_tls() {
+        let c = cfg(&["http://127.0.0.1:8080/foo?x=1", "--rate", "100"]);
+        assert_eq!(
+            (c.server.as_str(), c.port, c.uri.as_str()),
+            ("127.0.0.1", 8080, "/foo?x=1")
+        );
+        assert!(!c.ssl);
+        assert_eq!(
+            c.echo_line(),
+            "rshperf --client=0/1 --server=127.0.0.1 --port=8080 --uri=/foo?x=1 --rate=100 \
+             --send-buffer=4096 --recv-buffer=16384 --num-conns=1 --num-calls=1"
+        );
+        let c = cfg(&["--num-conns", "3", "https://[::1]/"]);
+        assert_eq!(
+            (c.server.as_str(), c.port, c.uri.as_str()),
+            ("::1", 443, "/")
+        );
+        assert!(c.ssl);
+        assert_eq!(c.host_header(), "[::1]");
+        assert_eq!(c.addrs, vec!["[::1]:443".parse().expect("addr")]);
+        // --port fills in a URL without a port; options that are not the target stay.
+        let c = cfg(&["http://localhost/x", "--port", "8081", "--ssl-verify=no"]);
+        assert_eq!((c.port, c.uri.as_str()), (8081, "/x"));
+        let c = cfg(&["https://127.0.0.1:8443/", "--ssl-protocol", "TLSv1.2"]);
+        assert!(c.ssl && c.port == 8443);
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["http://127.0.0.1/", "--server", "h"],
+                "rshperf: the URL http://127.0.0.1/ names the server, port and URI: give it or --server, not both",
+            ),
+            (
+                &["--ur", "/x", "http://127.0.0.1/"],
+                "rshperf: the URL http://127.0.0.1/ names the server, port and URI: give it or --uri, not both",
+            ),
+            (
+                &["http://127.0.0.1/", "--servers", "f"],
+                "rshperf: the URL http://127.0.0.1/ names the server, port and URI: give it or --servers, not both",
+            ),
+            (
+                &["http://127.0.0.1:80/", "--port", "81"],
+                "rshperf: the URL http://127.0.0.1:80/ has a port: give it or --port, not both",
+            ),
+            (
+                &["--ssl", "http://127.0.0.1/"],
+                "rshperf: --ssl with an http:// URL: use https://127.0.0.1/",
+            ),
+            (
+                &["http://a/", "http://b/"],
+                "rshperf: more than one URL (http://a/ and http://b/); use --servers FILE for several servers",
+            ),
+            (&["http://h:99999/"], "rshperf: URL http://h:99999/: illegal port number 99999"),
+        ];
+        for (args, want) in cases {
+            assert_eq!(err(args), *want, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn server_with_a_port_or_a_url_is_explained() {
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["--server", "127.0.0.1:8080"],
+                "rshperf: --server 127.0.0.1:8080: --server takes no port; use --server 127.0.0.1 --port 8080 (or the URL http://127.0.0.1:8080/)",
+            ),
+            (
+                &["--server=localhost:80"],
+                "rshperf: --server localhost:80: --server takes no port; use --server localhost --port 80 (or the URL http://localhost:80/)",
+            ),
+            (
+                &["--server", "[::1]:8080"],
+                "rshperf: --server [::1]:8080: --server takes no port; use --server ::1 --port 8080 (or the URL http://[::1]:8080/)",
+            ),
+            (
+                &["--server", "http://127.0.0.1:8080/"],
+                "rshperf: --server takes a host name, not a URL: give the URL on its own (rshperf http://127.0.0.1:8080/ ...) or --server, --port and --uri",
+            ),
+        ];
+        for (args, want) in cases {
+            assert_eq!(err(args), *want, "{args:?}");
+        }
+        // IPv6 literals, bracketed or not, are addresses, not host:port.
+        assert_eq!(cfg(&["--server", "::1"]).port, 80);
+        assert_eq!(cfg(&["--server", "[::1]"]).port, 80);
+        assert_eq!(cfg(&["--server", "fe80::1:8080"]).server, "fe80::1:8080");
+    }
+
+    #[test]
+    fn runtime_without_num_conns_runs_until_the_runtime() {
+        assert!(cfg(&["--runtime", "30", "--rate", "10"]).until_runtime);
+        assert!(cfg(&["--runtime", "30"]).until_runtime);
+        // --num-conns (even 1, the default) keeps it a cap; sessions have their count.
+        assert!(!cfg(&["--runtime", "30", "--num-conns", "1"]).until_runtime);
+        assert!(!cfg(&["--runtime", "30", "--wsess", "5,2,0"]).until_runtime);
+        assert!(!cfg(&["--rate", "10"]).until_runtime);
+        // The echo line is httperf's for the same command line.
+        assert_eq!(
+            cfg(&["--server", "127.0.0.1", "--runtime", "30", "--rate", "10"]).echo_line(),
+            "rshperf --runtime=30 --client=0/1 --server=127.0.0.1 --port=80 --uri=/ --rate=10 \
+             --send-buffer=4096 --recv-buffer=16384 --num-conns=1 --num-calls=1"
+        );
     }
 }

@@ -15,12 +15,14 @@ pub mod config;
 pub mod conn;
 pub mod engine;
 pub mod error;
+pub mod help;
 pub mod http;
 pub mod http2;
 pub mod merge;
 // The only module with `unsafe`: small syscall wrappers, each with a SAFETY comment.
 #[allow(unsafe_code)]
 pub mod net;
+pub mod operand;
 pub mod progress;
 pub mod report;
 pub mod runner;

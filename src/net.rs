@@ -2,7 +2,7 @@
 //!
 //! Owns: creating and configuring a non-blocking client socket (socket2), starting the
 //! connect, `--hog`'s own local-port allocation, the descriptor limit (raised soft →
-//! hard), process CPU time (getrusage) and a CLOCK_MONOTONIC timerfd for
+//! hard), process and per-thread CPU time (getrusage) and a CLOCK_MONOTONIC timerfd for
 //! sub-millisecond deadlines. Every `unsafe` block of the crate lives here, each with a
 //! SAFETY comment. Called by the engine; knows nothing about HTTP or statistics.
 
@@ -157,7 +157,8 @@ pub fn raise_nofile_limit() -> io::Result<u64> {
 fn rusage(who: libc::c_int) -> Option<libc::rusage> {
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
+    // SAFETY: `ru` is a valid, writable rusage for the duration of the call, and `who`
+    // is RUSAGE_SELF or RUSAGE_THREAD (the callers below), both valid on Linux.
     (unsafe { libc::getrusage(who, &mut ru) } == 0).then_some(ru)
 }
 
@@ -166,19 +167,23 @@ fn timeval(t: libc::timeval) -> Duration {
         + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
 }
 
-/// User and system CPU time used by the whole process so far.
-pub fn cpu_times() -> (Duration, Duration) {
-    rusage(libc::RUSAGE_SELF).map_or((Duration::ZERO, Duration::ZERO), |ru| {
+/// User and system CPU time of `who` (zero when getrusage fails).
+fn user_system(who: libc::c_int) -> (Duration, Duration) {
+    rusage(who).map_or((Duration::ZERO, Duration::ZERO), |ru| {
         (timeval(ru.ru_utime), timeval(ru.ru_stime))
     })
 }
 
-/// User plus system CPU time used by the calling thread so far (RUSAGE_THREAD): an
-/// engine's own cost, without the other engines, the progress thread or start-up.
-pub fn thread_cpu_time() -> Duration {
-    rusage(libc::RUSAGE_THREAD).map_or(Duration::ZERO, |ru| {
-        timeval(ru.ru_utime) + timeval(ru.ru_stime)
-    })
+/// User and system CPU time used by the whole process so far.
+pub fn cpu_times() -> (Duration, Duration) {
+    user_system(libc::RUSAGE_SELF)
+}
+
+/// User and system CPU time used by the calling thread so far (RUSAGE_THREAD): an
+/// engine's own cost, without the other engines, the progress thread, start-up, or
+/// other threads of the process (`demo`'s in-process server, a test harness).
+pub fn thread_cpu_times() -> (Duration, Duration) {
+    user_system(libc::RUSAGE_THREAD)
 }
 
 /// A moment in local time, broken down (`localtime_r`).
@@ -419,5 +424,39 @@ mod tests {
         let n = unsafe { libc::poll(&mut pfd, 1, 1000) };
         assert_eq!(n, 1);
         t.drain();
+    }
+
+    #[test]
+    fn thread_cpu_counts_this_thread_only() {
+        // Another thread burns 200 ms of its own CPU time while this one waits for it;
+        // the process is charged for it, this thread is not.
+        let (user0, sys0) = thread_cpu_times();
+        let (pu0, ps0) = cpu_times();
+        let spun = std::thread::spawn(|| {
+            let (u0, s0) = thread_cpu_times();
+            let mut x = 0u64;
+            loop {
+                for _ in 0..100_000 {
+                    x = std::hint::black_box(x.wrapping_add(1));
+                }
+                let (u, s) = thread_cpu_times();
+                let used = (u + s).saturating_sub(u0 + s0);
+                if used >= Duration::from_millis(200) {
+                    return used;
+                }
+            }
+        })
+        .join()
+        .expect("spinner");
+        let (user1, sys1) = thread_cpu_times();
+        let (pu1, ps1) = cpu_times();
+        let mine = (user1 + sys1).saturating_sub(user0 + sys0);
+        let process = (pu1 + ps1).saturating_sub(pu0 + ps0);
+        // (rusage scales user/system per thread and per process: allow rounding.)
+        assert!(
+            process + Duration::from_millis(5) >= spun,
+            "process {process:?}, spinner {spun:?}"
+        );
+        assert!(mine < Duration::from_millis(20), "this thread {mine:?}");
     }
 }

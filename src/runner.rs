@@ -3,7 +3,8 @@
 //!
 //! Owns process-wide set-up (descriptor limit), the split of the global arrival
 //! schedule into stripes (engine j of N takes arrivals k ≡ j mod N), the shared start
-//! time, CPU accounting around the run, and output ordering on stdout. Called by
+//! time, CPU accounting (the engine threads' own CPU time, so that `demo`'s in-process
+//! server or a test harness is not counted), and output ordering on stdout. Called by
 //! `lib::run` with a validated `Config`.
 
 use std::io::{self, Write};
@@ -118,27 +119,28 @@ pub fn execute_with<'a>(
         slots: (0..threads).map(|_| progress::Slot::default()).collect(),
         done: Default::default(),
     });
-    let (cpu_user0, cpu_sys0) = net::cpu_times();
     let wall_start = SystemTime::now();
     let t0 = Instant::now();
     let outcomes = run_engines(cfg, work, hooks, board.as_ref(), threads, capacity, t0)?;
-    let (cpu_user1, cpu_sys1) = net::cpu_times();
     let wall_end = SystemTime::now();
 
     let mut stats = Stats::new();
     let mut stopped = t0;
     let mut interrupted = false;
-    for o in &outcomes {
+    let (mut cpu_user, mut cpu_system) = (Duration::ZERO, Duration::ZERO);
+    for (o, cpu) in &outcomes {
         stats
             .merge(&o.stats)
             .map_err(|e| Error::Startup(format!("cannot merge the engines' statistics: {e}")))?;
         stopped = stopped.max(o.stopped);
         interrupted |= o.interrupted;
+        cpu_user += cpu.user;
+        cpu_system += cpu.system;
     }
     let info = RunInfo {
         duration: stopped.saturating_duration_since(t0).as_secs_f64(),
-        cpu_user: cpu_user1.saturating_sub(cpu_user0).as_secs_f64(),
-        cpu_system: cpu_sys1.saturating_sub(cpu_sys0).as_secs_f64(),
+        cpu_user: cpu_user.as_secs_f64(),
+        cpu_system: cpu_system.as_secs_f64(),
     };
     let meta = RunMeta {
         start: wall_start,
@@ -247,6 +249,26 @@ fn start_delay(cfg: &Config, now: SystemTime) -> Result<Duration, Error> {
     }
 }
 
+/// CPU time one engine thread used while it ran (`getrusage(RUSAGE_THREAD)` before
+/// and after, on that thread).
+#[derive(Debug, Clone, Copy)]
+struct EngineCpu {
+    user: Duration,
+    system: Duration,
+}
+
+/// Runs `f` and returns its result with the calling thread's CPU time during it.
+fn with_thread_cpu<T>(f: impl FnOnce() -> T) -> (T, EngineCpu) {
+    let (u0, s0) = net::thread_cpu_times();
+    let out = f();
+    let (u1, s1) = net::thread_cpu_times();
+    let cpu = EngineCpu {
+        user: u1.saturating_sub(u0),
+        system: s1.saturating_sub(s0),
+    };
+    (out, cpu)
+}
+
 fn run_engines<'a>(
     cfg: &'a Config,
     work: &'a Workload,
@@ -255,7 +277,7 @@ fn run_engines<'a>(
     threads: u32,
     capacity: usize,
     t0: Instant,
-) -> Result<Vec<Outcome>, Error> {
+) -> Result<Vec<(Outcome, EngineCpu)>, Error> {
     let start_err = |e: io::Error| Error::Startup(format!("cannot start the event loop: {e}"));
     // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
     let (part, parts) = cfg.partition;
@@ -269,7 +291,7 @@ fn run_engines<'a>(
             capacity,
         }
     };
-    let engine = move |j: u32| -> io::Result<Outcome> {
+    let engine = move |j: u32| -> io::Result<(Outcome, EngineCpu)> {
         let observer = (cfg.print_request.is_some() || cfg.print_reply.is_some()).then(|| {
             Box::new(Printer::new(
                 io::stdout(),
@@ -279,18 +301,20 @@ fn run_engines<'a>(
         });
         let slot = board.and_then(|b| b.slots.get(j as usize));
         let calls = hooks.calls.and_then(|make| make(j));
-        // The engine's own CPU (this thread), for client-bound detection.
-        let cpu0 = net::thread_cpu_time();
+        // The engine's own CPU (this thread): the report's CPU line, and client-bound
+        // detection (`stats.client`).
         let wall0 = Instant::now();
-        let mut outcome = Engine::new(cfg, work, observer, slot, plan(j), t0)?
-            .with_call_observer(calls)
-            .run()?;
-        let cpu = net::thread_cpu_time().saturating_sub(cpu0).as_secs_f64();
-        outcome
-            .stats
-            .client
-            .add_engine(cpu, wall0.elapsed().as_secs_f64());
-        Ok(outcome)
+        let (outcome, cpu) = with_thread_cpu(|| {
+            Engine::new(cfg, work, observer, slot, plan(j), t0)?
+                .with_call_observer(calls)
+                .run()
+        });
+        let mut outcome = outcome?;
+        outcome.stats.client.add_engine(
+            (cpu.user + cpu.system).as_secs_f64(),
+            wall0.elapsed().as_secs_f64(),
+        );
+        Ok((outcome, cpu))
     };
     std::thread::scope(|scope| {
         if let Some(b) = board {

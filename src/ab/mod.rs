@@ -268,7 +268,9 @@ fn run(b: &Bench) -> Result<i32, Exit> {
             return Err(fail(format!("cannot write the gnuplot file: {e}")));
         }
     }
-    advice::print(&advice::assess(&plan.cfg, &plan.work, &run));
+    advice::print(&advice::assess_without_classic_report(
+        &plan.cfg, &plan.work, &run,
+    ));
     // ab exits 1 after printing the results of an interrupted run; lb exits 0.
     Ok(i32::from(run.interrupted && b.tool == Tool::Ab))
 }

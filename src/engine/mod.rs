@@ -401,6 +401,11 @@ impl<'c> Engine<'c> {
             if at > now || self.stop.is_some() || self.arrivals_capped() {
                 break;
             }
+            // `--runtime` ends the test at its end: an arrival due then is not started
+            // (httperf: 2.5 s at 50/s is 125 connections, not 126).
+            if self.runtime_end.is_some_and(|end| at >= end) {
+                break;
+            }
             self.next_arrival = None;
             if self.closed.is_some() {
                 // A unit that fails at once frees its user in `unit_done`, which asks

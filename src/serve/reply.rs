@@ -16,8 +16,9 @@ const CONN_CLOSE: usize = 1;
 const CONN_KEEP_ALIVE: usize = 2;
 
 /// Rejections, in the order they are stored after the 12 success variants.
-const REJECTS: [(Reject, &str); 4] = [
+const REJECTS: [(Reject, &str); 5] = [
     (Reject::BadRequest, "400 Bad Request"),
+    (Reject::UriTooLong, "414 URI Too Long"),
     (Reject::HeadTooLarge, "431 Request Header Fields Too Large"),
     (Reject::NotImplemented, "501 Not Implemented"),
     (

@@ -2,13 +2,21 @@
 //! a buffer and extracts the few facts the server acts on (method HEAD or not, version,
 //! keep-alive, body length).
 //!
-//! Owns the head limits (`MAX_HEAD`) and the reasons a request is refused (`Reject`).
-//! It does not read sockets, keep state between calls (apart from the caller's scan
-//! offset) or render replies (`reply.rs`). Called by `server::Conn::process`.
+//! Owns the head limits (`MAX_HEAD`, `MAX_REQUEST_LINE`) and the reasons a request is
+//! refused (`Reject`). What is not HTTP (a TLS ClientHello, an SSH banner, binary) is
+//! refused as soon as its first bytes show it, not when a blank line arrives, so such a
+//! client gets `400` and a close at once instead of waiting with the server for a head
+//! that never ends. It does not read sockets, keep state between calls (apart from the
+//! caller's scan offset) or render replies (`reply.rs`). Called by
+//! `server::Conn::process`.
 
 /// The largest request head accepted (request line, headers, blank line); a longer one
 /// is answered 431 and the connection closed.
 pub(crate) const MAX_HEAD: usize = 64 * 1024;
+
+/// The longest request line accepted (nginx's default buffer for one line); a longer
+/// one is answered 414 and the connection closed.
+pub(crate) const MAX_REQUEST_LINE: usize = 8 * 1024;
 
 /// What the server needs to know about one complete request head.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +40,8 @@ pub(crate) struct Head {
 pub(crate) enum Reject {
     /// 400: malformed request line or header.
     BadRequest,
+    /// 414: request line longer than `MAX_REQUEST_LINE`.
+    UriTooLong,
     /// 431: head longer than `MAX_HEAD`.
     HeadTooLarge,
     /// 501: `Transfer-Encoding` request bodies are not implemented.
@@ -67,6 +77,12 @@ pub(crate) fn parse(buf: &[u8], scanned: &mut usize) -> Parse {
     let Some(end) = find_end(buf, from) else {
         if buf.len() - skip > MAX_HEAD {
             return Parse::Reject(Reject::HeadTooLarge);
+        }
+        // What is not HTTP is refused as soon as the request line shows it, not when
+        // a blank line arrives: a TLS ClientHello never brings one, and both sides
+        // would wait for each other.
+        if let Err(r) = check_request_line(&buf[skip..]) {
+            return Parse::Reject(r);
         }
         // The last two bytes may start a terminator completed by the next read.
         *scanned = buf.len().saturating_sub(2).max(skip);
@@ -149,6 +165,31 @@ fn parse_head(head: &[u8]) -> Result<Head, Reject> {
     out.keep_alive = !close && (keep || !http10);
     out.body_len = content_length.unwrap_or(0);
     Ok(out)
+}
+
+/// Checks the request line at the start of an incomplete head: a complete line in
+/// full (`request_line_parts`), a partial one as far as it goes (a method of token
+/// characters, then no control bytes), and its length. Only incomplete heads pay for
+/// this; a complete head is checked by `parse_head`.
+fn check_request_line(buf: &[u8]) -> Result<(), Reject> {
+    let window = &buf[..buf.len().min(MAX_REQUEST_LINE + 1)];
+    let line = match window.iter().position(|b| *b == b'\n') {
+        Some(nl) => return request_line_parts(strip_cr(&window[..nl])).map(|_| ()),
+        None if window.len() > MAX_REQUEST_LINE => return Err(Reject::UriTooLong),
+        None => window,
+    };
+    let method_end = line.iter().position(|b| *b == b' ').unwrap_or(line.len());
+    let (method, rest) = line.split_at(method_end);
+    let control = |b: &u8| *b < b' ' || *b == 0x7f;
+    // A CR may end the line; the LF is still to come.
+    let rest = rest.strip_suffix(b"\r").unwrap_or(rest);
+    if !method.iter().all(|b| is_tchar(*b)) || (method.is_empty() && !rest.is_empty()) {
+        return Err(Reject::BadRequest);
+    }
+    if rest.iter().any(control) {
+        return Err(Reject::BadRequest);
+    }
+    Ok(())
 }
 
 /// Checks `METHOD SP target SP HTTP/x.y` and returns the method and whether the
@@ -321,6 +362,49 @@ mod tests {
         }
         assert_eq!(parse(&full[..end], &mut scanned), want);
         assert_eq!(parse(full, &mut 0), want);
+    }
+
+    #[test]
+    fn what_is_not_http_is_refused_at_once() {
+        use Reject::*;
+        // A TLS ClientHello record header, an SSH banner, binary and a bad method are
+        // refused before any blank line arrives.
+        let cases: Vec<(&[u8], Reject)> = vec![
+            (
+                &[
+                    0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03,
+                ],
+                BadRequest,
+            ),
+            (&[0x16], BadRequest),
+            (b"SSH-2.0-OpenSSH_9.6\r\n", BadRequest),
+            (b"GET / HTTP/1.1 extra\r\n", BadRequest),
+            (b"GET / HTTX/1.1\r\nHost: x\r\n", BadRequest),
+            (b"GET / HTTP/2.0\r\n", VersionNotSupported),
+            (b"G(T", BadRequest),
+            (b"GET /\x01", BadRequest),
+            (b" GET", BadRequest),
+            (b"\r\n\x16\x03", BadRequest),
+        ];
+        for (buf, want) in cases {
+            assert_eq!(
+                once(buf),
+                Parse::Reject(want),
+                "{:?}",
+                String::from_utf8_lossy(buf)
+            );
+        }
+        // Every prefix of a good request is still only incomplete.
+        let good = b"\r\nPOST /a?b=c HTTP/1.0\r\nContent-Length: 0\r\n\r\n";
+        for n in 0..good.len() {
+            assert_eq!(once(&good[..n]), Parse::Partial, "n={n}");
+        }
+        // The request line has a length limit of its own.
+        let mut long = b"GET /".to_vec();
+        long.resize(MAX_REQUEST_LINE, b'a');
+        assert_eq!(once(&long), Parse::Partial);
+        long.push(b'a');
+        assert_eq!(once(&long), Parse::Reject(UriTooLong));
     }
 
     #[test]

@@ -144,7 +144,7 @@ pub fn run(sweep: &Sweep, work: &Workload, rate: f64) -> Result<Step, Error> {
     let result = runner::execute(&cfg, work, ExecOptions { echo: false })?;
     let stats = &result.stats;
     let summary = Summary::new(stats, &result.info);
-    let advice = advice::assess(&cfg, work, &result);
+    let advice = advice::assess_without_classic_report(&cfg, work, &result);
     let arrivals = work.arrivals(&cfg);
     let demanded = rate * calls_per_arrival(&cfg, work);
     let ok: u64 = stats.replies_by_class[1..=3].iter().sum();

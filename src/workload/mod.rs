@@ -254,12 +254,14 @@ impl Workload {
 }
 
 /// Sessions (`--wsess`, `--wsesslog`, `--wsesspage`) or connections (`--num-conns`)
-/// of `cfg`.
+/// of `cfg`; unbounded (`u64::MAX`) for `--runtime` without `--num-conns`, which
+/// `--runtime` ends (`Config::until_runtime`).
 fn units_of(cfg: &Config) -> u64 {
     match (&cfg.wsess, &cfg.wsesslog, &cfg.wsesspage) {
         (Some(w), _, _) => w.sessions,
         (_, Some(w), _) => w.sessions,
         (_, _, Some(w)) => w.sessions,
+        _ if cfg.until_runtime => u64::MAX,
         _ => cfg.num_conns,
     }
 }

@@ -4,6 +4,7 @@
 mod ab;
 mod basic;
 mod edge;
+mod first_run;
 mod hostile;
 mod hostile_h2;
 mod http2;

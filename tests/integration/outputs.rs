@@ -244,7 +244,7 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
         ],
     );
     let r = expect_code(&rshperf(&args), 0, &args);
-    assert_eq!(r.stderr, "");
+    assert_eq!(support::without_short_run_warning(&r.stderr), "");
     assert!(
         r.text
             .starts_with("rshperf --client=0/1 --server=127.0.0.1 "),
@@ -372,7 +372,7 @@ fn json_to_stdout_is_one_document_and_nothing_else() {
         ],
     );
     let r = expect_code(&rshperf(&args), 0, &args);
-    assert_eq!(r.stderr, "");
+    assert_eq!(support::without_short_run_warning(&r.stderr), "");
     assert!(
         r.text.starts_with('{') && r.text.ends_with("}\n"),
         "{}",
@@ -448,10 +448,15 @@ fn breached_thresholds_exit_3_and_are_named_on_stderr_in_order() {
         ],
     );
     let r = expect_code(&rshperf(&args), 3, &args);
+    // The run's warning first, then the thresholds.
     assert_eq!(
         r.stderr,
-        "rshperf: threshold breached: errors>0 (errors = 3)\n\
-         rshperf: threshold breached: connrefused >= 3 (connrefused = 3)\n"
+        format!(
+            "rshperf: warning: all 3 connections refused — is anything listening on \
+             127.0.0.1:{port}?\n\
+             rshperf: threshold breached: errors>0 (errors = 3)\n\
+             rshperf: threshold breached: connrefused >= 3 (connrefused = 3)\n"
+        )
     );
     // The report is printed as usual.
     assert_eq!(r.error("connrefused"), 3);
@@ -477,7 +482,7 @@ fn thresholds_that_hold_exit_0_even_for_a_run_without_rate_samples() {
         ],
     );
     let r = expect_code(&rshperf(&args), 0, &args);
-    assert_eq!(r.stderr, "");
+    assert_eq!(support::without_short_run_warning(&r.stderr), "");
     assert_eq!(r.totals(), (100, 100, 100));
     // Shorter than 5 s: no sample, so reply-rate is replies / duration, not 0.
     assert_eq!(r.nums("Reply rate [replies/s]:")[4], 0.0);
@@ -495,11 +500,12 @@ fn thresholds_that_hold_exit_0_even_for_a_run_without_rate_samples() {
         ],
     );
     let r = expect_code(&rshperf(&args), 3, &args);
-    let line = r.stderr.trim_end();
+    let stderr = support::without_short_run_warning(&r.stderr);
+    let line = stderr.trim_end();
     assert!(
         line.starts_with("rshperf: threshold breached: reply-rate>1 (reply-rate = ")
             && line.ends_with(" replies/s)")
-            && !r.stderr.trim_end().contains('\n'),
+            && !line.contains('\n'),
         "{}",
         r.stderr
     );
@@ -613,7 +619,7 @@ fn progress_shows_on_a_terminal_only_and_never_changes_stdout() {
     );
     assert!(terminal.contains("\r\x1b[2K"), "{terminal:?}");
     assert!(
-        terminal.ends_with("\r\x1b[2K"),
+        support::without_short_run_warning(&terminal).ends_with("\r\x1b[2K"),
         "the line is cleared at the end: {terminal:?}"
     );
     let pty_stdout = fs::read_to_string(&pty_out).expect("read stdout");
@@ -627,7 +633,8 @@ fn progress_shows_on_a_terminal_only_and_never_changes_stdout() {
         .output()
         .expect("run rshperf");
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(fs::read_to_string(&err_file).expect("read stderr"), "");
+    let err = fs::read_to_string(&err_file).expect("read stderr");
+    assert_eq!(support::without_short_run_warning(&err), "");
     let file_stdout = text(&out.stdout);
 
     // stdout is the same report either way, timing figures aside.
@@ -652,7 +659,8 @@ fn progress_forced_onto_a_pipe() {
     let args = slow_run(s.port(), &["--progress"]);
     let r = expect_code(&rshperf(&args), 0, &args);
     assert!(has_progress(&r.stderr), "{:?}", r.stderr);
-    assert!(r.stderr.ends_with("\r\x1b[2K"), "{:?}", r.stderr);
+    let progress = support::without_short_run_warning(&r.stderr);
+    assert!(progress.ends_with("\r\x1b[2K"), "{:?}", r.stderr);
     assert!(
         !r.text.contains("rshperf: ") && !r.text.contains('\x1b'),
         "{}",
@@ -663,7 +671,7 @@ fn progress_forced_onto_a_pipe() {
     // The default on a pipe: nothing.
     let args = target(s.port(), &["--num-conns", "12", "--rate", "10"]);
     let r = expect_code(&rshperf(&args), 0, &args);
-    assert_eq!(r.stderr, "");
+    assert_eq!(support::without_short_run_warning(&r.stderr), "");
 }
 
 #[test]
@@ -676,7 +684,11 @@ fn no_progress_keeps_a_terminal_quiet() {
     let stdout = dir.path("out");
     let (terminal, code) = under_pty(&slow_run(s.port(), &["--no-progress"]), &stdout);
     assert_eq!(code, Some(0), "{terminal}");
-    assert_eq!(terminal, "", "stderr on the terminal");
+    assert_eq!(
+        support::without_short_run_warning(&terminal),
+        "",
+        "stderr on the terminal"
+    );
     let report = fs::read_to_string(&stdout).expect("read stdout");
     assert!(
         report.contains("\nTotal: connections 25 requests 25 replies 25 "),

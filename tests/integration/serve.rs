@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, ChildStderr, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rshperf::serve::{spawn, ServeHandle, ServeOptions};
 
@@ -261,7 +261,7 @@ fn demo_runs_the_workload_against_the_built_in_server() {
     assert_eq!(r.totals(), (2000, 2000, 2000));
     assert_eq!(r.status(), [0, 2000, 0, 0, 0]);
     assert_eq!(r.error("total"), 0);
-    assert_eq!(r.stderr, "");
+    assert_eq!(support::without_short_run_warning(&r.stderr), "");
 }
 
 #[test]
@@ -406,6 +406,71 @@ fn malformed_and_oversized_requests_are_refused_and_closed() {
         exchange(&h, &big),
         refused("431 Request Header Fields Too Large")
     );
+}
+
+#[test]
+fn what_is_not_http_is_refused_at_once_without_a_blank_line() {
+    let h = start(1);
+    let refused = "HTTP/1.1 400 Bad Request\r\nServer: rshperf\r\nContent-Length: 0\r\n\
+                   Connection: close\r\n\r\n";
+    // The start of a TLS ClientHello (record header, handshake header), an SSH banner,
+    // and a request line with a control byte: none of them ever sends a blank line.
+    let cases: [&[u8]; 3] = [
+        &[
+            0x16, 0x03, 0x01, 0x00, 0xf4, 0x01, 0x00, 0x00, 0xf0, 0x03, 0x03,
+        ],
+        b"SSH-2.0-OpenSSH_9.6\r\n",
+        b"GET /\x01",
+    ];
+    for bytes in cases {
+        let started = Instant::now();
+        assert_eq!(exchange(&h, bytes), refused, "{bytes:?}");
+        assert!(started.elapsed() < Duration::from_secs(3), "{bytes:?}");
+    }
+    let mut long = b"GET /".to_vec();
+    long.resize(9000, b'a');
+    assert!(exchange(&h, &long).starts_with("HTTP/1.1 414 URI Too Long\r\n"));
+    h.stop().expect("stop");
+}
+
+#[test]
+fn ssl_against_serve_ends_at_once_with_failed_handshakes() {
+    let h = start(1);
+    let port = h.addr().port().to_string();
+    // Bounded: before serve refused the ClientHello, each side waited for the other
+    // until --timeout; the watchdog below ends a run that still hangs.
+    let mut child = support::bin()
+        .args(["--server", "127.0.0.1", "--port", &port, "--ssl"])
+        .args(["--num-conns", "3", "--rate", "10", "--timeout", "20"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn rshperf");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().expect("try_wait").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("rshperf --ssl against rshperf serve did not end within 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(out.status.code(), Some(0));
+    let r = support::Report {
+        text: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_eq!(r.totals(), (3, 0, 0));
+    assert_eq!(r.error("other"), 3, "{}", r.text);
+    assert_eq!(r.error("client-timo"), 0, "{}", r.text);
+    assert!(r.nums("Total:")[3] < 2.0, "{}", r.text);
+    assert!(
+        r.stderr.contains("rshperf: TLS handshake failed: "),
+        "{}",
+        r.stderr
+    );
+    h.stop().expect("stop");
 }
 
 #[test]

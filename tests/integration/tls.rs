@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::support::server::closed_port;
 use crate::support::tls_server::{Pki, TlsServer};
-use crate::support::{run, run_ok, Report};
+use crate::support::{self, run, run_ok, Report};
 
 /// `TLS handshakes: full N resumed M` (printed with `-v`) as (N, M).
 fn tls_line(r: &Report) -> (u64, u64) {
@@ -103,7 +103,7 @@ fn keep_alive_calls_over_tls_do_full_handshakes() {
         assert_eq!(h.sni, None, "{h:?}");
     }
     assert!(s.failures().is_empty(), "{:?}", s.failures());
-    assert!(r.stderr.is_empty(), "stderr: {}", r.stderr);
+    assert_eq!(support::without_short_run_warning(&r.stderr), "");
 }
 
 #[test]
@@ -223,7 +223,7 @@ fn verification_with_the_ca_file_succeeds() {
     );
     assert_eq!(r.totals(), (3, 3, 3));
     assert_eq!(r.error("total"), 0);
-    assert!(r.stderr.is_empty(), "stderr: {}", r.stderr);
+    assert_eq!(support::without_short_run_warning(&r.stderr), "");
     s.settle();
     let hs = s.handshakes();
     assert_eq!(hs.len(), 3);
@@ -270,7 +270,16 @@ fn verification_against_system_roots_fails_every_connection() {
     let lines = handshake_failed_lines(&r.stderr);
     assert_eq!(lines.len(), 1, "stderr:\n{}", r.stderr);
     assert!(lines[0].contains("UnknownIssuer"), "{}", lines[0]);
-    assert_eq!(r.stderr.lines().count(), 1, "stderr:\n{}", r.stderr);
+    // Then the run's warning: every connection failed.
+    assert_eq!(r.stderr.lines().count(), 2, "stderr:\n{}", r.stderr);
+    assert!(
+        r.stderr
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("rshperf: warning: all 4 connections failed (other)")),
+        "stderr:\n{}",
+        r.stderr
+    );
     s.settle();
     assert_eq!(s.requests(), 0);
     assert!(s.handshakes().is_empty(), "{:?}", s.handshakes());

@@ -117,6 +117,19 @@ pub fn numbers(s: &str) -> Vec<f64> {
     out
 }
 
+/// `stderr` without the `rshperf: warning: the run took …` line (and its CR on a
+/// terminal) that a run shorter than the 5-s reply-rate interval ends with
+/// (advice.rs); for tests of short runs that check stderr for everything else.
+pub fn without_short_run_warning(stderr: &str) -> String {
+    const START: &str = "rshperf: warning: the run took ";
+    let mut out = stderr.to_string();
+    while let Some(at) = out.find(START) {
+        let end = out[at..].find('\n').map_or(out.len(), |n| at + n + 1);
+        out.replace_range(at..end, "");
+    }
+    out
+}
+
 /// `report` with every number replaced by `#` (for comparing layouts).
 pub fn masked(report: &str) -> String {
     let mut out = String::new();
