@@ -1,19 +1,48 @@
 #!/usr/bin/env bash
-# Compares httperf 0.9.0 with rshperf (same arguments) for every workload of issues 2,
-# 3 and 4 and prints one line per case.
+# Compares httperf 0.9.0 with rshperf (same arguments: exit status, echo line, report
+# layout and every timing-independent figure) for every workload of the compatibility
+# suite and prints one line per case, then "N passed, M failed".
 #   scripts/compat-suite.sh [SHARED_DIR]
-# Needs httperf and the loopback nginx of scripts/nginx.sh (127.0.0.1:8080, TLS 8443).
-# Each case is compared by SHARED_DIR/compat/compare.sh when SHARED_DIR is given (or
-# ../shared exists beside the repository), else by the repository's scripts/compare.py.
+# Needs (checked first: what is missing is named, with how to get it, and nothing runs):
+#   - rshperf built: target/release/rshperf (cargo build --release), or RSHPERF=PATH;
+#   - httperf 0.9.0 on the PATH (Debian/Ubuntu: apt-get install -y httperf) and python3;
+#   - a comparison script: SHARED_DIR/compat/compare.sh when SHARED_DIR is given or
+#     ../shared exists beside the repository (the team's shared directory), else the
+#     repository's scripts/compare.py;
+#   - a loopback web server on 127.0.0.1:8080 (HTTP) and 127.0.0.1:8443 (TLS) serving
+#     /1k.html, /16k.html, /100k.html, /index.html, /echo, /cookie, /status/404 and
+#     the /wset tree, with gzip: scripts/nginx.sh start (or SHARED_DIR/compat/nginx.sh
+#     start), which needs nginx and openssl (apt-get install -y nginx-light openssl).
 set -u
 cd "$(dirname "$0")/.."
 shared=${1:-../shared}
+export RSHPERF=${RSHPERF:-target/release/rshperf}
+
+# Answers on 127.0.0.1:$1 (bash's /dev/tcp, so no client is needed).
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+missing=()
+[ -x "$RSHPERF" ] || missing+=("no rshperf binary at $RSHPERF: cargo build --release (or set RSHPERF)")
+command -v httperf >/dev/null || missing+=("httperf not on the PATH: apt-get install -y httperf")
+command -v python3 >/dev/null || missing+=("python3 not on the PATH: apt-get install -y python3")
 if [ -f "$shared/compat/compare.sh" ]; then
   compare=(bash "$shared/compat/compare.sh" --)
-else
+  nginx="bash $shared/compat/nginx.sh start"
+elif [ -f scripts/compare.py ]; then
   compare=(python3 scripts/compare.py --)
+  nginx="bash scripts/nginx.sh start"
+else
+  compare=()
+  nginx="a server (scripts/nginx.sh start, or SHARED_DIR/compat/nginx.sh start)"
+  missing+=("no comparison script: neither $shared/compat/compare.sh nor scripts/compare.py (give SHARED_DIR, or use a checkout that has scripts/compare.py)")
 fi
-export RSHPERF=${RSHPERF:-target/release/rshperf}
+for port in 8080 8443; do
+  listening $port || missing+=("nothing listens on 127.0.0.1:$port: start $nginx (needs nginx and openssl: apt-get install -y nginx-light openssl)")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "compat-suite: cannot run:" >&2
+  printf '  - %s\n' "${missing[@]}" >&2
+  exit 2
+fi
 S="--server 127.0.0.1 --port 8080"
 T="--server 127.0.0.1 --port 8443 --ssl"
 data=${DATA:-/tmp/rshperf-compat-data}

@@ -31,6 +31,7 @@ pub mod stats;
 pub mod subcommand;
 pub mod sweep;
 pub mod table;
+pub mod tally;
 pub mod threshold;
 pub mod timer;
 pub mod tls;

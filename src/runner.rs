@@ -3,8 +3,10 @@
 //!
 //! Owns process-wide set-up (descriptor limit), the split of the global arrival
 //! schedule into stripes (engine j of N takes arrivals k ≡ j mod N), the shared start
-//! time, CPU accounting (the engine threads' own CPU time, so that `demo`'s in-process
-//! server or a test harness is not counted), and output ordering on stdout. Called by
+//! time, the engines' shared tally and its clock thread (reply-rate samples, `-v` and
+//! `--periodic-stats` lines, the exact count of concurrent connections), CPU
+//! accounting (the engine threads' own CPU time, so that `demo`'s in-process server or
+//! a test harness is not counted), and output ordering on stdout. Called by
 //! `lib::run` with a validated `Config`.
 
 use std::io::{self, Write};
@@ -28,7 +30,8 @@ use crate::report::servers::write_servers;
 use crate::report::session::{write_session_block, SessionSummary};
 use crate::report::summary::{RunInfo, Summary};
 use crate::report::timeline;
-use crate::stats::Stats;
+use crate::stats::{RateSample, Stats};
+use crate::tally::{self, ClockOptions, Tally};
 use crate::threshold;
 use crate::workload::Workload;
 
@@ -121,7 +124,12 @@ pub fn execute_with<'a>(
     });
     let wall_start = SystemTime::now();
     let t0 = Instant::now();
-    let outcomes = run_engines(cfg, work, hooks, board.as_ref(), threads, capacity, t0)?;
+    let tally = Tally::new(threads as usize);
+    let shared = Shared {
+        board: board.as_ref(),
+        tally: &tally,
+    };
+    let (outcomes, samples) = run_engines(cfg, work, hooks, shared, threads, capacity, t0)?;
     let wall_end = SystemTime::now();
 
     let mut stats = Stats::new();
@@ -137,6 +145,10 @@ pub fn execute_with<'a>(
         cpu_user += cpu.user;
         cpu_system += cpu.system;
     }
+    // Figures of the run as a whole, which no engine alone knows: the engines shared
+    // the open-connection counter, and the clock sampled all of them.
+    stats.max_concurrent = tally.peak();
+    stats.rate_samples = samples;
     let info = RunInfo {
         duration: stopped.saturating_duration_since(t0).as_secs_f64(),
         cpu_user: cpu_user.as_secs_f64(),
@@ -269,15 +281,43 @@ fn with_thread_cpu<T>(f: impl FnOnce() -> T) -> (T, EngineCpu) {
     (out, cpu)
 }
 
+/// What the clock prints for `cfg` (only with text on stdout), and when it samples.
+fn clock_options(cfg: &Config, work: &Workload) -> ClockOptions {
+    let text = text_out(cfg);
+    ClockOptions {
+        // httperf: the first sample at (client id + 1) × 5 s / number of clients.
+        first_sample: tally::SAMPLE_INTERVAL
+            .mul_f64(f64::from(cfg.client_id + 1) / f64::from(cfg.num_clients.max(1))),
+        rates: text && cfg.verbose > 0,
+        sessions: work.is_session(),
+        periodic: text && cfg.periodic_stats,
+    }
+}
+
+/// What the engines of one run share with the runner's helper threads.
+#[derive(Debug, Clone, Copy)]
+struct Shared<'s> {
+    /// The progress board, when the progress line is shown.
+    board: Option<&'s Board>,
+    /// Open connections and the figures the clock samples.
+    tally: &'s Tally,
+}
+
+/// Each engine's outcome with its CPU time, and the clock's reply-rate samples.
+type EnginesOut = (Vec<(Outcome, EngineCpu)>, Vec<RateSample>);
+
+/// Runs the engines (the first on this thread), the progress display and the clock;
+/// returns the engines' outcomes and the clock's reply-rate samples.
 fn run_engines<'a>(
     cfg: &'a Config,
     work: &'a Workload,
     hooks: Hooks<'a>,
-    board: Option<&Board>,
+    shared: Shared<'_>,
     threads: u32,
     capacity: usize,
     t0: Instant,
-) -> Result<Vec<(Outcome, EngineCpu)>, Error> {
+) -> Result<EnginesOut, Error> {
+    let Shared { board, tally } = shared;
     let start_err = |e: io::Error| Error::Startup(format!("cannot start the event loop: {e}"));
     // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
     let (part, parts) = cfg.partition;
@@ -300,12 +340,15 @@ fn run_engines<'a>(
             )) as Box<dyn ReplyObserver + '_>
         });
         let slot = board.and_then(|b| b.slots.get(j as usize));
+        let link = tally
+            .engine(j as usize)
+            .expect("the tally has a slot per engine");
         let calls = hooks.calls.and_then(|make| make(j));
         // The engine's own CPU (this thread): the report's CPU line, and client-bound
         // detection (`stats.client`).
         let wall0 = Instant::now();
         let (outcome, cpu) = with_thread_cpu(|| {
-            Engine::new(cfg, work, observer, slot, plan(j), t0)?
+            Engine::new(cfg, work, observer, slot, link, plan(j), t0)?
                 .with_call_observer(calls)
                 .run()
         });
@@ -316,10 +359,12 @@ fn run_engines<'a>(
         );
         Ok((outcome, cpu))
     };
+    let clock_opts = clock_options(cfg, work);
     std::thread::scope(|scope| {
         if let Some(b) = board {
             scope.spawn(move || progress::display(b, t0));
         }
+        let clock = scope.spawn(move || tally::clock(tally, t0, clock_opts, &mut io::stdout()));
         let result = if threads == 1 {
             engine(0).map(|o| vec![o]).map_err(start_err)
         } else {
@@ -337,7 +382,12 @@ fn run_engines<'a>(
         if let Some(b) = board {
             b.done.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        result
+        tally.finish();
+        clock.thread().unpark();
+        let samples = clock
+            .join()
+            .map_err(|_| Error::Startup("the clock thread panicked".into()))?;
+        result.map(|outcomes| (outcomes, samples))
     })
 }
 

@@ -31,7 +31,9 @@ impl Engine<'_> {
         let target = usize::try_from(arrival % self.work.targets.len().max(1) as u64).unwrap_or(0);
         self.note_connect_burst();
         self.live += 1;
-        self.stats.max_concurrent = self.stats.max_concurrent.max(self.live);
+        // The run's count (all engines): what "concurrent connections" reports.
+        let open = self.tally.opened();
+        self.stats.max_concurrent = self.stats.max_concurrent.max(open);
         let timeout = self.timeout;
         let http2 = self.cfg.http_version == crate::config::HttpVersion::V2;
         let slot = self
@@ -209,8 +211,14 @@ impl Engine<'_> {
     /// A connection that never got a socket (full table, EMFILE) failed.
     pub(super) fn fail_setup(&mut self, now: Instant, owner: Owner, kind: ErrorKind) {
         self.stats.on_error(kind);
-        self.live -= 1;
+        self.conn_gone();
         self.on_closed(owner, None, Some(kind), 0, now);
+    }
+
+    /// A connection object is gone (closed, or never got a socket).
+    pub(super) fn conn_gone(&mut self) {
+        self.live -= 1;
+        self.tally.closed();
     }
 
     /// Prints the first TLS failure of the run on stderr (later ones are only

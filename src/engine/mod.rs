@@ -2,14 +2,16 @@
 //!
 //! Owns the event loop: arrivals on the absolute schedule (catch-up bursts recorded for
 //! "Maximum connect burst length"), connection set-up and teardown, dispatch of
-//! readiness to `conn::Conn`, watchdog and think-time timers, reply-rate samples,
-//! `--runtime`, SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the
+//! readiness to `conn::Conn`, watchdog and think-time timers, `--runtime`,
+//! SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the
 //! next I/O or deadline (a timerfd gives sub-millisecond wakeups): no busy polling.
 //! What to send is decided by the workload halves in `request` (one connection per
 //! arrival) and `session` (`--wsess`, `--wsesslog`, and with `page` `--wsesspage`);
 //! when arrivals are not scheduled but replace finished units (sequential mode,
 //! `--concurrency`, ab, lb), `closed` decides; socket and TLS set-up is in `connect`.
-//! Feeds one `Stats`; the runner merges engines and prints the report.
+//! Feeds one `Stats` and publishes to the run's `tally` (open connections, figures
+//! for the reply-rate samples and `-v`/`--periodic-stats` lines, which the runner's
+//! clock thread takes and prints); the runner merges engines and prints the report.
 //! (Longer than 600 lines: the loop, dispatch, flushing, timers and teardown share
 //! the engine's fields and are read together.)
 
@@ -31,8 +33,9 @@ use crate::call::{Call, CallRef};
 use crate::config::{Config, HttpVersion};
 use crate::conn::{Completion, Conn, Ctx, Owner, Phase, ReplyObserver, Step};
 use crate::net::{PortPool, SocketOptions, TimerFd};
-use crate::stats::{ErrorKind, RateSample, Stats};
+use crate::stats::{ErrorKind, Stats};
 use crate::table::{ConnId, Table};
+use crate::tally::EngineTally;
 use crate::timer::TimerWheel;
 use crate::workload::rate::Schedule;
 use crate::workload::Workload;
@@ -42,10 +45,6 @@ pub use session::Session;
 
 const TIMER_TOKEN: Token = Token(usize::MAX);
 const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
-/// Reply-rate sampling interval (httperf's RATE_INTERVAL).
-const SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
-/// `--periodic-stats` interval.
-const PERIODIC_INTERVAL: Duration = Duration::from_secs(1);
 /// Timeline interval (`stats::timeline`).
 const TIMELINE_INTERVAL: Duration = Duration::from_secs(1);
 /// Size of the engine's one receive buffer.
@@ -140,13 +139,8 @@ pub struct Engine<'c> {
     iteration: u64,
     burst_iteration: u64,
     burst_len: u64,
-    next_sample: Instant,
-    last_sample: Instant,
-    last_replies: u64,
-    last_sessions: u64,
-    /// `--periodic-stats`: next 1-s tick and the 200/302 counts at the last one.
-    next_periodic: Option<Instant>,
-    last_periodic: [u64; 2],
+    /// Where this engine publishes what the other engines and the clock need.
+    tally: EngineTally<'c>,
     /// End of the timeline's current second.
     next_tick: Instant,
     /// `--progress`: where to publish, and when next.
@@ -169,6 +163,7 @@ impl<'c> Engine<'c> {
         work: &'c Workload,
         observer: Option<Box<dyn ReplyObserver + 'c>>,
         progress: Option<&'c crate::progress::Slot>,
+        tally: EngineTally<'c>,
         plan: Plan,
         t0: Instant,
     ) -> io::Result<Engine<'c>> {
@@ -190,8 +185,6 @@ impl<'c> Engine<'c> {
             let tx = sender.try_clone()?;
             signal_ids.push(signal_hook::low_level::pipe::register(sig, tx)?);
         }
-        let first_sample = SAMPLE_INTERVAL
-            .mul_f64(f64::from(cfg.client_id + 1) / f64::from(cfg.num_clients.max(1)));
         Ok(Engine {
             cfg,
             work,
@@ -247,12 +240,7 @@ impl<'c> Engine<'c> {
             iteration: 0,
             burst_iteration: 0,
             burst_len: 0,
-            next_sample: t0 + first_sample,
-            last_sample: t0,
-            last_replies: 0,
-            last_sessions: 0,
-            next_periodic: cfg.periodic_stats.then(|| t0 + PERIODIC_INTERVAL),
-            last_periodic: [0; 2],
+            tally,
             next_tick: t0 + TIMELINE_INTERVAL,
             progress,
             next_progress: progress.map(|_| t0 + crate::progress::INTERVAL),
@@ -324,6 +312,7 @@ impl<'c> Engine<'c> {
             if self.stop.is_none() {
                 self.on_deadlines(Instant::now());
             }
+            self.tally.publish(&self.stats);
         }
         let end = self.stop.unwrap_or_else(Instant::now);
         self.on_tick(end);
@@ -331,6 +320,7 @@ impl<'c> Engine<'c> {
         if at > self.stats.timeline.intervals.len() as f64 {
             self.stats.roll_timeline(self.live, at);
         }
+        self.tally.stop(&self.stats);
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
@@ -352,10 +342,8 @@ impl<'c> Engine<'c> {
         let deadline = [
             arrival,
             self.wheel.next_deadline(),
-            Some(self.next_sample),
             Some(self.next_tick),
             self.runtime_end,
-            self.next_periodic,
             self.next_progress,
         ]
         .into_iter()
@@ -378,13 +366,7 @@ impl<'c> Engine<'c> {
     fn on_deadlines(&mut self, now: Instant) {
         self.on_arrivals(now);
         self.on_timers(now);
-        if now >= self.next_sample {
-            self.take_sample(now);
-        }
         self.on_tick(now);
-        if self.next_periodic.is_some_and(|t| now >= t) {
-            self.print_periodic(now);
-        }
         if let (Some(slot), Some(t)) = (self.progress, self.next_progress) {
             if now >= t {
                 slot.publish(&self.stats);
@@ -439,33 +421,6 @@ impl<'c> Engine<'c> {
         self.unit_done(now, 0);
     }
 
-    fn take_sample(&mut self, now: Instant) {
-        let replies = self.stats.all_replies();
-        let sessions = self.stats.sessions_ok;
-        let seconds = now
-            .saturating_duration_since(self.last_sample)
-            .as_secs_f64();
-        let n = replies - self.last_replies;
-        let s = sessions - self.last_sessions;
-        self.stats.rate_samples.push(RateSample {
-            replies: n,
-            sessions: s,
-            seconds,
-        });
-        if self.cfg.verbose > 0 && self.cfg.threads == 1 && self.text_out() {
-            let mut out = io::stdout().lock();
-            let _ = writeln!(out, "reply-rate = {:<8.1}", n as f64 / seconds);
-            if self.work.is_session() {
-                let _ = writeln!(out, "session-rate = {:<8.1}", s as f64 / seconds);
-            }
-            let _ = out.flush();
-        }
-        self.last_replies = replies;
-        self.last_sessions = sessions;
-        self.last_sample = now;
-        self.next_sample += SAMPLE_INTERVAL;
-    }
-
     /// Ends every timeline second that is over by `now`.
     fn on_tick(&mut self, now: Instant) {
         while now >= self.next_tick {
@@ -476,25 +431,6 @@ impl<'c> Engine<'c> {
             self.stats.roll_timeline(self.live, at);
             self.next_tick += TIMELINE_INTERVAL;
         }
-    }
-
-    /// `--periodic-stats`: `[%.6f s] 200=%lu, 302=%lu` with the counts of the last
-    /// second (httperf master's format; printed by single-engine runs).
-    fn print_periodic(&mut self, now: Instant) {
-        let counts = self.stats.status_200_302;
-        if self.cfg.threads == 1 && self.text_out() {
-            let mut out = io::stdout().lock();
-            let _ = writeln!(
-                out,
-                "[{:.6} s] 200={}, 302={}",
-                now.saturating_duration_since(self.t0).as_secs_f64(),
-                counts[0] - self.last_periodic[0],
-                counts[1] - self.last_periodic[1]
-            );
-            let _ = out.flush();
-        }
-        self.last_periodic = counts;
-        self.next_periodic = self.next_periodic.map(|t| t + PERIODIC_INTERVAL);
     }
 
     /// Request-oriented `--max-connections N` (httperf master): an arrival that finds
@@ -833,7 +769,7 @@ impl<'c> Engine<'c> {
         }
         self.table.free(id);
         self.dirty.retain(|d| *d != id);
-        self.live -= 1;
+        self.conn_gone();
         self.leftovers = leftovers;
         self.on_closed(owner, Some(id), fail, replies, now);
         self.leftovers.clear();

@@ -249,9 +249,11 @@ impl Merge for RateSample {
 pub struct Stats {
     /// Connections that reached the connecting stage.
     pub connections: u64,
-    /// Most connection objects alive at once.
+    /// Most connection objects alive at once in the whole process (the engines of one
+    /// run share the count: `tally`).
     pub max_concurrent: u64,
-    /// Most connects started in one event-loop iteration (see `note_connect_burst`).
+    /// Most connects started in one event-loop iteration (see `note_connect_burst`);
+    /// with several engines, the longest burst of any one of them.
     pub max_burst: u64,
     /// Successful connects ("connected" events).
     pub connects: u64,
@@ -558,7 +560,9 @@ impl Stats {
 
     /// Adds another engine's (or run's) statistics: counters, bins and histograms
     /// summed, extremes combined, rate samples added interval by interval,
-    /// `max_concurrent` summed (an upper bound). Fails, naming the field, when a sum
+    /// `max_concurrent` summed (an upper bound: processes do not share their counts;
+    /// the runner replaces the sum over its own engines with the exact peak of their
+    /// shared count, and their rate samples with the clock's). Fails, naming the field, when a sum
     /// overflows or a histogram holds values out of range (both possible only with
     /// numbers read from a document); `self` is then partly merged.
     pub fn merge(&mut self, o: &Stats) -> Result<(), MergeError> {

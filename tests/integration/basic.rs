@@ -339,8 +339,11 @@ fn sigint_prints_the_report_of_what_completed() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    std::thread::sleep(Duration::from_millis(700));
-    // SAFETY-free: send SIGINT with the kill command.
+    // The engine installs its signal handler before its first connection: once the
+    // server has requests, SIGINT reaches a running test.
+    support::wait_until("5 requests at the server", Duration::from_secs(30), || {
+        s.requests() >= 5
+    });
     let ok = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -354,7 +357,7 @@ fn sigint_prints_the_report_of_what_completed() {
         stderr: String::new(),
     };
     let (conns, _, replies) = r.totals();
-    assert!((10..=100).contains(&conns), "{}", r.text);
+    assert!((5..100_000).contains(&conns), "{}", r.text);
     assert!(
         replies <= s.requests(),
         "{} replies but the server saw {}",
@@ -366,8 +369,9 @@ fn sigint_prints_the_report_of_what_completed() {
 
 #[test]
 fn ipv6_loopback_works() {
-    let Ok(l) = std::net::TcpListener::bind("[::1]:0") else {
-        return;
+    let l = match std::net::TcpListener::bind("[::1]:0") {
+        Ok(l) => l,
+        Err(e) => return support::skip(&format!("no IPv6 loopback address ::1 ({e})")),
     };
     let port = l.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -545,25 +549,45 @@ fn myaddr_uses_the_source_addresses_round_robin() {
 
 /// Local ports run out (a network namespace of our own with 10 ephemeral ports):
 /// the rest of the connections count as `addrunavail` and the run ends at once.
-/// Skipped where namespaces cannot be made (not root, no util-linux `unshare`).
+/// Needs root (to make the namespace), util-linux `unshare` and iproute2 `ip`.
 #[test]
 fn exhausted_local_ports_are_addrunavail() {
     let bin = env!("CARGO_BIN_EXE_rshperf");
+    for (tool, package) in [("unshare", "util-linux"), ("ip", "iproute2")] {
+        if !support::installed(tool) {
+            return support::skip(&format!("`{tool}` not installed (package {package})"));
+        }
+    }
+    match std::process::Command::new("unshare")
+        .args(["-n", "true"])
+        .output()
+    {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            return support::skip(&format!(
+                "cannot make a network namespace (root needed): {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            ))
+        }
+        Err(e) => return support::skip(&format!("cannot run unshare: {e}")),
+    }
+    // In the namespace: loopback up, ten local ports, `serve` on 8080 (waiting for
+    // its "listening" line), then the test.
     let script = format!(
-        "ip link set lo up && sysctl -q -w net.ipv4.ip_local_port_range='40000 40009' || exit 77; \
-         {bin} serve --port 8080 2>/dev/null & sleep 0.3; \
-         {bin} --server 127.0.0.1 --port 8080 --num-conns 30 --rate 1000 --timeout 2; rc=$?; kill $!; exit $rc"
+        "set -e; ip link set lo up; \
+         echo '40000 40009' > /proc/sys/net/ipv4/ip_local_port_range; \
+         log=$(mktemp); {bin} serve --port 8080 2>\"$log\" & \
+         n=0; until grep -q listening \"$log\"; do \
+           n=$((n+1)); [ $n -lt 2000 ] || exit 9; sleep 0.01; done; \
+         set +e; \
+         {bin} --server 127.0.0.1 --port 8080 --num-conns 30 --rate 1000 --timeout 2; \
+         rc=$?; kill $!; rm -f \"$log\"; exit $rc"
     );
     let start = Instant::now();
     let out = std::process::Command::new("timeout")
         .args(["20", "unshare", "-n", "sh", "-c", &script])
-        .output();
-    let Ok(out) = out else { return };
-    if out.status.code() == Some(77)
-        || String::from_utf8_lossy(&out.stderr).contains("unshare failed")
-    {
-        return;
-    }
+        .output()
+        .expect("run timeout unshare sh");
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -723,23 +723,12 @@ fn close_delimited_body_ends_at_fin() {
 // 2. Exhaustion
 // ---------------------------------------------------------------------------------
 
-/// `prlimit` from util-linux, if installed.
-fn prlimit() -> Option<&'static str> {
-    ["/usr/bin/prlimit", "/bin/prlimit"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-}
-
 #[test]
 fn low_descriptor_limit_counts_fd_unavail_and_finishes() {
-    let Some(prlimit) = prlimit() else {
-        eprintln!("skipped: prlimit not installed");
-        return;
-    };
     let s = HostileServer::start(vec![Step::Hold]);
-    let mut cmd = Command::new(prlimit);
-    cmd.arg("--nofile=64:64")
-        .arg("--")
+    // The shell sets the soft and hard limits to 64, then becomes rshperf.
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", r#"ulimit -n 64 && exec "$0" "$@""#])
         .arg(env!("CARGO_BIN_EXE_rshperf"))
         .args(["--server", "127.0.0.1", "--port", &s.port().to_string()])
         .args(["--num-conns", "200", "--rate", "2000", "--timeout", "1"]);
@@ -994,7 +983,10 @@ fn sigterm_prints_the_report_and_exits_0() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    std::thread::sleep(Duration::from_millis(700));
+    // Requests at the server: the engine runs, its signal handler installed.
+    support::wait_until("5 requests at the server", Duration::from_secs(30), || {
+        s.requests() >= 5
+    });
     let ok = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -1015,6 +1007,6 @@ fn sigterm_prints_the_report_and_exits_0() {
         r.text
     );
     let (conns, _, replies) = r.totals();
-    assert!((10..=100).contains(&conns), "{}", r.text);
+    assert!((5..100_000).contains(&conns), "{}", r.text);
     assert!(replies <= s.requests());
 }

@@ -539,18 +539,18 @@ fn malformed_thresholds_exit_1_before_the_run() {
 
 // ---- the progress line ----
 
-/// util-linux `script`, which runs a command under a pseudo-terminal; None (and a note)
-/// when it is not installed.
-fn script() -> Option<&'static str> {
+/// Whether util-linux `script`, which runs a command under a pseudo-terminal, is
+/// installed; skips the calling test when it is not.
+fn have_script() -> bool {
     let ok = Command::new("script")
         .arg("--version")
         .output()
         .map(|o| text(&o.stdout).contains("util-linux"))
         .unwrap_or(false);
     if !ok {
-        eprintln!("util-linux script not found: skipping the pseudo-terminal test");
+        support::skip("util-linux `script` not installed (package bsdutils)");
     }
-    ok.then_some("script")
+    ok
 }
 
 fn sh_quote(s: &str) -> String {
@@ -602,7 +602,7 @@ fn has_progress(stderr: &str) -> bool {
 
 #[test]
 fn progress_shows_on_a_terminal_only_and_never_changes_stdout() {
-    if script().is_none() {
+    if !have_script() {
         return;
     }
     let s = Server::start(Behavior::Fixed(100));
@@ -676,7 +676,7 @@ fn progress_forced_onto_a_pipe() {
 
 #[test]
 fn no_progress_keeps_a_terminal_quiet() {
-    if script().is_none() {
+    if !have_script() {
         return;
     }
     let s = Server::start(Behavior::Fixed(100));
@@ -783,18 +783,20 @@ fn every_option_of_help_has_an_entry_in_the_man_page() {
     }
 }
 
-fn installed(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
+/// Each renderer or linter that is missing skips its part (with its reason).
 #[test]
 fn the_man_page_renders_without_warnings() {
     let page = man_page();
-    if installed("man") {
+    for (tool, package) in [
+        ("man", "man-db"),
+        ("groff", "groff-base"),
+        ("mandoc", "mandoc"),
+    ] {
+        if !support::installed(tool) {
+            support::skip(&format!("`{tool}` not installed (package {package})"));
+        }
+    }
+    if support::installed("man") {
         let out = Command::new("man")
             .args(["--warnings", "-l"])
             .arg(&page)
@@ -817,10 +819,8 @@ fn the_man_page_renders_without_warnings() {
         ] {
             assert!(shown.contains(word), "{word} not in the rendered page");
         }
-    } else {
-        eprintln!("man not installed: skipping man -l");
     }
-    if installed("groff") {
+    if support::installed("groff") {
         let out = Command::new("groff")
             .args(["-man", "-Tutf8", "-ww", "-z"])
             .arg(&page)
@@ -829,7 +829,7 @@ fn the_man_page_renders_without_warnings() {
         assert!(out.status.success());
         assert_eq!(text(&out.stderr), "", "groff warnings");
     }
-    if installed("mandoc") {
+    if support::installed("mandoc") {
         let out = Command::new("mandoc")
             .args(["-Tlint", "-W", "warning"])
             .arg(&page)

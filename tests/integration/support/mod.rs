@@ -11,11 +11,57 @@ pub mod recorder;
 pub mod server;
 pub mod tls_server;
 
+use std::io::Write;
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 /// The rshperf binary under test.
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rshperf"))
+}
+
+/// Whether this is a CI run (`RSHPERF_CI=1`, set by `.ci/run`), where no test may
+/// skip.
+pub fn in_ci() -> bool {
+    std::env::var_os("RSHPERF_CI").is_some_and(|v| v == "1")
+}
+
+/// Skips the calling test (`return support::skip(…)`) because of `reason`: what is
+/// missing and what provides it. The reason is written straight to the process's
+/// stderr, which the test harness does not capture, so `cargo test` shows it for a
+/// passing test too. Under `RSHPERF_CI=1` the test fails instead: CI installs
+/// everything the tests need, so a skip there is a broken CI machine.
+pub fn skip(reason: &str) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    if in_ci() {
+        panic!("{test} would be skipped, which RSHPERF_CI=1 forbids: {reason}");
+    }
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
+}
+
+/// Whether `tool` is on the PATH.
+pub fn installed(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Waits until `ready()` holds, checking every 10 ms; fails the test, naming `what`,
+/// when it does not within `limit` (readiness, never a fixed sleep).
+pub fn wait_until(what: &str, limit: Duration, ready: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(
+            start.elapsed() < limit,
+            "gave up after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Runs rshperf with `args` and returns its output.
