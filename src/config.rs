@@ -553,7 +553,14 @@ impl Config {
                 "--json=- cannot be combined with --print-request or --print-reply (both write to stdout)".into(),
             ));
         }
-        // httperf's session_init limit (its ring of pending calls per connection).
+        // httperf's session_init limits: connections per session, and its ring of
+        // pending calls per connection (checked in that order).
+        if n_sessions > 0 && self.max_connections > SESSION_MAX_CONNS {
+            return Err(Error::Getopt(format!(
+                "{}.session_init: --max-conns must be <= {SESSION_MAX_CONNS}",
+                cli::PROG
+            )));
+        }
         if n_sessions > 0 && self.max_piped_calls > SESSION_MAX_PIPED {
             return Err(Error::Getopt(format!(
                 "{}.session_init: --max-piped-calls must be <= {SESSION_MAX_PIPED}",
@@ -1159,6 +1166,8 @@ const MAX_CONNECTIONS: IntRule = IntRule {
     c_max: u64::MAX,
     expect: "expected an integer >= 0",
 };
+/// Most connections of one session (httperf's MAX_CONN).
+pub const SESSION_MAX_CONNS: u64 = 4;
 /// Most pipelined calls per connection of a session workload (httperf's MAX_PIPED).
 pub const SESSION_MAX_PIPED: u64 = 32;
 

@@ -185,6 +185,18 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
                     "demo: --server/--port are chosen by demo".into(),
                 ));
             }
+            if let Some(url) = a
+                .operands
+                .iter()
+                .find(|o| crate::operand::parse_url(&o.text).is_some())
+            {
+                return Err(Error::Usage(format!(
+                    "demo: {} names a server, but demo loads its own; give only workload \
+                     options (rshperf demo --rate 100 --num-conns 500), or run \
+                     rshperf {} ... to load that server",
+                    url.text, url.text
+                )));
+            }
         }
     }
     let server = spawn(ServeOptions {

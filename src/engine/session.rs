@@ -25,8 +25,9 @@ use crate::timer::TimerId;
 use crate::tls::SessionCache;
 use crate::workload::Kind;
 
-/// Most connections of one session (httperf's limit).
-const MAX_CONNS: usize = 4;
+/// Most connections of one session (httperf's limit; larger values are refused when the
+/// options are checked).
+const MAX_CONNS: usize = crate::config::SESSION_MAX_CONNS as usize;
 /// Retries of one call after `--failure-status`, and replacements of connections that
 /// failed before any reply, per session, under `--retry-on-failure`.
 pub const MAX_RETRIES: u8 = 8;

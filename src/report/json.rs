@@ -161,6 +161,7 @@ fn config_json(cfg: &Config) -> Value {
         "timeout_s": cfg.timeout,
         "think_timeout_s": cfg.think_timeout,
         "runtime_s": cfg.runtime,
+        "until_runtime": cfg.until_runtime,
         "client": [cfg.client_id, cfg.num_clients],
         "partition": [cfg.partition.0, cfg.partition.1],
         "threads": cfg.threads,

@@ -15,7 +15,11 @@ pub mod table;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
 
 use serde_json::{json, Value};
 
@@ -114,9 +118,15 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     let show = progress::wanted(sweep.base.progress);
     let mut planner = Planner::new(strategy(sweep));
     let mut steps: Vec<Step> = Vec::new();
+    let stop = Stop::register()?;
+    let mut cut_short = None;
     while let Some(rate) = planner.next() {
         if !steps.is_empty() && o.cool_down > 0.0 {
-            std::thread::sleep(Duration::from_secs_f64(o.cool_down));
+            stop.wait(Duration::from_secs_f64(o.cool_down));
+        }
+        if stop.requested() {
+            cut_short = Some(rate);
+            break;
         }
         let step = step::run(sweep, &work, rate)?;
         out.line(&table::row(&step, o.output_fmt))
@@ -140,15 +150,21 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
             );
         }
         planner.record(rate, step.verdict);
-        let stop = step.interrupted;
+        let ended = step.interrupted;
         steps.push(step);
-        if stop {
+        if ended {
             break;
         }
     }
     let outcome = planner.outcome();
     let search = o.find_max.then_some(o.precision);
-    let last = table::conclusion(&outcome, &steps, unit, o.high_rate, search);
+    let mut last = table::conclusion(&outcome, &steps, unit, o.high_rate, search);
+    if let Some(rate) = cut_short {
+        last.push_str(&format!(
+            " (interrupted before the step at {} {unit})",
+            table::short(rate)
+        ));
+    }
     out.line(&last).map_err(write_err)?;
     if out.file.is_some() {
         println!("{last}");
@@ -165,6 +181,42 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
             .map_err(|e| Error::Startup(format!("cannot write --html file {path}: {e}")))?;
     }
     Ok(())
+}
+
+/// SIGINT/SIGTERM for the whole sweep: between steps (the cool-down) the engine's own
+/// handlers are not armed, so without this a signal there would be ignored.
+struct Stop {
+    /// Set by the signal handler.
+    flag: Arc<AtomicBool>,
+}
+
+impl Stop {
+    /// Arms the flag for SIGINT and SIGTERM.
+    fn register() -> Result<Stop, Error> {
+        let flag = Arc::new(AtomicBool::new(false));
+        for sig in [SIGINT, SIGTERM] {
+            signal_hook::flag::register(sig, Arc::clone(&flag))
+                .map_err(|e| Error::Startup(format!("cannot handle signals: {e}")))?;
+        }
+        Ok(Stop { flag })
+    }
+
+    /// Whether a signal came.
+    fn requested(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// Waits `d` (the cool-down), or less when a signal comes (checked every 10 ms).
+    fn wait(&self, d: Duration) {
+        let end = Instant::now() + d;
+        while !self.requested() {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(10)));
+        }
+    }
 }
 
 /// The sweep's parameters as (name, value) text, for the page.

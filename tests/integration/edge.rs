@@ -41,6 +41,15 @@ fn a_start_time_beyond_a_week_is_an_error_not_a_panic() {
 }
 
 #[test]
+fn more_than_4_connections_per_session_fail_like_httperf() {
+    let (code, stdout, stderr) =
+        refused_before_connecting(&["--wsess=2,2,0", "--max-connections", "5"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stderr, "rshperf.session_init: --max-conns must be <= 4\n");
+    assert_eq!(stdout, "");
+}
+
+#[test]
 fn more_than_32_piped_calls_in_sessions_fail_like_httperf() {
     let (code, stdout, stderr) =
         refused_before_connecting(&["--wsess=2,2,0", "--max-piped-calls", "33"]);

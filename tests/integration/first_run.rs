@@ -249,6 +249,21 @@ fn runtime_with_num_conns_stays_a_cap() {
     assert_eq!(r.totals().0, 6, "{}", r.text);
 }
 
+#[test]
+fn json_says_whether_the_runtime_bounds_the_run() {
+    let s = Server::start(Behavior::Fixed(10));
+    let doc = |args: &[&str]| -> serde_json::Value {
+        let r = run_ok(s.port(), args);
+        serde_json::from_str(&r.text).expect("JSON on stdout")
+    };
+    let v = doc(&["--runtime", "0.3", "--rate", "20", "--json", "-"]);
+    assert_eq!(v["config"]["until_runtime"], true, "{v}");
+    assert_eq!(v["config"]["num_conns"], 1, "{v}");
+    assert_eq!(v["connections"]["total"], 6, "{v}");
+    let v = doc(&["--runtime", "0.3", "--num-conns", "2", "--json", "-"]);
+    assert_eq!(v["config"]["until_runtime"], false, "{v}");
+}
+
 // ---- 2. warnings when a run is probably not what was meant ----
 
 /// `rshperf: warning: the run took D s: …` (D depends on timing).

@@ -278,6 +278,14 @@ fn demo_chooses_server_and_port_itself() {
             "rshperf: demo: --server/--port are chosen by demo\n"
         );
     }
+    let out = run(&["demo", "http://127.0.0.1:8080/"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "rshperf: demo: http://127.0.0.1:8080/ names a server, but demo loads its own; give \
+         only workload options (rshperf demo --rate 100 --num-conns 500), or run rshperf \
+         http://127.0.0.1:8080/ ... to load that server\n"
+    );
     // Every workload runs against the built-in server (its text/plain pages embed
     // nothing, so a page view is one call).
     let out = run(&["demo", "--wsesspage", "1,2,0"]);

@@ -565,3 +565,58 @@ fn autobench_scrapes_the_classic_report() {
     assert!(s.rep_time.is_some_and(|t| t >= 0.0));
     assert!(s.net_io.is_some_and(|n| n > 0.0));
 }
+
+#[test]
+fn sigint_during_the_cool_down_ends_the_sweep_with_its_conclusion() {
+    use std::io::{BufRead, BufReader};
+    use std::time::{Duration, Instant};
+    let s = Server::start(Behavior::Fixed(10));
+    let port = s.port().to_string();
+    let mut child = support::bin()
+        .args([
+            "sweep",
+            "--server",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--low-rate",
+            "50",
+            "--high-rate",
+            "500",
+            "--rate-step",
+            "50",
+            "--num-conns",
+            "5",
+            "--cool-down",
+            "120",
+            "--no-progress",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let header = lines.next().expect("header").expect("read");
+    assert!(header.starts_with("dem_req_rate"), "{header}");
+    // The first step's row is printed when the step is over: the cool-down begins.
+    let row = lines.next().expect("row").expect("read");
+    assert!(row.starts_with("50\t"), "{row}");
+    let signalled = Instant::now();
+    let ok = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(ok.success());
+    let rest: Vec<String> = lines.map(|l| l.expect("read")).collect();
+    let status = child.wait().expect("wait");
+    assert!(
+        signalled.elapsed() < Duration::from_secs(30),
+        "the sweep sat out its cool-down"
+    );
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert!(
+        rest[0].ends_with("(interrupted before the step at 100 conn/s)"),
+        "{rest:?}"
+    );
+    assert_eq!(s.connections(), 5);
+}
