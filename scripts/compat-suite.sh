@@ -1,48 +1,63 @@
 #!/usr/bin/env bash
 # Compares httperf 0.9.0 with rshperf (same arguments: exit status, echo line, report
 # layout and every timing-independent figure) for every workload of the compatibility
-# suite and prints one line per case, then "N passed, M failed".
-#   scripts/compat-suite.sh [SHARED_DIR]
-# Needs (checked first: what is missing is named, with how to get it, and nothing runs):
+# suite and prints one line per case, then "N passed, M failed". What "the same" means
+# is docs/compatibility.md (principle 1); the cases are the golden runs of its
+# appendix A and more.
+#   scripts/compat-suite.sh            (no arguments; run from anywhere)
+# Needs, and checks first (whatever is missing is named, with how to get it, and
+# nothing runs; exit status 2):
+#   - bash (it uses /dev/tcp to probe the server: no curl needed);
 #   - rshperf built: target/release/rshperf (cargo build --release), or RSHPERF=PATH;
-#   - httperf 0.9.0 on the PATH (Debian/Ubuntu: apt-get install -y httperf) and python3;
-#   - a comparison script: SHARED_DIR/compat/compare.sh when SHARED_DIR is given or
-#     ../shared exists beside the repository (the team's shared directory), else the
-#     repository's scripts/compare.py;
-#   - a loopback web server on 127.0.0.1:8080 (HTTP) and 127.0.0.1:8443 (TLS) serving
-#     /1k.html, /16k.html, /100k.html, /index.html, /echo, /cookie, /status/404 and
-#     the /wset tree, with gzip: scripts/nginx.sh start (or SHARED_DIR/compat/nginx.sh
-#     start), which needs nginx and openssl (apt-get install -y nginx-light openssl).
+#   - httperf 0.9.0 on the PATH (Debian/Ubuntu: apt-get install -y httperf);
+#   - python3, standard library only (os, re, socket, subprocess, sys): it runs
+#     scripts/compare.py and finds a closed port;
+#   - the repository's loopback nginx, `bash scripts/nginx.sh start` (needs nginx and
+#     openssl: apt-get install -y nginx-light openssl), listening on 127.0.0.1:8080
+#     (HTTP) and 127.0.0.1:8443 (TLS) and serving its documents: /1k.html, /16k.html,
+#     /100k.html, /index.html, /echo, /cookie, /status/404, the /wset tree and the
+#     /page tree for --wsesspage, with gzip. Another server on those ports that lacks
+#     /page/index.html is refused.
+# Everything it uses is in this repository; it writes its session and --wlog files to
+# DATA (default /tmp/rshperf-compat-data) and compare.py's outputs to
+# /tmp/rshperf-compare.
 set -u
 cd "$(dirname "$0")/.."
-shared=${1:-../shared}
+if [ $# -gt 0 ]; then
+  echo "usage: scripts/compat-suite.sh (no arguments; see the header for what it needs)" >&2
+  exit 2
+fi
 export RSHPERF=${RSHPERF:-target/release/rshperf}
 
 # Answers on 127.0.0.1:$1 (bash's /dev/tcp, so no client is needed).
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# The server on 127.0.0.1:8080 answers 200 for $1.
+serves() {
+  (
+    exec 3<>/dev/tcp/127.0.0.1/8080 || exit 1
+    printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$1" >&3
+    IFS= read -r -t 5 status <&3 || exit 1
+    case $status in "HTTP/1."[01]" 200"*) exit 0 ;; *) exit 1 ;; esac
+  ) 2>/dev/null
+}
+nginx_hint="start it with: bash scripts/nginx.sh start (needs nginx and openssl: apt-get install -y nginx-light openssl)"
 missing=()
 [ -x "$RSHPERF" ] || missing+=("no rshperf binary at $RSHPERF: cargo build --release (or set RSHPERF)")
 command -v httperf >/dev/null || missing+=("httperf not on the PATH: apt-get install -y httperf")
 command -v python3 >/dev/null || missing+=("python3 not on the PATH: apt-get install -y python3")
-if [ -f "$shared/compat/compare.sh" ]; then
-  compare=(bash "$shared/compat/compare.sh" --)
-  nginx="bash $shared/compat/nginx.sh start"
-elif [ -f scripts/compare.py ]; then
-  compare=(python3 scripts/compare.py --)
-  nginx="bash scripts/nginx.sh start"
-else
-  compare=()
-  nginx="a server (scripts/nginx.sh start, or SHARED_DIR/compat/nginx.sh start)"
-  missing+=("no comparison script: neither $shared/compat/compare.sh nor scripts/compare.py (give SHARED_DIR, or use a checkout that has scripts/compare.py)")
-fi
+[ -f scripts/compare.py ] || missing+=("scripts/compare.py is missing: use a complete checkout of the repository")
 for port in 8080 8443; do
-  listening $port || missing+=("nothing listens on 127.0.0.1:$port: start $nginx (needs nginx and openssl: apt-get install -y nginx-light openssl)")
+  listening $port || missing+=("nothing listens on 127.0.0.1:$port: $nginx_hint")
 done
+if listening 8080 && ! serves /page/index.html; then
+  missing+=("the server on 127.0.0.1:8080 does not serve /page/index.html (not scripts/nginx.sh's documents): $nginx_hint")
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "compat-suite: cannot run:" >&2
   printf '  - %s\n' "${missing[@]}" >&2
   exit 2
 fi
+compare=(python3 scripts/compare.py --)
 S="--server 127.0.0.1 --port 8080"
 T="--server 127.0.0.1 --port 8443 --ssl"
 data=${DATA:-/tmp/rshperf-compat-data}

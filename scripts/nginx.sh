@@ -13,6 +13,11 @@
 #   /echo           host|user-agent|x-test|cookie|method|content-length, one line
 #   /cookie         a Set-Cookie: sid=...       /status/404, /status/500, /status/302
 #   /wset/A/B/C.html                            the --wset tree for N = 1000 (0/0/0 … 9/9/9)
+#   /page/index.html  a page for --wsesspage: embeds a.png, /page/b.png, <iframe f.html>
+#                     and <frame g.html> (4 same-server objects: 5 calls per view); an
+#                     <img> on another host and an <a href> are not fetched; f.html and
+#                     g.html embed nothing. /page/moved answers 302 Location:
+#                     /page/index.html.
 #   "Accept-Encoding: gzip" gets gzip, chunked.
 # Needs nginx and openssl (Debian/Ubuntu: apt-get install -y nginx-light openssl).
 # Environment: NGINX_DIR (default /tmp/rshperf-nginx-local: config, documents, logs),
@@ -50,6 +55,22 @@ documents() {
     mkdir -p "$html/wset/$a/$b"
     for c in {0..9}; do echo "wset $a$b$c" > "$html/wset/$a/$b/$c.html"; done
   done; done
+  mkdir -p "$html/page"
+  cat > "$html/page/index.html" <<'PAGE'
+<html><head><title>page</title></head><body>
+<p>A page with embedded objects.</p>
+<img src="a.png" alt="a">
+<IMG SRC="/page/b.png">
+<img src="http://elsewhere.invalid/x.png">
+<iframe src="f.html"></iframe>
+<frameset><frame src="g.html"></frameset>
+<a href="not-fetched.html">a link is not an embedded object</a>
+</body></html>
+PAGE
+  printf 'PNGa' > "$html/page/a.png"
+  printf 'PNGbb' > "$html/page/b.png"
+  printf '<html><body>frame f</body></html>\n' > "$html/page/f.html"
+  printf '<html><body>frame g</body></html>\n' > "$html/page/g.html"
 }
 
 certificate() {
@@ -103,6 +124,7 @@ http {
     location = /status/404 { return 404; }
     location = /status/500 { return 500; }
     location = /status/302 { return 302 /; }
+    location = /page/moved { absolute_redirect off; return 302 /page/index.html; }
   }
 }
 EOF

@@ -1,9 +1,9 @@
 //! Calls: what one request is (`CallRef`), its bookkeeping on a connection (`Call`),
 //! and rendering its bytes (`Requests`).
 //!
-//! Owns the request layout of reference §4.6 for every workload: a fixed `--uri`,
-//! `--wlog` entries, `--wset` files, `--wsesslog` template requests and the URIs a
-//! `--wsesspage` session found (rendered from the session's own store), with the
+//! Owns the request layout of docs/compatibility.md §4.3 for every workload: a fixed
+//! `--uri`, `--wlog` entries, `--wset` files, `--wsesslog` template requests and the
+//! URIs a `--wsesspage` session found (rendered from the session's own store), with the
 //! per-session `Cookie:` header inserted at issue time; and requests given as parts by
 //! front ends with a layout of their own (`RequestParts`: ab, lb). A request body is
 //! read once and shared (`Body`), never copied per call but into the send buffer.

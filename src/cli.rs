@@ -1,4 +1,4 @@
-//! Command-line parsing with glibc `getopt_long` rules (reference §1.1).
+//! Command-line parsing with glibc `getopt_long` rules (docs/compatibility.md §1.1).
 //!
 //! Owns the option table (names, argument kinds, table order), the getopt-compatible
 //! scanner and its diagnostics (plus a `did you mean --NAME?` line after glibc's for a

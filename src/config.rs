@@ -2,12 +2,12 @@
 //!
 //! Built once from the parsed command line (`cli::Args`) by `Config::from_args`; nothing
 //! after this point re-reads flags. Owns the validation of every option value (httperf's
-//! messages, plus stricter checks where httperf accepts nonsense, reference top section
-//! and §1.2), validation that needs more than one option (conflicts, defaults that
+//! messages, plus stricter checks where httperf accepts nonsense: docs/compatibility.md
+//! §1.2 and §7), validation that needs more than one option (conflicts, defaults that
 //! depend on `--ssl`), server address resolution and the echo line
-//! (`Config::echo_line`, §2.2). Does not open sockets, and does not read the files named
-//! by options (`--wlog`, `--wsesslog`, `--servers`, `--add-header-file`): their
-//! workloads do. Called by `lib::run`.
+//! (`Config::echo_line`, compatibility.md §2.2). Does not open sockets, and does not
+//! read the files named by options (`--wlog`, `--wsesslog`, `--servers`,
+//! `--add-header-file`): their workloads do. Called by `lib::run`.
 //!
 //! Longer than the usual 600 lines: about half is the table of option tests (every
 //! httperf message and every stricter rule), and the value parsers (C-compatible
@@ -653,9 +653,9 @@ impl Config {
             .map(|(_, name)| *name)
     }
 
-    /// The command-line echo printed first (reference §2.2, httperf 0.9.0 layout plus
-    /// master items only when their options are given, then ` --threads=N` if N > 1),
-    /// without the trailing newline.
+    /// The command-line echo printed first (docs/compatibility.md §2.2, httperf 0.9.0
+    /// layout plus master items only when their options are given, then ` --threads=N`
+    /// if N > 1), without the trailing newline.
     pub fn echo_line(&self) -> String {
         let mut s = self.prog.clone();
         let mut add = |item: String| {
@@ -988,7 +988,8 @@ fn parse_http_version(arg: &str) -> Result<HttpVersion, Error> {
     }
 }
 
-/// `--wlog=B,F`: B `y`/`Y` loops; the comma and a file name are required (bug 20).
+/// `--wlog=B,F`: B `y`/`Y` loops; the comma and a file name are required
+/// (compatibility.md, bug 20).
 fn parse_wlog(arg: &str) -> Result<WlogSpec, Error> {
     let mut chars = arg.chars();
     let flag = chars.next();
@@ -1004,8 +1005,8 @@ fn parse_wlog(arg: &str) -> Result<WlogSpec, Error> {
     }
 }
 
-/// `--add-header` escape processing (reference §1.2): returns the bytes and the
-/// warnings (without the program-name prefix) for unknown escapes.
+/// `--add-header` escape processing (docs/compatibility.md §1.2): returns the bytes and
+/// the warnings (without the program-name prefix) for unknown escapes.
 pub fn unescape_header(raw: &str) -> (Vec<u8>, Vec<String>) {
     let b = raw.as_bytes();
     let mut out = Vec::with_capacity(b.len() + 2);
@@ -1353,8 +1354,8 @@ fn period_value(text: &str, what: &str, strictly_positive: bool) -> Result<(f64,
     Ok((v, used))
 }
 
-/// `--period=[D]T1[,T2]` and master's `vT1,D1,…` (reference §1.2), stricter: no
-/// trailing junk, T2 >= T1 for `u`, positive times and durations for `v`.
+/// `--period=[D]T1[,T2]` and master's `vT1,D1,…` (docs/compatibility.md §1.2),
+/// stricter: no trailing junk, T2 >= T1 for `u`, positive times and durations for `v`.
 fn parse_period(arg: &str) -> Result<Period, Error> {
     let first = arg.chars().next();
     let (dist, rest) = match first {
@@ -1779,6 +1780,7 @@ mod tests {
         cfg(&args).echo_line()
     }
 
+    /// The echo lines of the golden runs of docs/compatibility.md appendix A.
     #[test]
     fn echo_lines_of_the_golden_outputs() {
         let cases = [
@@ -1978,7 +1980,8 @@ mod tests {
 
     #[test]
     fn option_errors_of_httperf() {
-        // Appendix A.16 (the getopt ones are tested in cli.rs, and here end to end).
+        // docs/compatibility.md A.16 (the getopt ones are tested in cli.rs, and here
+        // end to end).
         let cases: [(&[&str], &str); 17] = [
             (
                 &["--ser", "127.0.0.1", "--port", "18080", "--num-conns", "1"],

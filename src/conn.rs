@@ -1,5 +1,5 @@
 //! One connection: its socket, its queue of calls, the reply parser and the watchdog
-//! deadlines (reference §3.2).
+//! deadlines (docs/compatibility.md §3.2).
 //!
 //! Owns writing queued request bytes (pipelined calls go out back to back), matching
 //! replies to calls in order, reply statistics, and the per-call response/transfer

@@ -2,7 +2,7 @@
 //! `--rate`, each issuing bursts of calls (the first call of a burst alone, the rest
 //! together once it is answered) with think times between bursts, over up to
 //! `--max-connections` connections with up to `--max-piped-calls` calls each
-//! (reference §4.8). For `--wsesspage` a burst is a page view whose calls
+//! (docs/compatibility.md §4.6). For `--wsesspage` a burst is a page view whose calls
 //! `engine::page` finds in the replies.
 //!
 //! Fixes over httperf: calls that find no connection with room wait instead of

@@ -1,4 +1,4 @@
-//! The classic httperf text report, byte for byte (reference §2.3).
+//! The classic httperf text report, byte for byte (docs/compatibility.md §2.3).
 //!
 //! Prints a `Summary` from the `Maximum connect burst length` line to the second
 //! `Errors` line, with the `-vv` lifetime histogram. Computes nothing (see `summary`)
@@ -173,7 +173,7 @@ fn write_errors<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
 }
 
 /// The session block (`--wsess`, `--wsesslog`), printed right after `write_report`:
-/// a blank line and the five `Session` lines (reference §2.3.3).
+/// a blank line and the five `Session` lines (docs/compatibility.md §2.3.3).
 pub fn write_sessions<W: Write>(out: &mut W, stats: &Stats, duration: f64) -> io::Result<()> {
     write_session_block(out, &SessionSummary::new(stats, duration))
 }

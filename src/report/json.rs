@@ -210,7 +210,7 @@ fn config_json(cfg: &Config) -> Value {
     v
 }
 
-/// `--wsess`-style session figures (reference §2.3.3), unrounded.
+/// `--wsess`-style session figures (docs/compatibility.md §2.3.3), unrounded.
 fn sessions_json(stats: &Stats, duration: f64) -> Value {
     let ok = stats.sessions_ok;
     let rate = RateSummary::from_rates(

@@ -1,13 +1,14 @@
-//! `--print-request` / `--print-reply` output (reference §2.5), with clean lines.
+//! `--print-request` / `--print-reply` output (docs/compatibility.md §2.5), with clean
+//! lines.
 //!
 //! Owns the line format: `SH`/`SB`/`SS` for requests, `RH`/`RB`/`RS` for replies, each
 //! `<tag><call id>:<line>` with the line's `\n` replaced by a fresh `\n` (a `\r` is
 //! kept). Reply pieces arrive split anywhere; lines are assembled per call id, so calls
-//! of different connections may interleave. Unlike httperf (bug 12), a fragment without
-//! a newline is never glued to a later line and no byte beyond a piece is printed:
-//! a request body's last fragment is printed as its own `SB` line, and a reply's
-//! pending fragment when its part (header or body) ends, at `reply_done` or at
-//! `reply_abort`. So a chunked body `hello` + `, world` prints `RB0:hello, world`
+//! of different connections may interleave. Unlike httperf (compatibility.md, bug 12),
+//! a fragment without a newline is never glued to a later line and no byte beyond a
+//! piece is printed: a request body's last fragment is printed as its own `SB` line,
+//! and a reply's pending fragment when its part (header or body) ends, at `reply_done`
+//! or at `reply_abort`. So a chunked body `hello` + `, world` prints `RB0:hello, world`
 //! where httperf printed `RB0:hello\r` / `RB0:, world\r` (bytes of the chunk framing).
 //!
 //! Does not decide when to print (the engine calls in when a request is written and as
@@ -15,7 +16,8 @@
 //! Printing is not the hot path: the per-call pending buffers are the one place where
 //! allocation is accepted.
 //!
-//! Longer than 600 lines only because its tests hold the reference's golden outputs.
+//! Longer than 600 lines only because its tests hold golden outputs
+//! (docs/compatibility.md A.7, A.9c).
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -292,7 +294,7 @@ impl<W: Write> crate::conn::ReplyObserver for Printer<W> {
 mod tests {
     use super::*;
 
-    /// Golden text uses `^M` for CR, as the reference does.
+    /// Golden text uses `^M` for CR, as docs/compatibility.md appendix A does.
     fn cr(s: &str) -> String {
         s.replace("^M", "\r")
     }
@@ -382,8 +384,8 @@ RS0: header 148 content 35 footer 0
         assert_eq!(text(p), want);
     }
 
-    /// A.9c (first five calls) with bug 12 fixed: the POST body's `c` is its own `SB3`
-    /// line, and `RH3` is not prefixed with it.
+    /// compatibility.md A.9c (first five calls) with bug 12 fixed: the POST body's `c`
+    /// is its own `SB3` line, and `RH3` is not prefixed with it.
     const A9C: &str = "\
 SH0:GET /echo HTTP/1.1^M
 SH0:User-Agent: httperf/0.9.0^M
@@ -460,7 +462,8 @@ RS4: header 39 content 0 footer 0
 
     #[test]
     fn chunked_body_pieces_join_into_one_line() {
-        // httperf printed `RB0:hello^M` and `RB0:, world^M` (chunk framing, bug 12).
+        // httperf printed `RB0:hello^M` and `RB0:, world^M` (chunk framing,
+        // compatibility.md, bug 12).
         let mut p = both();
         let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\
                     Content-Type: text/plain\r\n\r\n";

@@ -1,5 +1,5 @@
-//! The session block of the classic report (reference §2.3.3), for `--wsess` and
-//! `--wsesslog` runs.
+//! The session block of the classic report (docs/compatibility.md §2.3.3), for
+//! `--wsess` and `--wsesslog` runs.
 //!
 //! Owns the session figures (`SessionSummary`, derived from `Stats`) and their text,
 //! which follows the second `Errors` line. Does not measure sessions (the session

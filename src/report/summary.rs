@@ -1,9 +1,10 @@
 //! `Summary`: the figures of the classic httperf report, derived from `Stats`.
 //!
-//! Owns every computation of reference §2.3.2 (rates, averages, sample stddev, x.5
-//! median from 1-ms bins, integer-truncated sizes, reply-rate sample statistics, CPU
-//! percentages, Net I/O). Pure and deterministic; the formatter in `classic` only
-//! prints these numbers. Called by the runner after the engines' `Stats` are merged.
+//! Owns every computation of docs/compatibility.md §2.3.2 (rates, averages, sample
+//! stddev, x.5 median from 1-ms bins, integer-truncated sizes, reply-rate sample
+//! statistics, CPU percentages, Net I/O). Pure and deterministic; the formatter in
+//! `classic` only prints these numbers. Called by the runner after the engines' `Stats`
+//! are merged.
 //!
 //! Divisions by the test duration follow C: with a zero duration they give `inf`, or a
 //! negative-sign NaN for 0/0 (x86's default NaN, which glibc prints as `-nan`).
@@ -73,7 +74,8 @@ impl RateSummary {
     }
 }
 
-/// Every figure of the classic report (reference §2.3), times in ms, sizes in bytes.
+/// Every figure of the classic report (docs/compatibility.md §2.3), times in ms, sizes
+/// in bytes.
 ///
 /// Borrows the 1-ms lifetime bins of the `Stats` it was built from, for the `-vv`
 /// histogram (see `lifetime_histogram`).
@@ -209,7 +211,7 @@ fn stddev_ms(n: u64, sum_us: u64, sumsq_us: u128) -> f64 {
 }
 
 impl<'a> Summary<'a> {
-    /// Computes every report figure from merged statistics (reference §2.3.2).
+    /// Computes every report figure from merged statistics (compatibility.md §2.3.2).
     pub fn new(stats: &'a Stats, run: &RunInfo) -> Summary<'a> {
         let d = run.duration;
         let replies = stats.replies();
@@ -293,8 +295,8 @@ impl<'a> Summary<'a> {
 
 /// httperf's median: (i + 0.5) ms for the first 1-ms bin i whose cumulative count
 /// reaches n/2; 0.0 without lifetimes. When that is the ≥ 100 s overflow element
-/// (httperf prints 0.0, bug 9) the lifetime histogram's median is used, put into its
-/// 1-ms bin the same way.
+/// (httperf prints 0.0: compatibility.md, bug 9) the lifetime histogram's median is
+/// used, put into its 1-ms bin the same way.
 fn median_ms(stats: &Stats) -> f64 {
     if stats.lifetimes == 0 {
         return 0.0;

@@ -81,8 +81,8 @@ pub const ERROR_KEYS: [&str; ERROR_KINDS] = [
 ];
 
 impl ErrorKind {
-    /// Classifies an errno from a failed socket operation (reference §3.1, with
-    /// EADDRNOTAVAIL as `addrunavail`).
+    /// Classifies an errno from a failed socket operation (docs/compatibility.md §3.1,
+    /// with EADDRNOTAVAIL as `addrunavail`: compatibility.md, bug 8).
     pub fn from_errno(errno: i32) -> ErrorKind {
         match errno {
             libc::EMFILE | libc::EINVAL => ErrorKind::FdUnavail,

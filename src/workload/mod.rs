@@ -69,7 +69,8 @@ enum UriSource {
     Wlog { repeat: bool },
     /// One URI per target (`Requests::uris[target]`): ab and lb with several URLs.
     PerTarget,
-    /// `--wset`: file numbers per §1.4.3 (closed form of httperf's running sum).
+    /// `--wset`: file numbers per docs/compatibility.md §1.4.3 (closed form of
+    /// httperf's running sum).
     Wset {
         files: u64,
         miss_rate: f64,

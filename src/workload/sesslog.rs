@@ -1,4 +1,5 @@
-//! The `--wsesslog` session file: parsing it into session templates (reference §1.4.2).
+//! The `--wsesslog` session file: parsing it into session templates
+//! (docs/compatibility.md §1.4.2).
 //!
 //! Owns the file format: `#` comments in column 1, blank lines between sessions,
 //! indented lines joining the current burst, and the `method=`, `think=` and

@@ -1,5 +1,5 @@
 //! URI generators for `--wlog` (a list of URIs from a file) and `--wset` (a working
-//! set of numbered files), reference §1.4.1 and §1.4.3.
+//! set of numbered files), docs/compatibility.md §1.4.1 and §1.4.3.
 //!
 //! Owns reading and splitting the `--wlog` file and the `--wset` path construction.
 //! Does not build requests, print `-v` lines or end the test: the engine asks for the
@@ -113,10 +113,10 @@ impl Wset {
     /// The generator for client `client_id` of `num_clients` (`--client=I/N`) with URI
     /// prefix `prefix` (`--uri`).
     ///
-    /// Unlike httperf (bug 10), a prefix ending in `/` is used without that slash, so
-    /// `/wset/` and `/wset` both give `/wset/0/0/1.html`, and `/` gives `/0/0/1.html`.
-    /// With N = 1 the path has no digits and the prefix is used as given
-    /// (`/wset.html`, `/.html`).
+    /// Unlike httperf (compatibility.md, bug 10), a prefix ending in `/` is used
+    /// without that slash, so `/wset/` and `/wset` both give `/wset/0/0/1.html`, and
+    /// `/` gives `/0/0/1.html`. With N = 1 the path has no digits and the prefix is
+    /// used as given (`/wset.html`, `/.html`).
     pub fn new(prefix: &str, spec: &WsetSpec, client_id: u32, num_clients: u32) -> Wset {
         let files = spec.files.max(1);
         let mut digits = 0u32;

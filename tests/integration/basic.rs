@@ -250,7 +250,7 @@ fn timeout_fires_on_a_silent_server() {
 #[test]
 fn think_timeout_extends_the_reply_deadline_only() {
     // Headers at once, body after 1.2 s: --timeout 0.6 alone times out; with
-    // --think-timeout 1 the reply completes (reference §3.2).
+    // --think-timeout 1 the reply completes (docs/compatibility.md §3.2).
     let s = Server::start(Behavior::SlowBody(Duration::from_millis(1200), 10));
     let r = run_ok(s.port(), &["--num-conns", "1", "--timeout", "0.6"]);
     assert_eq!(r.error("client-timo"), 1);

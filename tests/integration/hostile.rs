@@ -2,7 +2,8 @@
 //! command lines and a closed stdout. Every run is bounded in wall time (a hung rshperf
 //! is killed and fails its test) and in memory (peak RSS < 64 MiB), must exit 0 with a
 //! complete report, and must count each failure in the right error counter
-//! (reference §3; classification rules in `stats::ErrorKind` and `ReplyError`).
+//! (docs/compatibility.md §3; classification rules in `stats::ErrorKind` and
+//! `ReplyError`).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -131,8 +132,8 @@ fn fin_mid_body_is_connreset() {
 
 #[test]
 fn fin_between_calls_is_connreset_on_the_next_call() {
-    // Reference §3.1: a server that closes a persistent connection between calls
-    // shows up as connreset on the next call.
+    // docs/compatibility.md §3.1: a server that closes a persistent connection between
+    // calls shows up as connreset on the next call.
     let s = HostileServer::start(vec![Step::Request, Step::Send(ok(5)), Step::Close]);
     let (r, m) = std_run(&s);
     assert_eq!(r.totals().2, 3, "{}", m.all());
@@ -166,10 +167,11 @@ fn dripping_server() -> HostileServer {
 
 #[test]
 fn dripped_reply_times_out_after_the_status_line() {
-    // Reference §3.2: while the status line is awaited every arrival pushes the
-    // deadline to now + T, so the 200 ms drip survives the status line (3.2 s); after
-    // it the rest must arrive within T = 1 s, which it cannot (5.2 s more): client-timo
-    // at about 4.2 s, not at 1 s (no extension) nor never (progress-based extension).
+    // docs/compatibility.md §3.2: while the status line is awaited every arrival pushes
+    // the deadline to now + T, so the 200 ms drip survives the status line (3.2 s);
+    // after it the rest must arrive within T = 1 s, which it cannot (5.2 s more):
+    // client-timo at about 4.2 s, not at 1 s (no extension) nor never (progress-based
+    // extension).
     let s = dripping_server();
     let args = [
         "--num-conns",
@@ -341,8 +343,9 @@ const ENDLESS: &[&str] = &[
 
 #[test]
 fn endless_bodies_time_out_with_bounded_memory() {
-    // After the status line the whole reply must arrive within T (reference §3.2), so
-    // a body that never ends is client-timo after about 1 s, however fast it flows.
+    // After the status line the whole reply must arrive within T (docs/compatibility.md
+    // §3.2), so a body that never ends is client-timo after about 1 s, however fast it
+    // flows.
     let cap = 8 << 30;
     let head = "HTTP/1.1 200 OK\r\n";
     let cases: [(String, &[u8]); 3] = [
@@ -631,9 +634,9 @@ fn server_errors_count_as_5xx_not_errors() {
 
 #[test]
 fn status_codes_outside_100_to_599_are_accounted() {
-    // httperf aborted on status >= 600 (reference §5). rshperf must end normally and
-    // account every answered call: as a reply, or as a failed connection (`other`;
-    // RFC 9110 §15 calls codes outside 100..=599 invalid).
+    // httperf aborted on status >= 600 (docs/compatibility.md §5). rshperf must end
+    // normally and account every answered call: as a reply, or as a failed connection
+    // (`other`; RFC 9110 §15 calls codes outside 100..=599 invalid).
     let mut failures = Vec::new();
     for code in ["000", "099", "600", "999"] {
         let reply = format!("HTTP/1.1 {code} Odd\r\nContent-Length: 2\r\n\r\nok");

@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 use crate::support::recorder::{Cookies, Opts, Recorder, Req, TempFile};
 use crate::support::{run, run_ok, Report};
 
-/// The reference's A.9c session file, with a shorter think time, and a second template
-/// with a PUT whose body uses both quote kinds, escapes and a continuation line.
+/// The session file of docs/compatibility.md A.9c, with a shorter think time, and a
+/// second template with a PUT whose body uses both quote kinds, escapes and a
+/// continuation line.
 const SESSIONS: &str = "# comment\n\
 /echo think=0.05\n\
 \t/1k.html\n\
@@ -508,7 +509,7 @@ fn later_set_cookie_replaces_the_session_cookie() {
         got,
         [None, Some("sid=r0"), Some("sid=r1"), Some("sid=r2")].map(|c| c.map(String::from))
     );
-    // A cookie longer than 245 bytes is cut to 245 (reference §4.8).
+    // A cookie longer than 245 bytes is cut to 245 (docs/compatibility.md §4.6).
     let long = format!("sid={}", "x".repeat(300));
     let srv = Recorder::start(Opts {
         cookies: Cookies::Fixed(long.clone()),
@@ -524,7 +525,8 @@ fn later_set_cookie_replaces_the_session_cookie() {
 
 #[test]
 fn idle_connection_during_think_time_does_not_time_out() {
-    // Think 0.5 s > --timeout 0.2 s: an idle connection has no watchdog (§3.2).
+    // Think 0.5 s > --timeout 0.2 s: an idle connection has no watchdog
+    // (compatibility.md §3.2).
     let srv = Recorder::start(Opts::default());
     let r = go(&srv, &["--wsess=1,2,0.5", "--timeout", "0.2"]);
     assert_eq!(sessions_done(&r), (1, 1));
