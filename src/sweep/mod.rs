@@ -261,7 +261,8 @@ fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
 fn page(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> SweepPage {
     let knee = outcome.knee.map(|k| match outcome.limit {
         Some((_, plan::Verdict::Client)) => (k, "highest passing rate (client limit above)"),
-        _ => (k, "knee"),
+        None => (k, "highest rate run (no knee)"),
+        Some(_) => (k, "knee"),
     });
     SweepPage {
         command: sweep.command.clone(),

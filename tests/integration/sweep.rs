@@ -620,3 +620,41 @@ fn sigint_during_the_cool_down_ends_the_sweep_with_its_conclusion() {
     );
     assert_eq!(s.connections(), 5);
 }
+
+#[test]
+fn a_sweep_without_a_knee_does_not_mark_one() {
+    let s = Server::start(Behavior::Fixed(10));
+    let html = TempFile::new("sweep-noknee-html", b"");
+    let (stdout, stderr, code) = sweep(
+        s.port(),
+        &[
+            "--low-rate",
+            "50",
+            "--high-rate",
+            "100",
+            "--rate-step",
+            "50",
+            "--num-conns",
+            "5",
+            "--html",
+            &html.path,
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.ends_with(
+            "# no knee up to 100 conn/s: every step passed (the highest rate run was 100 conn/s)\n"
+        ),
+        "{stdout}"
+    );
+    let page = well_formed(&html.path);
+    assert!(
+        page.contains("highest rate run (no knee): 100 arrivals/s"),
+        "the mark names what it is"
+    );
+    assert!(!page.contains("knee: 100"), "no knee is marked");
+    assert!(
+        page.contains("<p class=\"warn\">"),
+        "not shown as a found knee"
+    );
+}
