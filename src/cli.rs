@@ -128,6 +128,14 @@ pub enum Opt {
     StartAt,
     /// `--concurrency=C` (rshperf): closed loop.
     Concurrency,
+    /// `--overload=degrade|queue` (rshperf).
+    Overload,
+    /// `--spin=auto|off|USEC` (rshperf).
+    Spin,
+    /// `--pin` (rshperf).
+    Pin,
+    /// `--realtime` (rshperf).
+    Realtime,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -243,6 +251,10 @@ pub const OPTIONS: &[OptSpec] = &[
     spec("partition", Opt::Partition, HasArg::Required),
     spec("start-at", Opt::StartAt, HasArg::Required),
     spec("concurrency", Opt::Concurrency, HasArg::Required),
+    spec("overload", Opt::Overload, HasArg::Required),
+    spec("spin", Opt::Spin, HasArg::Required),
+    spec("pin", Opt::Pin, HasArg::No),
+    spec("realtime", Opt::Realtime, HasArg::No),
 ];
 
 impl Opt {
@@ -264,6 +276,10 @@ impl Opt {
                 | Opt::Partition
                 | Opt::StartAt
                 | Opt::Concurrency
+                | Opt::Overload
+                | Opt::Spin
+                | Opt::Pin
+                | Opt::Realtime
         )
     }
 
@@ -365,7 +381,8 @@ pub fn usage() -> String {
          \t[--threads N] [--partition I/N] [--start-at T|+S] [--concurrency C]\n\
          \t[--percentiles] [--json file] [--csv file] [--fail-on EXPR]\n\
          \t[--timeline file] [--html file]\n\
-         \t[--progress|--no-progress]\n"
+         \t[--progress|--no-progress]\n\
+         \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n"
     )
 }
 

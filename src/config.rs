@@ -279,6 +279,8 @@ pub struct Config {
     /// `--concurrency` (rshperf): units in flight in a closed loop; 0 = open loop
     /// (or httperf's sequential mode when there is no rate). See `workload::closed`.
     pub concurrency: u64,
+    /// `--overload`, `--spin`, `--pin`, `--realtime` (rshperf).
+    pub pacing: crate::pacing::Pacing,
 }
 
 impl Config {
@@ -352,6 +354,7 @@ impl Config {
             partition: (0, 1),
             start_at: None,
             concurrency: 0,
+            pacing: crate::pacing::Pacing::default(),
         }
     }
 
@@ -440,6 +443,12 @@ impl Config {
                 Opt::Partition => c.partition = parse_partition(v)?,
                 Opt::StartAt => c.start_at = Some(parse_start_at(v)?),
                 Opt::Concurrency => c.concurrency = CONCURRENCY.parse(v)?,
+                Opt::Overload => {
+                    c.pacing.overload = crate::pacing::parse_overload(v).map_err(usage)?
+                }
+                Opt::Spin => c.pacing.spin = crate::pacing::parse_spin(v).map_err(usage)?,
+                Opt::Pin => c.pacing.pin = true,
+                Opt::Realtime => c.pacing.realtime = true,
                 Opt::Timeout => c.timeout = TIMEOUT.parse(v)?,
                 Opt::UseTimerCache => c.use_timer_cache = true,
                 Opt::Verbose => c.verbose = c.verbose.saturating_add(1),
@@ -833,6 +842,9 @@ impl Config {
         }
         if self.concurrency > 0 {
             add(format!("--concurrency={}", self.concurrency));
+        }
+        for item in self.pacing.echo_items() {
+            add(item);
         }
         s
     }

@@ -51,6 +51,10 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --partition I/N      one part of a multi-process or multi-machine run,
   --start-at T|+S      started together; `rshperf merge` joins the parts
   --progress           a progress line on stderr (default: on a terminal)
+  --overload POLICY    when the client falls behind: degrade (default: spread
+                       catch-up, cap connections in flight) or queue (httperf)
+  --spin auto|off|US   wake early and spin to each arrival (default auto)
+  --pin, --realtime    engine threads on cores of their own, SCHED_FIFO
 
 Commands (rshperf help CMD, or rshperf CMD --help, for their options):
 ";

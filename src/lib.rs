@@ -23,6 +23,7 @@ pub mod merge;
 #[allow(unsafe_code)]
 pub mod net;
 pub mod operand;
+pub mod pacing;
 pub mod progress;
 pub mod report;
 pub mod runner;

@@ -2,8 +2,9 @@
 //!
 //! Owns: creating and configuring a non-blocking client socket (socket2), starting the
 //! connect, `--hog`'s own local-port allocation, the descriptor limit (raised soft →
-//! hard), process and per-thread CPU time (getrusage) and a CLOCK_MONOTONIC timerfd for
-//! sub-millisecond deadlines. Every `unsafe` block of the crate lives here, each with a
+//! hard), process and per-thread CPU time (getrusage), a CLOCK_MONOTONIC timerfd for
+//! sub-millisecond deadlines, and the engine threads' cores and scheduling policy
+//! (`--pin`, `--realtime`). Every `unsafe` block of the crate lives here, each with a
 //! SAFETY comment. Called by the engine; knows nothing about HTTP or statistics.
 
 use std::io;
@@ -184,6 +185,65 @@ pub fn cpu_times() -> (Duration, Duration) {
 /// other threads of the process (`demo`'s in-process server, a test harness).
 pub fn thread_cpu_times() -> (Duration, Duration) {
     user_system(libc::RUSAGE_THREAD)
+}
+
+/// The cores the calling thread may run on (`sched_getaffinity`), in ascending order.
+pub fn allowed_cpus() -> io::Result<Vec<usize>> {
+    // SAFETY: an all-zero cpu_set_t is the empty set, a valid value.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed; pid 0 is the
+    // calling thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: CPU_ISSET reads the set, for cpu numbers below its capacity.
+    Ok((0..max)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect())
+}
+
+/// Restricts the calling thread to `cpus` (`sched_setaffinity`).
+pub fn set_thread_cpus(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: an all-zero cpu_set_t is the empty set, a valid value.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    for &c in cpus.iter().filter(|&&c| c < max) {
+        // SAFETY: `c` is below the set's capacity (checked above).
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling
+    // thread.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Scheduling policy of the calling thread: SCHED_FIFO at the lowest real-time
+/// priority (`fifo`), or back to SCHED_OTHER.
+pub fn set_thread_fifo(fifo: bool) -> io::Result<()> {
+    let (policy, priority) = if fifo {
+        // SAFETY: a plain query with a valid policy constant.
+        (libc::SCHED_FIFO, unsafe {
+            libc::sched_get_priority_min(libc::SCHED_FIFO)
+        })
+    } else {
+        (libc::SCHED_OTHER, 0)
+    };
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param read by the call; pid 0 is the calling
+    // thread.
+    let rc = unsafe { libc::sched_setscheduler(0, policy, &param) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// A moment in local time, broken down (`localtime_r`).

@@ -99,6 +99,16 @@ pub fn execute_with<'a>(
     let start_delay = start_delay(cfg, SystemTime::now())?;
     let nofile = net::raise_nofile_limit()
         .map_err(|e| Error::Startup(format!("failed to get number of open file limit: {e}")))?;
+    let pin = pin_cores(cfg)?;
+    if cfg.pacing.realtime {
+        // Threads started from here on (engines, clock) inherit the policy.
+        net::set_thread_fifo(true).map_err(|e| {
+            Error::Startup(format!(
+                "--realtime: cannot run the engines with SCHED_FIFO: {e} \
+                 (it needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO above 0; or leave out --realtime)"
+            ))
+        })?;
+    }
     if opts.echo && text_out(cfg) {
         let mut out = io::stdout().lock();
         // A closed stdout must not stop the run or cause a panic: write errors are
@@ -128,8 +138,14 @@ pub fn execute_with<'a>(
     let shared = Shared {
         board: board.as_ref(),
         tally: &tally,
+        pin: pin.as_deref(),
     };
-    let (outcomes, samples) = run_engines(cfg, work, hooks, shared, threads, capacity, t0)?;
+    let engines = run_engines(cfg, work, hooks, shared, threads, capacity, t0);
+    if cfg.pacing.realtime {
+        // Back to the normal policy (a sweep's report and cool-down, the next step).
+        let _ = net::set_thread_fifo(false);
+    }
+    let (outcomes, samples) = engines?;
     let wall_end = SystemTime::now();
 
     let mut stats = Stats::new();
@@ -203,6 +219,9 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
         }
         if cfg.verbose > 0 {
             if let Some(line) = stats.http2.report_line() {
+                let _ = writeln!(out, "{line}");
+            }
+            for line in stats.pacing.report_lines() {
                 let _ = writeln!(out, "{line}");
             }
         }
@@ -301,6 +320,27 @@ struct Shared<'s> {
     board: Option<&'s Board>,
     /// Open connections and the figures the clock samples.
     tally: &'s Tally,
+    /// `--pin`: the cores the process may use (engine j gets `pacing::pin_core`).
+    pin: Option<&'s [usize]>,
+}
+
+/// `--pin`: the cores engine threads are pinned to (None: not pinned, with a
+/// warning when there are more engine threads than cores).
+fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, Error> {
+    if !cfg.pacing.pin {
+        return Ok(None);
+    }
+    let allowed = net::allowed_cpus()
+        .map_err(|e| Error::Startup(format!("--pin: cannot read the allowed cores: {e}")))?;
+    let threads = cfg.threads.max(1);
+    if crate::pacing::pin_core(&allowed, 0, threads).is_none() {
+        eprintln!(
+            "rshperf: warning: --pin: {threads} engine threads for {} cores: threads not pinned",
+            allowed.len()
+        );
+        return Ok(None);
+    }
+    Ok(Some(allowed))
 }
 
 /// Each engine's outcome with its CPU time, and the clock's reply-rate samples.
@@ -317,7 +357,7 @@ fn run_engines<'a>(
     capacity: usize,
     t0: Instant,
 ) -> Result<EnginesOut, Error> {
-    let Shared { board, tally } = shared;
+    let Shared { board, tally, pin } = shared;
     let start_err = |e: io::Error| Error::Startup(format!("cannot start the event loop: {e}"));
     // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
     let (part, parts) = cfg.partition;
@@ -346,12 +386,20 @@ fn run_engines<'a>(
         let calls = hooks.calls.and_then(|make| make(j));
         // The engine's own CPU (this thread): the report's CPU line, and client-bound
         // detection (`stats.client`).
+        let core = pin.and_then(|allowed| crate::pacing::pin_core(allowed, j, threads));
+        if let Some(core) = core {
+            net::set_thread_cpus(&[core])?;
+        }
         let wall0 = Instant::now();
         let (outcome, cpu) = with_thread_cpu(|| {
             Engine::new(cfg, work, observer, slot, link, plan(j), t0)?
                 .with_call_observer(calls)
                 .run()
         });
+        if let (Some(allowed), Some(_)) = (pin, core) {
+            // Engine 0 runs on the caller's thread: give it its cores back.
+            let _ = net::set_thread_cpus(allowed);
+        }
         let mut outcome = outcome?;
         outcome.stats.client.add_engine(
             (cpu.user + cpu.system).as_secs_f64(),

@@ -15,11 +15,14 @@
 //! (Longer than 600 lines: the loop, dispatch, flushing, timers and teardown share
 //! the engine's fields and are read together.)
 
+mod catchup;
 mod closed;
 mod connect;
 mod page;
 mod request;
 mod session;
+mod spin;
+mod spread;
 
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
@@ -123,6 +126,12 @@ pub struct Engine<'c> {
     /// Round-robin position in the `--myaddr` pool.
     local_rr: usize,
     schedule: Schedule,
+    /// The overload policy's bound on catch-up (`--overload`).
+    catchup: catchup::CatchUp,
+    /// Loopback source addresses (`--overload=degrade`).
+    spread: spread::Spread,
+    /// Early wake-up and spinning before arrivals (`--spin`).
+    spinner: spin::Spinner,
     /// The closed loop (None: arrivals follow `schedule`).
     closed: Option<closed::ClosedState>,
     /// Sees every completed request of an ab or lb run (`-g`).
@@ -180,6 +189,15 @@ impl<'c> Engine<'c> {
         let mut signal = UnixStream::from_std(rx);
         poll.registry()
             .register(&mut signal, SIGNAL_TOKEN, Interest::READABLE)?;
+        let closed_loop = work.closed_loop(cfg).is_some();
+        // Seconds between this engine's arrivals (its stripe of the schedule).
+        let mean_period = if closed_loop {
+            0.0
+        } else {
+            cfg.period.mean() * f64::from(plan.stripes.max(1))
+        };
+        let catchup = catchup::CatchUp::new(cfg.pacing.overload, mean_period, plan.capacity);
+        let spread = spread::Spread::new(cfg.pacing.overload, work.local.len(), cfg.hog);
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let tx = sender.try_clone()?;
@@ -203,6 +221,10 @@ impl<'c> Engine<'c> {
                 if work.targets.len() > 1 {
                     st.servers.resize_with(work.targets.len(), Default::default);
                 }
+                st.pacing.inflight_cap = catchup.cap();
+                if spread.spreads(work.targets.iter().map(|t| t.addr)) {
+                    st.pacing.source_addrs = u64::from(spread::ADDRS);
+                }
                 st
             },
             buf: vec![0; READ_BUFFER],
@@ -225,6 +247,9 @@ impl<'c> Engine<'c> {
             },
             local_rr: 0,
             schedule: Schedule::new(&cfg.period, cfg.client_id, plan.stripe, plan.stripes),
+            catchup,
+            spread,
+            spinner: spin::Spinner::new(cfg.pacing.spin, mean_period),
             closed: work
                 .closed_loop(cfg)
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
@@ -275,12 +300,33 @@ impl<'c> Engine<'c> {
         }
         while self.stop.is_none() {
             let timeout = self.arm_timer()?;
+            // The deadline the engine sleeps until (the timerfd's), if it sleeps.
+            let sleeps_until = if timeout.is_none() {
+                self.timer_armed
+            } else {
+                None
+            };
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
             self.iteration += 1;
+            self.catchup.turn();
+            let woke = Instant::now();
+            let mut io_ready = false;
+            for ev in events.iter() {
+                if ev.token() == TIMER_TOKEN {
+                    if let Some(deadline) = sleeps_until {
+                        self.on_wakeup(woke.saturating_duration_since(deadline));
+                    }
+                } else {
+                    io_ready = true;
+                }
+            }
+            if !io_ready {
+                self.spin_to_arrival();
+            }
             // Due arrivals first: pacing should not wait behind this batch's I/O.
             if self.stop.is_none() {
                 self.on_arrivals(Instant::now());
@@ -315,6 +361,7 @@ impl<'c> Engine<'c> {
             self.tally.publish(&self.stats);
         }
         let end = self.stop.unwrap_or_else(Instant::now);
+        self.count_unstarted(end);
         self.on_tick(end);
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
         if at > self.stats.timeline.intervals.len() as f64 {
@@ -334,10 +381,14 @@ impl<'c> Engine<'c> {
     /// Arms the timerfd for the earliest deadline; returns the poll timeout (zero when
     /// something is already due, else None: the timerfd wakes the poll).
     fn arm_timer(&mut self) -> io::Result<Option<Duration>> {
-        let arrival = if self.arrivals_capped() {
-            None
-        } else {
-            self.next_arrival
+        let now = Instant::now();
+        // An arrival held back until a connection closes needs no timer; the others
+        // wake the engine early enough to spin to them (`spin`).
+        let arrival = match self.next_arrival {
+            Some(at) if !self.arrivals_capped() && !self.waits_for_close(at, now) => {
+                Some(at.checked_sub(self.spinner.window()).unwrap_or(at))
+            }
+            _ => None,
         };
         let deadline = [
             arrival,
@@ -352,7 +403,6 @@ impl<'c> Engine<'c> {
         let Some(deadline) = deadline else {
             return Ok(None);
         };
-        let now = Instant::now();
         if deadline <= now {
             return Ok(Some(Duration::ZERO));
         }
@@ -386,6 +436,10 @@ impl<'c> Engine<'c> {
             // `--runtime` ends the test at its end: an arrival due then is not started
             // (httperf: 2.5 s at 50/s is 125 connections, not 126).
             if self.runtime_end.is_some_and(|end| at >= end) {
+                break;
+            }
+            if self.closed.is_none() && self.catchup.admit(at, now, self.live) != catchup::Gate::Go
+            {
                 break;
             }
             self.next_arrival = None;
@@ -440,6 +494,63 @@ impl<'c> Engine<'c> {
     fn arrivals_capped(&self) -> bool {
         let cap = self.cfg.max_connections;
         cap > 0 && !self.work.is_session() && self.live >= cap
+    }
+
+    /// `--overload=degrade`: the engine is behind schedule and holds the arrival due
+    /// at `at` back until a connection closes (`catchup`).
+    fn waits_for_close(&self, at: Instant, now: Instant) -> bool {
+        self.closed.is_none() && self.catchup.gate(at, now, self.live) == catchup::Gate::Full
+    }
+
+    /// A timer wake-up came `late` after its deadline: measured, and the spin window
+    /// follows it (`--spin=auto`).
+    fn on_wakeup(&mut self, late: Duration) {
+        self.spinner.on_wakeup(late);
+        self.stats
+            .pacing
+            .on_wakeup(u64::try_from(late.as_micros()).unwrap_or(u64::MAX));
+    }
+
+    /// With nothing else to do, spins to the next arrival when it is due within the
+    /// spin window (`--spin`).
+    fn spin_to_arrival(&mut self) {
+        let Some(at) = self.next_arrival else {
+            return;
+        };
+        if self.closed.is_some() || self.arrivals_capped() || self.stop.is_some() {
+            return;
+        }
+        if let Some(spun) = self.spinner.spin_until(at) {
+            let p = &mut self.stats.pacing;
+            p.spins += 1;
+            p.spin_us = p
+                .spin_us
+                .saturating_add(u64::try_from(spun.as_micros()).unwrap_or(u64::MAX));
+        }
+    }
+
+    /// Counts the arrivals due before the run ended (at `end`, or `--runtime`'s end)
+    /// that it never started; the policy defers arrivals but drops none otherwise.
+    fn count_unstarted(&mut self, end: Instant) {
+        if self.closed.is_some() {
+            return;
+        }
+        let end = self.runtime_end.map_or(end, |r| r.min(end));
+        let mut left = self.plan.arrivals.saturating_sub(self.started);
+        let mut next = self.next_arrival;
+        while left > 0 {
+            match next {
+                Some(at) if at < end => {
+                    self.stats.pacing.unstarted += 1;
+                    left -= 1;
+                    next = self
+                        .schedule
+                        .next_offset()
+                        .and_then(|o| self.t0.checked_add(o));
+                }
+                _ => break,
+            }
+        }
     }
 
     /// Records httperf's connect burst: connects made within one loop iteration. The

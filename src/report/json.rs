@@ -166,6 +166,10 @@ fn config_json(cfg: &Config) -> Value {
         "partition": [cfg.partition.0, cfg.partition.1],
         "threads": cfg.threads,
         "start_at": start_at,
+        "overload": cfg.pacing.overload.name(),
+        "spin": cfg.pacing.spin.name(),
+        "pin": cfg.pacing.pin,
+        "realtime": cfg.pacing.realtime,
     });
     let more = json!({
         "send_buffer": cfg.send_buffer,

@@ -19,6 +19,7 @@ pub mod ab;
 pub mod client;
 pub mod h2;
 pub mod merge;
+pub mod pacing;
 pub mod serial;
 pub mod timeline;
 
@@ -321,6 +322,9 @@ pub struct Stats {
     /// The engines' own CPU use (client-bound detection).
     #[serde(default)]
     pub client: ClientCpu,
+    /// How the engines kept the schedule (overload policy, spinning).
+    #[serde(default)]
+    pub pacing: pacing::PacingStats,
     /// `rshperf ab` and `lb`: ab's per-server figures (absent from documents otherwise).
     #[serde(default, skip_serializing_if = "ab::AbStats::is_empty")]
     pub ab: ab::AbStats,
@@ -388,6 +392,7 @@ impl Stats {
             hist: Histograms::new(),
             timeline: Timeline::default(),
             client: ClientCpu::default(),
+            pacing: pacing::PacingStats::default(),
             ab: ab::AbStats::default(),
             http2: h2::H2Stats::default(),
         }
@@ -601,6 +606,7 @@ impl Stats {
             hist: sum,
             timeline: sum,
             client: sum,
+            pacing: sum,
             ab: sum,
             http2: sum,
         )

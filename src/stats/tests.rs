@@ -68,6 +68,16 @@ pub(crate) fn every_field_set() -> Stats {
     s.timeline.offered(0);
     s.roll_timeline(5, 0.5);
     s.client.add_engine(0.25, 1.0);
+    s.pacing = pacing::PacingStats {
+        deferred: 4,
+        unstarted: 2,
+        inflight_cap: 5_000,
+        source_addrs: 8,
+        spins: 30,
+        spin_us: 2_100,
+        ..pacing::PacingStats::default()
+    };
+    s.pacing.on_wakeup(55);
     for n in 1..=2u64 {
         let mut srv = ServerStats {
             connections: 10 * n,

@@ -1,0 +1,214 @@
+//! Bounded catch-up: what an open-loop engine does when it falls behind its schedule
+//! (`--overload=degrade`, the default; `--overload=queue` is httperf's behaviour).
+//!
+//! An engine that is late by more than `late_after` (the larger of 1 ms and one
+//! mean inter-arrival time) is *behind*. While behind it
+//! - starts at most `per_turn` overdue arrivals per loop turn (about 2 ms of the
+//!   schedule's arrivals, at least 16), so the replies and closes of the
+//!   connections already open are handled between bursts instead of after one
+//!   unbounded burst that makes the engine later still;
+//! - starts no arrival while `cap` connections are open (a quarter of the
+//!   connection table), so the table and the source addresses' port ranges never
+//!   fill up; a close lets the next arrival in.
+//!
+//! Deferred arrivals are not dropped: each is started as soon as the bound allows,
+//! and its lateness is measured from its scheduled time. Only a run that ends
+//! (`--runtime`, a signal) leaves arrivals unstarted, and counts them
+//! (`stats.pacing.unstarted`). An engine on schedule is never held back, however
+//! many connections it has open (a slow server is not the client's overload).
+//!
+//! Pure logic: the engine asks `admit` before each arrival and calls `turn` once per
+//! loop turn. Owns no I/O; its figures go to `stats::pacing`.
+
+use std::time::{Duration, Instant};
+
+use crate::pacing::Overload;
+
+/// Shortest lateness that counts as being behind.
+const LATE_AFTER_MIN: Duration = Duration::from_millis(1);
+/// Catch-up per loop turn: the arrivals of this much of the schedule…
+const TURN_SPAN: Duration = Duration::from_millis(2);
+/// …but at least this many.
+const PER_TURN_MIN: u64 = 16;
+/// Connections in flight while behind: this fraction (1/n) of the table…
+const CAP_FRACTION: usize = 4;
+/// …but at least this many.
+const CAP_MIN: usize = 64;
+
+/// Whether an arrival may start now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Gate {
+    /// Start it.
+    Go,
+    /// Behind, and this turn's catch-up is used up: next turn.
+    Turn,
+    /// Behind, and `cap` connections are open: when one closes.
+    Full,
+}
+
+/// The catch-up bound of one engine.
+#[derive(Debug, Clone)]
+pub(super) struct CatchUp {
+    /// False under `--overload=queue`: every arrival goes.
+    bounded: bool,
+    late_after: Duration,
+    per_turn: u64,
+    cap: u64,
+    /// Arrivals started in the current loop turn.
+    started: u64,
+    /// The scheduled time of the last arrival counted as deferred.
+    last_deferred: Option<Instant>,
+    /// Arrivals deferred (each counted once).
+    pub(super) deferred: u64,
+}
+
+impl CatchUp {
+    /// The bound for `policy`, a schedule with `mean_period` seconds between arrivals
+    /// (0: no schedule) and a table of `capacity` connections.
+    pub(super) fn new(policy: Overload, mean_period: f64, capacity: usize) -> CatchUp {
+        let period = Duration::try_from_secs_f64(mean_period.max(0.0)).unwrap_or(Duration::MAX);
+        let per_turn = if mean_period > 0.0 {
+            (TURN_SPAN.as_secs_f64() / mean_period).ceil() as u64
+        } else {
+            0
+        };
+        // DEVTUNE (remove): RSHPERF_DEV_TURN (per turn), RSHPERF_DEV_CAP (cap).
+        let dev = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+        CatchUp {
+            bounded: policy == Overload::Degrade && mean_period > 0.0,
+            late_after: period.max(LATE_AFTER_MIN),
+            per_turn: dev("RSHPERF_DEV_TURN").unwrap_or(per_turn.max(PER_TURN_MIN)),
+            cap: dev("RSHPERF_DEV_CAP")
+                .unwrap_or((capacity / CAP_FRACTION).max(CAP_MIN).min(capacity) as u64),
+            started: 0,
+            last_deferred: None,
+            deferred: 0,
+        }
+    }
+
+    /// The cap on connections in flight while behind (0 when unbounded).
+    pub(super) fn cap(&self) -> u64 {
+        if self.bounded {
+            self.cap
+        } else {
+            0
+        }
+    }
+
+    /// A new loop turn begins.
+    pub(super) fn turn(&mut self) {
+        self.started = 0;
+    }
+
+    /// Whether the arrival scheduled at `at` may start at `now` with `open`
+    /// connections open; counts it as started (Go) or deferred (once per arrival).
+    pub(super) fn admit(&mut self, at: Instant, now: Instant, open: u64) -> Gate {
+        let gate = self.gate(at, now, open);
+        match gate {
+            Gate::Go => self.started += 1,
+            Gate::Turn | Gate::Full => {
+                if self.last_deferred != Some(at) {
+                    self.last_deferred = Some(at);
+                    self.deferred += 1;
+                }
+            }
+        }
+        gate
+    }
+
+    /// `admit` without counting: whether the engine waits for a close (`Full`) before
+    /// the arrival at `at` may start.
+    pub(super) fn gate(&self, at: Instant, now: Instant, open: u64) -> Gate {
+        if !self.bounded || now.saturating_duration_since(at) <= self.late_after {
+            Gate::Go
+        } else if open >= self.cap {
+            Gate::Full
+        } else if self.started >= self.per_turn {
+            Gate::Turn
+        } else {
+            Gate::Go
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn on_schedule_nothing_is_held_back() {
+        let t0 = Instant::now();
+        let mut c = CatchUp::new(Overload::Degrade, 1.0 / 17_000.0, 20_000);
+        // 0.5 ms late is on schedule; 19,999 connections open do not matter then.
+        for _ in 0..1000 {
+            assert_eq!(
+                c.admit(t0, t0 + Duration::from_micros(500), 19_999),
+                Gate::Go
+            );
+        }
+        assert_eq!(c.deferred, 0);
+    }
+
+    #[test]
+    fn behind_the_catch_up_per_turn_is_bounded_and_each_deferral_counted_once() {
+        let t0 = Instant::now();
+        // 17,000/s: 2 ms of arrivals is 34 per turn.
+        let mut c = CatchUp::new(Overload::Degrade, 1.0 / 17_000.0, 20_000);
+        let now = t0 + ms(50);
+        let mut go = 0;
+        for k in 0..100u64 {
+            let at = t0 + Duration::from_micros(k * 59);
+            if c.admit(at, now, 10) == Gate::Go {
+                go += 1;
+            } else {
+                // The engine asks again for the same arrival: counted once.
+                assert_eq!(c.admit(at, now, 10), Gate::Turn);
+                break;
+            }
+        }
+        assert_eq!(go, 34);
+        assert_eq!(c.deferred, 1);
+        c.turn();
+        assert_eq!(c.admit(t0 + ms(2), now, 10), Gate::Go);
+    }
+
+    #[test]
+    fn behind_the_connections_in_flight_are_capped_at_a_quarter_of_the_table() {
+        let t0 = Instant::now();
+        let mut c = CatchUp::new(Overload::Degrade, 0.001, 20_000);
+        assert_eq!(c.cap(), 5_000);
+        let now = t0 + ms(30);
+        assert_eq!(c.admit(t0, now, 5_000), Gate::Full);
+        assert_eq!(c.gate(t0, now, 4_999), Gate::Go);
+        // Late by less than one period (here 1 ms) is on schedule.
+        assert_eq!(c.gate(now - ms(1), now, 6_000), Gate::Go);
+        // Small tables keep a floor, never above the table itself.
+        assert_eq!(CatchUp::new(Overload::Degrade, 0.001, 100).cap(), 64);
+        assert_eq!(CatchUp::new(Overload::Degrade, 0.001, 10).cap(), 10);
+        // Slow schedules: behind means later than one period.
+        let slow = CatchUp::new(Overload::Degrade, 0.5, 20_000);
+        assert_eq!(slow.gate(t0, t0 + ms(400), 6_000), Gate::Go);
+        assert_eq!(slow.gate(t0, t0 + ms(600), 6_000), Gate::Full);
+        // At most 16 per turn at low rates.
+        assert_eq!(slow.per_turn, 16);
+    }
+
+    #[test]
+    fn queue_and_closed_loops_are_unbounded() {
+        let t0 = Instant::now();
+        for c in [
+            CatchUp::new(Overload::Queue, 1.0 / 17_000.0, 20_000),
+            CatchUp::new(Overload::Degrade, 0.0, 20_000),
+        ] {
+            let mut c = c;
+            assert_eq!(c.cap(), 0);
+            for _ in 0..1000 {
+                assert_eq!(c.admit(t0, t0 + ms(500), 19_999), Gate::Go);
+            }
+        }
+    }
+}

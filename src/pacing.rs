@@ -1,0 +1,211 @@
+//! The pacing options: what the engine does when it falls behind its schedule
+//! (`--overload=degrade|queue`) and how precisely it keeps it when it does not
+//! (`--spin=auto|off|USEC`, `--pin`, `--realtime`).
+//!
+//! Owns the option values, their parsing and messages, and their echo. Does not
+//! pace anything: the engine applies them (`engine::catchup`, `engine::spread`,
+//! `engine::spin`), the runner applies `--pin` and `--realtime` to the engine
+//! threads through `net`'s syscall wrappers. Called by `config`.
+
+use std::time::Duration;
+
+/// `--overload`: what an open-loop engine does when it cannot keep its schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Overload {
+    /// rshperf's default: catch-up is spread over loop turns, connections in flight
+    /// are capped while the engine is behind, and connections to a loopback target
+    /// come from several loopback source addresses (`engine::catchup`,
+    /// `engine::spread`). Every arrival is still started, late, and its lateness is
+    /// measured from its scheduled time.
+    #[default]
+    Degrade,
+    /// httperf's behaviour: every overdue arrival is started at once, up to the
+    /// connection table, from the one source address the kernel picks.
+    Queue,
+}
+
+impl Overload {
+    /// The option value (`degrade`, `queue`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Overload::Degrade => "degrade",
+            Overload::Queue => "queue",
+        }
+    }
+}
+
+/// `--spin`: how the engine waits for the next arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Spin {
+    /// Wake early by as much as this machine's recent timer wake-ups were late (at
+    /// most `SPIN_AUTO_MAX`, and at most a quarter of the mean inter-arrival time),
+    /// then spin to the arrival.
+    #[default]
+    Auto,
+    /// Sleep until the arrival is due (wake-up delays become lateness).
+    Off,
+    /// Wake this long before each arrival and spin the rest.
+    Fixed(Duration),
+}
+
+/// Longest spin `--spin=auto` chooses.
+pub const SPIN_AUTO_MAX: Duration = Duration::from_micros(100);
+/// Longest spin `--spin=USEC` accepts (10 ms: beyond that, spinning is busy polling).
+pub const SPIN_MAX: Duration = Duration::from_millis(10);
+
+impl Spin {
+    /// The option value as echoed (`auto`, `off`, or microseconds).
+    pub fn name(self) -> String {
+        match self {
+            Spin::Auto => "auto".into(),
+            Spin::Off => "off".into(),
+            Spin::Fixed(d) => d.as_micros().to_string(),
+        }
+    }
+}
+
+/// Parses `--overload=degrade|queue`.
+pub fn parse_overload(v: &str) -> Result<Overload, String> {
+    match v {
+        "degrade" => Ok(Overload::Degrade),
+        "queue" => Ok(Overload::Queue),
+        _ => Err(format!(
+            "--overload: `{v}' is not a policy (expected degrade or queue)"
+        )),
+    }
+}
+
+/// Parses `--spin=auto|off|USEC` (USEC: whole microseconds, 0 = off, at most 10000).
+pub fn parse_spin(v: &str) -> Result<Spin, String> {
+    match v {
+        "auto" => return Ok(Spin::Auto),
+        "off" => return Ok(Spin::Off),
+        _ => {}
+    }
+    let bad = || {
+        format!(
+            "--spin: `{v}' is not auto, off or a number of microseconds from 0 to {}",
+            SPIN_MAX.as_micros()
+        )
+    };
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let us: u64 = v.parse().map_err(|_| bad())?;
+    let d = Duration::from_micros(us);
+    if d > SPIN_MAX {
+        return Err(bad());
+    }
+    Ok(if us == 0 { Spin::Off } else { Spin::Fixed(d) })
+}
+
+/// The pacing options of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pacing {
+    /// `--overload`.
+    pub overload: Overload,
+    /// `--spin`.
+    pub spin: Spin,
+    /// `--pin`: engine thread j runs on one core of its own.
+    pub pin: bool,
+    /// `--realtime`: engine threads run SCHED_FIFO.
+    pub realtime: bool,
+}
+
+impl Pacing {
+    /// Echo-line items for the options that differ from their defaults, in the
+    /// order `--overload`, `--spin`, `--pin`, `--realtime`.
+    pub fn echo_items(&self) -> Vec<String> {
+        let mut items = Vec::new();
+        if self.overload != Overload::default() {
+            items.push(format!("--overload={}", self.overload.name()));
+        }
+        if self.spin != Spin::default() {
+            items.push(format!("--spin={}", self.spin.name()));
+        }
+        if self.pin {
+            items.push("--pin".into());
+        }
+        if self.realtime {
+            items.push("--realtime".into());
+        }
+        items
+    }
+}
+
+/// The core engine thread `j` of `threads` is pinned to: counted from the last of
+/// the `allowed` cores (core 0 usually takes most interrupts), or None when there
+/// are more engine threads than allowed cores (pinning would stack them).
+pub fn pin_core(allowed: &[usize], j: u32, threads: u32) -> Option<usize> {
+    let (j, threads) = (j as usize, threads.max(1) as usize);
+    if threads > allowed.len() || j >= threads {
+        return None;
+    }
+    allowed.get(allowed.len() - 1 - j).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overload_values_and_errors() {
+        assert_eq!(parse_overload("degrade"), Ok(Overload::Degrade));
+        assert_eq!(parse_overload("queue"), Ok(Overload::Queue));
+        assert_eq!(
+            parse_overload("drop"),
+            Err("--overload: `drop' is not a policy (expected degrade or queue)".into())
+        );
+    }
+
+    #[test]
+    fn spin_values_and_errors() {
+        assert_eq!(parse_spin("auto"), Ok(Spin::Auto));
+        assert_eq!(parse_spin("off"), Ok(Spin::Off));
+        assert_eq!(parse_spin("0"), Ok(Spin::Off));
+        assert_eq!(parse_spin("80"), Ok(Spin::Fixed(Duration::from_micros(80))));
+        assert_eq!(
+            parse_spin("10000"),
+            Ok(Spin::Fixed(Duration::from_millis(10)))
+        );
+        for bad in ["", "-5", "1.5", "10001", "99999999999999999999999", "fast"] {
+            assert_eq!(
+                parse_spin(bad),
+                Err(format!(
+                    "--spin: `{bad}' is not auto, off or a number of microseconds from 0 to 10000"
+                )),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn echo_lists_only_what_differs_from_the_defaults() {
+        assert!(Pacing::default().echo_items().is_empty());
+        let p = Pacing {
+            overload: Overload::Queue,
+            spin: Spin::Fixed(Duration::from_micros(50)),
+            pin: true,
+            realtime: true,
+        };
+        assert_eq!(
+            p.echo_items(),
+            ["--overload=queue", "--spin=50", "--pin", "--realtime"]
+        );
+        let off = Pacing {
+            spin: Spin::Off,
+            ..Pacing::default()
+        };
+        assert_eq!(off.echo_items(), ["--spin=off"]);
+    }
+
+    #[test]
+    fn pinning_counts_from_the_last_core_and_never_stacks_threads() {
+        assert_eq!(pin_core(&[0, 1], 0, 1), Some(1));
+        assert_eq!(pin_core(&[0, 1], 0, 2), Some(1));
+        assert_eq!(pin_core(&[0, 1], 1, 2), Some(0));
+        assert_eq!(pin_core(&[0, 1], 0, 3), None);
+        assert_eq!(pin_core(&[2, 5, 7], 1, 2), Some(5));
+        assert_eq!(pin_core(&[], 0, 1), None);
+    }
+}
