@@ -128,6 +128,8 @@ pub enum Opt {
     StartAt,
     /// `--concurrency=C` (rshperf): closed loop.
     Concurrency,
+    /// `--call-rate=R` (rshperf): open-loop calls over a pool of connections.
+    CallRate,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -243,6 +245,7 @@ pub const OPTIONS: &[OptSpec] = &[
     spec("partition", Opt::Partition, HasArg::Required),
     spec("start-at", Opt::StartAt, HasArg::Required),
     spec("concurrency", Opt::Concurrency, HasArg::Required),
+    spec("call-rate", Opt::CallRate, HasArg::Required),
 ];
 
 impl Opt {
@@ -264,6 +267,7 @@ impl Opt {
                 | Opt::Partition
                 | Opt::StartAt
                 | Opt::Concurrency
+                | Opt::CallRate
         )
     }
 

@@ -19,6 +19,7 @@ pub mod ab;
 pub mod client;
 pub mod h2;
 pub mod merge;
+pub mod pool;
 pub mod serial;
 pub mod timeline;
 
@@ -331,6 +332,10 @@ pub struct Stats {
     /// written before HTTP/2).
     #[serde(default)]
     pub http2: h2::H2Stats,
+    /// `--call-rate` figures (all zero otherwise; absent from documents written
+    /// before `--call-rate`).
+    #[serde(default)]
+    pub pool: pool::PoolStats,
 }
 
 /// Records `v` µs, clamped into the histograms' range: a value beyond an hour counts as
@@ -390,6 +395,7 @@ impl Stats {
             client: ClientCpu::default(),
             ab: ab::AbStats::default(),
             http2: h2::H2Stats::default(),
+            pool: pool::PoolStats::default(),
         }
     }
 
@@ -603,6 +609,7 @@ impl Stats {
             client: sum,
             ab: sum,
             http2: sum,
+            pool: sum,
         )
     }
 }
