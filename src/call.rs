@@ -59,6 +59,9 @@ pub struct Call {
     pub send_start: Instant,
     /// When its request was completely written.
     pub written: Option<Instant>,
+    /// When it was due: its scheduled time under `--call-rate` (response time and
+    /// lateness of the pool are measured from it), else when it was issued.
+    pub due: Instant,
     /// How many times it was re-issued after a failure status (`--retry-on-failure`).
     pub retries: u8,
 }

@@ -136,6 +136,8 @@ pub enum Opt {
     Pin,
     /// `--realtime` (rshperf).
     Realtime,
+    /// `--call-rate=R` (rshperf): open-loop calls over a pool of connections.
+    CallRate,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -255,6 +257,7 @@ pub const OPTIONS: &[OptSpec] = &[
     spec("spin", Opt::Spin, HasArg::Required),
     spec("pin", Opt::Pin, HasArg::No),
     spec("realtime", Opt::Realtime, HasArg::No),
+    spec("call-rate", Opt::CallRate, HasArg::Required),
 ];
 
 impl Opt {
@@ -280,6 +283,7 @@ impl Opt {
                 | Opt::Spin
                 | Opt::Pin
                 | Opt::Realtime
+                | Opt::CallRate
         )
     }
 

@@ -281,6 +281,12 @@ pub struct Config {
     pub concurrency: u64,
     /// `--overload`, `--spin`, `--pin`, `--realtime` (rshperf).
     pub pacing: crate::pacing::Pacing,
+    /// `--call-rate` (rshperf): calls per second over the `--num-conns` connections of
+    /// a pool (`engine/pool.rs`); 0 = not given. Its schedule is `period`.
+    pub call_rate: f64,
+    /// `--call-rate` with `--runtime` and without `--num-calls`: calls go on until the
+    /// runtime is over (else the run makes `--num-conns` × `--num-calls` calls).
+    pub calls_until_runtime: bool,
 }
 
 impl Config {
@@ -355,6 +361,8 @@ impl Config {
             start_at: None,
             concurrency: 0,
             pacing: crate::pacing::Pacing::default(),
+            call_rate: 0.0,
+            calls_until_runtime: false,
         }
     }
 
@@ -449,6 +457,7 @@ impl Config {
                 Opt::Spin => c.pacing.spin = crate::pacing::parse_spin(v).map_err(usage)?,
                 Opt::Pin => c.pacing.pin = true,
                 Opt::Realtime => c.pacing.realtime = true,
+                Opt::CallRate => c.call_rate = CALL_RATE.parse(v)?,
                 Opt::Timeout => c.timeout = TIMEOUT.parse(v)?,
                 Opt::UseTimerCache => c.use_timer_cache = true,
                 Opt::Verbose => c.verbose = c.verbose.saturating_add(1),
@@ -475,6 +484,7 @@ impl Config {
             }
         }
         c.apply_operands(&args, &mut port)?;
+        c.check_call_rate(&args)?;
         if server_given {
             check_server_value(&c.server)?;
         }
@@ -483,7 +493,9 @@ impl Config {
             && !args.given(Opt::NumConns)
             && c.wsess.is_none()
             && c.wsesslog.is_none()
-            && c.wsesspage.is_none();
+            && c.wsesspage.is_none()
+            && c.call_rate == 0.0;
+        c.calls_until_runtime = c.call_rate > 0.0 && c.runtime > 0.0 && !args.given(Opt::NumCalls);
         Ok(c)
     }
 
@@ -595,6 +607,59 @@ impl Config {
         self.host = host_value(host_source);
         if self.servers.is_none() {
             self.addrs = resolve(&self.server, self.port)?;
+        }
+        Ok(())
+    }
+
+    /// `--call-rate R`: sets the call schedule (`--period`'s distribution, whose mean
+    /// must then be 1/R, else every 1/R s) and refuses what it cannot be combined with.
+    fn check_call_rate(&mut self, args: &Args) -> Result<(), Error> {
+        if self.call_rate == 0.0 {
+            return Ok(());
+        }
+        let r = self.call_rate;
+        let refuse = |what: &str| {
+            Err(usage(format!(
+                "--call-rate schedules calls over a pool of --num-conns connections: {what}"
+            )))
+        };
+        if args.given(Opt::Rate) {
+            return refuse("--rate (connections per second) does not apply; give one of them");
+        }
+        if self.concurrency > 0 {
+            return refuse("--concurrency (a closed loop) does not apply; give one of them");
+        }
+        if self.wsess.is_some() || self.wsesslog.is_some() || self.wsesspage.is_some() {
+            return refuse("sessions (--wsess, --wsesslog, --wsesspage) are not supported");
+        }
+        if self.http_version == HttpVersion::V10 {
+            return refuse("HTTP/1.0 closes after every reply; use --http-version 1.1 or 2");
+        }
+        if self.max_connections > 0 {
+            return refuse("--max-connections does not apply (the pool is --num-conns)");
+        }
+        let engines = u64::from(self.threads.max(1)) * u64::from(self.partition.1.max(1));
+        if self.num_conns < engines {
+            return Err(usage(format!(
+                "--call-rate: --num-conns {} is less than the number of engines ({engines}: \
+                 --threads times the --partition count); every engine needs a connection",
+                self.num_conns
+            )));
+        }
+        if args.given(Opt::Period) {
+            let mean = self.period.mean();
+            if mean <= 0.0 || (mean * r - 1.0).abs() > 1e-3 {
+                return Err(usage(format!(
+                    "--call-rate {} and --period: the period's mean must be 1/R = {} s \
+                     (it is {} s); e.g. --period e{}",
+                    cfmt::g(r),
+                    cfmt::g(1.0 / r),
+                    cfmt::g(mean),
+                    cfmt::g(1.0 / r)
+                )));
+            }
+        } else {
+            self.period = Period::Deterministic(1.0 / r);
         }
         Ok(())
     }
@@ -728,6 +793,8 @@ impl Config {
         }
         match &self.period {
             Period::Sequential => {}
+            // `--call-rate R` alone is its own schedule (echoed below).
+            Period::Deterministic(_) if self.call_rate > 0.0 => {}
             Period::Deterministic(p) => add(format!("--rate={}", cfmt::g(1.0 / p))),
             Period::Uniform(lo, hi) => {
                 add(format!("--period=u{},{}", cfmt::g(*lo), cfmt::g(*hi)));
@@ -845,6 +912,9 @@ impl Config {
         }
         for item in self.pacing.echo_items() {
             add(item);
+        }
+        if self.call_rate > 0.0 {
+            add(format!("--call-rate={}", cfmt::g(self.call_rate)));
         }
         s
     }
@@ -1209,6 +1279,13 @@ const THREADS: IntRule = IntRule {
     c_min: 1,
     c_max: 0,
     expect: "expected an integer from 1 to 1024",
+};
+
+const CALL_RATE: FloatRule = FloatRule {
+    what: "illegal call rate",
+    ok: |v| v > 0.0 && (1.0 / v).is_finite() && v <= 1e9,
+    c_ok: any,
+    expect: "expected a number of calls per second > 0 and <= 1e9",
 };
 
 const CONCURRENCY: IntRule = IntRule {

@@ -75,6 +75,11 @@ pub enum Owner {
         /// Its connection slot.
         slot: u8,
     },
+    /// Connection slot `slot` of this engine's `--call-rate` pool.
+    Pool {
+        /// Its slot in the pool.
+        slot: u32,
+    },
     /// Nobody: its session ended; the connection is being closed.
     Orphan,
 }
@@ -293,6 +298,16 @@ impl Conn {
     /// Calls on this connection not yet answered (queued or awaiting a reply).
     pub fn outstanding(&self) -> usize {
         self.calls.len() + self.in_flight_h2()
+    }
+
+    /// Whether a call queued now would go out at once with fewer than `depth` calls
+    /// unanswered: connected, the server has not asked to close, and for HTTP/2 a
+    /// stream is free (`--call-rate` offers calls only to such connections).
+    pub fn has_room(&self, depth: usize) -> bool {
+        self.phase == Phase::Active
+            && !self.closing
+            && self.outstanding() < depth
+            && (!self.is_h2() || self.can_open_h2())
     }
 
     /// True while request bytes (or TLS records) are unwritten.

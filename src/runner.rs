@@ -217,6 +217,9 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
             let [full, resumed] = stats.tls_handshakes;
             let _ = writeln!(out, "TLS handshakes: full {full} resumed {resumed}");
         }
+        if let Some(lines) = stats.pool.report_lines(cfg.call_rate, info.duration) {
+            let _ = writeln!(out, "{lines}");
+        }
         if cfg.verbose > 0 {
             if let Some(line) = stats.http2.report_line() {
                 let _ = writeln!(out, "{line}");

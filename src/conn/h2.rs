@@ -387,6 +387,12 @@ impl Conn {
         }
     }
 
+    /// Whether a call queued now gets a stream at once: the server's SETTINGS came,
+    /// no GOAWAY, below its stream limit, and no call already waits for a stream.
+    pub(super) fn can_open_h2(&self) -> bool {
+        self.calls.is_empty() && self.h2.as_ref().is_some_and(|h| h.proto.can_open())
+    }
+
     /// Streams in flight (part of `outstanding`).
     pub(super) fn in_flight_h2(&self) -> usize {
         self.h2.as_ref().map_or(0, |h| h.proto.in_flight())

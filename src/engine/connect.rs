@@ -25,6 +25,7 @@ impl Engine<'_> {
         // connections on one server).
         let arrival = match owner {
             Owner::Request { arrival, .. } => arrival,
+            Owner::Pool { slot } => self.pool_arrival(slot),
             Owner::Session { sess, .. } => self.sessions.get_mut(sess).map_or(0, |s| s.arrival()),
             Owner::Orphan => 0,
         };

@@ -19,6 +19,7 @@ mod catchup;
 mod closed;
 mod connect;
 mod page;
+mod pool;
 mod request;
 mod session;
 mod spin;
@@ -134,6 +135,8 @@ pub struct Engine<'c> {
     spinner: spin::Spinner,
     /// The closed loop (None: arrivals follow `schedule`).
     closed: Option<closed::ClosedState>,
+    /// The `--call-rate` pool (None: arrivals are connections or sessions).
+    pool: Option<pool::PoolState>,
     /// Sees every completed request of an ab or lb run (`-g`).
     calls: Option<Box<dyn CallObserver + 'c>>,
     next_arrival: Option<Instant>,
@@ -253,6 +256,15 @@ impl<'c> Engine<'c> {
             closed: work
                 .closed_loop(cfg)
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
+            pool: (cfg.call_rate > 0.0).then(|| {
+                pool::PoolState::new(
+                    cfg.num_conns,
+                    cfg.burst_length,
+                    plan.arrivals,
+                    plan.stripe,
+                    plan.stripes,
+                )
+            }),
             calls: None,
             next_arrival: None,
             t0,
@@ -293,6 +305,9 @@ impl<'c> Engine<'c> {
                 .next_offset()
                 .and_then(|o| self.t0.checked_add(o)),
         };
+        if self.next_arrival.is_some() && self.pool.is_some() {
+            self.pool_open_all(now);
+        }
         if self.next_arrival.is_some() {
             self.on_arrivals(now);
         } else {
@@ -362,6 +377,7 @@ impl<'c> Engine<'c> {
         }
         let end = self.stop.unwrap_or_else(Instant::now);
         self.count_unstarted(end);
+        self.pool_finish();
         self.on_tick(end);
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
         if at > self.stats.timeline.intervals.len() as f64 {
@@ -455,7 +471,9 @@ impl<'c> Engine<'c> {
             self.stats.on_lateness(now.saturating_duration_since(at));
             let scheduled = at.saturating_duration_since(self.t0).as_secs();
             self.stats.timeline.offered(scheduled);
-            if self.work.is_session() {
+            if self.pool.is_some() {
+                self.pool_call_due(now, at);
+            } else if self.work.is_session() {
                 self.start_session(now);
             } else {
                 self.start_request_conn(now, self.arrival_index(), 0);
@@ -625,6 +643,10 @@ impl<'c> Engine<'c> {
         }
         self.process_completions(now);
         self.after_step(id, step, now);
+        if self.pool_has_waiting() {
+            // A connection may have room now (an HTTP/2 server's SETTINGS, a reply).
+            self.pool_dispatch(now);
+        }
         self.flush();
     }
 
@@ -636,6 +658,7 @@ impl<'c> Engine<'c> {
                 let owner = self.table.get_mut(c.conn).map(|conn| conn.owner);
                 match owner {
                     Some(Owner::Request { .. }) => self.request_on_completion(c, now),
+                    Some(Owner::Pool { .. }) => self.pool_on_completion(c, now),
                     Some(Owner::Session { sess, slot }) => {
                         self.session_on_completion(c, sess, slot, now)
                     }
@@ -667,6 +690,7 @@ impl<'c> Engine<'c> {
         let owner = self.table.get_mut(id).map(|c| c.owner);
         match owner {
             Some(Owner::Request { .. }) => self.request_on_connected(id, now),
+            Some(Owner::Pool { .. }) => self.pool_dispatch(now),
             Some(Owner::Session { sess, .. }) => self.session_on_connected(id, sess),
             _ => {}
         }
@@ -681,6 +705,24 @@ impl<'c> Engine<'c> {
         cookie: Option<&[u8]>,
         retries: u8,
         now: Instant,
+    ) {
+        self.issue_at(id, what, cookie, retries, now, now);
+    }
+
+    /// `issue` for a `--call-rate` call scheduled at `due`.
+    fn issue_due(&mut self, id: ConnId, what: CallRef, now: Instant, due: Instant) {
+        self.issue_at(id, what, None, 0, now, due);
+    }
+
+    /// `issue` of a call due at `due`.
+    fn issue_at(
+        &mut self,
+        id: ConnId,
+        what: CallRef,
+        cookie: Option<&[u8]>,
+        retries: u8,
+        now: Instant,
+        due: Instant,
     ) {
         // Call ids are unique over all engines: this engine's n-th call is
         // stripe + n × stripes.
@@ -744,6 +786,7 @@ impl<'c> Engine<'c> {
             head: self.work.requests.is_head(what),
             send_start: now,
             written: None,
+            due,
             retries,
         };
         conn.queue(call, now, timeout);
@@ -901,6 +944,7 @@ impl<'c> Engine<'c> {
                 self.closed_request_end(owner, fail, now)
             }
             Owner::Request { .. } => self.on_unit_done(now),
+            Owner::Pool { slot } => self.pool_on_closed(slot, fail, replies, now),
             Owner::Session { sess, slot } => {
                 self.session_on_conn_closed(sess, slot, id, fail, replies, now)
             }

@@ -157,6 +157,7 @@ fn config_json(cfg: &Config) -> Value {
         "num_calls": cfg.num_calls,
         "burst_length": cfg.burst_length,
         "concurrency": cfg.concurrency,
+        "call_rate": cfg.call_rate,
         "period": period_json(&cfg.period),
         "timeout_s": cfg.timeout,
         "think_timeout_s": cfg.think_timeout,
@@ -390,11 +391,48 @@ pub fn to_json(
         }
         obj.insert("http2".into(), v);
     }
+    if stats.pool.is_used() {
+        obj.insert("call_rate".into(), call_rate_json(cfg, stats, run.duration));
+    }
     obj.insert("timeline".into(), super::timeline::to_json(&stats.timeline));
     let (raw, hists) = stats_members(stats);
     obj.insert("raw".into(), raw);
     obj.insert(HISTOGRAMS.into(), hists);
     doc
+}
+
+/// The `--call-rate` member: the pool's counters, the target and achieved rates, and
+/// the percentiles of lateness and response time measured from the schedule.
+fn call_rate_json(cfg: &Config, stats: &Stats, duration: f64) -> Value {
+    let p = &stats.pool;
+    let spread = |h: &hdrhistogram::Histogram<u64>| {
+        let mut m = Map::new();
+        m.insert("count".into(), json!(h.len()));
+        m.insert(
+            "avg".into(),
+            json!(if h.is_empty() { 0.0 } else { h.mean() / 1000.0 }),
+        );
+        for (q, _, key) in QUANTILES {
+            m.insert(key.into(), json!(quantile_ms(h, q)));
+        }
+        m.insert("max".into(), json!(quantile_ms(h, 1.0)));
+        Value::Object(m)
+    };
+    json!({
+        "target_per_s": cfg.call_rate,
+        "achieved_per_s": if duration > 0.0 { p.issued as f64 / duration } else { 0.0 },
+        "connections": p.connections,
+        "scheduled": p.scheduled,
+        "issued": p.issued,
+        "completed": p.completed,
+        "lost": p.lost,
+        "unsent": p.unsent,
+        "max_waiting": p.max_waiting,
+        "reconnects": p.reconnects,
+        "given_up": p.given_up,
+        "lateness_ms": spread(&p.lateness),
+        "response_ms": spread(&p.response),
+    })
 }
 
 /// The per-server figures of a `--servers` run.

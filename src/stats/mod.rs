@@ -20,6 +20,7 @@ pub mod client;
 pub mod h2;
 pub mod merge;
 pub mod pacing;
+pub mod pool;
 pub mod serial;
 pub mod timeline;
 
@@ -335,6 +336,10 @@ pub struct Stats {
     /// written before HTTP/2).
     #[serde(default)]
     pub http2: h2::H2Stats,
+    /// `--call-rate` figures (all zero otherwise; absent from documents written
+    /// before `--call-rate`).
+    #[serde(default)]
+    pub pool: pool::PoolStats,
 }
 
 /// Records `v` µs, clamped into the histograms' range: a value beyond an hour counts as
@@ -395,6 +400,7 @@ impl Stats {
             pacing: pacing::PacingStats::default(),
             ab: ab::AbStats::default(),
             http2: h2::H2Stats::default(),
+            pool: pool::PoolStats::default(),
         }
     }
 
@@ -609,6 +615,7 @@ impl Stats {
             pacing: sum,
             ab: sum,
             http2: sum,
+            pool: sum,
         )
     }
 }

@@ -65,6 +65,21 @@ pub(crate) fn every_field_set() -> Stats {
         goaways: 1,
         protocol_errors: 1,
     };
+    s.pool = pool::PoolStats {
+        connections: 2,
+        scheduled: 45,
+        issued: 41,
+        lost: 1,
+        unsent: 4,
+        max_waiting: 5,
+        reconnects: 3,
+        given_up: 1,
+        ..pool::PoolStats::default()
+    };
+    for i in 0..40u64 {
+        s.pool.on_issued(Duration::from_micros(5 + i));
+        s.pool.on_response(Duration::from_micros(300 + 11 * i));
+    }
     s.timeline.offered(0);
     s.roll_timeline(5, 0.5);
     s.client.add_engine(0.25, 1.0);

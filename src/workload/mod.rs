@@ -256,8 +256,16 @@ impl Workload {
 
 /// Sessions (`--wsess`, `--wsesslog`, `--wsesspage`) or connections (`--num-conns`)
 /// of `cfg`; unbounded (`u64::MAX`) for `--runtime` without `--num-conns`, which
-/// `--runtime` ends (`Config::until_runtime`).
+/// `--runtime` ends (`Config::until_runtime`). With `--call-rate` the arrivals are
+/// calls: `--num-conns` × `--num-calls`, or unbounded until `--runtime`.
 fn units_of(cfg: &Config) -> u64 {
+    if cfg.call_rate > 0.0 {
+        return if cfg.calls_until_runtime {
+            u64::MAX
+        } else {
+            cfg.num_conns.saturating_mul(cfg.num_calls)
+        };
+    }
     match (&cfg.wsess, &cfg.wsesslog, &cfg.wsesspage) {
         (Some(w), _, _) => w.sessions,
         (_, Some(w), _) => w.sessions,

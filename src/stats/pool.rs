@@ -1,0 +1,187 @@
+//! `PoolStats`: what only a `--call-rate` run measures — calls scheduled, taken by a
+//! connection, answered, lost or never sent; the connections reopened to keep the pool
+//! full; and two histograms measured from each call's scheduled time (wrk2's rule, no
+//! coordinated omission): lateness (scheduled → taken by a connection, queueing for a
+//! free connection included) and response (scheduled → first byte of the reply).
+//!
+//! Owns the figures, their merge and the report lines; `Stats` holds one
+//! (`Stats::pool`). Fed by the engine's pool (`engine/pool.rs`); all zero otherwise.
+//! Printed after the classic report and carried in JSON through `Stats`' serde schema.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::merge::{Merge, MergeError};
+use super::{new_histogram, record, serial, us};
+
+/// Call-rate figures of one engine (or merged from several).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolStats {
+    /// Connections the pool keeps open (`--num-conns`, summed over engines).
+    pub connections: u64,
+    /// Calls whose scheduled time came before the end of the run.
+    pub scheduled: u64,
+    /// Calls taken by a connection (queued on it for sending).
+    pub issued: u64,
+    /// Calls answered (a complete reply, or a stream reset by the server).
+    pub completed: u64,
+    /// Calls lost with a connection that failed before their reply.
+    pub lost: u64,
+    /// Calls still waiting for a connection when the run ended.
+    pub unsent: u64,
+    /// Most calls waiting for a connection at once.
+    pub max_waiting: u64,
+    /// Connections opened to replace one the server closed or that failed.
+    pub reconnects: u64,
+    /// Connections given up after failing twice in a row without a reply.
+    pub given_up: u64,
+    /// Scheduled time → taken by a connection, µs.
+    #[serde(with = "serial::histogram")]
+    pub lateness: Histogram<u64>,
+    /// Scheduled time → first byte of the reply, µs.
+    #[serde(with = "serial::histogram")]
+    pub response: Histogram<u64>,
+}
+
+impl Default for PoolStats {
+    fn default() -> Self {
+        PoolStats {
+            connections: 0,
+            scheduled: 0,
+            issued: 0,
+            completed: 0,
+            lost: 0,
+            unsent: 0,
+            max_waiting: 0,
+            reconnects: 0,
+            given_up: 0,
+            lateness: new_histogram(),
+            response: new_histogram(),
+        }
+    }
+}
+
+impl Merge for PoolStats {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(PoolStats, self, o;
+            connections: sum,
+            scheduled: sum,
+            issued: sum,
+            completed: sum,
+            lost: sum,
+            unsent: sum,
+            max_waiting: sum,
+            reconnects: sum,
+            given_up: sum,
+            lateness: sum,
+            response: sum,
+        )
+    }
+}
+
+/// Milliseconds of a histogram quantile.
+fn ms(h: &Histogram<u64>, q: f64) -> f64 {
+    if h.is_empty() {
+        0.0
+    } else {
+        h.value_at_quantile(q) as f64 / 1000.0
+    }
+}
+
+/// `avg … p50 … p90 … p99 … max …` in ms.
+fn spread(h: &Histogram<u64>) -> String {
+    format!(
+        "avg {:.3} p50 {:.3} p90 {:.3} p99 {:.3} max {:.3}",
+        if h.is_empty() { 0.0 } else { h.mean() / 1000.0 },
+        ms(h, 0.5),
+        ms(h, 0.9),
+        ms(h, 0.99),
+        ms(h, 1.0),
+    )
+}
+
+impl PoolStats {
+    /// A call was taken by a connection `late` after its scheduled time.
+    pub fn on_issued(&mut self, late: Duration) {
+        self.issued += 1;
+        record(&mut self.lateness, us(late));
+    }
+
+    /// The first byte of a call's reply came `d` after its scheduled time.
+    pub fn on_response(&mut self, d: Duration) {
+        self.completed += 1;
+        record(&mut self.response, us(d));
+    }
+
+    /// Whether this run used `--call-rate`.
+    pub fn is_used(&self) -> bool {
+        self.connections > 0
+    }
+
+    /// The report's three lines (target rate `rate` calls/s over `duration` seconds),
+    /// or None without `--call-rate`.
+    pub fn report_lines(&self, rate: f64, duration: f64) -> Option<String> {
+        if !self.is_used() {
+            return None;
+        }
+        let achieved = if duration > 0.0 {
+            self.issued as f64 / duration
+        } else {
+            0.0
+        };
+        Some(format!(
+            "Call rate [calls/s]: target {rate:.1} achieved {achieved:.1} over {} connections \
+             (scheduled {} issued {} completed {} lost {} unsent {} max-waiting {} \
+             reconnects {} given-up {})\n\
+             Call lateness [ms]: {} (scheduled time to a connection)\n\
+             Call response [ms]: {} (scheduled time to first reply byte)",
+            self.connections,
+            self.scheduled,
+            self.issued,
+            self.completed,
+            self.lost,
+            self.unsent,
+            self.max_waiting,
+            self.reconnects,
+            self.given_up,
+            spread(&self.lateness),
+            spread(&self.response),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_and_the_lines_show_the_figures() {
+        let mut a = PoolStats {
+            connections: 2,
+            scheduled: 10,
+            issued: 8,
+            max_waiting: 3,
+            ..PoolStats::default()
+        };
+        a.on_issued(Duration::from_micros(1500));
+        a.on_response(Duration::from_micros(1800));
+        assert_eq!(PoolStats::default().report_lines(10.0, 1.0), None);
+        a.merge(&a.clone()).expect("no overflow");
+        assert_eq!(a.issued, 18);
+        assert_eq!(a.lateness.len(), 2);
+        assert_eq!(
+            a.report_lines(20.0, 2.0).as_deref(),
+            Some(
+                "Call rate [calls/s]: target 20.0 achieved 9.0 over 4 connections (scheduled 20 \
+                 issued 18 completed 2 lost 0 unsent 0 max-waiting 6 reconnects 0 given-up 0)\n\
+                 Call lateness [ms]: avg 1.500 p50 1.500 p90 1.500 p99 1.500 max 1.500 \
+                 (scheduled time to a connection)\n\
+                 Call response [ms]: avg 1.800 p50 1.800 p90 1.800 p99 1.800 max 1.800 \
+                 (scheduled time to first reply byte)"
+            )
+        );
+    }
+}
