@@ -17,6 +17,7 @@
 
 mod closed;
 mod connect;
+mod h2flush;
 mod page;
 mod request;
 mod session;
@@ -113,6 +114,8 @@ pub struct Engine<'c> {
     leftovers: Vec<Call>,
     /// Connections that got new calls and must be flushed.
     dirty: Vec<ConnId>,
+    /// HTTP/2 writes held back to the end of the poll turn (`h2flush`).
+    h2: h2flush::Held,
     /// Connections the workload wants closed once the current handler is done.
     to_close: Vec<ConnId>,
     observer: Option<Box<dyn ReplyObserver + 'c>>,
@@ -209,11 +212,12 @@ impl<'c> Engine<'c> {
             completions: Vec::new(),
             leftovers: Vec::new(),
             dirty: Vec::new(),
+            h2: h2flush::Held::default(),
             to_close: Vec::new(),
             observer,
             opts: SocketOptions {
-                send_buffer: cfg.send_buffer as usize,
-                recv_buffer: cfg.recv_buffer as usize,
+                send_buffer: cfg.socket_buffers().0,
+                recv_buffer: cfg.socket_buffers().1,
                 reset_on_close: cfg.close_with_reset,
             },
             ports: if cfg.hog {
@@ -285,6 +289,7 @@ impl<'c> Engine<'c> {
             if self.stop.is_none() {
                 self.on_arrivals(Instant::now());
             }
+            self.h2.hold(true);
             for ev in events.iter() {
                 match ev.token() {
                     TIMER_TOKEN => {
@@ -309,6 +314,8 @@ impl<'c> Engine<'c> {
                     break;
                 }
             }
+            self.h2.hold(false);
+            self.flush_held();
             if self.stop.is_none() {
                 self.on_deadlines(Instant::now());
             }
@@ -514,6 +521,15 @@ impl<'c> Engine<'c> {
         }
         self.process_completions(now);
         self.after_step(id, step, now);
+        // HTTP/2 answers to what was read (acks, window updates) wait for the
+        // connection's one write of this turn (`h2flush`).
+        if self
+            .table
+            .get_mut(id)
+            .is_some_and(|c| c.is_h2() && c.wants_write())
+        {
+            self.mark_dirty(id);
+        }
         self.flush();
     }
 
@@ -655,6 +671,9 @@ impl<'c> Engine<'c> {
                 continue;
             }
             let Some(id) = self.dirty.pop() else { break };
+            if self.table.get_mut(id).is_some_and(|c| c.is_h2()) && self.h2.held(id) {
+                continue;
+            }
             let (table, mut ctx, _) = self.ctx();
             let Some(conn) = table.get_mut(id) else {
                 continue;
