@@ -7,7 +7,8 @@
 #   --quick   skip the anchor runs that no pass/fail decision needs (httperf at
 #             P1, P5, P6 and --hog); the targets themselves run unchanged.
 #   --h2-only run only the HTTP/2 rows (H2C, H2S: h2load -n $H2_N -c 50 -m 10
-#             against rshperf --http-version 2 on nginx's 8082 h2c and 8444 h2)
+#             against rshperf --http-version 2 on nginx's 8082 h2c and 8444 h2,
+#             $H2_ROUNDS alternating rounds each, medians compared)
 #   --out DIR raw outputs (default /tmp/rshperf-bench)
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
@@ -21,6 +22,8 @@
 #        (bash scripts/nginx.sh start), httperf, wrk, ab, tcpdump
 #        (run as root), python3, /usr/bin/time, ss.
 # Env:   H2_N=requests of the HTTP/2 rows (default 200000; a small n checks them)
+#        H2_ROUNDS=alternating h2load/rshperf rounds of each HTTP/2 row (default 3;
+#        the summary compares medians)
 #        RSHPERF=path to the binary (default target/release/rshperf, built
 #        with cargo build --release when missing or older than src/).
 #
@@ -35,6 +38,7 @@ QUICK=0
 PERF=0
 H2_ONLY=0
 H2_N=${H2_N:-200000}
+H2_ROUNDS=${H2_ROUNDS:-3}
 AB12_ONLY=0
 AB_N=${AB_N:-200000}
 OUT=/tmp/rshperf-bench
@@ -45,7 +49,7 @@ while [ $# -gt 0 ]; do
     --perf) PERF=1 ;;
     --h2-only) H2_ONLY=1 ;;
     --ab12) AB12_ONLY=1 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -102,6 +106,7 @@ meta() { echo "$1=$2" >> "$META"; }
 meta quick $QUICK
 meta h2_only $H2_ONLY
 meta h2_n "$H2_N"
+meta h2_rounds "$H2_ROUNDS"
 meta rshperf "$RSH"
 meta rshperf_mtime "$(date -r "$RSH" '+%F %T')"
 meta git "$(git -C "$root" rev-parse --short HEAD 2>/dev/null)$(git -C "$root" diff --quiet -- src 2>/dev/null || echo '+dirty-src')"
@@ -242,18 +247,25 @@ echo "runs:"
 # HTTP/2 (issue 13): h2load -n N -c 50 -m 10 against rshperf's equivalent, 50
 # connections of N/50 calls with 10 streams in flight each, on nginx's h2c (8082)
 # and h2-over-TLS (8444) ports. CPU per request = (user + sys) / requests.
+# H2_ROUNDS rounds (default 3), alternating h2load and rshperf within each port,
+# so that both see the same machine; the summary compares medians and lists each
+# round's ratios.
 h2_rows() {
-  local calls=$(( H2_N / 50 ))
-  settle 2
-  run H2C.h2load 120 h2load -n "$H2_N" -c 50 -m 10 "http://$HOST:8082$URI"
-  settle 2
-  run H2C.rsh 120 "$RSH" --server $HOST --port 8082 --uri $URI --http-version 2 \
-    --num-conns 50 --num-calls "$calls" --burst-length 10 --rate 10000 --timeout 5
-  settle 2
-  run H2S.h2load 120 h2load -n "$H2_N" -c 50 -m 10 "https://$HOST:8444$URI"
-  settle 2
-  run H2S.rsh 120 "$RSH" --server $HOST --port 8444 --ssl --uri $URI --http-version 2 \
-    --num-conns 50 --num-calls "$calls" --burst-length 10 --rate 10000 --timeout 5
+  local calls=$(( H2_N / 50 )) k
+  for k in $(seq 1 "$H2_ROUNDS"); do
+    settle 2
+    run H2C.h2load.$k 120 h2load -n "$H2_N" -c 50 -m 10 "http://$HOST:8082$URI"
+    settle 2
+    run H2C.rsh.$k 120 "$RSH" --server $HOST --port 8082 --uri $URI --http-version 2 \
+      --num-conns 50 --num-calls "$calls" --burst-length 10 --rate 10000 --timeout 5
+  done
+  for k in $(seq 1 "$H2_ROUNDS"); do
+    settle 2
+    run H2S.h2load.$k 120 h2load -n "$H2_N" -c 50 -m 10 "https://$HOST:8444$URI"
+    settle 2
+    run H2S.rsh.$k 120 "$RSH" --server $HOST --port 8444 --ssl --uri $URI --http-version 2 \
+      --num-conns 50 --num-calls "$calls" --burst-length 10 --rate 10000 --timeout 5
+  done
 }
 h2_rows
 if [ $H2_ONLY = 1 ]; then

@@ -168,6 +168,9 @@ pub struct Config {
     pub send_buffer: u32,
     /// `--recv-buffer` (SO_RCVBUF), bytes.
     pub recv_buffer: u32,
+    /// Whether `--send-buffer` / `--recv-buffer` were given (HTTP/2 keeps the kernel's
+    /// autotuned buffers unless they were: `Config::socket_buffers`).
+    pub buffers_given: (bool, bool),
     /// `--hog`.
     pub hog: bool,
     /// `--close-with-reset`.
@@ -302,6 +305,7 @@ impl Config {
             http_version: HttpVersion::V11,
             method: "GET".to_string(),
             method_given: false,
+            buffers_given: (false, false),
             add_header_raw: None,
             add_header: Vec::new(),
             no_host_hdr: false,
@@ -410,10 +414,16 @@ impl Config {
                 Opt::PrintReply => c.print_reply = Some(print_what(value.as_deref())),
                 Opt::PrintRequest => c.print_request = Some(print_what(value.as_deref())),
                 Opt::Rate => c.period = parse_rate(v)?,
-                Opt::RecvBuffer => c.recv_buffer = to_u32(RECV_BUFFER.parse(v)?),
+                Opt::RecvBuffer => {
+                    c.recv_buffer = to_u32(RECV_BUFFER.parse(v)?);
+                    c.buffers_given.1 = true;
+                }
                 Opt::RetryOnFailure => c.retry_on_failure = true,
                 Opt::Runtime => c.runtime = RUNTIME.parse(v)?,
-                Opt::SendBuffer => c.send_buffer = to_u32(SEND_BUFFER.parse(v)?),
+                Opt::SendBuffer => {
+                    c.send_buffer = to_u32(SEND_BUFFER.parse(v)?);
+                    c.buffers_given.0 = true;
+                }
                 Opt::Server => {
                     c.server = v.to_string();
                     server_given = true;
@@ -710,6 +720,20 @@ impl Config {
     /// `--think-timeout` as a Duration, None when 0.
     pub fn think_timeout_duration(&self) -> Option<Duration> {
         seconds(self.think_timeout)
+    }
+
+    /// SO_SNDBUF and SO_RCVBUF to set on each socket, in bytes (0: leave the kernel's
+    /// default and its autotuning). HTTP/1.x always sets `--send-buffer` and
+    /// `--recv-buffer` (defaults 4096 and 16384, as httperf). HTTP/2 sets only the
+    /// ones given on the command line: one connection carries many streams, and the
+    /// small httperf defaults would cut every window of replies into small segments.
+    pub fn socket_buffers(&self) -> (usize, usize) {
+        let h2 = self.http_version == HttpVersion::V2;
+        let pick = |size: u32, given: bool| if h2 && !given { 0 } else { size as usize };
+        (
+            pick(self.send_buffer, self.buffers_given.0),
+            pick(self.recv_buffer, self.buffers_given.1),
+        )
     }
 
     /// The first given option whose feature rshperf does not implement yet (the caller
@@ -2276,6 +2300,35 @@ mod tests {
             err(&["--rate", "x", "--port", "70000"]),
             "rshperf: illegal request rate x"
         );
+    }
+
+    #[test]
+    fn socket_buffers_http2_only_when_given() {
+        let base = ["--server", "127.0.0.1"];
+        assert_eq!(cfg(&base).socket_buffers(), (4096, 16384));
+        let h2 = cfg(&["--server", "127.0.0.1", "--http-version", "2"]);
+        assert_eq!((h2.send_buffer, h2.recv_buffer), (4096, 16384));
+        assert_eq!(h2.socket_buffers(), (0, 0));
+        let given = cfg(&[
+            "--server",
+            "127.0.0.1",
+            "--http-version",
+            "2",
+            "--recv-buffer",
+            "65536",
+        ]);
+        assert_eq!(given.socket_buffers(), (0, 65536));
+        let both = cfg(&[
+            "--server",
+            "127.0.0.1",
+            "--http-version",
+            "2",
+            "--send-buffer",
+            "4096",
+            "--recv-buffer",
+            "16384",
+        ]);
+        assert_eq!(both.socket_buffers(), (4096, 16384));
     }
 
     #[test]

@@ -361,11 +361,9 @@ impl Conn {
         if self.closing && in_flight == 0 {
             return Step::Close;
         }
-        // Acks, window updates and newly opened streams go out now: no writable
-        // edge will announce room that was there all along.
-        if self.wants_write() {
-            return self.on_writable(now, ctx);
-        }
+        // Acks, window updates and newly opened streams are written by the engine
+        // once this poll turn's events are handled (one write per turn; no
+        // writable edge would announce room that was there all along).
         Step::Continue
     }
 

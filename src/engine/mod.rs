@@ -18,6 +18,7 @@
 mod catchup;
 mod closed;
 mod connect;
+mod h2flush;
 mod page;
 mod pool;
 mod request;
@@ -117,6 +118,8 @@ pub struct Engine<'c> {
     leftovers: Vec<Call>,
     /// Connections that got new calls and must be flushed.
     dirty: Vec<ConnId>,
+    /// HTTP/2 writes held back to the end of the poll turn (`h2flush`).
+    h2: h2flush::Held,
     /// Connections the workload wants closed once the current handler is done.
     to_close: Vec<ConnId>,
     observer: Option<Box<dyn ReplyObserver + 'c>>,
@@ -234,11 +237,12 @@ impl<'c> Engine<'c> {
             completions: Vec::new(),
             leftovers: Vec::new(),
             dirty: Vec::new(),
+            h2: h2flush::Held::default(),
             to_close: Vec::new(),
             observer,
             opts: SocketOptions {
-                send_buffer: cfg.send_buffer as usize,
-                recv_buffer: cfg.recv_buffer as usize,
+                send_buffer: cfg.socket_buffers().0,
+                recv_buffer: cfg.socket_buffers().1,
                 reset_on_close: cfg.close_with_reset,
             },
             ports: if cfg.hog {
@@ -346,6 +350,7 @@ impl<'c> Engine<'c> {
             if self.stop.is_none() {
                 self.on_arrivals(Instant::now());
             }
+            self.h2.hold(true);
             for ev in events.iter() {
                 match ev.token() {
                     TIMER_TOKEN => {
@@ -370,6 +375,8 @@ impl<'c> Engine<'c> {
                     break;
                 }
             }
+            self.h2.hold(false);
+            self.flush_held();
             if self.stop.is_none() {
                 self.on_deadlines(Instant::now());
             }
@@ -647,6 +654,15 @@ impl<'c> Engine<'c> {
             // A connection may have room now (an HTTP/2 server's SETTINGS, a reply).
             self.pool_dispatch(now);
         }
+        // HTTP/2 answers to what was read (acks, window updates) wait for the
+        // connection's one write of this turn (`h2flush`).
+        if self
+            .table
+            .get_mut(id)
+            .is_some_and(|c| c.is_h2() && c.wants_write())
+        {
+            self.mark_dirty(id);
+        }
         self.flush();
     }
 
@@ -809,6 +825,9 @@ impl<'c> Engine<'c> {
                 continue;
             }
             let Some(id) = self.dirty.pop() else { break };
+            if self.table.get_mut(id).is_some_and(|c| c.is_h2()) && self.h2.held(id) {
+                continue;
+            }
             let (table, mut ctx, _) = self.ctx();
             let Some(conn) = table.get_mut(id) else {
                 continue;
