@@ -115,10 +115,12 @@ mod tests {
     #[test]
     fn spins_only_within_the_window_and_reaches_the_arrival() {
         let s = Spinner::new(Spin::Fixed(Duration::from_millis(5)), 1.0);
-        let at = Instant::now() + Duration::from_millis(2);
+        let start = Instant::now();
+        let at = start + Duration::from_millis(2);
         let spun = s.spin_until(at).expect("within the window");
         assert!(Instant::now() >= at);
-        assert!(spun <= Duration::from_millis(5), "{spun:?}");
+        // (No upper bound in wall time: a loaded machine may preempt the spin.)
+        assert!(spun <= start.elapsed(), "{spun:?}");
         assert_eq!(s.spin_until(Instant::now() + Duration::from_secs(1)), None);
         assert_eq!(s.spin_until(Instant::now()), None);
     }
