@@ -51,6 +51,8 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --partition I/N      one part of a multi-process or multi-machine run,
   --start-at T|+S      started together; `rshperf merge` joins the parts
   --progress           a progress line on stderr (default: on a terminal)
+  --call-rate R        R requests/s over the --num-conns keep-alive connections,
+                       timed from the schedule (wrk2's model)
 
 Commands (rshperf help CMD, or rshperf CMD --help, for their options):
 ";
