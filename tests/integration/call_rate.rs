@@ -320,3 +320,53 @@ fn refused_combinations_say_why() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("illegal call rate 0"));
 }
+
+#[test]
+fn pipelining_wlog_and_json() {
+    use crate::support::recorder::{self, Recorder, TempFile};
+    // One connection, up to three calls pipelined on it, a server that takes 30 ms per
+    // reply: calls due every 5 ms pile up, so requests follow each other unanswered.
+    let s = Recorder::start(recorder::Opts {
+        delay: Duration::from_millis(30),
+        ..recorder::Opts::default()
+    });
+    let wlog = TempFile::new("cr-wlog", b"/u1\0/u2\0/u3");
+    let json = TempFile::new("cr-json", b"");
+    let wlog_arg = format!("--wlog=y,{}", wlog.path);
+    let json_arg = format!("--json={}", json.path);
+    let r = run_ok(
+        s.port(),
+        &[
+            "--call-rate",
+            "200",
+            "--num-conns",
+            "1",
+            "--num-calls",
+            "12",
+            "--burst-length",
+            "3",
+            &wlog_arg,
+            &json_arg,
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(r.totals(), (1, 12, 12), "{}", r.text);
+    let reqs = s.requests();
+    let uris: Vec<&str> = reqs.iter().map(|q| q.uri.as_str()).collect();
+    assert_eq!(uris, ["/u1", "/u2", "/u3"].repeat(4), "{}", r.text);
+    assert!(reqs.iter().any(|q| q.followed), "no call was pipelined");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json.path).expect("json written"))
+            .expect("valid JSON");
+    let c = &doc["call_rate"];
+    assert_eq!(c["target_per_s"], 200.0, "{c}");
+    assert_eq!(c["scheduled"], 12);
+    assert_eq!(c["issued"], 12);
+    assert_eq!(c["completed"], 12);
+    assert_eq!(c["lateness_ms"]["count"], 12);
+    assert_eq!(doc["raw"]["pool"]["connections"], 1);
+    assert_eq!(doc["config"]["call_rate"], 200.0);
+    let late = spread(&r, "Call lateness [ms]:");
+    assert_eq!(c["lateness_ms"]["p99"].as_f64(), Some(late[3]));
+}
