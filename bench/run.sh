@@ -2,13 +2,17 @@
 # rshperf benchmark suite (issue 5): targets P1..P7 plus --hog and ab anchors,
 # side by side with httperf 0.9.0 / wrk / ab on the same machine, loopback only.
 #
-#   bench/run.sh [--quick] [--h2-only] [--out DIR]
+#   bench/run.sh [--quick] [--h2-only] [--cr-only] [--out DIR]
 #
 #   --quick   skip the anchor runs that no pass/fail decision needs (httperf at
 #             P1, P5, P6 and --hog); the targets themselves run unchanged.
 #   --h2-only run only the HTTP/2 rows (H2C, H2S: h2load -n $H2_N -c 50 -m 10
 #             against rshperf --http-version 2 on nginx's 8082 h2c and 8444 h2,
 #             $H2_ROUNDS alternating rounds each, medians compared)
+#   --cr-only run only the call-rate row (CR, issue 13 item 4: --call-rate $CR_RATE
+#             over 50 keep-alive connections for $CR_S s against nginx on 8080:
+#             achieved rate within 0.5 %, lateness p99 <= 1 ms; wrk2 -R side by
+#             side when a wrk2 binary is on PATH)
 #   --out DIR raw outputs (default /tmp/rshperf-bench)
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
@@ -24,6 +28,7 @@
 # Env:   H2_N=requests of the HTTP/2 rows (default 200000; a small n checks them)
 #        H2_ROUNDS=alternating h2load/rshperf rounds of each HTTP/2 row (default 3;
 #        the summary compares medians)
+#        CR_RATE, CR_S=rate and seconds of the CR row (default 20000 and 10)
 #        RSHPERF=path to the binary (default target/release/rshperf, built
 #        with cargo build --release when missing or older than src/).
 #
@@ -41,6 +46,9 @@ H2_N=${H2_N:-200000}
 H2_ROUNDS=${H2_ROUNDS:-3}
 AB12_ONLY=0
 AB_N=${AB_N:-200000}
+CR_ONLY=0
+CR_RATE=${CR_RATE:-20000}
+CR_S=${CR_S:-10}
 OUT=/tmp/rshperf-bench
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,7 +57,8 @@ while [ $# -gt 0 ]; do
     --perf) PERF=1 ;;
     --h2-only) H2_ONLY=1 ;;
     --ab12) AB12_ONLY=1 ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    --cr-only) CR_ONLY=1 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -81,12 +90,17 @@ if [ $AB12_ONLY = 1 ]; then
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
-for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump python3 ss timeout); do
+if [ $CR_ONLY = 1 ]; then
+  for t in curl python3 ss timeout; do
+    command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+  done
+fi
+for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump python3 ss timeout); do
   command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
 done
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (apt-get install time)"
 if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
-[ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
+[ $CR_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
 [ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash scripts/nginx.sh start"
 fi
@@ -107,6 +121,9 @@ meta quick $QUICK
 meta h2_only $H2_ONLY
 meta h2_n "$H2_N"
 meta h2_rounds "$H2_ROUNDS"
+meta cr_only $CR_ONLY
+meta cr_rate "$CR_RATE"
+meta cr_s "$CR_S"
 meta rshperf "$RSH"
 meta rshperf_mtime "$(date -r "$RSH" '+%F %T')"
 meta git "$(git -C "$root" rev-parse --short HEAD 2>/dev/null)$(git -C "$root" diff --quiet -- src 2>/dev/null || echo '+dirty-src')"
@@ -243,6 +260,29 @@ WIN=16001
 echo "rshperf benchmark suite -> $OUT   ($( [ $QUICK = 1 ] && echo quick || echo full ))"
 echo "binary: $RSH ($(date -r "$RSH" '+%F %T'))"
 echo "runs:"
+# ---------------------------------------------------------------- CR
+# Issue 13, item 4: an open-loop call rate over keep-alive connections (wrk2's
+# model): --call-rate $CR_RATE over 50 connections for $CR_S s against nginx. The
+# report's `Call rate` line gives the achieved rate (calls taken by a connection
+# per second of the test) and `Call lateness` the p99 from each call's scheduled
+# time; CPU is /usr/bin/time's user+sys. wrk2 (not a Debian package) runs beside
+# it when a `wrk2` binary is on PATH: `wrk2 -t1 -c50 -d${CR_S}s -R$CR_RATE`.
+cr_rows() {
+  settle 2
+  run CR.rsh $(( CR_S + 20 )) "${RSH_BASE[@]}" --call-rate "$CR_RATE" --num-conns 50 \
+    --runtime "$CR_S" --timeout 5 --json "$OUT/CR.rsh.json"
+  if command -v wrk2 >/dev/null 2>&1; then
+    settle 2
+    run CR.wrk2 $(( CR_S + 20 )) wrk2 -t1 -c50 -d"${CR_S}s" -R"$CR_RATE" --latency "$URL"
+  fi
+}
+if [ $CR_ONLY = 1 ]; then
+  cr_rows
+  meta suite_runtime_s $(( $(date +%s) - T_START ))
+  echo
+  python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
 # ---------------------------------------------------------------- H2C, H2S
 # HTTP/2 (issue 13): h2load -n N -c 50 -m 10 against rshperf's equivalent, 50
 # connections of N/50 calls with 10 streams in flight each, on nginx's h2c (8082)
@@ -274,6 +314,7 @@ if [ $H2_ONLY = 1 ]; then
   python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
   exit 0
 fi
+cr_rows
 # ---------------------------------------------------------------- ab anchor
 settle 1
 run AB.ab 60 ab -q -n 30000 -c 50 "$URL"

@@ -103,6 +103,22 @@ def parse_report(s):
     m = re.search(r"Reply status: 1xx=(\d+) 2xx=(\d+) 3xx=(\d+) 4xx=(\d+) 5xx=(\d+)", s)
     if m:
         r["2xx"] = int(m.group(2))
+    # --call-rate
+    m = re.search(r"Call rate \[calls/s\]: target ([\d.]+) achieved ([\d.]+) over (\d+) connections "
+                  r"\(scheduled (\d+) issued (\d+) completed (\d+) lost (\d+) unsent (\d+) max-waiting (\d+) "
+                  r"reconnects (\d+)", s)
+    if m:
+        r["cr_target"], r["cr_achieved"] = float(m.group(1)), float(m.group(2))
+        (r["cr_conns"], r["cr_scheduled"], r["cr_issued"], r["cr_completed"], r["cr_lost"], r["cr_unsent"],
+         r["cr_max_waiting"], r["cr_reconnects"]) = map(int, m.group(3, 4, 5, 6, 7, 8, 9, 10))
+    for key, label in (("cr_late", "lateness"), ("cr_resp", "response")):
+        m = re.search(r"Call %s \[ms\]: avg ([\d.]+) p50 ([\d.]+) p90 ([\d.]+) p99 ([\d.]+) max ([\d.]+)" % label, s)
+        if m:
+            r[key + "_p50"], r[key + "_p99"], r[key + "_max"] = float(m.group(2)), float(m.group(4)), float(m.group(5))
+    # wrk2 --latency: " 99.000%    1.23ms"
+    m = re.search(r"^\s*99\.000%\s+([\d.]+)(us|ms|s)\s*$", s, re.M)
+    if m:
+        r["wrk2_p99_ms"] = float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
     # wrk
     m = re.search(r"(\d+) requests in ([\d.]+)(\w+),", s)
     if m:
@@ -233,7 +249,7 @@ def diag(run):
 R = {n: Run(n) for n in ("P1.rsh", "P1.httperf", "AB.ab", "P2.wrk", "P2.rsh", "P3.rsh", "P3.httperf",
                          "P4.rsh", "P4.httperf", "P5.rsh", "P5.httperf", "P6.rsh", "P6.httperf",
                          "P7.rsh2", "P7.rsh1", "HOG.rsh", "HOG.httperf", "T1.rsh", "AB12.ab", "AB12.rsh",
-                         "AB12.rsh10", "H2C.rsh", "H2C.h2load", "H2S.rsh", "H2S.h2load")}
+                         "AB12.rsh10", "H2C.rsh", "H2C.h2load", "H2S.rsh", "H2S.h2load", "CR.rsh", "CR.wrk2")}
 H2_ROUNDS = int(SUITE.get("h2_rounds", "1") or 1)
 for _tag in ("H2C", "H2S"):
     for _k in range(1, H2_ROUNDS + 1):
@@ -469,6 +485,30 @@ for tag, port in (("H2C", "8082 h2c"), ("H2S", "8444 h2 over TLS")):
         continue
     rows.append((label, fig, anc, ratio, verdict(ok)))
 
+# ------------------------------------------------------------------ CR (issue 13, item 4)
+a, w = R["CR.rsh"], R["CR.wrk2"]
+if a.present:
+    r = a.r
+    label = "CR --call-rate %s x 50 keep-alive conns, %s s" % (SUITE.get("cr_rate", "?"), SUITE.get("cr_s", "?"))
+    if "cr_achieved" in r and "cr_late_p99" in r and a.cpu is not None:
+        dev = (r["cr_achieved"] / r["cr_target"] - 1) * 100
+        cpc = a.cpu / max(1, r["cr_issued"]) * 1e6
+        fig = ("achieved %.1f/s (%+.2f %% of %.0f), lateness p99 %.3f ms (max %.3f), response p99 %.3f ms, "
+               "CPU %.2f s (%.2f us/call), %d replies, %d 2xx, unsent %d, %s") % (
+            r["cr_achieved"], dev, r["cr_target"], r["cr_late_p99"], r["cr_late_max"], r["cr_resp_p99"],
+            a.cpu, cpc, r.get("replies", 0), r.get("2xx", 0), r["cr_unsent"], err_str(r))
+        ok = abs(dev) <= 0.5 and r["cr_late_p99"] <= 1.0 and r.get("errors") == 0
+        if w.present and "wrk_rps" in w.r:
+            anc = "wrk2: %s req/s, p99 %s ms, CPU %.2f s" % (
+                fmt_rate(w.r["wrk_rps"]), "%.3f" % w.r["wrk2_p99_ms"] if "wrk2_p99_ms" in w.r else "?",
+                w.cpu or -1)
+            ratio = "CPU %.2fx" % (a.cpu / w.cpu) if w.cpu else "-"
+        else:
+            anc, ratio = "wrk2 not installed (not a Debian package)", "-"
+    else:
+        fig, anc, ratio, ok = "missing data (rc %s)" % a.rc, "-", "-", False
+    rows.append((label, fig, anc, ratio, verdict(ok)))
+
 # ------------------------------------------------------------------ ab
 ab = R["AB.ab"]
 if "ab_rps" in ab.r:
@@ -503,6 +543,8 @@ if SUITE.get("h2_only") == "1":
     rows = [row for row in rows if row[0].startswith("H2")]
 if SUITE.get("ab12_only") == "1":
     rows = [r for r in rows if r[0].startswith("AB12")]
+if SUITE.get("cr_only") == "1":
+    rows = [r for r in rows if r[0].startswith("CR")]
 hdr = ("target", "rshperf figure", "anchor figure", "ratio", "pass/fail")
 print("rshperf benchmark (%s run, binary %s built %s, git %s)" % (
     "h2-only" if SUITE.get("h2_only") == "1" else "quick" if SUITE.get("quick") == "1" else "full",

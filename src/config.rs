@@ -1840,6 +1840,39 @@ mod rshperf_option_tests {
         assert_eq!(c.start_at, Some(StartAt::After(1.0)));
         assert!(c.echo_line().ends_with(" --partition=1/4"));
     }
+
+    #[test]
+    fn call_rate_sets_the_schedule_and_refuses_what_does_not_fit() {
+        let ok = |args: &[&str]| {
+            let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
+            argv.extend_from_slice(args);
+            Config::from_argv(&argv).expect("valid")
+        };
+        let c = ok(&["--call-rate", "250", "--num-conns", "5"]);
+        assert_eq!(c.call_rate, 250.0);
+        assert_eq!(c.period, Period::Deterministic(0.004));
+        assert!(!c.calls_until_runtime && !c.until_runtime);
+        assert!(c.echo_line().ends_with(" --num-calls=1 --call-rate=250"));
+        assert!(!c.echo_line().contains("--rate"));
+        let c = ok(&["--call-rate", "100", "--period", "e0.01", "--runtime", "5"]);
+        assert_eq!(c.period, Period::Exponential(0.01));
+        assert!(c.calls_until_runtime);
+        assert!(c.echo_line().contains(" --period=e0.01 "));
+        let c = ok(&["--call-rate", "100", "--runtime", "5", "--num-calls", "7"]);
+        assert!(!c.calls_until_runtime);
+        let bad = |args: &[&str]| {
+            let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
+            argv.extend_from_slice(args);
+            Config::from_argv(&argv).expect_err("refused").to_string()
+        };
+        assert!(bad(&["--call-rate", "10", "--rate", "5"]).contains("--rate"));
+        assert!(bad(&["--call-rate", "10", "--period", "u0.1,0.3"])
+            .contains("the period's mean must be 1/R = 0.1 s (it is 0.2 s)"));
+        assert!(bad(&["--call-rate", "10", "--wsesslog", "1,0,/dev/null"]).contains("sessions"));
+        assert!(bad(&["--call-rate", "10", "--max-connections", "3"]).contains("--max-connections"));
+        assert!(bad(&["--call-rate", "-1"]).contains("illegal call rate -1"));
+        assert!(bad(&["--call-rate", "x"]).contains("illegal call rate x"));
+    }
 }
 
 #[cfg(test)]

@@ -55,6 +55,8 @@ rshperf's extensions (the classic report stays as httperf prints it):
                        catch-up, cap connections in flight) or queue (httperf)
   --spin auto|off|US   wake early and spin to each arrival (default auto)
   --pin, --realtime    engine threads on cores of their own, SCHED_FIFO
+  --call-rate R        R requests/s over the --num-conns keep-alive connections,
+                       timed from the schedule (wrk2's model)
 
 Commands (rshperf help CMD, or rshperf CMD --help, for their options):
 ";

@@ -3,6 +3,7 @@
 
 mod ab;
 mod basic;
+mod call_rate;
 mod edge;
 mod first_run;
 mod hostile;

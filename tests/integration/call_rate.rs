@@ -1,0 +1,372 @@
+//! `--call-rate R` (issue 13): calls on an absolute schedule over a pool of
+//! `--num-conns` keep-alive (or HTTP/2) connections. Exact totals with `--num-calls`
+//! (also over `--threads` and `--partition`), the rate achieved with `--runtime`,
+//! lateness and response time measured from the schedule when the server is slower
+//! than the rate, connections reopened after `Connection: close` and GOAWAY, and the
+//! refused combinations. Every report is checked against what the server counted.
+
+use std::time::Duration;
+
+use crate::support::h2_server::{H2Server, Opts};
+use crate::support::server::{Behavior, Server};
+use crate::support::{run, run_ok, Report};
+
+/// The figures of the `Call rate [calls/s]:` line: target, achieved, connections,
+/// scheduled, issued, completed, lost, unsent, max-waiting, reconnects, given-up.
+fn call_rate(r: &Report) -> Vec<f64> {
+    r.nums("Call rate [calls/s]:")
+}
+
+/// avg, p50, p90, p99, max (ms) of a `Call lateness`/`Call response` line.
+fn spread(r: &Report, label: &str) -> Vec<f64> {
+    // The numbers of "avg A p50 B p90 C p99 D max E", the 50, 90, 99 included.
+    let n = r.nums(label);
+    assert_eq!(n.len(), 8, "{label} in {}", r.text);
+    vec![n[0], n[2], n[4], n[6], n[7]]
+}
+
+#[test]
+fn num_calls_gives_exact_totals_over_the_pool() {
+    let s = Server::start(Behavior::Fixed(100));
+    let r = run_ok(
+        s.port(),
+        &[
+            "--call-rate",
+            "1000",
+            "--num-conns",
+            "4",
+            "--num-calls",
+            "50",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(r.totals(), (4, 200, 200), "{}", r.text);
+    assert_eq!(s.requests(), 200);
+    assert_eq!(s.connections(), 4);
+    assert_eq!(r.status(), [0, 200, 0, 0, 0]);
+    assert_eq!(r.error("total"), 0);
+    let c = call_rate(&r);
+    assert_eq!(c[0], 1000.0, "{}", r.text);
+    // connections, scheduled, issued, completed, lost, unsent; reconnects, given-up.
+    assert_eq!(
+        &c[2..8],
+        &[4.0, 200.0, 200.0, 200.0, 0.0, 0.0],
+        "{}",
+        r.text
+    );
+    assert_eq!(&c[9..], &[0.0, 0.0], "{}", r.text);
+    assert!(r.text.lines().next().is_some_and(|l| l
+        .ends_with("--num-conns=4 --num-calls=50 --call-rate=1000")
+        && !l.contains("--rate")));
+    assert_eq!(spread(&r, "Call lateness [ms]:").len(), 5);
+}
+
+#[test]
+fn runtime_runs_at_the_rate() {
+    let s = Server::start(Behavior::Fixed(10));
+    let r = run_ok(
+        s.port(),
+        &[
+            "--call-rate",
+            "500",
+            "--num-conns",
+            "5",
+            "--runtime",
+            "2",
+            "--timeout",
+            "5",
+        ],
+    );
+    let c = call_rate(&r);
+    // Calls k at k/500 s before 2 s: exactly 1000 scheduled.
+    assert_eq!(c[3], 1000.0, "{}", r.text);
+    // Each is taken by a connection (even late on a busy machine) unless it is still
+    // waiting when the run ends.
+    assert_eq!(c[4] + c[7], 1000.0, "{}", r.text);
+    assert!(c[4] >= 950.0, "{}", r.text);
+    // What the report calls issued, the server received (but for those in flight).
+    let (conns, requests, replies) = r.totals();
+    assert_eq!(conns, 5, "{}", r.text);
+    assert_eq!(requests as f64, c[4], "{}", r.text);
+    assert!(s.requests() >= replies && s.requests() <= requests);
+    // Achieved = issued / test duration: 500/s within 5 %.
+    assert!((c[1] - 500.0).abs() <= 25.0, "{}", r.text);
+}
+
+#[test]
+fn a_slow_server_shows_queueing_in_response_times_from_the_schedule() {
+    // Two connections, one call each at a time, 20 ms per reply: 100 calls/s at most,
+    // against 200 scheduled per second. Calls queue; their lateness and response time
+    // count from the schedule, so the last ones are about a second late, while the
+    // classic response time (from the send) stays near 20 ms.
+    let s = Server::start(Behavior::Slow(Duration::from_millis(20), 10));
+    let r = run_ok(
+        s.port(),
+        &[
+            "--call-rate",
+            "200",
+            "--num-conns",
+            "2",
+            "--num-calls",
+            "100",
+            "--timeout",
+            "10",
+        ],
+    );
+    assert_eq!(r.totals(), (2, 200, 200), "{}", r.text);
+    assert_eq!(s.requests(), 200);
+    let c = call_rate(&r);
+    assert!(c[8] >= 50.0, "max-waiting {}: {}", c[8], r.text);
+    let late = spread(&r, "Call lateness [ms]:");
+    let resp = spread(&r, "Call response [ms]:");
+    let classic = r.nums("Reply time [ms]:")[0];
+    assert!(late[4] >= 500.0, "{}", r.text);
+    assert!(resp[4] >= late[4] + 15.0, "{}", r.text);
+    assert!(resp[4] >= 5.0 * classic, "{}", r.text);
+    // The test lasts as long as the server needs: 2 s, not the schedule's 1 s.
+    assert!(r.nums("Total:")[3] >= 1.9, "{}", r.text);
+}
+
+#[test]
+fn threads_and_partitions_stripe_the_calls() {
+    let s = Server::start(Behavior::Fixed(10));
+    let r = run_ok(
+        s.port(),
+        &[
+            "--call-rate",
+            "400",
+            "--num-conns",
+            "4",
+            "--num-calls",
+            "25",
+            "--threads",
+            "2",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(r.totals(), (4, 100, 100), "{}", r.text);
+    assert_eq!(s.requests(), 100);
+    assert_eq!(s.connections(), 4);
+    assert_eq!(&call_rate(&r)[2..6], &[4.0, 100.0, 100.0, 100.0]);
+    // Partitions 0/3, 1/3, 2/3 of 5 connections × 6 calls: 2, 2, 1 connections and
+    // 10 calls each (calls k ≡ I mod 3 of 30).
+    let s = Server::start(Behavior::Fixed(10));
+    let mut calls = 0;
+    for part in ["0/3", "1/3", "2/3"] {
+        let p = format!("--partition={part}");
+        let r = run_ok(
+            s.port(),
+            &[
+                "--call-rate",
+                "300",
+                "--num-conns",
+                "5",
+                "--num-calls",
+                "6",
+                &p,
+                "--timeout",
+                "5",
+            ],
+        );
+        let (_, requests, replies) = r.totals();
+        assert_eq!((requests, replies), (10, 10), "{part}: {}", r.text);
+        calls += requests;
+    }
+    assert_eq!(calls, 30);
+    assert_eq!(s.requests(), 30);
+    assert_eq!(s.connections(), 5);
+}
+
+#[test]
+fn connections_closed_by_the_server_are_reopened() {
+    // Every reply says `Connection: close`: each call needs a new connection; the pool
+    // stays at two and every call is answered.
+    let s = Server::start(Behavior::ConnectionClose(10));
+    let r = run_ok(
+        s.port(),
+        &[
+            "--call-rate",
+            "100",
+            "--num-conns",
+            "2",
+            "--num-calls",
+            "10",
+            "--timeout",
+            "5",
+        ],
+    );
+    let (conns, requests, replies) = r.totals();
+    assert_eq!((requests, replies), (20, 20), "{}", r.text);
+    assert_eq!(s.requests(), 20);
+    assert_eq!(r.error("total"), 0, "{}", r.text);
+    let c = call_rate(&r);
+    assert_eq!(c[5], 20.0, "{}", r.text);
+    // 2 pool connections plus one per close (the last ones may close after the run).
+    assert!(c[9] >= 18.0, "{}", r.text);
+    assert_eq!(conns, 2 + c[9] as u64, "{}", r.text);
+    assert_eq!(s.connections(), conns);
+}
+
+#[test]
+fn a_dead_server_gives_the_pool_up_and_the_run_ends() {
+    let port = crate::support::server::closed_port();
+    let r = run_ok(
+        port,
+        &[
+            "--call-rate",
+            "100",
+            "--num-conns",
+            "3",
+            "--num-calls",
+            "10",
+            "--timeout",
+            "2",
+        ],
+    );
+    let c = call_rate(&r);
+    // Each slot tried twice, then given up; nothing was sent.
+    assert_eq!(r.error("connrefused"), 6, "{}", r.text);
+    assert_eq!(c[10], 3.0, "{}", r.text);
+    assert_eq!(c[4], 0.0, "{}", r.text);
+}
+
+#[test]
+fn http2_streams_carry_the_calls_and_goaway_reopens() {
+    let s = H2Server::start(Opts {
+        body: 100,
+        max_streams: Some(3),
+        ..Opts::default()
+    });
+    let r = run_ok(
+        s.port(),
+        &[
+            "--http-version",
+            "2",
+            "--call-rate",
+            "2000",
+            "--num-conns",
+            "2",
+            "--num-calls",
+            "100",
+            "--burst-length",
+            "8",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(r.totals(), (2, 200, 200), "{}", r.text);
+    assert_eq!(s.requests(), 200);
+    assert_eq!(s.connections(), 2);
+    // --burst-length 8 streams, but the server allows 3 at a time.
+    assert!(s.max_in_flight() <= 3, "{}", s.max_in_flight());
+    assert_eq!(&call_rate(&r)[3..6], &[200.0, 200.0, 200.0]);
+    // A GOAWAY after 30 requests of a connection: the pool reopens it.
+    let s = H2Server::start(Opts {
+        body: 10,
+        goaway_after: Some(30),
+        ..Opts::default()
+    });
+    let r = run_ok(
+        s.port(),
+        &[
+            "--http-version",
+            "2",
+            "--call-rate",
+            "1000",
+            "--num-conns",
+            "2",
+            "--num-calls",
+            "50",
+            "--timeout",
+            "5",
+        ],
+    );
+    let (conns, requests, replies) = r.totals();
+    assert_eq!(replies, 100, "{}", r.text);
+    assert_eq!(s.requests(), requests);
+    let c = call_rate(&r);
+    assert_eq!(c[5], 100.0, "{}", r.text);
+    assert!(c[9] >= 2.0, "{}", r.text);
+    assert_eq!(conns, 2 + c[9] as u64, "{}", r.text);
+}
+
+#[test]
+fn refused_combinations_say_why() {
+    for (args, says) in [
+        (&["--rate", "10"][..], "--rate (connections per second)"),
+        (&["--concurrency", "2"][..], "--concurrency"),
+        (&["--wsess", "2,2,0"][..], "sessions"),
+        (&["--http-version", "1.0"][..], "HTTP/1.0"),
+        (
+            &["--period", "e0.5"][..],
+            "the period's mean must be 1/R = 0.1 s",
+        ),
+        (
+            &["--num-conns", "1", "--threads", "2"][..],
+            "every engine needs a connection",
+        ),
+    ] {
+        let mut all = vec!["--server", "127.0.0.1", "--call-rate", "10"];
+        all.extend_from_slice(args);
+        let out = run(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.starts_with("rshperf: "), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let out = run(&["--server", "127.0.0.1", "--call-rate", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("illegal call rate 0"));
+}
+
+#[test]
+fn pipelining_wlog_and_json() {
+    use crate::support::recorder::{self, Recorder, TempFile};
+    // One connection, up to three calls pipelined on it, a server that takes 30 ms per
+    // reply: calls due every 5 ms pile up, so requests follow each other unanswered.
+    let s = Recorder::start(recorder::Opts {
+        delay: Duration::from_millis(30),
+        ..recorder::Opts::default()
+    });
+    let wlog = TempFile::new("cr-wlog", b"/u1\0/u2\0/u3");
+    let json = TempFile::new("cr-json", b"");
+    let wlog_arg = format!("--wlog=y,{}", wlog.path);
+    let json_arg = format!("--json={}", json.path);
+    let r = run_ok(
+        s.port(),
+        &[
+            "--call-rate",
+            "200",
+            "--num-conns",
+            "1",
+            "--num-calls",
+            "12",
+            "--burst-length",
+            "3",
+            &wlog_arg,
+            &json_arg,
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(r.totals(), (1, 12, 12), "{}", r.text);
+    let reqs = s.requests();
+    let uris: Vec<&str> = reqs.iter().map(|q| q.uri.as_str()).collect();
+    assert_eq!(uris, ["/u1", "/u2", "/u3"].repeat(4), "{}", r.text);
+    assert!(reqs.iter().any(|q| q.followed), "no call was pipelined");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json.path).expect("json written"))
+            .expect("valid JSON");
+    let c = &doc["call_rate"];
+    assert_eq!(c["target_per_s"], 200.0, "{c}");
+    assert_eq!(c["scheduled"], 12);
+    assert_eq!(c["issued"], 12);
+    assert_eq!(c["completed"], 12);
+    assert_eq!(c["lateness_ms"]["count"], 12);
+    assert_eq!(doc["raw"]["pool"]["connections"], 1);
+    assert_eq!(doc["config"]["call_rate"], 200.0);
+    let late = spread(&r, "Call lateness [ms]:");
+    assert_eq!(c["lateness_ms"]["p99"].as_f64(), Some(late[3]));
+}
