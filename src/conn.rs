@@ -178,6 +178,10 @@ pub struct Conn {
     h2: Option<Box<h2::H2Side>>,
 }
 
+/// Reads an HTTP/2 connection makes past a short read in one readiness event
+/// (`Conn::on_readable`).
+const H2_LOOKS: u32 = 8;
+
 /// Why an `--ssl --http-version 2` connection failed when ALPN did not give `h2`.
 const H2_REFUSED: &str = "the server does not offer HTTP/2 over TLS (ALPN h2)";
 
@@ -527,6 +531,7 @@ impl Conn {
         closed: bool,
         ctx: &mut Ctx<'_>,
     ) -> Step {
+        let mut looks = if self.is_h2() { H2_LOOKS } else { 0 };
         loop {
             let Some(stream) = self.stream.as_mut() else {
                 return Step::Fail(ErrorKind::Other);
@@ -542,9 +547,23 @@ impl Conn {
                     // A short read drained the socket: epoll (edge-triggered) reports
                     // the next arrival as a new event.
                     // (Not with TLS: rustls may hold plaintext while the socket
-                    // still has records.)
-                    if step != Step::Continue || (k < buf.len() && !closed && self.tls.is_none()) {
+                    // still has records.) HTTP/2 reads on until the socket is
+                    // empty (at most `H2_LOOKS` more short reads, so that one busy
+                    // connection cannot hold the loop): reading sent the
+                    // acknowledgement a server's held-back segment (nginx holds one
+                    // reply's DATA until then) waited for, and on loopback that
+                    // segment is often queued already, and replies keep coming while
+                    // these are parsed; read now, their streams' replacements leave
+                    // in the same write as the others instead of lone segments.
+                    let drained = k < buf.len() && !closed && self.tls.is_none();
+                    if step != Step::Continue {
                         return step;
+                    }
+                    if drained {
+                        if looks == 0 {
+                            return step;
+                        }
+                        looks -= 1;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Continue,
