@@ -128,6 +128,18 @@ pub enum Opt {
     StartAt,
     /// `--concurrency=C` (rshperf): closed loop.
     Concurrency,
+    /// `--unix-socket=PATH` (rshperf): connect to a unix domain socket.
+    UnixSocket,
+    /// `--body-file=F` (rshperf): request body from a file.
+    BodyFile,
+    /// `--content-type=T` (rshperf): the body's `Content-Type`.
+    ContentType,
+    /// `--header-file=F` (rshperf): `Name: value` lines added to every request.
+    HeaderFile,
+    /// `--metrics-listen=ADDR:PORT` (rshperf): serve Prometheus metrics.
+    MetricsListen,
+    /// `--metrics-linger=S` (rshperf): keep serving them after the run.
+    MetricsLinger,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -243,6 +255,12 @@ pub const OPTIONS: &[OptSpec] = &[
     spec("partition", Opt::Partition, HasArg::Required),
     spec("start-at", Opt::StartAt, HasArg::Required),
     spec("concurrency", Opt::Concurrency, HasArg::Required),
+    spec("unix-socket", Opt::UnixSocket, HasArg::Required),
+    spec("body-file", Opt::BodyFile, HasArg::Required),
+    spec("content-type", Opt::ContentType, HasArg::Required),
+    spec("header-file", Opt::HeaderFile, HasArg::Required),
+    spec("metrics-listen", Opt::MetricsListen, HasArg::Required),
+    spec("metrics-linger", Opt::MetricsLinger, HasArg::Required),
 ];
 
 impl Opt {
@@ -264,6 +282,12 @@ impl Opt {
                 | Opt::Partition
                 | Opt::StartAt
                 | Opt::Concurrency
+                | Opt::UnixSocket
+                | Opt::BodyFile
+                | Opt::ContentType
+                | Opt::HeaderFile
+                | Opt::MetricsListen
+                | Opt::MetricsLinger
         )
     }
 
@@ -365,7 +389,9 @@ pub fn usage() -> String {
          \t[--threads N] [--partition I/N] [--start-at T|+S] [--concurrency C]\n\
          \t[--percentiles] [--json file] [--csv file] [--fail-on EXPR]\n\
          \t[--timeline file] [--html file]\n\
-         \t[--progress|--no-progress]\n"
+         \t[--progress|--no-progress]\n\
+         \t[--unix-socket path] [--body-file file] [--content-type T]\n\
+         \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n"
     )
 }
 
@@ -578,10 +604,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 64);
+        assert_eq!(names.len(), 70);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 64);
+        assert_eq!(names.len(), 70);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }

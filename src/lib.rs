@@ -28,6 +28,7 @@ pub mod report;
 pub mod runner;
 pub mod serve;
 pub mod stats;
+pub mod stream;
 pub mod subcommand;
 pub mod sweep;
 pub mod table;

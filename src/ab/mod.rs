@@ -147,9 +147,9 @@ impl Bench {
     }
 }
 
-/// Reads a `-p`/`-u` file once.
+/// Reads a `-p`/`-u` file once (the same shared body as `--body-file`).
 pub fn read_body(path: &str) -> io::Result<Body> {
-    std::fs::read(path).map(Body::from)
+    crate::call::read_body(path)
 }
 
 /// How a front end ends without (or after) a run: exit status and texts.

@@ -584,22 +584,40 @@ impl<'c> Engine<'c> {
             .targets
             .get(conn.target)
             .map_or("", |t| t.host.as_str());
-        let (len, header, start) = if conn.is_h2() {
+        let printing = self.observer.is_some();
+        let (len, printed) = if conn.is_h2() {
             // (`--wsesspage` is refused with HTTP/2: see `Config::unsupported`.)
             let (len, header) = conn.stage_h2(&self.work.requests, what, host, cookie);
-            (len, header, None)
+            let mut text = Vec::new();
+            let h = if printing {
+                // The request as header lines, pseudo-headers first.
+                self.work
+                    .requests
+                    .render_h2_text(what, host, cookie, &mut text)
+            } else {
+                0
+            };
+            let _ = header;
+            (len, printing.then_some((text, h)))
         } else {
             let page_uri = page::call_uri(&mut self.sessions, conn.owner, what);
-            let buf = conn.send_buf();
-            let start = buf.len();
+            let requests = &self.work.requests;
+            let q = conn.send_queue();
             let (len, header) = match page_uri {
-                Some(uri) => self
-                    .work
-                    .requests
-                    .render_uri(uri.as_bytes(), host, cookie, buf),
-                None => self.work.requests.render(what, host, cookie, buf),
+                Some(uri) => requests.render_uri(uri.as_bytes(), host, cookie, q),
+                None => requests.render(what, host, cookie, q),
             };
-            (len, header, Some(start))
+            // `--print-request` sees the bytes as sent; the send queue may hold the
+            // body by reference, so printing renders a copy (not the hot path).
+            let printed = printing.then(|| {
+                let mut text = Vec::new();
+                match page_uri {
+                    Some(uri) => requests.render_uri(uri.as_bytes(), host, cookie, &mut text),
+                    None => requests.render(what, host, cookie, &mut text),
+                };
+                (text, header)
+            });
+            (len, printed)
         };
         if self.cfg.verbose > 0 && self.cfg.json.as_deref() != Some("-") {
             if let CallRef::Uri(i) = what {
@@ -612,19 +630,8 @@ impl<'c> Engine<'c> {
                 let _ = writeln!(io::stdout().lock(), "rshperf: accessing URI `{uri}'");
             }
         }
-        if let Some(p) = self.observer.as_deref_mut() {
-            match start {
-                Some(start) => p.request(call_id, &conn.send_buf()[start..], header),
-                None => {
-                    // HTTP/2: the request as header lines, pseudo-headers first.
-                    let mut text = Vec::new();
-                    let h = self
-                        .work
-                        .requests
-                        .render_h2_text(what, host, cookie, &mut text);
-                    p.request(call_id, &text, h);
-                }
-            }
+        if let (Some(p), Some((text, h))) = (self.observer.as_deref_mut(), printed) {
+            p.request(call_id, &text, h);
         }
         let call = Call {
             id: call_id,

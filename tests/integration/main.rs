@@ -3,6 +3,7 @@
 
 mod ab;
 mod basic;
+mod bodies;
 mod edge;
 mod first_run;
 mod hostile;
@@ -18,3 +19,4 @@ mod support;
 mod sweep;
 mod threads;
 mod tls;
+mod unix_socket;
