@@ -245,7 +245,10 @@ fn run(b: &Bench) -> Result<i32, Exit> {
         &plan.cfg,
         &plan.work,
         ExecOptions { echo: false },
-        Hooks { calls: Some(&make) },
+        Hooks {
+            calls: Some(&make),
+            metrics: None,
+        },
     )
     .map_err(|e| fail(e.to_string().trim_start_matches("rshperf: ").to_string()))?;
     let mut out = io::BufWriter::new(io::stdout().lock());

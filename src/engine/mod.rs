@@ -145,6 +145,8 @@ pub struct Engine<'c> {
     next_tick: Instant,
     /// `--progress`: where to publish, and when next.
     progress: Option<&'c crate::progress::Slot>,
+    /// `--metrics-listen`: this engine's publisher (on the same tick).
+    metrics: Option<crate::metrics::Publisher<'c>>,
     next_progress: Option<Instant>,
     runtime_end: Option<Instant>,
     stop: Option<Instant>,
@@ -243,11 +245,23 @@ impl<'c> Engine<'c> {
             tally,
             next_tick: t0 + TIMELINE_INTERVAL,
             progress,
+            metrics: None,
             next_progress: progress.map(|_| t0 + crate::progress::INTERVAL),
             runtime_end: duration_of(cfg.runtime).and_then(|d| t0.checked_add(d)),
             stop: None,
             interrupted: false,
         })
+    }
+
+    /// Publishes into this metrics slot (`--metrics-listen`) every second and at
+    /// the end.
+    pub fn with_metrics(mut self, slot: Option<&'c crate::metrics::Slot>) -> Self {
+        if let Some(slot) = slot {
+            self.metrics = Some(crate::metrics::Publisher::new(slot));
+            let first = self.t0 + crate::progress::INTERVAL;
+            self.next_progress.get_or_insert(first);
+        }
+        self
     }
 
     /// Adds the observer of completed requests (ab's `-g`).
@@ -320,6 +334,9 @@ impl<'c> Engine<'c> {
         if at > self.stats.timeline.intervals.len() as f64 {
             self.stats.roll_timeline(self.live, at);
         }
+        if let Some(m) = self.metrics.as_mut() {
+            m.publish(&self.stats, self.live, Instant::now(), true);
+        }
         self.tally.stop(&self.stats);
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
@@ -367,11 +384,14 @@ impl<'c> Engine<'c> {
         self.on_arrivals(now);
         self.on_timers(now);
         self.on_tick(now);
-        if let (Some(slot), Some(t)) = (self.progress, self.next_progress) {
-            if now >= t {
+        if let Some(t) = self.next_progress.filter(|t| now >= *t) {
+            if let Some(slot) = self.progress {
                 slot.publish(&self.stats);
-                self.next_progress = Some(t + crate::progress::INTERVAL);
             }
+            if let Some(m) = self.metrics.as_mut() {
+                m.publish(&self.stats, self.live, now, false);
+            }
+            self.next_progress = Some(t + crate::progress::INTERVAL);
         }
         if self.runtime_end.is_some_and(|end| now >= end) {
             self.stop.get_or_insert(now);

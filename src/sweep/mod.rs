@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::error::Error;
+use crate::metrics::Exporter;
 use crate::progress;
 use crate::report::html::{self, SweepPage, SweepPoint};
 use crate::report::json;
@@ -112,13 +113,15 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     out.line(&table::header(host, o.output_fmt))
         .map_err(write_err)?;
     let show = progress::wanted(sweep.base.progress);
+    let exporter = sweep.base.metrics_listen.map(Exporter::start).transpose()?;
     let mut planner = Planner::new(strategy(sweep));
     let mut steps: Vec<Step> = Vec::new();
     while let Some(rate) = planner.next() {
         if !steps.is_empty() && o.cool_down > 0.0 {
             std::thread::sleep(Duration::from_secs_f64(o.cool_down));
         }
-        let step = step::run(sweep, &work, rate)?;
+        let number = u32::try_from(steps.len() + 1).unwrap_or(u32::MAX);
+        let step = step::run(sweep, &work, rate, exporter.as_ref().map(|e| (e, number)))?;
         out.line(&table::row(&step, o.output_fmt))
             .map_err(write_err)?;
         for a in &step.advice {
@@ -163,6 +166,9 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
             .map_err(|e| Error::Startup(format!("cannot draw the --html report: {e}")))?;
         std::fs::write(Path::new(path), page)
             .map_err(|e| Error::Startup(format!("cannot write --html file {path}: {e}")))?;
+    }
+    if let Some(e) = exporter {
+        e.linger(sweep.base.metrics_linger);
     }
     Ok(())
 }
