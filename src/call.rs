@@ -69,6 +69,40 @@ pub struct Call {
 /// A request body: read once, shared by every call that sends it.
 pub type Body = Arc<[u8]>;
 
+/// Reads a body file once (`--body-file`, ab's `-p`/`-u`); every call then shares it.
+pub fn read_body(path: &str) -> std::io::Result<Body> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let len = usize::try_from(file.metadata()?.len())
+        .map_err(|_| std::io::Error::other("too large for memory"))?;
+    // Read straight into the shared allocation (a `Vec` turned into an `Arc` would be
+    // copied: two bodies in memory at start).
+    let mut body: Body = std::iter::repeat_n(0u8, len).collect();
+    let buf = Arc::get_mut(&mut body).expect("a new Arc has one owner");
+    file.read_exact(buf)?;
+    // A file that grew since `metadata` is sent as it was; one that shrank fails above.
+    Ok(body)
+}
+
+/// Where a request is rendered: bytes are appended, a body is appended or, by a
+/// connection's send queue, shared (`conn::send::SendQueue`).
+pub trait RequestSink {
+    /// The byte buffer to append header bytes to.
+    fn bytes(&mut self) -> &mut Vec<u8>;
+    /// Appends `body` after the bytes so far.
+    fn body(&mut self, body: &Body);
+}
+
+impl RequestSink for Vec<u8> {
+    fn bytes(&mut self) -> &mut Vec<u8> {
+        self
+    }
+
+    fn body(&mut self, body: &Body) {
+        self.extend_from_slice(body);
+    }
+}
+
 /// A request split around the URI so any URI can be rendered without allocation:
 /// `method SP uri suffix [Cookie] CRLF body`.
 #[derive(Debug, Clone)]
@@ -200,10 +234,17 @@ fn header_lines(cfg: &Config, extra: &[u8]) -> (Vec<u8>, Vec<u8>) {
 }
 
 impl Requests {
-    /// The fixed request of `cfg` (`--method`, `--uri`, `--add-header`).
-    pub fn new(cfg: &Config, add_header_file: &[u8]) -> Requests {
-        let (pre_host, post_host) = header_lines(cfg, add_header_file);
-        let fixed = Shape::new(&cfg.method, pre_host, post_host, Body::from(&[][..]));
+    /// The fixed request of `cfg` (`--method`, `--uri`, `--add-header`), with header
+    /// lines `extra` (`--add-header-file`, `--header-file`, `--content-type`).
+    pub fn new(cfg: &Config, extra: &[u8]) -> Requests {
+        Requests::with_body(cfg, extra, Body::from(&[][..]))
+    }
+
+    /// Like `new`, with a body (`--body-file`; `extra` then holds its
+    /// `Content-Length:` line).
+    pub fn with_body(cfg: &Config, extra: &[u8], body: Body) -> Requests {
+        let (pre_host, post_host) = header_lines(cfg, extra);
+        let fixed = Shape::new(&cfg.method, pre_host, post_host, body);
         Requests {
             fixed,
             fixed_uri: cfg.uri.as_bytes().to_vec(),
@@ -271,12 +312,12 @@ impl Requests {
     /// Appends the bytes of `what` to `out`, with `Host: <host>` (unless
     /// `--no-host-hdr`) and `Cookie: <cookie>` when given; returns (total length,
     /// header length).
-    pub fn render(
+    pub fn render<S: RequestSink>(
         &self,
         what: CallRef,
         host: &str,
         cookie: Option<&[u8]>,
-        out: &mut Vec<u8>,
+        out: &mut S,
     ) -> (usize, usize) {
         let (shape, uri) = self.shape(what);
         self.render_shape(shape, uri, host, cookie, out)
@@ -284,24 +325,25 @@ impl Requests {
 
     /// Like `render` for the fixed request (`--method`, headers) with another URI: the
     /// `--wsesspage` objects.
-    pub fn render_uri(
+    pub fn render_uri<S: RequestSink>(
         &self,
         uri: &[u8],
         host: &str,
         cookie: Option<&[u8]>,
-        out: &mut Vec<u8>,
+        out: &mut S,
     ) -> (usize, usize) {
         self.render_shape(&self.fixed, uri, host, cookie, out)
     }
 
-    fn render_shape(
+    fn render_shape<S: RequestSink>(
         &self,
         shape: &Shape,
         uri: &[u8],
         host: &str,
         cookie: Option<&[u8]>,
-        out: &mut Vec<u8>,
+        sink: &mut S,
     ) -> (usize, usize) {
+        let out = sink.bytes();
         let start = out.len();
         out.extend_from_slice(&shape.method);
         out.push(b' ');
@@ -320,8 +362,8 @@ impl Requests {
         }
         out.extend_from_slice(b"\r\n");
         let header = out.len() - start;
-        out.extend_from_slice(&shape.body);
-        (out.len() - start, header)
+        sink.body(&shape.body);
+        (header + shape.body.len(), header)
     }
 
     /// HTTP/2: appends the HPACK header block of `what` to `block`, then its body

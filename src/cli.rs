@@ -138,6 +138,18 @@ pub enum Opt {
     Realtime,
     /// `--call-rate=R` (rshperf): open-loop calls over a pool of connections.
     CallRate,
+    /// `--unix-socket=PATH` (rshperf): connect to a unix domain socket.
+    UnixSocket,
+    /// `--body-file=F` (rshperf): request body from a file.
+    BodyFile,
+    /// `--content-type=T` (rshperf): the body's `Content-Type`.
+    ContentType,
+    /// `--header-file=F` (rshperf): `Name: value` lines added to every request.
+    HeaderFile,
+    /// `--metrics-listen=ADDR:PORT` (rshperf): serve Prometheus metrics.
+    MetricsListen,
+    /// `--metrics-linger=S` (rshperf): keep serving them after the run.
+    MetricsLinger,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -258,6 +270,12 @@ pub const OPTIONS: &[OptSpec] = &[
     spec("pin", Opt::Pin, HasArg::No),
     spec("realtime", Opt::Realtime, HasArg::No),
     spec("call-rate", Opt::CallRate, HasArg::Required),
+    spec("unix-socket", Opt::UnixSocket, HasArg::Required),
+    spec("body-file", Opt::BodyFile, HasArg::Required),
+    spec("content-type", Opt::ContentType, HasArg::Required),
+    spec("header-file", Opt::HeaderFile, HasArg::Required),
+    spec("metrics-listen", Opt::MetricsListen, HasArg::Required),
+    spec("metrics-linger", Opt::MetricsLinger, HasArg::Required),
 ];
 
 impl Opt {
@@ -284,6 +302,12 @@ impl Opt {
                 | Opt::Pin
                 | Opt::Realtime
                 | Opt::CallRate
+                | Opt::UnixSocket
+                | Opt::BodyFile
+                | Opt::ContentType
+                | Opt::HeaderFile
+                | Opt::MetricsListen
+                | Opt::MetricsLinger
         )
     }
 
@@ -386,7 +410,9 @@ pub fn usage() -> String {
          \t[--percentiles] [--json file] [--csv file] [--fail-on EXPR]\n\
          \t[--timeline file] [--html file]\n\
          \t[--progress|--no-progress]\n\
-         \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n"
+         \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n\
+         \t[--unix-socket path] [--body-file file] [--content-type T]\n\
+         \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n"
     )
 }
 
@@ -599,10 +625,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 69);
+        assert_eq!(names.len(), 75);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 69);
+        assert_eq!(names.len(), 75);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }

@@ -15,7 +15,7 @@
 //! messages they produce are part of the configuration contract. They could move to a
 //! `config/value.rs` submodule without API change.
 
-use std::net::{IpAddr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use crate::cfmt;
@@ -290,6 +290,20 @@ pub struct Config {
     /// `--call-rate` with `--runtime` and without `--num-calls`: calls go on until the
     /// runtime is over (else the run makes `--num-conns` × `--num-calls` calls).
     pub calls_until_runtime: bool,
+    /// `--unix-socket=PATH` (rshperf): connect here instead of TCP; `--server` still
+    /// names the `Host:`.
+    pub unix_socket: Option<String>,
+    /// `--body-file=F` (rshperf): the body of every request (read once, shared).
+    pub body_file: Option<String>,
+    /// `--content-type=T` (rshperf): a `Content-Type: T` line in every request.
+    pub content_type: Option<String>,
+    /// `--header-file=F` (rshperf): `Name: value` lines added to every request
+    /// (checked at start by `workload::headers`).
+    pub header_file: Option<String>,
+    /// `--metrics-listen=ADDR:PORT` (rshperf): serve Prometheus metrics there.
+    pub metrics_listen: Option<SocketAddr>,
+    /// `--metrics-linger=S` (rshperf): seconds the metrics stay served after the run.
+    pub metrics_linger: f64,
 }
 
 impl Config {
@@ -367,6 +381,12 @@ impl Config {
             pacing: crate::pacing::Pacing::default(),
             call_rate: 0.0,
             calls_until_runtime: false,
+            unix_socket: None,
+            body_file: None,
+            content_type: None,
+            header_file: None,
+            metrics_listen: None,
+            metrics_linger: 0.0,
         }
     }
 
@@ -468,6 +488,12 @@ impl Config {
                 Opt::Pin => c.pacing.pin = true,
                 Opt::Realtime => c.pacing.realtime = true,
                 Opt::CallRate => c.call_rate = CALL_RATE.parse(v)?,
+                Opt::UnixSocket => c.unix_socket = Some(nonempty(v, "--unix-socket")?),
+                Opt::BodyFile => c.body_file = Some(nonempty(v, "--body-file")?),
+                Opt::ContentType => c.content_type = Some(parse_content_type(v)?),
+                Opt::HeaderFile => c.header_file = Some(nonempty(v, "--header-file")?),
+                Opt::MetricsListen => c.metrics_listen = Some(parse_listen(v)?),
+                Opt::MetricsLinger => c.metrics_linger = METRICS_LINGER.parse(v)?,
                 Opt::Timeout => c.timeout = TIMEOUT.parse(v)?,
                 Opt::UseTimerCache => c.use_timer_cache = true,
                 Opt::Verbose => c.verbose = c.verbose.saturating_add(1),
@@ -607,15 +633,24 @@ impl Config {
             return Err(usage("--server S or --servers file, not both".into()));
         }
         self.check_concurrency()?;
+        self.check_extensions()?;
         if self.tls_server_name.is_some() && !self.ssl {
             return Err(usage(
                 "--tls-server-name requires --ssl (or --ssl-protocol)".into(),
             ));
         }
+        if self.body_file.is_some() && !self.method_given {
+            // A body is sent with POST unless --method says otherwise (as ab's -p).
+            self.method = "POST".to_string();
+        }
         self.port = port.unwrap_or(if self.ssl { 443 } else { 80 });
         let host_source = self.server_name.as_deref().unwrap_or(&self.server);
         self.host = host_value(host_source);
-        if self.servers.is_none() {
+        if self.unix_socket.is_some() {
+            // Nothing to resolve: the socket path is the address; `--server` only
+            // names the Host:. The placeholder keeps `addrs` non-empty.
+            self.addrs = vec![SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), self.port)];
+        } else if self.servers.is_none() {
             self.addrs = resolve(&self.server, self.port)?;
         }
         Ok(())
@@ -670,6 +705,38 @@ impl Config {
             }
         } else {
             self.period = Period::Deterministic(1.0 / r);
+        }
+        Ok(())
+    }
+
+    /// Combinations of rshperf's transport, body and metrics options.
+    fn check_extensions(&self) -> Result<(), Error> {
+        if self.unix_socket.is_some() {
+            let clash = [
+                (self.servers.is_some(), "--servers"),
+                (!self.myaddr.is_empty(), "--myaddr"),
+                (self.hog, "--hog"),
+            ];
+            if let Some((_, opt)) = clash.iter().find(|(given, _)| *given) {
+                return Err(usage(format!(
+                    "--unix-socket connects to one socket file: not with {opt}"
+                )));
+            }
+        }
+        if self.body_file.is_some() && self.wsesspage.is_some() {
+            return Err(usage(
+                "--body-file with --wsesspage would send the body with every embedded object"
+                    .into(),
+            ));
+        }
+        if self.body_file.is_some() && self.wsesslog.is_some() {
+            return Err(usage(
+                "--body-file with --wsesslog: give each request's body with contents= in the session file"
+                    .into(),
+            ));
+        }
+        if self.metrics_linger > 0.0 && self.metrics_listen.is_none() {
+            return Err(usage("--metrics-linger needs --metrics-listen".into()));
         }
         Ok(())
     }
@@ -939,6 +1006,18 @@ impl Config {
         }
         if self.call_rate > 0.0 {
             add(format!("--call-rate={}", cfmt::g(self.call_rate)));
+        }
+        if let Some(p) = &self.unix_socket {
+            add(format!("--unix-socket={p}"));
+        }
+        if let Some(f) = &self.body_file {
+            add(format!("--body-file={f}"));
+        }
+        if let Some(t) = &self.content_type {
+            add(format!("--content-type='{t}'"));
+        }
+        if let Some(f) = &self.header_file {
+            add(format!("--header-file={f}"));
         }
         s
     }
@@ -1427,6 +1506,12 @@ const THINK_TIMEOUT: FloatRule = FloatRule {
     expect: "expected a number of seconds >= 0",
     ..TIMEOUT
 };
+const METRICS_LINGER: FloatRule = FloatRule {
+    what: "illegal metrics linger",
+    ok: non_negative,
+    c_ok: non_negative,
+    expect: "expected a number of seconds >= 0",
+};
 const RUNTIME: FloatRule = FloatRule {
     what: "illegal runtime value",
     ok: positive,
@@ -1737,6 +1822,36 @@ fn parse_wset(arg: &str) -> Result<WsetSpec, Error> {
 }
 
 /// A file-name argument that must not be empty.
+/// `--content-type`: one header value, without line breaks.
+fn parse_content_type(v: &str) -> Result<String, Error> {
+    if v.trim().is_empty() || v.contains(['\r', '\n']) {
+        return Err(usage(format!(
+            "--content-type: '{}' is not a header value (one line, not empty)",
+            v.escape_debug()
+        )));
+    }
+    Ok(v.trim().to_string())
+}
+
+/// `--metrics-listen ADDR:PORT` (a host name is resolved, first address).
+fn parse_listen(v: &str) -> Result<SocketAddr, Error> {
+    let bad = || {
+        usage(format!(
+            "--metrics-listen: '{v}' is not ADDR:PORT (e.g. 127.0.0.1:9464)"
+        ))
+    };
+    if let Ok(a) = v.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if !v.contains(':') {
+        return Err(bad());
+    }
+    v.to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(bad)
+}
+
 fn nonempty(v: &str, opt: &str) -> Result<String, Error> {
     if v.is_empty() {
         return Err(usage(format!("{opt} needs a file name (or - for stdout)")));

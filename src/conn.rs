@@ -12,9 +12,10 @@
 //! in `conn/h2.rs`: chosen at connect time, feeding the same `Completion`s.
 
 mod h2;
+pub mod send;
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 use std::time::{Duration, Instant};
 
 use crate::call::Call;
@@ -23,9 +24,11 @@ use crate::http::html::PageScan;
 use crate::http::response::{Progress, Reply, ReplyParser, ReplySink};
 use crate::net;
 use crate::stats::{ErrorKind, Stats};
+use crate::stream::Stream;
 use crate::table::ConnId;
 use crate::timer::TimerId;
 use crate::tls::TlsConn;
+use send::{SendQueue, MAX_SLICES};
 
 /// What the engine must do after a handler ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,7 +138,7 @@ pub struct Conn {
     /// This slot's id (set by the engine at allocation).
     pub id: ConnId,
     /// The socket (None once closed).
-    pub stream: Option<mio::net::TcpStream>,
+    pub stream: Option<Stream>,
     /// Where the connection is.
     pub phase: Phase,
     /// The "connecting" moment: start of connect time and lifetime.
@@ -152,9 +155,8 @@ pub struct Conn {
     pub owner: Owner,
     /// The server asked to close after the last completed reply.
     pub closing: bool,
-    /// Unwritten request bytes are `send_buf[send_off..]`.
-    send_buf: Vec<u8>,
-    send_off: usize,
+    /// Unwritten request bytes (and shared bodies).
+    send: SendQueue,
     /// Calls in order: the first `sent` are completely written and await replies.
     calls: VecDeque<Call>,
     sent: usize,
@@ -235,8 +237,7 @@ impl Conn {
             armed: None,
             owner: Owner::Orphan,
             closing: false,
-            send_buf: Vec::new(),
-            send_off: 0,
+            send: SendQueue::new(),
             calls: VecDeque::new(),
             sent: 0,
             partial: 0,
@@ -273,8 +274,7 @@ impl Conn {
         self.armed = None;
         self.owner = owner;
         self.closing = false;
-        self.send_buf.clear();
-        self.send_off = 0;
+        self.send.clear();
         self.calls.clear();
         self.sent = 0;
         self.partial = 0;
@@ -317,13 +317,12 @@ impl Conn {
     /// True while request bytes (or TLS records) are unwritten.
     pub fn wants_write(&self) -> bool {
         self.phase == Phase::Active
-            && (self.send_off < self.send_buf.len()
-                || self.tls.as_ref().is_some_and(TlsConn::wants_write))
+            && (self.send.pending() || self.tls.as_ref().is_some_and(TlsConn::wants_write))
     }
 
-    /// The send buffer, for rendering a call's bytes into it before `queue`.
-    pub fn send_buf(&mut self) -> &mut Vec<u8> {
-        &mut self.send_buf
+    /// The send queue, for rendering a call into it before `queue`.
+    pub fn send_queue(&mut self) -> &mut SendQueue {
+        &mut self.send
     }
 
     /// Queues `call`, whose `call.len` bytes were just appended to the send buffer.
@@ -354,8 +353,7 @@ impl Conn {
         self.drain_h2();
         self.sent = 0;
         self.partial = 0;
-        self.send_buf.clear();
-        self.send_off = 0;
+        self.send.clear();
         self.calls.drain(..)
     }
 
@@ -370,8 +368,8 @@ impl Conn {
             Ok(Some(e)) | Err(e) => return Err(ErrorKind::from_errno(net::errno(&e))),
         }
         // Writable without an error can still mean "not yet connected" after a
-        // spurious wakeup; peer_addr tells.
-        match stream.peer_addr() {
+        // spurious wakeup; the peer address tells.
+        match stream.check_connected() {
             Ok(_) if self.tls.is_some() => {
                 self.phase = Phase::Handshaking;
                 self.on_handshake_ready(now, ctx)
@@ -444,28 +442,33 @@ impl Conn {
         self.start_h2(now, ctx);
     }
 
-    /// Writes as much of the queued requests as the socket takes.
+    /// Writes as much of the queued requests as the socket takes: one `writev` of
+    /// the pending pieces (request heads and shared bodies) per round, one piece at
+    /// a time through TLS.
     pub fn on_writable(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
-        while self.send_off < self.send_buf.len() {
+        while self.send.pending() {
             let Some(stream) = self.stream.as_mut() else {
                 return Step::Fail(ErrorKind::Other);
             };
-            let data = &self.send_buf[self.send_off..];
             let written = match self.tls.as_mut() {
-                Some(tls) => tls.write(stream, data),
-                None => stream.write(data),
+                Some(tls) => tls.write(stream, self.send.first()),
+                None => {
+                    let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+                    let n = self.send.slices(&mut slices);
+                    stream.write_vectored(&slices[..n])
+                }
             };
             match written {
                 Ok(0) => return Step::Fail(ErrorKind::Other),
                 Ok(k) => {
-                    self.send_off += k;
+                    self.send.advance(k);
                     if self.is_h2() {
                         self.written_h2(k, now, ctx);
                     } else {
                         self.partial += k;
                         self.account_written(now, ctx);
                     }
-                    self.send_deadline = if self.send_off < self.send_buf.len() {
+                    self.send_deadline = if self.send.pending() {
                         after(now, ctx.timeout)
                     } else {
                         None
@@ -475,10 +478,6 @@ impl Conn {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Step::Fail(write_error(stream, &e)),
             }
-        }
-        if self.send_off == self.send_buf.len() {
-            self.send_buf.clear();
-            self.send_off = 0;
         }
         self.deadlines_h2(now, ctx.timeout);
         if let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) {
@@ -671,7 +670,7 @@ impl Conn {
         } else {
             // Answered before its request was completely written: drop the rest.
             let rest = call.len.saturating_sub(self.partial);
-            self.send_off = (self.send_off + rest).min(self.send_buf.len());
+            self.send.advance(rest);
             self.partial = 0;
             if let Some(next) = self.calls.front_mut() {
                 next.send_start = now;
@@ -751,7 +750,7 @@ fn note_reply(ctx: &mut Ctx<'_>, target: usize, r: (u16, u64, u64, u64), transfe
 
 /// The error of a failed write: `SO_ERROR` if set (a refused connect shows up here),
 /// else the write's own errno.
-fn write_error(stream: &mio::net::TcpStream, e: &io::Error) -> ErrorKind {
+fn write_error(stream: &Stream, e: &io::Error) -> ErrorKind {
     let errno = match stream.take_error() {
         Ok(Some(so)) => net::errno(&so),
         _ => net::errno(e),

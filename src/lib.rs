@@ -19,6 +19,7 @@ pub mod help;
 pub mod http;
 pub mod http2;
 pub mod merge;
+pub mod metrics;
 // The only module with `unsafe`: small syscall wrappers, each with a SAFETY comment.
 #[allow(unsafe_code)]
 pub mod net;
@@ -29,6 +30,7 @@ pub mod report;
 pub mod runner;
 pub mod serve;
 pub mod stats;
+pub mod stream;
 pub mod subcommand;
 pub mod sweep;
 pub mod table;

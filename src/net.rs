@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
+use crate::stream::Stream;
+
 /// Socket options applied to every connection.
 #[derive(Debug, Clone, Copy)]
 pub struct SocketOptions {
@@ -28,10 +30,10 @@ pub struct SocketOptions {
 /// How a connect attempt started.
 #[derive(Debug)]
 pub enum Connect {
-    /// Connected at once (possible on loopback).
-    Done(mio::net::TcpStream),
+    /// Connected at once (possible on loopback; always so for a unix socket).
+    Done(Stream),
     /// In progress: wait for writability, then check `SO_ERROR`.
-    InProgress(mio::net::TcpStream),
+    InProgress(Stream),
 }
 
 /// A failure while setting up a connection, with the stage it happened in.
@@ -69,7 +71,41 @@ pub fn start_connect(
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => false,
         Err(e) => return Err(SetupError::Connect(e)),
     };
-    let stream = mio::net::TcpStream::from_std(std::net::TcpStream::from(socket));
+    let stream = Stream::Tcp(mio::net::TcpStream::from_std(std::net::TcpStream::from(
+        socket,
+    )));
+    Ok(if done {
+        Connect::Done(stream)
+    } else {
+        Connect::InProgress(stream)
+    })
+}
+
+/// Creates a non-blocking unix domain stream socket, applies the buffer sizes and
+/// linger of `opts`, and connects it to `path` (`--unix-socket`). A unix connect
+/// completes at once or fails: a missing socket file (ENOENT) is reported as
+/// ECONNREFUSED, as nobody listens there; a full listen backlog is EAGAIN, which the
+/// caller counts as a failed connection (it never retries in a loop).
+pub fn start_connect_unix(
+    path: &std::path::Path,
+    opts: &SocketOptions,
+) -> Result<Connect, SetupError> {
+    let socket =
+        Socket::new(Domain::UNIX, Type::STREAM.nonblocking(), None).map_err(SetupError::Socket)?;
+    configure_buffers(&socket, opts).map_err(SetupError::Connect)?;
+    let addr = SockAddr::unix(path).map_err(SetupError::Connect)?;
+    let done = match socket.connect(&addr) {
+        Ok(()) => true,
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => false,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            return Err(SetupError::Connect(io::Error::from_raw_os_error(
+                libc::ECONNREFUSED,
+            )))
+        }
+        Err(e) => return Err(SetupError::Connect(e)),
+    };
+    let std_stream = std::os::unix::net::UnixStream::from(OwnedFd::from(socket));
+    let stream = Stream::Unix(mio::net::UnixStream::from_std(std_stream));
     Ok(if done {
         Connect::Done(stream)
     } else {
@@ -79,6 +115,16 @@ pub fn start_connect(
 
 fn configure(socket: &Socket, opts: &SocketOptions, bound: bool) -> io::Result<()> {
     socket.set_tcp_nodelay(true)?;
+    configure_buffers(socket, opts)?;
+    if bound {
+        // Ports of our own choosing may still be in TIME_WAIT from an earlier run.
+        socket.set_reuse_address(true)?;
+    }
+    Ok(())
+}
+
+/// The options shared by TCP and unix sockets: buffer sizes and linger.
+fn configure_buffers(socket: &Socket, opts: &SocketOptions) -> io::Result<()> {
     // 0 leaves the kernel's default (and its autotuning): ab without -b.
     if opts.send_buffer > 0 {
         socket.set_send_buffer_size(opts.send_buffer)?;
@@ -88,10 +134,6 @@ fn configure(socket: &Socket, opts: &SocketOptions, bound: bool) -> io::Result<(
     }
     if opts.reset_on_close {
         socket.set_linger(Some(Duration::ZERO))?;
-    }
-    if bound {
-        // Ports of our own choosing may still be in TIME_WAIT from an earlier run.
-        socket.set_reuse_address(true)?;
     }
     Ok(())
 }

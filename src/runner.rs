@@ -18,6 +18,7 @@ use crate::config::{Config, StartAt};
 use crate::conn::ReplyObserver;
 use crate::engine::{CallObserver, Engine, Outcome, Plan};
 use crate::error::Error;
+use crate::metrics::{Exporter, RunLabels, Slot};
 use crate::net;
 use crate::progress::{self, Board};
 use crate::report::classic::write_report;
@@ -79,6 +80,9 @@ pub type CallObserverFactory<'a> = dyn Fn(u32) -> Option<Box<dyn CallObserver + 
 pub struct Hooks<'a> {
     /// The per-call observer of each engine.
     pub calls: Option<&'a CallObserverFactory<'a>>,
+    /// `--metrics-listen`: where the engines publish, and the sweep step (from 1)
+    /// the run is.
+    pub metrics: Option<(&'a Exporter, Option<u32>)>,
 }
 
 /// Runs the engines for `cfg` and `work` (built once by the caller with
@@ -135,15 +139,31 @@ pub fn execute_with<'a>(
     let wall_start = SystemTime::now();
     let t0 = Instant::now();
     let tally = Tally::new(threads as usize);
+    let metric_slots = hooks.metrics.map(|(exporter, step)| {
+        let labels = RunLabels {
+            step,
+            offered_rate: offered_rate(cfg),
+            servers: if cfg.servers.is_some() {
+                work.targets.iter().map(|t| t.label.clone()).collect()
+            } else {
+                Vec::new()
+            },
+        };
+        exporter.begin_run(threads as usize, labels)
+    });
     let shared = Shared {
         board: board.as_ref(),
         tally: &tally,
         pin: pin.as_deref(),
+        metrics: metric_slots.as_deref(),
     };
     let engines = run_engines(cfg, work, hooks, shared, threads, capacity, t0);
     if cfg.pacing.realtime {
         // Back to the normal policy (a sweep's report and cool-down, the next step).
         let _ = net::set_thread_fifo(false);
+    }
+    if let Some((exporter, _)) = hooks.metrics {
+        exporter.end_run();
     }
     let (outcomes, samples) = engines?;
     let wall_end = SystemTime::now();
@@ -185,6 +205,12 @@ pub fn execute_with<'a>(
     })
 }
 
+/// The arrival rate `cfg` asks for, per second (None: sequential, or a closed loop).
+fn offered_rate(cfg: &Config) -> Option<f64> {
+    let mean = cfg.period.mean();
+    (cfg.concurrency == 0 && mean > 0.0).then(|| 1.0 / mean)
+}
+
 /// Whether stdout carries text (not with `--json=-`, where it is the JSON only).
 fn text_out(cfg: &Config) -> bool {
     cfg.json.as_deref() != Some("-")
@@ -196,7 +222,12 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
     let thresholds =
         threshold::parse_all(&cfg.fail_on).map_err(|m| Error::Usage(format!("--fail-on: {m}")))?;
     let work = Workload::from_config(cfg)?;
-    let run = execute(cfg, &work, ExecOptions { echo: true })?;
+    let exporter = cfg.metrics_listen.map(Exporter::start).transpose()?;
+    let hooks = Hooks {
+        metrics: exporter.as_ref().map(|e| (e, None)),
+        ..Hooks::default()
+    };
+    let run = execute_with(cfg, &work, ExecOptions { echo: true }, hooks)?;
     let (stats, info) = (&run.stats, &run.info);
     let mut summary = Summary::new(stats, info);
     if cfg.periodic_stats {
@@ -253,6 +284,10 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
     let breached = threshold::breaches(&thresholds, &summary, stats);
     for b in &breached {
         eprintln!("rshperf: {b}");
+    }
+    if let Some(e) = exporter {
+        // The report is out: the last scrapes see the totals it printed.
+        e.linger(cfg.metrics_linger);
     }
     Ok(if breached.is_empty() { 0 } else { 3 })
 }
@@ -325,6 +360,8 @@ struct Shared<'s> {
     tally: &'s Tally,
     /// `--pin`: the cores the process may use (engine j gets `pacing::pin_core`).
     pin: Option<&'s [usize]>,
+    /// `--metrics-listen`: each engine's metrics slot.
+    metrics: Option<&'s [std::sync::Arc<Slot>]>,
 }
 
 /// `--pin`: the cores engine threads are pinned to (None: not pinned, with a
@@ -360,7 +397,12 @@ fn run_engines<'a>(
     capacity: usize,
     t0: Instant,
 ) -> Result<EnginesOut, Error> {
-    let Shared { board, tally, pin } = shared;
+    let Shared {
+        board,
+        tally,
+        pin,
+        metrics,
+    } = shared;
     let start_err = |e: io::Error| Error::Startup(format!("cannot start the event loop: {e}"));
     // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
     let (part, parts) = cfg.partition;
@@ -395,8 +437,10 @@ fn run_engines<'a>(
         }
         let wall0 = Instant::now();
         let (outcome, cpu) = with_thread_cpu(|| {
+            let metrics = metrics.and_then(|m| m.get(j as usize)).map(|s| &**s);
             Engine::new(cfg, work, observer, slot, link, plan(j), t0)?
                 .with_call_observer(calls)
+                .with_metrics(metrics)
                 .run()
         });
         if let (Some(allowed), Some(_)) = (pin, core) {

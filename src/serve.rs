@@ -67,7 +67,7 @@ pub const MAX_BODY_SIZE: usize = 256 << 20;
     long_about = "A small, fast HTTP/1.1 server for smoke tests and for measuring rshperf \
 itself. Every request (any method, any path) is answered 200 with a body of N bytes of 'a' \
 (HEAD: headers only). Keep-alive, pipelining and HTTP/1.0 are supported; request bodies are \
-read and discarded. Prints 'rshperf serve: listening on http://ADDRESS:PORT/' on stderr and \
+read and discarded (a request is answered once its body has arrived). Prints 'rshperf serve: listening on http://ADDRESS:PORT/' on stderr and \
 runs until SIGINT or SIGTERM, then exits 0."
 )]
 pub struct ServeArgs {

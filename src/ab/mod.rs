@@ -147,9 +147,9 @@ impl Bench {
     }
 }
 
-/// Reads a `-p`/`-u` file once.
+/// Reads a `-p`/`-u` file once (the same shared body as `--body-file`).
 pub fn read_body(path: &str) -> io::Result<Body> {
-    std::fs::read(path).map(Body::from)
+    crate::call::read_body(path)
 }
 
 /// How a front end ends without (or after) a run: exit status and texts.
@@ -245,7 +245,10 @@ fn run(b: &Bench) -> Result<i32, Exit> {
         &plan.cfg,
         &plan.work,
         ExecOptions { echo: false },
-        Hooks { calls: Some(&make) },
+        Hooks {
+            calls: Some(&make),
+            metrics: None,
+        },
     )
     .map_err(|e| fail(e.to_string().trim_start_matches("rshperf: ").to_string()))?;
     let mut out = io::BufWriter::new(io::stdout().lock());

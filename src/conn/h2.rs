@@ -256,7 +256,7 @@ impl Conn {
                 tag,
                 &h.stage[start..mid],
                 &h.stage[mid..end],
-                &mut self.send_buf,
+                &mut self.send.buf,
             );
             h.stage_off = end;
             if h.stage_off == h.stage.len() {
@@ -273,7 +273,7 @@ impl Conn {
         let Some(h) = self.h2.as_mut() else {
             return;
         };
-        h.proto.start(&mut self.send_buf);
+        h.proto.start(&mut self.send.buf);
         ctx.stats.http2.connections += 1;
         self.send_deadline = after(now, ctx.timeout);
         self.recv_deadline = after(now, ctx.reply_timeout);
@@ -297,7 +297,7 @@ impl Conn {
             conn: self.id,
             target: self.target,
         };
-        let r = f(&mut h.proto, &mut self.send_buf, &mut sink);
+        let r = f(&mut h.proto, &mut self.send.buf, &mut sink);
         for c in h.refused.drain(..).rev() {
             self.calls.push_front(c);
         }
@@ -338,7 +338,7 @@ impl Conn {
                     );
                 }
                 // Best effort: tell the server why before closing.
-                h.proto.fail(e, &mut self.send_buf);
+                h.proto.fail(e, &mut self.send.buf);
                 let _ = self.on_writable(now, ctx);
                 return Step::Fail(ErrorKind::Other);
             }

@@ -115,9 +115,20 @@ impl Engine<'_> {
     pub(super) fn open_socket(&mut self, id: ConnId) -> Result<Option<bool>, ErrorKind> {
         let target = self.table.get_mut(id).map_or(0, |c| c.target);
         let addr = self.work.targets.get(target).ok_or(ErrorKind::Other)?.addr;
+        let result = match self.cfg.unix_socket.as_deref() {
+            // `--unix-socket`: no source address or port to choose.
+            Some(path) => net::start_connect_unix(std::path::Path::new(path), &self.opts),
+            None => self.start_tcp(id, addr),
+        };
+        self.on_started(id, target, result)
+    }
+
+    /// Starts a TCP connect for slot `id` to `addr`: the source address (`--myaddr`)
+    /// and, under `--hog`, a port of our own (retried while ports are busy).
+    fn start_tcp(&mut self, id: ConnId, addr: SocketAddr) -> Result<Connect, SetupError> {
         let mut attempts = 0;
         let (source, pool) = self.next_source(addr);
-        let result = loop {
+        loop {
             let local = match self.ports.get_mut(pool) {
                 Some(ports) => match ports.take() {
                     Some(p) => Some(SocketAddr::new(
@@ -125,8 +136,9 @@ impl Engine<'_> {
                         p,
                     )),
                     None => {
-                        self.note_connecting(target);
-                        return Err(ErrorKind::AddrUnavail);
+                        return Err(SetupError::Connect(std::io::Error::from_raw_os_error(
+                            libc::EADDRNOTAVAIL,
+                        )))
                     }
                 },
                 // Without --hog: bound to the source address, port chosen at connect.
@@ -146,7 +158,16 @@ impl Engine<'_> {
                 }
             }
             break r;
-        };
+        }
+    }
+
+    /// Registers the socket of a started connect, or classifies its failure.
+    fn on_started(
+        &mut self,
+        id: ConnId,
+        target: usize,
+        result: Result<Connect, SetupError>,
+    ) -> Result<Option<bool>, ErrorKind> {
         match result {
             Err(SetupError::Socket(e)) => {
                 let kind = ErrorKind::from_errno(net::errno(&e));

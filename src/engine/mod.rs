@@ -160,6 +160,8 @@ pub struct Engine<'c> {
     next_tick: Instant,
     /// `--progress`: where to publish, and when next.
     progress: Option<&'c crate::progress::Slot>,
+    /// `--metrics-listen`: this engine's publisher (on the same tick).
+    metrics: Option<crate::metrics::Publisher<'c>>,
     next_progress: Option<Instant>,
     runtime_end: Option<Instant>,
     stop: Option<Instant>,
@@ -284,11 +286,23 @@ impl<'c> Engine<'c> {
             tally,
             next_tick: t0 + TIMELINE_INTERVAL,
             progress,
+            metrics: None,
             next_progress: progress.map(|_| t0 + crate::progress::INTERVAL),
             runtime_end: duration_of(cfg.runtime).and_then(|d| t0.checked_add(d)),
             stop: None,
             interrupted: false,
         })
+    }
+
+    /// Publishes into this metrics slot (`--metrics-listen`) every second and at
+    /// the end.
+    pub fn with_metrics(mut self, slot: Option<&'c crate::metrics::Slot>) -> Self {
+        if let Some(slot) = slot {
+            self.metrics = Some(crate::metrics::Publisher::new(slot));
+            let first = self.t0 + crate::progress::INTERVAL;
+            self.next_progress.get_or_insert(first);
+        }
+        self
     }
 
     /// Adds the observer of completed requests (ab's `-g`).
@@ -390,6 +404,9 @@ impl<'c> Engine<'c> {
         if at > self.stats.timeline.intervals.len() as f64 {
             self.stats.roll_timeline(self.live, at);
         }
+        if let Some(m) = self.metrics.as_mut() {
+            m.publish(&self.stats, self.live, Instant::now(), true);
+        }
         self.tally.stop(&self.stats);
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
@@ -440,11 +457,14 @@ impl<'c> Engine<'c> {
         self.on_arrivals(now);
         self.on_timers(now);
         self.on_tick(now);
-        if let (Some(slot), Some(t)) = (self.progress, self.next_progress) {
-            if now >= t {
+        if let Some(t) = self.next_progress.filter(|t| now >= *t) {
+            if let Some(slot) = self.progress {
                 slot.publish(&self.stats);
-                self.next_progress = Some(t + crate::progress::INTERVAL);
             }
+            if let Some(m) = self.metrics.as_mut() {
+                m.publish(&self.stats, self.live, now, false);
+            }
+            self.next_progress = Some(t + crate::progress::INTERVAL);
         }
         if self.runtime_end.is_some_and(|end| now >= end) {
             self.stop.get_or_insert(now);
@@ -753,22 +773,40 @@ impl<'c> Engine<'c> {
             .targets
             .get(conn.target)
             .map_or("", |t| t.host.as_str());
-        let (len, header, start) = if conn.is_h2() {
+        let printing = self.observer.is_some();
+        let (len, printed) = if conn.is_h2() {
             // (`--wsesspage` is refused with HTTP/2: see `Config::unsupported`.)
             let (len, header) = conn.stage_h2(&self.work.requests, what, host, cookie);
-            (len, header, None)
+            let mut text = Vec::new();
+            let h = if printing {
+                // The request as header lines, pseudo-headers first.
+                self.work
+                    .requests
+                    .render_h2_text(what, host, cookie, &mut text)
+            } else {
+                0
+            };
+            let _ = header;
+            (len, printing.then_some((text, h)))
         } else {
             let page_uri = page::call_uri(&mut self.sessions, conn.owner, what);
-            let buf = conn.send_buf();
-            let start = buf.len();
+            let requests = &self.work.requests;
+            let q = conn.send_queue();
             let (len, header) = match page_uri {
-                Some(uri) => self
-                    .work
-                    .requests
-                    .render_uri(uri.as_bytes(), host, cookie, buf),
-                None => self.work.requests.render(what, host, cookie, buf),
+                Some(uri) => requests.render_uri(uri.as_bytes(), host, cookie, q),
+                None => requests.render(what, host, cookie, q),
             };
-            (len, header, Some(start))
+            // `--print-request` sees the bytes as sent; the send queue may hold the
+            // body by reference, so printing renders a copy (not the hot path).
+            let printed = printing.then(|| {
+                let mut text = Vec::new();
+                match page_uri {
+                    Some(uri) => requests.render_uri(uri.as_bytes(), host, cookie, &mut text),
+                    None => requests.render(what, host, cookie, &mut text),
+                };
+                (text, header)
+            });
+            (len, printed)
         };
         if self.cfg.verbose > 0 && self.cfg.json.as_deref() != Some("-") {
             if let CallRef::Uri(i) = what {
@@ -781,19 +819,8 @@ impl<'c> Engine<'c> {
                 let _ = writeln!(io::stdout().lock(), "rshperf: accessing URI `{uri}'");
             }
         }
-        if let Some(p) = self.observer.as_deref_mut() {
-            match start {
-                Some(start) => p.request(call_id, &conn.send_buf()[start..], header),
-                None => {
-                    // HTTP/2: the request as header lines, pseudo-headers first.
-                    let mut text = Vec::new();
-                    let h = self
-                        .work
-                        .requests
-                        .render_h2_text(what, host, cookie, &mut text);
-                    p.request(call_id, &text, h);
-                }
-            }
+        if let (Some(p), Some((text, h))) = (self.observer.as_deref_mut(), printed) {
+            p.request(call_id, &text, h);
         }
         let call = Call {
             id: call_id,

@@ -207,6 +207,12 @@ fn config_json(cfg: &Config) -> Value {
         "json": cfg.json,
         "csv": cfg.csv,
         "fail_on": cfg.fail_on,
+        "unix_socket": cfg.unix_socket,
+        "body_file": cfg.body_file,
+        "content_type": cfg.content_type,
+        "header_file": cfg.header_file,
+        "metrics_listen": cfg.metrics_listen.map(|a| a.to_string()),
+        "metrics_linger_s": cfg.metrics_linger,
     });
     // Two literals: one would exceed the json! macro's recursion limit.
     if let (Value::Object(a), Value::Object(b)) = (&mut v, more) {

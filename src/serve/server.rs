@@ -376,6 +376,9 @@ struct Conn {
     scanned: usize,
     /// Request body bytes still to discard.
     body_left: u64,
+    /// The reply (and whether it closes) of the request whose body is being read:
+    /// sent once the whole body has arrived, as application servers do.
+    after_body: Option<(ReplyId, bool)>,
     /// Output: `wbuf[woff..]` is unwritten.
     wbuf: Vec<u8>,
     woff: usize,
@@ -399,6 +402,7 @@ impl Conn {
             rlen: 0,
             scanned: 0,
             body_left: 0,
+            after_body: None,
             wbuf: Vec::with_capacity(INITIAL_BUF),
             woff: 0,
             delayed: VecDeque::new(),
@@ -416,6 +420,7 @@ impl Conn {
         self.rlen = 0;
         self.scanned = 0;
         self.body_left = 0;
+        self.after_body = None;
         self.wbuf.clear();
         self.woff = 0;
         self.delayed.clear();
@@ -486,6 +491,12 @@ impl Conn {
                     .min(self.rlen - pos);
                 pos += n;
                 self.body_left -= n as u64;
+                if self.body_left == 0 {
+                    if let Some((reply, close)) = self.after_body.take() {
+                        self.queue(ctx, reply);
+                        self.closing = close;
+                    }
+                }
                 continue;
             }
             match request::parse(&self.buf[pos..self.rlen], &mut self.scanned) {
@@ -495,8 +506,12 @@ impl Conn {
                     self.scanned = 0;
                     self.body_left = head.body_len;
                     let (reply, close) = ctx.replies.ok(&head);
-                    self.queue(ctx, reply);
-                    self.closing = close;
+                    if self.body_left > 0 {
+                        self.after_body = Some((reply, close));
+                    } else {
+                        self.queue(ctx, reply);
+                        self.closing = close;
+                    }
                 }
                 Parse::Reject(reason) => {
                     self.scanned = 0;

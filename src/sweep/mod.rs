@@ -24,6 +24,7 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use serde_json::{json, Value};
 
 use crate::error::Error;
+use crate::metrics::Exporter;
 use crate::progress;
 use crate::report::html::{self, SweepPage, SweepPoint};
 use crate::report::json;
@@ -116,6 +117,7 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     out.line(&table::header(host, o.output_fmt))
         .map_err(write_err)?;
     let show = progress::wanted(sweep.base.progress);
+    let exporter = sweep.base.metrics_listen.map(Exporter::start).transpose()?;
     let mut planner = Planner::new(strategy(sweep));
     let mut steps: Vec<Step> = Vec::new();
     let stop = Stop::register()?;
@@ -128,7 +130,8 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
             cut_short = Some(rate);
             break;
         }
-        let step = step::run(sweep, &work, rate)?;
+        let number = u32::try_from(steps.len() + 1).unwrap_or(u32::MAX);
+        let step = step::run(sweep, &work, rate, exporter.as_ref().map(|e| (e, number)))?;
         out.line(&table::row(&step, o.output_fmt))
             .map_err(write_err)?;
         for a in &step.advice {
@@ -179,6 +182,9 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
             .map_err(|e| Error::Startup(format!("cannot draw the --html report: {e}")))?;
         std::fs::write(Path::new(path), page)
             .map_err(|e| Error::Startup(format!("cannot write --html file {path}: {e}")))?;
+    }
+    if let Some(e) = exporter {
+        e.linger(sweep.base.metrics_linger);
     }
     Ok(())
 }

@@ -14,11 +14,12 @@ use serde_json::Value;
 use crate::advice::{self, Advice};
 use crate::config::Config;
 use crate::error::Error;
+use crate::metrics::Exporter;
 use crate::report::csv;
 use crate::report::json;
 use crate::report::percentiles::quantile_ms;
 use crate::report::summary::Summary;
-use crate::runner::{self, ExecOptions};
+use crate::runner::{self, ExecOptions, Hooks};
 use crate::workload::rate::Period;
 use crate::workload::{Kind, Workload};
 
@@ -138,10 +139,20 @@ pub fn config(sweep: &Sweep, rate: f64) -> Config {
     cfg
 }
 
-/// Runs the step at `rate` and judges it.
-pub fn run(sweep: &Sweep, work: &Workload, rate: f64) -> Result<Step, Error> {
+/// Runs the step at `rate` and judges it; `metrics`: where it publishes
+/// (`--metrics-listen`) and its step number, from 1.
+pub fn run(
+    sweep: &Sweep,
+    work: &Workload,
+    rate: f64,
+    metrics: Option<(&Exporter, u32)>,
+) -> Result<Step, Error> {
     let cfg = config(sweep, rate);
-    let result = runner::execute(&cfg, work, ExecOptions { echo: false })?;
+    let hooks = Hooks {
+        metrics: metrics.map(|(e, step)| (e, Some(step))),
+        ..Hooks::default()
+    };
+    let result = runner::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
     let stats = &result.stats;
     let summary = Summary::new(stats, &result.info);
     let advice = advice::assess_without_classic_report(&cfg, work, &result);

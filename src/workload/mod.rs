@@ -6,6 +6,7 @@
 //! (`--uri`, `--wlog`, `--wset`) as a function of a per-engine call cursor.
 
 pub mod closed;
+pub mod headers;
 pub mod page;
 pub mod rate;
 pub mod sesslog;
@@ -102,12 +103,14 @@ pub struct Workload {
 impl Workload {
     /// Reads the files named by `cfg` and renders every request.
     pub fn from_config(cfg: &Config) -> Result<Workload, Error> {
-        let header_file = match &cfg.add_header_file {
-            Some(f) => std::fs::read(f)
-                .map_err(|e| Error::Startup(format!("failed to open header file {f}: {e}")))?,
-            None => Vec::new(),
+        let extra = headers::from_config(cfg)?;
+        let header_file = extra.lines.clone();
+        let mut requests = match extra.body {
+            Some((body, length)) => {
+                Requests::with_body(cfg, &[&extra.lines[..], &length[..]].concat(), body)
+            }
+            None => Requests::new(cfg, &extra.lines),
         };
-        let mut requests = Requests::new(cfg, &header_file);
         let mut uri = UriSource::Fixed;
         if let Some(spec) = &cfg.wlog {
             // Read once without looping: every entry, in order.

@@ -4,6 +4,7 @@
 mod ab;
 mod basic;
 mod call_rate;
+mod bodies;
 mod edge;
 mod first_run;
 mod hostile;
@@ -19,3 +20,4 @@ mod support;
 mod sweep;
 mod threads;
 mod tls;
+mod unix_socket;

@@ -10,6 +10,7 @@ pub mod page_server;
 pub mod recorder;
 pub mod server;
 pub mod tls_server;
+pub mod unix_server;
 
 use std::io::Write;
 use std::process::{Command, Output};

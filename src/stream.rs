@@ -1,0 +1,96 @@
+//! A connection's socket: TCP, or a unix domain socket (`--unix-socket`).
+//!
+//! Owns the one enum the connection machine reads and writes through, so that
+//! everything above it (HTTP/1.x, HTTP/2, TLS, the watchdogs) is the same for both
+//! transports. Implements `Read`, `Write` (with `write_vectored`, a real `writev`)
+//! and mio's `Source`; the pending-error and "connected yet?" checks the engine needs
+//! after a non-blocking connect. Created by `net::start_connect` /
+//! `net::start_connect_unix`; held by `conn::Conn`.
+
+use std::io::{self, IoSlice, Read, Write};
+
+use mio::event::Source;
+use mio::{Interest, Registry, Token};
+
+/// A connected (or connecting) client socket.
+#[derive(Debug)]
+pub enum Stream {
+    /// TCP (`--server`/`--port`, `--servers`).
+    Tcp(mio::net::TcpStream),
+    /// A unix domain stream socket (`--unix-socket`).
+    Unix(mio::net::UnixStream),
+}
+
+impl Stream {
+    /// `SO_ERROR`: a failed non-blocking connect reports itself here.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        match self {
+            Stream::Tcp(s) => s.take_error(),
+            Stream::Unix(s) => s.take_error(),
+        }
+    }
+
+    /// Ok when the connection is established (`ENOTCONN` while it is still
+    /// connecting).
+    pub fn check_connected(&self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.peer_addr().map(|_| ()),
+            Stream::Unix(s) => s.peer_addr().map(|_| ()),
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write_vectored(bufs),
+            Stream::Unix(s) => s.write_vectored(bufs),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            Stream::Unix(s) => s.flush(),
+        }
+    }
+}
+
+impl Source for Stream {
+    fn register(&mut self, r: &Registry, token: Token, interests: Interest) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.register(r, token, interests),
+            Stream::Unix(s) => s.register(r, token, interests),
+        }
+    }
+
+    fn reregister(&mut self, r: &Registry, token: Token, interests: Interest) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.reregister(r, token, interests),
+            Stream::Unix(s) => s.reregister(r, token, interests),
+        }
+    }
+
+    fn deregister(&mut self, r: &Registry) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.deregister(r),
+            Stream::Unix(s) => s.deregister(r),
+        }
+    }
+}
