@@ -11,11 +11,15 @@
 //!   connection table), so the table and the source addresses' port ranges never
 //!   fill up; a close lets the next arrival in.
 //!
+//! And at any time, an arrival that finds the connection table full waits for a
+//! close instead of failing (httperf counts it as `fd-unavail`).
+//!
 //! Deferred arrivals are not dropped: each is started as soon as the bound allows,
 //! and its lateness is measured from its scheduled time. Only a run that ends
 //! (`--runtime`, a signal) leaves arrivals unstarted, and counts them
-//! (`stats.pacing.unstarted`). An engine on schedule is never held back, however
-//! many connections it has open (a slow server is not the client's overload).
+//! (`stats.pacing.unstarted`). An engine on schedule is held back only by a full
+//! table, however many connections it has open (a slow server is not the client's
+//! overload).
 //!
 //! Pure logic: the engine asks `admit` before each arrival and calls `turn` once per
 //! loop turn. Owns no I/O; its figures go to `stats::pacing`.
@@ -54,11 +58,14 @@ pub(super) struct CatchUp {
     late_after: Duration,
     per_turn: u64,
     cap: u64,
+    /// The connection table's size.
+    table: u64,
     /// Arrivals started in the current loop turn.
     started: u64,
-    /// The scheduled time of the last arrival counted as deferred.
-    last_deferred: Option<Instant>,
-    /// Arrivals deferred (each counted once).
+    /// The policy has held arrivals back since the engine was last on schedule.
+    engaged: bool,
+    /// Arrivals started behind schedule after the policy held arrivals back (they
+    /// waited for it, or queued behind one that did).
     pub(super) deferred: u64,
 }
 
@@ -80,8 +87,9 @@ impl CatchUp {
             per_turn: dev("RSHPERF_DEV_TURN").unwrap_or(per_turn.max(PER_TURN_MIN)),
             cap: dev("RSHPERF_DEV_CAP")
                 .unwrap_or((capacity / CAP_FRACTION).max(CAP_MIN).min(capacity) as u64),
+            table: capacity as u64,
             started: 0,
-            last_deferred: None,
+            engaged: false,
             deferred: 0,
         }
     }
@@ -101,17 +109,20 @@ impl CatchUp {
     }
 
     /// Whether the arrival scheduled at `at` may start at `now` with `open`
-    /// connections open; counts it as started (Go) or deferred (once per arrival).
+    /// connections open; an arrival that goes counts as started in this turn, and
+    /// as deferred when the policy has held arrivals back while it was due.
     pub(super) fn admit(&mut self, at: Instant, now: Instant, open: u64) -> Gate {
         let gate = self.gate(at, now, open);
         match gate {
-            Gate::Go => self.started += 1,
-            Gate::Turn | Gate::Full => {
-                if self.last_deferred != Some(at) {
-                    self.last_deferred = Some(at);
+            Gate::Go => {
+                self.started += 1;
+                if now.saturating_duration_since(at) <= self.late_after {
+                    self.engaged = false;
+                } else if self.engaged {
                     self.deferred += 1;
                 }
             }
+            Gate::Turn | Gate::Full => self.engaged = true,
         }
         gate
     }
@@ -119,7 +130,11 @@ impl CatchUp {
     /// `admit` without counting: whether the engine waits for a close (`Full`) before
     /// the arrival at `at` may start.
     pub(super) fn gate(&self, at: Instant, now: Instant, open: u64) -> Gate {
-        if !self.bounded || now.saturating_duration_since(at) <= self.late_after {
+        if !self.bounded {
+            Gate::Go
+        } else if open >= self.table {
+            Gate::Full
+        } else if now.saturating_duration_since(at) <= self.late_after {
             Gate::Go
         } else if open >= self.cap {
             Gate::Full
@@ -140,7 +155,7 @@ mod tests {
     }
 
     #[test]
-    fn on_schedule_nothing_is_held_back() {
+    fn on_schedule_only_a_full_table_holds_arrivals_back() {
         let t0 = Instant::now();
         let mut c = CatchUp::new(Overload::Degrade, 1.0 / 17_000.0, 20_000);
         // 0.5 ms late is on schedule; 19,999 connections open do not matter then.
@@ -151,10 +166,15 @@ mod tests {
             );
         }
         assert_eq!(c.deferred, 0);
+        // A full table: wait for a close rather than fail; on schedule when it goes,
+        // so not counted.
+        assert_eq!(c.admit(t0, t0, 20_000), Gate::Full);
+        assert_eq!(c.admit(t0, t0, 19_999), Gate::Go);
+        assert_eq!(c.deferred, 0);
     }
 
     #[test]
-    fn behind_the_catch_up_per_turn_is_bounded_and_each_deferral_counted_once() {
+    fn behind_the_catch_up_per_turn_is_bounded_and_deferred_arrivals_counted() {
         let t0 = Instant::now();
         // 17,000/s: 2 ms of arrivals is 34 per turn.
         let mut c = CatchUp::new(Overload::Degrade, 1.0 / 17_000.0, 20_000);
@@ -165,15 +185,21 @@ mod tests {
             if c.admit(at, now, 10) == Gate::Go {
                 go += 1;
             } else {
-                // The engine asks again for the same arrival: counted once.
                 assert_eq!(c.admit(at, now, 10), Gate::Turn);
                 break;
             }
         }
         assert_eq!(go, 34);
-        assert_eq!(c.deferred, 1);
+        assert_eq!(c.deferred, 0);
+        // Next turn: the held-back arrival and those behind it are deferred ones…
         c.turn();
         assert_eq!(c.admit(t0 + ms(2), now, 10), Gate::Go);
+        assert_eq!(c.admit(t0 + ms(3), now, 10), Gate::Go);
+        assert_eq!(c.deferred, 2);
+        // …until the engine is back on schedule.
+        assert_eq!(c.admit(now, now, 10), Gate::Go);
+        assert_eq!(c.admit(t0 + ms(4), now, 10), Gate::Go);
+        assert_eq!(c.deferred, 2);
     }
 
     #[test]

@@ -399,6 +399,7 @@ impl<'c> Engine<'c> {
         let end = self.stop.unwrap_or_else(Instant::now);
         self.count_unstarted(end);
         self.pool_finish();
+        self.stats.pacing.deferred = self.catchup.deferred;
         self.on_tick(end);
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
         if at > self.stats.timeline.intervals.len() as f64 {
@@ -471,8 +472,15 @@ impl<'c> Engine<'c> {
         }
     }
 
-    fn on_arrivals(&mut self, now: Instant) {
+    fn on_arrivals(&mut self, mut now: Instant) {
+        let mut first = true;
         while let Some(at) = self.next_arrival {
+            // Each arrival's lateness from the clock as it starts, not from the start
+            // of a burst.
+            if !first {
+                now = Instant::now();
+            }
+            first = false;
             if at > now || self.stop.is_some() || self.arrivals_capped() {
                 break;
             }

@@ -12,6 +12,7 @@ mod hostile_h2;
 mod http2;
 mod merge;
 mod outputs;
+mod pacing;
 mod page;
 mod repo;
 mod serve;

@@ -53,6 +53,8 @@ pub struct Counts {
     pub first_request: Mutex<Vec<u8>>,
     /// Request methods seen, in order.
     pub methods: Mutex<Vec<String>>,
+    /// The distinct source addresses connections came from.
+    pub peers: Mutex<std::collections::BTreeSet<std::net::IpAddr>>,
 }
 
 /// A running test server.
@@ -79,6 +81,9 @@ impl Server {
                 }
                 let Ok(stream) = stream else { continue };
                 c.connections.fetch_add(1, Ordering::SeqCst);
+                if let (Ok(peer), Ok(mut peers)) = (stream.peer_addr(), c.peers.lock()) {
+                    peers.insert(peer.ip());
+                }
                 let (c, b) = (c.clone(), behavior.clone());
                 thread::spawn(move || serve(stream, &b, &c));
             }
@@ -99,6 +104,15 @@ impl Server {
     /// Connections accepted so far.
     pub fn connections(&self) -> u64 {
         self.counts.connections.load(Ordering::SeqCst)
+    }
+
+    /// The distinct source addresses seen so far.
+    pub fn peers(&self) -> Vec<std::net::IpAddr> {
+        self.counts
+            .peers
+            .lock()
+            .map(|p| p.iter().copied().collect())
+            .unwrap_or_default()
     }
 }
 
