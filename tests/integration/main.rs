@@ -3,8 +3,8 @@
 
 mod ab;
 mod basic;
-mod call_rate;
 mod bodies;
+mod call_rate;
 mod edge;
 mod first_run;
 mod hostile;
