@@ -548,7 +548,9 @@ fn myaddr_uses_the_source_addresses_round_robin() {
 }
 
 /// Local ports run out (a network namespace of our own with 10 ephemeral ports):
-/// the rest of the connections count as `addrunavail` and the run ends at once.
+/// the rest of the connections count as `addrunavail` and the run ends at once. With
+/// `--overload=queue` (httperf's policy): the default spreads loopback connections over
+/// several source addresses, each with its own ports (`tests/integration/pacing.rs`).
 /// Needs root (to make the namespace), util-linux `unshare` and iproute2 `ip`.
 #[test]
 fn exhausted_local_ports_are_addrunavail() {
@@ -580,7 +582,8 @@ fn exhausted_local_ports_are_addrunavail() {
          n=0; until grep -q listening \"$log\"; do \
            n=$((n+1)); [ $n -lt 2000 ] || exit 9; sleep 0.01; done; \
          set +e; \
-         {bin} --server 127.0.0.1 --port 8080 --num-conns 30 --rate 1000 --timeout 2; \
+         {bin} --server 127.0.0.1 --port 8080 --num-conns 30 --rate 1000 --timeout 2 \
+           --overload=queue; \
          rc=$?; kill $!; rm -f \"$log\"; exit $rc"
     );
     let start = Instant::now();

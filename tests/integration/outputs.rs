@@ -179,7 +179,11 @@ fn assert_json_matches_report(doc: &Value, r: &Report) {
 /// The percentile lines at the end of `r`: for each histogram, the six values.
 fn percentile_lines(r: &Report) -> Vec<Vec<String>> {
     let lines: Vec<&str> = r.text.lines().collect();
-    let n = lines.len();
+    // After the percentiles, `-v` may add rshperf's own lines (`Pacing:`, `HTTP/2:`).
+    let n = lines
+        .iter()
+        .rposition(|l| l.starts_with("Percentiles "))
+        .map_or(0, |i| i + 1);
     assert!(n > 7, "{}", r.text);
     assert!(
         lines[n - 6].starts_with("Errors: fd-unavail"),
@@ -188,7 +192,7 @@ fn percentile_lines(r: &Report) -> Vec<Vec<String>> {
     );
     HISTOGRAMS
         .iter()
-        .zip(&lines[n - 5..])
+        .zip(&lines[n - 5..n])
         .map(|(name, line)| {
             let prefix = format!("Percentiles {name} [ms]:");
             let rest = line
