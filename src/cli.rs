@@ -595,10 +595,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 64);
+        assert_eq!(names.len(), 68);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 64);
+        assert_eq!(names.len(), 68);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }
@@ -661,7 +661,7 @@ mod tests {
         );
         assert_eq!(
             err(&["--r=5"]),
-            "rshperf: option '--r=5' is ambiguous; possibilities: '--rate' '--recv-buffer' '--retry-on-failure' '--runtime'"
+            "rshperf: option '--r=5' is ambiguous; possibilities: '--rate' '--recv-buffer' '--retry-on-failure' '--runtime' '--realtime'"
         );
         assert_eq!(
             err(&["--wsess"]),
@@ -673,7 +673,7 @@ mod tests {
         );
         assert_eq!(
             err(&["--p"]),
-            "rshperf: option '--p' is ambiguous; possibilities: '--period' '--port' '--print-reply' '--print-request' '--periodic-stats' '--percentiles' '--progress' '--partition'"
+            "rshperf: option '--p' is ambiguous; possibilities: '--period' '--port' '--print-reply' '--print-request' '--periodic-stats' '--percentiles' '--progress' '--partition' '--pin'"
         );
     }
 
