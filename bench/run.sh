@@ -17,6 +17,10 @@
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
 #             port search in connect(): __inet_hash_connect)
+#   --pacing  run only PACE600, PACE5000 and OVL (issue 11, items 3 and 4):
+#             SYN schedule deviation at 600/s and 5,000/s of rshperf and
+#             httperf (tcpdump, syn_pacing.py) with their CPU seconds, and
+#             rshperf at --rate 17000 vs --rate 10000 vs httperf at 17000
 #   --ab12    run only AB12 (issue 12, item 4): `ab -k -c 50 -n $AB_N` and
 #             `rshperf ab -k -c 50 -n $AB_N` against `rshperf serve`, side by
 #             side (AB_N=200000 by default; AB_N=20000 for a quick check); needs
@@ -45,6 +49,7 @@ H2_ONLY=0
 H2_N=${H2_N:-200000}
 H2_ROUNDS=${H2_ROUNDS:-3}
 AB12_ONLY=0
+PACING_ONLY=0
 AB_N=${AB_N:-200000}
 CR_ONLY=0
 CR_RATE=${CR_RATE:-20000}
@@ -57,6 +62,7 @@ while [ $# -gt 0 ]; do
     --perf) PERF=1 ;;
     --h2-only) H2_ONLY=1 ;;
     --ab12) AB12_ONLY=1 ;;
+    --pacing) PACING_ONLY=1 ;;
     --cr-only) CR_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
@@ -210,8 +216,8 @@ run_captured() {
   sleep 1.5   # tcpdump hands buffered blocks over at most 1 s late
   kill -INT $tpid 2>/dev/null
   wait $tpid 2>/dev/null
-  python3 "$here/syn_pacing.py" "$pc" 100 --win "$WIN" > "$OUT/$name.pacing" 2>&1
-  python3 "$here/syn_pacing.py" "$pc" 100 --win "$WIN" --json > "$OUT/$name.pacing.json" 2>&1
+  python3 "$here/syn_pacing.py" "$pc" "${PERIOD_US:-100}" --win "$WIN" > "$OUT/$name.pacing" 2>&1
+  python3 "$here/syn_pacing.py" "$pc" "${PERIOD_US:-100}" --win "$WIN" --json > "$OUT/$name.pacing.json" 2>&1
   rm -f "$pc"  # a few MB; the analysis is kept
 }
 
@@ -278,6 +284,38 @@ cr_rows() {
 }
 if [ $CR_ONLY = 1 ]; then
   cr_rows
+  meta suite_runtime_s $(( $(date +%s) - T_START ))
+  echo
+  python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
+# ---------------------------------------------------------------- PACE600, PACE5000, OVL
+# Issue 11, item 4: SYNs on the wire against the schedule (syn_pacing.py, period
+# 1e6/rate us) at 600/s and 5,000/s, rshperf (default --spin=auto) then httperf
+# (busy-polls), 3 s each; CPU seconds from /usr/bin/time.
+# Item 3: past the client's capacity. rshperf at --rate 17000 (1.5x its error-free
+# capacity here) must achieve >= 90 % of what it achieves error-free at --rate
+# 10000, and at least httperf's rate on the same 17000 line.
+pacing_rows() {
+  local rate
+  for rate in 600 5000; do
+    settle 2
+    PERIOD_US=$(awk -v r=$rate 'BEGIN{printf "%.6f", 1e6/r}') \
+      run_captured PACE$rate.rsh 30 "${RSH_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --recv-buffer $WIN
+    settle 2
+    PERIOD_US=$(awk -v r=$rate 'BEGIN{printf "%.6f", 1e6/r}') \
+      run_captured PACE$rate.httperf 30 "${HP_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --recv-buffer $WIN
+  done
+  settle 5
+  run OVL.rsh17 90 "${RSH_BASE[@]}" --rate 17000 --num-conns 51000 --timeout 5
+  settle 5
+  run OVL.httperf17 90 "${HP_BASE[@]}" --rate 17000 --num-conns 51000 --timeout 5
+  settle 5
+  run OVL.rsh10 90 "${RSH_BASE[@]}" --rate 10000 --num-conns 30000 --timeout 5
+}
+if [ $PACING_ONLY = 1 ]; then
+  meta pacing_only 1
+  pacing_rows
   meta suite_runtime_s $(( $(date +%s) - T_START ))
   echo
   python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
@@ -411,6 +449,9 @@ if [ $QUICK = 0 ]; then
   settle 5
   run P1.httperf 60 "${HP_BASE[@]}" --rate 35000 --num-conns 105000 --timeout 5
 fi
+
+# ---------------------------------------------------------------- PACE, OVL
+pacing_rows
 
 # ---------------------------------------------------------------- hog
 settle 3

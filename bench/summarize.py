@@ -249,7 +249,9 @@ def diag(run):
 R = {n: Run(n) for n in ("P1.rsh", "P1.httperf", "AB.ab", "P2.wrk", "P2.rsh", "P3.rsh", "P3.httperf",
                          "P4.rsh", "P4.httperf", "P5.rsh", "P5.httperf", "P6.rsh", "P6.httperf",
                          "P7.rsh2", "P7.rsh1", "HOG.rsh", "HOG.httperf", "T1.rsh", "AB12.ab", "AB12.rsh",
-                         "AB12.rsh10", "H2C.rsh", "H2C.h2load", "H2S.rsh", "H2S.h2load", "CR.rsh", "CR.wrk2")}
+                         "AB12.rsh10", "H2C.rsh", "H2C.h2load", "H2S.rsh", "H2S.h2load", "CR.rsh", "CR.wrk2",
+                         "PACE600.rsh", "PACE600.httperf", "PACE5000.rsh", "PACE5000.httperf",
+                         "OVL.rsh17", "OVL.httperf17", "OVL.rsh10")}
 H2_ROUNDS = int(SUITE.get("h2_rounds", "1") or 1)
 for _tag in ("H2C", "H2S"):
     for _k in range(1, H2_ROUNDS + 1):
@@ -342,6 +344,49 @@ if pa and pa.get("n", 0) >= 3:
 else:
     ok = False
 rows.append(("P4 pacing 10k/s (+-0.5%, 100/50us)", fig, anc, ratio, verdict(ok)))
+
+# ------------------------------------------------------------------ PACE600, PACE5000 (issue 11, item 4)
+for rate in (600, 5000):
+    a, h = R["PACE%d.rsh" % rate], R["PACE%d.httperf" % rate]
+    if not a.present and not h.present:
+        continue
+    pa, ph = pacing(a), pacing(h)
+
+    def pace_fig(p, run):
+        cpu = "CPU %.2f s" % run.cpu if run.cpu is not None else "CPU ?"
+        if not p or p.get("n", 0) < 3:
+            return "no SYNs captured, " + cpu
+        return "sched dev p99 %.0f us (p50 %.0f), %d SYNs, %s%s" % (
+            p["sched_dev_us"]["99"], p["sched_dev_us"]["50"], p["n"], cpu,
+            "" if not run.r.get("errors") else ", " + err_str(run.r))
+    fig = pace_fig(pa, a)
+    anc = "httperf " + pace_fig(ph, h) if h.present else "-"
+    ok, ratio = False, "-"
+    if pa and pa.get("n", 0) >= 3:
+        ok = pa["sched_dev_us"]["99"] <= 100 and pa["n"] == 3 * rate and a.r.get("errors") == 0
+        if ph and ph.get("n", 0) >= 3 and a.cpu is not None and h.cpu:
+            ratio = "sched p99 %.2fx, CPU %.2fx" % (
+                pa["sched_dev_us"]["99"] / max(ph["sched_dev_us"]["99"], 1e-9), a.cpu / h.cpu)
+            ok = ok and a.cpu <= 0.5 * h.cpu
+    rows.append(("PACE%d SYN sched dev p99 <=100us, CPU <=0.5x httperf" % rate, fig, anc, ratio, verdict(ok)))
+
+# ------------------------------------------------------------------ OVL (issue 11, item 3)
+a, h, b = R["OVL.rsh17"], R["OVL.httperf17"], R["OVL.rsh10"]
+if a.present or b.present:
+    def ovl_fig(run):
+        if "conn_rate" not in run.r:
+            return "no report (rc %s)" % run.rc
+        return "%s conn/s, %d replies, %s" % (fmt_rate(run.r["conn_rate"]), run.r["replies"], err_str(run.r))
+    warned = "client-bound" in a.err
+    fig = "@17k: %s%s" % (ovl_fig(a), ", client-bound warning" if warned else ", NO client-bound warning")
+    anc = "rshperf @10k: %s; httperf @17k: %s" % (ovl_fig(b), ovl_fig(h) if h.present else "-")
+    ok, ratio = False, "-"
+    if all("conn_rate" in x.r for x in (a, b, h)):
+        r10 = a.r["conn_rate"] / b.r["conn_rate"]
+        rh = a.r["conn_rate"] / h.r["conn_rate"]
+        ratio = "%.3f of @10k, %.2fx httperf" % (r10, rh)
+        ok = r10 >= 0.9 and rh >= 1 and b.r.get("errors") == 0 and warned
+    rows.append(("OVL @17k >=0.9x own @10k, >=httperf @17k", fig, anc, ratio, verdict(ok)))
 
 # ------------------------------------------------------------------ P5
 a, h = R["P5.rsh"], R["P5.httperf"]
@@ -545,6 +590,8 @@ if SUITE.get("ab12_only") == "1":
     rows = [r for r in rows if r[0].startswith("AB12")]
 if SUITE.get("cr_only") == "1":
     rows = [r for r in rows if r[0].startswith("CR")]
+if SUITE.get("pacing_only") == "1":
+    rows = [r for r in rows if r[0].startswith(("PACE", "OVL"))]
 hdr = ("target", "rshperf figure", "anchor figure", "ratio", "pass/fail")
 print("rshperf benchmark (%s run, binary %s built %s, git %s)" % (
     "h2-only" if SUITE.get("h2_only") == "1" else "quick" if SUITE.get("quick") == "1" else "full",
@@ -586,7 +633,7 @@ if t:
     print("P1.rsh perf top symbols (--perf):")
     for line in t.strip().splitlines():
         print("  " + " ".join(line.split()[:3]))
-for n in ("P4.rsh", "P4.httperf"):
+for n in ("P4.rsh", "P4.httperf", "PACE600.rsh", "PACE600.httperf", "PACE5000.rsh", "PACE5000.httperf"):
     t = rd(n, "pacing")
     if t:
         print()

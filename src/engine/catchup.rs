@@ -79,14 +79,11 @@ impl CatchUp {
         } else {
             0
         };
-        // DEVTUNE (remove): RSHPERF_DEV_TURN (per turn), RSHPERF_DEV_CAP (cap).
-        let dev = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
         CatchUp {
             bounded: policy == Overload::Degrade && mean_period > 0.0,
             late_after: period.max(LATE_AFTER_MIN),
-            per_turn: dev("RSHPERF_DEV_TURN").unwrap_or(per_turn.max(PER_TURN_MIN)),
-            cap: dev("RSHPERF_DEV_CAP")
-                .unwrap_or((capacity / CAP_FRACTION).max(CAP_MIN).min(capacity) as u64),
+            per_turn: per_turn.max(PER_TURN_MIN),
+            cap: (capacity / CAP_FRACTION).max(CAP_MIN).min(capacity) as u64,
             table: capacity as u64,
             started: 0,
             engaged: false,

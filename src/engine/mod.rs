@@ -1,10 +1,12 @@
 //! The engine: one thread, one `mio::Poll`, one connection table, one timer wheel.
 //!
 //! Owns the event loop: arrivals on the absolute schedule (catch-up bursts recorded for
-//! "Maximum connect burst length"), connection set-up and teardown, dispatch of
-//! readiness to `conn::Conn`, watchdog and think-time timers, `--runtime`,
-//! SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the
-//! next I/O or deadline (a timerfd gives sub-millisecond wakeups): no busy polling.
+//! "Maximum connect burst length", bounded by the overload policy in `catchup`, with
+//! loopback source addresses from `spread`), connection set-up and teardown, dispatch
+//! of readiness to `conn::Conn`, watchdog and think-time timers, `--runtime`,
+//! SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the next I/O or
+//! deadline (a timerfd gives sub-millisecond wakeups), waking a little early to spin
+//! to the next arrival (`spin`): no busy polling.
 //! What to send is decided by the workload halves in `request` (one connection per
 //! arrival) and `session` (`--wsess`, `--wsesslog`, and with `page` `--wsesspage`);
 //! when arrivals are not scheduled but replace finished units (sequential mode,
