@@ -330,7 +330,7 @@ impl<'c> Engine<'c> {
             self.tally.publish(&self.stats);
         }
         let end = self.stop.unwrap_or_else(Instant::now);
-        self.pool_finish();
+        self.pool_finish(end);
         self.on_tick(end);
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
         if at > self.stats.timeline.intervals.len() as f64 {

@@ -257,7 +257,7 @@ fn stats_members(s: &Stats) -> (Value, Value) {
         .expect("Stats serializes to JSON: string keys, no failing serializer");
     let hists = raw
         .as_object_mut()
-        .and_then(|o| o.remove(HISTOGRAMS))
+        .and_then(|o| o.shift_remove(HISTOGRAMS))
         .expect("Stats has a histograms member");
     (raw, hists)
 }
