@@ -408,6 +408,16 @@ pub fn write_text<W: Write>(
         &merged.servers,
         merged.run.duration,
     )?;
+    // `--call-rate`: every part ran the whole rate's share of one schedule, so the
+    // target is the parts' common `config.call_rate`.
+    let rate = inputs
+        .first()
+        .and_then(|i| i.config.get("call_rate"))
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(0.0);
+    if let Some(lines) = merged.stats.pool.report_lines(rate, merged.run.duration) {
+        writeln!(out, "{lines}")?;
+    }
     if percentiles {
         write_percentiles(out, &merged.stats)?;
     }

@@ -400,7 +400,7 @@ impl<'c> Engine<'c> {
         }
         let end = self.stop.unwrap_or_else(Instant::now);
         self.count_unstarted(end);
-        self.pool_finish();
+        self.pool_finish(end);
         self.stats.pacing.deferred = self.catchup.deferred;
         self.on_tick(end);
         let at = end.saturating_duration_since(self.t0).as_secs_f64();

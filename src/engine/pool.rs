@@ -148,6 +148,9 @@ impl Engine<'_> {
 
     /// Gives waiting calls, oldest first, to connections with room, round-robin.
     pub(super) fn pool_dispatch(&mut self, now: Instant) {
+        if self.stop.is_some() {
+            return;
+        }
         loop {
             let Some(p) = self.pool.as_mut() else {
                 return;
@@ -211,6 +214,17 @@ impl Engine<'_> {
         replies: u64,
         now: Instant,
     ) {
+        if self.stop.is_some() {
+            // The end of the run closes the pool: calls in flight are abandoned.
+            if let Some(s) = self
+                .pool
+                .as_mut()
+                .and_then(|p| p.slots.get_mut(slot as usize))
+            {
+                s.conn = None;
+            }
+            return;
+        }
         let leftovers = std::mem::take(&mut self.leftovers);
         let lost = self.pool_take_back(&leftovers, fail.is_some());
         self.leftovers = leftovers;
@@ -237,10 +251,8 @@ impl Engine<'_> {
             }
             return;
         }
-        if self.stop.is_none() {
-            self.stats.pool.reconnects += 1;
-            self.pool_open(slot as usize, now);
-        }
+        self.stats.pool.reconnects += 1;
+        self.pool_open(slot as usize, now);
         self.pool_dispatch(now);
     }
 
@@ -264,10 +276,21 @@ impl Engine<'_> {
         0
     }
 
-    /// At the end of the run: calls still waiting are unsent.
-    pub(super) fn pool_finish(&mut self) {
-        if let Some(p) = self.pool.as_ref() {
-            self.stats.pool.unsent += p.waiting.len() as u64;
+    /// At the end of the run (`end`): calls still waiting are unsent, and the pool's
+    /// connections are closed, so that their lifetimes and calls per connection are
+    /// in the classic report (calls still in flight are abandoned, as at the end of
+    /// any run).
+    pub(super) fn pool_finish(&mut self, end: Instant) {
+        let Some(p) = self.pool.as_mut() else {
+            return;
+        };
+        self.stats.pool.unsent += p.waiting.len() as u64;
+        p.waiting.clear();
+        for k in 0..p.slots.len() {
+            let Some(id) = self.pool.as_mut().and_then(|p| p.slots[k].conn.take()) else {
+                continue;
+            };
+            self.finish(id, None, end);
         }
     }
 }

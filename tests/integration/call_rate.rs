@@ -154,8 +154,12 @@ fn threads_and_partitions_stripe_the_calls() {
     // 10 calls each (calls k ≡ I mod 3 of 30).
     let s = Server::start(Behavior::Fixed(10));
     let mut calls = 0;
-    for part in ["0/3", "1/3", "2/3"] {
+    let docs: Vec<_> = (0..3)
+        .map(|i| crate::support::recorder::TempFile::new(&format!("cr-part{i}"), b""))
+        .collect();
+    for (part, doc) in ["0/3", "1/3", "2/3"].iter().zip(&docs) {
         let p = format!("--partition={part}");
+        let j = format!("--json={}", doc.path);
         let r = run_ok(
             s.port(),
             &[
@@ -166,6 +170,7 @@ fn threads_and_partitions_stripe_the_calls() {
                 "--num-calls",
                 "6",
                 &p,
+                &j,
                 "--timeout",
                 "5",
             ],
@@ -177,6 +182,23 @@ fn threads_and_partitions_stripe_the_calls() {
     assert_eq!(calls, 30);
     assert_eq!(s.requests(), 30);
     assert_eq!(s.connections(), 5);
+    // `rshperf merge` of the parts prints the whole run's call-rate line.
+    let mut argv = vec!["merge"];
+    argv.extend(docs.iter().map(|d| d.path.as_str()));
+    let out = run(&argv);
+    let merged = Report {
+        text: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_eq!(out.status.code(), Some(0), "{}", merged.stderr);
+    let c = call_rate(&merged);
+    assert_eq!(c[0], 300.0, "{}", merged.text);
+    assert_eq!(
+        &c[2..8],
+        &[5.0, 30.0, 30.0, 30.0, 0.0, 0.0],
+        "{}",
+        merged.text
+    );
 }
 
 #[test]
