@@ -10,6 +10,7 @@ mod hostile;
 mod hostile_h2;
 mod http2;
 mod merge;
+mod metrics;
 mod outputs;
 mod page;
 mod repo;
