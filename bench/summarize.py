@@ -524,7 +524,7 @@ if SUITE.get("ab12_only") == "1":
     rows = [r for r in rows if r[0].startswith("AB12")]
 hdr = ("target", "rshperf figure", "anchor figure", "ratio", "pass/fail")
 print("rshperf benchmark (%s run, binary %s built %s, git %s)" % (
-    "h2-only" if SUITE.get("h2_only") == "1" else "quick" if SUITE.get("quick") == "1" else "full",
+    "h2-only" if SUITE.get("h2_only") == "1" else "integrations-only" if SUITE.get("integ_only") == "1" else "quick" if SUITE.get("quick") == "1" else "full",
     SUITE.get("rshperf", "?"), SUITE.get("rshperf_mtime", "?"),
     SUITE.get("git", "?")))
 print()
