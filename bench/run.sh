@@ -13,6 +13,10 @@
 #             over 50 keep-alive connections for $CR_S s against nginx on 8080:
 #             achieved rate within 0.5 %, lateness p99 <= 1 ms; wrk2 -R side by
 #             side when a wrk2 binary is on PATH)
+#   --integrations-only run only the issue-16 rows: UX (unix socket vs TCP to
+#             nginx, CPU per connection, medians of 3 alternating runs), BODY
+#             (5 MB --body-file POSTed 1,000 times to rshperf serve: RSS growth)
+#             and MET (scripts/prometheus-check.sh: Prometheus vs the report)
 #   --out DIR raw outputs (default /tmp/rshperf-bench)
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
@@ -50,6 +54,7 @@ H2_N=${H2_N:-200000}
 H2_ROUNDS=${H2_ROUNDS:-3}
 AB12_ONLY=0
 PACING_ONLY=0
+INTEG_ONLY=0
 AB_N=${AB_N:-200000}
 CR_ONLY=0
 CR_RATE=${CR_RATE:-20000}
@@ -62,6 +67,7 @@ while [ $# -gt 0 ]; do
     --perf) PERF=1 ;;
     --h2-only) H2_ONLY=1 ;;
     --ab12) AB12_ONLY=1 ;;
+    --integrations-only) INTEG_ONLY=1 ;;
     --pacing) PACING_ONLY=1 ;;
     --cr-only) CR_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
@@ -101,12 +107,17 @@ if [ $CR_ONLY = 1 ]; then
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
-for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump python3 ss timeout); do
+if [ $INTEG_ONLY = 1 ]; then
+  for t in prometheus curl python3 ss timeout; do
+    command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+  done
+fi
+for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump python3 ss timeout); do
   command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
 done
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (apt-get install time)"
 if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
-[ $CR_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
+[ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
 [ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash scripts/nginx.sh start"
 fi
@@ -345,6 +356,52 @@ h2_rows() {
       --num-conns 50 --num-calls "$calls" --burst-length 10 --rate 10000 --timeout 5
   done
 }
+# ---------------------------------------------------------------- UX, BODY, MET
+# Issue 16. UX: the same run over nginx's unix socket and over TCP, alternating,
+# 3 each (median CPU per connection from /usr/bin/time; counts must be equal).
+# BODY: a 5 MB --body-file POSTed 1,000 times to `rshperf serve` (which reads every
+# body before answering) against the same run without a body: max RSS growth minus
+# the file must stay under 1 MiB. MET: scripts/prometheus-check.sh (a 30 s run
+# scraped every second by Debian's prometheus; last values = the report's).
+UX_SOCK=${UX_SOCK:-/tmp/rshperf-nginx/nginx.sock}
+integration_rows() {
+  local i
+  meta ux_sock "$UX_SOCK"
+  for i in 1 2 3; do
+    settle 2
+    run UX.tcp$i 60 "$RSH" --server $HOST --port $PORT --uri $URI --rate 3000 --num-conns 9000 --timeout 5
+    settle 2
+    run UX.unix$i 60 "$RSH" --server $HOST --unix-socket "$UX_SOCK" --uri $URI --rate 3000 --num-conns 9000 --timeout 5
+  done
+  local log=$OUT/BODY.serve.err port j=0
+  head -c 5000000 /dev/urandom > "$OUT/BODY.5mb"
+  meta body_bytes 5000000
+  "$RSH" serve --port 0 --threads 1 --body-size 100 > /dev/null 2> "$log" &
+  local spid=$!
+  while ! grep -q 'listening on' "$log" 2>/dev/null && [ $j -lt 50 ]; do sleep 0.1; j=$((j+1)); done
+  port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
+  if [ -n "$port" ]; then
+    settle 1
+    run BODY.base 120 "$RSH" --server $HOST --port "$port" --rate 50 --num-conns 1000 --send-buffer 262144 --timeout 10
+    settle 1
+    run BODY.rsh 120 "$RSH" --server $HOST --port "$port" --rate 50 --num-conns 1000 --send-buffer 262144 --timeout 10 \
+      --body-file "$OUT/BODY.5mb"
+  else
+    echo "BODY: rshperf serve did not start (see $log)" >&2
+  fi
+  kill -INT $spid 2>/dev/null
+  wait $spid 2>/dev/null
+  rm -f "$OUT/BODY.5mb"
+  settle 2
+  RSHPERF=$RSH run MET 180 bash "$root/scripts/prometheus-check.sh" "$URL"
+}
+if [ $INTEG_ONLY = 1 ]; then
+  meta integ_only 1
+  integration_rows
+  echo
+  python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
 h2_rows
 if [ $H2_ONLY = 1 ]; then
   meta suite_runtime_s $(( $(date +%s) - T_START ))
@@ -358,6 +415,7 @@ settle 1
 run AB.ab 60 ab -q -n 30000 -c 50 "$URL"
 settle 2
 ab12
+integration_rows
 
 
 # ---------------------------------------------------------------- P2

@@ -251,7 +251,9 @@ R = {n: Run(n) for n in ("P1.rsh", "P1.httperf", "AB.ab", "P2.wrk", "P2.rsh", "P
                          "P7.rsh2", "P7.rsh1", "HOG.rsh", "HOG.httperf", "T1.rsh", "AB12.ab", "AB12.rsh",
                          "AB12.rsh10", "H2C.rsh", "H2C.h2load", "H2S.rsh", "H2S.h2load", "CR.rsh", "CR.wrk2",
                          "PACE600.rsh", "PACE600.httperf", "PACE5000.rsh", "PACE5000.httperf",
-                         "OVL.rsh17", "OVL.httperf17", "OVL.rsh10")}
+                         "OVL.rsh17", "OVL.httperf17", "OVL.rsh10",
+                         "UX.tcp1", "UX.unix1", "UX.tcp2", "UX.unix2", "UX.tcp3", "UX.unix3",
+                         "BODY.base", "BODY.rsh", "MET")}
 H2_ROUNDS = int(SUITE.get("h2_rounds", "1") or 1)
 for _tag in ("H2C", "H2S"):
     for _k in range(1, H2_ROUNDS + 1):
@@ -583,7 +585,51 @@ if a.present or b.present:
             ok = ok and a.maxrss <= small.maxrss + 2048
     rows.append(("AB12 ab -k -c 50 -n %d (rshperf serve)" % n, fig, "ab " + anc, ratio, verdict(ok)))
 
+# ------------------------------------------------------------------ UX, BODY, MET (issue 16)
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if xs else None
+
+
+ux = {k: [R["UX.%s%d" % (k, i)] for i in (1, 2, 3)] for k in ("tcp", "unix")}
+if any(r.present for r in ux["tcp"] + ux["unix"]):
+    def cpc(runs):
+        v = [r.cpu / r.r["conns"] * 1e6 for r in runs if r.cpu is not None and r.r.get("conns")]
+        return median(v), len(v)
+    (c_u, n_u), (c_t, n_t) = cpc(ux["unix"]), cpc(ux["tcp"])
+    counts = {k: sorted(set((r.r.get("conns"), r.r.get("replies"), r.r.get("errors")) for r in ux[k])) for k in ux}
+    if c_u is not None and c_t is not None:
+        fig = "unix socket: %.1f us CPU/conn (median of %d), counts %s" % (c_u, n_u, counts["unix"])
+        anc = "TCP: %.1f us CPU/conn (median of %d), counts %s" % (c_t, n_t, counts["tcp"])
+        ratio = "CPU/conn %.2fx" % (c_u / c_t)
+        ok = c_u < c_t and counts["unix"] == counts["tcp"] == [(9000, 9000, 0)]
+    else:
+        fig, anc, ratio, ok = "missing data", "-", "-", False
+    rows.append(("UX unix socket vs TCP, 3000/s x9000 (nginx)", fig, anc, ratio, verdict(ok)))
+
+b, base = R["BODY.rsh"], R["BODY.base"]
+if b.present or base.present:
+    size_kib = int(SUITE.get("body_bytes", "5000000") or 5000000) / 1024.0
+    if b.maxrss and base.maxrss and "reqs" in b.r:
+        beyond = b.maxrss - base.maxrss - size_kib
+        fig = "maxRSS %.1f MiB with the body, %.1f MiB without; growth beyond the file %.0f KiB; %d requests, %d replies, %s" % (
+            mib(b.maxrss), mib(base.maxrss), beyond, b.r["reqs"], b.r["replies"], err_str(b.r))
+        ratio = "%.2f of 1 MiB" % (beyond / 1024.0)
+        ok = beyond < 1024 and b.r["reqs"] == 1000 and b.r["replies"] == 1000 and b.r.get("errors") == 0
+    else:
+        fig, ratio, ok = "no report (rc %s / %s)" % (b.rc, base.rc), "-", False
+    rows.append(("BODY 5 MB --body-file x1000, RSS < file + 1 MiB", fig, "-", ratio, verdict(ok)))
+
+m = R["MET"]
+if m.present:
+    lines = [l for l in m.out.splitlines() if l.startswith(("report:", "prometheus:"))]
+    ok = m.rc == 0 and "PASS" in m.out
+    fig = "; ".join(lines) or ("no output (rc %s): %s" % (m.rc, m.err.strip()[-200:]))
+    rows.append(("MET Prometheus 1 s scrapes of a 30 s run = report", fig, "-", "-", verdict(ok)))
+
 # ------------------------------------------------------------------ print
+if SUITE.get("integ_only") == "1":
+    rows = [r for r in rows if r[0].startswith(("UX", "BODY", "MET"))]
 if SUITE.get("h2_only") == "1":
     rows = [row for row in rows if row[0].startswith("H2")]
 if SUITE.get("ab12_only") == "1":
@@ -594,7 +640,7 @@ if SUITE.get("pacing_only") == "1":
     rows = [r for r in rows if r[0].startswith(("PACE", "OVL"))]
 hdr = ("target", "rshperf figure", "anchor figure", "ratio", "pass/fail")
 print("rshperf benchmark (%s run, binary %s built %s, git %s)" % (
-    "h2-only" if SUITE.get("h2_only") == "1" else "quick" if SUITE.get("quick") == "1" else "full",
+    "h2-only" if SUITE.get("h2_only") == "1" else "integrations-only" if SUITE.get("integ_only") == "1" else "quick" if SUITE.get("quick") == "1" else "full",
     SUITE.get("rshperf", "?"), SUITE.get("rshperf_mtime", "?"),
     SUITE.get("git", "?")))
 print()

@@ -277,6 +277,7 @@ impl Exporter {
         let addr = listener
             .local_addr()
             .map_err(|e| Error::Startup(format!("--metrics-listen: {e}")))?;
+        eprintln!("rshperf: serving metrics on http://{addr}/metrics");
         let state = Arc::new(State::default());
         let st = state.clone();
         let thread = std::thread::Builder::new()

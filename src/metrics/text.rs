@@ -242,3 +242,56 @@ pub fn document(samples: &[Sample]) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::ServerSnap;
+
+    #[test]
+    fn servers_and_steps_are_labels_and_families_stay_together() {
+        let mut snap = Snapshot::default();
+        snap.replies_by_class[2] = 7;
+        snap.replies_by_class[4] = 1;
+        snap.servers = vec![
+            ServerSnap {
+                connections: 3,
+                requests: 5,
+                replies_by_class: [0, 0, 5, 0, 0, 0, 0, 0, 0, 0],
+                errors: [0; 8],
+            },
+            ServerSnap {
+                connections: 2,
+                requests: 3,
+                replies_by_class: [0, 0, 2, 0, 1, 0, 0, 0, 0, 0],
+                errors: [0, 0, 1, 0, 0, 0, 0, 0],
+            },
+        ];
+        let run = |step| RunLabels {
+            step: Some(step),
+            offered_rate: Some(50.0),
+            servers: vec!["a:80".into(), "b\"q:81".into()],
+        };
+        let mut all = series(&snap, &run(1));
+        all.extend(series(&snap, &run(2)));
+        let text = document(&all);
+        assert!(
+            text.contains("rshperf_replies_total{step=\"1\",server=\"a:80\",class=\"2xx\"} 5\n")
+        );
+        assert!(text.contains(
+            "rshperf_errors_total{step=\"2\",server=\"b\\\"q:81\",kind=\"connrefused\"} 1\n"
+        ));
+        assert!(text.contains("rshperf_offered_arrivals_per_second{step=\"2\"} 50\n"));
+        assert!(text.contains("rshperf_response_seconds_bucket{step=\"1\",le=\"+Inf\"} 0\n"));
+        // Each family once, both steps' samples inside it.
+        assert_eq!(
+            text.matches("# TYPE rshperf_replies_total counter").count(),
+            1
+        );
+        let block = text
+            .split("# HELP ")
+            .find(|b| b.starts_with("rshperf_replies_total "))
+            .expect("block");
+        assert_eq!(block.matches("rshperf_replies_total{").count(), 2 * 2 * 6);
+    }
+}

@@ -11,6 +11,7 @@ mod hostile;
 mod hostile_h2;
 mod http2;
 mod merge;
+mod metrics;
 mod outputs;
 mod pacing;
 mod page;

@@ -87,3 +87,28 @@ fn unix_socket_refuses_options_that_need_tcp() {
         );
     }
 }
+
+#[test]
+fn a_full_backlog_fails_connections_without_spinning() {
+    use socket2::{Domain, SockAddr, Socket, Type};
+    let path = std::env::temp_dir().join(format!("rshperf-ux-full-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    // A listener with the smallest backlog that never accepts.
+    let sock = Socket::new(Domain::UNIX, Type::STREAM, None).expect("socket");
+    sock.bind(&SockAddr::unix(&path).expect("addr"))
+        .expect("bind");
+    sock.listen(0).expect("listen");
+    let started = std::time::Instant::now();
+    let r = run_unix(
+        path.to_str().expect("utf8"),
+        &["--num-conns", "20", "--rate", "1000", "--timeout", "1"],
+    );
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(r.totals().2, 0);
+    assert_eq!(r.error("total"), 20, "{}", r.text);
+    // Connections past the backlog fail at once (EAGAIN), the queued ones time out.
+    assert!(r.error("other") >= 10, "{}", r.text);
+    assert_eq!(r.error("other") + r.error("client-timo"), 20, "{}", r.text);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    drop(sock);
+}

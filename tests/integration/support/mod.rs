@@ -7,6 +7,7 @@ pub mod h2_server;
 pub mod hostile_server;
 pub mod measure;
 pub mod page_server;
+pub mod prom;
 pub mod recorder;
 pub mod server;
 pub mod tls_server;

@@ -1,0 +1,195 @@
+//! `--metrics-listen`: the endpoint scraped with a plain HTTP client while rshperf
+//! runs, parsed strictly (support::prom), and its final totals compared with the
+//! report and with what the in-process server counted.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::support::prom;
+use crate::support::server::{Behavior, Server};
+use crate::support::{bin, numbers, wait_until};
+
+/// A plain HTTP/1.1 request; returns (status line, headers, body).
+fn http(addr: &str, request: &str) -> (String, Vec<String>, String) {
+    let mut s = TcpStream::connect(addr).expect("connect to the metrics endpoint");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(request.as_bytes()).expect("send");
+    let mut all = Vec::new();
+    s.read_to_end(&mut all).expect("read");
+    let text = String::from_utf8(all).expect("utf-8");
+    let (head, body) = text.split_once("\r\n\r\n").expect("a head");
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap_or("").to_string();
+    let headers: Vec<String> = lines.map(str::to_string).collect();
+    let length = headers
+        .iter()
+        .find_map(|h| h.strip_prefix("Content-Length: "))
+        .and_then(|v| v.parse::<usize>().ok());
+    assert_eq!(length, Some(body.len()), "Content-Length matches the body");
+    (status, headers, body.to_string())
+}
+
+fn scrape(addr: &str) -> prom::Exposition {
+    let (status, headers, body) = http(addr, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(
+        headers.contains(&"Content-Type: text/plain; version=0.0.4; charset=utf-8".to_string()),
+        "{headers:?}"
+    );
+    prom::parse(&body)
+}
+
+/// Starts rshperf with `args`; returns the child, its stdout and stderr lines as they
+/// come, and the metrics address it announced.
+fn start(args: &[&str]) -> (Child, mpsc::Receiver<String>, String) {
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn rshperf");
+    let (tx, rx) = mpsc::channel();
+    let out = child.stdout.take().expect("stdout");
+    let tx2 = tx.clone();
+    std::thread::spawn(move || {
+        for l in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx2.send(format!("out:{l}"));
+        }
+    });
+    let err = child.stderr.take().expect("stderr");
+    let (atx, arx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(err).lines().map_while(Result::ok) {
+            if let Some(a) = l.strip_prefix("rshperf: serving metrics on http://") {
+                let _ = atx.send(a.trim_end_matches("/metrics").to_string());
+            }
+            let _ = tx.send(format!("err:{l}"));
+        }
+    });
+    let addr = arx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("rshperf announces its metrics address");
+    (child, rx, addr)
+}
+
+#[test]
+fn scrapes_parse_strictly_and_the_last_holds_the_reports_totals() {
+    let srv = Server::start(Behavior::Fixed(100));
+    let port = srv.port().to_string();
+    let (mut child, lines, addr) = start(&[
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--rate",
+        "40",
+        "--num-conns",
+        "80",
+        "--num-calls",
+        "2",
+        "--timeout",
+        "5",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--metrics-linger",
+        "3",
+    ]);
+    // While the run goes on: a valid exposition with every family.
+    let first = scrape(&addr);
+    for family in [
+        "rshperf_connections_total",
+        "rshperf_replies_total",
+        "rshperf_errors_total",
+        "rshperf_request_bytes_total",
+        "rshperf_reply_bytes_total",
+        "rshperf_open_connections",
+        "rshperf_offered_arrivals_per_second",
+        "rshperf_response_seconds",
+        "rshperf_connect_seconds",
+        "rshperf_lateness_seconds",
+    ] {
+        assert!(first.types.contains_key(family), "{family} missing");
+    }
+    assert_eq!(first.sum("rshperf_offered_arrivals_per_second", &[]), 40.0);
+    // Wait for the report (printed before the linger).
+    let mut report = Vec::new();
+    loop {
+        let l = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the report");
+        if let Some(text) = l.strip_prefix("out:") {
+            report.push(text.to_string());
+            if text.starts_with("Errors: fd-unavail") {
+                break;
+            }
+        }
+    }
+    let total = report
+        .iter()
+        .find(|l| l.starts_with("Total:"))
+        .expect("Total line");
+    let n = numbers(&total["Total:".len()..]);
+    let (conns, requests, replies) = (n[0], n[1], n[2]);
+    assert_eq!((conns, requests, replies), (80.0, 160.0, 160.0));
+    let last = scrape(&addr);
+    let classes: f64 = ["1xx", "2xx", "3xx", "4xx", "5xx"]
+        .iter()
+        .map(|c| last.sum("rshperf_replies_total", &[("class", c)]))
+        .sum();
+    assert_eq!(classes, replies);
+    assert_eq!(
+        last.sum("rshperf_replies_total", &[("class", "2xx")]),
+        160.0
+    );
+    assert_eq!(last.sum("rshperf_requests_total", &[]), requests);
+    assert_eq!(last.sum("rshperf_connections_total", &[]), conns);
+    assert_eq!(last.sum("rshperf_errors_total", &[]), 0.0);
+    assert_eq!(last.sum("rshperf_response_seconds_count", &[]), 160.0);
+    assert_eq!(last.sum("rshperf_open_connections", &[]), 0.0);
+    assert_eq!(srv.requests() as f64, requests);
+    // Anything but GET /metrics.
+    let (status, _, _) = http(&addr, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+    let (status, _, _) = http(&addr, "POST /metrics HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(status, "HTTP/1.1 405 Method Not Allowed");
+    let code = child.wait().expect("rshperf exits after the linger").code();
+    assert_eq!(code, Some(0));
+    wait_until("the endpoint to close", Duration::from_secs(5), || {
+        TcpStream::connect(&addr).is_err()
+    });
+}
+
+#[test]
+fn a_busy_metrics_address_is_a_startup_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let out = bin()
+        .args([
+            "--server",
+            "127.0.0.1",
+            "--port",
+            "9",
+            "--metrics-listen",
+            &addr,
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("--metrics-listen: cannot listen on {addr}")),
+        "{err}"
+    );
+    let out = bin()
+        .args(["--server", "127.0.0.1", "--metrics-linger", "2"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--metrics-linger needs --metrics-listen")
+    );
+}
