@@ -572,7 +572,8 @@ fn exhausted_local_ports_are_addrunavail() {
         Err(e) => return support::skip(&format!("cannot run unshare: {e}")),
     }
     // In the namespace: loopback up, ten local ports, `serve` on 8080 (waiting for
-    // its "listening" line), then the test.
+    // its "listening" line), then the test, from one source address
+    // (`--overload=queue`: the default would spread over 16 loopback addresses).
     let script = format!(
         "set -e; ip link set lo up; \
          echo '40000 40009' > /proc/sys/net/ipv4/ip_local_port_range; \
@@ -580,7 +581,8 @@ fn exhausted_local_ports_are_addrunavail() {
          n=0; until grep -q listening \"$log\"; do \
            n=$((n+1)); [ $n -lt 2000 ] || exit 9; sleep 0.01; done; \
          set +e; \
-         {bin} --server 127.0.0.1 --port 8080 --num-conns 30 --rate 1000 --timeout 2; \
+         {bin} --server 127.0.0.1 --port 8080 --num-conns 30 --rate 1000 --timeout 2 \
+           --overload=queue; \
          rc=$?; kill $!; rm -f \"$log\"; exit $rc"
     );
     let start = Instant::now();

@@ -410,7 +410,9 @@ fn golden_report() {
          Percentiles lateness [ms]: p# # p# # p# # p# # p# # max #\n\
          HTTP/2: connections 2 streams 6 reset 0 goaway 0 protocol-errors 0\n\
          HTTP/# header compression: requests # B sent for # B (space savings #%) \
-         replies # B received for # B (space savings #%)\n";
+         replies # B received for # B (space savings #%)\n\
+         Pacing: deferred # unstarted # in-flight-cap # source-addrs #\n\
+         Pacing: spins # spin-time # ms wakeups # wake-late avg # max # us\n";
     assert_eq!(got, want, "report:\n{}", r.text);
 }
 

@@ -317,6 +317,7 @@ fn untimed(s: &Stats) -> Value {
         "session_life_failed_us",
         "timeline",
         "client",
+        "pacing",
     ] {
         o.remove(timing).expect("a Stats member");
     }

@@ -179,7 +179,13 @@ fn assert_json_matches_report(doc: &Value, r: &Report) {
 /// The percentile lines at the end of `r`: for each histogram, the six values.
 fn percentile_lines(r: &Report) -> Vec<Vec<String>> {
     let lines: Vec<&str> = r.text.lines().collect();
-    let n = lines.len();
+    // With -v the two pacing lines come last.
+    let n = lines.len()
+        - lines
+            .iter()
+            .rev()
+            .take_while(|l| l.starts_with("Pacing: "))
+            .count();
     assert!(n > 7, "{}", r.text);
     assert!(
         lines[n - 6].starts_with("Errors: fd-unavail"),
@@ -188,7 +194,7 @@ fn percentile_lines(r: &Report) -> Vec<Vec<String>> {
     );
     HISTOGRAMS
         .iter()
-        .zip(&lines[n - 5..])
+        .zip(&lines[n - 5..n])
         .map(|(name, line)| {
             let prefix = format!("Percentiles {name} [ms]:");
             let rest = line
