@@ -574,7 +574,8 @@ fn exhausted_local_ports_are_addrunavail() {
         Err(e) => return support::skip(&format!("cannot run unshare: {e}")),
     }
     // In the namespace: loopback up, ten local ports, `serve` on 8080 (waiting for
-    // its "listening" line), then the test.
+    // its "listening" line), then the test, from one source address
+    // (`--overload=queue`: the default would spread over 16 loopback addresses).
     let script = format!(
         "set -e; ip link set lo up; \
          echo '40000 40009' > /proc/sys/net/ipv4/ip_local_port_range; \

@@ -729,14 +729,14 @@ fn close_delimited_body_ends_at_fin() {
 #[test]
 fn low_descriptor_limit_counts_fd_unavail_and_finishes() {
     let s = HostileServer::start(vec![Step::Hold]);
-    // The shell sets the soft and hard limits to 64, then becomes rshperf.
+    // The shell sets the soft and hard limits to 64, then becomes rshperf. httperf's
+    // overload behaviour (`--overload=queue`): an arrival that finds the table full
+    // fails (the default waits for a close: tests/integration/pacing.rs).
     let mut cmd = Command::new("sh");
     cmd.args(["-c", r#"ulimit -n 64 && exec "$0" "$@""#])
         .arg(env!("CARGO_BIN_EXE_rshperf"))
         .args(["--server", "127.0.0.1", "--port", &s.port().to_string()])
         .args(["--num-conns", "200", "--rate", "2000", "--timeout", "1"])
-        // httperf's policy: an arrival that finds the table full fails (the default,
-        // degrade, defers it until a slot is free: tests/integration/pacing.rs).
         .arg("--overload=queue");
     let m = run_measured(cmd, Duration::from_secs(20));
     m.assert_complete();

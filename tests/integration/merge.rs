@@ -317,20 +317,9 @@ fn untimed(s: &Stats) -> Value {
         "session_life_failed_us",
         "timeline",
         "client",
+        "pacing",
     ] {
         o.remove(timing).expect("a Stats member");
-    }
-    // How the engines slept, woke and spun depends on timing; the overload policy's
-    // counts do not (in this light run).
-    let pacing = o["pacing"].as_object_mut().expect("object");
-    for timing in [
-        "spins",
-        "spin_us",
-        "wakeups",
-        "wake_late_sum_us",
-        "wake_late_max_us",
-    ] {
-        pacing.remove(timing).expect("a PacingStats member");
     }
     o.insert(
         "lifetime_bins".into(),
