@@ -8,8 +8,11 @@
 //!   connections already open are handled between bursts instead of after one
 //!   unbounded burst that makes the engine later still;
 //! - starts no arrival while `cap` connections are open (a quarter of the
-//!   connection table), so the table and the source addresses' port ranges never
-//!   fill up; a close lets the next arrival in.
+//!   connection table, or twice as many as were open when it fell behind, if that
+//!   is more), so the table and the source addresses' port ranges never fill up; a
+//!   close lets the next arrival in. (The second bound keeps a hiccup of a client
+//!   that holds many connections for a slow server, or sessions thinking, from
+//!   turning into a cap that keeps it behind for good.)
 //!
 //! And at any time, an arrival that finds the connection table full waits for a
 //! close instead of failing (httperf counts it as `fd-unavail`).
@@ -64,6 +67,8 @@ pub(super) struct CatchUp {
     started: u64,
     /// The policy has held arrivals back since the engine was last on schedule.
     engaged: bool,
+    /// Connections open when the engine fell behind (None: on schedule).
+    fell_behind_at: Option<u64>,
     /// Arrivals started behind schedule after the policy held arrivals back (they
     /// waited for it, or queued behind one that did).
     pub(super) deferred: u64,
@@ -87,6 +92,7 @@ impl CatchUp {
             table: capacity as u64,
             started: 0,
             engaged: false,
+            fell_behind_at: None,
             deferred: 0,
         }
     }
@@ -100,6 +106,13 @@ impl CatchUp {
         }
     }
 
+    /// The cap while behind: `cap`, or twice the connections open when the engine
+    /// fell behind (`open` now, if it has only just), within the table.
+    fn cap_behind(&self, open: u64) -> u64 {
+        let base = self.fell_behind_at.unwrap_or(open);
+        self.cap.max(base.saturating_mul(2)).min(self.table)
+    }
+
     /// A new loop turn begins.
     pub(super) fn turn(&mut self) {
         self.started = 0;
@@ -109,11 +122,17 @@ impl CatchUp {
     /// connections open; an arrival that goes counts as started in this turn, and
     /// as deferred when the policy has held arrivals back while it was due.
     pub(super) fn admit(&mut self, at: Instant, now: Instant, open: u64) -> Gate {
+        let on_schedule = now.saturating_duration_since(at) <= self.late_after;
+        if on_schedule {
+            self.fell_behind_at = None;
+        } else if self.fell_behind_at.is_none() {
+            self.fell_behind_at = Some(open);
+        }
         let gate = self.gate(at, now, open);
         match gate {
             Gate::Go => {
                 self.started += 1;
-                if now.saturating_duration_since(at) <= self.late_after {
+                if on_schedule {
                     self.engaged = false;
                 } else if self.engaged {
                     self.deferred += 1;
@@ -133,7 +152,7 @@ impl CatchUp {
             Gate::Full
         } else if now.saturating_duration_since(at) <= self.late_after {
             Gate::Go
-        } else if open >= self.cap {
+        } else if open >= self.cap_behind(open) {
             Gate::Full
         } else if self.started >= self.per_turn {
             Gate::Turn
@@ -205,15 +224,29 @@ mod tests {
         let mut c = CatchUp::new(Overload::Degrade, 0.001, 20_000);
         assert_eq!(c.cap(), 5_000);
         let now = t0 + ms(30);
+        // Fell behind with 10 open: the quarter of the table binds.
+        assert_eq!(c.admit(t0, now, 10), Gate::Go);
         assert_eq!(c.admit(t0, now, 5_000), Gate::Full);
         assert_eq!(c.gate(t0, now, 4_999), Gate::Go);
         // Late by less than one period (here 1 ms) is on schedule.
         assert_eq!(c.gate(now - ms(1), now, 6_000), Gate::Go);
+        // Fell behind with 6,000 open (a slow server, sessions thinking): twice that.
+        let mut busy = CatchUp::new(Overload::Degrade, 0.001, 20_000);
+        assert_eq!(busy.admit(t0, now, 6_000), Gate::Go);
+        assert_eq!(busy.admit(t0, now, 11_999), Gate::Go);
+        assert_eq!(busy.admit(t0, now, 12_000), Gate::Full);
+        // Back on schedule, then behind again with few open: the quarter again.
+        assert_eq!(busy.admit(now, now, 100), Gate::Go);
+        busy.turn();
+        assert_eq!(busy.admit(t0, now, 100), Gate::Go);
+        assert_eq!(busy.admit(t0, now, 5_000), Gate::Full);
         // Small tables keep a floor, never above the table itself.
         assert_eq!(CatchUp::new(Overload::Degrade, 0.001, 100).cap(), 64);
         assert_eq!(CatchUp::new(Overload::Degrade, 0.001, 10).cap(), 10);
         // Slow schedules: behind means later than one period.
-        let slow = CatchUp::new(Overload::Degrade, 0.5, 20_000);
+        let mut slow = CatchUp::new(Overload::Degrade, 0.5, 20_000);
+        assert_eq!(slow.admit(t0, t0 + ms(400), 1), Gate::Go);
+        assert_eq!(slow.admit(t0, t0 + ms(600), 1), Gate::Go);
         assert_eq!(slow.gate(t0, t0 + ms(400), 6_000), Gate::Go);
         assert_eq!(slow.gate(t0, t0 + ms(600), 6_000), Gate::Full);
         // At most 16 per turn at low rates.
