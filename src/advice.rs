@@ -147,6 +147,9 @@ fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
     let saturated = cpu.wall_s >= SATURATED_MIN_WALL_S && busy >= SATURATED_PCT;
     let late_text =
         format!("lateness p50 {p50_ms:.3} ms, p99 {p99_ms:.3} ms, limit {limit_ms:.3} ms");
+    // Arrivals the overload policy held back while the engine itself was idle: they
+    // waited for connections to close, not for CPU.
+    let held = run.stats.pacing.waited;
     let cause = match (behind, saturated) {
         (false, false) => return None,
         (true, true) => format!(
@@ -157,6 +160,12 @@ fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
             "an engine thread used {busy:.0} % of a core ({late_text}): the client was at \
              its capacity"
         ),
+        (true, false) if held > 0 => format!(
+            "arrivals started late ({late_text}) while the busiest engine thread used only \
+             {busy:.0} % of a core: {held} arrivals waited for connections to close (the \
+             connection table or --overload=degrade's cap on connections in flight was \
+             full: the server holds connections longer than the schedule allows)"
+        ),
         (true, false) => format!(
             "arrivals started late ({late_text}) while the busiest engine thread used only \
              {busy:.0} % of a core: other work on this machine kept the engine waiting"
@@ -165,6 +174,9 @@ fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
     let remedy = if saturated {
         "use --threads N, more source addresses with --myaddr, or more machines with \
          --partition"
+    } else if held > 0 {
+        "a higher descriptor limit, a shorter --timeout, or --overload=queue for \
+         httperf's fd-unavail errors instead"
     } else {
         "run on a quieter machine, or with fewer --threads than cores"
     };
@@ -229,6 +241,25 @@ mod tests {
         let mut late = vec![50; 990];
         late.extend([900; 10]);
         assert!(assess_at("600", &run(&late, 20.0, 10.0)).is_empty());
+    }
+
+    #[test]
+    fn arrivals_that_waited_for_closes_are_named_as_the_cause() {
+        let mut r = run(&[1500; 1000], 10.0, 10.0);
+        r.stats.pacing.deferred = 700;
+        r.stats.pacing.waited = 600;
+        let advice = assess_at("600", &r);
+        assert_eq!(advice.len(), 1);
+        assert_eq!(
+            advice[0].text,
+            "client-bound: arrivals started late (lateness p50 1.500 ms, p99 1.500 ms, limit \
+             1.000 ms) while the busiest engine thread used only 10 % of a core: 600 arrivals \
+             waited for connections to close (the connection table or --overload=degrade's \
+             cap on connections in flight was full: the server holds connections longer \
+             than the schedule allows); the figures describe the client, not the server (a \
+             higher descriptor limit, a shorter --timeout, or --overload=queue for httperf's \
+             fd-unavail errors instead)"
+        );
     }
 
     #[test]

@@ -72,6 +72,11 @@ pub(super) struct CatchUp {
     /// Arrivals started behind schedule after the policy held arrivals back (they
     /// waited for it, or queued behind one that did).
     pub(super) deferred: u64,
+    /// The policy held arrivals back because connections were full (`Gate::Full`)
+    /// since the engine was last on schedule.
+    full: bool,
+    /// Deferred arrivals started after such a wait for a close.
+    pub(super) waited: u64,
 }
 
 impl CatchUp {
@@ -94,6 +99,8 @@ impl CatchUp {
             engaged: false,
             fell_behind_at: None,
             deferred: 0,
+            full: false,
+            waited: 0,
         }
     }
 
@@ -134,11 +141,17 @@ impl CatchUp {
                 self.started += 1;
                 if on_schedule {
                     self.engaged = false;
+                    self.full = false;
                 } else if self.engaged {
                     self.deferred += 1;
+                    self.waited += u64::from(self.full);
                 }
             }
-            Gate::Turn | Gate::Full => self.engaged = true,
+            Gate::Turn => self.engaged = true,
+            Gate::Full => {
+                self.engaged = true;
+                self.full = true;
+            }
         }
         gate
     }
@@ -216,6 +229,29 @@ mod tests {
         assert_eq!(c.admit(now, now, 10), Gate::Go);
         assert_eq!(c.admit(t0 + ms(4), now, 10), Gate::Go);
         assert_eq!(c.deferred, 2);
+        // The per-turn bound held them, not full connections.
+        assert_eq!(c.waited, 0);
+    }
+
+    #[test]
+    fn arrivals_held_by_full_connections_count_as_waited() {
+        let t0 = Instant::now();
+        let mut c = CatchUp::new(Overload::Degrade, 0.001, 100);
+        let now = t0 + ms(30);
+        assert_eq!(c.admit(t0, now, 100), Gate::Full);
+        assert_eq!(c.admit(t0, now, 99), Gate::Go);
+        assert_eq!(c.admit(t0 + ms(1), now, 99), Gate::Go);
+        assert_eq!((c.deferred, c.waited), (2, 2));
+        // Back on schedule: a later per-turn hold is not a wait for a close.
+        assert_eq!(c.admit(now, now, 10), Gate::Go);
+        c.turn();
+        for k in 0..16 {
+            assert_eq!(c.admit(t0 + ms(10 + k), now, 10), Gate::Go);
+        }
+        assert_eq!(c.admit(t0 + ms(26), now, 10), Gate::Turn);
+        c.turn();
+        assert_eq!(c.admit(t0 + ms(26), now, 10), Gate::Go);
+        assert_eq!((c.deferred, c.waited), (3, 2));
     }
 
     #[test]

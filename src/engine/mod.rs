@@ -402,6 +402,7 @@ impl<'c> Engine<'c> {
         self.count_unstarted(end);
         self.pool_finish(end);
         self.stats.pacing.deferred = self.catchup.deferred;
+        self.stats.pacing.waited = self.catchup.waited;
         self.on_tick(end);
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
         if at > self.stats.timeline.intervals.len() as f64 {

@@ -19,6 +19,11 @@ pub struct PacingStats {
     /// Arrivals the overload policy started later than the engine could have (the
     /// catch-up bound per loop turn, or the cap on connections in flight).
     pub deferred: u64,
+    /// Of the deferred arrivals, those that waited for a connection to close (the
+    /// table or the cap on connections in flight was full), not for the per-turn
+    /// bound: the server held connections, the engine was not short of CPU.
+    #[serde(default)]
+    pub waited: u64,
     /// Arrivals due before the run ended (`--runtime`, a signal) that it never
     /// started.
     pub unstarted: u64,
@@ -76,6 +81,7 @@ impl Merge for PacingStats {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
         crate::merge_fields!(PacingStats, self, o;
             deferred: sum,
+            waited: sum,
             unstarted: sum,
             inflight_cap: sum,
             source_addrs: max,

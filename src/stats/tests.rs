@@ -85,6 +85,7 @@ pub(crate) fn every_field_set() -> Stats {
     s.client.add_engine(0.25, 1.0);
     s.pacing = pacing::PacingStats {
         deferred: 4,
+        waited: 3,
         unstarted: 2,
         inflight_cap: 5_000,
         source_addrs: 8,
