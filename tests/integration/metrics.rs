@@ -98,8 +98,20 @@ fn scrapes_parse_strictly_and_the_last_holds_the_reports_totals() {
         "--metrics-linger",
         "3",
     ]);
-    // While the run goes on: a valid exposition with every family.
-    let first = scrape(&addr);
+    // While the run goes on: a valid exposition with every family (empty, and
+    // still valid, for the moment between the announcement and the engines' start).
+    let start = std::time::Instant::now();
+    let first = loop {
+        let e = scrape(&addr);
+        if !e.types.is_empty() {
+            break e;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no metrics appear"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
     for family in [
         "rshperf_connections_total",
         "rshperf_replies_total",
