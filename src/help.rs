@@ -59,7 +59,7 @@ rshperf's extensions (the classic report stays as httperf prints it):
                        timed from the schedule (wrk2's model)
   --body-file F        request body from a file (POST; --content-type T)
   --header-file F      'Name: value' lines added to every request
-  --unix-socket PATH   connect to a unix domain socket (--server names the Host:)
+  --unix-socket PATH   connect over a unix socket (--server names the Host:)
   --metrics-listen A:P live Prometheus metrics (--metrics-linger S afterwards)
 
 Commands (rshperf help CMD, or rshperf CMD --help, for their options):

@@ -98,8 +98,20 @@ fn scrapes_parse_strictly_and_the_last_holds_the_reports_totals() {
         "--metrics-linger",
         "3",
     ]);
-    // While the run goes on: a valid exposition with every family.
-    let first = scrape(&addr);
+    // While the run goes on: a valid exposition with every family (empty, and
+    // still valid, for the moment between the announcement and the engines' start).
+    let start = std::time::Instant::now();
+    let first = loop {
+        let e = scrape(&addr);
+        if !e.types.is_empty() {
+            break e;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no metrics appear"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
     for family in [
         "rshperf_connections_total",
         "rshperf_replies_total",
@@ -192,4 +204,50 @@ fn a_busy_metrics_address_is_a_startup_error() {
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("--metrics-linger needs --metrics-listen")
     );
+}
+
+#[test]
+fn sweep_steps_are_labelled_and_stay_served() {
+    let srv = Server::start(Behavior::Fixed(10));
+    let port = srv.port().to_string();
+    let (mut child, lines, addr) = start(&[
+        "sweep",
+        "--low-rate",
+        "20",
+        "--high-rate",
+        "40",
+        "--rate-step",
+        "20",
+        "--const-test-time",
+        "1",
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--timeout",
+        "5",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--metrics-linger",
+        "3",
+    ]);
+    // The table's last line ("# ...") comes after every step.
+    loop {
+        let l = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the sweep's table");
+        if l.starts_with("out:# ") {
+            break;
+        }
+    }
+    let e = scrape(&addr);
+    let step = |n: &str| e.sum("rshperf_replies_total", &[("step", n), ("class", "2xx")]);
+    assert_eq!((step("1"), step("2")), (20.0, 40.0));
+    assert_eq!(
+        e.sum("rshperf_offered_arrivals_per_second", &[("step", "2")]),
+        40.0
+    );
+    assert!(e.samples.iter().all(|s| s.labels.contains_key("step")));
+    assert_eq!(srv.requests(), 60);
+    assert_eq!(child.wait().expect("exit").code(), Some(0));
 }

@@ -112,3 +112,49 @@ fn a_full_backlog_fails_connections_without_spinning() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     drop(sock);
 }
+
+#[test]
+fn tls_over_a_unix_socket_verifies_the_server_named_by_server() {
+    use crate::support::tls_server::{Pki, TlsServer};
+    let pki = Pki::new();
+    let path = std::env::temp_dir()
+        .join(format!("rshperf-ux-tls-{}.sock", std::process::id()))
+        .to_string_lossy()
+        .into_owned();
+    let s = TlsServer::start_unix(pki.server_config(false), &path);
+    let ca = pki.path("ca.pem");
+    let sock = format!("--unix-socket={path}");
+    let out = run(&[
+        "--server",
+        "localhost",
+        &sock,
+        "--ssl",
+        "--ssl-verify",
+        "--ssl-ca-file",
+        &ca,
+        "--num-conns",
+        "4",
+        "--num-calls",
+        "2",
+        "--rate",
+        "100",
+        "--timeout",
+        "5",
+    ]);
+    let _ = std::fs::remove_file(&path);
+    let r = Report {
+        text: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", r.text, r.stderr);
+    assert_eq!(r.totals(), (4, 8, 8));
+    assert_eq!(r.error("total"), 0);
+    s.settle();
+    assert_eq!(s.requests(), 8);
+    let hs = s.handshakes();
+    assert_eq!(hs.len(), 4);
+    assert!(
+        hs.iter().all(|h| h.sni.as_deref() == Some("localhost")),
+        "{hs:?}"
+    );
+}

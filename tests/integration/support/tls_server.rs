@@ -198,6 +198,31 @@ impl TlsServer {
         TlsServer { addr, seen, stop }
     }
 
+    /// Starts a server with `cfg` on the unix socket `path` (for `--unix-socket
+    /// --ssl`); the caller removes the socket file. `addr` is unused (0.0.0.0:0).
+    pub fn start_unix(cfg: ServerConfig, path: &str) -> TlsServer {
+        let _ = std::fs::remove_file(path);
+        let listener = std::os::unix::net::UnixListener::bind(path).expect("bind unix TLS server");
+        let seen = Arc::new(Seen::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let cfg = Arc::new(cfg);
+        let s = Arc::clone(&seen);
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+                s.connections.fetch_add(1, Ordering::SeqCst);
+                let (s, cfg) = (Arc::clone(&s), Arc::clone(&cfg));
+                thread::spawn(move || serve_stream(stream, cfg, &s));
+            }
+        });
+        TlsServer {
+            addr: SocketAddr::from(([0, 0, 0, 0], 0)),
+            seen,
+            stop,
+        }
+    }
+
     /// The port.
     pub fn port(&self) -> u16 {
         self.addr.port()
@@ -251,13 +276,22 @@ impl TlsServer {
 impl Drop for TlsServer {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        if self.addr.port() == 0 {
+            // A unix-socket server: its accept thread ends with the process.
+            return;
+        }
         let _ = TcpStream::connect(self.addr);
     }
 }
 
 /// One connection: handshake, record it, then answer requests until the client closes.
-fn serve(mut sock: TcpStream, cfg: Arc<ServerConfig>, seen: &Seen) {
+fn serve(sock: TcpStream, cfg: Arc<ServerConfig>, seen: &Seen) {
     let _ = sock.set_read_timeout(Some(Duration::from_secs(10)));
+    serve_stream(sock, cfg, seen);
+}
+
+/// `serve` over any blocking stream (TCP, or a unix socket: `start_unix`).
+fn serve_stream<S: Read + Write>(mut sock: S, cfg: Arc<ServerConfig>, seen: &Seen) {
     let mut conn = ServerConnection::new(cfg).expect("server connection");
     if let Err(e) = handshake(&mut conn, &mut sock) {
         seen.failures.lock().expect("lock").push(e.to_string());
@@ -295,7 +329,7 @@ fn serve(mut sock: TcpStream, cfg: Arc<ServerConfig>, seen: &Seen) {
 }
 
 /// Completes the server handshake over a blocking socket.
-fn handshake(conn: &mut ServerConnection, sock: &mut TcpStream) -> io::Result<()> {
+fn handshake<S: Read + Write>(conn: &mut ServerConnection, sock: &mut S) -> io::Result<()> {
     while conn.is_handshaking() {
         if conn.complete_io(sock)? == (0, 0) && conn.is_handshaking() {
             return Err(io::ErrorKind::UnexpectedEof.into());
