@@ -142,7 +142,7 @@ pub(super) fn all_error_status(cfg: &Config, _work: &Workload, run: &RunResult) 
 /// A run of at most 5 s with replies but no reply-rate sample: httperf samples every
 /// 5 s, so `Reply rate` says `0 samples`. Not said for one connection (a probe) or
 /// an interrupted run.
-pub(super) fn no_rate_sample(_cfg: &Config, _work: &Workload, run: &RunResult) -> Option<Advice> {
+pub(super) fn no_rate_sample(cfg: &Config, _work: &Workload, run: &RunResult) -> Option<Advice> {
     let st = &run.stats;
     let d = run.info.duration;
     if run.interrupted
@@ -153,11 +153,17 @@ pub(super) fn no_rate_sample(_cfg: &Config, _work: &Workload, run: &RunResult) -
     {
         return None;
     }
+    // With --call-rate the calls, not the connections, are what --runtime replaces.
+    let counted = if cfg.call_rate > 0.0 {
+        "--num-calls"
+    } else {
+        "--num-conns"
+    };
     Some(Advice {
         finding: Finding::NoRateSample,
         text: format!(
             "the run took {d:.1} s: the reply rate is sampled every 5 s, so \"Reply rate\" \
-             has no sample (run longer, e.g. --runtime 10 without --num-conns)"
+             has no sample (run longer, e.g. --runtime 10 without {counted})"
         ),
     })
 }

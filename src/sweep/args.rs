@@ -159,7 +159,7 @@ const AUTOBENCH: [(&str, &str); 5] = [
 const IGNORED: [&str; 2] = ["single_host", "quiet"];
 
 /// httperf options a sweep sets or cannot use, with the reason.
-const REFUSED: [(Opt, &str); 9] = [
+const REFUSED: [(Opt, &str); 10] = [
     (
         Opt::Rate,
         "the sweep sets the rate: use --low-rate, --high-rate and --rate-step",
@@ -181,6 +181,10 @@ const REFUSED: [(Opt, &str); 9] = [
     (Opt::PrintRequest, "the sweep's table is on stdout"),
     (Opt::PrintReply, "the sweep's table is on stdout"),
     (Opt::PeriodicStats, "the sweep's table is on stdout"),
+    (
+        Opt::CallRate,
+        "the sweep walks the connection rate (--rate); it does not sweep --call-rate",
+    ),
 ];
 
 fn usage(msg: String) -> Error {
