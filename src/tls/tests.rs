@@ -163,6 +163,17 @@ enum Close {
 /// body), replies `HTTP/1.1 200 OK` with a body of the size in the request path
 /// (`/N`, default 5 bytes "hello"), then closes. Returns what it saw per connection.
 fn serve(cfg: ServerConfig, n: usize, close: Close) -> (SocketAddr, JoinHandle<Vec<Seen>>) {
+    serve_gated(cfg, n, close, None)
+}
+
+/// `serve`, whose server waits after each request head until `gate` says go (or 10 s
+/// pass) before it reads the body: the client's writes then meet a full socket.
+fn serve_gated(
+    cfg: ServerConfig,
+    n: usize,
+    close: Close,
+    gate: Option<std::sync::mpsc::Receiver<()>>,
+) -> (SocketAddr, JoinHandle<Vec<Seen>>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
     let cfg = Arc::new(cfg);
@@ -173,7 +184,7 @@ fn serve(cfg: ServerConfig, n: usize, close: Close) -> (SocketAddr, JoinHandle<V
                 sock.set_read_timeout(Some(Duration::from_secs(10)))
                     .expect("timeout");
                 let mut conn = ServerConnection::new(Arc::clone(&cfg)).expect("server conn");
-                let result = serve_one(&mut conn, &mut sock, close);
+                let result = serve_one(&mut conn, &mut sock, close, gate.as_ref());
                 let body_len = result.as_ref().map_or(0, |&n| n);
                 Seen {
                     result: result.map(|_| ()).map_err(|e| e.to_string()),
@@ -196,6 +207,7 @@ fn serve_one(
     conn: &mut ServerConnection,
     sock: &mut std::net::TcpStream,
     close: Close,
+    gate: Option<&std::sync::mpsc::Receiver<()>>,
 ) -> io::Result<usize> {
     let mut tls = rustls::Stream::new(conn, sock);
     let mut req = Vec::new();
@@ -216,6 +228,9 @@ fn serve_one(
         .find_map(|l| l.strip_prefix("Content-Length: "))
         .map_or(0, |v| v.trim().parse().expect("length"));
     let mut body = req.len() - head_end;
+    if let Some(gate) = gate {
+        let _ = gate.recv_timeout(Duration::from_secs(10));
+    }
     while body < content_length {
         let n = tls.read(&mut buf)?;
         if n == 0 {
@@ -320,6 +335,7 @@ fn exchange_sized(
     addr: SocketAddr,
     reply_len: usize,
     body_len: usize,
+    on_block: Option<&std::sync::mpsc::Sender<()>>,
 ) -> io::Result<Got> {
     let mut poll = Poll::new()?;
     let mut sock = TcpStream::connect(addr)?;
@@ -358,6 +374,9 @@ fn exchange_sized(
                 if !blocked {
                     blocked = true;
                     first_burst = off;
+                    if let Some(tx) = on_block {
+                        let _ = tx.send(());
+                    }
                 }
                 wait(&mut poll, &mut sock, Interest::WRITABLE)?;
             }
@@ -404,7 +423,7 @@ fn exchange(
     cache: Option<&SessionCache>,
     addr: SocketAddr,
 ) -> io::Result<Got> {
-    exchange_sized(settings, cache, addr, 5, 0)
+    exchange_sized(settings, cache, addr, 5, 0, None)
 }
 
 /// A `--ssl` configuration for `localhost` with `extra` options.
@@ -464,11 +483,21 @@ fn tcp_eof_without_close_notify_ends_the_stream() {
 #[test]
 fn large_request_and_reply_with_backpressure() {
     let pki = Pki::new();
-    let (addr, server) = serve(pki.server(false), 1, Close::Notify);
+    // The server reads the 16 MiB body only once the client's `write` has pushed back
+    // (or after 10 s): 16 MiB cannot all fit in socket buffers plus rustls' bounded
+    // send buffer, so `write` must push back.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (addr, server) = serve_gated(pki.server(false), 1, Close::Notify, Some(rx));
     let body = 16 << 20;
-    let got = exchange_sized(&settings(&config(&[])), None, addr, 3 << 20, body).expect("exchange");
-    // The server reads as fast as it can, but 16 MiB cannot all fit in socket buffers
-    // plus rustls' bounded send buffer: `write` must have pushed back.
+    let got = exchange_sized(
+        &settings(&config(&[])),
+        None,
+        addr,
+        3 << 20,
+        body,
+        Some(&tx),
+    )
+    .expect("exchange");
     assert!(
         got.first_burst < body,
         "accepted {} at once",
