@@ -15,8 +15,9 @@
 //! `:authority` (the `Host:` value; none with `--no-host-hdr`), then the header lines
 //! lowercased, without the connection-specific ones HTTP/2 forbids (`Connection`,
 //! `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`, `Host`, `TE` other
-//! than `trailers`). The constant lines are encoded once per request shape; a call
-//! only adds its URI, host and cookie.
+//! than `trailers`), staged as a plain field list (`http2::encoder::put_plain`) that
+//! the connection HPACK-encodes when the stream opens. The constant lines are
+//! rendered once per request shape; a call only adds its URI, host and cookie.
 
 use std::sync::Arc;
 use std::time::Instant;
