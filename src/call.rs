@@ -15,14 +15,15 @@
 //! `:authority` (the `Host:` value; none with `--no-host-hdr`), then the header lines
 //! lowercased, without the connection-specific ones HTTP/2 forbids (`Connection`,
 //! `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`, `Host`, `TE` other
-//! than `trailers`). The constant lines are encoded once per request shape; a call
-//! only adds its URI, host and cookie.
+//! than `trailers`), staged as a plain field list (`http2::encoder::put_plain`) that
+//! the connection HPACK-encodes when the stream opens. The constant lines are
+//! rendered once per request shape; a call only adds its URI, host and cookie.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::{Config, HttpVersion};
-use crate::http2::hpack;
+use crate::http2::encoder;
 
 /// The User-Agent product token (`rshperf/0.1.0`: as long as `httperf/0.9.0`, so
 /// request sizes match httperf's).
@@ -114,8 +115,9 @@ struct Shape {
     post_host: Vec<u8>,
     body: Body,
     head: bool,
-    /// HTTP/2: `:method` encoded, the header lines encoded, and the lines as
-    /// (lowercase name, value) pairs for printing and sizes.
+    /// HTTP/2: `:method` and the header lines as plain field lists
+    /// (`encoder::put_plain`), and the lines as (lowercase name, value) pairs for
+    /// printing.
     h2_method: Vec<u8>,
     h2_fixed: Vec<u8>,
     h2_fields: Vec<(Vec<u8>, Vec<u8>)>,
@@ -147,7 +149,7 @@ impl Shape {
             pre_host,
             post_host,
         };
-        hpack::put_field(&mut s.h2_method, b":method", method.as_bytes());
+        encoder::put_plain(&mut s.h2_method, b":method", method.as_bytes());
         // The header lines after the request line, before and after Host:.
         let lines = s.pre_host.splitn(2, |&b| b == b'\n').nth(1).unwrap_or(&[]);
         let all: Vec<u8> = [lines, &s.post_host].concat();
@@ -162,7 +164,7 @@ impl Shape {
             if name.is_empty() || !te_ok || H2_DROPPED.iter().any(|d| d.as_bytes() == name) {
                 continue;
             }
-            hpack::put_field(&mut s.h2_fixed, &name, value);
+            encoder::put_plain(&mut s.h2_fixed, &name, value);
             s.h2_fixed_size += name.len() + value.len();
             s.h2_fields.push((name, value.to_vec()));
         }
@@ -173,7 +175,7 @@ impl Shape {
 /// One HTTP/2 request rendered by `Requests::render_h2`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct H2Request {
-    /// Bytes of the HPACK header block.
+    /// Bytes of the plain field list (`encoder::put_plain`).
     pub block: usize,
     /// Bytes of the body (after the block).
     pub body: usize,
@@ -366,7 +368,8 @@ impl Requests {
         (header + shape.body.len(), header)
     }
 
-    /// HTTP/2: appends the HPACK header block of `what` to `block`, then its body
+    /// HTTP/2: appends the header fields of `what` to `block` as a plain field list
+    /// (`encoder::put_plain`; HPACK-encoded when its stream opens), then its body
     /// (see the module header for the fields).
     pub fn render_h2(
         &self,
@@ -379,29 +382,17 @@ impl Requests {
         let start = block.len();
         let mut decoded = shape.h2_fixed_size + ":path".len() + uri.len() + ":scheme".len();
         block.extend_from_slice(&shape.h2_method);
-        // Static-table entries 6 and 7: `:scheme http` and `:scheme https`.
-        if self.https {
-            hpack::put_indexed(block, 7);
-            decoded += 5;
-        } else {
-            hpack::put_indexed(block, 6);
-            decoded += 4;
-        }
-        if uri == b"/" {
-            hpack::put_indexed(block, 4);
-        } else {
-            hpack::put_integer(block, 0, 4, 4);
-            hpack::put_string(block, uri);
-        }
+        let scheme: &[u8] = if self.https { b"https" } else { b"http" };
+        encoder::put_plain(block, b":scheme", scheme);
+        decoded += scheme.len();
+        encoder::put_plain(block, b":path", uri);
         if !self.no_host {
-            hpack::put_integer(block, 0, 4, 1);
-            hpack::put_string(block, host.as_bytes());
+            encoder::put_plain(block, b":authority", host.as_bytes());
             decoded += ":authority".len() + host.len();
         }
         block.extend_from_slice(&shape.h2_fixed);
         if let Some(c) = cookie {
-            hpack::put_integer(block, 0, 4, 32);
-            hpack::put_string(block, c);
+            encoder::put_plain(block, b"cookie", c);
             decoded += "cookie".len() + c.len();
         }
         let len = block.len() - start;
@@ -533,8 +524,11 @@ mod tests {
         assert_eq!(req.body, 3);
         let mut fields = Vec::new();
         let mut size = 0;
+        let mut enc = encoder::Encoder::default();
+        let mut hpack = Vec::new();
+        enc.encode(&block, &mut hpack);
         crate::http2::hpack::Decoder::new(4096)
-            .decode(&block, |n, v| {
+            .decode(&hpack, |n, v| {
                 size += n.len() + v.len();
                 fields.push(format!(
                     "{}: {}",
@@ -555,12 +549,19 @@ mod tests {
         let header = r.render_h2_text(t, "h:1", Some(b"sid=1"), &mut printed);
         assert_eq!(&printed[..header], text.as_bytes());
         assert_eq!(&printed[header..], b"a b");
-        // The fixed GET / without a Host: everything indexed but user-agent.
+        // The fixed GET / without a Host: static indexes, then user-agent added to
+        // the table; the second time all indexed.
         let c = cfg(&["--http-version", "2", "--uri", "/", "--no-host-hdr"]);
         let r = Requests::new(&c, b"");
         block.clear();
         r.render_h2(CallRef::Fixed, "x", None, &mut block);
-        assert_eq!(&block[..3], [0x82, 0x86, 0x84]);
+        let mut enc = encoder::Encoder::default();
+        hpack.clear();
+        enc.encode(&block, &mut hpack);
+        assert_eq!(&hpack[..4], [0x82, 0x86, 0x84, 0x40 | 58]);
+        hpack.clear();
+        enc.encode(&block, &mut hpack);
+        assert_eq!(hpack, [0x82, 0x86, 0x84, 0xbe]);
     }
 
     #[test]

@@ -3,14 +3,18 @@
 //! HTTP/1 reply parser does.
 //!
 //! A call is a stream. Calls queue on the connection as for HTTP/1 (`Conn::calls`),
-//! their header block and body rendered into `stage` at issue time; a call waits
-//! there until the connection has a free stream (below the server's
-//! SETTINGS_MAX_CONCURRENT_STREAMS, no GOAWAY), then `pump` opens its stream and its
-//! frames go into the send buffer. Streams complete in any order. A stream reset by
-//! the server completes its call with status 0 and an `other` error; a GOAWAY puts
-//! the calls the server did not take back in the queue and the connection closes
-//! once the rest are answered, as after `Connection: close` (the workload moves
-//! unanswered calls to a new connection). The send buffer carries control frames
+//! their header fields (a plain field list) and body staged at issue time, one
+//! record per queued call (`Staged`); a call waits there until the connection has a
+//! free stream (below the server's SETTINGS_MAX_CONCURRENT_STREAMS, no GOAWAY), then
+//! `pump` HPACK-encodes its fields with the connection's encoder (blocks are encoded
+//! in the order they are sent, as the server's dynamic table requires), opens its
+//! stream and its frames go into the send buffer. The record is held until the
+//! stream ends. Streams complete in any order. A stream reset by the server
+//! completes its call with status 0 and an `other` error; a stream refused
+//! (REFUSED_STREAM) goes back to the front of the queue with its record, encoded
+//! again when it next gets a stream; a GOAWAY puts the calls the server did not take
+//! back in the queue and the connection closes once the rest are answered, as after
+//! `Connection: close` (the workload moves unanswered calls to a new connection). The send buffer carries control frames
 //! too, so "written" is tracked by byte position (`H2::on_written`), not by call.
 //! Called only by `Conn`; the engine sees no difference besides `is_h2`.
 
@@ -31,6 +35,90 @@ pub struct Tagged {
     /// HPACK bytes and decoded size of its header block.
     block: u32,
     decoded: u32,
+    /// Where its staged request is held (`Staged::held`).
+    slot: u32,
+}
+
+/// Bytes of a staged record's header: field list length, body length, decoded
+/// size (u32 LE each).
+const RECORD_HEAD: usize = 12;
+
+/// The staged requests of one connection: each a record of `RECORD_HEAD` bytes, the
+/// plain field list, the body. Buffers are recycled: nothing allocates per request
+/// once warmed up.
+#[derive(Debug, Default)]
+struct Staged {
+    /// Records of the queued calls, in the order of `Conn::calls`.
+    queued: std::collections::VecDeque<Vec<u8>>,
+    /// Records of open streams, by `Tagged::slot` (empty: a free slot).
+    held: Vec<Vec<u8>>,
+    /// Free slots of `held`.
+    free: Vec<u32>,
+    /// Unused buffers.
+    spare: Vec<Vec<u8>>,
+}
+
+impl Staged {
+    /// A new record at the back of the queue, to be filled.
+    fn push(&mut self) -> &mut Vec<u8> {
+        let mut rec = self.spare.pop().unwrap_or_default();
+        rec.clear();
+        self.queued.push_back(rec);
+        let n = self.queued.len() - 1;
+        &mut self.queued[n]
+    }
+
+    /// Moves the front record to a held slot.
+    fn hold_front(&mut self) -> u32 {
+        let rec = self.queued.pop_front().unwrap_or_default();
+        match self.free.pop() {
+            Some(i) => {
+                if let Some(h) = self.held.get_mut(i as usize) {
+                    *h = rec;
+                }
+                i
+            }
+            None => {
+                self.held.push(rec);
+                u32_of(self.held.len() - 1)
+            }
+        }
+    }
+
+    /// Takes a held record out of its slot.
+    fn take(&mut self, slot: u32) -> Vec<u8> {
+        match self.held.get_mut(slot as usize) {
+            Some(h) => {
+                self.free.push(slot);
+                std::mem::take(h)
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// The stream of `slot` ended: its record is done with.
+    fn release(&mut self, slot: u32) {
+        let rec = self.take(slot);
+        self.spare.push(rec);
+    }
+
+    /// The stream of `slot` was refused: its record goes back to the front.
+    fn requeue(&mut self, slot: u32) {
+        let rec = self.take(slot);
+        self.queued.push_front(rec);
+    }
+
+    /// Forgets every record, keeping the buffers.
+    fn clear(&mut self) {
+        self.spare.extend(self.queued.drain(..));
+        for h in &mut self.held {
+            if h.capacity() > 0 {
+                self.spare.push(std::mem::take(h));
+            }
+        }
+        self.free.clear();
+        self.free.extend((0..self.held.len()).rev().map(u32_of));
+    }
 }
 
 /// The HTTP/2 state of one connection slot (kept, with its buffers, across the
@@ -38,19 +126,19 @@ pub struct Tagged {
 #[derive(Debug, Default)]
 pub struct H2Side {
     proto: H2<Tagged>,
-    /// Staged requests of the queued calls, in order: for each, a 12-byte record
-    /// (block length, body length, decoded size; u32 LE), the block, the body.
-    stage: Vec<u8>,
-    stage_off: usize,
-    /// Calls the server refused by GOAWAY, to go back to the queue.
-    refused: Vec<Call>,
+    /// The staged requests of queued calls and open streams.
+    staged: Staged,
+    /// The HPACK block being sent (scratch).
+    block: Vec<u8>,
+    /// Streams the server refused (REFUSED_STREAM, or by GOAWAY), to go back to
+    /// the queue.
+    refused: Vec<Tagged>,
 }
 
 impl H2Side {
     fn reset(&mut self) {
         self.proto.reset();
-        self.stage.clear();
-        self.stage_off = 0;
+        self.staged.clear();
         self.refused.clear();
     }
 }
@@ -60,7 +148,8 @@ struct Sink<'a, 'b> {
     now: Instant,
     ctx: &'a mut Ctx<'b>,
     cookie: &'a mut Option<CookieScan>,
-    refused: &'a mut Vec<Call>,
+    refused: &'a mut Vec<Tagged>,
+    staged: &'a mut Staged,
     replies: &'a mut u64,
     conn: ConnId,
     target: usize,
@@ -115,6 +204,7 @@ impl Events<Tagged> for Sink<'_, '_> {
     }
 
     fn done(&mut self, tag: Tagged, r: &Reply) {
+        self.staged.release(tag.slot);
         let transfer = self.now.saturating_duration_since(tag.reply_start);
         note_reply(
             self.ctx,
@@ -153,6 +243,7 @@ impl Events<Tagged> for Sink<'_, '_> {
     }
 
     fn reset(&mut self, tag: Tagged, code: u32) {
+        self.staged.release(tag.slot);
         let stats = &mut *self.ctx.stats;
         stats.on_error(ErrorKind::Other);
         if let Some(s) = stats.servers.get_mut(self.target) {
@@ -179,7 +270,7 @@ impl Events<Tagged> for Sink<'_, '_> {
     }
 
     fn refused(&mut self, tag: Tagged) {
-        self.refused.push(tag.call);
+        self.refused.push(tag);
     }
 }
 
@@ -198,9 +289,10 @@ impl Conn {
         }
     }
 
-    /// Renders call `what` for HTTP/2 into the staging area (sent when it gets a
-    /// stream); returns (request length, header length) as `Requests::render` does,
-    /// counting the HPACK block as the header.
+    /// Renders call `what` for HTTP/2 into the staging area (encoded and sent when it
+    /// gets a stream); returns (request length, header length) as `Requests::render`
+    /// does, counting the plain field list as the header (the HPACK block, known at
+    /// stream open, replaces it in `Call::len`).
     pub fn stage_h2(
         &mut self,
         requests: &Requests,
@@ -211,12 +303,12 @@ impl Conn {
         let Some(h) = self.h2.as_mut() else {
             return (0, 0);
         };
-        let rec = h.stage.len();
-        h.stage.extend_from_slice(&[0; 12]);
-        let r = requests.render_h2(what, host, cookie, &mut h.stage);
+        let rec = h.staged.push();
+        rec.extend_from_slice(&[0; RECORD_HEAD]);
+        let r = requests.render_h2(what, host, cookie, rec);
         let fields = [u32_of(r.block), u32_of(r.body), u32_of(r.decoded)];
         for (k, v) in fields.iter().enumerate() {
-            h.stage[rec + 4 * k..rec + 4 * k + 4].copy_from_slice(&v.to_le_bytes());
+            rec[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
         }
         (r.block + r.body, r.block)
     }
@@ -234,35 +326,34 @@ impl Conn {
             let Some(mut call) = self.calls.pop_front() else {
                 break;
             };
-            let at = h.stage_off;
+            let slot = h.staged.hold_front();
+            let rec = h
+                .staged
+                .held
+                .get(slot as usize)
+                .map_or(&[][..], Vec::as_slice);
             let word = |k: usize| {
-                h.stage
-                    .get(at + 4 * k..at + 4 * k + 4)
+                rec.get(4 * k..4 * k + 4)
                     .and_then(|b| b.try_into().ok())
                     .map_or(0, u32::from_le_bytes) as usize
             };
-            let (block, body, decoded) = (word(0), word(1), word(2));
-            let start = (at + 12).min(h.stage.len());
-            let mid = (start + block).min(h.stage.len());
-            let end = (mid + body).min(h.stage.len());
+            let (fields, body, decoded) = (word(0), word(1), word(2));
+            let start = RECORD_HEAD.min(rec.len());
+            let mid = (start + fields).min(rec.len());
+            let end = (mid + body).min(rec.len());
+            h.block.clear();
+            h.proto.encoder().encode(&rec[start..mid], &mut h.block);
             call.send_start = now;
+            call.len = h.block.len() + (end - mid);
             let tag = Tagged {
                 call,
                 reply_start: now,
-                block: u32_of(block),
+                block: u32_of(h.block.len()),
                 decoded: u32_of(decoded),
+                slot,
             };
-            h.proto.open(
-                tag,
-                &h.stage[start..mid],
-                &h.stage[mid..end],
-                &mut self.send.buf,
-            );
-            h.stage_off = end;
-            if h.stage_off == h.stage.len() {
-                h.stage.clear();
-                h.stage_off = 0;
-            }
+            h.proto
+                .open(tag, &h.block, &rec[mid..end], &mut self.send.buf);
         }
         self.closing = h.proto.closing();
     }
@@ -293,13 +384,15 @@ impl Conn {
             ctx,
             cookie: &mut self.cookie,
             refused: &mut h.refused,
+            staged: &mut h.staged,
             replies: &mut self.replies,
             conn: self.id,
             target: self.target,
         };
         let r = f(&mut h.proto, &mut self.send.buf, &mut sink);
-        for c in h.refused.drain(..).rev() {
-            self.calls.push_front(c);
+        for t in h.refused.drain(..).rev() {
+            self.calls.push_front(t.call);
+            h.staged.requeue(t.slot);
         }
         Some(r)
     }
@@ -403,8 +496,7 @@ impl Conn {
             for t in h.proto.drain() {
                 self.calls.push_front(t.call);
             }
-            h.stage.clear();
-            h.stage_off = 0;
+            h.staged.clear();
         }
     }
 }

@@ -13,6 +13,7 @@
 //! Nothing allocates per request once the slot's buffers have grown (a request body
 //! held back by flow control is the exception).
 
+use super::encoder::Encoder;
 use super::frame::{self, code, flag, kind, setting, FrameError, Head, Item, Reader};
 use super::hpack::Decoder;
 
@@ -137,6 +138,8 @@ pub struct H2<T> {
     written_total: u64,
     /// Header bytes of our requests: on the wire (HPACK) and decoded.
     sent_header_wire: u64,
+    /// HPACK state of our request header blocks.
+    encoder: Encoder,
 }
 
 impl<T> Default for H2<T> {
@@ -169,6 +172,7 @@ impl<T> H2<T> {
             out_total: 0,
             written_total: 0,
             sent_header_wire: 0,
+            encoder: Encoder::default(),
         }
     }
 
@@ -180,7 +184,10 @@ impl<T> H2<T> {
         let reader = std::mem::replace(&mut self.reader, Reader::new(0));
         let mut decoder = std::mem::take(&mut self.decoder);
         let mut block_buf = std::mem::take(&mut self.block_buf);
+        let mut encoder = std::mem::take(&mut self.encoder);
         *self = H2::new();
+        encoder.reset();
+        self.encoder = encoder;
         self.reader = reader;
         self.reader.reset();
         decoder.reset();
@@ -234,6 +241,12 @@ impl<T> H2<T> {
     /// A request body is waiting for the server to open a flow-control window.
     pub fn blocked(&self) -> bool {
         self.streams.iter().any(|s| !s.end_sent)
+    }
+
+    /// The request header encoder (its table follows the server's
+    /// SETTINGS_HEADER_TABLE_SIZE): blocks must be encoded in the order of `open`.
+    pub fn encoder(&mut self) -> &mut Encoder {
+        &mut self.encoder
     }
 
     /// HPACK bytes of every request header block sent so far.
@@ -369,6 +382,7 @@ impl<T> H2<T> {
             goaway,
             control_run,
             refused,
+            encoder,
             ..
         } = self;
         let mut c = Conn {
@@ -383,6 +397,7 @@ impl<T> H2<T> {
             unacked,
             goaway,
             refused,
+            encoder,
             out_base,
         };
         let mut progress = false;
@@ -442,6 +457,7 @@ struct Conn<'a, T> {
     unacked: &'a mut u32,
     goaway: &'a mut Option<u32>,
     refused: &'a mut u32,
+    encoder: &'a mut Encoder,
     /// `out[k]` is output byte `out_base + k` of the connection.
     out_base: u64,
 }
@@ -809,8 +825,11 @@ fn apply_setting<T>(c: &mut Conn<'_, T>, id: u16, v: u32) -> Result<(), H2Error>
             *c.peer_max_frame = v as usize;
             Ok(())
         }
-        // HEADER_TABLE_SIZE: our encoder uses no dynamic table. MAX_HEADER_LIST_SIZE:
-        // advisory. Unknown settings are ignored (§6.5.2).
+        setting::HEADER_TABLE_SIZE => {
+            c.encoder.set_limit(v as usize);
+            Ok(())
+        }
+        // MAX_HEADER_LIST_SIZE: advisory. Unknown settings are ignored (§6.5.2).
         _ => Ok(()),
     }
 }

@@ -1,6 +1,6 @@
 //! HPACK (RFC 7541): the decoder for reply header blocks (static and dynamic tables,
-//! Huffman strings, table size updates) and the stateless encoding of request header
-//! blocks.
+//! Huffman strings, table size updates), the static table and the primitive
+//! encodings (integers, raw strings, indexes) used by `http2::encoder`.
 //!
 //! Hand-written, not a crate: crates.io's HPACK crates (`hpack` 0.3, unmaintained
 //! since 2016; its fork `loona-hpack` 0.4; `httlib-hpack` 0.1) allocate a `Vec` for
@@ -12,10 +12,8 @@
 //! place), allocating nothing once warmed up. The whole of RFC 7541's decoding side is
 //! implemented and checked against appendix C's examples (C.2–C.6) below.
 //!
-//! The encoder side is deliberately small: requests use static-table indexes and
-//! literals without indexing (no dynamic table, no Huffman), so a request's block is a
-//! pure function of its fields, renders by copying, and never depends on the state of
-//! the server's decoder. Called by `http2::conn` (decoding) and `call` (encoding).
+//! Request header blocks are encoded by `http2::encoder` (its own dynamic table, no
+//! Huffman). Called by `http2::conn` (decoding) and `http2::encoder`.
 
 use std::collections::VecDeque;
 

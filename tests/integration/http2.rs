@@ -72,14 +72,16 @@ fn h2c_every_call_is_a_stream_and_counted() {
     // Content as sent; the header size is the decoded block, Σ name + value:
     // `:status` 200 (10) and content-type text/plain (22).
     assert_eq!(r.nums("Reply size [B]:"), [32.0, 1000.0, 0.0, 1032.0]);
-    // Request: 9-byte HEADERS frame header + HPACK block of 40 bytes (`:method GET`
-    // and `:scheme http` indexed, `:path`, `:authority`, user-agent as literals).
-    assert_eq!(r.nums("Request size [B]:"), [49.0]);
+    // Request: 9-byte HEADERS frame header + HPACK block. A connection's first
+    // block is 39 bytes (`:method GET` and `:scheme http` indexed, `:path`,
+    // `:authority`, user-agent as literals added to the dynamic table), the next 24
+    // five bytes (all indexed): 4 × (48 + 24 × 14) / 100 = 15 (whole bytes).
+    assert_eq!(r.nums("Request size [B]:"), [15.0]);
     let line = r.nums("HTTP/2:");
     assert_eq!(line, [4.0, 100.0, 0.0, 0.0, 0.0]);
     let c = compression(&r);
-    // Requests: the encoder indexes nothing dynamically, so every block is alike.
-    assert_eq!(c[0] % 100.0, 0.0);
+    // Requests: HPACK bytes, 4 × (39 + 24 × 5).
+    assert_eq!(c[0], 636.0, "{c:?}");
     assert!(c[0] < c[1], "HPACK must be smaller than the fields: {c:?}");
     assert!(c[3] < c[4], "{c:?}");
 }
@@ -376,7 +378,8 @@ fn golden_report() {
     );
     let got = golden_view(&r.text);
     // Reply header: :status 200 (10) + content-type text/plain (22) = 32 decoded
-    // bytes; request: 9-byte frame header + 38-byte block.
+    // bytes; request: 9-byte frame header + 37-byte block (literals entering the
+    // dynamic table), then 9 + 5 (indexed) twice: 148 / 6 = 24 (whole bytes).
     let want = "rshperf --verbose --timeout=# --client=#/# --server=# --port=# \
          --uri=/golden --http-version=# --send-buffer=# --recv-buffer=# --num-conns=# \
          --num-calls=# --burst-length=#\n\
@@ -391,7 +394,7 @@ fn golden_report() {
          Connection length [replies/conn]: 3.000\n\
          \n\
          Request rate: # req/s (# ms/req)\n\
-         Request size [B]: 47.0\n\
+         Request size [B]: 24.0\n\
          \n\
          Reply rate [replies/s]: min # avg # max # stddev # (# samples)\n\
          Reply time [ms]: response # transfer #\n\

@@ -10,6 +10,7 @@ mod first_run;
 mod hostile;
 mod hostile_h2;
 mod http2;
+mod http2_hpack;
 mod merge;
 mod metrics;
 mod outputs;

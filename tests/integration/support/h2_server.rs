@@ -4,9 +4,9 @@
 //!
 //! Every request is recorded (method, path, scheme, authority, user-agent, cookie,
 //! body bytes) and answered `200` with `body` bytes of content, or as `Opts` says:
-//! a cookie per reply, a delay, a stream reset for every k-th request, a graceful
-//! GOAWAY after n requests on a connection, a lower SETTINGS_MAX_CONCURRENT_STREAMS or
-//! initial window. The server counts connections and the most streams it saw in
+//! a cookie per reply, a delay, a stream reset or refused for every k-th request, a
+//! graceful GOAWAY after n requests on a connection, a lower
+//! SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_HEADER_TABLE_SIZE or initial window. The server counts connections and the most streams it saw in
 //! flight on one connection, so tests compare rshperf's report with what arrived.
 
 use std::net::TcpListener;
@@ -28,12 +28,17 @@ pub struct Opts {
     pub tls: Option<Arc<ServerConfig>>,
     /// SETTINGS_MAX_CONCURRENT_STREAMS.
     pub max_streams: Option<u32>,
+    /// SETTINGS_HEADER_TABLE_SIZE (the client's HPACK table).
+    pub table: Option<u32>,
     /// SETTINGS_INITIAL_WINDOW_SIZE (the client's send window for bodies).
     pub window: Option<u32>,
     /// Wait this long before answering each request.
     pub delay: Duration,
     /// Reset (RST_STREAM INTERNAL_ERROR) every k-th request of the server.
     pub reset_every: Option<u64>,
+    /// Refuse (RST_STREAM REFUSED_STREAM, before answering) every k-th request of
+    /// the server.
+    pub refuse_every: Option<u64>,
     /// Graceful GOAWAY on a connection after it brought this many requests.
     pub goaway_after: Option<u64>,
     /// Answer with `set-cookie: sid=<request number>`.
@@ -57,6 +62,8 @@ pub struct Seen {
     pub cookie: Option<String>,
     /// Body bytes received.
     pub body: usize,
+    /// The server refused it (`Opts::refuse_every`).
+    pub refused: bool,
 }
 
 #[derive(Default)]
@@ -175,6 +182,9 @@ async fn serve<T: AsyncRead + AsyncWrite + Unpin>(io: T, opts: Opts, st: Arc<Sta
     if let Some(w) = opts.window {
         b.initial_window_size(w);
     }
+    if let Some(t) = opts.table {
+        b.header_table_size(t);
+    }
     let Ok(mut conn) = b.handshake::<_, Bytes>(io).await else {
         return;
     };
@@ -224,13 +234,19 @@ async fn answer(
         user_agent: header("user-agent").unwrap_or_default(),
         cookie: header("cookie"),
         body: 0,
+        refused: opts.refuse_every.is_some_and(|k| n.is_multiple_of(k)),
     };
     while let Some(chunk) = body.data().await {
         let Ok(chunk) = chunk else { return };
         seen.body += chunk.len();
         let _ = body.flow_control().release_capacity(chunk.len());
     }
+    let refused = seen.refused;
     st.seen.lock().expect("lock").push(seen);
+    if refused {
+        respond.send_reset(h2::Reason::REFUSED_STREAM);
+        return;
+    }
     if !opts.delay.is_zero() {
         tokio::time::sleep(opts.delay).await;
     }
