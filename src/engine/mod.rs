@@ -756,12 +756,7 @@ impl<'c> Engine<'c> {
         self.issue_at(id, what, cookie, retries, now, now);
     }
 
-    /// `issue` for a `--call-rate` call scheduled at `due`.
-    fn issue_due(&mut self, id: ConnId, what: CallRef, now: Instant, due: Instant) {
-        self.issue_at(id, what, None, 0, now, due);
-    }
-
-    /// `issue` of a call due at `due`.
+    /// `issue` of a call due at `due` (a `--call-rate` call's scheduled time).
     fn issue_at(
         &mut self,
         id: ConnId,

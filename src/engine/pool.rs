@@ -180,7 +180,7 @@ impl Engine<'_> {
                     .pool
                     .on_issued(now.saturating_duration_since(call.due));
             }
-            self.issue_due(id, call.what, now, call.due);
+            self.issue_at(id, call.what, None, 0, now, call.due);
         }
     }
 

@@ -106,13 +106,11 @@ impl AbServer {
         let addr = listener.local_addr().expect("local addr");
         let counts = Arc::new(Counts::default());
         let stop = Arc::new(AtomicBool::new(false));
-        let (c, s) = (counts.clone(), stop.clone());
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                if s.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
+        let c = counts.clone();
+        super::accept_loop(
+            move || listener.accept().map(|(s, _)| s),
+            stop.clone(),
+            move |stream| {
                 c.connections.fetch_add(1, Ordering::SeqCst);
                 let open = c.open.fetch_add(1, Ordering::SeqCst) + 1;
                 c.max_open.fetch_max(open, Ordering::SeqCst);
@@ -121,8 +119,8 @@ impl AbServer {
                     serve(stream, script, &c);
                     c.open.fetch_sub(1, Ordering::SeqCst);
                 });
-            }
-        });
+            },
+        );
         AbServer { addr, counts, stop }
     }
 

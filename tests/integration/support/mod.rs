@@ -15,6 +15,8 @@ pub mod unix_server;
 
 use std::io::Write;
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The rshperf binary under test.
@@ -194,4 +196,24 @@ pub fn masked(report: &str) -> String {
         }
     }
     out
+}
+
+/// The accept loop of the test servers, on a thread of its own: each accepted
+/// connection goes to `on_conn`, failed accepts are skipped, and the loop ends at the
+/// first accept after `stop` is set (a server's `Drop` sets it, then connects once).
+pub fn accept_loop<S, A, F>(mut accept: A, stop: Arc<AtomicBool>, mut on_conn: F)
+where
+    S: Send + 'static,
+    A: FnMut() -> std::io::Result<S> + Send + 'static,
+    F: FnMut(S) + Send + 'static,
+{
+    std::thread::spawn(move || loop {
+        let next = accept();
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        if let Ok(stream) = next {
+            on_conn(stream);
+        }
+    });
 }

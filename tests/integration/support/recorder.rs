@@ -127,18 +127,16 @@ impl Recorder {
         let addr = listener.local_addr().expect("local addr");
         let shared = Arc::new(Shared::default());
         let stop = Arc::new(AtomicBool::new(false));
-        let (sh, st) = (shared.clone(), stop.clone());
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                if st.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
+        let sh = shared.clone();
+        super::accept_loop(
+            move || listener.accept().map(|(s, _)| s),
+            stop.clone(),
+            move |stream| {
                 let conn = sh.conns.fetch_add(1, Ordering::SeqCst);
                 let (sh, o) = (sh.clone(), opts.clone());
                 thread::spawn(move || serve(stream, conn, &o, &sh));
-            }
-        });
+            },
+        );
         Recorder { addr, shared, stop }
     }
 

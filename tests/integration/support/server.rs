@@ -73,21 +73,19 @@ impl Server {
         let addr = listener.local_addr().expect("local addr");
         let counts = Arc::new(Counts::default());
         let stop = Arc::new(AtomicBool::new(false));
-        let (c, s) = (counts.clone(), stop.clone());
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                if s.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
+        let c = counts.clone();
+        super::accept_loop(
+            move || listener.accept().map(|(s, _)| s),
+            stop.clone(),
+            move |stream| {
                 c.connections.fetch_add(1, Ordering::SeqCst);
                 if let (Ok(peer), Ok(mut peers)) = (stream.peer_addr(), c.peers.lock()) {
                     peers.insert(peer.ip());
                 }
                 let (c, b) = (c.clone(), behavior.clone());
                 thread::spawn(move || serve(stream, &b, &c));
-            }
-        });
+            },
+        );
         Server { addr, counts, stop }
     }
 

@@ -41,18 +41,16 @@ impl UnixServer {
         let listener = UnixListener::bind(&path).expect("bind unix test server");
         let counts = Arc::new(Counts::default());
         let stop = Arc::new(AtomicBool::new(false));
-        let (c, s) = (counts.clone(), stop.clone());
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                if s.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
+        let c = counts.clone();
+        super::accept_loop(
+            move || listener.accept().map(|(s, _)| s),
+            stop.clone(),
+            move |stream| {
                 c.connections.fetch_add(1, Ordering::SeqCst);
                 let c = c.clone();
                 thread::spawn(move || serve(stream, &c));
-            }
-        });
+            },
+        );
         UnixServer { path, counts, stop }
     }
 
