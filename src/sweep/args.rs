@@ -75,11 +75,13 @@ pub struct SweepOpts {
     /// Stop after this many failing steps past the knee.
     #[arg(long = "past-knee", value_name = "N", default_value_t = 2)]
     pub past_knee: u32,
-    /// Search instead of walking: double the rate from --low-rate until a step fails,
-    /// then bisect to within --precision.
+    /// Search instead of walking: --low-rate, then the middle of what is left until a
+    /// step fails, then narrow to --precision (or to adjacent --rate-step rates), jumping
+    /// to the rate a failing step's achieved rate predicts.
     #[arg(long = "find-max")]
     pub find_max: bool,
-    /// --find-max stops when the failing and passing rates are this % apart.
+    /// --find-max without --rate-step stops when the failing and passing rates are this
+    /// % apart.
     #[arg(long = "precision", value_name = "PERCENT", default_value_t = 2.0)]
     pub precision: f64,
     /// Table format.

@@ -88,10 +88,13 @@ fn strategy(s: &Sweep) -> Strategy {
             step,
             past_knee: o.past_knee,
         },
-        _ => Strategy::FindMax {
+        // --find-max, on the walk's grid when --rate-step is given (the parser
+        // refuses a sweep with neither).
+        (_, grid) => Strategy::FindMax {
             low: o.low_rate,
             high: o.high_rate,
             precision: o.precision / 100.0,
+            grid,
         },
     }
 }
@@ -152,7 +155,7 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
                 step.figures.errors
             );
         }
-        planner.record(rate, step.verdict);
+        planner.record(rate, step.verdict, step.estimate);
         let ended = step.interrupted;
         steps.push(step);
         if ended {
@@ -160,8 +163,11 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         }
     }
     let outcome = planner.outcome();
-    let search = o.find_max.then_some(o.precision);
-    let mut last = table::conclusion(&outcome, &steps, unit, o.high_rate, search);
+    let search = o.find_max.then(|| match o.rate_step {
+        Some(step) => format!("to one step of {}", table::short(step)),
+        None => format!("precision {} %", table::short(o.precision)),
+    });
+    let mut last = table::conclusion(&outcome, &steps, unit, o.high_rate, search.as_deref());
     if let Some(rate) = cut_short {
         last.push_str(&format!(
             " (interrupted before the step at {} {unit})",
@@ -240,7 +246,11 @@ fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
                 o.past_knee.to_string(),
             ));
         }
-        _ => p.push((
+        (_, Some(s)) => p.push((
+            "search (--find-max)".into(),
+            format!("on the walk's rates, to one step of {}", table::short(s)),
+        )),
+        (_, None) => p.push((
             "search (--find-max) precision".into(),
             format!("{} %", o.precision),
         )),
@@ -311,6 +321,7 @@ fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> Val
                 "achieved_pct": s.achieved_pct,
                 "verdict": s.verdict.name(),
                 "reasons": s.reasons,
+                "estimate": s.estimate,
                 "lateness_p99_ms": s.figures.lateness_p99_ms,
                 "client_cpu_pct": s.figures.client_cpu_pct,
                 "run": s.doc.clone().unwrap_or(Value::Null),

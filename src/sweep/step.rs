@@ -74,6 +74,10 @@ pub struct Step {
     pub verdict: Verdict,
     /// Why it did not pass (empty when it passed).
     pub reasons: Vec<String>,
+    /// When only the rate criterion was missed: the highest rate expected to pass,
+    /// `rate` × achieved % ÷ `--min-achieved` (a saturated server or client achieves
+    /// its capacity), for `--find-max`.
+    pub estimate: Option<f64>,
     /// The run's JSON document (when the sweep writes `--json`).
     pub doc: Option<Value>,
     /// Whether SIGINT/SIGTERM stopped it.
@@ -173,7 +177,8 @@ pub fn run(
     };
     let o = &sweep.opts;
     let mut reasons = Vec::new();
-    if achieved_pct < o.min_achieved {
+    let rate_missed = achieved_pct < o.min_achieved;
+    if rate_missed {
         reasons.push(format!(
             "achieved {achieved_pct:.1} % of the demanded rate (below {} %)",
             o.min_achieved
@@ -197,6 +202,8 @@ pub fn run(
     // A miss while the client was behind its schedule or saturated says nothing
     // about the server; a step that met every criterion passed whatever the client's
     // jitter (the warning still says so).
+    let estimate =
+        (rate_missed && reasons.len() == 1).then(|| rate * achieved_pct / o.min_achieved);
     let verdict = if reasons.is_empty() {
         Verdict::Pass
     } else if advice::is_client_bound(&advice) {
@@ -246,6 +253,7 @@ pub fn run(
         advice,
         verdict,
         reasons,
+        estimate,
         doc,
         interrupted: result.interrupted,
     })

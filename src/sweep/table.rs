@@ -81,13 +81,13 @@ pub fn row(step: &Step, fmt: OutputFmt) -> String {
 
 /// The last line: the knee (or its absence) and what limited it. `unit` is
 /// `conn/s` or `sessions/s`; `high` the highest rate allowed; `search` says the
-/// result came from `--find-max` with this precision (%).
+/// result came from `--find-max` and to what resolution ("precision 2 %").
 pub fn conclusion(
     outcome: &Outcome,
     steps: &[Step],
     unit: &str,
     high: f64,
-    search: Option<f64>,
+    search: Option<&str>,
 ) -> String {
     let step_at = |r: f64| steps.iter().find(|s| s.rate == r);
     let why = |r: f64| {
@@ -99,12 +99,8 @@ pub fn conclusion(
             _ => format!(" ({})", s.reasons.join("; ")),
         })
     };
-    let how = search.map_or(String::new(), |p| {
-        format!(
-            " [--find-max: {} runs, precision {} %]",
-            steps.len(),
-            short(p)
-        )
+    let how = search.map_or(String::new(), |res| {
+        format!(" [--find-max: {} runs, {res}]", steps.len())
     });
     let line = match (outcome.knee, outcome.limit) {
         (Some(k), None) => format!(
@@ -167,6 +163,7 @@ mod tests {
             advice: Vec::new(),
             verdict,
             reasons: reasons.iter().map(|s| s.to_string()).collect(),
+            estimate: None,
             doc: None,
             interrupted: false,
         }
@@ -221,7 +218,7 @@ mod tests {
             limit: None,
         };
         assert_eq!(
-            conclusion(&out, &steps[..1], "conn/s", 100.0, Some(2.0)),
+            conclusion(&out, &steps[..1], "conn/s", 100.0, Some("precision 2 %")),
             "# no knee up to 100 conn/s: every step passed (the highest rate run was 100 \
              conn/s) [--find-max: 1 runs, precision 2 %]"
         );

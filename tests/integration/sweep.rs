@@ -212,12 +212,15 @@ fn find_max_lands_within_the_precision_in_few_runs() {
     let knee = doc["result"]["knee"].as_f64().expect("a knee");
     let limit = doc["result"]["limit"]["rate"].as_f64().expect("a limit");
     let runs = doc["steps"].as_array().expect("steps").len();
-    // Doubling from 50: 50, 100, 200, 400, then bisection.
-    let first: Vec<f64> = doc["steps"].as_array().expect("steps")[..4]
+    // L, then the geometric middle of 50 and 2000; that step misses only the rate, so
+    // the next one goes straight to just below its estimate (240 ÷ 85 % = 282.4).
+    let first: Vec<f64> = doc["steps"].as_array().expect("steps")[..2]
         .iter()
         .map(|s| s["rate"].as_f64().expect("rate"))
         .collect();
-    assert_eq!(first, [50.0, 100.0, 200.0, 400.0]);
+    assert_eq!(first, [50.0, 316.0]);
+    let estimate = doc["steps"][1]["estimate"].as_f64().expect("an estimate");
+    assert!((250.0..=283.0).contains(&estimate), "{estimate}");
     assert!(
         limit > knee && limit - knee <= 0.05 * knee,
         "{knee} {limit}"
@@ -230,12 +233,62 @@ fn find_max_lands_within_the_precision_in_few_runs() {
         "knee {knee}, expected about {expected}\n{stdout}\n{stderr}"
     );
     check_limit_cause(&doc, limit);
-    assert!(runs <= 10, "{runs} runs\n{stdout}");
+    assert!(runs <= 6, "{runs} runs\n{stdout}");
     assert!(stdout
         .lines()
         .last()
         .expect("last")
-        .contains("[--find-max: "));
+        .contains(&format!("[--find-max: {runs} runs, precision 5 %]")));
+    assert_eq!(replies_of_steps(&doc), server.served());
+}
+
+/// With --rate-step the search runs only the walk's rates and reports the knee the walk
+/// would: the highest grid rate at or below 282.4/s is 275.
+#[test]
+fn find_max_on_the_walks_grid_reports_the_walks_knee() {
+    let server = CapacityServer::start(CAPACITY);
+    let json = TempFile::new("findgrid-json", b"");
+    let (stdout, stderr, code) = sweep(
+        server.port(),
+        &[
+            "--low-rate",
+            "50",
+            "--high-rate",
+            "1000",
+            "--rate-step",
+            "25",
+            "--find-max",
+            "--const-test-time",
+            "1",
+            "--json",
+            &json.path,
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let doc = read_json(&json.path);
+    let rates: Vec<f64> = doc["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| s["rate"].as_f64().expect("rate"))
+        .collect();
+    // L, the middle of the 39 grid rates (misses only the rate: estimate 282.4), the
+    // highest grid rate below the estimate, the one above it. The walk would run 12.
+    assert_eq!(rates[..2], [50.0, 525.0], "{stdout}");
+    for r in &rates {
+        assert_eq!((r - 50.0) % 25.0, 0.0, "{r} is not on the grid");
+    }
+    let knee = doc["result"]["knee"].as_f64().expect("a knee");
+    let limit = doc["result"]["limit"]["rate"].as_f64().expect("a limit");
+    // A starved test machine can only lower what the server sustains.
+    assert!(knee == 275.0 || knee == 250.0, "{knee}\n{stdout}\n{stderr}");
+    assert_eq!(limit, knee + 25.0);
+    check_limit_cause(&doc, limit);
+    assert!(rates.len() <= 6, "{rates:?}");
+    assert!(stdout.lines().last().expect("last").contains(&format!(
+        "[--find-max: {} runs, to one step of 25]",
+        rates.len()
+    )));
     assert_eq!(replies_of_steps(&doc), server.served());
 }
 
