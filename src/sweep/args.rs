@@ -48,7 +48,7 @@ pub struct SweepOpts {
     /// Highest rate.
     #[arg(long = "high-rate", alias = "high_rate", value_name = "RATE")]
     pub high_rate: f64,
-    /// Step between rates (the walk; not needed with --find-max).
+    /// Step between rates (the walk; with --find-max, optional: the grid it searches).
     #[arg(long = "rate-step", alias = "rate_step", value_name = "RATE")]
     pub rate_step: Option<f64>,
     /// Seconds per step: each step makes rate × SECONDS arrivals (autobench's rule).
