@@ -25,6 +25,13 @@
 #             SYN schedule deviation at 600/s and 5,000/s of rshperf and
 #             httperf (tcpdump, syn_pacing.py) with their CPU seconds, and
 #             rshperf at --rate 17000 vs --rate 10000 vs httperf at 17000
+#   --sweep-only run only SWEEP (issue 11's done-when): the walk
+#             `sweep --low-rate 2000 --high-rate 30000 --rate-step 2000
+#             --const-test-time 3` against nginx, then the same line with
+#             --find-max (on the walk's grid) and with --find-max --precision 2
+#             without the grid; $SWEEP_ROUNDS alternating rounds (default 1).
+#             PASS when every grid search lands within one step of the walk
+#             of its round in at most half its runs
 #   --ab12    run only AB12 (issue 12, item 4): `ab -k -c 50 -n $AB_N` and
 #             `rshperf ab -k -c 50 -n $AB_N` against `rshperf serve`, side by
 #             side (AB_N=200000 by default; AB_N=20000 for a quick check); needs
@@ -57,6 +64,8 @@ PACING_ONLY=0
 INTEG_ONLY=0
 AB_N=${AB_N:-200000}
 CR_ONLY=0
+SWEEP_ONLY=0
+SWEEP_ROUNDS=${SWEEP_ROUNDS:-1}
 CR_RATE=${CR_RATE:-20000}
 CR_S=${CR_S:-10}
 OUT=/tmp/rshperf-bench
@@ -70,6 +79,7 @@ while [ $# -gt 0 ]; do
     --integrations-only) INTEG_ONLY=1 ;;
     --pacing) PACING_ONLY=1 ;;
     --cr-only) CR_ONLY=1 ;;
+    --sweep-only) SWEEP_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -112,12 +122,12 @@ if [ $INTEG_ONLY = 1 ]; then
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
-for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump python3 ss timeout); do
+for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump python3 ss timeout); do
   command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
 done
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (apt-get install time)"
 if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
-[ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
+[ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
 [ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash scripts/nginx.sh start"
 fi
@@ -139,6 +149,8 @@ meta h2_only $H2_ONLY
 meta h2_n "$H2_N"
 meta h2_rounds "$H2_ROUNDS"
 meta cr_only $CR_ONLY
+meta sweep_only $SWEEP_ONLY
+meta sweep_rounds "$SWEEP_ROUNDS"
 meta cr_rate "$CR_RATE"
 meta cr_s "$CR_S"
 meta rshperf "$RSH"
@@ -277,6 +289,26 @@ WIN=16001
 echo "rshperf benchmark suite -> $OUT   ($( [ $QUICK = 1 ] && echo quick || echo full ))"
 echo "binary: $RSH ($(date -r "$RSH" '+%F %T'))"
 echo "runs:"
+# ---------------------------------------------------------------- SWEEP
+# Issue 11's done-when: the walk on the issue's line, and --find-max on the same
+# line (on the walk's grid, and at --precision 2 without it), alternating rounds;
+# each writes its sweep document (--json), which summarize.py reads.
+SWEEP_LINE=(sweep --server $HOST --port $PORT --uri $URI --low-rate 2000 --high-rate 30000
+  --const-test-time 3 --no-progress)
+if [ $SWEEP_ONLY = 1 ]; then
+  for k in $(seq 1 "$SWEEP_ROUNDS"); do
+    settle 5
+    run SWEEP.walk$k 300 "$RSH" "${SWEEP_LINE[@]}" --rate-step 2000 --json "$OUT/SWEEP.walk$k.json"
+    settle 5
+    run SWEEP.grid$k 300 "$RSH" "${SWEEP_LINE[@]}" --rate-step 2000 --find-max --json "$OUT/SWEEP.grid$k.json"
+    settle 5
+    run SWEEP.search$k 300 "$RSH" "${SWEEP_LINE[@]}" --find-max --precision 2 --json "$OUT/SWEEP.search$k.json"
+  done
+  meta suite_runtime_s $(( $(date +%s) - T_START ))
+  echo
+  python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
 # ---------------------------------------------------------------- CR
 # Issue 13, item 4: an open-loop call rate over keep-alive connections (wrk2's
 # model): --call-rate $CR_RATE over 50 connections for $CR_S s against nginx. The

@@ -556,6 +556,35 @@ if a.present:
         fig, anc, ratio, ok = "missing data (rc %s)" % a.rc, "-", "-", False
     rows.append((label, fig, anc, ratio, verdict(ok)))
 
+# ------------------------------------------------------------------ SWEEP (issue 11's done-when)
+def sweep_doc(name):
+    t = rd(name, "json")
+    try:
+        return json.loads(t) if t else None
+    except ValueError:
+        return None
+
+
+for _k in range(1, int(SUITE.get("sweep_rounds", "0") or 0) + 1):
+    walk, grid, search = (sweep_doc("SWEEP.%s%d" % (w, _k)) for w in ("walk", "grid", "search"))
+    label = "SWEEP round %d: walk 2000..30000 step 2000, 3 s steps, vs --find-max" % _k
+    if not (walk and grid):
+        rows.append((label, "missing data", "-", "-", verdict(False)))
+        continue
+
+    def knee_runs(d):
+        return d["result"]["knee"], len(d["steps"]), [s["rate"] for s in d["steps"]]
+
+    kw, nw, _ = knee_runs(walk)
+    kg, ng, rg = knee_runs(grid)
+    fig = "--find-max on the grid: knee %s in %d runs (%s)" % (kg, ng, ", ".join("%g" % r for r in rg))
+    if search:
+        ks, ns, rs = knee_runs(search)
+        fig += "; --find-max --precision 2: %s in %d runs (%s)" % (ks, ns, ", ".join("%g" % r for r in rs))
+    anc = "walk: knee %s in %d runs; %s" % (kw, nw, walk["result"]["conclusion"][:90])
+    ok = kw is not None and kg is not None and abs(kg - kw) <= 2000 and 2 * ng <= nw
+    rows.append((label, fig, anc, "runs %.2fx" % (ng / nw), verdict(ok)))
+
 # ------------------------------------------------------------------ ab
 ab = R["AB.ab"]
 if "ab_rps" in ab.r:
@@ -636,6 +665,8 @@ if SUITE.get("ab12_only") == "1":
     rows = [r for r in rows if r[0].startswith("AB12")]
 if SUITE.get("cr_only") == "1":
     rows = [r for r in rows if r[0].startswith("CR")]
+if SUITE.get("sweep_only") == "1":
+    rows = [r for r in rows if r[0].startswith("SWEEP")]
 if SUITE.get("pacing_only") == "1":
     rows = [r for r in rows if r[0].startswith(("PACE", "OVL"))]
 hdr = ("target", "rshperf figure", "anchor figure", "ratio", "pass/fail")
