@@ -71,6 +71,16 @@ fn sweep(port: u16, extra: &[&str]) -> (String, String, i32) {
     )
 }
 
+/// The rates of a sweep document's steps, in the order they ran.
+fn rates_of_steps(doc: &Value) -> Vec<f64> {
+    doc["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| s["rate"].as_f64().expect("rate"))
+        .collect()
+}
+
 /// Total replies of every step's run document.
 fn replies_of_steps(doc: &Value) -> u64 {
     doc["steps"]
@@ -136,12 +146,7 @@ fn the_walk_finds_the_knee_within_one_step_and_stops_past_it() {
     );
     let doc = read_json(&json.path);
     assert_eq!(doc["format"], "rshperf-sweep");
-    let rates: Vec<f64> = doc["steps"]
-        .as_array()
-        .expect("steps")
-        .iter()
-        .map(|s| s["rate"].as_f64().expect("rate"))
-        .collect();
+    let rates = rates_of_steps(&doc);
     // 100 and 200 pass (282.4 is the knee by the criterion), 300 and 400 do not: the walk
     // stops two failing steps past the knee instead of running on to 800.
     assert_eq!(rates, [100.0, 200.0, 300.0, 400.0], "{stdout}\n{stderr}");
@@ -187,38 +192,37 @@ fn the_walk_finds_the_knee_within_one_step_and_stops_past_it() {
     }
 }
 
+/// `sweep --find-max` from 50/s up to `high` with 1-s steps and `extra`; its stdout and
+/// sweep document.
+fn find_max(server: &CapacityServer, high: &str, extra: &[&str]) -> (String, Value) {
+    let json = TempFile::new("findmax-json", b"");
+    let mut args = vec![
+        "--low-rate",
+        "50",
+        "--high-rate",
+        high,
+        "--find-max",
+        "--const-test-time",
+        "1",
+        "--json",
+        &json.path,
+    ];
+    args.extend_from_slice(extra);
+    let (stdout, stderr, code) = sweep(server.port(), &args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    (stdout, read_json(&json.path))
+}
+
 #[test]
 fn find_max_lands_within_the_precision_in_few_runs() {
     let server = CapacityServer::start(CAPACITY);
-    let json = TempFile::new("findmax-json", b"");
-    let (stdout, stderr, code) = sweep(
-        server.port(),
-        &[
-            "--low-rate",
-            "50",
-            "--high-rate",
-            "2000",
-            "--find-max",
-            "--precision",
-            "5",
-            "--const-test-time",
-            "1",
-            "--json",
-            &json.path,
-        ],
-    );
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let doc = read_json(&json.path);
+    let (stdout, doc) = find_max(&server, "2000", &["--precision", "5"]);
     let knee = doc["result"]["knee"].as_f64().expect("a knee");
     let limit = doc["result"]["limit"]["rate"].as_f64().expect("a limit");
     let runs = doc["steps"].as_array().expect("steps").len();
     // L, then the geometric middle of 50 and 2000; that step misses only the rate, so
     // the next one goes straight to just below its estimate (240 ÷ 85 % = 282.4).
-    let first: Vec<f64> = doc["steps"].as_array().expect("steps")[..2]
-        .iter()
-        .map(|s| s["rate"].as_f64().expect("rate"))
-        .collect();
-    assert_eq!(first, [50.0, 316.0]);
+    assert_eq!(rates_of_steps(&doc)[..2], [50.0, 316.0]);
     let estimate = doc["steps"][1]["estimate"].as_f64().expect("an estimate");
     assert!((250.0..=283.0).contains(&estimate), "{estimate}");
     assert!(
@@ -230,7 +234,7 @@ fn find_max_lands_within_the_precision_in_few_runs() {
     let expected = CAPACITY / 0.85;
     assert!(
         knee >= expected * 0.8 && knee <= expected * 1.02,
-        "knee {knee}, expected about {expected}\n{stdout}\n{stderr}"
+        "knee {knee}, expected about {expected}\n{stdout}"
     );
     check_limit_cause(&doc, limit);
     assert!(runs <= 6, "{runs} runs\n{stdout}");
@@ -247,31 +251,8 @@ fn find_max_lands_within_the_precision_in_few_runs() {
 #[test]
 fn find_max_on_the_walks_grid_reports_the_walks_knee() {
     let server = CapacityServer::start(CAPACITY);
-    let json = TempFile::new("findgrid-json", b"");
-    let (stdout, stderr, code) = sweep(
-        server.port(),
-        &[
-            "--low-rate",
-            "50",
-            "--high-rate",
-            "1000",
-            "--rate-step",
-            "25",
-            "--find-max",
-            "--const-test-time",
-            "1",
-            "--json",
-            &json.path,
-        ],
-    );
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let doc = read_json(&json.path);
-    let rates: Vec<f64> = doc["steps"]
-        .as_array()
-        .expect("steps")
-        .iter()
-        .map(|s| s["rate"].as_f64().expect("rate"))
-        .collect();
+    let (stdout, doc) = find_max(&server, "1000", &["--rate-step", "25"]);
+    let rates = rates_of_steps(&doc);
     // L, the middle of the 39 grid rates (misses only the rate: estimate 282.4), the
     // highest grid rate below the estimate, the one above it. The walk would run 12.
     assert_eq!(rates[..2], [50.0, 525.0], "{stdout}");
@@ -281,7 +262,7 @@ fn find_max_on_the_walks_grid_reports_the_walks_knee() {
     let knee = doc["result"]["knee"].as_f64().expect("a knee");
     let limit = doc["result"]["limit"]["rate"].as_f64().expect("a limit");
     // A starved test machine can only lower what the server sustains.
-    assert!(knee == 275.0 || knee == 250.0, "{knee}\n{stdout}\n{stderr}");
+    assert!(knee == 275.0 || knee == 250.0, "{knee}\n{stdout}");
     assert_eq!(limit, knee + 25.0);
     check_limit_cause(&doc, limit);
     assert!(rates.len() <= 6, "{rates:?}");
