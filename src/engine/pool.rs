@@ -10,7 +10,10 @@
 //! (`Conn::has_room`: fewer than `--burst-length` calls unanswered, pipelined on
 //! HTTP/1.1; a free stream on HTTP/2); otherwise it waits. Lateness and response time
 //! are measured from the call's scheduled time (`Call::due`), so time spent waiting
-//! for a connection counts (no coordinated omission).
+//! for a connection counts (no coordinated omission). The calls due in one loop turn
+//! join the FIFO together and are then given out in one pass, each connection's new
+//! calls leaving in one write; above 10,000 calls/s per engine a periodic tick, not a
+//! timer per call, wakes the engine for them (`BATCH_TICK`).
 //!
 //! Calls unanswered on a connection the server closed cleanly go back to the front of
 //! the FIFO (in order, keeping their scheduled time); calls on a connection that
