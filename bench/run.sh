@@ -11,8 +11,8 @@
 #             $H2_ROUNDS alternating rounds each, medians compared)
 #   --cr-only run only the call-rate row (CR, issue 13 item 4: --call-rate $CR_RATE
 #             over 50 keep-alive connections for $CR_S s against nginx on 8080:
-#             achieved rate within 0.5 %, lateness p99 <= 1 ms; wrk2 -R side by
-#             side when a wrk2 binary is on PATH)
+#             achieved rate within 0.5 %, lateness p99 <= 1 ms; $CR_ROUNDS rounds,
+#             medians; wrk2 -R alternating with it when a wrk2 binary is found)
 #   --integrations-only run only the issue-16 rows: UX (unix socket vs TCP to
 #             nginx, CPU per connection, medians of 3 alternating runs), BODY
 #             (5 MB --body-file POSTed 1,000 times to rshperf serve: RSS growth)
@@ -44,6 +44,10 @@
 #        H2_ROUNDS=alternating h2load/rshperf rounds of each HTTP/2 row (default 3;
 #        the summary compares medians)
 #        CR_RATE, CR_S=rate and seconds of the CR row (default 20000 and 10)
+#        CR_ROUNDS=rounds of the CR row (default 3; rshperf then wrk2 in each round,
+#        the summary takes medians)
+#        WRK2=path to a wrk2 binary (default: `wrk2` on PATH; it is not packaged:
+#        build github.com/giltene/wrk2 with `make`)
 #        RSHPERF=path to the binary (default target/release/rshperf, built
 #        with cargo build --release when missing or older than src/).
 #
@@ -68,6 +72,8 @@ SWEEP_ONLY=0
 SWEEP_ROUNDS=${SWEEP_ROUNDS:-1}
 CR_RATE=${CR_RATE:-20000}
 CR_S=${CR_S:-10}
+CR_ROUNDS=${CR_ROUNDS:-3}
+WRK2=${WRK2:-$(command -v wrk2 2>/dev/null)}
 OUT=/tmp/rshperf-bench
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -153,6 +159,7 @@ meta sweep_only $SWEEP_ONLY
 meta sweep_rounds "$SWEEP_ROUNDS"
 meta cr_rate "$CR_RATE"
 meta cr_s "$CR_S"
+meta cr_rounds "$CR_ROUNDS"
 meta rshperf "$RSH"
 meta rshperf_mtime "$(date -r "$RSH" '+%F %T')"
 meta git "$(git -C "$root" rev-parse --short HEAD 2>/dev/null)$(git -C "$root" diff --quiet -- src 2>/dev/null || echo '+dirty-src')"
@@ -314,16 +321,20 @@ fi
 # model): --call-rate $CR_RATE over 50 connections for $CR_S s against nginx. The
 # report's `Call rate` line gives the achieved rate (calls taken by a connection
 # per second of the test) and `Call lateness` the p99 from each call's scheduled
-# time; CPU is /usr/bin/time's user+sys. wrk2 (not a Debian package) runs beside
-# it when a `wrk2` binary is on PATH: `wrk2 -t1 -c50 -d${CR_S}s -R$CR_RATE`.
+# time; CPU is /usr/bin/time's user+sys. wrk2 (not a Debian package) runs after
+# it in each round when $WRK2 (or `wrk2` on PATH) is a binary:
+# `wrk2 -t1 -c50 -d${CR_S}s -R$CR_RATE`. $CR_ROUNDS rounds; the summary takes medians.
 cr_rows() {
-  settle 2
-  run CR.rsh $(( CR_S + 20 )) "${RSH_BASE[@]}" --call-rate "$CR_RATE" --num-conns 50 \
-    --runtime "$CR_S" --timeout 5 --json "$OUT/CR.rsh.json"
-  if command -v wrk2 >/dev/null 2>&1; then
+  local k
+  for k in $(seq 1 "$CR_ROUNDS"); do
     settle 2
-    run CR.wrk2 $(( CR_S + 20 )) wrk2 -t1 -c50 -d"${CR_S}s" -R"$CR_RATE" --latency "$URL"
-  fi
+    run CR.rsh.$k $(( CR_S + 20 )) "${RSH_BASE[@]}" --call-rate "$CR_RATE" --num-conns 50 \
+      --runtime "$CR_S" --timeout 5 --json "$OUT/CR.rsh.$k.json"
+    if [ -n "$WRK2" ] && [ -x "$WRK2" ]; then
+      settle 2
+      run CR.wrk2.$k $(( CR_S + 20 )) "$WRK2" -t1 -c50 -d"${CR_S}s" -R"$CR_RATE" --latency "$URL"
+    fi
+  done
 }
 if [ $CR_ONLY = 1 ]; then
   cr_rows

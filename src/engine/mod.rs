@@ -207,6 +207,11 @@ impl<'c> Engine<'c> {
             cfg.period.mean() * f64::from(plan.stripes.max(1))
         };
         let catchup = catchup::CatchUp::new(cfg.pacing.overload, mean_period, plan.capacity);
+        let batch_tick = if cfg.call_rate > 0.0 {
+            pool::batch_tick(mean_period, cfg.pacing.spin)
+        } else {
+            None
+        };
         let spread = spread::Spread::new(cfg.pacing.overload, work.local.len(), cfg.hog);
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -260,7 +265,15 @@ impl<'c> Engine<'c> {
             schedule: Schedule::new(&cfg.period, cfg.client_id, plan.stripe, plan.stripes),
             catchup,
             spread,
-            spinner: spin::Spinner::new(cfg.pacing.spin, mean_period),
+            // A batched call rate wakes on its tick, not before each call.
+            spinner: spin::Spinner::new(
+                if batch_tick.is_some() {
+                    crate::pacing::Spin::Off
+                } else {
+                    cfg.pacing.spin
+                },
+                mean_period,
+            ),
             closed: work
                 .closed_loop(cfg)
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
@@ -269,8 +282,8 @@ impl<'c> Engine<'c> {
                     cfg.num_conns,
                     cfg.burst_length,
                     plan.arrivals,
-                    plan.stripe,
-                    plan.stripes,
+                    (plan.stripe, plan.stripes),
+                    batch_tick,
                 )
             }),
             calls: None,
@@ -327,6 +340,7 @@ impl<'c> Engine<'c> {
         };
         if self.next_arrival.is_some() && self.pool.is_some() {
             self.pool_open_all(now);
+            self.pool_pace_start(now)?;
         }
         if self.next_arrival.is_some() {
             self.on_arrivals(now);
@@ -351,12 +365,14 @@ impl<'c> Engine<'c> {
             let woke = Instant::now();
             let mut io_ready = false;
             for ev in events.iter() {
-                if ev.token() == TIMER_TOKEN {
-                    if let Some(deadline) = sleeps_until {
-                        self.on_wakeup(woke.saturating_duration_since(deadline));
+                match ev.token() {
+                    TIMER_TOKEN => {
+                        if let Some(deadline) = sleeps_until {
+                            self.on_wakeup(woke.saturating_duration_since(deadline));
+                        }
                     }
-                } else {
-                    io_ready = true;
+                    pool::PACE_TOKEN => self.pool_on_pace(timeout.is_none().then_some(woke)),
+                    _ => io_ready = true,
                 }
             }
             if !io_ready {
@@ -377,6 +393,8 @@ impl<'c> Engine<'c> {
                         self.interrupted = true;
                         self.stop.get_or_insert_with(Instant::now);
                     }
+                    // (Its calls were issued with this turn's due arrivals.)
+                    pool::PACE_TOKEN => {}
                     t => {
                         let hup = ev.is_error() || ev.is_read_closed() || ev.is_write_closed();
                         let ready = Ready {
@@ -429,6 +447,8 @@ impl<'c> Engine<'c> {
         // An arrival held back until a connection closes needs no timer; the others
         // wake the engine early enough to spin to them (`spin`).
         let arrival = match self.next_arrival {
+            // A batched call rate has its own periodic timer (`pool`).
+            Some(_) if self.pool_batched() => None,
             Some(at) if !self.arrivals_capped() && !self.waits_for_close(at, now) => {
                 Some(at.checked_sub(self.spinner.window()).unwrap_or(at))
             }
@@ -492,7 +512,10 @@ impl<'c> Engine<'c> {
             if self.runtime_end.is_some_and(|end| at >= end) {
                 break;
             }
-            if self.closed.is_none() && self.catchup.admit(at, now, self.live) != catchup::Gate::Go
+            // (A call-rate pool has no catch-up bound: a due call only joins its FIFO.)
+            if self.closed.is_none()
+                && self.pool.is_none()
+                && self.catchup.admit(at, now, self.live) != catchup::Gate::Go
             {
                 break;
             }
@@ -516,13 +539,19 @@ impl<'c> Engine<'c> {
             } else {
                 self.start_request_conn(now, self.arrival_index(), 0);
             }
-            self.flush();
+            if self.pool.is_none() {
+                self.flush();
+            }
             if self.started < self.plan.arrivals {
                 self.next_arrival = self
                     .schedule
                     .next_offset()
                     .and_then(|o| self.t0.checked_add(o));
             }
+        }
+        if self.pool_has_waiting() {
+            // This turn's due calls, in one pass.
+            self.pool_issue_due(now);
         }
     }
 
@@ -555,7 +584,9 @@ impl<'c> Engine<'c> {
     /// `--overload=degrade`: the engine is behind schedule and holds the arrival due
     /// at `at` back until a connection closes (`catchup`).
     fn waits_for_close(&self, at: Instant, now: Instant) -> bool {
-        self.closed.is_none() && self.catchup.gate(at, now, self.live) == catchup::Gate::Full
+        self.closed.is_none()
+            && self.pool.is_none()
+            && self.catchup.gate(at, now, self.live) == catchup::Gate::Full
     }
 
     /// A timer wake-up came `late` after its deadline: measured, and the spin window

@@ -392,3 +392,82 @@ fn pipelining_wlog_and_json() {
     let late = spread(&r, "Call lateness [ms]:");
     assert_eq!(c["lateness_ms"]["p99"].as_f64(), Some(late[3]));
 }
+
+#[test]
+fn a_fast_rate_is_issued_in_batches_on_a_tick() {
+    use crate::support::recorder::TempFile;
+    // 40,000 calls/s (25 µs apart) is batched: a periodic 250 µs tick wakes the
+    // engine, which issues every call due by then in one pass, each timed from its
+    // own schedule; it does not wake (nor spin) before each call.
+    let s = Server::start(Behavior::Fixed(10));
+    let json = TempFile::new("cr-batch", b"");
+    let json_arg = format!("--json={}", json.path);
+    let r = run_ok(
+        s.port(),
+        &[
+            "--call-rate",
+            "40000",
+            "--num-conns",
+            "8",
+            "--num-calls",
+            "1250",
+            &json_arg,
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(r.totals(), (8, 10000, 10000), "{}", r.text);
+    assert_eq!(s.requests(), 10000);
+    assert_eq!(s.connections(), 8);
+    assert_eq!(r.error("total"), 0, "{}", r.text);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json.path).expect("json written"))
+            .expect("valid JSON");
+    let c = &doc["call_rate"];
+    assert_eq!(c["scheduled"], 10000, "{c}");
+    assert_eq!(c["issued"], 10000, "{c}");
+    assert_eq!(c["completed"], 10000, "{c}");
+    assert_eq!(c["lateness_ms"]["count"], 10000, "{c}");
+    let pacing = &doc["raw"]["pacing"];
+    assert_eq!(pacing["spins"], 0, "{pacing}");
+    // Timer wake-ups: at most one per tick of the run (the tick stops with the last
+    // call), where pacing each call would take up to one per call.
+    let secs = doc["duration_s"].as_f64().expect("duration");
+    let wakeups = pacing["wakeups"].as_f64().expect("wakeups");
+    assert!(wakeups <= secs / 250e-6 + 20.0, "{wakeups} in {secs} s");
+
+    // 100 calls due within 2.5 ms, answered over a second by a slow server: the tick
+    // stops with the last call instead of waking the engine 4,000 times a second.
+    let s = Server::start(Behavior::Slow(Duration::from_millis(20), 10));
+    let json = TempFile::new("cr-batch-end", b"");
+    let json_arg = format!("--json={}", json.path);
+    let r = run_ok(
+        s.port(),
+        &[
+            "--call-rate",
+            "40000",
+            "--num-conns",
+            "2",
+            "--num-calls",
+            "50",
+            &json_arg,
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(r.totals(), (2, 100, 100), "{}", r.text);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json.path).expect("json written"))
+            .expect("valid JSON");
+    assert!(
+        doc["duration_s"].as_f64().expect("duration") >= 0.9,
+        "{}",
+        r.text
+    );
+    let wakeups = doc["raw"]["pacing"]["wakeups"].as_u64().expect("wakeups");
+    assert!(wakeups < 100, "{wakeups} timer wake-ups");
+    // The calls queued for the two connections, each late from its own schedule: the
+    // first few at once, the last after about a second.
+    let late = spread(&r, "Call lateness [ms]:");
+    assert!(late[1] < late[4] && late[4] >= 800.0, "{}", r.text);
+}
