@@ -21,6 +21,7 @@ mod catchup;
 mod closed;
 mod connect;
 mod h2flush;
+mod h2nap;
 mod page;
 mod pool;
 mod request;
@@ -122,6 +123,8 @@ pub struct Engine<'c> {
     dirty: Vec<ConnId>,
     /// HTTP/2 writes held back to the end of the poll turn (`h2flush`).
     h2: h2flush::Held,
+    /// Short sleeps instead of blocking polls while HTTP/2 replies stream in (`h2nap`).
+    nap: h2nap::Nap,
     /// Connections the workload wants closed once the current handler is done.
     to_close: Vec<ConnId>,
     observer: Option<Box<dyn ReplyObserver + 'c>>,
@@ -242,6 +245,7 @@ impl<'c> Engine<'c> {
             leftovers: Vec::new(),
             dirty: Vec::new(),
             h2: h2flush::Held::default(),
+            nap: h2nap::Nap::new(cfg.http_version == HttpVersion::V2),
             to_close: Vec::new(),
             observer,
             opts: SocketOptions {
@@ -334,7 +338,20 @@ impl<'c> Engine<'c> {
             self.stop = Some(now);
         }
         while self.stop.is_none() {
-            let timeout = self.arm_timer()?;
+            let now = Instant::now();
+            let nap = if self.nap.wanted() {
+                self.nap.next(now, self.next_deadline(now))
+            } else {
+                None
+            };
+            let timeout = match nap {
+                Some(nap) => {
+                    // Off the poll's wait queue: arriving replies wake nobody (`h2nap`).
+                    std::thread::sleep(nap);
+                    Some(Duration::ZERO)
+                }
+                None => self.arm_timer()?,
+            };
             // The deadline the engine sleeps until (the timerfd's), if it sleeps.
             let sleeps_until = if timeout.is_none() {
                 self.timer_armed
@@ -349,16 +366,18 @@ impl<'c> Engine<'c> {
             self.iteration += 1;
             self.catchup.turn();
             let woke = Instant::now();
-            let mut io_ready = false;
+            let mut io_events = 0;
             for ev in events.iter() {
                 if ev.token() == TIMER_TOKEN {
                     if let Some(deadline) = sleeps_until {
                         self.on_wakeup(woke.saturating_duration_since(deadline));
                     }
                 } else {
-                    io_ready = true;
+                    io_events += 1;
                 }
             }
+            let io_ready = io_events > 0;
+            self.nap.after_turn(io_events);
             if !io_ready {
                 self.spin_to_arrival();
             }
@@ -412,6 +431,12 @@ impl<'c> Engine<'c> {
             m.publish(&self.stats, self.live, Instant::now(), true);
         }
         self.tally.stop(&self.stats);
+        if self.cfg.debug > 0 && self.nap.taken > 0 {
+            eprintln!(
+                "rshperf: {} HTTP/2 naps in {} poll turns",
+                self.nap.taken, self.iteration
+            );
+        }
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
@@ -426,25 +451,7 @@ impl<'c> Engine<'c> {
     /// something is already due, else None: the timerfd wakes the poll).
     fn arm_timer(&mut self) -> io::Result<Option<Duration>> {
         let now = Instant::now();
-        // An arrival held back until a connection closes needs no timer; the others
-        // wake the engine early enough to spin to them (`spin`).
-        let arrival = match self.next_arrival {
-            Some(at) if !self.arrivals_capped() && !self.waits_for_close(at, now) => {
-                Some(at.checked_sub(self.spinner.window()).unwrap_or(at))
-            }
-            _ => None,
-        };
-        let deadline = [
-            arrival,
-            self.wheel.next_deadline(),
-            Some(self.next_tick),
-            self.runtime_end,
-            self.next_progress,
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        let Some(deadline) = deadline else {
+        let Some(deadline) = self.next_deadline(now) else {
             return Ok(None);
         };
         if deadline <= now {
@@ -455,6 +462,28 @@ impl<'c> Engine<'c> {
             self.timer_armed = Some(deadline);
         }
         Ok(None)
+    }
+
+    /// The earliest thing the engine must wake for (as of `now`), if any.
+    fn next_deadline(&self, now: Instant) -> Option<Instant> {
+        // An arrival held back until a connection closes needs no timer; the others
+        // wake the engine early enough to spin to them (`spin`).
+        let arrival = match self.next_arrival {
+            Some(at) if !self.arrivals_capped() && !self.waits_for_close(at, now) => {
+                Some(at.checked_sub(self.spinner.window()).unwrap_or(at))
+            }
+            _ => None,
+        };
+        [
+            arrival,
+            self.wheel.next_deadline(),
+            Some(self.next_tick),
+            self.runtime_end,
+            self.next_progress,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     fn on_deadlines(&mut self, now: Instant) {
@@ -702,6 +731,8 @@ impl<'c> Engine<'c> {
         while !self.completions.is_empty() {
             let batch = std::mem::take(&mut self.completions);
             for c in &batch {
+                self.nap
+                    .on_response(c.first_byte.saturating_duration_since(c.call.send_start));
                 let owner = self.table.get_mut(c.conn).map(|conn| conn.owner);
                 match owner {
                     Some(Owner::Request { .. }) => self.request_on_completion(c, now),
