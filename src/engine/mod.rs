@@ -6,7 +6,9 @@
 //! of readiness to `conn::Conn`, watchdog and think-time timers, `--runtime`,
 //! SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the next I/O or
 //! deadline (a timerfd gives sub-millisecond wakeups), waking a little early to spin
-//! to the next arrival (`spin`): no busy polling.
+//! to the next arrival (`spin`): no busy polling. While HTTP/2 replies are slow to
+//! come (a saturated server), it naps briefly instead of blocking in the poll
+//! (`h2nap`).
 //! What to send is decided by the workload halves in `request` (one connection per
 //! arrival) and `session` (`--wsess`, `--wsesslog`, and with `page` `--wsesspage`);
 //! when arrivals are not scheduled but replace finished units (sequential mode,
