@@ -340,8 +340,8 @@ impl<'c> Engine<'c> {
             self.stop = Some(now);
         }
         while self.stop.is_none() {
-            let now = Instant::now();
             let nap = if self.nap.wanted() {
+                let now = Instant::now();
                 self.nap.next(now, self.next_deadline(now))
             } else {
                 None
