@@ -378,7 +378,8 @@ fi
 # ---------------------------------------------------------------- H2C, H2S
 # HTTP/2 (issue 13): h2load -n N -c 50 -m 10 against rshperf's equivalent, 50
 # connections of N/50 calls with 10 streams in flight each, on nginx's h2c (8082)
-# and h2-over-TLS (8444) ports. CPU per request = (user + sys) / requests.
+# and h2-over-TLS (8444) ports. CPU per request = (user + sys) / requests; nginx's
+# worker CPU per request beside it (nginx is saturated: the rate is its inverse).
 # H2_ROUNDS rounds (default 3), alternating h2load and rshperf within each port,
 # so that both see the same machine; the summary compares medians and lists each
 # round's ratios.

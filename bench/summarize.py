@@ -525,6 +525,13 @@ for tag, port in (("H2C", "8082 h2c"), ("H2S", "8444 h2 over TLS")):
         anc = "h2load: %s req/s, %.2f us CPU/req (median of %d; %s)" % (
             fmt_rate(median(h_rate)), median(h_cpr), len(good),
             "; ".join(sorted(set("%d ok, %d failed" % (h.r["h2load_ok"], h.r["h2load_bad"]) for _, h in good))))
+        # nginx's worker CPU per request: with nginx saturated (one worker), the
+        # rate is the inverse of what each client costs it per request.
+        ng = [(a.meta.get("nginx_cpu_s"), a.r["reqs"], h.meta.get("nginx_cpu_s"), h.r["h2load_total"])
+              for a, h in good]
+        if all(x[0] and x[2] for x in ng):
+            fig += "; nginx %.2f us CPU/req" % median([float(x[0]) / max(1, x[1]) * 1e6 for x in ng])
+            anc += "; nginx %.2f us CPU/req" % median([float(x[2]) / max(1, x[3]) * 1e6 for x in ng])
         rate, cpr = median(a_rate) / median(h_rate), median(a_cpr) / median(h_cpr)
         ratio = "rate %.2fx, CPU/req %.2fx (rounds: %s)" % (rate, cpr, ", ".join(
             "%.2fx/%.2fx" % (ar / hr, ac / hc) for ar, hr, ac, hc in zip(a_rate, h_rate, a_cpr, h_cpr)))

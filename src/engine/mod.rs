@@ -6,7 +6,9 @@
 //! of readiness to `conn::Conn`, watchdog and think-time timers, `--runtime`,
 //! SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the next I/O or
 //! deadline (a timerfd gives sub-millisecond wakeups), waking a little early to spin
-//! to the next arrival (`spin`): no busy polling.
+//! to the next arrival (`spin`): no busy polling. While HTTP/2 replies are slow to
+//! come (a saturated server), it naps briefly instead of blocking in the poll
+//! (`h2nap`).
 //! What to send is decided by the workload halves in `request` (one connection per
 //! arrival) and `session` (`--wsess`, `--wsesslog`, and with `page` `--wsesspage`);
 //! when arrivals are not scheduled but replace finished units (sequential mode,
@@ -21,6 +23,7 @@ mod catchup;
 mod closed;
 mod connect;
 mod h2flush;
+mod h2nap;
 mod page;
 mod pool;
 mod request;
@@ -122,6 +125,8 @@ pub struct Engine<'c> {
     dirty: Vec<ConnId>,
     /// HTTP/2 writes held back to the end of the poll turn (`h2flush`).
     h2: h2flush::Held,
+    /// Short sleeps instead of blocking polls while HTTP/2 replies stream in (`h2nap`).
+    nap: h2nap::Nap,
     /// Connections the workload wants closed once the current handler is done.
     to_close: Vec<ConnId>,
     observer: Option<Box<dyn ReplyObserver + 'c>>,
@@ -247,6 +252,7 @@ impl<'c> Engine<'c> {
             leftovers: Vec::new(),
             dirty: Vec::new(),
             h2: h2flush::Held::default(),
+            nap: h2nap::Nap::new(cfg.http_version == HttpVersion::V2),
             to_close: Vec::new(),
             observer,
             opts: SocketOptions {
@@ -348,7 +354,27 @@ impl<'c> Engine<'c> {
             self.stop = Some(now);
         }
         while self.stop.is_none() {
-            let timeout = self.arm_timer()?;
+            let nap = if self.nap.wanted() {
+                let now = Instant::now();
+                // A batched call rate's next call is due too (its own timer wakes a
+                // poll, not a nap).
+                let call = self.next_arrival.filter(|_| self.pool_batched());
+                let due = match (self.next_deadline(now), call) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                self.nap.next(now, due)
+            } else {
+                None
+            };
+            let timeout = match nap {
+                Some(nap) => {
+                    // Off the poll's wait queue: arriving replies wake nobody (`h2nap`).
+                    std::thread::sleep(nap);
+                    Some(Duration::ZERO)
+                }
+                None => self.arm_timer()?,
+            };
             // The deadline the engine sleeps until (the timerfd's), if it sleeps.
             let sleeps_until = if timeout.is_none() {
                 self.timer_armed
@@ -363,7 +389,7 @@ impl<'c> Engine<'c> {
             self.iteration += 1;
             self.catchup.turn();
             let woke = Instant::now();
-            let mut io_ready = false;
+            let mut io_events = 0;
             for ev in events.iter() {
                 match ev.token() {
                     TIMER_TOKEN => {
@@ -372,9 +398,11 @@ impl<'c> Engine<'c> {
                         }
                     }
                     pool::PACE_TOKEN => self.pool_on_pace(timeout.is_none().then_some(woke)),
-                    _ => io_ready = true,
+                    _ => io_events += 1,
                 }
             }
+            let io_ready = io_events > 0;
+            self.nap.after_turn(io_events);
             if !io_ready {
                 self.spin_to_arrival();
             }
@@ -430,6 +458,12 @@ impl<'c> Engine<'c> {
             m.publish(&self.stats, self.live, Instant::now(), true);
         }
         self.tally.stop(&self.stats);
+        if self.cfg.debug > 0 && self.nap.taken > 0 {
+            eprintln!(
+                "rshperf: {} HTTP/2 naps in {} poll turns",
+                self.nap.taken, self.iteration
+            );
+        }
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
@@ -444,27 +478,7 @@ impl<'c> Engine<'c> {
     /// something is already due, else None: the timerfd wakes the poll).
     fn arm_timer(&mut self) -> io::Result<Option<Duration>> {
         let now = Instant::now();
-        // An arrival held back until a connection closes needs no timer; the others
-        // wake the engine early enough to spin to them (`spin`).
-        let arrival = match self.next_arrival {
-            // A batched call rate has its own periodic timer (`pool`).
-            Some(_) if self.pool_batched() => None,
-            Some(at) if !self.arrivals_capped() && !self.waits_for_close(at, now) => {
-                Some(at.checked_sub(self.spinner.window()).unwrap_or(at))
-            }
-            _ => None,
-        };
-        let deadline = [
-            arrival,
-            self.wheel.next_deadline(),
-            Some(self.next_tick),
-            self.runtime_end,
-            self.next_progress,
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        let Some(deadline) = deadline else {
+        let Some(deadline) = self.next_deadline(now) else {
             return Ok(None);
         };
         if deadline <= now {
@@ -475,6 +489,30 @@ impl<'c> Engine<'c> {
             self.timer_armed = Some(deadline);
         }
         Ok(None)
+    }
+
+    /// The earliest thing the engine must wake for (as of `now`), if any.
+    fn next_deadline(&self, now: Instant) -> Option<Instant> {
+        // An arrival held back until a connection closes needs no timer; the others
+        // wake the engine early enough to spin to them (`spin`).
+        let arrival = match self.next_arrival {
+            // A batched call rate has its own periodic timer (`pool`).
+            Some(_) if self.pool_batched() => None,
+            Some(at) if !self.arrivals_capped() && !self.waits_for_close(at, now) => {
+                Some(at.checked_sub(self.spinner.window()).unwrap_or(at))
+            }
+            _ => None,
+        };
+        [
+            arrival,
+            self.wheel.next_deadline(),
+            Some(self.next_tick),
+            self.runtime_end,
+            self.next_progress,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     fn on_deadlines(&mut self, now: Instant) {
@@ -733,6 +771,8 @@ impl<'c> Engine<'c> {
         while !self.completions.is_empty() {
             let batch = std::mem::take(&mut self.completions);
             for c in &batch {
+                self.nap
+                    .on_response(c.first_byte.saturating_duration_since(c.call.send_start));
                 let owner = self.table.get_mut(c.conn).map(|conn| conn.owner);
                 match owner {
                     Some(Owner::Request { .. }) => self.request_on_completion(c, now),

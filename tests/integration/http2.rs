@@ -86,6 +86,71 @@ fn h2c_every_call_is_a_stream_and_counted() {
     assert!(c[3] < c[4], "{c:?}");
 }
 
+/// The `--debug` summary of HTTP/2 naps: (naps, poll turns), if any nap was taken.
+fn naps(r: &Report) -> Option<(u64, u64)> {
+    let line = r.stderr.lines().find(|l| l.contains("HTTP/2 naps in"))?;
+    let n: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    Some((n[0], n[1]))
+}
+
+#[test]
+fn slow_replies_on_several_connections_are_collected_in_naps() {
+    // 5 ms per reply: well past the 1.6 ms average from which the engine naps
+    // (200 us off the poll) instead of being woken by every reply.
+    let s = h2c(Opts {
+        body: 100,
+        delay: Duration::from_millis(5),
+        ..Opts::default()
+    });
+    let r = run2(
+        &s,
+        &[
+            "--num-conns",
+            "4",
+            "--num-calls",
+            "50",
+            "--burst-length",
+            "5",
+            "--rate",
+            "1000",
+            "--debug",
+            "1",
+        ],
+    );
+    // Nothing lost or added, and the window stays full: five streams in flight.
+    assert_eq!(r.totals(), (4, 200, 200), "{}", r.text);
+    assert_eq!(s.requests(), 200);
+    assert_eq!(r.status(), [0, 200, 0, 0, 0]);
+    assert_eq!(r.error("total"), 0);
+    assert_eq!(s.max_in_flight(), 5, "{}", r.text);
+    let (naps, turns) = naps(&r).unwrap_or_else(|| panic!("no naps:\n{}", r.stderr));
+    assert!(naps > 0 && naps <= turns, "{naps} naps in {turns} turns");
+    // The replies still arrive 5 ms after their requests, not a nap more each.
+    let rt = r.nums("Reply time [ms]:");
+    assert!(rt[0] >= 5.0 && rt[0] < 50.0, "{rt:?}");
+}
+
+#[test]
+fn fast_replies_are_not_napped() {
+    // Replies at once, one call at a time: the engine blocks in the poll and handles
+    // each reply when it arrives. (Five calls move the average response time to
+    // 28 % of theirs: a nap would need replies slower than 5.8 ms each.)
+    let s = h2c(Opts {
+        body: 100,
+        ..Opts::default()
+    });
+    let r = run2(
+        &s,
+        &["--num-conns", "1", "--num-calls", "5", "--debug", "1"],
+    );
+    assert_eq!(r.totals(), (1, 5, 5), "{}", r.text);
+    assert_eq!(s.requests(), 5);
+    assert_eq!(naps(&r), None, "{}", r.stderr);
+}
+
 #[test]
 fn h2_over_tls_negotiates_alpn() {
     let pki = Pki::new();

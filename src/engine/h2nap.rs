@@ -1,0 +1,147 @@
+//! HTTP/2 naps: while replies stream in on several connections, the engine sleeps
+//! briefly off the poll instead of blocking in it.
+//!
+//! A thread blocked in `epoll_wait` is woken by each arriving segment, and the waking
+//! is done by the sender: on loopback the server's send path runs the wake-up of the
+//! client (`try_to_wake_up`, and on a virtual machine an interrupt to the client's
+//! idle CPU) before its write returns. Under an HTTP/2 load, where replies on many
+//! connections keep arriving and the client is idle between them, that wake-up is
+//! the largest single item of a loopback server's profile (nginx's worker: about
+//! 12 % of its cycles, more than any part of its HTTP/2 code), so the client makes
+//! the server slower than it has to be.
+//!
+//! So after a poll turn that handled I/O, the engine sleeps `NAP` (a plain
+//! `nanosleep`: off the poll's wait queue, so arriving data only marks its socket
+//! ready and wakes nobody), then polls without blocking and handles everything that
+//! arrived meanwhile in one turn. It naps only while calls take long anyway: the
+//! moving average of response times (first reply byte after the stream opened) is
+//! at least `SLOW` (8 naps), so a nap adds at most an eighth to a reply's wait, and
+//! it falls within the call's measured response time, never outside it. A lightly
+//! loaded or idle client blocks in the poll as before (a lone request's response
+//! time is not changed), and a nap never runs past the engine's next deadline
+//! (arrival, timer, timeline tick).
+//!
+//! Owns the decision; the engine does the sleeping and the polling.
+
+use std::time::{Duration, Instant};
+
+/// How long a nap lasts (the kernel's default timer slack adds up to 50 µs).
+pub(super) const NAP: Duration = Duration::from_micros(200);
+
+/// Average response time from which the engine naps.
+pub(super) const SLOW: Duration = Duration::from_micros(8 * 200);
+
+/// Weight of the newest response time in the moving average (1/2^k).
+const SHIFT: u32 = 4;
+
+/// Whether the engine's next wait is a nap.
+#[derive(Debug, Default)]
+pub(super) struct Nap {
+    /// Naps are allowed (HTTP/2 runs).
+    enabled: bool,
+    /// The last poll turn handled I/O.
+    io: bool,
+    /// Moving average of response times, in µs.
+    avg_us: u64,
+    /// Naps taken (`--debug`).
+    pub(super) taken: u64,
+}
+
+impl Nap {
+    /// Napping for an engine whose connections speak HTTP/2 (`enabled`).
+    pub(super) fn new(enabled: bool) -> Nap {
+        Nap {
+            enabled,
+            ..Nap::default()
+        }
+    }
+
+    /// A call's response time (first reply byte after its stream opened).
+    pub(super) fn on_response(&mut self, rt: Duration) {
+        if self.enabled {
+            let us = u64::try_from(rt.as_micros()).unwrap_or(u64::MAX);
+            // avg += (us - avg) / 2^SHIFT, in integers.
+            self.avg_us = self.avg_us - (self.avg_us >> SHIFT) + (us >> SHIFT);
+        }
+    }
+
+    /// A poll turn handled `events` I/O events.
+    pub(super) fn after_turn(&mut self, events: usize) {
+        self.io = events > 0;
+    }
+
+    /// Whether the next wait should be a nap (if no deadline comes first).
+    pub(super) fn wanted(&self) -> bool {
+        self.enabled && self.io && self.avg_us >= SLOW.as_micros() as u64
+    }
+
+    /// The nap to take before the next poll, if any: none when not `wanted` or when
+    /// `deadline` (the engine's next one) comes sooner.
+    pub(super) fn next(&mut self, now: Instant, deadline: Option<Instant>) -> Option<Duration> {
+        if !self.wanted() || deadline.is_some_and(|d| d.saturating_duration_since(now) < NAP) {
+            return None;
+        }
+        self.taken += 1;
+        Some(NAP)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A napper whose average response time has settled at `rt`.
+    fn settled(enabled: bool, rt: Duration) -> Nap {
+        let mut n = Nap::new(enabled);
+        for _ in 0..200 {
+            n.on_response(rt);
+        }
+        n
+    }
+
+    #[test]
+    fn naps_after_io_while_responses_are_slow() {
+        let now = Instant::now();
+        let mut n = settled(true, Duration::from_millis(20));
+        assert_eq!(n.next(now, None), None, "no turn with I/O yet");
+        n.after_turn(1);
+        assert_eq!(n.next(now, None), Some(NAP));
+        assert_eq!(n.next(now, Some(now + NAP)), Some(NAP));
+        assert_eq!(n.taken, 2);
+        n.after_turn(0);
+        assert_eq!(n.next(now, None), None, "an idle turn blocks in the poll");
+    }
+
+    #[test]
+    fn fast_responses_or_http1_never_nap() {
+        let now = Instant::now();
+        let mut fast = settled(true, SLOW - Duration::from_micros(100));
+        fast.after_turn(50);
+        assert_eq!(fast.next(now, None), None);
+        let mut h1 = settled(false, Duration::from_millis(20));
+        h1.after_turn(50);
+        assert_eq!(h1.next(now, None), None);
+        assert_eq!(fast.taken + h1.taken, 0);
+    }
+
+    #[test]
+    fn the_average_follows_the_responses() {
+        let mut n = settled(true, Duration::from_millis(20));
+        n.after_turn(1);
+        assert!(n.wanted());
+        for _ in 0..200 {
+            n.on_response(Duration::from_micros(100));
+        }
+        assert!(!n.wanted(), "average {} µs", n.avg_us);
+    }
+
+    #[test]
+    fn a_nap_never_passes_the_next_deadline() {
+        let now = Instant::now();
+        let mut n = settled(true, Duration::from_millis(20));
+        n.after_turn(10);
+        assert_eq!(n.next(now, Some(now + NAP / 2)), None);
+        assert_eq!(n.next(now, Some(now)), None);
+        assert_eq!(n.taken, 0);
+    }
+}
