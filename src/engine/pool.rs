@@ -128,9 +128,7 @@ impl PoolState {
             pace: None,
         }
     }
-}
 
-impl PoolState {
     /// The next connection, round-robin from the cursor, that `has_room` (None: every
     /// connection is full, or gone).
     fn next_conn(&mut self, mut has_room: impl FnMut(ConnId) -> bool) -> Option<ConnId> {
@@ -417,14 +415,14 @@ fn grid_after(t0: Instant, t: Instant, tick: Duration) -> Instant {
     let step = tick.as_nanos().max(1);
     let since = t.saturating_duration_since(t0).as_nanos();
     let k = since.div_ceil(step);
-    t0 + nanos(k * step)
+    t0.checked_add(nanos(k * step)).unwrap_or(t)
 }
 
 /// The last point of the grid `t0` + k × `tick` (k ≥ 0) at or before `t`.
 fn grid_before(t0: Instant, t: Instant, tick: Duration) -> Instant {
     let step = tick.as_nanos().max(1);
     let since = t.saturating_duration_since(t0).as_nanos();
-    t0 + nanos(since / step * step)
+    t0.checked_add(nanos(since / step * step)).unwrap_or(t)
 }
 
 /// `n` nanoseconds (saturating at u64::MAX ns, about 584 years).
