@@ -535,6 +535,8 @@ impl<'c> Engine<'c> {
 
     fn on_arrivals(&mut self, mut now: Instant) {
         let mut first = true;
+        // Calls joined the pool's FIFO in this pass.
+        let mut calls = false;
         while let Some(at) = self.next_arrival {
             // Each arrival's lateness from the clock as it starts, not from the start
             // of a burst.
@@ -572,6 +574,7 @@ impl<'c> Engine<'c> {
             self.stats.timeline.offered(scheduled);
             if self.pool.is_some() {
                 self.pool_call_due(now, at);
+                calls = true;
             } else if self.work.is_session() {
                 self.start_session(now);
             } else {
@@ -587,8 +590,9 @@ impl<'c> Engine<'c> {
                     .and_then(|o| self.t0.checked_add(o));
             }
         }
-        if self.pool_has_waiting() {
-            // This turn's due calls, in one pass.
+        if calls {
+            // This turn's due calls, in one pass. (Calls that were already waiting
+            // wait for room, and whatever makes room dispatches them.)
             self.pool_issue_due(now);
         }
     }

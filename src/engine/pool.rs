@@ -12,7 +12,7 @@
 //! are measured from the call's scheduled time (`Call::due`), so time spent waiting
 //! for a connection counts (no coordinated omission). The calls due in one loop turn
 //! join the FIFO together and are then given out in one pass, each connection's new
-//! calls leaving in one write; above 10,000 calls/s per engine a periodic tick, not a
+//! calls leaving in one write; above 4,000 calls/s per engine a periodic tick, not a
 //! timer per call, wakes the engine for them (`BATCH_TICK`).
 //!
 //! Calls unanswered on a connection the server closed cleanly go back to the front of
@@ -86,7 +86,7 @@ pub(super) struct PoolState {
 pub(super) const PACE_TOKEN: Token = Token(usize::MAX - 2);
 
 /// The batch tick: a schedule with calls closer together than `BATCH_BELOW` (more
-/// than 10,000/s per engine) is not paced call by call. A periodic timer wakes the
+/// than 4,000/s per engine) is not paced call by call. A periodic timer wakes the
 /// engine every `BATCH_TICK` instead, and each loop turn (that wake-up, or a reply
 /// before it) issues every call due by then in one pass: one timer expiry, no
 /// re-arming system call, per tick instead of a wake-up per call. A call is then
@@ -94,7 +94,9 @@ pub(super) const PACE_TOKEN: Token = Token(usize::MAX - 2);
 /// from its own scheduled time.
 pub(super) const BATCH_TICK: Duration = Duration::from_micros(250);
 /// Mean time between calls below which they are batched (see `BATCH_TICK`).
-pub(super) const BATCH_BELOW: Duration = Duration::from_micros(100);
+/// (One tick: slower schedules have at most one call per tick, and pacing each costs
+/// no more wake-ups than the tick would.)
+pub(super) const BATCH_BELOW: Duration = BATCH_TICK;
 
 /// The batch tick for an engine whose calls come `mean_period` seconds apart on
 /// average, with `--spin` `spin` (None: slow enough to pace each call, or an explicit
@@ -128,9 +130,7 @@ impl PoolState {
             pace: None,
         }
     }
-}
 
-impl PoolState {
     /// The next connection, round-robin from the cursor, that `has_room` (None: every
     /// connection is full, or gone).
     fn next_conn(&mut self, mut has_room: impl FnMut(ConnId) -> bool) -> Option<ConnId> {
@@ -417,14 +417,14 @@ fn grid_after(t0: Instant, t: Instant, tick: Duration) -> Instant {
     let step = tick.as_nanos().max(1);
     let since = t.saturating_duration_since(t0).as_nanos();
     let k = since.div_ceil(step);
-    t0 + nanos(k * step)
+    t0.checked_add(nanos(k * step)).unwrap_or(t)
 }
 
 /// The last point of the grid `t0` + k × `tick` (k ≥ 0) at or before `t`.
 fn grid_before(t0: Instant, t: Instant, tick: Duration) -> Instant {
     let step = tick.as_nanos().max(1);
     let since = t.saturating_duration_since(t0).as_nanos();
-    t0 + nanos(since / step * step)
+    t0.checked_add(nanos(since / step * step)).unwrap_or(t)
 }
 
 /// `n` nanoseconds (saturating at u64::MAX ns, about 584 years).
@@ -443,12 +443,13 @@ mod tests {
 
     #[test]
     fn only_fast_auto_paced_rates_are_batched() {
-        // 20,000/s and 12,000/s per engine: batched; 10,000/s (100 µs) and slower:
-        // paced call by call; an explicit --spin keeps per-call pacing; no schedule:
-        // nothing to batch.
+        // 20,000/s, 10,000/s and 5,000/s per engine: batched; 4,000/s (250 µs, one
+        // tick) and slower: paced call by call; an explicit --spin keeps per-call
+        // pacing; no schedule: nothing to batch.
         assert_eq!(batch_tick(1.0 / 20_000.0, Spin::Auto), Some(BATCH_TICK));
-        assert_eq!(batch_tick(1.0 / 12_000.0, Spin::Auto), Some(BATCH_TICK));
-        assert_eq!(batch_tick(1.0 / 10_000.0, Spin::Auto), None);
+        assert_eq!(batch_tick(1.0 / 10_000.0, Spin::Auto), Some(BATCH_TICK));
+        assert_eq!(batch_tick(1.0 / 5_000.0, Spin::Auto), Some(BATCH_TICK));
+        assert_eq!(batch_tick(1.0 / 4_000.0, Spin::Auto), None);
         assert_eq!(batch_tick(1.0 / 600.0, Spin::Auto), None);
         assert_eq!(batch_tick(1.0 / 20_000.0, Spin::Off), None);
         assert_eq!(batch_tick(1.0 / 20_000.0, Spin::Fixed(us(5))), None);
