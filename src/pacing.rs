@@ -37,9 +37,9 @@ impl Overload {
 /// `--spin`: how the engine waits for the next arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Spin {
-    /// Wake early by as much as this machine's recent timer wake-ups were late (at
-    /// most `SPIN_AUTO_MAX`, and at most a quarter of the mean inter-arrival time),
-    /// then spin to the arrival.
+    /// Wake early by as much as this machine's recent timer wake-ups were late (their
+    /// 99th percentile; at most `SPIN_AUTO_MAX`, and at most a quarter of the mean
+    /// inter-arrival time), then spin to the arrival.
     #[default]
     Auto,
     /// Sleep until the arrival is due (wake-up delays become lateness).
@@ -49,7 +49,20 @@ pub enum Spin {
 }
 
 /// Longest spin `--spin=auto` chooses.
-pub const SPIN_AUTO_MAX: Duration = Duration::from_micros(100);
+pub const SPIN_AUTO_MAX: Duration = Duration::from_micros(500);
+/// The scheduler slice of an engine thread that keeps a schedule (`engine_slice`).
+pub const ENGINE_SLICE: Duration = Duration::from_micros(100);
+
+/// The scheduler slice an engine thread asks for (`net::set_thread_slice`): the
+/// shortest, `ENGINE_SLICE`, when it keeps a schedule of arrivals (`scheduled`)
+/// with precise pacing on, so that its timer wake-up preempts a task running on its
+/// core instead of waiting up to that task's whole slice (milliseconds); None (the
+/// kernel's default) with `--spin=off`, under `--realtime` (SCHED_FIFO preempts
+/// anyway) and in a closed loop.
+pub fn engine_slice(pacing: &Pacing, scheduled: bool) -> Option<Duration> {
+    (scheduled && pacing.spin != Spin::Off && !pacing.realtime).then_some(ENGINE_SLICE)
+}
+
 /// Longest spin `--spin=USEC` accepts (10 ms: beyond that, spinning is busy polling).
 pub const SPIN_MAX: Duration = Duration::from_millis(10);
 
@@ -197,6 +210,28 @@ mod tests {
             ..Pacing::default()
         };
         assert_eq!(off.echo_items(), ["--spin=off"]);
+    }
+
+    #[test]
+    fn a_short_slice_only_for_a_precisely_paced_schedule() {
+        let p = Pacing::default();
+        assert_eq!(engine_slice(&p, true), Some(ENGINE_SLICE));
+        assert_eq!(engine_slice(&p, false), None);
+        let off = Pacing {
+            spin: Spin::Off,
+            ..p
+        };
+        assert_eq!(engine_slice(&off, true), None);
+        let fixed = Pacing {
+            spin: Spin::Fixed(Duration::from_micros(50)),
+            ..p
+        };
+        assert_eq!(engine_slice(&fixed, true), Some(ENGINE_SLICE));
+        let rt = Pacing {
+            realtime: true,
+            ..p
+        };
+        assert_eq!(engine_slice(&rt, true), None);
     }
 
     #[test]

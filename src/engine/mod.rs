@@ -6,11 +6,13 @@
 //! of readiness to `conn::Conn`, watchdog and think-time timers, `--runtime`,
 //! SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the next I/O or
 //! deadline (a timerfd gives sub-millisecond wakeups), waking a little early to spin
-//! to the next arrival (`spin`): no busy polling.
+//! to the next arrival, and starting an arrival that falls due amid a batch of
+//! events before the rest of the batch (`spin`): no busy polling.
 //! What to send is decided by the workload halves in `request` (one connection per
 //! arrival) and `session` (`--wsess`, `--wsesslog`, and with `page` `--wsesspage`);
 //! when arrivals are not scheduled but replace finished units (sequential mode,
-//! `--concurrency`, ab, lb), `closed` decides; socket and TLS set-up is in `connect`.
+//! `--concurrency`, ab, lb), `closed` decides; socket and TLS set-up is in `connect`,
+//! the next scheduled arrival's socket is made ahead of its time in `spare`.
 //! Feeds one `Stats` and publishes to the run's `tally` (open connections, figures
 //! for the reply-rate samples and `-v`/`--periodic-stats` lines, which the runner's
 //! clock thread takes and prints); the runner merges engines and prints the report.
@@ -25,6 +27,7 @@ mod page;
 mod pool;
 mod request;
 mod session;
+mod spare;
 mod spin;
 mod spread;
 
@@ -138,6 +141,8 @@ pub struct Engine<'c> {
     spread: spread::Spread,
     /// Early wake-up and spinning before arrivals (`--spin`).
     spinner: spin::Spinner,
+    /// The next arrival's socket, made ahead (`spare`).
+    spare: spare::SpareSlot,
     /// The closed loop (None: arrivals follow `schedule`).
     closed: Option<closed::ClosedState>,
     /// The `--call-rate` pool (None: arrivals are connections or sessions).
@@ -261,6 +266,7 @@ impl<'c> Engine<'c> {
             catchup,
             spread,
             spinner: spin::Spinner::new(cfg.pacing.spin, mean_period),
+            spare: spare::SpareSlot::default(),
             closed: work
                 .closed_loop(cfg)
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
@@ -367,7 +373,12 @@ impl<'c> Engine<'c> {
                 self.on_arrivals(Instant::now());
             }
             self.h2.hold(true);
+            // When the previous I/O event's handling began (`spin`).
+            let mut handling = None;
             for ev in events.iter() {
+                if !matches!(ev.token(), TIMER_TOKEN | SIGNAL_TOKEN) && self.stop.is_none() {
+                    handling = Some(self.arrival_before_event(handling));
+                }
                 match ev.token() {
                     TIMER_TOKEN => {
                         self.timer_armed = None;
@@ -524,6 +535,7 @@ impl<'c> Engine<'c> {
                     .and_then(|o| self.t0.checked_add(o));
             }
         }
+        self.prepare_spare();
     }
 
     /// A unit of work (a request-oriented connection or a session) is finished.
