@@ -1,11 +1,12 @@
 //! Sockets and the few raw syscalls rshperf needs, behind small safe wrappers.
 //!
-//! Owns: creating and configuring a non-blocking client socket (socket2), starting the
-//! connect, `--hog`'s own local-port allocation, the descriptor limit (raised soft →
-//! hard), process and per-thread CPU time (getrusage), a CLOCK_MONOTONIC timerfd for
-//! sub-millisecond deadlines, and the engine threads' cores and scheduling policy
-//! (`--pin`, `--realtime`). Every `unsafe` block of the crate lives here, each with a
-//! SAFETY comment. Called by the engine; knows nothing about HTTP or statistics.
+//! Owns: creating and configuring a non-blocking client socket (socket2), in one step
+//! or ahead of its connect, starting the connect, `--hog`'s own local-port
+//! allocation, the descriptor limit (raised soft → hard), process and per-thread CPU
+//! time (getrusage), a CLOCK_MONOTONIC timerfd for sub-millisecond deadlines, and the
+//! engine threads' cores, scheduling policy (`--pin`, `--realtime`) and scheduler
+//! slice. Every `unsafe` block of the crate lives here, each with a SAFETY comment.
+//! Called by the engine; knows nothing about HTTP or statistics.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};

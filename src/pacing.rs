@@ -2,10 +2,12 @@
 //! (`--overload=degrade|queue`) and how precisely it keeps it when it does not
 //! (`--spin=auto|off|USEC`, `--pin`, `--realtime`).
 //!
-//! Owns the option values, their parsing and messages, and their echo. Does not
-//! pace anything: the engine applies them (`engine::catchup`, `engine::spread`,
-//! `engine::spin`), the runner applies `--pin` and `--realtime` to the engine
-//! threads through `net`'s syscall wrappers. Called by `config`.
+//! Owns the option values, their parsing and messages, their echo, and which
+//! scheduler slice an engine thread asks for (`engine_slice`). Does not pace
+//! anything: the engine applies them (`engine::catchup`, `engine::spread`,
+//! `engine::spin`, `engine::spare`), the runner applies `--pin`, `--realtime` and
+//! the slice to the engine threads through `net`'s syscall wrappers. Called by
+//! `config` and the runner.
 
 use std::time::Duration;
 
@@ -38,8 +40,9 @@ impl Overload {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Spin {
     /// Wake early by as much as this machine's recent timer wake-ups were late (their
-    /// 99th percentile; at most `SPIN_AUTO_MAX`, and at most a quarter of the mean
-    /// inter-arrival time), then spin to the arrival.
+    /// 99th percentile, or the 95th or 90th when it exceeds the bound: at most
+    /// `SPIN_AUTO_MAX`, and at most a quarter of the mean inter-arrival time), then
+    /// spin to the arrival.
     #[default]
     Auto,
     /// Sleep until the arrival is due (wake-up delays become lateness).
@@ -49,7 +52,7 @@ pub enum Spin {
 }
 
 /// Longest spin `--spin=auto` chooses.
-pub const SPIN_AUTO_MAX: Duration = Duration::from_micros(500);
+pub const SPIN_AUTO_MAX: Duration = Duration::from_micros(300);
 /// The scheduler slice of an engine thread that keeps a schedule (`engine_slice`).
 pub const ENGINE_SLICE: Duration = Duration::from_micros(100);
 

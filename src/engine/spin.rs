@@ -8,10 +8,14 @@
 //! with no I/O to handle, spins (reading the monotonic clock) until the arrival is
 //! due; with I/O to handle, it handles it and polls without sleeping until then.
 //! `--spin=auto` sizes the window from this machine's recent timer wake-ups: the
-//! 99th percentile of the last `RECENT` wake-up delays plus a margin, at most
-//! `pacing::SPIN_AUTO_MAX` (500 µs) and at most a quarter of the mean
-//! inter-arrival time, so spinning stays a small share of the engine's time (a
-//! single slow wake-up, such as a preemption, does not widen it: a peak would).
+//! 99th percentile of the last `RECENT` wake-up delays plus a margin, bounded by
+//! `pacing::SPIN_AUTO_MAX` (300 µs) and a quarter of the mean inter-arrival time,
+//! so spinning stays a small share of the engine's time (a single slow wake-up,
+//! such as a preemption, does not widen it: a peak would). When that percentile is
+//! beyond the bound (a machine busy with other work preempts the engine for
+//! milliseconds), the 95th or else the 90th percentile, whichever fits: spinning
+//! longer would not reach the slowest wake-ups, and the CPU it burns would make
+//! the scheduler run the engine later still.
 //! `--spin=USEC` fixes the window; `--spin=off` sleeps until the arrival.
 //!
 //! A busy engine (thousands of arrivals a second) rarely sleeps: an arrival falls
@@ -35,11 +39,12 @@ const MARGIN: Duration = Duration::from_micros(10);
 const RECENT: usize = 256;
 /// Samples between two recomputations of a percentile.
 const REFRESH: u32 = 16;
-/// The window covers this percentile of the recent wake-up delays.
-const WAKE_PERCENTILE: u32 = 99;
+/// The window covers the first of these percentiles of the recent wake-up delays
+/// that fits within its bound.
+const WAKE_PERCENTILES: [u32; 3] = [99, 95, 90];
 /// An arrival is started before an event when it falls due within this percentile
 /// of the recent event costs.
-const EVENT_PERCENTILE: u32 = 90;
+const EVENT_PERCENTILES: [u32; 1] = [90];
 
 /// The `p`-th percentile (nearest rank, 0 < p ≤ 100) of `samples`; 0 when empty.
 /// Reorders `samples`.
@@ -53,26 +58,35 @@ pub(super) fn percentile(samples: &mut [u32], p: u32) -> u32 {
     *samples.select_nth_unstable(rank - 1).1
 }
 
-/// The last `RECENT` samples (µs) and their cached percentile.
+/// The window for wake-up delay percentiles `ps` (highest first) and bound `max`:
+/// the first that fits with the margin, else `max`.
+pub(super) fn window_for(ps: &[Duration], max: Duration) -> Duration {
+    ps.iter()
+        .map(|&p| p + MARGIN)
+        .find(|&w| w <= max)
+        .unwrap_or(max)
+}
+
+/// The last `RECENT` samples (µs) and `N` cached percentiles of them.
 #[derive(Debug, Clone)]
-struct Recent {
+struct Recent<const N: usize> {
     samples: [u32; RECENT],
     len: usize,
     next: usize,
     /// Samples added since `cached` was computed.
     stale: u32,
-    cached: u32,
-    p: u32,
+    cached: [u32; N],
+    p: [u32; N],
 }
 
-impl Recent {
-    fn new(p: u32) -> Recent {
+impl<const N: usize> Recent<N> {
+    fn new(p: [u32; N]) -> Recent<N> {
         Recent {
             samples: [0; RECENT],
             len: 0,
             next: 0,
             stale: 0,
-            cached: 0,
+            cached: [0; N],
             p,
         }
     }
@@ -86,14 +100,17 @@ impl Recent {
         self.stale += 1;
         if self.stale >= REFRESH || self.len == 1 {
             let mut scratch = self.samples;
-            self.cached = percentile(&mut scratch[..self.len], self.p);
+            for (c, &p) in self.cached.iter_mut().zip(&self.p) {
+                *c = percentile(&mut scratch[..self.len], p);
+            }
             self.stale = 0;
         }
     }
 
-    /// The percentile of the samples (None before the first).
-    fn get(&self) -> Option<Duration> {
-        (self.len > 0).then(|| Duration::from_micros(u64::from(self.cached)))
+    /// The percentiles of the samples, in the order asked for (None before the
+    /// first sample).
+    fn get(&self) -> Option<[Duration; N]> {
+        (self.len > 0).then(|| self.cached.map(|us| Duration::from_micros(u64::from(us))))
     }
 }
 
@@ -110,9 +127,9 @@ pub(super) struct Spinner {
     /// Whether the window follows the measured wake-up delays.
     auto: bool,
     /// Recent timer wake-up delays.
-    wakeups: Recent,
+    wakeups: Recent<3>,
     /// Recent costs of handling one I/O event.
-    events: Recent,
+    events: Recent<1>,
 }
 
 impl Spinner {
@@ -134,16 +151,20 @@ impl Spinner {
         Spinner {
             max,
             auto,
-            wakeups: Recent::new(WAKE_PERCENTILE),
-            events: Recent::new(EVENT_PERCENTILE),
+            wakeups: Recent::new(WAKE_PERCENTILES),
+            events: Recent::new(EVENT_PERCENTILES),
         }
     }
 
-    /// How long before an arrival the engine wakes: before any wake-up was
-    /// measured, the upper bound.
+    /// How long before an arrival the engine wakes: the first of the 99th, 95th
+    /// and 90th percentiles of the recent wake-up delays that fits (with the margin)
+    /// within the bound, else the bound; before any wake-up was measured, the bound.
+    /// (When the slowest wake-ups are far beyond the bound, a busy machine is
+    /// preempting the engine: spinning the whole bound would not reach them, and
+    /// the CPU it burns makes the scheduler run the engine later still.)
     pub(super) fn window(&self) -> Duration {
         match self.wakeups.get() {
-            Some(p) if self.auto => (p + MARGIN).min(self.max),
+            Some(ps) if self.auto => window_for(&ps, self.max),
             _ => self.max,
         }
     }
@@ -162,11 +183,8 @@ impl Spinner {
     /// handled at `now`: it falls due within the usual cost of an event (bounded by
     /// the window: with `--spin=off`, only an arrival already due).
     pub(super) fn first(&self, at: Instant, now: Instant) -> bool {
-        let lead = self
-            .events
-            .get()
-            .unwrap_or(Duration::ZERO)
-            .min(self.window());
+        let lead = self.events.get().map_or(Duration::ZERO, |[p]| p);
+        let lead = lead.min(self.window());
         at <= now + lead
     }
 
@@ -229,11 +247,21 @@ mod tests {
     }
 
     #[test]
+    fn window_is_the_first_percentile_that_fits() {
+        let us = Duration::from_micros;
+        let max = us(300);
+        assert_eq!(window_for(&[us(200), us(80), us(50)], max), us(210));
+        assert_eq!(window_for(&[us(2000), us(280), us(50)], max), us(290));
+        assert_eq!(window_for(&[us(2000), us(1500), us(50)], max), us(60));
+        assert_eq!(window_for(&[us(2000), us(1500), us(400)], max), max);
+        assert_eq!(window_for(&[], max), max);
+    }
+
+    #[test]
     fn auto_window_covers_the_99th_percentile_within_its_bounds() {
-        // 600/s: the quarter period (417 µs) bounds it below 500 µs.
+        // 600/s: the quarter period (417 µs) is above the 300 µs bound.
         let mut s = Spinner::new(Spin::Auto, 1.0 / 600.0);
-        let quarter = Duration::from_nanos(416_667);
-        assert_eq!(s.window(), quarter);
+        assert_eq!(s.window(), SPIN_AUTO_MAX);
         for _ in 0..RECENT {
             s.on_wakeup(Duration::from_micros(20));
         }
@@ -244,19 +272,26 @@ mod tests {
             s.on_wakeup(Duration::from_micros(20));
         }
         assert_eq!(s.window(), Duration::from_micros(30));
-        // ...2 % of them do: the window covers them, up to its bound.
+        // ...2 % of them do: the window covers them.
         for i in 0..RECENT {
             let late = if i % 50 == 0 { 150 } else { 20 };
             s.on_wakeup(Duration::from_micros(late));
         }
         assert_eq!(s.window(), Duration::from_micros(160));
+        // 5 % of them far beyond the bound (a busy machine): the 90th percentile.
+        for i in 0..RECENT {
+            let late = if i % 20 == 0 { 3000 } else { 50 };
+            s.on_wakeup(Duration::from_micros(late));
+        }
+        assert_eq!(s.window(), Duration::from_micros(60));
+        // All of them beyond: the bound.
         for _ in 0..RECENT {
             s.on_wakeup(Duration::from_millis(2));
         }
-        assert_eq!(s.window(), quarter);
-        // 100/s: the absolute bound.
-        let slow = Spinner::new(Spin::Auto, 0.01);
-        assert_eq!(slow.window(), SPIN_AUTO_MAX);
+        assert_eq!(s.window(), SPIN_AUTO_MAX);
+        // 5,000/s: a quarter of 200 µs.
+        let busy = Spinner::new(Spin::Auto, 1.0 / 5000.0);
+        assert_eq!(busy.window(), Duration::from_micros(50));
         // 20,000/s: a quarter of 50 µs.
         let fast = Spinner::new(Spin::Auto, 1.0 / 20_000.0);
         assert_eq!(fast.window(), Duration::from_nanos(12_500));
