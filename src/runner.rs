@@ -435,9 +435,13 @@ fn run_engines<'a>(
         if let Some(core) = core {
             net::set_thread_cpus(&[core])?;
         }
-        // A short scheduler slice for an engine keeping a schedule (`pacing`).
-        let scheduled = work.closed_loop(cfg).is_none() && cfg.period.mean() > 0.0;
-        let slice = crate::pacing::engine_slice(&cfg.pacing, scheduled)
+        // A short scheduler slice for an engine keeping a slow schedule (`pacing`).
+        let period = if work.closed_loop(cfg).is_some() {
+            0.0
+        } else {
+            cfg.period.mean() * f64::from(stripes)
+        };
+        let slice = crate::pacing::engine_slice(&cfg.pacing, period)
             .and_then(|s| net::set_thread_slice(Some(s)).ok());
         let wall0 = Instant::now();
         let (outcome, cpu) = with_thread_cpu(|| {
