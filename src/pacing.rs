@@ -54,15 +54,18 @@ pub enum Spin {
 /// Longest spin `--spin=auto` chooses.
 pub const SPIN_AUTO_MAX: Duration = Duration::from_micros(300);
 /// The scheduler slice of an engine thread that keeps a slow schedule
-/// (`engine_slice`).
-pub const ENGINE_SLICE: Duration = Duration::from_micros(100);
+/// (`engine_slice`): shorter than the default slice (0.7–3 ms), so its wake-up
+/// preempts a task running on its core, and longer than the longest automatic
+/// spin plus a connect, so a spin is not cut short by a task that then runs its
+/// whole slice.
+pub const ENGINE_SLICE: Duration = Duration::from_micros(500);
 /// The shortest mean time between one engine's arrivals for which it asks for
 /// `ENGINE_SLICE` (up to 1,000 arrivals a second per engine thread).
 pub const SLICE_MIN_PERIOD: f64 = 0.001;
 
 /// The scheduler slice an engine thread asks for (`net::set_thread_slice`), given
-/// the mean time between its arrivals (`period`, seconds; 0: no schedule): the
-/// shortest, `ENGINE_SLICE`, when it keeps a schedule of at most 1,000 arrivals a
+/// the mean time between its arrivals (`period`, seconds; 0: no schedule):
+/// `ENGINE_SLICE` when it keeps a schedule of at most 1,000 arrivals a
 /// second with precise pacing on, so that its timer wake-up preempts a task running
 /// on its core instead of waiting up to that task's whole slice (milliseconds).
 /// None (the kernel's default) with `--spin=off`, under `--realtime` (SCHED_FIFO
