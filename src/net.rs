@@ -1,11 +1,12 @@
 //! Sockets and the few raw syscalls rshperf needs, behind small safe wrappers.
 //!
-//! Owns: creating and configuring a non-blocking client socket (socket2), starting the
-//! connect, `--hog`'s own local-port allocation, the descriptor limit (raised soft →
-//! hard), process and per-thread CPU time (getrusage), a CLOCK_MONOTONIC timerfd for
-//! sub-millisecond deadlines, and the engine threads' cores and scheduling policy
-//! (`--pin`, `--realtime`). Every `unsafe` block of the crate lives here, each with a
-//! SAFETY comment. Called by the engine; knows nothing about HTTP or statistics.
+//! Owns: creating and configuring a non-blocking client socket (socket2), in one step
+//! or ahead of its connect, starting the connect, `--hog`'s own local-port
+//! allocation, the descriptor limit (raised soft → hard), process and per-thread CPU
+//! time (getrusage), a CLOCK_MONOTONIC timerfd for sub-millisecond deadlines, and the
+//! engine threads' cores, scheduling policy (`--pin`, `--realtime`) and scheduler
+//! slice. Every `unsafe` block of the crate lives here, each with a SAFETY comment.
+//! Called by the engine; knows nothing about HTTP or statistics.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -53,6 +54,17 @@ pub fn start_connect(
     local: Option<SocketAddr>,
     opts: &SocketOptions,
 ) -> Result<Connect, SetupError> {
+    connect_prepared(prepare_socket(addr, local, opts)?, addr)
+}
+
+/// The first half of `start_connect`: a non-blocking TCP socket for `addr` with
+/// `opts` applied, bound to `local` if given, not yet connecting (the engine makes
+/// the next arrival's socket ahead of its time: `engine::spare`).
+pub fn prepare_socket(
+    addr: SocketAddr,
+    local: Option<SocketAddr>,
+    opts: &SocketOptions,
+) -> Result<Socket, SetupError> {
     let domain = Domain::for_address(addr);
     let socket = Socket::new(domain, Type::STREAM.nonblocking(), Some(Protocol::TCP))
         .map_err(SetupError::Socket)?;
@@ -66,6 +78,12 @@ pub fn start_connect(
             .bind(&SockAddr::from(local))
             .map_err(SetupError::Connect)?;
     }
+    Ok(socket)
+}
+
+/// The second half of `start_connect`: starts connecting a socket made by
+/// `prepare_socket` to `addr`.
+pub fn connect_prepared(socket: Socket, addr: SocketAddr) -> Result<Connect, SetupError> {
     let done = match socket.connect(&SockAddr::from(addr)) {
         Ok(()) => true,
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => false,
@@ -288,6 +306,80 @@ pub fn set_thread_fifo(fifo: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// `struct sched_attr` of sched_setattr(2), its first version (48 bytes).
+#[repr(C)]
+#[derive(Debug, Default)]
+struct SchedAttr {
+    size: u32,
+    policy: u32,
+    flags: u64,
+    nice: i32,
+    priority: u32,
+    runtime: u64,
+    deadline: u64,
+    period: u64,
+}
+
+/// The scheduler time slice of the calling thread, if it runs SCHED_OTHER: `slice`
+/// (the kernel clamps it to 0.1–100 ms), or the kernel's default (None). With the
+/// EEVDF scheduler (Linux 6.12 and later) a thread with a shorter slice than the
+/// running task preempts it when it wakes, instead of waiting for that task's
+/// slice to end; older kernels ignore the value. Needs no privilege: the nice value
+/// and the policy are kept. Threads started afterwards inherit it. Ok(false) when the thread is not SCHED_OTHER (left as
+/// it is).
+pub fn set_thread_slice(slice: Option<Duration>) -> io::Result<bool> {
+    let size = std::mem::size_of::<SchedAttr>();
+    let mut attr = SchedAttr::default();
+    // SAFETY: `attr` is a writable sched_attr of `size` bytes; pid 0 is the calling
+    // thread; flags must be 0.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            0,
+            &mut attr as *mut SchedAttr,
+            size as libc::c_uint,
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if attr.policy != libc::SCHED_OTHER as u32 {
+        return Ok(false);
+    }
+    attr.size = size as u32;
+    attr.flags = 0;
+    attr.runtime = slice.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    // SAFETY: `attr` is a valid sched_attr of the size it states, read by the call;
+    // pid 0 is the calling thread; flags must be 0.
+    let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(true)
+}
+
+/// The calling thread's scheduler slice in ns as the kernel reports it (its
+/// custom slice, or the default one), for tests.
+pub fn thread_slice_ns() -> io::Result<u64> {
+    let size = std::mem::size_of::<SchedAttr>();
+    let mut attr = SchedAttr::default();
+    // SAFETY: as in `set_thread_slice`.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            0,
+            &mut attr as *mut SchedAttr,
+            size as libc::c_uint,
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(attr.runtime)
+}
+
 /// A moment in local time, broken down (`localtime_r`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LocalTime {
@@ -508,6 +600,25 @@ mod tests {
         p.release(5000);
         assert_eq!(p.take(), Some(5000));
         assert_eq!(p.take(), None);
+    }
+
+    #[test]
+    fn thread_slice_is_set_and_reset_for_this_thread_only() {
+        // (Linux 6.12 and later report the slice back: this project's machines.)
+        std::thread::spawn(|| {
+            let default = thread_slice_ns().expect("getattr");
+            assert_ne!(default, 200_000);
+            assert!(set_thread_slice(Some(Duration::from_micros(200))).expect("setattr"));
+            assert_eq!(thread_slice_ns().expect("getattr"), 200_000);
+            // A thread it starts inherits it (the runner sets it in each engine
+            // thread, after the clock thread is started).
+            let other = std::thread::spawn(|| thread_slice_ns().expect("getattr"));
+            assert_eq!(other.join().expect("thread"), 200_000);
+            assert!(set_thread_slice(None).expect("setattr"));
+            assert_eq!(thread_slice_ns().expect("getattr"), default);
+        })
+        .join()
+        .expect("thread");
     }
 
     #[test]

@@ -2,10 +2,12 @@
 //! (`--overload=degrade|queue`) and how precisely it keeps it when it does not
 //! (`--spin=auto|off|USEC`, `--pin`, `--realtime`).
 //!
-//! Owns the option values, their parsing and messages, and their echo. Does not
-//! pace anything: the engine applies them (`engine::catchup`, `engine::spread`,
-//! `engine::spin`), the runner applies `--pin` and `--realtime` to the engine
-//! threads through `net`'s syscall wrappers. Called by `config`.
+//! Owns the option values, their parsing and messages, their echo, and which
+//! scheduler slice an engine thread asks for (`engine_slice`). Does not pace
+//! anything: the engine applies them (`engine::catchup`, `engine::spread`,
+//! `engine::spin`, `engine::spare`), the runner applies `--pin`, `--realtime` and
+//! the slice to the engine threads through `net`'s syscall wrappers. Called by
+//! `config` and the runner.
 
 use std::time::Duration;
 
@@ -37,9 +39,10 @@ impl Overload {
 /// `--spin`: how the engine waits for the next arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Spin {
-    /// Wake early by as much as this machine's recent timer wake-ups were late (at
-    /// most `SPIN_AUTO_MAX`, and at most a quarter of the mean inter-arrival time),
-    /// then spin to the arrival.
+    /// Wake early by as much as this machine's recent timer wake-ups were late (their
+    /// 99th percentile, or the 95th or 90th when it exceeds the bound: at most
+    /// `SPIN_AUTO_MAX`, and at most a quarter of the mean inter-arrival time), then
+    /// spin to the arrival.
     #[default]
     Auto,
     /// Sleep until the arrival is due (wake-up delays become lateness).
@@ -49,7 +52,32 @@ pub enum Spin {
 }
 
 /// Longest spin `--spin=auto` chooses.
-pub const SPIN_AUTO_MAX: Duration = Duration::from_micros(100);
+pub const SPIN_AUTO_MAX: Duration = Duration::from_micros(300);
+/// The scheduler slice of an engine thread that keeps a slow schedule
+/// (`engine_slice`): shorter than the default slice (0.7–3 ms), so its wake-up
+/// preempts a task running on its core, and longer than the longest automatic
+/// spin plus a connect, so a spin is not cut short by a task that then runs its
+/// whole slice.
+pub const ENGINE_SLICE: Duration = Duration::from_micros(500);
+/// The shortest mean time between one engine's arrivals for which it asks for
+/// `ENGINE_SLICE` (up to 1,000 arrivals a second per engine thread).
+pub const SLICE_MIN_PERIOD: f64 = 0.001;
+
+/// The scheduler slice an engine thread asks for (`net::set_thread_slice`), given
+/// the mean time between its arrivals (`period`, seconds; 0: no schedule):
+/// `ENGINE_SLICE` when it keeps a schedule of at most 1,000 arrivals a
+/// second with precise pacing on, so that its timer wake-up preempts a task running
+/// on its core instead of waiting up to that task's whole slice (milliseconds).
+/// None (the kernel's default) with `--spin=off`, under `--realtime` (SCHED_FIFO
+/// preempts anyway), in a closed loop, and for a faster schedule: an engine busy
+/// most of the time is preempted when its slice ends and then waits for the other
+/// task's whole slice, so a short slice would make it later more often (measured
+/// at 5,000/s on two busy cores).
+pub fn engine_slice(pacing: &Pacing, period: f64) -> Option<Duration> {
+    (period >= SLICE_MIN_PERIOD && pacing.spin != Spin::Off && !pacing.realtime)
+        .then_some(ENGINE_SLICE)
+}
+
 /// Longest spin `--spin=USEC` accepts (10 ms: beyond that, spinning is busy polling).
 pub const SPIN_MAX: Duration = Duration::from_millis(10);
 
@@ -197,6 +225,30 @@ mod tests {
             ..Pacing::default()
         };
         assert_eq!(off.echo_items(), ["--spin=off"]);
+    }
+
+    #[test]
+    fn a_short_slice_only_for_a_slow_precisely_paced_schedule() {
+        let p = Pacing::default();
+        assert_eq!(engine_slice(&p, 1.0 / 600.0), Some(ENGINE_SLICE));
+        assert_eq!(engine_slice(&p, 0.001), Some(ENGINE_SLICE));
+        assert_eq!(engine_slice(&p, 1.0 / 5000.0), None);
+        assert_eq!(engine_slice(&p, 0.0), None);
+        let off = Pacing {
+            spin: Spin::Off,
+            ..p
+        };
+        assert_eq!(engine_slice(&off, 0.01), None);
+        let fixed = Pacing {
+            spin: Spin::Fixed(Duration::from_micros(50)),
+            ..p
+        };
+        assert_eq!(engine_slice(&fixed, 0.01), Some(ENGINE_SLICE));
+        let rt = Pacing {
+            realtime: true,
+            ..p
+        };
+        assert_eq!(engine_slice(&rt, 0.01), None);
     }
 
     #[test]

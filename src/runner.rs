@@ -435,6 +435,14 @@ fn run_engines<'a>(
         if let Some(core) = core {
             net::set_thread_cpus(&[core])?;
         }
+        // A short scheduler slice for an engine keeping a slow schedule (`pacing`).
+        let period = if work.closed_loop(cfg).is_some() {
+            0.0
+        } else {
+            cfg.period.mean() * f64::from(stripes)
+        };
+        let slice = crate::pacing::engine_slice(&cfg.pacing, period)
+            .and_then(|s| net::set_thread_slice(Some(s)).ok());
         let wall0 = Instant::now();
         let (outcome, cpu) = with_thread_cpu(|| {
             let metrics = metrics.and_then(|m| m.get(j as usize)).map(|s| &**s);
@@ -443,6 +451,10 @@ fn run_engines<'a>(
                 .with_metrics(metrics)
                 .run()
         });
+        if slice == Some(true) {
+            // Engine 0 runs on the caller's thread: the default slice again.
+            let _ = net::set_thread_slice(None);
+        }
         if let (Some(allowed), Some(_)) = (pin, core) {
             // Engine 0 runs on the caller's thread: give it its cores back.
             let _ = net::set_thread_cpus(allowed);

@@ -126,6 +126,11 @@ impl Engine<'_> {
     /// Starts a TCP connect for slot `id` to `addr`: the source address (`--myaddr`)
     /// and, under `--hog`, a port of our own (retried while ports are busy).
     fn start_tcp(&mut self, id: ConnId, addr: SocketAddr) -> Result<Connect, SetupError> {
+        if self.ports.is_empty() {
+            if let Some(socket) = self.take_spare(addr) {
+                return net::connect_prepared(socket, addr);
+            }
+        }
         let mut attempts = 0;
         let (source, pool) = self.next_source(addr);
         loop {

@@ -6,13 +6,15 @@
 //! of readiness to `conn::Conn`, watchdog and think-time timers, `--runtime`,
 //! SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the next I/O or
 //! deadline (a timerfd gives sub-millisecond wakeups), waking a little early to spin
-//! to the next arrival (`spin`): no busy polling. While HTTP/2 replies are slow to
-//! come (a saturated server), it naps briefly instead of blocking in the poll
-//! (`h2nap`).
+//! to the next arrival, and starting an arrival that falls due amid a batch of
+//! events before the rest of the batch (`spin`): no busy polling. While HTTP/2
+//! replies are slow to come (a saturated server), it naps briefly instead of
+//! blocking in the poll (`h2nap`).
 //! What to send is decided by the workload halves in `request` (one connection per
 //! arrival) and `session` (`--wsess`, `--wsesslog`, and with `page` `--wsesspage`);
 //! when arrivals are not scheduled but replace finished units (sequential mode,
-//! `--concurrency`, ab, lb), `closed` decides; socket and TLS set-up is in `connect`.
+//! `--concurrency`, ab, lb), `closed` decides; socket and TLS set-up is in `connect`,
+//! the next scheduled arrival's socket is made ahead of its time in `spare`.
 //! Feeds one `Stats` and publishes to the run's `tally` (open connections, figures
 //! for the reply-rate samples and `-v`/`--periodic-stats` lines, which the runner's
 //! clock thread takes and prints); the runner merges engines and prints the report.
@@ -28,6 +30,7 @@ mod page;
 mod pool;
 mod request;
 mod session;
+mod spare;
 mod spin;
 mod spread;
 
@@ -143,6 +146,8 @@ pub struct Engine<'c> {
     spread: spread::Spread,
     /// Early wake-up and spinning before arrivals (`--spin`).
     spinner: spin::Spinner,
+    /// The next arrival's socket, made ahead (`spare`).
+    spare: spare::SpareSlot,
     /// The closed loop (None: arrivals follow `schedule`).
     closed: Option<closed::ClosedState>,
     /// The `--call-rate` pool (None: arrivals are connections or sessions).
@@ -280,6 +285,7 @@ impl<'c> Engine<'c> {
                 },
                 mean_period,
             ),
+            spare: spare::SpareSlot::default(),
             closed: work
                 .closed_loop(cfg)
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
@@ -411,7 +417,14 @@ impl<'c> Engine<'c> {
                 self.on_arrivals(Instant::now());
             }
             self.h2.hold(true);
+            // When the previous I/O event's handling began (`spin`).
+            let mut handling = None;
             for ev in events.iter() {
+                if !matches!(ev.token(), TIMER_TOKEN | SIGNAL_TOKEN | pool::PACE_TOKEN)
+                    && self.stop.is_none()
+                {
+                    handling = Some(self.arrival_before_event(handling));
+                }
                 match ev.token() {
                     TIMER_TOKEN => {
                         self.timer_armed = None;
@@ -595,6 +608,7 @@ impl<'c> Engine<'c> {
             // wait for room, and whatever makes room dispatches them.)
             self.pool_issue_due(now);
         }
+        self.prepare_spare();
     }
 
     /// A unit of work (a request-oriented connection or a session) is finished.
