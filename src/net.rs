@@ -325,9 +325,28 @@ struct SchedAttr {
 /// EEVDF scheduler (Linux 6.12 and later) a thread with a shorter slice than the
 /// running task preempts it when it wakes, instead of waiting for that task's
 /// slice to end; older kernels ignore the value. Needs no privilege: the nice value
-/// and the policy are kept. Threads started afterwards inherit it. Ok(false) when the thread is not SCHED_OTHER (left as
-/// it is).
+/// and the policy are kept. Threads started afterwards inherit it. Ok(false) when
+/// the thread is not SCHED_OTHER (left as it is).
 pub fn set_thread_slice(slice: Option<Duration>) -> io::Result<bool> {
+    let size = std::mem::size_of::<SchedAttr>();
+    let mut attr = sched_getattr()?;
+    if attr.policy != libc::SCHED_OTHER as u32 {
+        return Ok(false);
+    }
+    attr.size = size as u32;
+    attr.flags = 0;
+    attr.runtime = slice.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    // SAFETY: `attr` is a valid sched_attr of the size it states, read by the call;
+    // pid 0 is the calling thread; flags must be 0.
+    let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(true)
+}
+
+/// The calling thread's scheduling attributes.
+fn sched_getattr() -> io::Result<SchedAttr> {
     let size = std::mem::size_of::<SchedAttr>();
     let mut attr = SchedAttr::default();
     // SAFETY: `attr` is a writable sched_attr of `size` bytes; pid 0 is the calling
@@ -344,40 +363,13 @@ pub fn set_thread_slice(slice: Option<Duration>) -> io::Result<bool> {
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    if attr.policy != libc::SCHED_OTHER as u32 {
-        return Ok(false);
-    }
-    attr.size = size as u32;
-    attr.flags = 0;
-    attr.runtime = slice.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-    // SAFETY: `attr` is a valid sched_attr of the size it states, read by the call;
-    // pid 0 is the calling thread; flags must be 0.
-    let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(true)
+    Ok(attr)
 }
 
 /// The calling thread's scheduler slice in ns as the kernel reports it (its
 /// custom slice, or the default one), for tests.
 pub fn thread_slice_ns() -> io::Result<u64> {
-    let size = std::mem::size_of::<SchedAttr>();
-    let mut attr = SchedAttr::default();
-    // SAFETY: as in `set_thread_slice`.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_sched_getattr,
-            0,
-            &mut attr as *mut SchedAttr,
-            size as libc::c_uint,
-            0,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(attr.runtime)
+    Ok(sched_getattr()?.runtime)
 }
 
 /// A moment in local time, broken down (`localtime_r`).
@@ -649,15 +641,19 @@ mod tests {
     fn timerfd_fires_after_a_short_delay() {
         let t = TimerFd::new().expect("timerfd");
         t.set(Some(Duration::from_micros(200))).expect("arm");
+        assert_eq!(poll_in(&t), 1);
+        t.drain();
+    }
+
+    /// Waits up to 1 s for `t` to become readable; poll's result.
+    fn poll_in(t: &TimerFd) -> i32 {
         let mut pfd = libc::pollfd {
             fd: t.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         };
         // SAFETY: one valid pollfd.
-        let n = unsafe { libc::poll(&mut pfd, 1, 1000) };
-        assert_eq!(n, 1);
-        t.drain();
+        unsafe { libc::poll(&mut pfd, 1, 1000) }
     }
 
     #[test]
@@ -667,14 +663,7 @@ mod tests {
         t.set_every(Duration::from_micros(200), Duration::from_micros(200))
             .expect("arm");
         for _ in 0..2 {
-            let mut pfd = libc::pollfd {
-                fd: t.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd.
-            let n = unsafe { libc::poll(&mut pfd, 1, 1000) };
-            assert_eq!(n, 1);
+            assert_eq!(poll_in(&t), 1);
             let mut buf = [0u8; 8];
             // SAFETY: `buf` is valid for 8 writable bytes.
             let got = unsafe { libc::read(t.as_raw_fd(), buf.as_mut_ptr().cast(), 8) };
