@@ -190,8 +190,20 @@ impl Drop for Recorder {
     }
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+/// Where `needle` first occurs in `hay`.
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The Content-Length of a request head (0 without one).
+pub fn content_length(head: &str) -> usize {
+    head.lines()
+        .find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.eq_ignore_ascii_case("content-length").then_some(v)
+        })
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0)
 }
 
 /// Reads one request: (head text, body), or None at EOF or error.
@@ -201,14 +213,7 @@ pub fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>) -> Option<(St
         if let Some(end) = find(pending, b"\r\n\r\n") {
             let head_len = end + 4;
             let head = String::from_utf8_lossy(&pending[..head_len]).into_owned();
-            let body_len = head
-                .lines()
-                .find_map(|l| {
-                    let (n, v) = l.split_once(':')?;
-                    n.eq_ignore_ascii_case("content-length").then_some(v)
-                })
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
+            let body_len = content_length(&head);
             if pending.len() >= head_len + body_len {
                 let req: Vec<u8> = pending.drain(..head_len + body_len).collect();
                 return Some((head, req[head_len..].to_vec()));

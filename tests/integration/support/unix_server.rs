@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
+use super::recorder::{content_length, find};
+
 /// What the server counted.
 #[derive(Default, Debug)]
 pub struct Counts {
@@ -73,24 +75,13 @@ impl Drop for UnixServer {
     }
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
 fn serve(mut stream: UnixStream, c: &Counts) {
     let mut pending = Vec::new();
     let mut buf = [0u8; 16384];
     loop {
         if let Some(end) = find(&pending, b"\r\n\r\n") {
             let head = String::from_utf8_lossy(&pending[..end]).into_owned();
-            let body = head
-                .lines()
-                .find_map(|l| {
-                    let (n, v) = l.split_once(':')?;
-                    n.eq_ignore_ascii_case("content-length").then_some(v)
-                })
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
+            let body = content_length(&head);
             if pending.len() >= end + 4 + body {
                 pending.drain(..end + 4 + body);
                 if c.requests.fetch_add(1, Ordering::SeqCst) == 0 {
