@@ -6,49 +6,21 @@
 
 #![deny(unsafe_code)]
 
-pub mod ab;
-pub mod advice;
-pub mod call;
-pub mod cfmt;
-pub mod cli;
-pub mod config;
-pub mod conn;
+pub mod wire;
+pub mod model;
 pub mod engine;
-pub mod error;
-pub mod help;
-pub mod http;
-pub mod http2;
-pub mod merge;
-pub mod metrics;
-// The only module with `unsafe`: small syscall wrappers, each with a SAFETY comment.
-#[allow(unsafe_code)]
-pub mod net;
-pub mod operand;
-pub mod pacing;
-pub mod progress;
-pub mod report;
-pub mod runner;
-pub mod serve;
-pub mod stats;
-pub mod stream;
-pub mod subcommand;
-pub mod sweep;
-pub mod table;
-pub mod tally;
-pub mod threshold;
-pub mod timer;
-pub mod tls;
-pub mod workload;
+pub mod output;
+pub mod front;
 
 use std::io::Write;
 
-use cli::Command;
-use config::Config;
-use error::Error;
+use front::cli::Command;
+use model::config::Config;
+use wire::error::Error;
 
 /// Runs rshperf with `argv` (program name first) and returns the exit status.
 pub fn run(argv: Vec<String>) -> i32 {
-    if let Some(code) = subcommand::dispatch(&argv) {
+    if let Some(code) = front::subcommand::dispatch(&argv) {
         return code;
     }
     match try_run(&argv) {
@@ -61,7 +33,7 @@ pub fn run(argv: Vec<String>) -> i32 {
 }
 
 fn try_run(argv: &[String]) -> Result<i32, Error> {
-    let args = match cli::parse(argv)? {
+    let args = match front::cli::parse(argv)? {
         Command::Help(text) | Command::Version(text) => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(text.as_bytes());
@@ -74,5 +46,5 @@ fn try_run(argv: &[String]) -> Result<i32, Error> {
     if let Some(opt) = cfg.unsupported() {
         return Err(Error::Usage(format!("{opt} is not supported yet")));
     }
-    runner::run(&cfg)
+    front::runner::run(&cfg)
 }

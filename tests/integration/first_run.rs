@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rshperf::config::Config;
-use rshperf::runner::{execute, ExecOptions};
-use rshperf::workload::Workload;
+use rshperf::model::config::Config;
+use rshperf::front::runner::{execute, ExecOptions};
+use rshperf::model::workload::Workload;
 
 use crate::support::server::{closed_port, Behavior, Server};
 use crate::support::tls_server::{Pki, TlsServer};
@@ -171,11 +171,11 @@ fn help_keeps_the_usage_lines_first_and_lists_the_subcommands() {
     let out = run(&["--help"]);
     assert_eq!(out.status.code(), Some(0));
     let help = text(&out.stdout);
-    assert!(help.starts_with(&rshperf::cli::usage()), "{help}");
+    assert!(help.starts_with(&rshperf::front::cli::usage()), "{help}");
     for group in ["\n  target ", "\n  load ", "\n  sessions ", "\n  TLS "] {
         assert!(help.contains(group), "{group:?} missing:\n{help}");
     }
-    for c in rshperf::subcommand::COMMANDS {
+    for c in rshperf::front::subcommand::COMMANDS {
         let line = format!("\n  {:<8} {}\n", c.name, c.about);
         assert!(help.contains(&line), "{} missing:\n{help}", c.name);
     }
@@ -358,12 +358,12 @@ fn cpu_time_is_the_engines_own_not_the_whole_process() {
     let spinner = {
         let stop = Arc::clone(&stop);
         std::thread::spawn(move || {
-            let (u0, s0) = rshperf::net::thread_cpu_times();
+            let (u0, s0) = rshperf::wire::net::thread_cpu_times();
             let mut x = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 x = std::hint::black_box(x.wrapping_add(1));
             }
-            let (u1, s1) = rshperf::net::thread_cpu_times();
+            let (u1, s1) = rshperf::wire::net::thread_cpu_times();
             (u1 + s1).saturating_sub(u0 + s0).as_secs_f64()
         })
     };

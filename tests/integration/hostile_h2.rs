@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use rshperf::http2::frame::{self, code, flag, kind, setting};
-use rshperf::http2::hpack;
+use rshperf::wire::http2::frame::{self, code, flag, kind, setting};
+use rshperf::wire::http2::hpack;
 
 use crate::hostile::hostile_run;
 use crate::support::hostile_server::{HostileServer, Step};

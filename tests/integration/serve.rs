@@ -1,6 +1,6 @@
 //! The built-in target: `rshperf serve` run as a process and loaded by rshperf (and by
 //! httperf when installed), `rshperf demo`, and the server's protocol handling through
-//! the in-process API (`rshperf::serve::spawn`) with raw sockets.
+//! the in-process API (`rshperf::front::serve::spawn`) with raw sockets.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rshperf::serve::{spawn, ServeHandle, ServeOptions};
+use rshperf::front::serve::{spawn, ServeHandle, ServeOptions};
 
 use crate::support::{self, numbers, run, run_ok};
 

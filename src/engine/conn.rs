@@ -1,0 +1,759 @@
+//! One connection: its socket, its queue of calls, the reply parser and the watchdog
+//! deadlines (docs/compatibility.md §3.2).
+//!
+//! Owns writing queued request bytes (pipelined calls go out back to back), matching
+//! replies to calls in order, reply statistics, and the per-call response/transfer
+//! times. It does not decide what to send or when to close: completed calls are
+//! handed to the engine as `Completion`s and the workload decides. Handlers return a
+//! `Step`; the engine owns the table, the poll registration and the timer wheel.
+//! Nothing here allocates once a slot's buffers have grown to their working size
+//! (except the `--wsesspage` scan of HTML replies, `http::html`).
+//! HTTP/2 connections (`--http-version 2`) are the same `Conn` with its protocol side
+//! in `conn/h2.rs`: chosen at connect time, feeding the same `Completion`s.
+
+mod h2;
+pub mod send;
+
+use std::collections::VecDeque;
+use std::io::{self, IoSlice, Read, Write};
+use std::time::{Duration, Instant};
+
+use crate::model::call::Call;
+use crate::wire::http::cookie::CookieScan;
+use crate::wire::http::html::PageScan;
+use crate::wire::http::response::{Progress, Reply, ReplyParser, ReplySink};
+use crate::wire::net;
+use crate::model::stats::{ErrorKind, Stats};
+use crate::wire::stream::Stream;
+use crate::wire::table::ConnId;
+use crate::wire::timer::TimerId;
+use crate::wire::tls::TlsConn;
+use send::{SendQueue, MAX_SLICES};
+
+/// What the engine must do after a handler ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Keep the connection; wait for more readiness.
+    Continue,
+    /// Close normally (the server closed or asked to close).
+    Close,
+    /// The server closed while no call was outstanding: an error (`connreset`) if the
+    /// workload has queued another call by the time the engine looks, else a normal
+    /// close.
+    PeerClosed,
+    /// Close as failed, counted under this error.
+    Fail(ErrorKind),
+}
+
+/// Where a connection is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// `connect()` in progress.
+    Connecting,
+    /// TCP connected, TLS handshake in progress (part of the connect time).
+    Handshaking,
+    /// Connected: sending requests and receiving replies.
+    Active,
+}
+
+/// Who a connection works for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// The request-oriented workload: calls not yet issued, and calls of the current
+    /// burst not yet finished.
+    Request {
+        /// Calls of this connection not yet issued.
+        calls_left: u64,
+        /// Calls of the current burst still outstanding.
+        in_burst: u64,
+        /// Global arrival number (over all engines and partitions).
+        arrival: u64,
+        /// Connect attempts of this unit's request that already failed (lb's `-m`).
+        retries: u8,
+    },
+    /// Connection slot `slot` of session `sess`.
+    Session {
+        /// The session.
+        sess: ConnId,
+        /// Its connection slot.
+        slot: u8,
+    },
+    /// Connection slot `slot` of this engine's `--call-rate` pool.
+    Pool {
+        /// Its slot in the pool.
+        slot: u32,
+    },
+    /// Nobody: its session ended; the connection is being closed.
+    Orphan,
+}
+
+/// A call whose reply completed.
+#[derive(Debug, Clone, Copy)]
+pub struct Completion {
+    /// The connection it came on.
+    pub conn: ConnId,
+    /// The call.
+    pub call: Call,
+    /// Reply status.
+    pub status: u16,
+    /// The reply's counters (sizes, whether the server closes after it).
+    pub reply: Reply,
+    /// When its first byte arrived.
+    pub first_byte: Instant,
+}
+
+/// Observes the bytes of calls (`--print-request`, `--print-reply`); the engine
+/// supplies it.
+pub trait ReplyObserver {
+    /// Request bytes of call `id` (the first `header` bytes are the header block).
+    fn request(&mut self, id: u64, bytes: &[u8], header: usize);
+    /// Call `id` ends without a complete reply.
+    fn abort(&mut self, id: u64);
+    /// Header-block bytes of call `id`.
+    fn header(&mut self, id: u64, bytes: &[u8]);
+    /// Content bytes of call `id`.
+    fn body(&mut self, id: u64, bytes: &[u8]);
+    /// The reply of call `id` completed with these sizes.
+    fn done(&mut self, id: u64, header: u64, content: u64, footer: u64);
+}
+
+/// Per-run facts the handlers need, lent by the engine.
+pub struct Ctx<'a> {
+    /// Statistics of this engine.
+    pub stats: &'a mut Stats,
+    /// `--timeout` (connect, send progress).
+    pub timeout: Option<Duration>,
+    /// `--timeout` + `--think-timeout` (waiting for a reply).
+    pub reply_timeout: Option<Duration>,
+    /// `-d` level (trace on stderr when > 0).
+    pub debug: u32,
+    /// Completed calls, for the engine to act on after the handler returns.
+    pub completions: &'a mut Vec<Completion>,
+    /// Sees reply bytes when printing or cookies need them.
+    pub observer: Option<&'a mut dyn ReplyObserver>,
+}
+
+/// One connection slot. Reused by later connections (see `reset`).
+pub struct Conn {
+    /// This slot's id (set by the engine at allocation).
+    pub id: ConnId,
+    /// The socket (None once closed).
+    pub stream: Option<Stream>,
+    /// Where the connection is.
+    pub phase: Phase,
+    /// The "connecting" moment: start of connect time and lifetime.
+    pub started: Instant,
+    /// When it became established (TLS: handshake done); `started` until then.
+    pub connected: Instant,
+    /// Completed replies.
+    pub replies: u64,
+    /// `--hog` port to release at close, with the index of its pool.
+    pub port: Option<(usize, u16)>,
+    /// The watchdog timer the engine has armed, and its deadline (None: no timer).
+    pub armed: Option<(Instant, TimerId)>,
+    /// Who this connection works for.
+    pub owner: Owner,
+    /// The server asked to close after the last completed reply.
+    pub closing: bool,
+    /// Unwritten request bytes (and shared bodies).
+    send: SendQueue,
+    /// Calls in order: the first `sent` are completely written and await replies.
+    calls: VecDeque<Call>,
+    sent: usize,
+    /// Bytes of `calls[sent]` already written.
+    partial: usize,
+    reply_start: Instant,
+    parser: ReplyParser,
+    send_deadline: Option<Instant>,
+    recv_deadline: Option<Instant>,
+    /// Set-Cookie scanning (session workloads with `--session-cookies`).
+    pub cookie: Option<CookieScan>,
+    /// Embedded-object scanning (`--wsesspage`).
+    pub page: Option<PageScan>,
+    /// The TLS layer (`--ssl`).
+    pub tls: Option<TlsConn>,
+    /// Index of its target (`--servers`).
+    pub target: usize,
+    /// Why the TLS handshake failed (reported once per run by the engine).
+    pub tls_error: Option<String>,
+    /// The HTTP/2 side (`--http-version 2`); None for HTTP/1.x.
+    h2: Option<Box<h2::H2Side>>,
+}
+
+/// Reads an HTTP/2 connection makes past a short read in one readiness event
+/// (`Conn::on_readable`).
+const H2_LOOKS: u32 = 8;
+
+/// Why an `--ssl --http-version 2` connection failed when ALPN did not give `h2`.
+const H2_REFUSED: &str = "the server does not offer HTTP/2 over TLS (ALPN h2)";
+
+fn after(now: Instant, d: Option<Duration>) -> Option<Instant> {
+    // A deadline too far away to represent is no deadline.
+    d.and_then(|d| now.checked_add(d))
+}
+
+/// Forwards parser pieces of one call to the engine's observer, the cookie scan and
+/// the page scan.
+struct Tap<'a, 'b> {
+    observer: &'a mut Option<&'b mut dyn ReplyObserver>,
+    cookie: &'a mut Option<CookieScan>,
+    page: &'a mut Option<PageScan>,
+    id: u64,
+}
+
+impl ReplySink for Tap<'_, '_> {
+    fn header_bytes(&mut self, bytes: &[u8]) {
+        if let Some(o) = self.observer.as_mut() {
+            o.header(self.id, bytes);
+        }
+        if let Some(c) = self.cookie.as_mut() {
+            c.feed(bytes);
+        }
+        if let Some(p) = self.page.as_mut() {
+            p.header(bytes);
+        }
+    }
+    fn body_bytes(&mut self, bytes: &[u8]) {
+        if let Some(o) = self.observer.as_mut() {
+            o.body(self.id, bytes);
+        }
+        if let Some(p) = self.page.as_mut() {
+            p.body(self.id, bytes);
+        }
+    }
+}
+
+impl Conn {
+    /// An unused slot value.
+    pub fn new(id: ConnId, now: Instant) -> Conn {
+        Conn {
+            id,
+            stream: None,
+            phase: Phase::Connecting,
+            started: now,
+            connected: now,
+            replies: 0,
+            port: None,
+            armed: None,
+            owner: Owner::Orphan,
+            closing: false,
+            send: SendQueue::new(),
+            calls: VecDeque::new(),
+            sent: 0,
+            partial: 0,
+            reply_start: now,
+            parser: ReplyParser::new(),
+            send_deadline: None,
+            recv_deadline: None,
+            cookie: None,
+            page: None,
+            tls: None,
+            tls_error: None,
+            target: 0,
+            h2: None,
+        }
+    }
+
+    /// Prepares the slot for a new connection `id` that started connecting at `now`,
+    /// speaking HTTP/2 if `http2`.
+    pub fn reset(
+        &mut self,
+        id: ConnId,
+        now: Instant,
+        owner: Owner,
+        timeout: Option<Duration>,
+        http2: bool,
+    ) {
+        self.id = id;
+        self.stream = None;
+        self.phase = Phase::Connecting;
+        self.started = now;
+        self.connected = now;
+        self.replies = 0;
+        self.port = None;
+        self.armed = None;
+        self.owner = owner;
+        self.closing = false;
+        self.send.clear();
+        self.calls.clear();
+        self.sent = 0;
+        self.partial = 0;
+        self.send_deadline = after(now, timeout);
+        self.recv_deadline = None;
+        if let Some(c) = self.cookie.as_mut() {
+            c.take();
+        }
+        if let Some(p) = self.page.as_mut() {
+            p.clear();
+        }
+        self.tls = None;
+        self.tls_error = None;
+        self.reset_h2(http2);
+    }
+
+    /// The earliest watchdog deadline, if any.
+    pub fn deadline(&self) -> Option<Instant> {
+        match (self.send_deadline, self.recv_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Calls on this connection not yet answered (queued or awaiting a reply).
+    pub fn outstanding(&self) -> usize {
+        self.calls.len() + self.in_flight_h2()
+    }
+
+    /// Whether a call queued now would go out at once with fewer than `depth` calls
+    /// unanswered: connected, the server has not asked to close, and for HTTP/2 a
+    /// stream is free (`--call-rate` offers calls only to such connections).
+    pub fn has_room(&self, depth: usize) -> bool {
+        self.phase == Phase::Active
+            && !self.closing
+            && self.outstanding() < depth
+            && (!self.is_h2() || self.can_open_h2())
+    }
+
+    /// True while request bytes (or TLS records) are unwritten.
+    pub fn wants_write(&self) -> bool {
+        self.phase == Phase::Active
+            && (self.send.pending() || self.tls.as_ref().is_some_and(TlsConn::wants_write))
+    }
+
+    /// The send queue, for rendering a call into it before `queue`.
+    pub fn send_queue(&mut self) -> &mut SendQueue {
+        &mut self.send
+    }
+
+    /// Queues `call`, whose `call.len` bytes were just appended to the send buffer.
+    pub fn queue(&mut self, mut call: Call, now: Instant, timeout: Option<Duration>) {
+        if self.sent == self.calls.len() && self.partial == 0 {
+            call.send_start = now;
+        }
+        if self.calls.is_empty() {
+            self.parser.start(call.head);
+        }
+        if self.is_h2() {
+            // No send watchdog for a call that waits for a free stream: its frames
+            // are written (and watched by `on_writable`) once it has one.
+            self.calls.push_back(call);
+            if self.phase == Phase::Active {
+                self.pump_h2(now, timeout);
+            }
+            return;
+        }
+        if self.send_deadline.is_none() {
+            self.send_deadline = after(now, timeout);
+        }
+        self.calls.push_back(call);
+    }
+
+    /// Takes back every unanswered call (the connection is going away).
+    pub fn drain_calls(&mut self) -> impl Iterator<Item = Call> + '_ {
+        self.drain_h2();
+        self.sent = 0;
+        self.partial = 0;
+        self.send.clear();
+        self.calls.drain(..)
+    }
+
+    /// The socket became writable while connecting: checks `SO_ERROR`, then becomes
+    /// active and sends what is queued. Returns whether it is now connected.
+    pub fn on_connect_ready(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Result<bool, ErrorKind> {
+        let Some(stream) = self.stream.as_ref() else {
+            return Err(ErrorKind::Other);
+        };
+        match stream.take_error() {
+            Ok(None) => {}
+            Ok(Some(e)) | Err(e) => return Err(ErrorKind::from_errno(net::errno(&e))),
+        }
+        // Writable without an error can still mean "not yet connected" after a
+        // spurious wakeup; the peer address tells.
+        match stream.check_connected() {
+            Ok(_) if self.tls.is_some() => {
+                self.phase = Phase::Handshaking;
+                self.on_handshake_ready(now, ctx)
+            }
+            Ok(_) => {
+                self.on_connected(now, ctx);
+                Ok(true)
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => Ok(false),
+            Err(e) => Err(ErrorKind::from_errno(net::errno(&e))),
+        }
+    }
+
+    /// Drives the TLS handshake; Ok(true) once it is done (the connection then counts
+    /// as connected, handshake included, as in httperf).
+    pub fn on_handshake_ready(
+        &mut self,
+        now: Instant,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<bool, ErrorKind> {
+        let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) else {
+            return Err(ErrorKind::Other);
+        };
+        match tls.handshake(stream) {
+            Ok(false) => Ok(false),
+            Ok(true) => {
+                ctx.stats.on_tls_handshake(tls.resumed());
+                if self.h2.is_some() && tls.alpn() != Some(crate::wire::tls::ALPN_H2) {
+                    self.tls_error = Some(format!("{H2_REFUSED} (it chose no protocol)"));
+                    return Err(ErrorKind::Other);
+                }
+                self.on_connected(now, ctx);
+                Ok(true)
+            }
+            Err(e) => {
+                let kind = match e.raw_os_error() {
+                    Some(errno) => ErrorKind::from_errno(errno),
+                    None if e.kind() == io::ErrorKind::UnexpectedEof => ErrorKind::ConnReset,
+                    None => ErrorKind::Other,
+                };
+                self.tls_error = Some(
+                    if self.h2.is_some() && e.to_string().contains("NoApplicationProtocol") {
+                        format!("{e}: {H2_REFUSED}")
+                    } else {
+                        e.to_string()
+                    },
+                );
+                Err(kind)
+            }
+        }
+    }
+
+    /// The connection is established: counts it.
+    pub fn on_connected(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        self.phase = Phase::Active;
+        self.connected = now;
+        self.send_deadline = None;
+        ctx.stats
+            .on_connected(now.saturating_duration_since(self.started));
+        if ctx.debug > 0 {
+            eprintln!(
+                "rshperf: connection {} connected after {:?}",
+                self.id.index(),
+                now - self.started
+            );
+        }
+        if let Some(c) = self.calls.front_mut() {
+            c.send_start = now;
+        }
+        self.start_h2(now, ctx);
+    }
+
+    /// Writes as much of the queued requests as the socket takes: one `writev` of
+    /// the pending pieces (request heads and shared bodies) per round, one piece at
+    /// a time through TLS.
+    pub fn on_writable(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+        while self.send.pending() {
+            let Some(stream) = self.stream.as_mut() else {
+                return Step::Fail(ErrorKind::Other);
+            };
+            let written = match self.tls.as_mut() {
+                Some(tls) => tls.write(stream, self.send.first()),
+                None => {
+                    let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+                    let n = self.send.slices(&mut slices);
+                    stream.write_vectored(&slices[..n])
+                }
+            };
+            match written {
+                Ok(0) => return Step::Fail(ErrorKind::Other),
+                Ok(k) => {
+                    self.send.advance(k);
+                    if self.is_h2() {
+                        self.written_h2(k, now, ctx);
+                    } else {
+                        self.partial += k;
+                        self.account_written(now, ctx);
+                    }
+                    self.send_deadline = if self.send.pending() {
+                        after(now, ctx.timeout)
+                    } else {
+                        None
+                    };
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Step::Fail(write_error(stream, &e)),
+            }
+        }
+        self.deadlines_h2(now, ctx.timeout);
+        if let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) {
+            if tls.wants_write() {
+                if let Err(e) = tls.flush(stream) {
+                    return Step::Fail(ErrorKind::from_errno(net::errno(&e)));
+                }
+            }
+        }
+        Step::Continue
+    }
+
+    /// Sends TLS close_notify (best effort) before a normal close.
+    pub fn close_tls(&mut self) {
+        if let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) {
+            tls.send_close_notify();
+            let _ = tls.flush(stream);
+        }
+    }
+
+    /// Marks calls whose bytes are now all written.
+    fn account_written(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        while let Some(c) = self.calls.get_mut(self.sent) {
+            if self.partial < c.len {
+                break;
+            }
+            self.partial -= c.len;
+            c.written = Some(now);
+            ctx.stats.on_request_sent(c.len as u64);
+            if let Some(s) = ctx.stats.servers.get_mut(self.target) {
+                s.requests += 1;
+            }
+            if self.sent == 0 {
+                self.recv_deadline = after(now, ctx.reply_timeout);
+            }
+            self.sent += 1;
+            if let Some(next) = self.calls.get_mut(self.sent) {
+                next.send_start = now;
+            }
+        }
+    }
+
+    /// Reads everything available and parses it. `closed`: the event also reported
+    /// that the peer closed its side, so EOF must be read now (no further edge will
+    /// announce it).
+    pub fn on_readable(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        closed: bool,
+        ctx: &mut Ctx<'_>,
+    ) -> Step {
+        let mut looks = if self.is_h2() { H2_LOOKS } else { 0 };
+        loop {
+            let Some(stream) = self.stream.as_mut() else {
+                return Step::Fail(ErrorKind::Other);
+            };
+            let got = match self.tls.as_mut() {
+                Some(tls) => tls.read(stream, buf),
+                None => stream.read(buf),
+            };
+            match got {
+                Ok(0) => return self.on_eof(now, ctx),
+                Ok(k) => {
+                    let step = self.on_data(now, &buf[..k], ctx);
+                    // A short read drained the socket: epoll (edge-triggered) reports
+                    // the next arrival as a new event.
+                    // (Not with TLS: rustls may hold plaintext while the socket
+                    // still has records.) HTTP/2 reads on until the socket is
+                    // empty (at most `H2_LOOKS` more short reads, so that one busy
+                    // connection cannot hold the loop): reading sent the
+                    // acknowledgement a server's held-back segment (nginx holds one
+                    // reply's DATA until then) waited for, and on loopback that
+                    // segment is often queued already, and replies keep coming while
+                    // these are parsed; read now, their streams' replacements leave
+                    // in the same write as the others instead of lone segments.
+                    let drained = k < buf.len() && !closed && self.tls.is_none();
+                    if step != Step::Continue {
+                        return step;
+                    }
+                    if drained {
+                        if looks == 0 {
+                            return step;
+                        }
+                        looks -= 1;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Continue,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    if self.tls.is_some() && e.raw_os_error().is_none() {
+                        // A TLS alert after the handshake (e.g. a TLS 1.3 server
+                        // rejecting the client certificate): say why, once.
+                        self.tls_error = Some(e.to_string());
+                    }
+                    return Step::Fail(ErrorKind::from_errno(net::errno(&e)));
+                }
+            }
+        }
+    }
+
+    fn on_data(&mut self, now: Instant, mut data: &[u8], ctx: &mut Ctx<'_>) -> Step {
+        if self.is_h2() {
+            return self.data_h2(now, data, ctx);
+        }
+        while !data.is_empty() {
+            if self.closing {
+                // The server said it closes after the last reply; ignore the rest.
+                return Step::Close;
+            }
+            let Some(head) = self.calls.front() else {
+                // Bytes with no call waiting for them.
+                return Step::Fail(ErrorKind::Other);
+            };
+            let id = head.id;
+            let seen = self.parser.status_seen();
+            let mut tap = Tap {
+                observer: &mut ctx.observer,
+                cookie: &mut self.cookie,
+                page: &mut self.page,
+                id,
+            };
+            let progress = match self.parser.feed(data, &mut tap) {
+                Ok(p) => p,
+                Err(e) => {
+                    if ctx.debug > 0 {
+                        let head = String::from_utf8_lossy(&data[..data.len().min(64)]);
+                        eprintln!(
+                            "rshperf: connection {}: bad reply: {e:?} at {head:?}",
+                            self.id.index()
+                        );
+                    }
+                    return Step::Fail(ErrorKind::Other);
+                }
+            };
+            if !seen && self.parser.status_seen() {
+                self.on_status(now, ctx);
+            }
+            match progress {
+                Progress::NeedMore => {
+                    if !self.parser.status_seen() {
+                        self.recv_deadline = after(now, ctx.reply_timeout);
+                    }
+                    return Step::Continue;
+                }
+                Progress::Complete(n) => {
+                    data = &data[n..];
+                    self.on_reply_done(now, ctx);
+                }
+            }
+        }
+        if self.closing {
+            Step::Close
+        } else {
+            Step::Continue
+        }
+    }
+
+    fn on_status(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        self.reply_start = now;
+        if let Some(c) = self.calls.front() {
+            note_response(
+                ctx,
+                self.target,
+                now.saturating_duration_since(c.send_start),
+            );
+        }
+    }
+
+    fn on_reply_done(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        let r = *self.parser.reply();
+        note_reply(
+            ctx,
+            self.target,
+            (r.status, r.header_bytes, r.content_bytes, r.footer_bytes),
+            now.saturating_duration_since(self.reply_start),
+        );
+        self.replies += 1;
+        let Some(call) = self.calls.pop_front() else {
+            return;
+        };
+        if let Some(o) = ctx.observer.as_mut() {
+            o.done(call.id, r.header_bytes, r.content_bytes, r.footer_bytes);
+        }
+        if let Some(p) = self.page.as_mut() {
+            p.end_reply(call.id);
+        }
+        if self.sent > 0 {
+            self.sent -= 1;
+        } else {
+            // Answered before its request was completely written: drop the rest.
+            let rest = call.len.saturating_sub(self.partial);
+            self.send.advance(rest);
+            self.partial = 0;
+            if let Some(next) = self.calls.front_mut() {
+                next.send_start = now;
+            }
+        }
+        if ctx.debug > 0 {
+            eprintln!(
+                "rshperf: connection {}: reply {} ({} content bytes)",
+                self.id.index(),
+                r.status,
+                r.content_bytes
+            );
+        }
+        if r.close {
+            self.closing = true;
+        }
+        ctx.completions.push(Completion {
+            conn: self.id,
+            call,
+            status: r.status,
+            reply: r,
+            first_byte: self.reply_start,
+        });
+        // The next call becomes the head of the receive queue.
+        self.recv_deadline = None;
+        if let Some(next) = self.calls.front() {
+            self.parser.start(next.head);
+            if let (Some(w), Some(t)) = (next.written, ctx.reply_timeout) {
+                self.recv_deadline = w.checked_add(t);
+            }
+        }
+    }
+
+    fn on_eof(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+        if self.is_h2() {
+            return self.eof_h2();
+        }
+        if self.closing {
+            return Step::Close;
+        }
+        if self.calls.is_empty() {
+            // The workload may still queue calls for this connection (completions
+            // are handled after this handler): the engine decides.
+            return Step::PeerClosed;
+        }
+        if self.parser.started() && self.parser.on_eof() {
+            if !self.parser.status_seen() {
+                self.on_status(now, ctx);
+            }
+            self.on_reply_done(now, ctx);
+            self.closing = true;
+            return Step::Close;
+        }
+        Step::Fail(ErrorKind::ConnReset)
+    }
+}
+
+/// Counts a response (first byte of a final status) that came `d` after its send
+/// start, overall and for server `target`.
+fn note_response(ctx: &mut Ctx<'_>, target: usize, d: Duration) {
+    ctx.stats.on_response(d);
+    if let Some(s) = ctx.stats.servers.get_mut(target) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        s.response_sum_us += us;
+        crate::model::stats::record(&mut s.response, us);
+    }
+}
+
+/// Counts a completed reply: (status, header, content, footer bytes) and its
+/// transfer time, overall and for server `target`.
+fn note_reply(ctx: &mut Ctx<'_>, target: usize, r: (u16, u64, u64, u64), transfer: Duration) {
+    ctx.stats.on_reply(r.0, r.1, r.2, r.3, transfer);
+    if let Some(s) = ctx.stats.servers.get_mut(target) {
+        s.replies_by_class[usize::from(r.0 / 100).min(9)] += 1;
+    }
+}
+
+/// The error of a failed write: `SO_ERROR` if set (a refused connect shows up here),
+/// else the write's own errno.
+fn write_error(stream: &Stream, e: &io::Error) -> ErrorKind {
+    let errno = match stream.take_error() {
+        Ok(Some(so)) => net::errno(&so),
+        _ => net::errno(e),
+    };
+    ErrorKind::from_errno(errno)
+}

@@ -1,0 +1,502 @@
+//! The HTTP/2 side of a connection (`--http-version 2`): drives `http2::conn::H2` for
+//! a `Conn` and turns its events into the same statistics and `Completion`s as the
+//! HTTP/1 reply parser does.
+//!
+//! A call is a stream. Calls queue on the connection as for HTTP/1 (`Conn::calls`),
+//! their header fields (a plain field list) and body staged at issue time, one
+//! record per queued call (`Staged`); a call waits there until the connection has a
+//! free stream (below the server's SETTINGS_MAX_CONCURRENT_STREAMS, no GOAWAY), then
+//! `pump` HPACK-encodes its fields with the connection's encoder (blocks are encoded
+//! in the order they are sent, as the server's dynamic table requires), opens its
+//! stream and its frames go into the send buffer. The record is held until the
+//! stream ends. Streams complete in any order. A stream reset by the server
+//! completes its call with status 0 and an `other` error; a stream refused
+//! (REFUSED_STREAM) goes back to the front of the queue with its record, encoded
+//! again when it next gets a stream; a GOAWAY puts the calls the server did not take
+//! back in the queue and the connection closes once the rest are answered, as after
+//! `Connection: close` (the workload moves unanswered calls to a new connection). The send buffer carries control frames
+//! too, so "written" is tracked by byte position (`H2::on_written`), not by call.
+//! Called only by `Conn`; the engine sees no difference besides `is_h2`.
+
+use std::time::{Duration, Instant};
+
+use super::{after, note_reply, note_response, Completion, Conn, Ctx, Step};
+use crate::model::call::{Call, CallRef, Requests};
+use crate::wire::http::cookie::CookieScan;
+use crate::wire::http2::conn::{Events, Reply, H2};
+use crate::model::stats::ErrorKind;
+use crate::wire::table::ConnId;
+
+/// A call in flight as a stream.
+#[derive(Debug, Clone, Copy)]
+pub struct Tagged {
+    call: Call,
+    reply_start: Instant,
+    /// HPACK bytes and decoded size of its header block.
+    block: u32,
+    decoded: u32,
+    /// Where its staged request is held (`Staged::held`).
+    slot: u32,
+}
+
+/// Bytes of a staged record's header: field list length, body length, decoded
+/// size (u32 LE each).
+const RECORD_HEAD: usize = 12;
+
+/// The staged requests of one connection: each a record of `RECORD_HEAD` bytes, the
+/// plain field list, the body. Buffers are recycled: nothing allocates per request
+/// once warmed up.
+#[derive(Debug, Default)]
+struct Staged {
+    /// Records of the queued calls, in the order of `Conn::calls`.
+    queued: std::collections::VecDeque<Vec<u8>>,
+    /// Records of open streams, by `Tagged::slot` (empty: a free slot).
+    held: Vec<Vec<u8>>,
+    /// Free slots of `held`.
+    free: Vec<u32>,
+    /// Unused buffers.
+    spare: Vec<Vec<u8>>,
+}
+
+impl Staged {
+    /// A new record at the back of the queue, to be filled.
+    fn push(&mut self) -> &mut Vec<u8> {
+        let mut rec = self.spare.pop().unwrap_or_default();
+        rec.clear();
+        self.queued.push_back(rec);
+        let n = self.queued.len() - 1;
+        &mut self.queued[n]
+    }
+
+    /// Moves the front record to a held slot.
+    fn hold_front(&mut self) -> u32 {
+        let rec = self.queued.pop_front().unwrap_or_default();
+        match self.free.pop() {
+            Some(i) => {
+                if let Some(h) = self.held.get_mut(i as usize) {
+                    *h = rec;
+                }
+                i
+            }
+            None => {
+                self.held.push(rec);
+                u32_of(self.held.len() - 1)
+            }
+        }
+    }
+
+    /// Takes a held record out of its slot.
+    fn take(&mut self, slot: u32) -> Vec<u8> {
+        match self.held.get_mut(slot as usize) {
+            Some(h) => {
+                self.free.push(slot);
+                std::mem::take(h)
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// The stream of `slot` ended: its record is done with.
+    fn release(&mut self, slot: u32) {
+        let rec = self.take(slot);
+        self.spare.push(rec);
+    }
+
+    /// The stream of `slot` was refused: its record goes back to the front.
+    fn requeue(&mut self, slot: u32) {
+        let rec = self.take(slot);
+        self.queued.push_front(rec);
+    }
+
+    /// Forgets every record, keeping the buffers.
+    fn clear(&mut self) {
+        self.spare.extend(self.queued.drain(..));
+        for h in &mut self.held {
+            if h.capacity() > 0 {
+                self.spare.push(std::mem::take(h));
+            }
+        }
+        self.free.clear();
+        self.free.extend((0..self.held.len()).rev().map(u32_of));
+    }
+}
+
+/// The HTTP/2 state of one connection slot (kept, with its buffers, across the
+/// slot's connections).
+#[derive(Debug, Default)]
+pub struct H2Side {
+    proto: H2<Tagged>,
+    /// The staged requests of queued calls and open streams.
+    staged: Staged,
+    /// The HPACK block being sent (scratch).
+    block: Vec<u8>,
+    /// Streams the server refused (REFUSED_STREAM, or by GOAWAY), to go back to
+    /// the queue.
+    refused: Vec<Tagged>,
+}
+
+impl H2Side {
+    fn reset(&mut self) {
+        self.proto.reset();
+        self.staged.clear();
+        self.refused.clear();
+    }
+}
+
+/// Turns protocol events into statistics and completions.
+struct Sink<'a, 'b> {
+    now: Instant,
+    ctx: &'a mut Ctx<'b>,
+    cookie: &'a mut Option<CookieScan>,
+    refused: &'a mut Vec<Tagged>,
+    staged: &'a mut Staged,
+    replies: &'a mut u64,
+    conn: ConnId,
+    target: usize,
+}
+
+fn u32_of(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl Events<Tagged> for Sink<'_, '_> {
+    fn written(&mut self, tag: &mut Tagged, bytes: u64) {
+        tag.call.written = Some(self.now);
+        let stats = &mut *self.ctx.stats;
+        stats.on_request_sent(bytes);
+        if let Some(s) = stats.servers.get_mut(self.target) {
+            s.requests += 1;
+        }
+        let h = &mut stats.http2;
+        h.streams += 1;
+        h.request_header_wire += u64::from(tag.block);
+        h.request_header_decoded += u64::from(tag.decoded);
+    }
+
+    fn status(&mut self, tag: &mut Tagged, _status: u16) {
+        tag.reply_start = self.now;
+        let d = self.now.saturating_duration_since(tag.call.send_start);
+        note_response(self.ctx, self.target, d);
+    }
+
+    fn field(&mut self, tag: &Tagged, name: &[u8], value: &[u8]) {
+        let id = tag.call.id;
+        if let Some(o) = self.ctx.observer.as_mut() {
+            if !name.is_empty() {
+                o.header(id, name);
+                o.header(id, b": ");
+                o.header(id, value);
+            }
+            o.header(id, b"\r\n");
+        }
+        if let Some(c) = self.cookie.as_mut() {
+            c.feed(name);
+            c.feed(b": ");
+            c.feed(value);
+            c.feed(b"\n");
+        }
+    }
+
+    fn data(&mut self, tag: &Tagged, bytes: &[u8]) {
+        if let Some(o) = self.ctx.observer.as_mut() {
+            o.body(tag.call.id, bytes);
+        }
+    }
+
+    fn done(&mut self, tag: Tagged, r: &Reply) {
+        self.staged.release(tag.slot);
+        let transfer = self.now.saturating_duration_since(tag.reply_start);
+        note_reply(
+            self.ctx,
+            self.target,
+            (r.status, r.header_bytes, r.content_bytes, r.footer_bytes),
+            transfer,
+        );
+        *self.replies += 1;
+        let h = &mut self.ctx.stats.http2;
+        h.reply_header_wire += r.header_wire;
+        h.reply_header_decoded += r.header_bytes + r.footer_bytes;
+        if let Some(o) = self.ctx.observer.as_mut() {
+            o.done(tag.call.id, r.header_bytes, r.content_bytes, r.footer_bytes);
+        }
+        if self.ctx.debug > 0 {
+            eprintln!(
+                "rshperf: connection {}: stream reply {} ({} content bytes)",
+                self.conn.index(),
+                r.status,
+                r.content_bytes
+            );
+        }
+        self.ctx.completions.push(Completion {
+            conn: self.conn,
+            call: tag.call,
+            status: r.status,
+            reply: crate::wire::http::response::Reply {
+                status: r.status,
+                header_bytes: r.header_bytes,
+                content_bytes: r.content_bytes,
+                footer_bytes: r.footer_bytes,
+                close: false,
+            },
+            first_byte: tag.reply_start,
+        });
+    }
+
+    fn reset(&mut self, tag: Tagged, code: u32) {
+        self.staged.release(tag.slot);
+        let stats = &mut *self.ctx.stats;
+        stats.on_error(ErrorKind::Other);
+        if let Some(s) = stats.servers.get_mut(self.target) {
+            s.errors[ErrorKind::Other.index()] += 1;
+        }
+        stats.http2.streams_reset += 1;
+        if let Some(o) = self.ctx.observer.as_mut() {
+            o.abort(tag.call.id);
+        }
+        if self.ctx.debug > 0 {
+            eprintln!(
+                "rshperf: connection {}: stream reset by the server (error code {code:#x})",
+                self.conn.index()
+            );
+        }
+        // Status 0: no reply; the workload moves on as after a failed call.
+        self.ctx.completions.push(Completion {
+            conn: self.conn,
+            call: tag.call,
+            status: 0,
+            reply: crate::wire::http::response::Reply::default(),
+            first_byte: self.now,
+        });
+    }
+
+    fn refused(&mut self, tag: Tagged) {
+        self.refused.push(tag);
+    }
+}
+
+impl Conn {
+    /// Whether this connection speaks HTTP/2.
+    pub fn is_h2(&self) -> bool {
+        self.h2.is_some()
+    }
+
+    /// Makes the slot speak HTTP/2 (or HTTP/1.x) for its next connection.
+    pub(super) fn reset_h2(&mut self, http2: bool) {
+        match (http2, self.h2.as_mut()) {
+            (true, Some(h)) => h.reset(),
+            (true, None) => self.h2 = Some(Box::default()),
+            (false, _) => self.h2 = None,
+        }
+    }
+
+    /// Renders call `what` for HTTP/2 into the staging area (encoded and sent when it
+    /// gets a stream); returns (request length, header length) as `Requests::render`
+    /// does, counting the plain field list as the header (the HPACK block, known at
+    /// stream open, replaces it in `Call::len`).
+    pub fn stage_h2(
+        &mut self,
+        requests: &Requests,
+        what: CallRef,
+        host: &str,
+        cookie: Option<&[u8]>,
+    ) -> (usize, usize) {
+        let Some(h) = self.h2.as_mut() else {
+            return (0, 0);
+        };
+        let rec = h.staged.push();
+        rec.extend_from_slice(&[0; RECORD_HEAD]);
+        let r = requests.render_h2(what, host, cookie, rec);
+        let fields = [u32_of(r.block), u32_of(r.body), u32_of(r.decoded)];
+        for (k, v) in fields.iter().enumerate() {
+            rec[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        (r.block + r.body, r.block)
+    }
+
+    /// Opens streams for queued calls while the server allows; their frames start
+    /// the send watchdog (`timeout`), which `on_writable` stops once they are out.
+    pub(super) fn pump_h2(&mut self, now: Instant, timeout: Option<Duration>) {
+        let Some(h) = self.h2.as_mut() else {
+            return;
+        };
+        if h.proto.can_open() && !self.calls.is_empty() && self.send_deadline.is_none() {
+            self.send_deadline = after(now, timeout);
+        }
+        while h.proto.can_open() {
+            let Some(mut call) = self.calls.pop_front() else {
+                break;
+            };
+            let slot = h.staged.hold_front();
+            let rec = h
+                .staged
+                .held
+                .get(slot as usize)
+                .map_or(&[][..], Vec::as_slice);
+            let word = |k: usize| {
+                rec.get(4 * k..4 * k + 4)
+                    .and_then(|b| b.try_into().ok())
+                    .map_or(0, u32::from_le_bytes) as usize
+            };
+            let (fields, body, decoded) = (word(0), word(1), word(2));
+            let start = RECORD_HEAD.min(rec.len());
+            let mid = (start + fields).min(rec.len());
+            let end = (mid + body).min(rec.len());
+            h.block.clear();
+            h.proto.encoder().encode(&rec[start..mid], &mut h.block);
+            call.send_start = now;
+            call.len = h.block.len() + (end - mid);
+            let tag = Tagged {
+                call,
+                reply_start: now,
+                block: u32_of(h.block.len()),
+                decoded: u32_of(decoded),
+                slot,
+            };
+            h.proto
+                .open(tag, &h.block, &rec[mid..end], &mut self.send.buf);
+        }
+        self.closing = h.proto.closing();
+    }
+
+    /// The connection is up: the preface. Calls wait for the server's SETTINGS (its
+    /// stream limit), which must come within the reply timeout.
+    pub(super) fn start_h2(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        let Some(h) = self.h2.as_mut() else {
+            return;
+        };
+        h.proto.start(&mut self.send.buf);
+        ctx.stats.http2.connections += 1;
+        self.send_deadline = after(now, ctx.timeout);
+        self.recv_deadline = after(now, ctx.reply_timeout);
+    }
+
+    /// Runs `f` on the protocol state, the send buffer and an event sink for this
+    /// connection (None for HTTP/1.x). Refused calls go back to the queue.
+    fn with_sink<R>(
+        &mut self,
+        now: Instant,
+        ctx: &mut Ctx<'_>,
+        f: impl FnOnce(&mut H2<Tagged>, &mut Vec<u8>, &mut Sink<'_, '_>) -> R,
+    ) -> Option<R> {
+        let h = self.h2.as_mut()?;
+        let mut sink = Sink {
+            now,
+            ctx,
+            cookie: &mut self.cookie,
+            refused: &mut h.refused,
+            staged: &mut h.staged,
+            replies: &mut self.replies,
+            conn: self.id,
+            target: self.target,
+        };
+        let r = f(&mut h.proto, &mut self.send.buf, &mut sink);
+        for t in h.refused.drain(..).rev() {
+            self.calls.push_front(t.call);
+            h.staged.requeue(t.slot);
+        }
+        Some(r)
+    }
+
+    /// `n` bytes of the send buffer reached the socket.
+    pub(super) fn written_h2(&mut self, n: usize, now: Instant, ctx: &mut Ctx<'_>) {
+        let in_flight = self.with_sink(now, ctx, |proto, _, sink| {
+            proto.on_written(n, sink);
+            proto.in_flight()
+        });
+        if in_flight.is_some_and(|n| n > 0) && self.recv_deadline.is_none() {
+            self.recv_deadline = after(now, ctx.reply_timeout);
+        }
+    }
+
+    /// Server bytes arrived.
+    pub(super) fn data_h2(&mut self, now: Instant, data: &[u8], ctx: &mut Ctx<'_>) -> Step {
+        let Some(result) =
+            self.with_sink(now, ctx, |proto, out, sink| proto.on_bytes(data, out, sink))
+        else {
+            return Step::Fail(ErrorKind::Other);
+        };
+        let Some(h) = self.h2.as_mut() else {
+            return Step::Fail(ErrorKind::Other);
+        };
+        let progress = match result {
+            Ok(p) => p,
+            Err(e) => {
+                ctx.stats.http2.protocol_errors += 1;
+                if ctx.debug > 0 {
+                    eprintln!(
+                        "rshperf: connection {}: HTTP/2 error: {} (code {:#x})",
+                        self.id.index(),
+                        e.reason,
+                        e.code
+                    );
+                }
+                // Best effort: tell the server why before closing.
+                h.proto.fail(e, &mut self.send.buf);
+                let _ = self.on_writable(now, ctx);
+                return Step::Fail(ErrorKind::Other);
+            }
+        };
+        if h.proto.closing() && !self.closing {
+            ctx.stats.http2.goaways += 1;
+        }
+        self.pump_h2(now, ctx.timeout);
+        let (in_flight, ready) = self
+            .h2
+            .as_ref()
+            .map_or((0, true), |h| (h.proto.in_flight(), h.proto.ready()));
+        self.recv_deadline = match (in_flight, progress) {
+            // Still waiting for the server's SETTINGS: the deadline of `start_h2`.
+            _ if !ready => self.recv_deadline.or(after(now, ctx.reply_timeout)),
+            (0, _) => None,
+            (_, true) => after(now, ctx.reply_timeout),
+            (_, false) => self.recv_deadline.or(after(now, ctx.reply_timeout)),
+        };
+        if self.closing && in_flight == 0 {
+            return Step::Close;
+        }
+        // Acks, window updates and newly opened streams are written by the engine
+        // once this poll turn's events are handled (one write per turn; no
+        // writable edge would announce room that was there all along).
+        Step::Continue
+    }
+
+    /// After writing: a request body held back by flow control keeps the send
+    /// watchdog running (a window that never opens times out).
+    pub(super) fn deadlines_h2(&mut self, now: Instant, timeout: Option<Duration>) {
+        if self.h2.as_ref().is_some_and(|h| h.proto.blocked()) && self.send_deadline.is_none() {
+            self.send_deadline = after(now, timeout);
+        }
+    }
+
+    /// The server closed: a normal end only if nothing was in flight.
+    pub(super) fn eof_h2(&self) -> Step {
+        let in_flight = self.h2.as_ref().map_or(0, |h| h.proto.in_flight());
+        match (in_flight, self.closing) {
+            (0, true) => Step::Close,
+            (0, false) if self.calls.is_empty() => Step::PeerClosed,
+            _ => Step::Fail(ErrorKind::ConnReset),
+        }
+    }
+
+    /// Whether a call queued now gets a stream at once: the server's SETTINGS came,
+    /// no GOAWAY, below its stream limit, and no call already waits for a stream.
+    pub(super) fn can_open_h2(&self) -> bool {
+        self.calls.is_empty() && self.h2.as_ref().is_some_and(|h| h.proto.can_open())
+    }
+
+    /// Streams in flight (part of `outstanding`).
+    pub(super) fn in_flight_h2(&self) -> usize {
+        self.h2.as_ref().map_or(0, |h| h.proto.in_flight())
+    }
+
+    /// Moves the calls of open streams back to the queue (the connection is going
+    /// away) and forgets the staged requests.
+    pub(super) fn drain_h2(&mut self) {
+        if let Some(h) = self.h2.as_mut() {
+            for t in h.proto.drain() {
+                self.calls.push_front(t.call);
+            }
+            h.staged.clear();
+        }
+    }
+}

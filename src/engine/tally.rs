@@ -1,0 +1,396 @@
+//! What the engines of one run share while it lasts: the count of open connections
+//! (so "concurrent connections" is exact with `--threads N`), the figures each engine
+//! publishes, and the clock that turns them into reply-rate samples and the `-v` and
+//! `--periodic-stats` lines.
+//!
+//! Owns the shared atomics and the clock loop, which the runner runs on a helper
+//! thread for every run (one engine or several), so the samples and lines are those a
+//! single engine would take and print for the same events: a sample at tick T counts
+//! every reply completed by then, in whichever engine. Does not measure anything
+//! itself (engines do, in their own `Stats`) and does not format the report.
+//!
+//! Costs on the engine side: one atomic add and one subtract per connection (the open
+//! count, exact because every engine adds to the same counter), and a handful of
+//! relaxed stores into the engine's own cache line per event-loop iteration; no
+//! locks, no allocation. Called by the engine (`EngineTally`) and the runner
+//! (`Tally::new`, `clock`, `finish`).
+
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::model::stats::{RateSample, Stats};
+
+/// Reply-rate sampling interval (httperf's RATE_INTERVAL).
+pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
+
+/// `--periodic-stats` interval.
+pub const PERIODIC_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The figures one engine publishes, on a cache line of its own (written by that
+/// engine only, read by the clock).
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Slot {
+    /// Completed replies of every status class.
+    replies: AtomicU64,
+    /// Sessions completed successfully.
+    sessions: AtomicU64,
+    /// Completed replies with status 200 and 302.
+    status: [AtomicU64; 2],
+    /// The engine has left its event loop (its figures are final).
+    stopped: AtomicBool,
+}
+
+/// The open-connection counter, on a cache line of its own (every engine writes it).
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Open {
+    now: AtomicU64,
+    peak: AtomicU64,
+}
+
+/// Shared state of the engines of one run.
+#[derive(Debug)]
+pub struct Tally {
+    open: Open,
+    slots: Vec<Slot>,
+    /// Set by the runner when every engine has returned.
+    done: AtomicBool,
+}
+
+/// The sums of the engines' published figures at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Counts {
+    replies: u64,
+    sessions: u64,
+    status: [u64; 2],
+}
+
+impl Tally {
+    /// A tally for `engines` engines.
+    pub fn new(engines: usize) -> Tally {
+        Tally {
+            open: Open::default(),
+            slots: (0..engines).map(|_| Slot::default()).collect(),
+            done: AtomicBool::new(false),
+        }
+    }
+
+    /// Engine `j`'s handle (None when `j` is out of range).
+    pub fn engine(&self, j: usize) -> Option<EngineTally<'_>> {
+        self.slots
+            .get(j)
+            .map(|slot| EngineTally { tally: self, slot })
+    }
+
+    /// Most connection objects that existed at once, over all engines.
+    pub fn peak(&self) -> u64 {
+        self.open.peak.load(Ordering::Relaxed)
+    }
+
+    /// Tells the clock that every engine has returned (the caller then unparks the
+    /// clock's thread so that it notices at once).
+    pub fn finish(&self) {
+        self.done.store(true, Ordering::Release);
+    }
+
+    fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for s in &self.slots {
+            c.replies += s.replies.load(Ordering::Acquire);
+            c.sessions += s.sessions.load(Ordering::Acquire);
+            c.status[0] += s.status[0].load(Ordering::Acquire);
+            c.status[1] += s.status[1].load(Ordering::Acquire);
+        }
+        c
+    }
+
+    /// Whether every engine has left its loop: the run is over.
+    fn all_stopped(&self) -> bool {
+        self.slots.iter().all(|s| s.stopped.load(Ordering::Acquire))
+    }
+}
+
+/// One engine's view of the tally.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineTally<'t> {
+    tally: &'t Tally,
+    slot: &'t Slot,
+}
+
+impl EngineTally<'_> {
+    /// A connection object was created; returns how many exist now in all engines.
+    /// The counter is one atomic, so the values it returns are a total order of the
+    /// engines' opens and closes and their maximum is the exact peak.
+    pub fn opened(&self) -> u64 {
+        let open = &self.tally.open;
+        let n = open.now.fetch_add(1, Ordering::Relaxed) + 1;
+        // Read first: the shared line is written only when the peak grows.
+        if n > open.peak.load(Ordering::Relaxed) {
+            open.peak.fetch_max(n, Ordering::Relaxed);
+        }
+        n
+    }
+
+    /// A connection object was destroyed.
+    pub fn closed(&self) {
+        self.tally.open.now.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Publishes the engine's figures (each event-loop iteration).
+    pub fn publish(&self, stats: &Stats) {
+        let s = self.slot;
+        s.replies.store(stats.all_replies(), Ordering::Release);
+        s.sessions.store(stats.sessions_ok, Ordering::Release);
+        s.status[0].store(stats.status_200_302[0], Ordering::Release);
+        s.status[1].store(stats.status_200_302[1], Ordering::Release);
+    }
+
+    /// Publishes the final figures: the engine has left its loop.
+    pub fn stop(&self, stats: &Stats) {
+        self.publish(stats);
+        self.slot.stopped.store(true, Ordering::Release);
+    }
+}
+
+/// What the clock prints on stdout while the run lasts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClockOptions {
+    /// When the first reply-rate sample is due after the start (httperf:
+    /// (client id + 1) × 5 s / number of clients); later ones follow every 5 s.
+    pub first_sample: Duration,
+    /// `-v`: print `reply-rate = …` at each sample.
+    pub rates: bool,
+    /// With `rates`: also `session-rate = …` (session workloads).
+    pub sessions: bool,
+    /// `--periodic-stats`: print the 200/302 counts every second.
+    pub periodic: bool,
+}
+
+/// The clock: takes a reply-rate sample every 5 s and prints the `-v` and
+/// `--periodic-stats` lines, from the figures the engines publish, until every engine
+/// has stopped or `finish` is called; returns the samples (the last, partial
+/// interval is dropped, as httperf does). Runs on a helper thread; `out` is stdout.
+pub fn clock(
+    tally: &Tally,
+    t0: Instant,
+    opts: ClockOptions,
+    out: &mut dyn Write,
+) -> Vec<RateSample> {
+    let mut samples = Vec::new();
+    let mut next_sample = t0 + opts.first_sample;
+    let mut next_periodic = opts.periodic.then(|| t0 + PERIODIC_INTERVAL);
+    let (mut last_sample, mut at_sample) = (t0, Counts::default());
+    let mut at_periodic = Counts::default();
+    // An engine sets `stopped` when it leaves its loop: once all have, the run is over
+    // and a tick that comes later is not sampled (a single engine stops sampling too).
+    while !tally.done.load(Ordering::Acquire) && !tally.all_stopped() {
+        let due = next_periodic.map_or(next_sample, |p| p.min(next_sample));
+        let now = Instant::now();
+        if now < due {
+            std::thread::park_timeout(due - now);
+            continue;
+        }
+        let counts = tally.counts();
+        if now >= next_sample {
+            let seconds = now.saturating_duration_since(last_sample).as_secs_f64();
+            let sample = RateSample {
+                replies: counts.replies.saturating_sub(at_sample.replies),
+                sessions: counts.sessions.saturating_sub(at_sample.sessions),
+                seconds,
+            };
+            if opts.rates {
+                let _ = write_rates(out, &sample, opts.sessions);
+            }
+            samples.push(sample);
+            (last_sample, at_sample) = (now, counts);
+            next_sample += SAMPLE_INTERVAL;
+        }
+        if let Some(p) = next_periodic.filter(|p| now >= *p) {
+            let since = now.saturating_duration_since(t0).as_secs_f64();
+            let _ = write_periodic(out, since, &counts, &at_periodic);
+            at_periodic = counts;
+            next_periodic = Some(p + PERIODIC_INTERVAL);
+        }
+    }
+    samples
+}
+
+/// `reply-rate = %-8.1f` (and `session-rate = %-8.1f`), as httperf's `-v`; one write,
+/// so that no other thread's line comes between them.
+fn write_rates(out: &mut dyn Write, s: &RateSample, sessions: bool) -> io::Result<()> {
+    let mut text = format!("reply-rate = {:<8.1}\n", s.replies as f64 / s.seconds);
+    if sessions {
+        text += &format!("session-rate = {:<8.1}\n", s.sessions as f64 / s.seconds);
+    }
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// `[%.6f s] 200=%lu, 302=%lu` with the counts since the last line (httperf master).
+fn write_periodic(out: &mut dyn Write, since: f64, now: &Counts, last: &Counts) -> io::Result<()> {
+    let text = format!(
+        "[{since:.6} s] 200={}, 302={}\n",
+        now.status[0].saturating_sub(last.status[0]),
+        now.status[1].saturating_sub(last.status[1])
+    );
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn open_count_is_shared_and_its_peak_exact() {
+        let t = Tally::new(2);
+        let (a, b) = (t.engine(0).expect("0"), t.engine(1).expect("1"));
+        assert!(t.engine(2).is_none());
+        assert_eq!(a.opened(), 1);
+        assert_eq!(b.opened(), 2);
+        a.closed();
+        assert_eq!(a.opened(), 2);
+        a.closed();
+        b.closed();
+        // Each engine alone never had more than one open; together they had two.
+        assert_eq!(b.opened(), 1);
+        assert_eq!(t.peak(), 2);
+    }
+
+    #[test]
+    fn peak_of_many_threads_is_the_most_open_at_once() {
+        let t = Tally::new(4);
+        std::thread::scope(|s| {
+            for j in 0..4 {
+                let e = t.engine(j).expect("engine");
+                s.spawn(move || {
+                    for _ in 0..10_000 {
+                        e.opened();
+                        e.closed();
+                    }
+                    e.opened();
+                });
+            }
+        });
+        assert_eq!(t.open.now.load(Ordering::Relaxed), 4);
+        assert!((4..=8).contains(&t.peak()), "{}", t.peak());
+    }
+
+    fn stats_with(replies_200: u64, replies_302: u64, sessions: u64) -> Stats {
+        let mut st = Stats::new();
+        for _ in 0..replies_200 {
+            st.on_reply(200, 0, 0, 0, Duration::ZERO);
+        }
+        for _ in 0..replies_302 {
+            st.on_reply(302, 0, 0, 0, Duration::ZERO);
+        }
+        st.on_reply(404, 0, 0, 0, Duration::ZERO);
+        st.sessions_ok = sessions;
+        st
+    }
+
+    /// A writer the test can read while the clock runs.
+    #[derive(Default)]
+    struct Shared(Mutex<Vec<u8>>);
+
+    impl Write for &Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn clock_adds_the_engines_figures_and_prints_httperf_lines() {
+        let t = Tally::new(2);
+        let out = Shared::default();
+        let opts = ClockOptions {
+            first_sample: Duration::from_millis(300),
+            rates: true,
+            sessions: true,
+            periodic: false,
+        };
+        let (e0, e1) = (t.engine(0).expect("0"), t.engine(1).expect("1"));
+        e0.publish(&stats_with(3, 1, 2));
+        e1.publish(&stats_with(2, 0, 1));
+        let t0 = Instant::now();
+        let samples = std::thread::scope(|s| {
+            let clock = s.spawn(|| clock(&t, t0, opts, &mut &out));
+            // Both engines stop before the second sample (due at 5.3 s): it is dropped.
+            while out.0.lock().expect("lock").is_empty() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            e0.stop(&stats_with(10, 1, 2));
+            e1.stop(&stats_with(2, 0, 1));
+            clock.thread().unpark();
+            let samples = clock.join().expect("clock");
+            t.finish();
+            samples
+        });
+        assert_eq!(samples.len(), 1, "{samples:?}");
+        // 3 + 1 + 1 and 2 + 1 replies of every class; 2 + 1 sessions.
+        assert_eq!((samples[0].replies, samples[0].sessions), (8, 3));
+        let secs = samples[0].seconds;
+        assert!((0.3..1.0).contains(&secs), "{secs}");
+        let text = String::from_utf8(out.0.into_inner().expect("lock")).expect("utf-8");
+        assert_eq!(
+            text,
+            format!(
+                "reply-rate = {:<8.1}\nsession-rate = {:<8.1}\n",
+                8.0 / secs,
+                3.0 / secs
+            )
+        );
+    }
+
+    #[test]
+    fn periodic_lines_count_the_last_second_of_all_engines() {
+        let t = Tally::new(2);
+        let (e0, e1) = (t.engine(0).expect("0"), t.engine(1).expect("1"));
+        e0.publish(&stats_with(2, 1, 0));
+        e1.publish(&stats_with(1, 0, 0));
+        let mut out = Vec::new();
+        // 2 + 1 + 1 and 1 + 0 + 1 replies of every class.
+        let now = Counts {
+            replies: 6,
+            sessions: 0,
+            status: [3, 1],
+        };
+        assert_eq!(t.counts(), now);
+        write_periodic(&mut out, 1.000_25, &now, &Counts::default()).expect("write");
+        let later = Counts {
+            replies: 9,
+            sessions: 0,
+            status: [6, 1],
+        };
+        write_periodic(&mut out, 2.0, &later, &now).expect("write");
+        assert_eq!(
+            String::from_utf8(out).expect("utf-8"),
+            "[1.000250 s] 200=3, 302=1\n[2.000000 s] 200=3, 302=0\n"
+        );
+    }
+
+    #[test]
+    fn finish_ends_a_clock_that_waits_for_its_first_sample() {
+        let t = Tally::new(1);
+        let opts = ClockOptions {
+            first_sample: Duration::from_secs(3600),
+            ..ClockOptions::default()
+        };
+        let started = Instant::now();
+        let samples = std::thread::scope(|s| {
+            let clock = s.spawn(|| clock(&t, Instant::now(), opts, &mut io::sink()));
+            t.finish();
+            clock.thread().unpark();
+            clock.join().expect("clock")
+        });
+        assert!(samples.is_empty());
+        assert!(started.elapsed() < Duration::from_secs(60));
+    }
+}

@@ -1,0 +1,784 @@
+//! `rshperf merge FILE.json…`: one report for the union of several partial runs.
+//!
+//! Owns reading and checking the `--json` documents of the partitions of one workload
+//! (`--partition=I/N`, possibly on several machines), merging them exactly
+//! (`Stats::merge`: counters summed, histograms added, rate samples added interval by
+//! interval) over the union of their measured windows, and printing the result as a
+//! run prints it: an echo-like line, one `Partition I/N:` line per input, then the
+//! classic report, the session block and (`--percentiles`) the percentile lines.
+//! `--json=FILE` writes the merged document in the same layout, so merges can be merged
+//! again. Measures nothing; the figures come from `report::summary`. Called by
+//! `lib::run` for `rshperf merge`.
+//!
+//! The measured window of an input is `[start.unix, start.unix + duration_s]` (its
+//! wall-clock start and its monotonic test duration); the merged duration is the
+//! latest window end minus the earliest start, so rates are meaningful only when the
+//! partitions ran at the same time (`--start-at`) on machines with synchronised clocks.
+//!
+//! Longer than the usual 600 lines only because of its tests (a third of the file):
+//! reading, checking, merging and printing are one short pipeline.
+
+use std::fs;
+use std::io::{self, BufWriter, Write};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use crate::model::config::Config;
+use crate::wire::error::Error;
+use crate::output::classic::write_report;
+use crate::output::json::{stats_from_json, to_json, RunMeta};
+use crate::output::percentiles::write_percentiles;
+use crate::output::servers::write_servers;
+use crate::output::session::{write_session_block, SessionSummary};
+use crate::output::summary::{RunInfo, Summary};
+use crate::model::stats::Stats;
+
+/// Config members that define the workload: inputs must agree on all of them.
+const WORKLOAD_KEYS: [&str; 16] = [
+    "server",
+    "servers",
+    "port",
+    "uri",
+    "method",
+    "http_version",
+    "add_header",
+    "num_conns",
+    "num_calls",
+    "burst_length",
+    "period",
+    "wsess",
+    "wsesslog",
+    "wsesspage",
+    "wlog",
+    "wset",
+];
+
+/// Inputs whose starts lie further apart than this (seconds) get a warning: rates over
+/// the union of their windows understate the load that was offered.
+const MAX_START_SPREAD_S: f64 = 1.0;
+
+/// The options of `rshperf merge` (parsed by clap with `subcommand`'s conventions).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Parser)]
+#[command(
+    name = "merge",
+    about = "Merge the --json documents of the partitions of one workload into one report.",
+    long_about = "Merge the --json documents of the partitions of one workload (rshperf \
+--partition=I/N --json=FILE, run at the same time with --start-at) into the report of the \
+whole: counters summed, latency histograms merged exactly, rates over the union of the \
+measured windows. Prints one 'Partition I/N:' line per input, then the report a single run \
+would print. Inputs of different workloads, the same partition twice, and corrupt or \
+out-of-range documents are refused (exit status 1); missing partitions are a warning."
+)]
+pub struct MergeOptions {
+    /// Also write the merged document to FILE ('-': stdout, instead of the text)
+    #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub json: Option<String>,
+    /// Print the percentile lines
+    #[arg(long, short = 'v')]
+    pub percentiles: bool,
+    /// The --json documents to merge, in this order
+    #[arg(value_name = "FILE.json", required = true)]
+    pub files: Vec<String>,
+}
+
+/// One input document, read and checked.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The file name as given.
+    pub file: String,
+    /// The document's `config` member.
+    pub config: Value,
+    /// Its statistics, exactly as the run had them.
+    pub stats: Stats,
+    /// Its duration and CPU times.
+    pub run: RunInfo,
+    /// `--partition=I/N` of the run: (I, N).
+    pub partition: (u32, u32),
+    /// `--client=I/N` of the run: (I, N).
+    pub client: (u32, u32),
+    /// Engines that ran (a merged document: all of its inputs' engines).
+    pub threads: u32,
+    /// Wall-clock start, seconds since the epoch.
+    pub start: f64,
+    /// Names of the servers of a `--servers` run, one per `stats.servers` element.
+    pub servers: Vec<String>,
+}
+
+impl Input {
+    /// Reads a document from its text; `file` names it in messages.
+    pub fn from_text(file: &str, text: &str) -> Result<Input, String> {
+        let doc: Value =
+            serde_json::from_str(text).map_err(|e| format!("{file}: not a JSON document: {e}"))?;
+        Input::from_json(file, &doc)
+    }
+
+    /// Reads a parsed document; `file` names it in messages.
+    pub fn from_json(file: &str, doc: &Value) -> Result<Input, String> {
+        let (stats, run) = stats_from_json(doc).map_err(|e| format!("{file}: {e}"))?;
+        let bad = |what: &str| format!("{file}: {what}");
+        let config = doc
+            .get("config")
+            .filter(|c| c.is_object())
+            .ok_or_else(|| bad("missing config"))?
+            .clone();
+        let pair = |v: Option<&Value>, what: &str| -> Result<(u32, u32), String> {
+            let nums: Option<Vec<u32>> = v.and_then(Value::as_array).and_then(|a| {
+                a.iter()
+                    .map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()))
+                    .collect()
+            });
+            match nums.as_deref() {
+                Some(&[i, n]) if i < n => Ok((i, n)),
+                _ => Err(bad(&format!("{what} is not [I, N] with I < N"))),
+            }
+        };
+        let run_member = doc.get("run");
+        let partition = pair(run_member.and_then(|r| r.get("partition")), "run.partition")?;
+        let client = pair(config.get("client"), "config.client")?;
+        let threads = run_member
+            .and_then(|r| r.get("threads"))
+            .and_then(Value::as_u64)
+            .and_then(|t| u32::try_from(t).ok())
+            .ok_or_else(|| bad("run.threads is not an unsigned integer"))?;
+        let start = doc
+            .get("start")
+            .and_then(|s| s.get("unix"))
+            .and_then(Value::as_f64)
+            .ok_or_else(|| bad("start.unix is not a number"))?;
+        if !run.duration.is_finite() || run.duration < 0.0 {
+            return Err(bad("duration_s is not a duration"));
+        }
+        // The names are report facts (`servers[].server`), one per raw.servers element.
+        let servers: Vec<String> = match doc.get("servers") {
+            None => Vec::new(),
+            Some(list) => list
+                .as_array()
+                .and_then(|a| {
+                    a.iter()
+                        .map(|s| s.get("server").and_then(Value::as_str).map(str::to_string))
+                        .collect()
+                })
+                .ok_or_else(|| bad("servers is not a list of {\"server\": NAME, …}"))?,
+        };
+        if servers.len() != stats.servers.len() {
+            return Err(bad(&format!(
+                "servers names {} servers but raw.servers holds {}",
+                servers.len(),
+                stats.servers.len()
+            )));
+        }
+        Ok(Input {
+            file: file.to_string(),
+            config,
+            stats,
+            run,
+            partition,
+            client,
+            threads,
+            start,
+            servers,
+        })
+    }
+
+    /// The echo line of the run without its `--partition=I/N`.
+    pub fn echo(&self) -> String {
+        let echo = self
+            .config
+            .get("echo")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let (i, n) = self.partition;
+        echo.replace(&format!(" --partition={i}/{n}"), "")
+    }
+
+    /// True for session workloads (`--wsess`, `--wsesslog`, `--wsesspage`).
+    fn is_session(&self) -> bool {
+        ["wsess", "wsesslog", "wsesspage"]
+            .iter()
+            .any(|k| self.config.get(*k).is_some_and(|v| !v.is_null()))
+    }
+}
+
+/// Refuses inputs that are not partitions of one workload; returns warnings (missing
+/// partitions) for stderr.
+pub fn check(inputs: &[Input]) -> Result<Vec<String>, String> {
+    let Some(first) = inputs.first() else {
+        return Err("no input files".into());
+    };
+    for inp in &inputs[1..] {
+        for key in WORKLOAD_KEYS {
+            let (a, b) = (first.config.get(key), inp.config.get(key));
+            if a != b {
+                let show = |v: Option<&Value>| v.map_or("(none)".to_string(), Value::to_string);
+                return Err(format!(
+                    "{} and {} are runs of different workloads: {key} {} vs {}",
+                    first.file,
+                    inp.file,
+                    show(a),
+                    show(b)
+                ));
+            }
+        }
+        if inp.servers != first.servers {
+            return Err(format!(
+                "{} and {} are runs against different servers: [{}] vs [{}]",
+                first.file,
+                inp.file,
+                first.servers.join(", "),
+                inp.servers.join(", ")
+            ));
+        }
+        for (what, mine, theirs) in [
+            ("partition", inp.partition, first.partition),
+            ("client", inp.client, first.client),
+        ] {
+            if mine.1 != theirs.1 {
+                return Err(format!(
+                    "{} is {what} {}/{} but {} is {what} {}/{}: inputs must split the \
+                     workload the same way",
+                    inp.file, mine.0, mine.1, first.file, theirs.0, theirs.1
+                ));
+            }
+        }
+    }
+    let mut seen: Vec<(u32, u32, &str)> = Vec::new();
+    for inp in inputs {
+        let key = (inp.client.0, inp.partition.0);
+        if let Some(&(_, _, other)) = seen.iter().find(|&&(c, p, _)| (c, p) == key) {
+            return Err(format!(
+                "{other} and {} are both partition {}/{}{}: each partition may be merged once",
+                inp.file,
+                inp.partition.0,
+                inp.partition.1,
+                client_suffix(inp.client)
+            ));
+        }
+        seen.push((key.0, key.1, &inp.file));
+    }
+    let (clients, parts) = (first.client.1, first.partition.1);
+    let mut missing = Vec::new();
+    for c in 0..clients {
+        let present: Vec<u32> = seen
+            .iter()
+            .filter(|&&(sc, _, _)| sc == c)
+            .map(|&(_, p, _)| p)
+            .collect();
+        // A client of which no partition was given is not a missing partition: clients
+        // are whole workloads of their own (httperf's --client).
+        if present.is_empty() {
+            continue;
+        }
+        missing.extend(
+            (0..parts)
+                .filter(|p| !present.contains(p))
+                .map(|p| format!("{p}/{parts}{}", client_suffix((c, clients)))),
+        );
+    }
+    let mut warnings = Vec::new();
+    if !missing.is_empty() {
+        warnings.push(format!(
+            "warning: partition{} {} missing: the report covers only part of the workload",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", ")
+        ));
+    }
+    let starts = inputs.iter().map(|i| i.start);
+    let first_start = starts.clone().reduce(f64::min).unwrap_or(0.0);
+    let spread = starts.fold(first_start, f64::max) - first_start;
+    if spread > MAX_START_SPREAD_S {
+        warnings.push(format!(
+            "warning: the inputs started up to {spread:.3} s apart: rates are over the union \
+             of their windows (start partitions together with --start-at)"
+        ));
+    }
+    Ok(warnings)
+}
+
+/// ` client I/N` when the workload was also split with `--client`, else nothing.
+fn client_suffix((i, n): (u32, u32)) -> String {
+    if n > 1 {
+        format!(" client {i}/{n}")
+    } else {
+        String::new()
+    }
+}
+
+/// The union of the inputs.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// All statistics, merged exactly.
+    pub stats: Stats,
+    /// Union duration (latest window end − earliest start) and summed CPU seconds.
+    pub run: RunInfo,
+    /// Earliest start, seconds since the epoch.
+    pub start: f64,
+    /// Engines of all inputs.
+    pub threads: u32,
+    /// Server names of a `--servers` workload (the same in every input).
+    pub servers: Vec<String>,
+}
+
+/// Merges checked inputs; fails (naming the input and the field) when a sum would
+/// overflow or a total the report needs does not fit in 64 bits.
+pub fn merge(inputs: &[Input]) -> Result<Merged, String> {
+    let mut stats = Stats::new();
+    let start = inputs
+        .iter()
+        .map(|i| i.start)
+        .reduce(f64::min)
+        .unwrap_or(0.0);
+    let (mut duration, mut cpu_user, mut cpu_system, mut threads) = (0.0f64, 0.0, 0.0, 0u32);
+    for inp in inputs {
+        stats
+            .merge(&inp.stats)
+            .map_err(|e| format!("cannot add {}: {e}", inp.file))?;
+        // Relative to the earliest start, so one input keeps its duration exactly.
+        duration = duration.max(inp.start - start + inp.run.duration);
+        cpu_user += inp.run.cpu_user;
+        cpu_system += inp.run.cpu_system;
+        threads = threads.saturating_add(inp.threads);
+    }
+    stats
+        .check_totals()
+        .map_err(|e| format!("the merged figures are out of range: {e}"))?;
+    Ok(Merged {
+        stats,
+        run: RunInfo {
+            duration,
+            cpu_user,
+            cpu_system,
+        },
+        start,
+        threads,
+        servers: inputs
+            .first()
+            .map(|i| i.servers.clone())
+            .unwrap_or_default(),
+    })
+}
+
+/// Writes the text: the `rshperf merge:` line, one `Partition` line per input, a blank
+/// line, the classic report, the session block (session workloads), the per-server
+/// block (`--servers` workloads) and, with `percentiles`, the percentile lines: the
+/// order of a run's report.
+pub fn write_text<W: Write>(
+    out: &mut W,
+    inputs: &[Input],
+    merged: &Merged,
+    percentiles: bool,
+) -> io::Result<()> {
+    let echo = inputs.first().map(Input::echo).unwrap_or_default();
+    let n = inputs.len();
+    writeln!(
+        out,
+        "rshperf merge: {n} partition{} of {echo}",
+        if n == 1 { "" } else { "s" }
+    )?;
+    for inp in inputs {
+        let s = &inp.stats;
+        writeln!(
+            out,
+            "Partition {}/{}: connections {} requests {} replies {} test-duration {} s \
+             errors {}{} ({})",
+            inp.partition.0,
+            inp.partition.1,
+            s.connections,
+            s.requests,
+            s.replies(),
+            crate::wire::cfmt::fixed(inp.run.duration, 3),
+            s.total_errors(),
+            client_suffix(inp.client),
+            inp.file
+        )?;
+    }
+    writeln!(out)?;
+    let summary = Summary::new(&merged.stats, &merged.run);
+    write_report(out, &summary, 0)?;
+    let sessions = merged.stats.sessions_ok + merged.stats.sessions_failed;
+    if sessions > 0 || inputs.iter().any(Input::is_session) {
+        write_session_block(
+            out,
+            &SessionSummary::new(&merged.stats, merged.run.duration),
+        )?;
+    }
+    write_servers(
+        out,
+        &merged.stats.servers,
+        &merged.servers,
+        merged.run.duration,
+    )?;
+    // `--call-rate`: every part ran the whole rate's share of one schedule, so the
+    // target is the parts' common `config.call_rate`.
+    let rate = inputs
+        .first()
+        .and_then(|i| i.config.get("call_rate"))
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(0.0);
+    if let Some(lines) = merged.stats.pool.report_lines(rate, merged.run.duration) {
+        writeln!(out, "{lines}")?;
+    }
+    if percentiles {
+        write_percentiles(out, &merged.stats)?;
+    }
+    Ok(())
+}
+
+fn system_time(unix: f64) -> SystemTime {
+    let d = Duration::try_from_secs_f64(unix.abs()).unwrap_or_default();
+    if unix >= 0.0 {
+        UNIX_EPOCH + d
+    } else {
+        UNIX_EPOCH - d
+    }
+}
+
+/// The merged document: the layout of a run's (`docs/json.md`), with the first input's
+/// `config` (its `partition` set to `[0, 1]`, the echo line without `--partition`, `json`
+/// the merged file) and `run.merged_from` listing the inputs.
+pub fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -> Value {
+    // `to_json` renders a `Config`; a merge has none, so it renders a fixed one and the
+    // config member is then replaced by the inputs' (checked equal where it matters).
+    let cfg = Config::from_argv(&["rshperf", "--server=127.0.0.1"])
+        .expect("fixed valid options for the placeholder config");
+    let summary = Summary::new(&merged.stats, &merged.run);
+    let meta = RunMeta {
+        start: system_time(merged.start),
+        end: system_time(merged.start + merged.run.duration),
+        partition: (0, 1),
+        threads: merged.threads,
+        servers: merged.servers.clone(),
+    };
+    let mut doc = to_json(&cfg, &merged.stats, &summary, &merged.run, &meta);
+    let mut config = inputs.first().map_or(Value::Null, |i| i.config.clone());
+    if let Some(c) = config.as_object_mut() {
+        let echo = inputs.first().map(Input::echo).unwrap_or_default();
+        c.insert("echo".into(), json!(echo));
+        c.insert("partition".into(), json!([0, 1]));
+        c.insert("json".into(), json!(json_dest));
+    }
+    doc["config"] = config;
+    let files: Vec<&str> = inputs.iter().map(|i| i.file.as_str()).collect();
+    doc["run"]["merged_from"] = json!(files);
+    doc
+}
+
+fn read_input(file: &str) -> Result<Input, String> {
+    let text = fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+    Input::from_text(file, &text)
+}
+
+fn write_json_dest(dest: &str, doc: &Value) -> io::Result<()> {
+    let write = |mut out: Box<dyn Write + '_>| {
+        serde_json::to_writer_pretty(&mut out, doc)?;
+        writeln!(out)?;
+        out.flush()
+    };
+    if dest == "-" {
+        write(Box::new(BufWriter::new(io::stdout().lock())))
+    } else {
+        write(Box::new(BufWriter::new(fs::File::create(dest)?)))
+    }
+}
+
+fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
+    let fail = |m: String| Error::Startup(format!("merge: {m}"));
+    let inputs = opts
+        .files
+        .iter()
+        .map(|f| read_input(f))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(fail)?;
+    for w in check(&inputs).map_err(fail)? {
+        eprintln!("rshperf: merge: {w}");
+    }
+    let merged = merge(&inputs).map_err(fail)?;
+    if opts.json.as_deref() != Some("-") {
+        let mut out = BufWriter::new(io::stdout().lock());
+        // As a run: a closed stdout does not fail the merge.
+        let _ = write_text(&mut out, &inputs, &merged, opts.percentiles);
+        let _ = out.flush();
+    }
+    if let Some(dest) = &opts.json {
+        let doc = merged_json(&inputs, &merged, Some(dest));
+        write_json_dest(dest, &doc)
+            .map_err(|e| fail(format!("cannot write --json file {dest}: {e}")))?;
+    }
+    Ok(0)
+}
+
+/// `rshperf merge …` (`args[0]` is `merge`): prints the merged report; returns the
+/// exit status (1 on any error).
+pub fn merge_main(args: &[String]) -> i32 {
+    crate::front::subcommand::run::<MergeOptions>(args, |opts| try_merge(&opts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::front::subcommand::Parsed;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        std::iter::once("merge")
+            .chain(list.iter().copied())
+            .map(String::from)
+            .collect()
+    }
+
+    /// A document of partition `part`/`parts` of a fixed workload (`uri`), `n`
+    /// connections with one 200 reply each, started at `start` (unix seconds), lasting
+    /// `duration` seconds.
+    fn doc(uri: &str, part: u32, parts: u32, n: u64, start: f64, duration: f64) -> Value {
+        let partition = format!("--partition={part}/{parts}");
+        let cfg = Config::from_argv(&[
+            "rshperf",
+            "--server=127.0.0.1",
+            "--port=8080",
+            "--uri",
+            uri,
+            "--rate=100",
+            "--num-conns=1000",
+            &partition,
+        ])
+        .expect("valid test options");
+        let mut s = Stats::new();
+        for i in 0..n {
+            s.on_connecting();
+            s.on_connected(Duration::from_micros(100 + i));
+            s.on_request_sent(60);
+            s.on_response(Duration::from_micros(500 + 10 * i));
+            s.on_reply(200, 80, 1024, 0, Duration::from_micros(20));
+            s.on_lifetime(Duration::from_micros(700 + 10 * i));
+        }
+        s.rate_samples.push(crate::model::stats::RateSample {
+            replies: n,
+            sessions: 0,
+            seconds: 5.0,
+        });
+        let run = RunInfo {
+            duration,
+            cpu_user: 0.5,
+            cpu_system: 0.25,
+        };
+        let meta = RunMeta {
+            start: system_time(start),
+            end: system_time(start + duration),
+            partition: cfg.partition,
+            threads: 1,
+            servers: Vec::new(),
+        };
+        to_json(&cfg, &s, &Summary::new(&s, &run), &run, &meta)
+    }
+
+    fn input(name: &str, d: &Value) -> Input {
+        let text = serde_json::to_string(d).expect("serializable");
+        Input::from_text(name, &text).expect("readable")
+    }
+
+    fn text(inputs: &[Input], percentiles: bool) -> String {
+        let mut out = Vec::new();
+        write_text(
+            &mut out,
+            inputs,
+            &merge(inputs).expect("mergeable"),
+            percentiles,
+        )
+        .expect("Vec write");
+        String::from_utf8(out).expect("ASCII")
+    }
+
+    fn parse(list: &[&str]) -> Result<Parsed<MergeOptions>, Error> {
+        crate::front::subcommand::parse::<MergeOptions>(&args(list))
+    }
+
+    fn options(list: &[&str]) -> MergeOptions {
+        match parse(list) {
+            Ok(Parsed::Run(o)) => o,
+            other => panic!("{list:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn options_help_and_errors() {
+        let o = options(&["--json=m.json", "-v", "a", "b"]);
+        assert_eq!(o.json.as_deref(), Some("m.json"));
+        assert!(o.percentiles);
+        assert_eq!(o.files, ["a", "b"]);
+        let o = options(&["--js", "-", "--perc", "--", "--odd"]);
+        assert_eq!(o.json.as_deref(), Some("-"));
+        assert!(o.percentiles);
+        assert_eq!(o.files, ["--odd"]);
+        match parse(&["-h"]) {
+            Ok(Parsed::Help(t)) => {
+                assert!(t.starts_with("Merge the --json documents "), "{t}");
+                assert!(
+                    t.contains("\nUsage: rshperf merge [OPTIONS] <FILE.json>...\n"),
+                    "{t}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let cases: [(&[&str], &str); 4] = [
+            (
+                &[],
+                "the following required arguments were not provided:\n  <FILE.json>...",
+            ),
+            (
+                &["--json=", "a"],
+                "a value is required for '--json <FILE>' but none was supplied",
+            ),
+            (&["--bogus", "a"], "unexpected argument '--bogus' found"),
+            (
+                &["a", "--json"],
+                "a value is required for '--json <FILE>' but none was supplied",
+            ),
+        ];
+        for (bad, want) in cases {
+            let e = parse(bad).expect_err("invalid").to_string();
+            assert!(
+                e.starts_with(&format!("rshperf: merge: {want}")),
+                "{bad:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn partitions_merge_over_the_union_window() {
+        let a = input("p0.json", &doc("/x", 0, 2, 30, 1000.0, 9.5));
+        let b = input("p1.json", &doc("/x", 1, 2, 20, 1000.5, 9.5));
+        let inputs = [a, b];
+        assert_eq!(check(&inputs), Ok(vec![]));
+        let m = merge(&inputs).expect("mergeable");
+        assert_eq!(m.stats.connections, 50);
+        assert_eq!(m.stats.replies(), 50);
+        assert_eq!(m.run.duration, 10.0);
+        assert_eq!(m.run.cpu_user, 1.0);
+        assert_eq!(m.run.cpu_system, 0.5);
+        assert_eq!(m.stats.rate_samples[0].replies, 50);
+        assert_eq!(m.stats.hist.response.len(), 50);
+        let t = text(&inputs, true);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(
+            lines[0],
+            "rshperf merge: 2 partitions of rshperf --client=0/1 --server=127.0.0.1 \
+             --port=8080 --uri=/x --rate=100 --send-buffer=4096 --recv-buffer=16384 \
+             --num-conns=1000 --num-calls=1"
+        );
+        assert_eq!(
+            lines[1],
+            "Partition 0/2: connections 30 requests 30 replies 30 test-duration 9.500 s \
+             errors 0 (p0.json)"
+        );
+        assert_eq!(
+            lines[2],
+            "Partition 1/2: connections 20 requests 20 replies 20 test-duration 9.500 s \
+             errors 0 (p1.json)"
+        );
+        assert_eq!(lines[3], "");
+        assert_eq!(lines[4], "Maximum connect burst length: 0");
+        assert!(
+            t.contains("\nTotal: connections 50 requests 50 replies 50 test-duration 10.000 s\n")
+        );
+        assert!(t.contains("\nConnection rate: 5.0 conn/s (200.0 ms/conn, "));
+        assert!(t.contains(
+            "\nReply rate [replies/s]: min 10.0 avg 10.0 max 10.0 stddev 0.0 (1 samples)\n"
+        ));
+        assert!(t.contains(
+            "\nCPU time [s]: user 1.00 system 0.50 (user 10.0% system 5.0% total 15.0%)\n"
+        ));
+        assert!(t.contains("\nPercentiles response [ms]: p50 "));
+        assert!(!t.contains("Session"));
+    }
+
+    #[test]
+    fn the_merged_document_merges_again_to_the_same_report() {
+        let inputs = [
+            input("p0.json", &doc("/x", 0, 2, 30, 1000.0, 9.5)),
+            input("p1.json", &doc("/x", 1, 2, 20, 1000.5, 9.5)),
+        ];
+        let m = merge(&inputs).expect("mergeable");
+        let d = merged_json(&inputs, &m, Some("all.json"));
+        assert_eq!(d["run"]["partition"], json!([0, 1]));
+        assert_eq!(d["run"]["threads"], 2);
+        assert_eq!(d["run"]["merged_from"], json!(["p0.json", "p1.json"]));
+        assert_eq!(d["config"]["partition"], json!([0, 1]));
+        assert_eq!(d["config"]["uri"], "/x");
+        assert_eq!(d["config"]["json"], "all.json");
+        assert_eq!(d["connections"]["total"], 50);
+        assert_eq!(d["duration_s"], 10.0);
+        let again = [input("all.json", &d)];
+        assert_eq!(check(&again), Ok(vec![]));
+        let m2 = merge(&again).expect("mergeable");
+        assert_eq!(m2.run, m.run);
+        let d2 = merged_json(&again, &m2, Some("all.json"));
+        for key in [
+            "raw",
+            "histograms",
+            "connections",
+            "replies",
+            "errors",
+            "cpu",
+        ] {
+            assert_eq!(d2[key], d[key], "{key}");
+        }
+        let t = text(&again, false);
+        assert!(t.starts_with("rshperf merge: 1 partition of rshperf --client=0/1 "));
+        assert!(t.contains("\nPartition 0/1: connections 50 requests 50 replies 50 "));
+        let report = |t: &str| t.split_once("\n\n").map(|(_, r)| r.to_string());
+        assert_eq!(report(&t), report(&text(&inputs, false)));
+    }
+
+    #[test]
+    fn mismatched_duplicate_and_missing_partitions() {
+        let p0 = input("p0.json", &doc("/x", 0, 3, 3, 0.0, 1.0));
+        let p1 = input("p1.json", &doc("/x", 1, 3, 3, 0.0, 1.0));
+        let other = input("q1.json", &doc("/y", 1, 3, 3, 0.0, 1.0));
+        let e = check(&[p0.clone(), other]).expect_err("different uri");
+        assert_eq!(
+            e,
+            "p0.json and q1.json are runs of different workloads: uri \"/x\" vs \"/y\""
+        );
+        let e = check(&[p0.clone(), p1.clone(), p0.clone()]).expect_err("duplicate");
+        assert_eq!(
+            e,
+            "p0.json and p0.json are both partition 0/3: each partition may be merged once"
+        );
+        let four = input("r.json", &doc("/x", 1, 4, 3, 0.0, 1.0));
+        let e = check(&[p0.clone(), four]).expect_err("different N");
+        assert!(
+            e.starts_with("r.json is partition 1/4 but p0.json is partition 0/3"),
+            "{e}"
+        );
+        let w = check(&[p1, p0.clone()]).expect("missing is not an error");
+        assert_eq!(
+            w,
+            ["warning: partition 2/3 missing: the report covers only part of the workload"]
+        );
+        let late = input("p2.json", &doc("/x", 2, 3, 3, 1.5, 1.0));
+        let w = check(&[p0, late]).expect("late is not an error");
+        assert_eq!(
+            w[1],
+            "warning: the inputs started up to 1.500 s apart: rates are over the union of \
+             their windows (start partitions together with --start-at)"
+        );
+    }
+
+    #[test]
+    fn bad_documents_name_the_file() {
+        let e = Input::from_text("x.json", "{not json").expect_err("not JSON");
+        assert!(e.starts_with("x.json: not a JSON document: "), "{e}");
+        let mut d = doc("/x", 0, 1, 1, 0.0, 1.0);
+        d["version"] = json!(9);
+        let e = Input::from_text("v.json", &d.to_string()).expect_err("version");
+        assert!(
+            e.starts_with("v.json: unsupported rshperf-result version 9"),
+            "{e}"
+        );
+        let mut d = doc("/x", 0, 1, 1, 0.0, 1.0);
+        d["run"]["partition"] = json!([2, 2]);
+        let e = Input::from_json("p.json", &d).expect_err("partition");
+        assert_eq!(e, "p.json: run.partition is not [I, N] with I < N");
+        let e = Input::from_text("e.json", "[]").expect_err("not a document");
+        assert_eq!(e, "e.json: not an rshperf-result document");
+    }
+}

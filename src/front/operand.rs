@@ -1,0 +1,347 @@
+//! Non-option arguments: a URL as the target, and warnings for everything else.
+//!
+//! httperf ignores non-option arguments silently, so `rshperf http://host:8080/foo`
+//! used to test `localhost:80`. Here an `http://` or `https://` URL names the server,
+//! port and URI (and TLS); any other operand is still ignored, as httperf does, but
+//! named in a `rshperf: warning:` line with a hint where one fits (`--print-reply
+//! header` → `did you mean --print-reply=header?`). Owns the URL syntax and the hint
+//! texts; `config::Config::from_args` applies the URL and prints the warnings.
+//!
+//! The URL parser is hand-written rather than the `url` crate: the path must be sent
+//! exactly as typed (as `--uri` is), and `url` normalises it (dot segments,
+//! percent-encoding, an empty path becomes `/` only for some schemes).
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+
+use crate::front::cli::{Operand, Opt, OPTIONS};
+
+/// A target given as a URL argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetUrl {
+    /// The URL as typed (for messages).
+    pub text: String,
+    /// Host name or address, as `--server` takes it (IPv6 without brackets).
+    pub host: String,
+    /// The explicit port, if the URL has one.
+    pub port: Option<u16>,
+    /// Path and query (`/` when the URL has none), sent as typed; no fragment.
+    pub uri: String,
+    /// `https://`.
+    pub tls: bool,
+}
+
+impl TargetUrl {
+    /// The port the URL means: its own, or the scheme's (80, 443).
+    pub fn port_or_default(&self) -> u16 {
+        self.port.unwrap_or(if self.tls { 443 } else { 80 })
+    }
+}
+
+/// The URL scheme `s` starts with (case-insensitive): Some(tls) for `http://` and
+/// `https://`.
+fn scheme(s: &str) -> Option<(bool, &str)> {
+    for (prefix, tls) in [("http://", false), ("https://", true)] {
+        if s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix) {
+            return Some((tls, &s[prefix.len()..]));
+        }
+    }
+    None
+}
+
+/// Parses `s` as a target URL. None: not a URL (an ordinary operand); Some(Err): a
+/// URL that cannot be used, with the message (after `rshperf: `).
+pub fn parse_url(s: &str) -> Option<Result<TargetUrl, String>> {
+    let (tls, rest) = scheme(s)?;
+    Some(parse_after_scheme(s, tls, rest))
+}
+
+fn parse_after_scheme(s: &str, tls: bool, rest: &str) -> Result<TargetUrl, String> {
+    let rest = rest.split('#').next().unwrap_or("");
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    if authority.contains('@') {
+        return Err(format!(
+            "URL {s}: user names and passwords in URLs are not supported \
+             (send them with --add-header 'Authorization: ...\\n')"
+        ));
+    }
+    let bad = |what: &str| format!("URL {s}: {what}");
+    let (host, port_text) = if let Some(v6) = authority.strip_prefix('[') {
+        let (addr, after) = v6
+            .split_once(']')
+            .ok_or_else(|| bad("no ']' after the IPv6 address"))?;
+        addr.parse::<Ipv6Addr>()
+            .map_err(|_| bad(&format!("'{addr}' is not an IPv6 address")))?;
+        match after {
+            "" => (addr, None),
+            _ => match after.strip_prefix(':') {
+                Some(p) => (addr, Some(p)),
+                None => return Err(bad("expected ':PORT' after the IPv6 address")),
+            },
+        }
+    } else {
+        let (h, p) = match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        };
+        if h.contains(':') {
+            return Err(bad("an IPv6 address goes in brackets: http://[::1]:8080/"));
+        }
+        (h, p)
+    };
+    if host.is_empty() {
+        return Err(bad("no host name"));
+    }
+    let port = match port_text {
+        None | Some("") => None,
+        Some(p) => match p.parse::<u16>() {
+            Ok(n) if n > 0 && p.bytes().all(|b| b.is_ascii_digit()) => Some(n),
+            _ => return Err(bad(&format!("illegal port number {p}"))),
+        },
+    };
+    let uri = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("/{path}")
+    };
+    Ok(TargetUrl {
+        text: s.to_string(),
+        host: host.to_string(),
+        port,
+        uri,
+        tls,
+    })
+}
+
+/// The warning for an operand that is not a URL (the text after `rshperf: warning: `).
+pub fn warning(op: &Operand) -> String {
+    let text = &op.text;
+    match hint(op) {
+        Some(h) => format!("ignoring argument '{text}': {h}"),
+        None => format!(
+            "ignoring argument '{text}': not an option (httperf ignores it too; \
+             `rshperf --help` lists the options)"
+        ),
+    }
+}
+
+/// What the user probably meant by `op`, if anything fits.
+fn hint(op: &Operand) -> Option<String> {
+    let text = op.text.as_str();
+    if let Some(opt) = op.after {
+        let spec = OPTIONS.iter().find(|s| s.opt == opt)?;
+        return Some(match spec.has_arg {
+            crate::front::cli::HasArg::Optional => {
+                format!("did you mean --{}={text}?", spec.name)
+            }
+            _ => format!("--{} takes no value", spec.name),
+        });
+    }
+    if text.starts_with('/') {
+        return Some(format!("did you mean --uri {text}?"));
+    }
+    if looks_like_host(text) {
+        return Some(format!(
+            "to test it, give the URL (http://{text}/) or --server and --port"
+        ));
+    }
+    None
+}
+
+/// `host`, `host:port`, an IP address or `[v6]:port`: something one aims a tool at.
+fn looks_like_host(s: &str) -> bool {
+    if s.parse::<IpAddr>().is_ok() || s.parse::<SocketAddr>().is_ok() {
+        return true;
+    }
+    let host = match s.rsplit_once(':') {
+        Some((h, p)) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => h,
+        Some(_) => return false,
+        None => s,
+    };
+    let labels_ok = host
+        .split('.')
+        .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+    // Top-level domains are alphabetic (`1.5` is a number, not a host).
+    let tld_ok = host
+        .rsplit('.')
+        .next()
+        .and_then(|l| l.chars().next())
+        .is_some_and(|c| c.is_ascii_alphabetic());
+    // A bare word is a host only as `localhost` or with a port (`web1:8080`).
+    labels_ok && tld_ok && (host.contains('.') || host == "localhost" || host.len() < s.len())
+}
+
+/// Whether `opt` is one a URL argument replaces (so giving both is an error).
+pub fn conflicts_with_url(opt: Opt) -> bool {
+    matches!(opt, Opt::Server | Opt::Servers | Opt::Uri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> TargetUrl {
+        parse_url(s).expect("a URL").expect("a valid URL")
+    }
+
+    fn url_err(s: &str) -> String {
+        parse_url(s).expect("a URL").expect_err("an invalid URL")
+    }
+
+    #[test]
+    fn urls_name_host_port_uri_and_tls() {
+        let cases = [
+            (
+                "http://127.0.0.1:8080/foo",
+                "127.0.0.1",
+                Some(8080),
+                "/foo",
+                false,
+            ),
+            ("http://localhost", "localhost", None, "/", false),
+            ("HTTPS://example.com/", "example.com", None, "/", true),
+            (
+                "http://h/a/../b?x=1&y=%20#frag",
+                "h",
+                None,
+                "/a/../b?x=1&y=%20",
+                false,
+            ),
+            ("http://h?q", "h", None, "/?q", false),
+            ("http://[::1]:8080/x", "::1", Some(8080), "/x", false),
+            (
+                "https://[fe80::1%25eth0]",
+                "fe80::1%25eth0",
+                None,
+                "/",
+                true,
+            ),
+            ("http://h:/", "h", None, "/", false),
+        ];
+        for (s, host, port, uri, tls) in cases {
+            if s.contains('%') && s.contains('[') {
+                // A zone id is not an Ipv6Addr: refused with a message.
+                assert!(url_err(s).contains("is not an IPv6 address"), "{s}");
+                continue;
+            }
+            let u = url(s);
+            assert_eq!(
+                (u.host.as_str(), u.port, u.uri.as_str(), u.tls),
+                (host, port, uri, tls),
+                "{s}"
+            );
+            assert_eq!(u.text, s);
+        }
+        assert_eq!(url("https://h/").port_or_default(), 443);
+        assert_eq!(url("http://h/").port_or_default(), 80);
+        assert_eq!(url("http://h:81/").port_or_default(), 81);
+    }
+
+    #[test]
+    fn bad_urls_say_why() {
+        let cases = [
+            ("http://", "URL http://: no host name"),
+            ("http://:80/", "URL http://:80/: no host name"),
+            ("http://h:x/", "URL http://h:x/: illegal port number x"),
+            ("http://h:0/", "URL http://h:0/: illegal port number 0"),
+            (
+                "http://h:70000/",
+                "URL http://h:70000/: illegal port number 70000",
+            ),
+            (
+                "http://h:+80/",
+                "URL http://h:+80/: illegal port number +80",
+            ),
+            (
+                "http://[::1/",
+                "URL http://[::1/: no ']' after the IPv6 address",
+            ),
+            (
+                "http://[::1]x/",
+                "URL http://[::1]x/: expected ':PORT' after the IPv6 address",
+            ),
+            ("http://[h]/", "URL http://[h]/: 'h' is not an IPv6 address"),
+            (
+                "http://::1:80/",
+                "URL http://::1:80/: an IPv6 address goes in brackets: http://[::1]:8080/",
+            ),
+        ];
+        for (s, want) in cases {
+            assert_eq!(url_err(s), want, "{s}");
+        }
+        assert!(url_err("http://u:p@h/").contains("user names and passwords"));
+        for not_url in [
+            "header",
+            "ftp://h/",
+            "http:/h",
+            "127.0.0.1:8080",
+            "/index.html",
+        ] {
+            assert!(parse_url(not_url).is_none(), "{not_url}");
+        }
+    }
+
+    fn warn(text: &str, after: Option<Opt>) -> String {
+        warning(&Operand {
+            text: text.into(),
+            after,
+        })
+    }
+
+    #[test]
+    fn stray_operands_get_a_hint_where_one_fits() {
+        let cases = [
+            (
+                "header",
+                Some(Opt::PrintReply),
+                "ignoring argument 'header': did you mean --print-reply=header?",
+            ),
+            (
+                "body",
+                Some(Opt::PrintRequest),
+                "ignoring argument 'body': did you mean --print-request=body?",
+            ),
+            (
+                "no",
+                Some(Opt::SslVerify),
+                "ignoring argument 'no': did you mean --ssl-verify=no?",
+            ),
+            ("1", Some(Opt::Hog), "ignoring argument '1': --hog takes no value"),
+            (
+                "/index.html",
+                None,
+                "ignoring argument '/index.html': did you mean --uri /index.html?",
+            ),
+            (
+                "127.0.0.1:8080",
+                None,
+                "ignoring argument '127.0.0.1:8080': to test it, give the URL \
+                 (http://127.0.0.1:8080/) or --server and --port",
+            ),
+            (
+                "example.com",
+                None,
+                "ignoring argument 'example.com': to test it, give the URL \
+                 (http://example.com/) or --server and --port",
+            ),
+            (
+                "localhost",
+                None,
+                "ignoring argument 'localhost': to test it, give the URL \
+                 (http://localhost/) or --server and --port",
+            ),
+            ("-", None, "ignoring argument '-': not an option (httperf ignores it too; `rshperf --help` lists the options)"),
+            ("foo", None, "ignoring argument 'foo': not an option (httperf ignores it too; `rshperf --help` lists the options)"),
+        ];
+        for (text, after, want) in cases {
+            assert_eq!(warn(text, after), want, "{text}");
+        }
+        assert!(looks_like_host("web1:8080"));
+        assert!(looks_like_host("::1"));
+        assert!(!looks_like_host("3"));
+        assert!(!looks_like_host("1.5"));
+        assert!(!looks_like_host("web"));
+        assert!(!looks_like_host("a b"));
+        assert!(!looks_like_host("x:"));
+    }
+}

@@ -1,0 +1,311 @@
+//! rshperf's own subcommands (`rshperf serve`, `demo`, `merge`, …): which ones exist,
+//! dispatch on the first argument, `rshperf help [CMD]`, and the conventions every
+//! clap-parsed subcommand shares.
+//!
+//! httperf's options stay on the getopt_long clone (`cli.rs`, byte-compatible
+//! diagnostics); `demo` takes those options too. Subcommands that are rshperf's own use
+//! `clap` derive through `run`/`parse` here, so they all behave alike:
+//! * `rshperf CMD --help` (or `-h`, or `rshperf help CMD`) prints the help on stdout,
+//!   exit status 0;
+//! * a bad option or value prints `rshperf: CMD: ` and clap's message (what is wrong,
+//!   the usage line, where to find help) on stderr, exit status 1 (`Error::Usage`);
+//! * long options may be abbreviated to a unique prefix, as with getopt_long, and take
+//!   their value as `--opt=V` or `--opt V`; output is plain (no colour), wrapped at
+//!   100 columns at most.
+//!
+//! Adding a subcommand: a `#[derive(clap::Parser)]` struct with `#[command(about, …)]`,
+//! a `fn NAME_main(args: &[String]) -> i32 { subcommand::run::<Opts>(args, body) }`,
+//! and one entry in `COMMANDS`. Called by `lib::run`.
+
+use std::io::Write;
+
+use clap::builder::Styles;
+use clap::error::ErrorKind;
+use clap::{ColorChoice, CommandFactory, Parser};
+
+use crate::wire::error::Error;
+
+/// One subcommand of rshperf.
+pub struct Subcommand {
+    /// The word after `rshperf` that selects it.
+    pub name: &'static str,
+    /// One line for `rshperf help`.
+    pub about: &'static str,
+    /// Runs it; `args[0]` is `name`. Returns the exit status.
+    pub main: fn(&[String]) -> i32,
+    /// Its `--help` text.
+    pub help: fn() -> String,
+}
+
+/// Every subcommand, in the order `rshperf help` lists them.
+pub const COMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "serve",
+        about: "run the built-in HTTP/1.1 server",
+        main: crate::front::serve::serve_main,
+        help: help_text::<crate::front::serve::ServeArgs>,
+    },
+    Subcommand {
+        name: "demo",
+        about: "run a workload (httperf options) against the built-in server",
+        main: crate::front::serve::demo_main,
+        help: demo_help,
+    },
+    Subcommand {
+        name: "merge",
+        about: "merge the --json documents of the partitions of one workload",
+        main: crate::front::merge::merge_main,
+        help: help_text::<crate::front::merge::MergeOptions>,
+    },
+    Subcommand {
+        name: "sweep",
+        about: "run rising rates against a server and find its knee (capacity)",
+        main: crate::front::sweep::sweep_main,
+        help: help_text::<crate::front::sweep::args::SweepOpts>,
+    },
+    Subcommand {
+        name: "ab",
+        about: "ApacheBench's command line and report (closed loop, several URLs at once)",
+        main: crate::front::ab::ab_main,
+        help: crate::front::ab::args::usage,
+    },
+    Subcommand {
+        name: "lb",
+        about: "lb's command line: ab's report per server, every server at once",
+        main: crate::front::ab::lb_main,
+        help: crate::front::ab::lb::usage,
+    },
+];
+
+fn demo_help() -> String {
+    crate::front::serve::DEMO_USAGE.to_string()
+}
+
+/// Runs the subcommand `argv[1]` names, or `rshperf help [CMD]`; `None` when `argv[1]`
+/// is no subcommand (an httperf command line).
+pub fn dispatch(argv: &[String]) -> Option<i32> {
+    let first = argv.get(1)?.as_str();
+    if first == "help" {
+        return Some(help_main(&argv[2..]));
+    }
+    let cmd = COMMANDS.iter().find(|c| c.name == first)?;
+    Some((cmd.main)(&argv[1..]))
+}
+
+/// `rshperf help`: the subcommands; `rshperf help CMD`: CMD's help.
+fn help_main(args: &[String]) -> i32 {
+    match args {
+        [] => {
+            print_stdout(&overview());
+            0
+        }
+        [name] => match COMMANDS.iter().find(|c| c.name == name.as_str()) {
+            Some(cmd) => {
+                print_stdout(&(cmd.help)());
+                0
+            }
+            None => {
+                eprintln!(
+                    "rshperf: help: no command '{name}' (commands: {})",
+                    names().join(", ")
+                );
+                1
+            }
+        },
+        _ => {
+            eprintln!("rshperf: help: one command at most (usage: rshperf help [COMMAND])");
+            1
+        }
+    }
+}
+
+fn names() -> Vec<&'static str> {
+    COMMANDS.iter().map(|c| c.name).collect()
+}
+
+/// The `rshperf help` text.
+pub fn overview() -> String {
+    let mut text = String::from(
+        "Usage: rshperf [httperf options]       run a test (rshperf --help lists the options)\n\
+         \x20      rshperf COMMAND [options]       run one of rshperf's commands\n\
+         \x20      rshperf help COMMAND            a command's options\n\nCommands:\n",
+    );
+    for c in COMMANDS {
+        text.push_str(&format!("  {:<8}{}\n", c.name, c.about));
+    }
+    text
+}
+
+/// The outcome of parsing a subcommand's arguments.
+#[derive(Debug)]
+pub enum Parsed<T> {
+    /// Options to run with.
+    Run(T),
+    /// `--help`/`-h` was asked for: this text goes to stdout, exit status 0.
+    Help(String),
+}
+
+/// The clap command of `T` with the shared conventions, named `rshperf NAME`.
+pub fn command<T: CommandFactory>(name: &str) -> clap::Command {
+    T::command()
+        .bin_name(format!("rshperf {name}"))
+        .infer_long_args(true)
+        .disable_version_flag(true)
+        .color(ColorChoice::Never)
+        .styles(Styles::plain())
+        .max_term_width(100)
+}
+
+/// The `--help` text of `T` (named by its `#[command(name = …)]`).
+pub fn help_text<T: CommandFactory>() -> String {
+    let name = T::command().get_name().to_string();
+    command::<T>(&name).render_long_help().to_string()
+}
+
+/// Parses `args` (`args[0]` is the subcommand's name) into `T`. Errors are
+/// `Error::Usage("NAME: <clap's message>")`, shown as `rshperf: NAME: …`.
+pub fn parse<T: Parser>(args: &[String]) -> Result<Parsed<T>, Error> {
+    let name = args.first().map_or("?", String::as_str);
+    let usage = |e: clap::Error| {
+        let text = e.render().to_string();
+        let text = text.strip_prefix("error: ").unwrap_or(&text).trim_end();
+        Error::Usage(format!("{name}: {text}"))
+    };
+    match command::<T>(name).try_get_matches_from(args) {
+        Ok(m) => T::from_arg_matches(&m).map(Parsed::Run).map_err(usage),
+        Err(e) if e.kind() == ErrorKind::DisplayHelp => Ok(Parsed::Help(e.render().to_string())),
+        Err(e) => Err(usage(e)),
+    }
+}
+
+/// Parses `args` into `T` and runs `body` with it: the whole `NAME_main` of a
+/// subcommand. Help goes to stdout (status 0); an error from parsing or from `body` is
+/// printed on stderr and gives its exit status (1).
+pub fn run<T: Parser>(args: &[String], body: impl FnOnce(T) -> Result<i32, Error>) -> i32 {
+    let result = match parse::<T>(args) {
+        Ok(Parsed::Help(text)) => {
+            print_stdout(&text);
+            return 0;
+        }
+        Ok(Parsed::Run(opts)) => body(opts),
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// Writes `text` to stdout, ignoring a closed stdout.
+pub fn print_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A subcommand for the tests.
+    #[derive(Parser, Debug, PartialEq)]
+    #[command(name = "probe", about = "A probe.")]
+    struct Probe {
+        /// A number.
+        #[arg(long, default_value_t = 3)]
+        count: u32,
+        /// A switch.
+        #[arg(long)]
+        loud: bool,
+        /// Inputs.
+        files: Vec<String>,
+    }
+
+    fn args(list: &[&str]) -> Vec<String> {
+        std::iter::once("probe")
+            .chain(list.iter().copied())
+            .map(String::from)
+            .collect()
+    }
+
+    fn run_probe(list: &[&str]) -> Probe {
+        match parse::<Probe>(&args(list)) {
+            Ok(Parsed::Run(p)) => p,
+            other => panic!("{list:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn both_value_forms_and_unique_prefixes() {
+        let want = Probe {
+            count: 7,
+            loud: true,
+            files: vec!["a".into(), "-".into()],
+        };
+        assert_eq!(run_probe(&["--count=7", "--loud", "a", "-"]), want);
+        assert_eq!(run_probe(&["--co", "7", "--l", "a", "-"]), want);
+        assert_eq!(run_probe(&[]).count, 3);
+    }
+
+    #[test]
+    fn errors_name_the_command_and_help_is_text() {
+        let e = parse::<Probe>(&args(&["--count", "x"])).expect_err("bad value");
+        let text = e.to_string();
+        assert!(
+            text.starts_with(
+                "rshperf: probe: invalid value 'x' for '--count <COUNT>': invalid digit"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n\nFor more information, try '--help'."),
+            "{text}"
+        );
+        assert_eq!(e.exit_code(), 1);
+        let e = parse::<Probe>(&args(&["--bogus"]))
+            .expect_err("unknown")
+            .to_string();
+        assert!(
+            e.starts_with("rshperf: probe: unexpected argument '--bogus' found\n"),
+            "{e}"
+        );
+        assert!(
+            e.contains("\nUsage: rshperf probe [OPTIONS] [FILES]...\n"),
+            "{e}"
+        );
+        for help in ["--help", "-h", "--he"] {
+            match parse::<Probe>(&args(&[help])) {
+                Ok(Parsed::Help(t)) => {
+                    assert!(t.starts_with("A probe.\n\nUsage: rshperf probe "), "{t}");
+                    assert!(t.contains("--count <COUNT>"), "{t}");
+                    assert!(!t.contains('\x1b'), "plain text: {t:?}");
+                }
+                other => panic!("{help}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            parse::<Probe>(&args(&["--version"])),
+            Err(Error::Usage(_))
+        ));
+    }
+
+    #[test]
+    fn help_lists_every_command_and_dispatch_ignores_httperf_lines() {
+        let text = overview();
+        for c in COMMANDS {
+            assert!(
+                text.contains(&format!("\n  {:<8}{}\n", c.name, c.about)),
+                "{text}"
+            );
+            assert!(!(c.help)().is_empty());
+        }
+        let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(dispatch(&argv(&["rshperf", "--server", "x"])), None);
+        assert_eq!(dispatch(&argv(&["rshperf"])), None);
+        assert_eq!(dispatch(&argv(&["rshperf", "help", "nosuch"])), Some(1));
+        assert_eq!(dispatch(&argv(&["rshperf", "help", "a", "b"])), Some(1));
+    }
+}

@@ -1,0 +1,357 @@
+//! `rshperf sweep`: capacity sweeps in one process.
+//!
+//! Owns the sweep's course: parse (`args`), build the workload once, run one step
+//! after another (`step`, through `runner::execute`) at the rates the `plan` picks
+//! (the walk or `--find-max`), print each step's table row as soon as it is known
+//! (`table`), the step's warnings and, on a terminal, a progress line on stderr, then
+//! the conclusion, the `--json` document and the `--html` page. Called by `lib::run`
+//! for `rshperf sweep`.
+
+pub mod args;
+pub mod plan;
+pub mod step;
+pub mod table;
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+use serde_json::{json, Value};
+
+use crate::wire::error::Error;
+use crate::engine::metrics::Exporter;
+use crate::engine::progress;
+use crate::output::html::{self, SweepPage, SweepPoint};
+use crate::output::json;
+use crate::model::workload::Workload;
+
+use args::{Parsed, Sweep};
+use plan::{Outcome, Planner, Strategy};
+use step::Step;
+
+/// The `format` member of the sweep document.
+pub const FORMAT: &str = "rshperf-sweep";
+
+/// Runs `rshperf sweep` (`args[0]` is `sweep`); returns the exit status.
+pub fn sweep_main(args: &[String]) -> i32 {
+    let rest = args.get(1..).unwrap_or_default();
+    match args::parse(rest) {
+        Ok(Parsed::Help(text)) => {
+            let mut out = io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+            0
+        }
+        Ok(Parsed::Run(sweep)) => match run(&sweep) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("{e}");
+                e.exit_code()
+            }
+        },
+        Err(e) => {
+            eprintln!("{e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// Where the table goes: stdout, or `--file` (then the conclusion goes to both).
+struct TableOut {
+    file: Option<File>,
+}
+
+impl TableOut {
+    fn line(&mut self, text: &str) -> io::Result<()> {
+        match &mut self.file {
+            Some(f) => writeln!(f, "{text}").and_then(|_| f.flush()),
+            None => {
+                let mut out = io::stdout().lock();
+                writeln!(out, "{text}")?;
+                out.flush()
+            }
+        }
+    }
+}
+
+fn strategy(s: &Sweep) -> Strategy {
+    let o = &s.opts;
+    match (o.find_max, o.rate_step) {
+        (false, Some(step)) => Strategy::Walk {
+            low: o.low_rate,
+            high: o.high_rate,
+            step,
+            past_knee: o.past_knee,
+        },
+        // --find-max, on the walk's grid when --rate-step is given (the parser
+        // refuses a sweep with neither).
+        (_, grid) => Strategy::FindMax {
+            low: o.low_rate,
+            high: o.high_rate,
+            precision: o.precision / 100.0,
+            grid,
+        },
+    }
+}
+
+fn run(sweep: &Sweep) -> Result<(), Error> {
+    let work = Workload::from_config(&sweep.base)?;
+    let o = &sweep.opts;
+    let unit = if work.is_session() {
+        "sessions/s"
+    } else {
+        "conn/s"
+    };
+    let host = sweep.base.servers.as_deref().unwrap_or(&sweep.base.server);
+    let file = match &o.file {
+        Some(path) => Some(
+            File::create(path)
+                .map_err(|e| Error::Startup(format!("cannot write --file {path}: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut out = TableOut { file };
+    let write_err = |e: io::Error| Error::Startup(format!("cannot write the table: {e}"));
+    out.line(&table::header(host, o.output_fmt))
+        .map_err(write_err)?;
+    let show = progress::wanted(sweep.base.progress);
+    let exporter = sweep.base.metrics_listen.map(Exporter::start).transpose()?;
+    let mut planner = Planner::new(strategy(sweep));
+    let mut steps: Vec<Step> = Vec::new();
+    let stop = Stop::register()?;
+    let mut cut_short = None;
+    while let Some(rate) = planner.next() {
+        if !steps.is_empty() && o.cool_down > 0.0 {
+            stop.wait(Duration::from_secs_f64(o.cool_down));
+        }
+        if stop.requested() {
+            cut_short = Some(rate);
+            break;
+        }
+        let number = u32::try_from(steps.len() + 1).unwrap_or(u32::MAX);
+        let step = step::run(sweep, &work, rate, exporter.as_ref().map(|e| (e, number)))?;
+        out.line(&table::row(&step, o.output_fmt))
+            .map_err(write_err)?;
+        for a in &step.advice {
+            eprintln!(
+                "rshperf: warning: at {} {unit}: {}",
+                table::short(rate),
+                a.text
+            );
+        }
+        if show {
+            eprintln!(
+                "rshperf sweep: step {} at {} {unit}: {} (achieved {:.1} %, p99 {:.3} ms, {} errors)",
+                steps.len() + 1,
+                table::short(rate),
+                step.verdict.name(),
+                step.achieved_pct,
+                step.figures.response_ms[2],
+                step.figures.errors
+            );
+        }
+        planner.record(rate, step.verdict, step.estimate);
+        let ended = step.interrupted;
+        steps.push(step);
+        if ended {
+            break;
+        }
+    }
+    let outcome = planner.outcome();
+    let search = o.find_max.then(|| match o.rate_step {
+        Some(step) => format!("to one step of {}", table::short(step)),
+        None => format!("precision {} %", table::short(o.precision)),
+    });
+    let mut last = table::conclusion(&outcome, &steps, unit, o.high_rate, search.as_deref());
+    if let Some(rate) = cut_short {
+        last.push_str(&format!(
+            " (interrupted before the step at {} {unit})",
+            table::short(rate)
+        ));
+    }
+    out.line(&last).map_err(write_err)?;
+    if out.file.is_some() {
+        println!("{last}");
+    }
+    if let Some(dest) = &o.json {
+        let doc = document(sweep, &steps, &outcome, &last);
+        json::write_value_to(dest, &doc)
+            .map_err(|e| Error::Startup(format!("cannot write --json file {dest}: {e}")))?;
+    }
+    if let Some(path) = &o.html {
+        let page = html::sweep_page(&page(sweep, &steps, &outcome, &last))
+            .map_err(|e| Error::Startup(format!("cannot draw the --html report: {e}")))?;
+        std::fs::write(Path::new(path), page)
+            .map_err(|e| Error::Startup(format!("cannot write --html file {path}: {e}")))?;
+    }
+    if let Some(e) = exporter {
+        e.linger(sweep.base.metrics_linger);
+    }
+    Ok(())
+}
+
+/// SIGINT/SIGTERM for the whole sweep: between steps (the cool-down) the engine's own
+/// handlers are not armed, so without this a signal there would be ignored.
+struct Stop {
+    /// Set by the signal handler.
+    flag: Arc<AtomicBool>,
+}
+
+impl Stop {
+    /// Arms the flag for SIGINT and SIGTERM.
+    fn register() -> Result<Stop, Error> {
+        let flag = Arc::new(AtomicBool::new(false));
+        for sig in [SIGINT, SIGTERM] {
+            signal_hook::flag::register(sig, Arc::clone(&flag))
+                .map_err(|e| Error::Startup(format!("cannot handle signals: {e}")))?;
+        }
+        Ok(Stop { flag })
+    }
+
+    /// Whether a signal came.
+    fn requested(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// Waits `d` (the cool-down), or less when a signal comes (checked every 10 ms).
+    fn wait(&self, d: Duration) {
+        let end = Instant::now() + d;
+        while !self.requested() {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(10)));
+        }
+    }
+}
+
+/// The sweep's parameters as (name, value) text, for the page.
+fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
+    let o = &sweep.opts;
+    let mut p = vec![
+        ("low rate".to_string(), table::short(o.low_rate)),
+        ("high rate".to_string(), table::short(o.high_rate)),
+    ];
+    match (o.find_max, o.rate_step) {
+        (false, Some(s)) => {
+            p.push(("rate step".into(), table::short(s)));
+            p.push((
+                "failing steps past the knee".into(),
+                o.past_knee.to_string(),
+            ));
+        }
+        (_, Some(s)) => p.push((
+            "search (--find-max)".into(),
+            format!("on the walk's rates, to one step of {}", table::short(s)),
+        )),
+        (_, None) => p.push((
+            "search (--find-max) precision".into(),
+            format!("{} %", o.precision),
+        )),
+    }
+    match o.const_test_time {
+        Some(t) => p.push(("seconds per step".into(), table::short(t))),
+        None => p.push(("arrivals per step".into(), sweep.base.num_conns.to_string())),
+    }
+    let slo = if o.slo.is_empty() {
+        "none".to_string()
+    } else {
+        o.slo.join(", ")
+    };
+    p.push((
+        "a step passes when".into(),
+        format!(
+            "achieved ≥ {} % of demanded, errors ≤ {}, SLOs: {slo}",
+            o.min_achieved, o.max_errors
+        ),
+    ));
+    p
+}
+
+fn page(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> SweepPage {
+    let knee = outcome.knee.map(|k| match outcome.limit {
+        Some((_, plan::Verdict::Client)) => (k, "highest passing rate (client limit above)"),
+        None => (k, "highest rate run (no knee)"),
+        Some(_) => (k, "knee"),
+    });
+    SweepPage {
+        command: sweep.command.clone(),
+        parameters: parameters(sweep),
+        points: steps
+            .iter()
+            .map(|s| SweepPoint {
+                rate: s.rate,
+                demanded: s.demanded,
+                achieved: s.achieved,
+                response_ms: s.figures.response_ms,
+                errors_pct: if s.figures.connections == 0 {
+                    0.0
+                } else {
+                    100.0 * s.figures.errors as f64 / s.figures.connections as f64
+                },
+                lateness_p99_ms: s.figures.lateness_p99_ms,
+                client_cpu_pct: s.figures.client_cpu_pct,
+                verdict: s.verdict.name().to_string(),
+            })
+            .collect(),
+        knee,
+        conclusion: last.trim_start_matches("# ").to_string(),
+    }
+}
+
+/// The `--json` document: parameters, every step with its run document, the result.
+fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> Value {
+    let o = &sweep.opts;
+    let list: Vec<Value> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            json!({
+                "step": i + 1,
+                "rate": s.rate,
+                "arrivals": s.arrivals,
+                "demanded_req_rate": s.demanded,
+                "achieved_req_rate": s.achieved,
+                "achieved_pct": s.achieved_pct,
+                "verdict": s.verdict.name(),
+                "reasons": s.reasons,
+                "estimate": s.estimate,
+                "lateness_p99_ms": s.figures.lateness_p99_ms,
+                "client_cpu_pct": s.figures.client_cpu_pct,
+                "run": s.doc.clone().unwrap_or(Value::Null),
+            })
+        })
+        .collect();
+    json!({
+        "format": FORMAT,
+        "version": 1,
+        "rshperf_version": env!("CARGO_PKG_VERSION"),
+        "command": sweep.command,
+        "parameters": {
+            "low_rate": o.low_rate,
+            "high_rate": o.high_rate,
+            "rate_step": o.rate_step,
+            "find_max": o.find_max,
+            "precision_pct": o.precision,
+            "const_test_time_s": o.const_test_time,
+            "num_conns": if o.const_test_time.is_none() { Some(sweep.base.num_conns) } else { None },
+            "cool_down_s": o.cool_down,
+            "min_achieved_pct": o.min_achieved,
+            "max_errors": o.max_errors,
+            "slo": o.slo,
+            "past_knee": o.past_knee,
+        },
+        "steps": list,
+        "result": {
+            "knee": outcome.knee,
+            "limit": outcome.limit.map(|(r, v)| json!({ "rate": r, "verdict": v.name() })),
+            "conclusion": last.trim_start_matches("# "),
+        },
+    })
+}

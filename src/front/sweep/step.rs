@@ -1,0 +1,260 @@
+//! One step of a sweep: its configuration, its run, its figures and its verdict.
+//!
+//! Owns the step's `Config` (the base with `--rate` and, with `--const-test-time`,
+//! rate × T arrivals), the demanded and achieved request rates, the pass/fail rules
+//! (`--min-achieved`, `--max-errors`, `--slo`; a miss of a client-bound run is the
+//! client's, not the server's), and the figures of the
+//! table (autobench's and rshperf's). Runs the engines through `runner::execute`, like
+//! every front end; writes the step's `--csv` row when the per-run option is given.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::output::advice::{self, Advice};
+use crate::model::config::Config;
+use crate::wire::error::Error;
+use crate::engine::metrics::Exporter;
+use crate::output::csv;
+use crate::output::json;
+use crate::output::percentiles::quantile_ms;
+use crate::output::summary::Summary;
+use crate::front::runner::{self, ExecOptions, Hooks};
+use crate::model::workload::rate::Period;
+use crate::model::workload::{Kind, Workload};
+
+use super::args::Sweep;
+use super::plan::Verdict;
+
+/// The figures of a step's table row.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Figures {
+    /// Request rate, req/s.
+    pub req_rate: f64,
+    /// Connection rate, conn/s.
+    pub con_rate: f64,
+    /// Reply-rate samples: min, avg, max, stddev (0 without a 5-s sample).
+    pub rep_rate: [f64; 4],
+    /// Mean response time, ms.
+    pub resp_time_ms: f64,
+    /// Net I/O, KB/s.
+    pub net_io_kbs: f64,
+    /// Errors as a percentage of replies, 101 without replies (autobench's rule).
+    pub errors_pct_of_replies: f64,
+    /// Errors.
+    pub errors: u64,
+    /// Connections.
+    pub connections: u64,
+    /// Response time p50, p90, p99, ms.
+    pub response_ms: [f64; 3],
+    /// Arrival lateness p99, ms.
+    pub lateness_p99_ms: f64,
+    /// Busiest engine thread, % of a core.
+    pub client_cpu_pct: f64,
+}
+
+/// A finished step.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// Demanded arrival rate (connections or sessions per second).
+    pub rate: f64,
+    /// Arrivals made.
+    pub arrivals: u64,
+    /// Demanded request rate, req/s.
+    pub demanded: f64,
+    /// Successful replies (status below 400) per second.
+    pub achieved: f64,
+    /// `achieved` as a percentage of `demanded`.
+    pub achieved_pct: f64,
+    /// Table figures.
+    pub figures: Figures,
+    /// The run's findings (client-bound, …).
+    pub advice: Vec<Advice>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why it did not pass (empty when it passed).
+    pub reasons: Vec<String>,
+    /// When only the rate criterion was missed: the highest rate expected to pass,
+    /// `rate` × achieved % ÷ `--min-achieved` (a saturated server or client achieves
+    /// its capacity), for `--find-max`.
+    pub estimate: Option<f64>,
+    /// The run's JSON document (when the sweep writes `--json`).
+    pub doc: Option<Value>,
+    /// Whether SIGINT/SIGTERM stopped it.
+    pub interrupted: bool,
+}
+
+/// Requests one arrival demands (mean over `--wsesslog` sessions).
+pub fn calls_per_arrival(cfg: &Config, work: &Workload) -> f64 {
+    match &work.kind {
+        Kind::Request => cfg.num_calls as f64,
+        Kind::Wsess { calls, .. } => *calls as f64,
+        Kind::Wsesslog { sessions, .. } => {
+            let calls: usize = sessions
+                .iter()
+                .map(|s| s.iter().map(|b| b.calls.len()).sum::<usize>())
+                .sum();
+            calls as f64 / sessions.len().max(1) as f64
+        }
+        // The embedded objects are known only from the replies: count the page
+        // requests themselves.
+        Kind::Wsesspage { pages, .. } => *pages as f64,
+    }
+}
+
+/// How long one arrival lasts at best beyond its start (think times of sessions), s.
+fn ideal_tail(work: &Workload) -> f64 {
+    match &work.kind {
+        Kind::Request => 0.0,
+        Kind::Wsess {
+            calls,
+            burst,
+            think,
+        } => (calls.div_ceil((*burst).max(1)).saturating_sub(1)) as f64 * think,
+        Kind::Wsesslog { sessions, think } => {
+            let total: f64 = sessions
+                .iter()
+                .map(|s| {
+                    let n = s.len().saturating_sub(1);
+                    s.iter()
+                        .take(n)
+                        .map(|b| b.think.unwrap_or(*think))
+                        .sum::<f64>()
+                })
+                .sum();
+            total / sessions.len().max(1) as f64
+        }
+        Kind::Wsesspage { pages, think, .. } => pages.saturating_sub(1) as f64 * think,
+    }
+}
+
+/// The configuration of the step at `rate`.
+pub fn config(sweep: &Sweep, rate: f64) -> Config {
+    let mut cfg = sweep.base.clone();
+    cfg.period = Period::Deterministic(1.0 / rate);
+    if let Some(t) = sweep.opts.const_test_time {
+        let n = (rate * t).round().max(1.0) as u64;
+        match (&mut cfg.wsess, &mut cfg.wsesslog) {
+            (Some(w), _) => w.sessions = n,
+            (_, Some(w)) => w.sessions = n,
+            _ => cfg.num_conns = n,
+        }
+    }
+    cfg
+}
+
+/// Runs the step at `rate` and judges it; `metrics`: where it publishes
+/// (`--metrics-listen`) and its step number, from 1.
+pub fn run(
+    sweep: &Sweep,
+    work: &Workload,
+    rate: f64,
+    metrics: Option<(&Exporter, u32)>,
+) -> Result<Step, Error> {
+    let cfg = config(sweep, rate);
+    let hooks = Hooks {
+        metrics: metrics.map(|(e, step)| (e, Some(step))),
+        ..Hooks::default()
+    };
+    let result = runner::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
+    let stats = &result.stats;
+    let summary = Summary::new(stats, &result.info);
+    let advice = advice::assess_without_classic_report(&cfg, work, &result);
+    let arrivals = work.arrivals(&cfg);
+    let demanded = rate * calls_per_arrival(&cfg, work);
+    let ok: u64 = stats.replies_by_class[1..=3].iter().sum();
+    let span = arrivals as f64 / rate;
+    let window = span.max(result.info.duration - ideal_tail(work));
+    let achieved = if window > 0.0 {
+        ok as f64 / window
+    } else {
+        0.0
+    };
+    let achieved_pct = if demanded > 0.0 {
+        100.0 * achieved / demanded
+    } else {
+        0.0
+    };
+    let o = &sweep.opts;
+    let mut reasons = Vec::new();
+    let rate_missed = achieved_pct < o.min_achieved;
+    if rate_missed {
+        reasons.push(format!(
+            "achieved {achieved_pct:.1} % of the demanded rate (below {} %)",
+            o.min_achieved
+        ));
+    }
+    if summary.errors_total > o.max_errors {
+        reasons.push(format!(
+            "{} errors (more than {})",
+            summary.errors_total, o.max_errors
+        ));
+    }
+    for t in &sweep.slo {
+        let actual = t.actual(&summary, stats);
+        if !t.op().holds(actual, t.limit()) {
+            reasons.push(format!("SLO {} missed (actual {actual:.3})", t.expr()));
+        }
+    }
+    if result.interrupted {
+        reasons.push("interrupted".into());
+    }
+    // A miss while the client was behind its schedule or saturated says nothing
+    // about the server; a step that met every criterion passed whatever the client's
+    // jitter (the warning still says so).
+    let estimate =
+        (rate_missed && reasons.len() == 1).then(|| rate * achieved_pct / o.min_achieved);
+    let verdict = if reasons.is_empty() {
+        Verdict::Pass
+    } else if advice::is_client_bound(&advice) {
+        Verdict::Client
+    } else {
+        Verdict::Fail
+    };
+    let h = &stats.hist;
+    let figures = Figures {
+        req_rate: summary.request_rate,
+        con_rate: summary.conn_rate,
+        rep_rate: [
+            summary.reply_rate.min,
+            summary.reply_rate.avg,
+            summary.reply_rate.max,
+            summary.reply_rate.stddev,
+        ],
+        resp_time_ms: summary.response_avg_ms,
+        net_io_kbs: summary.net_io_kb_per_s,
+        errors_pct_of_replies: if summary.replies == 0 {
+            101.0
+        } else {
+            100.0 * summary.errors_total as f64 / summary.replies as f64
+        },
+        errors: summary.errors_total,
+        connections: summary.connections,
+        response_ms: [0.5, 0.9, 0.99].map(|q| quantile_ms(&h.response, q)),
+        lateness_p99_ms: quantile_ms(&h.lateness, 0.99),
+        client_cpu_pct: stats.client.busiest_pct,
+    };
+    if let Some(path) = &cfg.csv {
+        csv::append_row(Path::new(path), &cfg, &summary, stats, &advice)
+            .map_err(|e| Error::Startup(format!("cannot write --csv file {path}: {e}")))?;
+    }
+    let doc = sweep.opts.json.is_some().then(|| {
+        let mut doc = json::to_json(&cfg, stats, &summary, &result.info, &result.meta);
+        doc["findings"] = advice::to_json(&advice);
+        doc
+    });
+    Ok(Step {
+        rate,
+        arrivals,
+        demanded,
+        achieved,
+        achieved_pct,
+        figures,
+        advice,
+        verdict,
+        reasons,
+        estimate,
+        doc,
+        interrupted: result.interrupted,
+    })
+}

@@ -1,0 +1,136 @@
+//! `PacingStats`: how the engines kept (or could not keep) the arrival schedule.
+//!
+//! Owns the counters of the overload policy (arrivals it deferred, arrivals a run
+//! ended before starting, the cap on connections in flight, the loopback source
+//! addresses connections were spread over) and of precise pacing (arrivals waited
+//! for by spinning, the time spent spinning, how late the timer woke the engine).
+//! Arrival lateness itself is the `lateness` histogram of `Stats`. Recorded by the
+//! engine (`engine::catchup`, `engine::spin`); printed by `-v` (`report_lines`) and
+//! in the JSON `stats.pacing`. Merged field by field (`merge_fields!`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::stats::merge::{Merge, MergeError};
+
+/// What the engines did to keep the schedule.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PacingStats {
+    /// Arrivals the overload policy started later than the engine could have (the
+    /// catch-up bound per loop turn, or the cap on connections in flight).
+    pub deferred: u64,
+    /// Of the deferred arrivals, those that waited for a connection to close (the
+    /// table or the cap on connections in flight was full), not for the per-turn
+    /// bound: the server held connections, the engine was not short of CPU.
+    #[serde(default)]
+    pub waited: u64,
+    /// Arrivals due before the run ended (`--runtime`, a signal) that it never
+    /// started.
+    pub unstarted: u64,
+    /// Most connections in flight while an engine is behind schedule, summed over
+    /// engines (0: no cap, `--overload=queue` or a closed loop).
+    pub inflight_cap: u64,
+    /// Loopback source addresses connections were spread over (0: the kernel chose).
+    pub source_addrs: u64,
+    /// Arrivals the engine waited for by spinning.
+    pub spins: u64,
+    /// Time spent spinning, µs.
+    pub spin_us: u64,
+    /// Timer wake-ups measured (the engine slept until a deadline).
+    pub wakeups: u64,
+    /// Sum of how late those wake-ups came after their deadline, µs.
+    pub wake_late_sum_us: u64,
+    /// The latest wake-up, µs after its deadline.
+    pub wake_late_max_us: u64,
+}
+
+impl PacingStats {
+    /// A timer wake-up came `late_us` after its deadline.
+    pub fn on_wakeup(&mut self, late_us: u64) {
+        self.wakeups += 1;
+        self.wake_late_sum_us = self.wake_late_sum_us.saturating_add(late_us);
+        self.wake_late_max_us = self.wake_late_max_us.max(late_us);
+    }
+
+    /// The `-v` lines: the overload policy's figures, then precise pacing's.
+    pub fn report_lines(&self) -> [String; 2] {
+        let wake_mean = if self.wakeups > 0 {
+            self.wake_late_sum_us as f64 / self.wakeups as f64
+        } else {
+            0.0
+        };
+        [
+            format!(
+                "Pacing: deferred {} unstarted {} in-flight-cap {} source-addrs {}",
+                self.deferred, self.unstarted, self.inflight_cap, self.source_addrs
+            ),
+            format!(
+                "Pacing: spins {} spin-time {:.1} ms wakeups {} wake-late avg {:.1} max {} us",
+                self.spins,
+                self.spin_us as f64 / 1000.0,
+                self.wakeups,
+                wake_mean,
+                self.wake_late_max_us
+            ),
+        ]
+    }
+}
+
+/// Another engine's or run part's figures: counts added, extremes kept.
+impl Merge for PacingStats {
+    fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
+        crate::merge_fields!(PacingStats, self, o;
+            deferred: sum,
+            waited: sum,
+            unstarted: sum,
+            inflight_cap: sum,
+            source_addrs: max,
+            spins: sum,
+            spin_us: sum,
+            wakeups: sum,
+            wake_late_sum_us: sum,
+            wake_late_max_us: max,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_counts_and_keeps_extremes_and_lines_show_them() {
+        let mut a = PacingStats {
+            deferred: 3,
+            inflight_cap: 100,
+            source_addrs: 8,
+            spins: 2,
+            spin_us: 1500,
+            ..PacingStats::default()
+        };
+        a.on_wakeup(40);
+        a.on_wakeup(200);
+        let mut b = PacingStats {
+            unstarted: 5,
+            inflight_cap: 50,
+            source_addrs: 8,
+            ..PacingStats::default()
+        };
+        b.on_wakeup(60);
+        a.merge(&b).expect("merges");
+        assert_eq!(
+            a.report_lines(),
+            [
+                "Pacing: deferred 3 unstarted 5 in-flight-cap 150 source-addrs 8".to_string(),
+                "Pacing: spins 2 spin-time 1.5 ms wakeups 3 wake-late avg 100.0 max 200 us"
+                    .to_string(),
+            ]
+        );
+        let mut over = PacingStats {
+            deferred: u64::MAX,
+            ..PacingStats::default()
+        };
+        let e = over.merge(&a).expect_err("overflow");
+        assert!(e.to_string().starts_with("deferred: "), "{e}");
+    }
+}

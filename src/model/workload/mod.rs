@@ -1,0 +1,367 @@
+//! Workload generators: when arrivals happen (`rate`) and what they request.
+//!
+//! `Workload` is built once per process from the `Config` (files read, every request
+//! rendered into `call::Requests`) and shared read-only by the engines: the kind of
+//! workload (request-oriented, `--wsess`, `--wsesslog`, `--wsesspage`) and the URI generator
+//! (`--uri`, `--wlog`, `--wset`) as a function of a per-engine call cursor.
+
+pub mod closed;
+pub mod headers;
+pub mod page;
+pub mod rate;
+pub mod sesslog;
+pub mod target;
+pub mod uri;
+
+use crate::model::call::{CallRef, Requests};
+use crate::model::config::{Config, WsetSpec};
+use crate::wire::error::Error;
+use crate::wire::tls::TlsSettings;
+use crate::model::workload::closed::ClosedLoop;
+
+/// One burst of a `--wsesslog` session template.
+#[derive(Debug, Clone)]
+pub struct BurstPlan {
+    /// Its calls (the first goes alone, the rest once it is answered).
+    pub calls: Vec<CallRef>,
+    /// Think time after it (None: the option's default).
+    pub think: Option<f64>,
+}
+
+/// What the arrivals are.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// One connection per arrival (`--num-conns`, `--num-calls`, `--burst-length`).
+    Request,
+    /// `--wsess=N1,N2,X` with `--burst-length`.
+    Wsess {
+        /// Calls per session.
+        calls: u64,
+        /// Burst length.
+        burst: u64,
+        /// Think time, seconds.
+        think: f64,
+    },
+    /// `--wsesslog=N,X,F`: session templates, used round-robin.
+    Wsesslog {
+        /// Templates: bursts of calls.
+        sessions: Vec<Vec<BurstPlan>>,
+        /// Default think time, seconds.
+        think: f64,
+    },
+    /// `--wsesspage=N1,N2,X`: each session views `--uri` N2 times, fetching the objects
+    /// its replies embed (`page`).
+    Wsesspage {
+        /// Page views per session.
+        pages: u64,
+        /// Think time between views, seconds.
+        think: f64,
+        /// Which absolute URIs name each target (by target index).
+        origins: Vec<page::Origin>,
+    },
+}
+
+/// Where the URIs of calls come from.
+#[derive(Debug, Clone)]
+enum UriSource {
+    /// `--uri`.
+    Fixed,
+    /// `--wlog`: `Requests::uris` in order, looping or not.
+    Wlog { repeat: bool },
+    /// One URI per target (`Requests::uris[target]`): ab and lb with several URLs.
+    PerTarget,
+    /// `--wset`: file numbers per docs/compatibility.md §1.4.3 (closed form of
+    /// httperf's running sum).
+    Wset {
+        files: u64,
+        miss_rate: f64,
+        first: f64,
+        client: u64,
+        clients: u64,
+    },
+}
+
+/// The shared, immutable description of what the engines send.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// Every request of the run, renderable by `CallRef`.
+    pub requests: Requests,
+    /// Request-oriented or session workload.
+    pub kind: Kind,
+    uri: UriSource,
+    /// TLS settings (`--ssl`).
+    pub tls: Option<TlsSettings>,
+    /// The servers, used round-robin by arrival.
+    pub targets: Vec<target::Target>,
+    /// `--myaddr`: source addresses, used round-robin.
+    pub local: Vec<std::net::IpAddr>,
+    /// The closed loop a front end chose (ab, lb); None: the one of the run's `Config`
+    /// (`closed_loop`).
+    pub closed: Option<ClosedLoop>,
+}
+
+impl Workload {
+    /// Reads the files named by `cfg` and renders every request.
+    pub fn from_config(cfg: &Config) -> Result<Workload, Error> {
+        let extra = headers::from_config(cfg)?;
+        let header_file = extra.lines.clone();
+        let mut requests = match extra.body {
+            Some((body, length)) => {
+                Requests::with_body(cfg, &[&extra.lines[..], &length[..]].concat(), body)
+            }
+            None => Requests::new(cfg, &extra.lines),
+        };
+        let mut uri = UriSource::Fixed;
+        if let Some(spec) = &cfg.wlog {
+            // Read once without looping: every entry, in order.
+            let once = crate::model::config::WlogSpec {
+                repeat: false,
+                file: spec.file.clone(),
+            };
+            let mut log = uri::Wlog::from_file(&once)?;
+            while let Some(u) = log.next() {
+                requests.uris.push(u.to_string());
+            }
+            uri = UriSource::Wlog {
+                repeat: spec.repeat,
+            };
+        } else if let Some(spec) = &cfg.wset {
+            requests.uris = wset_uris(&cfg.uri, spec);
+            uri = UriSource::Wset {
+                files: spec.files.max(1),
+                miss_rate: spec.miss_rate,
+                first: uri::DRAND48_FIRST,
+                client: u64::from(cfg.client_id),
+                clients: u64::from(cfg.num_clients.max(1)),
+            };
+        }
+        let mut kind = if let Some(spec) = &cfg.wsesslog {
+            let templates = sesslog::parse_file(&spec.file)?;
+            let mut sessions = Vec::with_capacity(templates.len());
+            for t in &templates {
+                let mut bursts = Vec::with_capacity(t.bursts.len());
+                for b in &t.bursts {
+                    let calls = b
+                        .requests
+                        .iter()
+                        .map(|r| {
+                            requests.add_template(cfg, &header_file, &r.method, &r.uri, &r.body)
+                        })
+                        .collect();
+                    bursts.push(BurstPlan {
+                        calls,
+                        think: b.think,
+                    });
+                }
+                sessions.push(bursts);
+            }
+            Kind::Wsesslog {
+                sessions,
+                think: spec.think,
+            }
+        } else if let Some(spec) = &cfg.wsesspage {
+            page::check_page_uri(&cfg.uri)?;
+            Kind::Wsesspage {
+                pages: spec.pages,
+                think: spec.think,
+                origins: Vec::new(),
+            }
+        } else if let Some(spec) = &cfg.wsess {
+            Kind::Wsess {
+                calls: spec.calls,
+                burst: cfg.burst_length.max(1),
+                think: spec.think,
+            }
+        } else {
+            Kind::Request
+        };
+        let tls = TlsSettings::from_config(cfg)?;
+        let targets = target::from_config(cfg)?;
+        if let Kind::Wsesspage { origins, .. } = &mut kind {
+            *origins = page::origins(cfg, &targets);
+        }
+        let local = target::local_addresses(&cfg.myaddr)?;
+        Ok(Workload {
+            requests,
+            kind,
+            uri,
+            tls,
+            targets,
+            local,
+            closed: None,
+        })
+    }
+
+    /// Gives target i its own URI `uris[i]` (ab and lb with several URLs).
+    pub fn set_target_uris(&mut self, uris: Vec<String>) {
+        self.requests.uris = uris;
+        self.uri = UriSource::PerTarget;
+    }
+
+    /// Whether arrivals are sessions.
+    pub fn is_session(&self) -> bool {
+        !matches!(self.kind, Kind::Request)
+    }
+
+    /// Number of arrivals of the whole run (all stripes): sessions or connections.
+    pub fn arrivals(&self, cfg: &Config) -> u64 {
+        match &self.closed {
+            Some(c) => c.units(),
+            None => units_of(cfg),
+        }
+    }
+
+    /// The closed loop of a run of this workload at `cfg`: the front end's, else
+    /// `--concurrency` or httperf's sequential mode; None for the open loop.
+    pub fn closed_loop(&self, cfg: &Config) -> Option<ClosedLoop> {
+        self.closed
+            .clone()
+            .or_else(|| ClosedLoop::from_config(cfg, units_of(cfg)))
+    }
+
+    /// The request of call number `cursor` on a connection to `target`; None when a
+    /// non-looping `--wlog` is exhausted.
+    pub fn call_ref_to(&self, cursor: u64, target: usize) -> Option<CallRef> {
+        match &self.uri {
+            UriSource::PerTarget => u32::try_from(target).ok().map(CallRef::Uri),
+            _ => self.call_ref(cursor),
+        }
+    }
+
+    /// The request of call number `cursor` of an engine; None when a non-looping
+    /// `--wlog` is exhausted.
+    pub fn call_ref(&self, cursor: u64) -> Option<CallRef> {
+        match &self.uri {
+            UriSource::Fixed | UriSource::PerTarget => Some(CallRef::Fixed),
+            UriSource::Wlog { repeat } => {
+                let n = self.requests.uris.len() as u64;
+                if n == 0 || (!repeat && cursor >= n) {
+                    return None;
+                }
+                u32::try_from(cursor % n).ok().map(CallRef::Uri)
+            }
+            UriSource::Wset {
+                files,
+                miss_rate,
+                first,
+                client,
+                clients,
+            } => {
+                // Call k adds the miss rate k+1 times; every whole unit moves to the
+                // next file of this client's stride.
+                let misses = (first + (cursor + 1) as f64 * miss_rate).floor() as u64;
+                let file = (client + clients.wrapping_mul(misses)) % files;
+                u32::try_from(file).ok().map(CallRef::Uri)
+            }
+        }
+    }
+}
+
+/// Sessions (`--wsess`, `--wsesslog`, `--wsesspage`) or connections (`--num-conns`)
+/// of `cfg`; unbounded (`u64::MAX`) for `--runtime` without `--num-conns`, which
+/// `--runtime` ends (`Config::until_runtime`). With `--call-rate` the arrivals are
+/// calls: `--num-conns` × `--num-calls`, or unbounded until `--runtime`.
+fn units_of(cfg: &Config) -> u64 {
+    if cfg.call_rate > 0.0 {
+        return if cfg.calls_until_runtime {
+            u64::MAX
+        } else {
+            cfg.num_conns.saturating_mul(cfg.num_calls)
+        };
+    }
+    match (&cfg.wsess, &cfg.wsesslog, &cfg.wsesspage) {
+        (Some(w), _, _) => w.sessions,
+        (_, Some(w), _) => w.sessions,
+        (_, _, Some(w)) => w.sessions,
+        _ if cfg.until_runtime => u64::MAX,
+        _ => cfg.num_conns,
+    }
+}
+
+/// The URI of every `--wset` file, indexed by file number (`uri::Wset` naming).
+fn wset_uris(prefix: &str, spec: &WsetSpec) -> Vec<String> {
+    let mut names = uri::Wset::new(prefix, spec, 0, 1);
+    (0..spec.files.max(1))
+        .map(|f| names.uri_of(f).to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wset_names_and_sequence() {
+        let spec = WsetSpec {
+            files: 1000,
+            miss_rate: 0.5,
+        };
+        let uris = wset_uris("/wset/", &spec);
+        assert_eq!(uris[1], "/wset/0/0/1.html");
+        assert_eq!(wset_uris("/", &spec)[1], "/0/0/1.html");
+        assert_eq!(wset_uris("/wset", &spec)[999], "/wset/9/9/9.html");
+        let w = Workload {
+            requests: Requests::new(
+                &Config::from_argv(&["rshperf", "--server", "127.0.0.1"]).expect("cfg"),
+                b"",
+            ),
+            kind: Kind::Request,
+            tls: None,
+            targets: Vec::new(),
+            local: Vec::new(),
+            closed: None,
+            uri: UriSource::Wset {
+                files: 1000,
+                miss_rate: 0.5,
+                first: uri::DRAND48_FIRST,
+                client: 0,
+                clients: 1,
+            },
+        };
+        // ~0 + 0.5 → 0.5 (file 0), 1.0 (1), 1.5 (1), 2.0 (2), 2.5 (2) … as httperf.
+        let files: Vec<CallRef> = (0..5).filter_map(|k| w.call_ref(k)).collect();
+        assert_eq!(files, [0, 1, 1, 2, 2].map(CallRef::Uri));
+    }
+
+    #[test]
+    fn wset_closed_form_equals_the_running_generator() {
+        // The engine computes call k's file directly (so stripes and partitions agree);
+        // it must be httperf's running sum, as `uri::Wset::next` implements it.
+        let cfg = Config::from_argv(&["rshperf", "--server", "127.0.0.1"]).expect("cfg");
+        for (files, miss_rate, client, clients) in [
+            (1000, 0.5, 0, 1),
+            (10, 1.0, 0, 1),
+            (100, 0.25, 1, 3),
+            (7, 0.7, 2, 4),
+        ] {
+            let spec = WsetSpec { files, miss_rate };
+            let mut running = uri::Wset::new("/w", &spec, client, clients);
+            let mut w = Workload {
+                requests: Requests::new(&cfg, b""),
+                kind: Kind::Request,
+                tls: None,
+                targets: Vec::new(),
+                local: Vec::new(),
+                closed: None,
+                uri: UriSource::Wset {
+                    files,
+                    miss_rate,
+                    first: uri::DRAND48_FIRST,
+                    client: u64::from(client),
+                    clients: u64::from(clients),
+                },
+            };
+            w.requests.uris = wset_uris("/w", &spec);
+            for k in 0..200 {
+                let Some(CallRef::Uri(i)) = w.call_ref(k) else {
+                    panic!("a file")
+                };
+                assert_eq!(
+                    w.requests.uris[i as usize],
+                    running.next(),
+                    "call {k} of {files},{miss_rate}"
+                );
+            }
+        }
+    }
+}

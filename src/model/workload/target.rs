@@ -1,0 +1,217 @@
+//! Targets: the servers connections go to (`--server`, or `--servers=FILE`).
+//!
+//! Owns reading and resolving httperf master's `--servers` file: entries `host` or
+//! `host:port` (IPv6 literals in brackets, `[::1]:8080`), NUL-separated as in httperf
+//! master or one per line, blank entries and `#` comment lines skipped. Each
+//! connection (or session) goes to the next target round-robin and carries that
+//! target's own `Host:`. Resolution happens once, at start.
+
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+
+use crate::model::config::Config;
+use crate::wire::error::Error;
+
+/// One server of the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Where to connect.
+    pub addr: SocketAddr,
+    /// The `Host:` value.
+    pub host: String,
+    /// How reports name it (`host:port` as given).
+    pub label: String,
+}
+
+/// The targets of `cfg`: its one server, or the entries of `--servers`.
+pub fn from_config(cfg: &Config) -> Result<Vec<Target>, Error> {
+    let Some(file) = &cfg.servers else {
+        let addr = *cfg
+            .addrs
+            .first()
+            .ok_or_else(|| Error::Startup("no server address".into()))?;
+        return Ok(vec![Target {
+            addr,
+            host: cfg.host_header().to_string(),
+            label: format!("{}:{}", cfg.server, cfg.port),
+        }]);
+    };
+    let bytes =
+        std::fs::read(file).map_err(|e| Error::Startup(format!("can't open {file}: {e}")))?;
+    parse(file, &bytes, cfg.port)
+}
+
+/// Parses and resolves a `--servers` file named `name` with default port `port`.
+pub fn parse(name: &str, bytes: &[u8], port: u16) -> Result<Vec<Target>, Error> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut targets = Vec::new();
+    for (i, entry) in text.split(['\0', '\n']).enumerate() {
+        let entry = entry.trim();
+        if entry.is_empty() || entry.starts_with('#') {
+            continue;
+        }
+        let (host, port) = split_host_port(entry, port).ok_or_else(|| {
+            Error::Usage(format!(
+                "{name}: entry {}: bad server '{entry}' (expected host or host:port)",
+                i + 1
+            ))
+        })?;
+        let addr = (host.as_str(), port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| {
+                Error::Startup(format!("{name}: cannot resolve server address '{host}'"))
+            })?;
+        let host_header = match host.parse::<IpAddr>() {
+            Ok(IpAddr::V6(_)) => format!("[{host}]"),
+            _ => host.clone(),
+        };
+        targets.push(Target {
+            addr,
+            host: host_header,
+            label: entry.to_string(),
+        });
+    }
+    if targets.is_empty() {
+        return Err(Error::Usage(format!("{name}: no servers found")));
+    }
+    Ok(targets)
+}
+
+/// `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 literal.
+fn split_host_port(entry: &str, default: u16) -> Option<(String, u16)> {
+    if let Some(rest) = entry.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => p.parse().ok().filter(|p| *p > 0)?,
+            None if after.is_empty() => default,
+            None => return None,
+        };
+        return Some((host.to_string(), port));
+    }
+    if entry.parse::<std::net::Ipv6Addr>().is_ok() {
+        return Some((entry.to_string(), default));
+    }
+    match entry.rsplit_once(':') {
+        Some((host, p)) if !host.is_empty() => {
+            Some((host.to_string(), p.parse().ok().filter(|p| *p > 0)?))
+        }
+        Some(_) => None,
+        None => Some((entry.to_string(), default)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_in_both_formats() {
+        let nul = parse("s", b"127.0.0.1\0[::1]:8081\0\0localhost:9\0", 80).expect("valid");
+        assert_eq!(nul.len(), 3);
+        assert_eq!(nul[0].addr, "127.0.0.1:80".parse().expect("addr"));
+        assert_eq!(nul[0].host, "127.0.0.1");
+        assert_eq!(nul[1].addr, "[::1]:8081".parse().expect("addr"));
+        assert_eq!(nul[1].host, "[::1]");
+        assert_eq!(nul[1].label, "[::1]:8081");
+        assert_eq!(nul[2].addr.port(), 9);
+        let lines = parse("s", b"# two servers\n127.0.0.1:8080\n\n::1\n", 8080).expect("valid");
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[1].addr, "[::1]:8080".parse().expect("addr"));
+    }
+
+    #[test]
+    fn bad_entries_are_errors() {
+        for bad in [
+            &b"127.0.0.1:0"[..],
+            b"127.0.0.1:x",
+            b"[::1",
+            b":80",
+            b"\n\n",
+            b"[::1]x",
+        ] {
+            assert!(
+                parse("s", bad, 80).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+}
+
+/// Most source addresses `--myaddr` ranges may expand to.
+const MAX_LOCAL: usize = 65_536;
+
+/// The `--myaddr` pool: each entry an address or host name, or an inclusive IPv4
+/// range `a.b.c.d-e.f.g.h` (httperf master's syntax).
+pub fn local_addresses(entries: &[String]) -> Result<Vec<IpAddr>, Error> {
+    let mut out = Vec::new();
+    for e in entries {
+        match e.split_once('-') {
+            Some((a, b))
+                if a.parse::<std::net::Ipv4Addr>().is_ok()
+                    || b.parse::<std::net::Ipv4Addr>().is_ok() =>
+            {
+                let start: std::net::Ipv4Addr = a.parse().map_err(|_| {
+                    Error::Usage(format!("invalid starting address {a} in --myaddr {e}"))
+                })?;
+                let end: std::net::Ipv4Addr = b.parse().map_err(|_| {
+                    Error::Usage(format!("invalid ending address {b} in --myaddr {e}"))
+                })?;
+                let (s, t) = (u32::from(start), u32::from(end));
+                if t < s || (t - s) as usize >= MAX_LOCAL {
+                    return Err(Error::Usage(format!(
+                        "invalid address list {e} (an ascending range of at most {MAX_LOCAL})"
+                    )));
+                }
+                out.extend((s..=t).map(|x| IpAddr::V4(x.into())));
+            }
+            _ => {
+                let ip = match e.trim_matches(['[', ']']).parse::<IpAddr>() {
+                    Ok(ip) => ip,
+                    Err(_) => (e.as_str(), 0)
+                        .to_socket_addrs()
+                        .ok()
+                        .and_then(|mut a| a.next())
+                        .map(|a| a.ip())
+                        .ok_or_else(|| {
+                            Error::Usage(format!(
+                                "invalid address list {e} (not an address or host name)"
+                            ))
+                        })?,
+                };
+                out.push(ip);
+            }
+        }
+        if out.len() > MAX_LOCAL {
+            return Err(Error::Usage(format!(
+                "--myaddr: more than {MAX_LOCAL} addresses"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod local_tests {
+    use super::*;
+
+    #[test]
+    fn myaddr_entries_and_ranges() {
+        let got = local_addresses(&[
+            "127.0.0.2-127.0.0.4".into(),
+            "::1".into(),
+            "127.0.0.9".into(),
+        ])
+        .expect("valid");
+        let want: Vec<IpAddr> = ["127.0.0.2", "127.0.0.3", "127.0.0.4", "::1", "127.0.0.9"]
+            .iter()
+            .map(|a| a.parse().expect("ip"))
+            .collect();
+        assert_eq!(got, want);
+        assert!(local_addresses(&["127.0.0.5-127.0.0.4".into()]).is_err());
+        assert!(local_addresses(&["127.0.0.x-127.0.0.4".into()]).is_err());
+        assert!(local_addresses(&["127.0.0.1-10.0.0".into()]).is_err());
+        assert!(local_addresses(&["no such host.invalid".into()]).is_err());
+    }
+}

@@ -1,0 +1,331 @@
+//! Advice about a finished run: the `rshperf: warning: …` lines on stderr that say when
+//! a run is probably not what was meant (every connection failed, every reply an
+//! error, no reply-rate sample) or when the client, not the server, was the limit.
+//!
+//! Owns the rules (pure functions of the configuration and what the run measured) and
+//! their texts. The classic report and the exit status never change because of them;
+//! `--fail-on` is for exit codes. JSON and CSV carry the same findings (by `Finding`
+//! kind). Called by every front end after a run (`runner::run`, sweep steps, `demo`).
+
+mod outcome;
+
+use crate::model::config::Config;
+use crate::output::percentiles::quantile_ms;
+use crate::front::runner::RunResult;
+use crate::model::workload::Workload;
+
+/// What a finding is about (stable names for JSON and CSV: `Finding::key`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finding {
+    /// The client could not keep its schedule: the figures describe the client.
+    ClientBound,
+    /// Every connection failed.
+    AllFailed,
+    /// Every reply had a 4xx or 5xx status.
+    AllErrorStatus,
+    /// A short run had no reply-rate sample.
+    NoRateSample,
+}
+
+impl Finding {
+    /// The finding's name in JSON and CSV.
+    pub fn key(self) -> &'static str {
+        match self {
+            Finding::ClientBound => "client_bound",
+            Finding::AllFailed => "all_failed",
+            Finding::AllErrorStatus => "all_error_status",
+            Finding::NoRateSample => "no_rate_sample",
+        }
+    }
+}
+
+/// One warning: its kind and the line printed after `rshperf: warning: `.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Advice {
+    /// What it is about.
+    pub finding: Finding,
+    /// The text, one line, with the figures and the remedy.
+    pub text: String,
+}
+
+/// Lateness beyond which an arrival is late in any case, µs.
+const LATE_FLOOR_US: f64 = 1000.0;
+/// Share of the mean inter-arrival time beyond which an arrival is late.
+const LATE_SHARE: f64 = 0.10;
+/// Fewest arrivals for the lateness rule.
+const LATE_MIN_ARRIVALS: u64 = 100;
+/// Shortest schedule for the lateness rule, s: in a shorter one a single stall of the
+/// machine makes most arrivals late (unless the lag outgrows the whole schedule).
+const LATE_MIN_SPAN_S: f64 = 1.0;
+/// Busiest engine thread's CPU share (% of one core) that counts as saturated.
+const SATURATED_PCT: f64 = 95.0;
+/// Shortest engine run (seconds of wall time summed over the engines) for the CPU
+/// rule: start-up work dominates shorter ones.
+const SATURATED_MIN_WALL_S: f64 = 0.5;
+
+/// One rule: a pure function of what was asked and what the run measured.
+type Rule = fn(&Config, &Workload, &RunResult) -> Option<Advice>;
+
+/// The warnings a finished run deserves (empty for a healthy run), one rule after
+/// the other: whether the client was the limit (first: the sweep's table quotes the
+/// first finding of a client-bound step), what the run achieved (`outcome`), then
+/// the missing reply-rate sample (which concerns the classic report only: front ends
+/// that print none use `assess_without_classic_report`).
+pub fn assess(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<Advice> {
+    let rules: [Rule; 4] = [
+        |cfg, _, run| client_bound(cfg, run),
+        outcome::all_failed,
+        outcome::all_error_status,
+        outcome::no_rate_sample,
+    ];
+    rules
+        .iter()
+        .filter_map(|rule| rule(cfg, work, run))
+        .collect()
+}
+
+/// `assess` for a front end that prints no classic report (sweep steps, `ab`, `lb`):
+/// without `NoRateSample`, which concerns httperf's `Reply rate` line only.
+pub fn assess_without_classic_report(
+    cfg: &Config,
+    work: &Workload,
+    run: &RunResult,
+) -> Vec<Advice> {
+    let mut advice = assess(cfg, work, run);
+    advice.retain(|a| a.finding != Finding::NoRateSample);
+    advice
+}
+
+/// Whether `advice` holds a `ClientBound` finding.
+pub fn is_client_bound(advice: &[Advice]) -> bool {
+    advice.iter().any(|a| a.finding == Finding::ClientBound)
+}
+
+/// The findings' keys joined with `;` (the CSV `findings` cell; empty when none).
+pub fn keys(advice: &[Advice]) -> String {
+    let keys: Vec<&str> = advice.iter().map(|a| a.finding.key()).collect();
+    keys.join(";")
+}
+
+/// The JSON `findings` member: `[{"finding": key, "text": line}, …]`.
+pub fn to_json(advice: &[Advice]) -> serde_json::Value {
+    advice
+        .iter()
+        .map(|a| serde_json::json!({ "finding": a.finding.key(), "text": a.text }))
+        .collect()
+}
+
+/// Client-bound: the client did not keep its schedule. Either arrivals fell behind
+/// (lateness p50 above both 1 ms and 10 % of the mean inter-arrival time, over at
+/// least 100 arrivals and a schedule of at least 1 s or a lag longer than the whole
+/// schedule: most arrivals late, as when the client cannot sustain the rate and the
+/// lag builds up), or an engine thread kept a core saturated (≥ 95 % of its
+/// wall time in CPU). A late tail alone (p99 over the limit, p50 within it, engine
+/// not saturated) is wake-up jitter of a shared machine, shown by the lateness
+/// percentiles but not warned about. Sequential runs (`--rate 0`) have no schedule to
+/// keep, and with `--max-connections` arrivals wait for the server by design. The
+/// text names the cause: an engine at its capacity (remedy: more engines, addresses,
+/// machines) or an engine kept waiting by other work on the machine (remedy: a
+/// quieter one).
+fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
+    let mean_s = cfg.period.mean();
+    if mean_s <= 0.0 {
+        return None;
+    }
+    let late = &run.stats.hist.lateness;
+    let p50_ms = quantile_ms(late, 0.5);
+    let p99_ms = quantile_ms(late, 0.99);
+    let limit_ms = LATE_FLOOR_US.max(LATE_SHARE * mean_s * 1e6) / 1000.0;
+    let span_ms = late.len() as f64 * mean_s * 1000.0;
+    let sustained = span_ms >= LATE_MIN_SPAN_S * 1000.0 || p50_ms > span_ms;
+    let behind = cfg.max_connections == 0
+        && late.len() >= LATE_MIN_ARRIVALS
+        && sustained
+        && p50_ms > limit_ms;
+    let cpu = &run.stats.client;
+    let busy = cpu.busiest_pct.min(100.0);
+    let saturated = cpu.wall_s >= SATURATED_MIN_WALL_S && busy >= SATURATED_PCT;
+    let late_text =
+        format!("lateness p50 {p50_ms:.3} ms, p99 {p99_ms:.3} ms, limit {limit_ms:.3} ms");
+    // Arrivals the overload policy held back while the engine itself was idle: they
+    // waited for connections to close, not for CPU.
+    let held = run.stats.pacing.waited;
+    let cause = match (behind, saturated) {
+        (false, false) => return None,
+        (true, true) => format!(
+            "arrivals started late ({late_text}) and an engine thread used {busy:.0} % of \
+             a core: the client was at its capacity"
+        ),
+        (false, true) => format!(
+            "an engine thread used {busy:.0} % of a core ({late_text}): the client was at \
+             its capacity"
+        ),
+        (true, false) if held > 0 => format!(
+            "arrivals started late ({late_text}) while the busiest engine thread used only \
+             {busy:.0} % of a core: {held} arrivals waited for connections to close (the \
+             connection table or --overload=degrade's cap on connections in flight was \
+             full: the server holds connections longer than the schedule allows)"
+        ),
+        (true, false) => format!(
+            "arrivals started late ({late_text}) while the busiest engine thread used only \
+             {busy:.0} % of a core: other work on this machine kept the engine waiting"
+        ),
+    };
+    let remedy = if saturated {
+        "use --threads N, more source addresses with --myaddr, or more machines with \
+         --partition"
+    } else if held > 0 {
+        "a higher descriptor limit, a shorter --timeout, or --overload=queue for \
+         httperf's fd-unavail errors instead"
+    } else {
+        "run on a quieter machine, or with fewer --threads than cores"
+    };
+    Some(Advice {
+        finding: Finding::ClientBound,
+        text: format!(
+            "client-bound: {cause}; the figures describe the client, not the server ({remedy})"
+        ),
+    })
+}
+
+/// Prints `advice` on stderr, one `rshperf: warning: …` line each.
+pub fn print(advice: &[Advice]) {
+    for a in advice {
+        eprintln!("rshperf: warning: {}", a.text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::json::RunMeta;
+    use crate::output::summary::RunInfo;
+    use crate::model::stats::Stats;
+    use std::time::{Duration, SystemTime};
+
+    fn run(lateness_us: &[u64], busiest_pct: f64, wall_s: f64) -> RunResult {
+        let mut stats = Stats::new();
+        for &us in lateness_us {
+            stats.on_lateness(Duration::from_micros(us));
+        }
+        stats
+            .client
+            .add_engine(busiest_pct / 100.0 * wall_s, wall_s);
+        RunResult {
+            stats,
+            info: RunInfo {
+                duration: wall_s,
+                cpu_user: 0.0,
+                cpu_system: 0.0,
+            },
+            meta: RunMeta {
+                start: SystemTime::UNIX_EPOCH,
+                end: SystemTime::UNIX_EPOCH,
+                partition: (0, 1),
+                threads: 1,
+                servers: Vec::new(),
+            },
+            interrupted: false,
+        }
+    }
+
+    fn assess_at(rate: &str, r: &RunResult) -> Vec<Advice> {
+        let cfg = Config::from_argv(&["rshperf", "--server", "127.0.0.1", "--rate", rate])
+            .expect("valid options");
+        let work = Workload::from_config(&cfg).expect("workload");
+        assess(&cfg, &work, r)
+    }
+
+    #[test]
+    fn a_healthy_run_gets_no_advice() {
+        let mut late = vec![50; 990];
+        late.extend([900; 10]);
+        assert!(assess_at("600", &run(&late, 20.0, 10.0)).is_empty());
+    }
+
+    #[test]
+    fn arrivals_that_waited_for_closes_are_named_as_the_cause() {
+        let mut r = run(&[1500; 1000], 10.0, 10.0);
+        r.stats.pacing.deferred = 700;
+        r.stats.pacing.waited = 600;
+        let advice = assess_at("600", &r);
+        assert_eq!(advice.len(), 1);
+        assert_eq!(
+            advice[0].text,
+            "client-bound: arrivals started late (lateness p50 1.500 ms, p99 1.500 ms, limit \
+             1.000 ms) while the busiest engine thread used only 10 % of a core: 600 arrivals \
+             waited for connections to close (the connection table or --overload=degrade's \
+             cap on connections in flight was full: the server holds connections longer \
+             than the schedule allows); the figures describe the client, not the server (a \
+             higher descriptor limit, a shorter --timeout, or --overload=queue for httperf's \
+             fd-unavail errors instead)"
+        );
+    }
+
+    #[test]
+    fn a_late_tail_alone_is_jitter_not_a_finding() {
+        let mut late = vec![50; 900];
+        late.extend([30_000; 100]);
+        assert!(assess_at("600", &run(&late, 20.0, 10.0)).is_empty());
+    }
+
+    #[test]
+    fn late_arrivals_make_a_run_client_bound() {
+        // p50 1.5 ms at 600/s: above 1 ms (10 % of 1.67 ms is less).
+        let mut late = vec![50; 400];
+        late.extend([1500; 600]);
+        let advice = assess_at("600", &run(&late, 40.0, 10.0));
+        assert_eq!(advice.len(), 1);
+        assert_eq!(advice[0].finding, Finding::ClientBound);
+        assert!(
+            advice[0].text
+                == "client-bound: arrivals started late (lateness p50 1.500 ms, p99 1.500 ms, \
+                    limit 1.000 ms) while the busiest engine thread used only 40 % of a core: \
+                    other work \
+                    on this machine kept the engine waiting; the figures describe the client, \
+                    not the server (run on a quieter machine, or with fewer --threads than \
+                    cores)",
+            "{}",
+            advice[0].text
+        );
+        assert!(is_client_bound(&advice));
+        assert_eq!(keys(&advice), "client_bound");
+        assert_eq!(to_json(&advice)[0]["finding"], "client_bound");
+        // At 50/s the limit is 10 % of 20 ms = 2 ms: 1.5 ms is on time.
+        assert!(assess_at("50", &run(&late, 40.0, 10.0)).is_empty());
+        // Too few arrivals.
+        assert!(assess_at("600", &run(&late[920..], 40.0, 10.0)).is_empty());
+        // A schedule shorter than 1 s (500 arrivals at 600/s) that a single stall can
+        // upset: no finding, unless the lag exceeds the whole schedule.
+        assert!(assess_at("600", &run(&late[500..], 40.0, 10.0)).is_empty());
+        let lag = vec![900_000; 500];
+        assert_eq!(assess_at("600", &run(&lag, 40.0, 10.0)).len(), 1);
+    }
+
+    #[test]
+    fn a_saturated_engine_makes_a_run_client_bound() {
+        let late = vec![50; 1000];
+        let advice = assess_at("10000", &run(&late, 99.0, 3.0));
+        assert_eq!(advice.len(), 1);
+        assert_eq!(
+            advice[0].text,
+            "client-bound: an engine thread used 99 % of a core (lateness p50 0.050 ms, p99 \
+             0.050 ms, limit 1.000 ms): the client was at its capacity; the figures describe \
+             the client, not \
+             the server (use --threads N, more source addresses with --myaddr, or more \
+             machines with --partition)"
+        );
+        let mut behind = vec![50; 400];
+        behind.extend([2000; 600]);
+        let both = assess_at("1000", &run(&behind, 99.0, 3.0));
+        assert!(both[0].text.starts_with(
+            "client-bound: arrivals started late (lateness p50 2.000 ms, p99 2.000 ms, limit \
+             1.000 ms) and an engine thread used 99 % of a core: the client was at its \
+             capacity;"
+        ));
+        // A very short run is dominated by start-up.
+        assert!(assess_at("10000", &run(&late, 99.0, 0.1)).is_empty());
+        // Sequential runs have no schedule.
+        assert!(assess_at("0", &run(&late, 100.0, 3.0)).is_empty());
+    }
+}

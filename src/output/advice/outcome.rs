@@ -1,0 +1,373 @@
+//! The advice rules about what a run achieved: every connection failed (naming the
+//! dominant error and the target), every reply an error (with the `--uri` cause when
+//! that is it), and a short run without a reply-rate sample.
+//!
+//! Each rule is a pure function of the configuration, the workload and the run's
+//! result, returning at most one `Advice`; `advice::assess` runs them with the other
+//! rules. Texts are one line, with the figures and a remedy.
+
+use super::{Advice, Finding};
+use crate::model::config::Config;
+use crate::front::runner::RunResult;
+use crate::model::stats::{ErrorKind, ERROR_KINDS, ERROR_NAMES};
+use crate::model::workload::Workload;
+
+/// httperf's reply-rate sampling interval, seconds (the engine's `SAMPLE_INTERVAL`).
+const RATE_INTERVAL_S: f64 = 5.0;
+
+/// How the target is named in advice: `host:port` as given (an IPv6 address in
+/// brackets), or the `--servers` file.
+fn target_name(cfg: &Config, work: &Workload) -> String {
+    match (&cfg.servers, work.targets.as_slice()) {
+        (None, [t]) if cfg.server.contains(':') => t.addr.to_string(),
+        (None, [t]) => t.label.clone(),
+        (Some(file), _) => format!("the servers of {file}"),
+        (None, _) => "the server".to_string(),
+    }
+}
+
+/// Every connection failed: no reply at all, one error per connection. Names the
+/// dominant error and what usually causes it.
+pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Option<Advice> {
+    let st = &run.stats;
+    let failed = st.total_errors();
+    if failed == 0 || st.all_replies() > 0 || failed < st.connections {
+        return None;
+    }
+    let (top, count) = (0..ERROR_KINDS)
+        .map(|i| (i, st.errors[i]))
+        .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)))
+        .expect("ERROR_KINDS is not zero");
+    let target = target_name(cfg, work);
+    // What happened, as a participle ("10 connections refused"), and whether a single
+    // connection needs "was" ("the connection was refused", "… timed out").
+    let (what, passive, remedy) = match top {
+        i if i == ErrorKind::ConnRefused.index() => (
+            "refused".to_string(),
+            true,
+            format!("is anything listening on {target}?"),
+        ),
+        i if i == ErrorKind::ClientTimo.index() => (
+            "timed out (client-timo)".to_string(),
+            false,
+            format!("is {target} up and reachable, and --timeout long enough?"),
+        ),
+        i if i == ErrorKind::SocketTimo.index() => (
+            "timed out in the kernel (socket-timo)".to_string(),
+            false,
+            format!("is {target} reachable (a firewall dropping SYNs)?"),
+        ),
+        i if i == ErrorKind::ConnReset.index() => (
+            "reset (connreset)".to_string(),
+            true,
+            protocol_remedy(cfg, &target),
+        ),
+        i if i == ErrorKind::Other.index() => (
+            "failed (other)".to_string(),
+            false,
+            protocol_remedy(cfg, &target),
+        ),
+        i if i == ErrorKind::FdUnavail.index() => (
+            "failed (fd-unavail)".to_string(),
+            false,
+            "out of file descriptors: raise `ulimit -n`".to_string(),
+        ),
+        i if i == ErrorKind::AddrUnavail.index() => (
+            "failed (addrunavail)".to_string(),
+            false,
+            "no local address or port: check --myaddr and net.ipv4.ip_local_port_range".to_string(),
+        ),
+        _ => (
+            format!("failed ({})", ERROR_NAMES[top]),
+            false,
+            "the system's file table is full".to_string(),
+        ),
+    };
+    let text = if failed == 1 {
+        let was = if passive { "was " } else { "" };
+        format!("the connection {was}{what} — {remedy}")
+    } else if count == failed {
+        format!("all {failed} connections {what} — {remedy}")
+    } else {
+        let were = if passive { "were " } else { "" };
+        format!("all {failed} connections failed, {count} of them {were}{what} — {remedy}")
+    };
+    Some(Advice {
+        finding: Finding::AllFailed,
+        text,
+    })
+}
+
+/// The likely cause when the server's bytes were not what the client expected.
+fn protocol_remedy(cfg: &Config, target: &str) -> String {
+    if cfg.ssl {
+        format!("did the TLS handshake fail? is {target} a TLS port (--ssl, https://)?")
+    } else {
+        format!("does {target} speak HTTP? a TLS port needs --ssl (or an https:// URL)")
+    }
+}
+
+/// Every reply was a 4xx or 5xx: the URI, method or headers are probably wrong.
+pub(super) fn all_error_status(cfg: &Config, _work: &Workload, run: &RunResult) -> Option<Advice> {
+    let st = &run.stats;
+    let replies = st.all_replies();
+    let (c4, c5) = (st.replies_by_class[4], st.replies_by_class[5]);
+    if replies == 0 || c4 + c5 != replies {
+        return None;
+    }
+    let uri = &cfg.uri;
+    // --wlog and --wsesslog take their URIs from files; --uri is not sent then.
+    let uri_used = cfg.wlog.is_none() && cfg.wsesslog.is_none();
+    let cause = if uri_used && !uri.starts_with('/') && uri != "*" {
+        if crate::front::operand::parse_url(uri).is_some() {
+            format!("--uri {uri} is a URL: give the URL as an argument of its own instead")
+        } else {
+            format!("--uri {uri} has no leading / (try --uri /{uri})")
+        }
+    } else {
+        "check --uri, --method and --add-header (--print-reply=header shows the replies)"
+            .to_string()
+    };
+    let text = if replies == 1 {
+        format!("the reply was an error (4xx={c4} 5xx={c5}) — {cause}")
+    } else {
+        format!("all {replies} replies were errors (4xx={c4} 5xx={c5}) — {cause}")
+    };
+    Some(Advice {
+        finding: Finding::AllErrorStatus,
+        text,
+    })
+}
+
+/// A run of at most 5 s with replies but no reply-rate sample: httperf samples every
+/// 5 s, so `Reply rate` says `0 samples`. Not said for one connection (a probe) or
+/// an interrupted run.
+pub(super) fn no_rate_sample(cfg: &Config, _work: &Workload, run: &RunResult) -> Option<Advice> {
+    let st = &run.stats;
+    let d = run.info.duration;
+    if run.interrupted
+        || d > RATE_INTERVAL_S
+        || !st.rate_samples.is_empty()
+        || st.all_replies() == 0
+        || st.connections <= 1
+    {
+        return None;
+    }
+    // With --call-rate the calls, not the connections, are what --runtime replaces.
+    let counted = if cfg.call_rate > 0.0 {
+        "--num-calls"
+    } else {
+        "--num-conns"
+    };
+    Some(Advice {
+        finding: Finding::NoRateSample,
+        text: format!(
+            "the run took {d:.1} s: the reply rate is sampled every 5 s, so \"Reply rate\" \
+             has no sample (run longer, e.g. --runtime 10 without {counted})"
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::assess;
+    use super::*;
+    use crate::output::json::RunMeta;
+    use crate::output::summary::RunInfo;
+    use crate::model::stats::{RateSample, Stats};
+    use std::time::SystemTime;
+
+    fn setup(args: &[&str]) -> (Config, Workload) {
+        let mut argv = vec!["rshperf"];
+        argv.extend_from_slice(args);
+        let cfg = Config::from_argv(&argv).expect("config");
+        let work = Workload::from_config(&cfg).expect("workload");
+        (cfg, work)
+    }
+
+    fn result(stats: Stats, duration: f64) -> RunResult {
+        RunResult {
+            stats,
+            info: RunInfo {
+                duration,
+                cpu_user: 0.0,
+                cpu_system: 0.0,
+            },
+            meta: RunMeta {
+                start: SystemTime::UNIX_EPOCH,
+                end: SystemTime::UNIX_EPOCH,
+                partition: (0, 1),
+                threads: 1,
+                servers: Vec::new(),
+            },
+            interrupted: false,
+        }
+    }
+
+    /// `n` connections, each with one error of `kind`.
+    fn failing(n: u64, kinds: &[(ErrorKind, u64)]) -> Stats {
+        let mut st = Stats::new();
+        st.connections = n;
+        for (kind, count) in kinds {
+            st.errors[kind.index()] += count;
+        }
+        st
+    }
+
+    fn texts(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<(Finding, String)> {
+        assess(cfg, work, run)
+            .into_iter()
+            .map(|a| (a.finding, a.text))
+            .collect()
+    }
+
+    #[test]
+    fn all_connections_failed_names_the_error_and_the_target() {
+        let (cfg, work) = setup(&["--server", "127.0.0.1", "--port", "18099"]);
+        let run = result(failing(10, &[(ErrorKind::ConnRefused, 10)]), 0.01);
+        assert_eq!(
+            texts(&cfg, &work, &run),
+            [(
+                Finding::AllFailed,
+                "all 10 connections refused — is anything listening on 127.0.0.1:18099?".into()
+            )]
+        );
+        let run = result(
+            failing(
+                10,
+                &[(ErrorKind::ClientTimo, 7), (ErrorKind::ConnRefused, 3)],
+            ),
+            6.0,
+        );
+        assert_eq!(
+            texts(&cfg, &work, &run),
+            [(
+                Finding::AllFailed,
+                "all 10 connections failed, 7 of them timed out (client-timo) — is \
+                 127.0.0.1:18099 up and reachable, and --timeout long enough?"
+                    .into()
+            )]
+        );
+        let (cfg, work) = setup(&["https://[::1]:8443/"]);
+        let run = result(failing(3, &[(ErrorKind::Other, 3)]), 0.1);
+        assert_eq!(
+            texts(&cfg, &work, &run)[0].1,
+            "all 3 connections failed (other) — did the TLS handshake fail? is [::1]:8443 a \
+             TLS port (--ssl, https://)?"
+        );
+        let (cfg, work) = setup(&["--server", "localhost", "--port", "8443"]);
+        let run = result(failing(2, &[(ErrorKind::ConnReset, 2)]), 0.1);
+        assert_eq!(
+            texts(&cfg, &work, &run)[0].1,
+            "all 2 connections reset (connreset) — does localhost:8443 speak HTTP? a TLS port \
+             needs --ssl (or an https:// URL)"
+        );
+        // One connection, and a mix in which the dominant error is a passive one.
+        let run = result(failing(1, &[(ErrorKind::ConnRefused, 1)]), 0.01);
+        assert_eq!(
+            texts(&cfg, &work, &run)[0].1,
+            "the connection was refused — is anything listening on localhost:8443?"
+        );
+        let run = result(failing(1, &[(ErrorKind::ClientTimo, 1)]), 0.01);
+        assert!(texts(&cfg, &work, &run)[0]
+            .1
+            .starts_with("the connection timed out (client-timo) — "));
+        let run = result(
+            failing(5, &[(ErrorKind::ConnReset, 3), (ErrorKind::Other, 2)]),
+            0.01,
+        );
+        assert!(texts(&cfg, &work, &run)[0]
+            .1
+            .starts_with("all 5 connections failed, 3 of them were reset (connreset) — "));
+        // One reply, or fewer errors than connections: not every connection failed.
+        let mut st = failing(10, &[(ErrorKind::ConnRefused, 9)]);
+        assert!(texts(&cfg, &work, &result(st.clone(), 6.0)).is_empty());
+        st.errors[ErrorKind::ConnRefused.index()] = 10;
+        st.replies_by_class[2] = 1;
+        st.rate_samples.push(RateSample {
+            replies: 1,
+            sessions: 0,
+            seconds: 5.0,
+        });
+        assert!(texts(&cfg, &work, &result(st, 6.0)).is_empty());
+    }
+
+    #[test]
+    fn all_error_replies_point_at_the_uri() {
+        let mut st = Stats::new();
+        st.connections = 20;
+        st.replies_by_class[4] = 20;
+        let run = result(st.clone(), 0.5);
+        let (cfg, work) = setup(&["--server", "127.0.0.1", "--uri", "index.html"]);
+        let found = texts(&cfg, &work, &run);
+        assert_eq!(
+            found[0],
+            (
+                Finding::AllErrorStatus,
+                "all 20 replies were errors (4xx=20 5xx=0) — --uri index.html has no leading / \
+                 (try --uri /index.html)"
+                    .into()
+            )
+        );
+        // A short run: the missing sample is said too, after.
+        assert_eq!(found[1].0, Finding::NoRateSample);
+        let (cfg, work) = setup(&["--server", "127.0.0.1", "--uri", "/nope"]);
+        assert_eq!(
+            texts(&cfg, &work, &run)[0].1,
+            "all 20 replies were errors (4xx=20 5xx=0) — check --uri, --method and --add-header \
+             (--print-reply=header shows the replies)"
+        );
+        let (cfg, work) = setup(&["--server", "127.0.0.1", "--uri", "http://h/x"]);
+        assert_eq!(
+            texts(&cfg, &work, &run)[0].1,
+            "all 20 replies were errors (4xx=20 5xx=0) — --uri http://h/x is a URL: give the URL \
+             as an argument of its own instead"
+        );
+        let mut one = Stats::new();
+        one.connections = 1;
+        one.replies_by_class[5] = 1;
+        assert_eq!(
+            texts(&cfg, &work, &result(one, 0.01))[0].1,
+            "the reply was an error (4xx=0 5xx=1) — --uri http://h/x is a URL: give the URL as \
+             an argument of its own instead"
+        );
+        // One 2xx or 3xx reply and it is not "all".
+        st.replies_by_class[3] = 1;
+        let run = result(st, 0.5);
+        assert!(texts(&cfg, &work, &run)
+            .iter()
+            .all(|(f, _)| *f != Finding::AllErrorStatus));
+    }
+
+    #[test]
+    fn short_runs_without_a_rate_sample_say_so_and_healthy_runs_are_silent() {
+        let (cfg, work) = setup(&["--server", "127.0.0.1"]);
+        let mut st = Stats::new();
+        st.connections = 50;
+        st.replies_by_class[2] = 50;
+        assert_eq!(
+            texts(&cfg, &work, &result(st.clone(), 2.45)),
+            [(
+                Finding::NoRateSample,
+                "the run took 2.5 s: the reply rate is sampled every 5 s, so \"Reply rate\" has \
+                 no sample (run longer, e.g. --runtime 10 without --num-conns)"
+                    .into()
+            )]
+        );
+        // Front ends without the classic report do not get it.
+        let short = result(st.clone(), 2.45);
+        assert!(super::super::assess_without_classic_report(&cfg, &work, &short).is_empty());
+        let mut interrupted = result(st.clone(), 2.0);
+        interrupted.interrupted = true;
+        assert!(texts(&cfg, &work, &interrupted).is_empty());
+        let mut one = st.clone();
+        one.connections = 1;
+        assert!(texts(&cfg, &work, &result(one, 0.01)).is_empty());
+        st.rate_samples.push(RateSample {
+            replies: 50,
+            sessions: 0,
+            seconds: 5.0,
+        });
+        assert!(texts(&cfg, &work, &result(st, 5.5)).is_empty());
+    }
+}

@@ -1,0 +1,448 @@
+//! `--html=FILE`: one self-contained HTML file with charts and tables, for a plain run
+//! and for a sweep.
+//!
+//! Owns the page layout (inline CSS, inline SVG charts from `chart`, tables), the
+//! choice of charts and their series. A single run: offered vs achieved per second,
+//! response percentiles per second, errors per second, open connections per second,
+//! the response-time percentile distribution, and a table of the command, the summary
+//! figures and the verdict. A sweep: demanded vs achieved rate with the knee marked,
+//! response p50/p90/p99, errors % and client lateness p99 against the rate, and the
+//! step table. Nothing is fetched: the file opens offline. The markup is well-formed
+//! XML (XHTML syntax), so tests and tools can parse it. Called by the runner and the
+//! sweep; does no I/O beyond writing the named file.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use crate::output::advice::Advice;
+use crate::model::config::Config;
+use crate::front::runner::RunResult;
+use crate::model::stats::ERROR_NAMES;
+
+use super::chart::{self, Chart, Series};
+use super::percentiles::quantile_ms;
+use super::summary::Summary;
+use super::timeline::{rows, Row};
+
+const STYLE: &str = "body{font-family:sans-serif;margin:24px auto;max-width:940px;color:#222}\
+h1{font-size:22px}h2{font-size:17px;margin-top:28px}\
+table{border-collapse:collapse;font-size:13px;margin:8px 0}\
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
+th{background:#f2f2f2}td.l,th.l{text-align:left}\
+.warn{color:#b00000;font-weight:bold}.ok{color:#006400;font-weight:bold}\
+.cmd{font-family:monospace;font-size:12px;word-break:break-all;text-align:left}\
+figure{margin:12px 0}";
+
+/// `text` with the XML special characters escaped.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A complete document around `body` (already markup).
+fn document(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\
+         <meta charset=\"utf-8\"/><title>{t}</title><style>{STYLE}</style></head>\n\
+         <body>\n<h1>{t}</h1>\n{body}</body>\n</html>\n",
+        t = escape(title)
+    )
+}
+
+/// A two-column table of (name, value) pairs; values are text (escaped here).
+fn facts(rows: &[(String, String)]) -> String {
+    let mut out = String::from("<table>\n");
+    for (k, v) in rows {
+        out.push_str(&format!(
+            "<tr><th class=\"l\">{}</th><td class=\"l\">{}</td></tr>\n",
+            escape(k),
+            escape(v)
+        ));
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// The verdict block: each warning, or that there was none.
+fn verdict(advice: &[Advice]) -> String {
+    if advice.is_empty() {
+        return "<p class=\"ok\">No warnings: the client kept its schedule.</p>\n".into();
+    }
+    advice
+        .iter()
+        .map(|a| format!("<p class=\"warn\">warning: {}</p>\n", escape(&a.text)))
+        .collect()
+}
+
+/// Charts as `<figure>` elements.
+fn figures(charts: &[Chart]) -> Result<String, String> {
+    let mut out = String::new();
+    for c in charts {
+        out.push_str("<figure>");
+        out.push_str(&chart::svg(c)?);
+        out.push_str("</figure>\n");
+    }
+    Ok(out)
+}
+
+fn ms(x: f64) -> String {
+    format!("{x:.3} ms")
+}
+
+/// Per-second points of a figure: x = the start of the second.
+fn per_second(rows: &[Row], f: impl Fn(&Row) -> f64) -> Vec<(f64, f64)> {
+    rows.iter()
+        .filter(|r| r.seconds > 0.0)
+        .map(|r| (r.second as f64, f(r)))
+        .collect()
+}
+
+/// The charts of a single run.
+fn run_charts(run: &RunResult) -> Vec<Chart> {
+    let rows = rows(&run.stats.timeline);
+    let x = "time since start [s]".to_string();
+    let rate = |f: fn(&Row) -> u64| per_second(&rows, move |r| f(r) as f64 / r.seconds);
+    let mut errors = vec![Series::new("errors, all kinds", rate(Row::errors_total))];
+    for (k, name) in ERROR_NAMES.iter().enumerate() {
+        if run.stats.errors[k] > 0 {
+            let pts = per_second(&rows, |r| r.errors[k] as f64 / r.seconds);
+            errors.push(Series::new(name, pts));
+        }
+    }
+    let response = &run.stats.hist.response;
+    let quantiles = [0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 0.9999, 1.0];
+    let names = ["p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99", "max"];
+    let distribution: Vec<(f64, f64)> = quantiles
+        .iter()
+        .enumerate()
+        .map(|(i, &q)| (i as f64, quantile_ms(response, q)))
+        .collect();
+    vec![
+        Chart {
+            title: "Offered vs achieved, per second".into(),
+            x_desc: x.clone(),
+            y_desc: "per second".into(),
+            series: vec![
+                Series::new("offered arrivals/s", rate(|r| r.offered)),
+                Series::new("connections/s", rate(|r| r.connections)),
+                Series::new("replies/s", rate(Row::replies)),
+            ],
+            ..Chart::default()
+        },
+        Chart {
+            title: "Response time, per second".into(),
+            x_desc: x.clone(),
+            y_desc: "response time [ms]".into(),
+            series: ["p50", "p90", "p99", "max"]
+                .iter()
+                .enumerate()
+                .map(|(k, n)| Series::new(n, per_second(&rows, |r| r.response_ms[k])))
+                .collect(),
+            ..Chart::default()
+        },
+        Chart {
+            title: "Errors per second".into(),
+            x_desc: x.clone(),
+            y_desc: "errors/s".into(),
+            series: errors,
+            ..Chart::default()
+        },
+        Chart {
+            title: "Open connections".into(),
+            x_desc: x,
+            y_desc: "connections open at the end of the second".into(),
+            series: vec![Series::new(
+                "open connections",
+                per_second(&rows, |r| r.open as f64),
+            )],
+            ..Chart::default()
+        },
+        Chart {
+            title: "Response-time distribution (whole run)".into(),
+            x_desc: "percentile".into(),
+            y_desc: "response time [ms]".into(),
+            series: vec![Series::new("response time", distribution)],
+            dots: true,
+            x_names: names.iter().map(|s| s.to_string()).collect(),
+            ..Chart::default()
+        },
+    ]
+}
+
+/// The page of a single run.
+pub fn run_page(
+    cfg: &Config,
+    run: &RunResult,
+    summary: &Summary<'_>,
+    advice: &[Advice],
+) -> Result<String, String> {
+    let s = summary;
+    let h = &run.stats.hist;
+    let errors: Vec<String> = ERROR_NAMES
+        .iter()
+        .zip(s.errors)
+        .filter(|&(_, n)| n > 0)
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect();
+    let facts_rows = vec![
+        ("command".into(), cfg.echo_line()),
+        ("duration".into(), format!("{:.3} s", s.duration)),
+        (
+            "connections / requests / replies".into(),
+            format!("{} / {} / {}", s.connections, s.requests, s.replies),
+        ),
+        (
+            "connection rate / request rate".into(),
+            format!("{:.1} conn/s / {:.1} req/s", s.conn_rate, s.request_rate),
+        ),
+        ("mean response time".into(), ms(s.response_avg_ms)),
+        (
+            "response p50 / p90 / p99 / max".into(),
+            ["p50", "p90", "p99", "max"]
+                .iter()
+                .zip([0.5, 0.9, 0.99, 1.0])
+                .map(|(_, q)| format!("{:.3}", quantile_ms(&h.response, q)))
+                .collect::<Vec<_>>()
+                .join(" / ")
+                + " ms",
+        ),
+        (
+            "status 1xx / 2xx / 3xx / 4xx / 5xx".into(),
+            s.reply_status.map(|n| n.to_string()).join(" / "),
+        ),
+        (
+            "errors".into(),
+            if errors.is_empty() {
+                format!("{}", s.errors_total)
+            } else {
+                format!("{} ({})", s.errors_total, errors.join(", "))
+            },
+        ),
+        (
+            "arrival lateness p99".into(),
+            ms(quantile_ms(&h.lateness, 0.99)),
+        ),
+        (
+            "client CPU".into(),
+            format!(
+                "{:.1} % of the duration; busiest engine thread {:.0} % of a core",
+                s.cpu_total_pct, run.stats.client.busiest_pct
+            ),
+        ),
+        ("Net I/O".into(), format!("{:.1} KB/s", s.net_io_kb_per_s)),
+    ];
+    let body = format!(
+        "<h2>Summary</h2>\n{}{}<h2>Charts</h2>\n{}",
+        facts(&facts_rows),
+        verdict(advice),
+        figures(&run_charts(run))?
+    );
+    Ok(document("rshperf run report", &body))
+}
+
+/// `--html=FILE` of a plain run.
+pub fn write_run(
+    path: &Path,
+    cfg: &Config,
+    run: &RunResult,
+    summary: &Summary<'_>,
+    advice: &[Advice],
+) -> io::Result<()> {
+    let page = run_page(cfg, run, summary, advice).map_err(io::Error::other)?;
+    fs::write(path, page)
+}
+
+/// One step of a sweep, as the page shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    /// Demanded arrival rate (connections or sessions per second).
+    pub rate: f64,
+    /// Demanded request rate.
+    pub demanded: f64,
+    /// Achieved rate of successful replies per second.
+    pub achieved: f64,
+    /// Response time p50, p90, p99, ms.
+    pub response_ms: [f64; 3],
+    /// Errors as a percentage of connections.
+    pub errors_pct: f64,
+    /// Arrival lateness p99, ms.
+    pub lateness_p99_ms: f64,
+    /// Busiest engine thread, % of a core.
+    pub client_cpu_pct: f64,
+    /// `pass`, `fail` or `client`.
+    pub verdict: String,
+}
+
+/// What a sweep page shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPage {
+    /// The command line.
+    pub command: String,
+    /// The sweep's parameters as (name, value).
+    pub parameters: Vec<(String, String)>,
+    /// The steps in the order they ran.
+    pub points: Vec<SweepPoint>,
+    /// The rate to mark and its label (the knee, or the highest passing rate when the
+    /// client was the limit).
+    pub knee: Option<(f64, &'static str)>,
+    /// The conclusion line (knee and limit).
+    pub conclusion: String,
+}
+
+/// The charts of a sweep (points in rate order).
+fn sweep_charts(page: &SweepPage) -> Vec<Chart> {
+    let mut pts = page.points.clone();
+    pts.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+    let x = "demanded rate [arrivals/s]".to_string();
+    let line = |f: &dyn Fn(&SweepPoint) -> f64| pts.iter().map(|p| (p.rate, f(p))).collect();
+    let mark = page
+        .knee
+        .map(|(k, what)| (k, format!("{what}: {} arrivals/s", chart::axis_number(k))));
+    let chart = |title: &str, y: &str, series: Vec<Series>| Chart {
+        title: title.into(),
+        x_desc: x.clone(),
+        y_desc: y.into(),
+        series,
+        mark: mark.clone(),
+        dots: true,
+        x_names: Vec::new(),
+    };
+    vec![
+        chart(
+            "Demanded vs achieved request rate",
+            "requests/s",
+            vec![
+                Series::new("demanded req/s", line(&|p| p.demanded)),
+                Series::new("achieved (successful replies/s)", line(&|p| p.achieved)),
+            ],
+        ),
+        chart(
+            "Response time vs rate",
+            "response time [ms]",
+            ["p50", "p90", "p99"]
+                .iter()
+                .enumerate()
+                .map(|(k, n)| Series::new(n, line(&|p| p.response_ms[k])))
+                .collect(),
+        ),
+        chart(
+            "Errors vs rate",
+            "errors [% of connections]",
+            vec![Series::new("errors %", line(&|p| p.errors_pct))],
+        ),
+        chart(
+            "Client lateness vs rate",
+            "arrival lateness p99 [ms]",
+            vec![Series::new("lateness p99", line(&|p| p.lateness_p99_ms))],
+        ),
+    ]
+}
+
+/// The page of a sweep.
+pub fn sweep_page(page: &SweepPage) -> Result<String, String> {
+    let mut params = vec![("command".to_string(), page.command.clone())];
+    params.extend(page.parameters.iter().cloned());
+    let mut steps = String::from(
+        "<table>\n<tr><th>step</th><th>rate</th><th>demanded req/s</th>\
+         <th>achieved req/s</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th>\
+         <th>errors %</th><th>lateness p99 ms</th><th>client CPU %</th>\
+         <th class=\"l\">verdict</th></tr>\n",
+    );
+    for (i, p) in page.points.iter().enumerate() {
+        steps.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.3}</td>\
+             <td>{:.3}</td><td>{:.3}</td><td>{:.2}</td><td>{:.3}</td><td>{:.0}</td>\
+             <td class=\"l\">{}</td></tr>\n",
+            i + 1,
+            chart::axis_number(p.rate),
+            p.demanded,
+            p.achieved,
+            p.response_ms[0],
+            p.response_ms[1],
+            p.response_ms[2],
+            p.errors_pct,
+            p.lateness_p99_ms,
+            p.client_cpu_pct,
+            escape(&p.verdict)
+        ));
+    }
+    steps.push_str("</table>\n");
+    let body = format!(
+        "<h2>Result</h2>\n<p class=\"{}\">{}</p>\n{}<h2>Charts</h2>\n{}<h2>Steps</h2>\n{}",
+        // Green only for a server knee; a client limit or no pass is a warning.
+        if matches!(page.knee, Some((_, "knee"))) {
+            "ok"
+        } else {
+            "warn"
+        },
+        escape(&page.conclusion),
+        facts(&params),
+        figures(&sweep_charts(page))?,
+        steps
+    );
+    Ok(document("rshperf sweep report", &body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping() {
+        assert_eq!(
+            escape("a<b & 'c' \"d\">"),
+            "a&lt;b &amp; &#39;c&#39; &quot;d&quot;&gt;"
+        );
+    }
+
+    #[test]
+    fn sweep_page_has_every_chart_series_and_step() {
+        let point = |rate: f64, verdict: &str| SweepPoint {
+            rate,
+            demanded: rate,
+            achieved: rate.min(250.0),
+            response_ms: [1.0, 2.0, 3.0],
+            errors_pct: 0.0,
+            lateness_p99_ms: 0.1,
+            client_cpu_pct: 5.0,
+            verdict: verdict.into(),
+        };
+        let page = SweepPage {
+            command: "rshperf sweep --low-rate 100 <x>".into(),
+            parameters: vec![("rate step".into(), "100".into())],
+            points: vec![
+                point(100.0, "pass"),
+                point(200.0, "pass"),
+                point(300.0, "fail"),
+            ],
+            knee: Some((200.0, "knee")),
+            conclusion: "knee 200".into(),
+        };
+        let html = sweep_page(&page).expect("renders");
+        assert!(html.starts_with("<!DOCTYPE html>\n<html"));
+        for needed in [
+            "demanded req/s",
+            "achieved (successful replies/s)",
+            "p99",
+            "errors %",
+            "lateness p99",
+            "knee: 200 arrivals/s",
+            "&lt;x&gt;",
+        ] {
+            assert!(html.contains(needed), "{needed}");
+        }
+        assert_eq!(html.matches("<svg").count(), 4);
+        assert_eq!(html.matches("<tr><td>").count(), 3);
+    }
+}

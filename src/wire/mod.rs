@@ -1,0 +1,16 @@
+//! The wire layer: bytes and sockets. HTTP/1 reply parsing, HTTP/2 frames, HPACK and
+//! the connection state machine, TLS configuration, sockets and syscalls, the timer
+//! wheel, C-style number formatting and fatal errors. Sans I/O where it can be; imports
+//! nothing from the layers above (model, engine, output, front).
+
+pub mod cfmt;
+pub mod error;
+pub mod http;
+pub mod http2;
+// The only module with `unsafe`: small syscall wrappers, each with a SAFETY comment.
+#[allow(unsafe_code)]
+pub mod net;
+pub mod stream;
+pub mod table;
+pub mod timer;
+pub mod tls;

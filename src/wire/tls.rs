@@ -1,0 +1,564 @@
+//! HTTPS on rustls: the client configuration built once from `--ssl*` options, the
+//! per-session resumption cache, and a non-blocking TLS connection over any socket.
+//!
+//! Owns option validation for TLS (`--ssl-protocol`, `--ssl-ciphers`, certificates, CA
+//! locations), certificate verification policy, SNI and ALPN (`http/1.1`, or `h2` alone
+//! with `--http-version 2`). Does not own
+//! sockets, readiness registration, timeouts or counting: the engine creates a `TlsConn`
+//! per connection after TCP connect, drives `handshake`/`read`/`write`/`flush` when the
+//! socket is ready, derives its interest from `wants_read`/`wants_write`, and counts full
+//! and resumed handshakes with `resumed`. Nothing here blocks or sleeps; `WouldBlock` from
+//! the socket is never an error except where documented (`read`, `write`).
+//!
+//! Session reuse follows httperf: rustls keys its session store by server name, so each
+//! httperf session gets its own `SessionCache` (a store of one entry behind its own
+//! `ClientConfig` clone, made once per session); its first connection does a full
+//! handshake and the later ones resume it. Connections made without a cache (the
+//! request-oriented workload, or `--ssl-no-reuse`) always do a full handshake.
+
+mod cipher;
+mod info;
+#[cfg(test)]
+mod tests;
+
+pub use info::summary;
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{ClientSessionMemoryCache, Resumption, WebPkiServerVerifier};
+use rustls::crypto::{ring, CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{
+    ClientConfig, ClientConnection, DigitallySignedStruct, HandshakeKind, RootCertStore,
+    SignatureScheme, SupportedProtocolVersion,
+};
+
+use crate::model::config::{Config, SslProtocol};
+use crate::wire::error::Error;
+
+/// The ALPN protocol offered for HTTP/1.x.
+const ALPN_HTTP11: &[u8] = b"http/1.1";
+/// The ALPN protocol offered, alone, with `--http-version 2` (RFC 9113 §3.2).
+pub const ALPN_H2: &[u8] = b"h2";
+
+/// Everything TLS that is decided once per run: the client configuration (resumption
+/// disabled), the server name for SNI and verification, and the reuse policy.
+#[derive(Debug, Clone)]
+pub struct TlsSettings {
+    /// Configuration for connections without a session cache.
+    config: Arc<ClientConfig>,
+    /// SNI / verification name (an IP literal sends no SNI).
+    server_name: ServerName<'static>,
+    /// False with `--ssl-no-reuse`.
+    reuse: bool,
+}
+
+/// One httperf session's TLS session store: connections made with it resume the
+/// session of the first one. Made by `TlsSettings::session_cache`.
+#[derive(Debug, Clone)]
+pub struct SessionCache {
+    /// The run's configuration with a private one-entry session store.
+    config: Arc<ClientConfig>,
+}
+
+impl TlsSettings {
+    /// Builds the TLS settings of a run; None without `--ssl`. Errors are option errors
+    /// (`Error::Usage`): a protocol rustls lacks, a cipher list with no usable suite,
+    /// unreadable or mismatched certificate/key/CA files, no trusted roots.
+    pub fn from_config(cfg: &Config) -> Result<Option<TlsSettings>, Error> {
+        if !cfg.ssl {
+            return Ok(None);
+        }
+        let usage = Error::Usage;
+        let versions = protocol_versions(cfg.ssl_protocol.unwrap_or(SslProtocol::Auto))?;
+        let mut provider = ring::default_provider();
+        if let Some(spec) = &cfg.ssl_ciphers {
+            let mut suites = cipher::parse_list(spec).map_err(usage)?;
+            suites.retain(|s| versions.iter().any(|v| s.version() == *v));
+            if suites.is_empty() {
+                return Err(usage(format!(
+                    "--ssl-ciphers: no cipher suite in '{spec}' can be used with \
+                     --ssl-protocol {}",
+                    cfg.ssl_protocol.unwrap_or(SslProtocol::Auto).name()
+                )));
+            }
+            provider.cipher_suites = suites;
+        }
+        let provider = Arc::new(provider);
+        let verifier: Arc<dyn ServerCertVerifier> = if cfg.ssl_verify {
+            webpki_verifier(cfg, &provider)?
+        } else {
+            Arc::new(AcceptAnyServerCert(
+                provider.signature_verification_algorithms,
+            ))
+        };
+        let builder = ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(&versions)
+            .map_err(|e| usage(format!("--ssl-protocol: {e}")))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier);
+        let mut config = match client_identity(cfg)? {
+            None => builder.with_no_client_auth(),
+            Some((chain, key, cert_path, key_path)) => builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| match e {
+                    rustls::Error::InconsistentKeys(_) => usage(format!(
+                        "--ssl-certificate {cert_path} and --ssl-key {key_path} do not \
+                         match (SSL certificate and key failed consistency check)"
+                    )),
+                    e => usage(format!("--ssl-key {key_path}: {e}")),
+                })?,
+        };
+        config.alpn_protocols = if cfg.http_version == crate::model::config::HttpVersion::V2 {
+            vec![ALPN_H2.to_vec()]
+        } else {
+            vec![ALPN_HTTP11.to_vec()]
+        };
+        config.resumption = Resumption::disabled();
+        Ok(Some(TlsSettings {
+            config: Arc::new(config),
+            server_name: server_name(cfg)?,
+            reuse: !cfg.ssl_no_reuse,
+        }))
+    }
+
+    /// A fresh session store for one httperf session, or None with `--ssl-no-reuse`
+    /// (every connection then does a full handshake). Costs one `ClientConfig` clone.
+    pub fn session_cache(&self) -> Option<SessionCache> {
+        if !self.reuse {
+            return None;
+        }
+        let mut config = ClientConfig::clone(&self.config);
+        config.resumption = Resumption::store(Arc::new(ClientSessionMemoryCache::new(1)));
+        Some(SessionCache {
+            config: Arc::new(config),
+        })
+    }
+
+    /// The name sent in SNI and checked by verification (`--tls-server-name`, else
+    /// `--server-name`, else `--server`).
+    pub fn server_name(&self) -> &ServerName<'static> {
+        &self.server_name
+    }
+
+    /// A new client connection, its ClientHello queued: resuming from (and storing
+    /// into) `cache` when given, a full handshake otherwise. Fails only if rustls cannot
+    /// start a handshake at all (a per-connection failure, not a fatal one).
+    pub fn new_connection(&self, cache: Option<&SessionCache>) -> io::Result<TlsConn> {
+        let config = cache.map_or(&self.config, |c| &c.config);
+        ClientConnection::new(Arc::clone(config), self.server_name.clone())
+            .map(|conn| TlsConn { conn })
+            .map_err(tls_error)
+    }
+}
+
+/// The rustls versions for `--ssl-protocol`; TLS 1.0/1.1 are option errors.
+fn protocol_versions(p: SslProtocol) -> Result<Vec<&'static SupportedProtocolVersion>, Error> {
+    match p {
+        SslProtocol::Auto => Ok(vec![&rustls::version::TLS13, &rustls::version::TLS12]),
+        SslProtocol::Tls12 => Ok(vec![&rustls::version::TLS12]),
+        SslProtocol::Tls13 => Ok(vec![&rustls::version::TLS13]),
+        SslProtocol::Tls10 | SslProtocol::Tls11 => Err(Error::Usage(format!(
+            "--ssl-protocol {} is not offered by rustls (use auto, TLSv1.2 or TLSv1.3)",
+            p.name()
+        ))),
+    }
+}
+
+/// The SNI / verification name: `--tls-server-name`, else `--server-name` (without a
+/// `:port` suffix or IPv6 brackets), else `--server`. IP literals become
+/// `ServerName::IpAddress`, for which rustls sends no SNI.
+fn server_name(cfg: &Config) -> Result<ServerName<'static>, Error> {
+    let (option, raw) = match (&cfg.tls_server_name, &cfg.server_name) {
+        (Some(n), _) => ("--tls-server-name", n.as_str()),
+        (None, Some(n)) => ("--server-name", strip_port(n)),
+        (None, None) => ("--server", cfg.server.as_str()),
+    };
+    let name = raw
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .unwrap_or(raw);
+    ServerName::try_from(name.to_string())
+        .map_err(|_| Error::Usage(format!("{option} {raw}: not a valid TLS server name")))
+}
+
+/// `host:port` → `host`; `[v6]:port` → `[v6]`; anything else unchanged.
+fn strip_port(host: &str) -> &str {
+    match host.rsplit_once(':') {
+        Some((h, port))
+            if !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!h.contains(':') || h.ends_with(']')) =>
+        {
+            h
+        }
+        _ => host,
+    }
+}
+
+/// The verifier for `--ssl-verify`: system roots plus `--ssl-ca-file`/`--ssl-ca-path`.
+fn webpki_verifier(
+    cfg: &Config,
+    provider: &Arc<CryptoProvider>,
+) -> Result<Arc<dyn ServerCertVerifier>, Error> {
+    let mut roots = RootCertStore::empty();
+    let mut pinned = Vec::new();
+    roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    if let Some(file) = &cfg.ssl_ca_file {
+        let certs = read_certs("--ssl-ca-file", file)?;
+        pinned.extend(certs.iter().cloned());
+        let (added, _) = roots.add_parsable_certificates(certs);
+        if added == 0 {
+            return Err(Error::Usage(format!(
+                "--ssl-ca-file {file}: no usable CA certificate"
+            )));
+        }
+    }
+    if let Some(dir) = &cfg.ssl_ca_path {
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| Error::Usage(format!("--ssl-ca-path {dir}: {e}")))?;
+        for entry in entries.flatten() {
+            // Hash links, CRLs and stray files are skipped: only PEM certificates count.
+            if let Ok(bytes) = std::fs::read(entry.path()) {
+                let certs: Vec<_> = CertificateDer::pem_slice_iter(&bytes)
+                    .filter_map(Result::ok)
+                    .collect();
+                pinned.extend(certs.iter().cloned());
+                roots.add_parsable_certificates(certs);
+            }
+        }
+    }
+    if roots.is_empty() {
+        return Err(Error::Usage(
+            "--ssl-verify: no trusted CA certificate (none in the system store; give \
+             --ssl-ca-file or --ssl-ca-path)"
+                .into(),
+        ));
+    }
+    let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
+        .build()
+        .map_err(|e| Error::Usage(format!("--ssl-verify: {e}")))?;
+    Ok(Arc::new(TrustedOrWebPki { inner, pinned }))
+}
+
+/// `--ssl-verify`: webpki path validation, plus what OpenSSL (and so httperf) also
+/// accepts: a server certificate that is itself listed in `--ssl-ca-file` or
+/// `--ssl-ca-path` (a self-signed test server's own certificate, which webpki rejects
+/// as "CA used as end entity") is trusted directly; its name is still checked.
+#[derive(Debug)]
+struct TrustedOrWebPki {
+    inner: Arc<WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl ServerCertVerifier for TrustedOrWebPki {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
+            Ok(v) => Ok(v),
+            Err(e)
+                if self
+                    .pinned
+                    .iter()
+                    .any(|c| c.as_ref() == end_entity.as_ref()) =>
+            {
+                let parsed =
+                    rustls::server::ParsedCertificate::try_from(end_entity).map_err(|_| e)?;
+                rustls::client::verify_server_name(&parsed, server_name)?;
+                Ok(ServerCertVerified::assertion())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// A client certificate chain and key with their file names, from `--ssl-certificate`
+/// and `--ssl-key` (the key defaults to the certificate file, which may hold both).
+type ClientIdentity<'a> = (
+    Vec<CertificateDer<'static>>,
+    PrivateKeyDer<'static>,
+    &'a str,
+    &'a str,
+);
+
+/// Loads the client identity, or None when no `--ssl-certificate` is given.
+fn client_identity(cfg: &Config) -> Result<Option<ClientIdentity<'_>>, Error> {
+    let cert_path = match (&cfg.ssl_certificate, &cfg.ssl_key) {
+        (Some(c), _) => c.as_str(),
+        (None, Some(_)) => return Err(Error::Usage("--ssl-key requires --ssl-certificate".into())),
+        (None, None) => return Ok(None),
+    };
+    let key_path = cfg.ssl_key.as_deref().unwrap_or(cert_path);
+    let chain = read_certs("--ssl-certificate", cert_path)?;
+    let bytes = read_file("--ssl-key", key_path)?;
+    let key = PrivateKeyDer::from_pem_slice(&bytes)
+        .map_err(|e| Error::Usage(format!("--ssl-key {key_path}: no PEM private key ({e})")))?;
+    Ok(Some((chain, key, cert_path, key_path)))
+}
+
+/// The PEM certificates of `path`; none is an error naming the option and file.
+fn read_certs(option: &str, path: &str) -> Result<Vec<CertificateDer<'static>>, Error> {
+    let bytes = read_file(option, path)?;
+    let certs: Vec<_> = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<_, _>>()
+        .map_err(|e| Error::Usage(format!("{option} {path}: bad PEM ({e})")))?;
+    if certs.is_empty() {
+        return Err(Error::Usage(format!(
+            "{option} {path}: no PEM certificate in file"
+        )));
+    }
+    Ok(certs)
+}
+
+/// Reads a whole file; the error names the option and file.
+fn read_file(option: &str, path: &str) -> Result<Vec<u8>, Error> {
+    std::fs::read(Path::new(path)).map_err(|e| Error::Usage(format!("{option} {path}: {e}")))
+}
+
+/// Verification off (the default, as httperf): any certificate chain and name are
+/// accepted, but the handshake signatures are still checked with the provider's
+/// algorithms, so the peer must hold the key of the certificate it presents.
+#[derive(Debug)]
+struct AcceptAnyServerCert(WebPkiSupportedAlgorithms);
+
+impl ServerCertVerifier for AcceptAnyServerCert {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_schemes()
+    }
+}
+
+/// A rustls error as an `io::Error` whose message is rustls' reason (e.g.
+/// `invalid peer certificate: UnknownIssuer`); the rustls error is its source.
+fn tls_error(e: rustls::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e)
+}
+
+/// One client TLS connection, driven without blocking over a socket the caller owns.
+/// Plaintext in and out goes through rustls' own buffers; nothing here allocates per
+/// record.
+#[derive(Debug)]
+pub struct TlsConn {
+    conn: ClientConnection,
+}
+
+impl TlsConn {
+    /// Advances the handshake as far as the socket allows. Ok(true) once it is complete;
+    /// Ok(false) when it waits for the socket (interest from `wants_read` /
+    /// `wants_write`). Err: the socket failed, the peer closed (UnexpectedEof), or TLS
+    /// failed (InvalidData, message = rustls' reason; the alert is sent if possible).
+    ///
+    /// On completion the client's last flight (its Finished, in TLS 1.3 and in resumed
+    /// TLS 1.2 handshakes) is left queued so that the first `write` sends it in the
+    /// same segment as the request; a caller that does not write at once must `flush`
+    /// while `wants_write`.
+    pub fn handshake<S: Read + Write>(&mut self, sock: &mut S) -> io::Result<bool> {
+        loop {
+            if !self.conn.is_handshaking() {
+                return Ok(true);
+            }
+            if self.conn.wants_write() {
+                match self.conn.write_tls(sock) {
+                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                    Ok(_) => continue,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                    Err(e) => return Err(e),
+                }
+            }
+            if !self.conn.wants_read() {
+                // Handshaking but wanting neither: cannot happen in rustls; treat as
+                // waiting rather than spinning.
+                return Ok(false);
+            }
+            match self.conn.read_tls(sock) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "connection closed during TLS handshake",
+                    ))
+                }
+                Ok(_) => self.process(sock)?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Reads plaintext into `buf`. Ok(0) is end of stream: the server's close_notify, or
+    /// TCP EOF without one (HTTP close-delimited bodies end that way). Err(WouldBlock)
+    /// when nothing is available yet; other errors as for `handshake`. Pending TLS
+    /// output (alerts, key updates) is flushed on the way.
+    pub fn read<S: Read + Write>(&mut self, sock: &mut S, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.conn.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            match self.conn.read_tls(sock) {
+                // EOF is recorded by rustls; the reader reports it on the next turn.
+                // Replies that processing queued (key updates) go out at once.
+                Ok(_) => {
+                    self.process(sock)?;
+                    self.flush(sock)?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Encrypts as much of `data` as rustls' bounded send buffer (64 KiB) takes and
+    /// flushes as far as the socket takes. Returns the plaintext bytes accepted; Err(WouldBlock)
+    /// when none were (the socket is full: wait for writable, then `flush` or retry).
+    pub fn write<S: Read + Write>(&mut self, sock: &mut S, data: &[u8]) -> io::Result<usize> {
+        if data.is_empty() {
+            return Ok(0);
+        }
+        // Queue first, then flush once: a pending last handshake flight and the request
+        // leave in one writev (one segment). Only a full send buffer makes us flush
+        // before queueing.
+        let mut n = self.conn.writer().write(data)?;
+        self.flush(sock)?;
+        if n == 0 {
+            n = self.conn.writer().write(data)?;
+            self.flush(sock)?;
+        }
+        if n == 0 {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        Ok(n)
+    }
+
+    /// Writes pending TLS bytes until none remain or the socket would block (then
+    /// `wants_write` stays true). Errors are the socket's.
+    pub fn flush<S: Write>(&mut self, sock: &mut S) -> io::Result<()> {
+        while self.conn.wants_write() {
+            match self.conn.write_tls(sock) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Processes received records; on a TLS error sends the alert (best effort) and
+    /// returns the error with rustls' reason. What processing queued is left for the
+    /// caller to write (the handshake loop, or `read`'s flush).
+    fn process<S: Write>(&mut self, sock: &mut S) -> io::Result<()> {
+        match self.conn.process_new_packets() {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let _ = self.flush(sock);
+                Err(tls_error(e))
+            }
+        }
+    }
+
+    /// Whether TLS bytes wait to be written (keep WRITABLE interest and call `flush`).
+    pub fn wants_write(&self) -> bool {
+        self.conn.wants_write()
+    }
+
+    /// Whether rustls needs more bytes from the peer (READABLE interest).
+    pub fn wants_read(&self) -> bool {
+        self.conn.wants_read()
+    }
+
+    /// Whether the handshake is still in progress.
+    pub fn is_handshaking(&self) -> bool {
+        self.conn.is_handshaking()
+    }
+
+    /// After the handshake: whether it resumed a cached session (else it was full).
+    pub fn resumed(&self) -> bool {
+        self.conn.handshake_kind() == Some(HandshakeKind::Resumed)
+    }
+
+    /// After the handshake: the protocol the server chose by ALPN, if any.
+    pub fn alpn(&self) -> Option<&[u8]> {
+        self.conn.alpn_protocol()
+    }
+
+    /// Queues a close_notify alert; the caller flushes it before closing the socket.
+    pub fn send_close_notify(&mut self) {
+        self.conn.send_close_notify();
+    }
+
+    /// The underlying rustls connection (negotiated version, suite, ALPN, …).
+    pub fn connection(&self) -> &ClientConnection {
+        &self.conn
+    }
+}
