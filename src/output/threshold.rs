@@ -615,7 +615,7 @@ mod tests {
 
     #[test]
     fn every_metric_is_in_the_documentation() {
-        let doc = include_str!("../docs/json.md");
+        let doc = include_str!("../../docs/json.md");
         for (name, _) in metrics() {
             assert!(
                 doc.contains(&format!("| `{name}` |")),
