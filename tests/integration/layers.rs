@@ -119,24 +119,26 @@ fn node_of(rel: &str) -> Option<(String, String)> {
     Some((layer.to_string(), module.to_string()))
 }
 
+/// The identifier at the start of `s` and what follows it.
+fn ident(s: &str) -> (String, &str) {
+    let end = s
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    (s[..end].to_string(), &s[end..])
+}
+
 /// Every `crate::LAYER::MODULE` in `code`, as (layer, module).
 fn references(code: &str) -> BTreeSet<(String, String)> {
     let mut refs = BTreeSet::new();
     for (at, _) in code.match_indices("crate::") {
-        let rest = &code[at + "crate::".len()..];
-        let mut segs = rest.split("::").map(|s| {
-            let end = s
-                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .unwrap_or(s.len());
-            &s[..end]
-        });
-        let layer = segs.next().unwrap_or("");
-        let Some(module) = segs.next() else {
-            // `crate::name` alone is an item of lib.rs (a macro such as
-            // `crate::merge_fields!`), in no layer.
+        let (layer, rest) = ident(&code[at + "crate::".len()..]);
+        // `crate::name` alone is an item of lib.rs (a macro such as
+        // `crate::merge_fields!`), in no layer.
+        let Some(rest) = rest.strip_prefix("::") else {
             continue;
         };
-        refs.insert((layer.to_string(), module.to_string()));
+        let (module, _) = ident(rest);
+        refs.insert((layer, module));
     }
     refs
 }
