@@ -19,11 +19,11 @@ use std::io::{self, IoSlice, Read, Write};
 use std::time::{Duration, Instant};
 
 use crate::model::call::Call;
+use crate::model::stats::{ErrorKind, Stats};
 use crate::wire::http::cookie::CookieScan;
 use crate::wire::http::html::PageScan;
 use crate::wire::http::response::{Progress, Reply, ReplyParser, ReplySink};
 use crate::wire::net;
-use crate::model::stats::{ErrorKind, Stats};
 use crate::wire::stream::Stream;
 use crate::wire::table::ConnId;
 use crate::wire::timer::TimerId;

@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use super::{after, note_reply, note_response, Completion, Conn, Ctx, Step};
 use crate::model::call::{Call, CallRef, Requests};
+use crate::model::stats::ErrorKind;
 use crate::wire::http::cookie::CookieScan;
 use crate::wire::http2::conn::{Events, Reply, H2};
-use crate::model::stats::ErrorKind;
 use crate::wire::table::ConnId;
 
 /// A call in flight as a stream.

@@ -10,8 +10,8 @@ use mio::{Interest, Token};
 
 use super::Engine;
 use crate::engine::conn::{Conn, Owner, Phase};
-use crate::wire::net::{self, Connect, SetupError};
 use crate::model::stats::ErrorKind;
+use crate::wire::net::{self, Connect, SetupError};
 use crate::wire::table::ConnId;
 
 /// Ports tried per connection under `--hog` before giving up (EADDRINUSE).
