@@ -199,8 +199,8 @@ pub fn print(advice: &[Advice]) {
 mod tests {
     use super::*;
     use crate::model::run::RunInfo;
+    use crate::model::run::RunMeta;
     use crate::model::stats::Stats;
-    use crate::output::json::RunMeta;
     use std::time::{Duration, SystemTime};
 
     fn run(lateness_us: &[u64], busiest_pct: f64, wall_s: f64) -> RunResult {

@@ -173,8 +173,8 @@ mod tests {
     use super::super::assess;
     use super::*;
     use crate::model::run::RunInfo;
+    use crate::model::run::RunMeta;
     use crate::model::stats::{RateSample, Stats};
-    use crate::output::json::RunMeta;
     use std::time::SystemTime;
 
     fn setup(args: &[&str]) -> (Config, Workload) {
