@@ -20,7 +20,7 @@ use wire::error::Error;
 
 /// Runs rshperf with `argv` (program name first) and returns the exit status.
 pub fn run(argv: Vec<String>) -> i32 {
-    if let Some(code) = front::subcommand::dispatch(&argv) {
+    if let Some(code) = front::dispatch::dispatch(&argv) {
         return code;
     }
     match try_run(&argv) {
@@ -34,7 +34,11 @@ pub fn run(argv: Vec<String>) -> i32 {
 
 fn try_run(argv: &[String]) -> Result<i32, Error> {
     let args = match front::cli::parse(argv)? {
-        Command::Help(text) | Command::Version(text) => {
+        Command::Help(_) => {
+            front::subcommand::print_stdout(&front::dispatch::help_text());
+            return Ok(0);
+        }
+        Command::Version(text) => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(text.as_bytes());
             let _ = out.flush();

@@ -2,7 +2,8 @@
 //!
 //! Owns the option table (names, argument kinds, table order), the getopt-compatible
 //! scanner and its diagnostics (plus a `did you mean --NAME?` line after glibc's for a
-//! misspelt option), httperf's usage lines (`usage`; `help` adds the rest of `--help`)
+//! misspelt option), httperf's usage lines (`usage`; `-h` returns them and the caller,
+//! `dispatch::help_text`, adds the rest of `--help` from `help`)
 //! and the `-V` version text. It does not interpret option values: `Args` keeps every
 //! option occurrence raw and in command-line order, and `config::Config::from_args`
 //! validates them. Called by `lib::run` (and by `Config::from_argv` in tests).
@@ -373,7 +374,9 @@ impl Args {
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    /// `-h`/`--help`: print this usage text on stdout and exit 0.
+    /// `-h`/`--help`: httperf's usage lines (`usage`). The caller prints the whole help
+    /// (`dispatch::help_text`, which starts with these lines) on stdout and exits 0;
+    /// this module does not know the rest of the help, so it imports nothing above it.
     Help(String),
     /// `-V`/`--version`: print this line on stdout and exit 0.
     Version(String),
@@ -478,7 +481,7 @@ pub fn parse(argv: &[String]) -> Result<Command, Error> {
                 prev = Some(spec.opt);
             }
             match spec.opt {
-                Opt::Help => return Ok(Command::Help(crate::front::help::text())),
+                Opt::Help => return Ok(Command::Help(usage())),
                 Opt::Version => return Ok(Command::Version(version())),
                 opt => args.opts.push((opt, value)),
             }
@@ -486,7 +489,7 @@ pub fn parse(argv: &[String]) -> Result<Command, Error> {
             let group = &arg[1..];
             for (pos, c) in group.char_indices() {
                 match c {
-                    'h' => return Ok(Command::Help(crate::front::help::text())),
+                    'h' => return Ok(Command::Help(usage())),
                     'V' => return Ok(Command::Version(version())),
                     'v' => args.opts.push((Opt::Verbose, None)),
                     'n' => args.opts.push((Opt::PeriodicStats, None)),
@@ -820,8 +823,7 @@ mod tests {
 
     #[test]
     fn help_and_version_stop_parsing() {
-        let help = crate::front::help::text();
-        assert!(help.starts_with(&usage()));
+        let help = usage();
         assert_eq!(run(&["-h", "--bogus"]), Ok(Command::Help(help.clone())));
         assert_eq!(run(&["--he"]), Ok(Command::Help(help.clone())));
         assert_eq!(run(&["-vh"]), Ok(Command::Help(help)));

@@ -2,13 +2,14 @@
 //!
 //! Owns what `--help` prints after httperf's usage lines (those come first,
 //! unchanged, from `cli::usage`, because scripts may grep them): what each group of
-//! options does, rshperf's extensions, and the subcommands with one line each (from
-//! `subcommand::COMMANDS`, so a new subcommand is listed when it is registered). It
-//! does not parse options (`cli`), run `rshperf help [CMD]` (`subcommand`) or document
-//! options in full (man/rshperf.1). Called by `cli::parse`.
+//! options does, rshperf's extensions, and the subcommands with one line each (the
+//! list it is given, `dispatch::COMMANDS`, so a new subcommand is listed when it is
+//! registered). It does not parse options (`cli`), run `rshperf help [CMD]`
+//! (`dispatch`) or document options in full (man/rshperf.1). Called by
+//! `dispatch::help_text` when `cli::parse` returns `Command::Help`.
 
 use crate::front::cli;
-use crate::front::subcommand::COMMANDS;
+use crate::front::subcommand::Subcommand;
 
 /// What follows the usage lines.
 const BODY: &str = "\
@@ -73,12 +74,12 @@ not what was meant. The manual: man -l man/rshperf.1 (or man rshperf).
 ";
 
 /// The complete `-h`/`--help` text: httperf's usage lines (`cli::usage`, unchanged),
-/// a blank line, the description above, one line per subcommand.
-pub fn text() -> String {
+/// a blank line, the description above, one line per subcommand of `commands`.
+pub fn text(commands: &[Subcommand]) -> String {
     let mut s = cli::usage();
     s.push('\n');
     s.push_str(BODY);
-    for c in COMMANDS {
+    for c in commands {
         s.push_str(&format!("  {:<8} {}\n", c.name, c.about));
     }
     s.push_str(TAIL);
@@ -88,10 +89,11 @@ pub fn text() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::front::dispatch::COMMANDS;
 
     #[test]
     fn usage_lines_come_first_and_every_subcommand_has_a_line() {
-        let t = text();
+        let t = text(COMMANDS);
         assert!(t.starts_with(&format!("{}\nrshperf is httperf", cli::usage())));
         for c in COMMANDS {
             assert!(

@@ -4,6 +4,7 @@
 
 pub mod ab;
 pub mod cli;
+pub mod dispatch;
 pub mod help;
 pub mod merge;
 pub mod operand;

@@ -1,6 +1,9 @@
-//! rshperf's own subcommands (`rshperf serve`, `demo`, `merge`, …): which ones exist,
-//! dispatch on the first argument, `rshperf help [CMD]`, and the conventions every
-//! clap-parsed subcommand shares.
+//! The conventions every clap-parsed subcommand of rshperf shares (`rshperf serve`,
+//! `merge`, `sweep`), and the shape of a subcommand's entry (`Subcommand`).
+//!
+//! Which subcommands exist, the dispatch on the first argument and `rshperf help [CMD]`
+//! are `dispatch`'s (the top of the front layer); this module imports nothing of the
+//! front layer, so the subcommands can use it without a cycle.
 //!
 //! httperf's options stay on the getopt_long clone (`cli.rs`, byte-compatible
 //! diagnostics); `demo` takes those options too. Subcommands that are rshperf's own use
@@ -15,7 +18,7 @@
 //!
 //! Adding a subcommand: a `#[derive(clap::Parser)]` struct with `#[command(about, …)]`,
 //! a `fn NAME_main(args: &[String]) -> i32 { subcommand::run::<Opts>(args, body) }`,
-//! and one entry in `COMMANDS`. Called by `lib::run`.
+//! and one entry in `dispatch::COMMANDS`. Called by the subcommands' `NAME_main`s.
 
 use std::io::Write;
 
@@ -35,105 +38,6 @@ pub struct Subcommand {
     pub main: fn(&[String]) -> i32,
     /// Its `--help` text.
     pub help: fn() -> String,
-}
-
-/// Every subcommand, in the order `rshperf help` lists them.
-pub const COMMANDS: &[Subcommand] = &[
-    Subcommand {
-        name: "serve",
-        about: "run the built-in HTTP/1.1 server",
-        main: crate::front::serve::serve_main,
-        help: help_text::<crate::front::serve::ServeArgs>,
-    },
-    Subcommand {
-        name: "demo",
-        about: "run a workload (httperf options) against the built-in server",
-        main: crate::front::serve::demo_main,
-        help: demo_help,
-    },
-    Subcommand {
-        name: "merge",
-        about: "merge the --json documents of the partitions of one workload",
-        main: crate::front::merge::merge_main,
-        help: help_text::<crate::front::merge::MergeOptions>,
-    },
-    Subcommand {
-        name: "sweep",
-        about: "run rising rates against a server and find its knee (capacity)",
-        main: crate::front::sweep::sweep_main,
-        help: help_text::<crate::front::sweep::args::SweepOpts>,
-    },
-    Subcommand {
-        name: "ab",
-        about: "ApacheBench's command line and report (closed loop, several URLs at once)",
-        main: crate::front::ab::ab_main,
-        help: crate::front::ab::args::usage,
-    },
-    Subcommand {
-        name: "lb",
-        about: "lb's command line: ab's report per server, every server at once",
-        main: crate::front::ab::lb_main,
-        help: crate::front::ab::lb::usage,
-    },
-];
-
-fn demo_help() -> String {
-    crate::front::serve::DEMO_USAGE.to_string()
-}
-
-/// Runs the subcommand `argv[1]` names, or `rshperf help [CMD]`; `None` when `argv[1]`
-/// is no subcommand (an httperf command line).
-pub fn dispatch(argv: &[String]) -> Option<i32> {
-    let first = argv.get(1)?.as_str();
-    if first == "help" {
-        return Some(help_main(&argv[2..]));
-    }
-    let cmd = COMMANDS.iter().find(|c| c.name == first)?;
-    Some((cmd.main)(&argv[1..]))
-}
-
-/// `rshperf help`: the subcommands; `rshperf help CMD`: CMD's help.
-fn help_main(args: &[String]) -> i32 {
-    match args {
-        [] => {
-            print_stdout(&overview());
-            0
-        }
-        [name] => match COMMANDS.iter().find(|c| c.name == name.as_str()) {
-            Some(cmd) => {
-                print_stdout(&(cmd.help)());
-                0
-            }
-            None => {
-                eprintln!(
-                    "rshperf: help: no command '{name}' (commands: {})",
-                    names().join(", ")
-                );
-                1
-            }
-        },
-        _ => {
-            eprintln!("rshperf: help: one command at most (usage: rshperf help [COMMAND])");
-            1
-        }
-    }
-}
-
-fn names() -> Vec<&'static str> {
-    COMMANDS.iter().map(|c| c.name).collect()
-}
-
-/// The `rshperf help` text.
-pub fn overview() -> String {
-    let mut text = String::from(
-        "Usage: rshperf [httperf options]       run a test (rshperf --help lists the options)\n\
-         \x20      rshperf COMMAND [options]       run one of rshperf's commands\n\
-         \x20      rshperf help COMMAND            a command's options\n\nCommands:\n",
-    );
-    for c in COMMANDS {
-        text.push_str(&format!("  {:<8}{}\n", c.name, c.about));
-    }
-    text
 }
 
 /// The outcome of parsing a subcommand's arguments.
@@ -290,22 +194,5 @@ mod tests {
             parse::<Probe>(&args(&["--version"])),
             Err(Error::Usage(_))
         ));
-    }
-
-    #[test]
-    fn help_lists_every_command_and_dispatch_ignores_httperf_lines() {
-        let text = overview();
-        for c in COMMANDS {
-            assert!(
-                text.contains(&format!("\n  {:<8}{}\n", c.name, c.about)),
-                "{text}"
-            );
-            assert!(!(c.help)().is_empty());
-        }
-        let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(dispatch(&argv(&["rshperf", "--server", "x"])), None);
-        assert_eq!(dispatch(&argv(&["rshperf"])), None);
-        assert_eq!(dispatch(&argv(&["rshperf", "help", "nosuch"])), Some(1));
-        assert_eq!(dispatch(&argv(&["rshperf", "help", "a", "b"])), Some(1));
     }
 }

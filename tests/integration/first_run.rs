@@ -175,7 +175,7 @@ fn help_keeps_the_usage_lines_first_and_lists_the_subcommands() {
     for group in ["\n  target ", "\n  load ", "\n  sessions ", "\n  TLS "] {
         assert!(help.contains(group), "{group:?} missing:\n{help}");
     }
-    for c in rshperf::front::subcommand::COMMANDS {
+    for c in rshperf::front::dispatch::COMMANDS {
         let line = format!("\n  {:<8} {}\n", c.name, c.about);
         assert!(help.contains(&line), "{} missing:\n{help}", c.name);
     }
