@@ -1,8 +1,8 @@
 //! `rshperf ab`'s command line: ApacheBench 2.3's letters, meanings and diagnostics.
 //!
-//! Owns the option scanner (APR's `apr_getopt` rules: grouped flags, a value in the
-//! same word or the next, options before the URLs, `--` ends them), each letter's
-//! effect on a `Bench` (in command-line order, so `-t` then `-n` differs from `-n` then
+//! Owns ab's option letters (scanned by `getopt` with APR's rules: grouped flags, a
+//! value in the same word or the next, options before the URLs, `--` ends them), each
+//! letter's effect on a `Bench` (in command-line order, so `-t` then `-n` differs from `-n` then
 //! `-t` as in ab), ab's checks and messages with ab's exit statuses (22 after a usage
 //! message, 1 for `Invalid number of requests` and friends), and the usage text.
 //! Letters rshperf does not support get a clear error. Called by `ab::ab_main`.
@@ -10,6 +10,7 @@
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 
+use super::getopt::{Getopt, Item, Operands};
 use super::url::{parse_ab, Url};
 use super::{read_body, Bench, Exit, Tool};
 use crate::model::config::SslProtocol;
@@ -143,47 +144,22 @@ pub fn parse(args: &[String]) -> Result<Bench, Exit> {
     b.timeout = 30.0;
     let mut method = Method::None;
     let mut concurrency: i64 = 1;
-    let mut i = 1;
-    'words: while i < args.len() {
-        let word = &args[i];
-        if word == "--" {
-            i += 1;
-            break;
-        }
-        if word == "--help" {
-            return Err(Exit {
-                code: 0,
-                stdout: usage(),
-                stderr: String::new(),
-            });
-        }
-        let Some(letters) = word.strip_prefix('-').filter(|l| !l.is_empty()) else {
-            break;
-        };
-        i += 1;
-        for (pos, c) in letters.char_indices() {
-            let spec = OPTSTRING.find(c).filter(|_| c != ':');
-            let Some(at) = spec else {
-                return Err(usage_error(&format!("illegal option -- {c}")));
-            };
-            if OPTSTRING.as_bytes().get(at + 1) != Some(&b':') {
-                flag(&mut b, c, &mut method)?;
-                continue;
+    let mut urls: Vec<&str> = Vec::new();
+    let words = args.get(1..).unwrap_or_default();
+    for item in Getopt::new(words, OPTSTRING, Operands::EndOptions).with_words(&["--help"]) {
+        match item.map_err(|e| usage_error(&e.apr_text()))? {
+            Item::Word(_) => {
+                return Err(Exit {
+                    code: 0,
+                    stdout: usage(),
+                    stderr: String::new(),
+                })
             }
-            let rest = &letters[pos + c.len_utf8()..];
-            let value = if !rest.is_empty() {
-                rest.to_string()
-            } else if i < args.len() {
-                i += 1;
-                args[i - 1].clone()
-            } else {
-                return Err(usage_error(&format!("option requires an argument -- {c}")));
-            };
-            valued(&mut b, c, &value, &mut method, &mut concurrency)?;
-            continue 'words;
+            Item::Opt(c, None) => flag(&mut b, c, &mut method)?,
+            Item::Opt(c, Some(value)) => valued(&mut b, c, value, &mut method, &mut concurrency)?,
+            Item::Operand(url) => urls.push(url),
         }
     }
-    let urls = &args[i..];
     if urls.is_empty() {
         return Err(usage_error("wrong number of arguments"));
     }

@@ -1,8 +1,8 @@
 //! `rshperf lb`'s command line and servers file: lb 0.2's letters and meanings.
 //!
-//! Owns the option scanner (glibc `getopt` rules: grouped flags, a value in the same
-//! word or the next, options anywhere, `--` ends them), each letter's effect on a
-//! `Bench`, lb's timeout syntax (`value[l|s|m|h]`: milliseconds, seconds (the default),
+//! Owns lb's option letters (scanned by `getopt` with glibc's rules: grouped flags, a
+//! value in the same word or the next, options anywhere, `--` ends them), each letter's
+//! effect on a `Bench`, lb's timeout syntax (`value[l|s|m|h]`: milliseconds, seconds (the default),
 //! minutes, hours), lb's servers file (`-f FILE`, `-` for stdin: a URL a line, `#`
 //! comments and blank lines skipped), and lb's usage and version texts. Where lb
 //! prints a warning and ignores bad input (a header without `:`, an unparsable URL),
@@ -12,6 +12,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 
 use super::args::atoi;
+use super::getopt::{Getopt, Item, Operands};
 use super::url::parse_lb;
 use super::{Bench, Exit, Tool};
 
@@ -126,48 +127,17 @@ pub fn parse(args: &[String], stdin: &mut dyn std::io::Read) -> Result<Bench, Ex
     b.percentiles = true;
     let mut file: Option<String> = None;
     let mut operands: Vec<String> = Vec::new();
-    let mut i = 1;
-    while i < args.len() {
-        let word = &args[i];
-        i += 1;
-        if word == "--" {
-            operands.extend(args[i..].iter().cloned());
-            break;
-        }
-        let Some(letters) = word.strip_prefix('-').filter(|l| !l.is_empty()) else {
-            operands.push(word.clone());
-            continue;
-        };
-        for (pos, c) in letters.char_indices() {
-            let at = OPTSTRING
-                .find(c)
-                .filter(|_| c != ':')
-                .ok_or_else(|| error(&format!("invalid option -- '{c}'"), true))?;
-            if OPTSTRING.as_bytes().get(at + 1) != Some(&b':') {
-                match c {
-                    'h' => return Err(Exit::stdout(usage())),
-                    'v' => return Err(Exit::stdout(version())),
-                    'q' => b.quiet = true,
-                    'i' => b.method = "HEAD".into(),
-                    'k' => b.keep_alive = true,
-                    _ => unreachable!("every flag of OPTSTRING is handled"),
-                }
-                continue;
-            }
-            let rest = &letters[pos + c.len_utf8()..];
-            let value = if !rest.is_empty() {
-                rest.to_string()
-            } else if i < args.len() {
-                i += 1;
-                args[i - 1].clone()
-            } else {
-                return Err(error(
-                    &format!("option requires an argument -- '{c}'"),
-                    true,
-                ));
-            };
-            valued(&mut b, c, &value, &mut file)?;
-            break;
+    let words = args.get(1..).unwrap_or_default();
+    for item in Getopt::new(words, OPTSTRING, Operands::Anywhere) {
+        match item.map_err(|e| error(&e.glibc_text(), true))? {
+            Item::Opt('h', _) => return Err(Exit::stdout(usage())),
+            Item::Opt('v', _) => return Err(Exit::stdout(version())),
+            Item::Opt('q', _) => b.quiet = true,
+            Item::Opt('i', _) => b.method = "HEAD".into(),
+            Item::Opt('k', _) => b.keep_alive = true,
+            Item::Opt(c, Some(value)) => valued(&mut b, c, value, &mut file)?,
+            Item::Opt(_, None) => unreachable!("every flag of OPTSTRING is handled"),
+            Item::Operand(word) | Item::Word(word) => operands.push(word.to_string()),
         }
     }
     match (&file, operands.is_empty()) {

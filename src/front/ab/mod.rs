@@ -5,12 +5,14 @@
 //! `execute::execute_with` (one engine, a closed-loop group per server, ab's figures
 //! recorded per request), and printing: ab's banner, progress and result block per
 //! server; lb's banner, started/stopped lines and per-server blocks; the `-g` and `-e`
-//! files. Letter parsing is in `args` (ab) and `lb`, URLs in `url`, the mapping onto
-//! `Config` and `Workload` in `setup`, the files in `files`, the text in `report::ab`.
+//! files. Letter parsing is in `args` (ab) and `lb`, both on one scanner (`getopt`),
+//! URLs in `url`, the mapping onto `Config` and `Workload` in `setup`, the files in
+//! `files`, the text in `report::ab`.
 //! Called by `lib::run` for the `ab` and `lb` subcommands; returns the exit status.
 
 pub mod args;
 pub mod files;
+pub(crate) mod getopt;
 pub mod lb;
 pub mod setup;
 pub mod url;
