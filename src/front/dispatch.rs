@@ -40,7 +40,7 @@ pub const COMMANDS: &[Subcommand] = &[
         name: "sweep",
         about: "run rising rates against a server and find its knee (capacity)",
         main: sweep::sweep_main,
-        help: subcommand::help_text::<sweep::args::SweepOpts>,
+        help: sweep::args::help,
     },
     Subcommand {
         name: "ab",

@@ -24,7 +24,7 @@ use std::io::Write;
 
 use clap::builder::Styles;
 use clap::error::ErrorKind;
-use clap::{ColorChoice, CommandFactory, Parser};
+use clap::{ArgMatches, ColorChoice, CommandFactory, Parser};
 
 use crate::wire::error::Error;
 
@@ -70,16 +70,31 @@ pub fn help_text<T: CommandFactory>() -> String {
 /// `Error::Usage("NAME: <clap's message>")`, shown as `rshperf: NAME: …`.
 pub fn parse<T: Parser>(args: &[String]) -> Result<Parsed<T>, Error> {
     let name = args.first().map_or("?", String::as_str);
-    let usage = |e: clap::Error| {
-        let text = e.render().to_string();
-        let text = text.strip_prefix("error: ").unwrap_or(&text).trim_end();
-        Error::Usage(format!("{name}: {text}"))
-    };
-    match command::<T>(name).try_get_matches_from(args) {
-        Ok(m) => T::from_arg_matches(&m).map(Parsed::Run).map_err(usage),
-        Err(e) if e.kind() == ErrorKind::DisplayHelp => Ok(Parsed::Help(e.render().to_string())),
-        Err(e) => Err(usage(e)),
+    match parse_with(command::<T>(name), args)? {
+        Parsed::Run(m) => T::from_arg_matches(&m)
+            .map(Parsed::Run)
+            .map_err(|e| usage(name, e)),
+        Parsed::Help(text) => Ok(Parsed::Help(text)),
     }
+}
+
+/// Parses `args` (`args[0]` is the subcommand's name) with `cmd`, a `command` that
+/// the subcommand extended at run time (`sweep` adds httperf's options), and returns
+/// clap's matches; help and errors as `parse`.
+pub(crate) fn parse_with(cmd: clap::Command, args: &[String]) -> Result<Parsed<ArgMatches>, Error> {
+    let name = args.first().map_or("?", String::as_str);
+    match cmd.try_get_matches_from(args) {
+        Ok(m) => Ok(Parsed::Run(m)),
+        Err(e) if e.kind() == ErrorKind::DisplayHelp => Ok(Parsed::Help(e.render().to_string())),
+        Err(e) => Err(usage(name, e)),
+    }
+}
+
+/// clap's error as `Error::Usage("NAME: <clap's message>")`, without clap's `error: `.
+fn usage(name: &str, e: clap::Error) -> Error {
+    let text = e.render().to_string();
+    let text = text.strip_prefix("error: ").unwrap_or(&text).trim_end();
+    Error::Usage(format!("{name}: {text}"))
 }
 
 /// Parses `args` into `T` and runs `body` with it: the whole `NAME_main` of a

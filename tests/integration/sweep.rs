@@ -310,6 +310,54 @@ fn sweep_option_errors_and_help() {
     }
 }
 
+#[test]
+fn sweep_options_take_prefixes_and_a_misspelt_one_is_named() {
+    // Unique prefixes of the sweep's options: the check between them (which runs after
+    // parsing, before any step) sees the values.
+    let out = run(&["sweep", "--low-r", "3000", "--high-r", "2000", "--find"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "rshperf: sweep: --high-rate must not be below --low-rate\n"
+    );
+    // A misspelt option is named, with the option it probably meant.
+    let out = run(&["sweep", "--low-rate", "1", "--hihg-rate", "2", "--find-max"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(
+            "rshperf: sweep: unexpected argument '--hihg-rate' found\n\n  \
+             tip: a similar argument exists: '--high-rate'\n"
+        ),
+        "{err}"
+    );
+    // `--rate` is httperf's even though `--rate-step` begins with it; its prefix `--ra`
+    // is neither's.
+    let out = run(&[
+        "sweep",
+        "--low-rate",
+        "1",
+        "--high-rate",
+        "2",
+        "--rate",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with("rshperf: sweep: --rate cannot be used with sweep"));
+    let out = run(&["sweep", "--low-rate", "1", "--high-rate", "2", "--ra", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with("rshperf: sweep: unexpected argument '--ra' found"));
+    // Help: on stdout, status 0, the same as `rshperf help sweep`, no run options.
+    let help = run(&["sweep", "--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(help.stderr.is_empty());
+    assert_eq!(help.stdout, run(&["help", "sweep"]).stdout);
+    let help = text(&help.stdout);
+    assert!(help.starts_with("Runs one rate after another"), "{help}");
+    assert!(!help.contains("--num-conns <"), "{help}");
+}
+
 /// Lines of `stderr` that are client-bound warnings.
 fn client_bound_lines(stderr: &str) -> Vec<&str> {
     stderr

@@ -1,15 +1,25 @@
-//! `rshperf sweep` options: the sweep's own (clap) and the per-run httperf options.
+//! `rshperf sweep` options: the sweep's own and the per-run httperf options, on one
+//! clap command.
 //!
-//! Owns splitting the command line in two (the sweep's options and autobench's
-//! spellings go to clap; everything else, with its value, goes to httperf's getopt
-//! parser, so per-run options behave exactly as in a plain run), the clap definition
-//! and the checks between them (`--rate` given to a sweep, a fixed `--num-conns`
+//! Owns the clap command of `rshperf sweep`: the sweep's options (`SweepOpts`, clap
+//! derive, with `subcommand`'s conventions: unique-prefix abbreviations, `--help` on
+//! stdout, errors as `rshperf: sweep: …`), to which `command` adds every httperf long
+//! option the sweep has no option of that name for, hidden, built from httperf's own
+//! table (`cli::OPTIONS`, with autobench's spellings as aliases). clap thus sees the
+//! whole command line: it resolves every abbreviation against both sets (an exact name
+//! wins, so `--rate` is httperf's even though it begins `--rate-step`), takes a run
+//! option's value whatever it looks like, and names a misspelt option. The run options
+//! and URL operands go back, in command-line order, to httperf's getopt parser
+//! (`run_argv`), so they mean exactly what they mean in a plain run. Also owns the
+//! checks between the two sets (`--rate` given to a sweep, a fixed `--num-conns`
 //! together with `--const-test-time`, …). Produces a `Sweep`: the parameters and the
 //! base `Config` that every step clones. Called by `sweep::sweep_main`.
 
-use clap::{Parser, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, FromArgMatches, Parser, ValueEnum};
 
-use crate::front::cli::{self, Command, HasArg, Opt, OPTIONS};
+use crate::front::cli::{self, Command, HasArg, Opt, OptSpec, OPTIONS};
+use crate::front::subcommand::{self, Parsed as ClapParsed};
 use crate::model::config::Config;
 use crate::output::threshold::{self, Threshold};
 use crate::wire::error::Error;
@@ -32,8 +42,12 @@ pub enum OutputFmt {
     after_help = "Every other option is a per-run httperf option (--server, --servers, --port, \
                   --uri, --num-calls, --wsess, --ssl, --timeout, --threads, ...), as in a plain \
                   run; the sweep sets --rate (and --num-conns with --const-test-time) itself. \
+                  Run options are long options (httperf's -v and -d are not taken), \
+                  abbreviated to a prefix that is unique among the sweep's and httperf's \
+                  options; a URL argument names the target as in a plain run. \
                   autobench's spellings low_rate, high_rate, rate_step, const_test_time, \
-                  num_conn, num_call, host1, port1 and uri1 are accepted too (with two dashes).\n\n\
+                  num_conn, num_call, host1, port1 and uri1 are accepted too (with two dashes); \
+                  single_host and quiet are accepted and ignored.\n\n\
                   A step passes when its achieved rate of successful replies is at least \
                   --min-achieved % of the demanded request rate, it has at most --max-errors \
                   errors and every --slo holds; a step that misses while the client could not \
@@ -96,6 +110,15 @@ pub struct SweepOpts {
     /// Write a one-file HTML report with charts to FILE.
     #[arg(long = "html", value_name = "FILE")]
     pub html: Option<String>,
+    /// autobench's `--single_host` (a sweep has one target): accepted, ignored.
+    #[arg(long = "single_host", hide = true)]
+    pub single_host: bool,
+    /// autobench's `--quiet`: accepted, ignored.
+    #[arg(long = "quiet", hide = true)]
+    pub quiet: bool,
+    /// The target as a URL (http[s]://host[:port]/path), as in a plain run.
+    #[arg(value_name = "URL")]
+    pub targets: Vec<String>,
 }
 
 /// A checked sweep: its options, its SLOs and the per-run configuration.
@@ -122,33 +145,8 @@ pub enum Parsed {
     Run(Box<Sweep>),
 }
 
-/// Sweep options that take a value (long names, both spellings).
-const VALUED: [&str; 16] = [
-    "low-rate",
-    "high-rate",
-    "rate-step",
-    "const-test-time",
-    "low_rate",
-    "high_rate",
-    "rate_step",
-    "const_test_time",
-    "cool-down",
-    "min-achieved",
-    "max-errors",
-    "slo",
-    "past-knee",
-    "precision",
-    "output-fmt",
-    "file",
-];
-
-/// More valued sweep options (split for readability).
-const VALUED_MORE: [&str; 2] = ["json", "html"];
-
-/// Sweep flags.
-const FLAGS: [&str; 3] = ["find-max", "help", "version"];
-
-/// autobench's per-run spellings and the httperf option each stands for.
+/// autobench's spellings of per-run options and the httperf option each stands for
+/// (aliases of the hidden run options).
 const AUTOBENCH: [(&str, &str); 5] = [
     ("num_conn", "num-conns"),
     ("num_call", "num-calls"),
@@ -157,8 +155,12 @@ const AUTOBENCH: [(&str, &str); 5] = [
     ("uri1", "uri"),
 ];
 
-/// autobench flags that mean nothing here.
-const IGNORED: [&str; 2] = ["single_host", "quiet"];
+/// The value clap records for an optional-argument run option given without `=V`
+/// (no argument can hold a NUL byte).
+const NO_VALUE: &str = "\0";
+
+/// The id of the URL operands (`SweepOpts::targets`).
+const TARGETS: &str = "targets";
 
 /// httperf options a sweep sets or cannot use, with the reason.
 const REFUSED: [(Opt, &str); 10] = [
@@ -193,96 +195,110 @@ fn usage(msg: String) -> Error {
     Error::Usage(format!("sweep: {msg}"))
 }
 
-/// Whether `--name` (no `=value`) is an httperf option that takes the next argument.
-fn httperf_takes_next(name: &str) -> bool {
-    let exact = OPTIONS.iter().find(|s| s.name == name);
-    let spec = exact.or_else(|| {
-        let mut c = OPTIONS.iter().filter(|s| s.name.starts_with(name));
-        match (c.next(), c.next()) {
-            (Some(one), None) => Some(one),
-            _ => None,
-        }
-    });
-    spec.is_some_and(|s| s.has_arg == HasArg::Required)
+/// httperf's long options that are run options of a sweep: every one but `--help`
+/// (clap's, the sweep's help) and those the sweep's own options (`SweepOpts`) name.
+fn run_options(sweep: &clap::Command) -> Vec<&'static OptSpec> {
+    let taken = |name: &str| {
+        sweep.get_arguments().any(|a| {
+            a.get_id() == name
+                || a.get_long() == Some(name)
+                || a.get_all_aliases().is_some_and(|v| v.contains(&name))
+        })
+    };
+    OPTIONS
+        .iter()
+        .filter(|s| s.opt != Opt::Help && !taken(s.name))
+        .collect()
 }
 
-/// Splits `args` (after `sweep`) into the sweep's options (for clap, program name
-/// first) and httperf's (for getopt, program name first).
-fn split(args: &[String]) -> Result<(Vec<String>, Vec<String>), Error> {
-    let mut sweep = vec!["rshperf sweep".to_string()];
-    let mut httperf = vec![cli::PROG.to_string()];
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        i += 1;
-        if arg == "-h" {
-            sweep.push("--help".into());
+/// A run option as a hidden clap argument that records every occurrence (with its
+/// position): a flag, a value taken whatever it looks like (getopt takes the next
+/// word unconditionally), or an optional value only in the `=V` form.
+fn run_arg(spec: &'static OptSpec) -> Arg {
+    let arg = Arg::new(spec.name)
+        .long(spec.name)
+        .hide(true)
+        .action(ArgAction::Append);
+    let arg = match spec.has_arg {
+        HasArg::No => arg.num_args(0).default_missing_value(""),
+        HasArg::Required => arg.num_args(1).allow_hyphen_values(true),
+        HasArg::Optional => arg
+            .num_args(0..=1)
+            .require_equals(true)
+            .default_missing_value(NO_VALUE),
+    };
+    AUTOBENCH
+        .iter()
+        .filter(|(_, to)| *to == spec.name)
+        .fold(arg, |arg, (from, _)| arg.alias(*from))
+}
+
+/// The clap command of `rshperf sweep`: `SweepOpts` with `subcommand`'s conventions,
+/// plus the run options (hidden), and those run options.
+fn command() -> (clap::Command, Vec<&'static OptSpec>) {
+    let cmd = subcommand::command::<SweepOpts>("sweep");
+    let runs = run_options(&cmd);
+    let cmd = runs.iter().fold(cmd, |cmd, spec| cmd.arg(run_arg(spec)));
+    (cmd, runs)
+}
+
+/// The `--help` text (also `rshperf help sweep`).
+pub fn help() -> String {
+    command().0.render_long_help().to_string()
+}
+
+/// The run options (`runs`) and URL operands of `m`, in command-line order, as an argv
+/// for httperf's parser (program name first).
+fn run_argv(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<Vec<String>, Error> {
+    let mut words: Vec<(usize, String)> = Vec::new();
+    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    for spec in runs {
+        if !given(spec.name) {
             continue;
         }
-        let Some(body) = arg.strip_prefix("--") else {
-            httperf.push(arg.clone());
-            // `-d N` takes the next argument, as in getopt.
-            if arg.len() > 1 && arg.starts_with('-') && arg.ends_with('d') && i < args.len() {
-                httperf.push(args[i].clone());
-                i += 1;
-            }
-            continue;
-        };
-        let (name, inline) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (body, None),
-        };
-        let mut take_value = |to: &mut Vec<String>, flag: String| -> Result<(), Error> {
-            match inline {
-                Some(v) => to.push(format!("{flag}={v}")),
-                None if i < args.len() => {
-                    to.push(flag);
-                    to.push(args[i].clone());
-                    i += 1;
-                }
-                None => return Err(usage(format!("option '--{name}' requires an argument"))),
-            }
-            Ok(())
-        };
-        if VALUED.contains(&name) || VALUED_MORE.contains(&name) {
-            take_value(&mut sweep, format!("--{name}"))?;
-        } else if FLAGS.contains(&name) {
-            sweep.push(arg.clone());
-        } else if let Some(&(_, to)) = AUTOBENCH.iter().find(|(a, _)| *a == name) {
-            take_value(&mut httperf, format!("--{to}"))?;
-        } else if IGNORED.contains(&name) {
-        } else {
-            httperf.push(arg.clone());
-            if inline.is_none() && httperf_takes_next(name) && i < args.len() {
-                httperf.push(args[i].clone());
-                i += 1;
-            }
+        let at = m.indices_of(spec.name).into_iter().flatten();
+        let raw = m.get_raw(spec.name).into_iter().flatten();
+        for (i, v) in at.zip(raw) {
+            let v = v.to_string_lossy();
+            let word = match spec.has_arg {
+                HasArg::No => format!("--{}", spec.name),
+                HasArg::Optional if v == NO_VALUE => format!("--{}", spec.name),
+                _ => format!("--{}={v}", spec.name),
+            };
+            words.push((i, word));
         }
     }
-    Ok((sweep, httperf))
+    if given(TARGETS) {
+        let at = m.indices_of(TARGETS).into_iter().flatten();
+        let raw = m.get_raw(TARGETS).into_iter().flatten();
+        for (i, v) in at.zip(raw) {
+            let v = v.to_string_lossy().into_owned();
+            // Only after `--` can an operand begin with `-`; httperf would take it
+            // for an option.
+            if v.starts_with('-') {
+                return Err(usage(format!("unexpected argument '{v}'")));
+            }
+            words.push((i, v));
+        }
+    }
+    words.sort_by_key(|(i, _)| *i);
+    Ok(std::iter::once(cli::PROG.to_string())
+        .chain(words.into_iter().map(|(_, w)| w))
+        .collect())
 }
 
 /// Parses the arguments after `sweep`.
 pub fn parse(args: &[String]) -> Result<Parsed, Error> {
-    let (sweep_argv, httperf_argv) = split(args)?;
-    let opts = match SweepOpts::try_parse_from(&sweep_argv) {
-        Ok(o) => o,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                return Ok(Parsed::Help(e.to_string()));
-            }
-            // clap's message up to its usage lines, on one line, without `error: `.
-            let text = e.to_string();
-            let message: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
-                .map(str::trim)
-                .collect();
-            let message = message.join(" ");
-            return Err(usage(message.trim_start_matches("error: ").to_string()));
-        }
+    let argv: Vec<String> = std::iter::once("sweep".to_string())
+        .chain(args.iter().cloned())
+        .collect();
+    let (cmd, runs) = command();
+    let m = match subcommand::parse_with(cmd, &argv)? {
+        ClapParsed::Help(text) => return Ok(Parsed::Help(text)),
+        ClapParsed::Run(m) => m,
     };
+    let opts = SweepOpts::from_arg_matches(&m).map_err(|e| usage(e.to_string()))?;
+    let httperf_argv = run_argv(&m, &runs)?;
     let run_args = match cli::parse(&httperf_argv)? {
         Command::Run(a) => a,
         Command::Help(_) | Command::Version(_) => {
@@ -398,9 +414,26 @@ mod tests {
         }
     }
 
+    /// The sweep's options and the argv httperf's parser gets.
+    fn split(args: &[&str]) -> (SweepOpts, Vec<String>) {
+        let (cmd, runs) = command();
+        let argv: Vec<String> = std::iter::once("sweep")
+            .chain(args.iter().copied())
+            .map(String::from)
+            .collect();
+        match subcommand::parse_with(cmd, &argv) {
+            Ok(ClapParsed::Run(m)) => (
+                SweepOpts::from_arg_matches(&m).expect("sweep options"),
+                run_argv(&m, &runs).expect("run options"),
+            ),
+            Ok(ClapParsed::Help(_)) => panic!("{args:?}: help"),
+            Err(e) => panic!("{args:?}: {e}"),
+        }
+    }
+
     #[test]
-    fn split_sends_each_option_with_its_value_to_its_parser() {
-        let (s, h) = split(&strings(&[
+    fn run_options_reach_httperf_in_order_with_their_values() {
+        let (s, h) = split(&[
             "--server",
             "127.0.0.1",
             "--low_rate",
@@ -411,43 +444,112 @@ mod tests {
             "--num_conn",
             "50",
             "--find-max",
-            "-d",
+            "--hog",
+            "--print-reply",
+            "--print-request=header",
+            "http://127.0.0.1:8080/x",
+            "--add-header",
+            "A: 1",
+            "--timeo=5",
+            "--burst",
             "2",
-            "--ti",
-            "5",
-            "--quiet",
             "--json",
             "x.json",
-        ]))
-        .expect("splits");
-        assert_eq!(
-            s,
-            [
-                "rshperf sweep",
-                "--low_rate",
-                "10",
-                "--high-rate=20",
-                "--find-max",
-                "--json",
-                "x.json"
-            ]
-        );
+            "--quiet",
+        ]);
+        assert_eq!((s.low_rate, s.high_rate, s.find_max), (10.0, 20.0, true));
+        assert_eq!(s.json.as_deref(), Some("x.json"));
         assert_eq!(
             h,
             [
                 "rshperf",
-                "--server",
-                "127.0.0.1",
-                "--uri",
-                "--low-rate",
-                "--num-conns",
-                "50",
-                "-d",
-                "2",
-                "--ti",
-                "5"
+                "--server=127.0.0.1",
+                "--uri=--low-rate",
+                "--num-conns=50",
+                "--hog",
+                "--print-reply",
+                "--print-request=header",
+                "http://127.0.0.1:8080/x",
+                "--add-header=A: 1",
+                "--timeout=5",
+                "--burst-length=2",
             ]
         );
+    }
+
+    #[test]
+    fn sweep_options_take_unique_prefixes() {
+        let s = sweep(&[
+            "--low-r", "1000", "--high", "2000", "--rate-s", "500", "--const", "2", "--min-a",
+            "90", "--past", "3", "--out", "csv",
+        ]);
+        assert_eq!((s.opts.low_rate, s.opts.high_rate), (1000.0, 2000.0));
+        assert_eq!(s.opts.rate_step, Some(500.0));
+        assert_eq!(s.opts.const_test_time, Some(2.0));
+        assert_eq!((s.opts.min_achieved, s.opts.past_knee), (90.0, 3));
+        assert_eq!(s.opts.output_fmt, OutputFmt::Csv);
+    }
+
+    #[test]
+    fn a_run_option_named_exactly_wins_over_a_sweep_option_it_begins() {
+        // `--rate` is httperf's (refused), though `--rate-step` begins with it.
+        let base = ["--low-rate", "1", "--high-rate", "2", "--rate-step", "1"];
+        let mut v = base.to_vec();
+        v.extend_from_slice(&["--rate", "5"]);
+        assert_eq!(
+            err(&v),
+            "rshperf: sweep: --rate cannot be used with sweep: the sweep sets the rate: use \
+             --low-rate, --high-rate and --rate-step"
+        );
+        // A prefix of both is no option of either.
+        let mut v = base.to_vec();
+        v.extend_from_slice(&["--ra=5"]);
+        assert!(
+            err(&v).starts_with("rshperf: sweep: unexpected argument '--ra' found\n"),
+            "{}",
+            err(&v)
+        );
+    }
+
+    #[test]
+    fn a_misspelt_option_is_named_with_a_suggestion() {
+        let e = err(&["--low-rate", "1", "--hihg-rate", "2", "--rate-step", "1"]);
+        assert!(
+            e.starts_with(
+                "rshperf: sweep: unexpected argument '--hihg-rate' found\n\n  \
+                 tip: a similar argument exists: '--high-rate'\n"
+            ),
+            "{e}"
+        );
+        assert!(e.ends_with("For more information, try '--help'."), "{e}");
+        let e = err(&[
+            "--low-rate",
+            "1",
+            "--high-rate",
+            "2",
+            "--find-max",
+            "--bogus",
+        ]);
+        assert!(
+            e.starts_with("rshperf: sweep: unexpected argument '--bogus' found\n"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn help_is_the_sweeps_and_lists_no_run_option() {
+        // (`--he` would also begin httperf's `--header-file`.)
+        for h in ["--help", "--hel"] {
+            match parse(&strings(&[h])) {
+                Ok(Parsed::Help(text)) => {
+                    assert_eq!(text, help(), "{h}");
+                    assert!(text.contains("--low-rate <RATE>"), "{text}");
+                    assert!(!text.contains("--num-conns <"), "{text}");
+                }
+                other => panic!("{h}: {other:?}"),
+            }
+        }
+        assert!(matches!(parse(&strings(&["-h"])), Ok(Parsed::Help(_))));
     }
 
     #[test]
@@ -503,18 +605,21 @@ mod tests {
             "rshperf: sweep: --rate cannot be used with sweep: the sweep sets the rate: use \
              --low-rate, --high-rate and --rate-step"
         );
-        assert_eq!(
-            with(&["--ra=5"]),
-            "rshperf: sweep: --rate cannot be used with sweep: the sweep sets the rate: use \
-             --low-rate, --high-rate and --rate-step"
-        );
         assert!(with(&["--fail-on", "p99>1"]).contains("use --slo"));
         assert_eq!(
             with(&["--num-conns", "5", "--const-test-time", "3"]),
             "rshperf: sweep: --const-test-time sets --num-conns from the rate: give one of them"
         );
         assert!(with(&["--slo", "p99<<3"]).starts_with("rshperf: sweep: --slo: "));
-        assert_eq!(with(&["--bogus"]), "rshperf: unrecognized option '--bogus'");
+        assert!(with(&["-v"]).starts_with("rshperf: sweep: unexpected argument '-v' found\n"));
+        assert_eq!(
+            with(&["--", "-x"]),
+            "rshperf: sweep: unexpected argument '-x'"
+        );
+        assert_eq!(
+            with(&["--vers"]),
+            "rshperf: sweep: -h and -V are not per-run options; see rshperf sweep --help"
+        );
         assert_eq!(
             err(&["--low-rate", "1", "--high-rate", "2"]),
             "rshperf: sweep: give --rate-step (the walk) or --find-max (the search)"
