@@ -189,7 +189,8 @@ start)
   certificate
   config
   if running; then
-    nginx -p "$dir" -c "$dir/nginx.conf" -s reload
+    # (quiet unless it fails: it notes "signal process started" on stderr)
+    out=$(nginx -p "$dir" -c "$dir/nginx.conf" -s reload 2>&1) || { echo "$out" >&2; exit 1; }
     sleep 0.5
   else
     # A socket file left by an nginx that did not stop cleanly blocks the bind.
