@@ -35,6 +35,7 @@
 # certificates, logs, nginx.pid), the ports above, NGINX_SOCKET (default
 # $NGINX_DIR/nginx.sock). Runs as the calling user; nothing is installed. Example:
 #   HTTP_PORT=18080 TLS_PORT=18443 H2C_PORT=18082 H2_PORT=18444 bash scripts/nginx.sh start
+# (status needs the same variables; bench/run.sh reads them too).
 set -euo pipefail
 cmd=${1:-start}
 dir=${NGINX_DIR:-/tmp/rshperf-nginx-local}
@@ -48,7 +49,7 @@ running() { [ -f "$dir/nginx.pid" ] && kill -0 "$(cat "$dir/nginx.pid")" 2>/dev/
 
 answers() {
   # bash's /dev/tcp: no curl needed.
-  exec 3<>"/dev/tcp/127.0.0.1/$http_port" 2>/dev/null || return 1
+  { exec 3<>"/dev/tcp/127.0.0.1/$http_port"; } 2>/dev/null || return 1
   printf 'GET /1k.html HTTP/1.0\r\n\r\n' >&3
   head -c 12 <&3 | grep -q '^HTTP/1.1 200'
   local ok=$?
@@ -207,7 +208,13 @@ start)
   echo "       CA certificate $dir/ca.crt (logs, configuration: $dir)"
   ;;
 stop)
-  if running; then kill "$(cat "$dir/nginx.pid")"; echo "nginx stopped"; else echo "nginx was not running"; fi
+  if running; then
+    kill "$(cat "$dir/nginx.pid")"
+    for _ in $(seq 50); do running || break; sleep 0.1; done
+    echo "nginx stopped"
+  else
+    echo "nginx was not running"
+  fi
   ;;
 status)
   if answers; then
