@@ -45,7 +45,7 @@ h2c_port=${H2C_PORT:-8082}
 h2_port=${H2_PORT:-8444}
 socket=${NGINX_SOCKET:-$dir/nginx.sock}
 
-running() { [ -f "$dir/nginx.pid" ] && kill -0 "$(cat "$dir/nginx.pid")" 2>/dev/null; }
+running() { [ -f "$dir/nginx.pid" ] && kill -0 "$(cat "$dir/nginx.pid" 2>/dev/null)" 2>/dev/null; }
 
 answers() {
   # bash's /dev/tcp: no curl needed.
