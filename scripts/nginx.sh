@@ -29,7 +29,7 @@
 #                     g.html embed nothing. /page/moved answers 302 Location:
 #                     /page/index.html.
 #   "Accept-Encoding: gzip" gets gzip, chunked.
-# Needs nginx (with HTTP/2: Debian's nginx, nginx-light or nginx-core) and openssl:
+# Needs nginx with its ssl and http_v2 modules (Debian's packages have both) and openssl:
 # apt-get install -y nginx-light openssl.
 # Environment: NGINX_DIR (default /tmp/rshperf-nginx-local: configuration, documents,
 # certificates, logs, nginx.pid), the ports above, NGINX_SOCKET (default
