@@ -243,7 +243,7 @@ fn command() -> (clap::Command, Vec<&'static OptSpec>) {
 }
 
 /// The `--help` text (also `rshperf help sweep`).
-pub fn help() -> String {
+pub(crate) fn help() -> String {
     command().0.render_long_help().to_string()
 }
 
