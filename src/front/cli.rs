@@ -384,7 +384,7 @@ pub enum Command {
     Run(Args),
 }
 
-/// The usage lines that start the `-h` text (`help::text`): httperf master's usage with
+/// The usage lines that start the `-h` text (`dispatch::help_text`): httperf master's usage with
 /// `rshperf`, the master options it omits, and rshperf's own options. Scripts may grep
 /// them: they only ever grow. Ends with a newline.
 pub fn usage() -> String {
