@@ -384,9 +384,9 @@ pub enum Command {
     Run(Args),
 }
 
-/// The usage lines that start the `-h` text (`dispatch::help_text`): httperf master's usage with
-/// `rshperf`, the master options it omits, and rshperf's own options. Scripts may grep
-/// them: they only ever grow. Ends with a newline.
+/// The usage lines that start the `-h` text (`dispatch::help_text`): httperf master's
+/// usage with `rshperf`, the master options it omits, and rshperf's own options. Scripts
+/// may grep them: they only ever grow. Ends with a newline.
 pub fn usage() -> String {
     format!(
         "Usage: {PROG} [-hdvVn] [--add-header S] [--burst-length N] [--client N/N]\n\
