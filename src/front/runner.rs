@@ -52,7 +52,7 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
         if cfg.percentiles || cfg.verbose > 0 {
             let _ = write_percentiles(&mut out, stats);
         }
-        if cfg.ssl && cfg.verbose > 0 {
+        if cfg.tls.enabled && cfg.verbose > 0 {
             let [full, resumed] = stats.tls_handshakes;
             let _ = writeln!(out, "TLS handshakes: full {full} resumed {resumed}");
         }

@@ -251,7 +251,7 @@ impl Requests {
             fixed,
             fixed_uri: cfg.uri.as_bytes().to_vec(),
             no_host: cfg.no_host_hdr,
-            https: cfg.ssl,
+            https: cfg.tls.enabled,
             uris: Vec::new(),
             templates: Vec::new(),
         }

@@ -183,12 +183,12 @@ fn config_json(cfg: &Config) -> Value {
         "wset": cfg.wset.as_ref().map(|w| json!({
             "files": w.files, "miss_rate": w.miss_rate
         })),
-        "ssl": cfg.ssl,
-        "ssl_protocol": cfg.ssl_protocol.map(|p| p.name()),
-        "ssl_ciphers": cfg.ssl_ciphers,
-        "ssl_no_reuse": cfg.ssl_no_reuse,
-        "ssl_verify": cfg.ssl_verify,
-        "tls_server_name": cfg.tls_server_name,
+        "ssl": cfg.tls.enabled,
+        "ssl_protocol": cfg.tls.protocol.map(|p| p.name()),
+        "ssl_ciphers": cfg.tls.ciphers,
+        "ssl_no_reuse": cfg.tls.no_reuse,
+        "ssl_verify": cfg.tls.verify,
+        "tls_server_name": cfg.tls.server_name,
         "verbose": cfg.verbose,
         "percentiles": cfg.percentiles,
         "json": cfg.json,

@@ -37,13 +37,83 @@ use rustls::{
     SignatureScheme, SupportedProtocolVersion,
 };
 
-use crate::model::config::{Config, SslProtocol};
 use crate::wire::error::Error;
 
 /// The ALPN protocol offered for HTTP/1.x.
 const ALPN_HTTP11: &[u8] = b"http/1.1";
 /// The ALPN protocol offered, alone, with `--http-version 2` (RFC 9113 §3.2).
 pub const ALPN_H2: &[u8] = b"h2";
+
+/// `--ssl-protocol`: the TLS version pinned (min = max), or `Auto` (negotiate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslProtocol {
+    /// Negotiate the highest version both sides support.
+    Auto,
+    /// TLS 1.0 (`TLSv1`, `TLSv1.0`, `TLSv1_0`).
+    Tls10,
+    /// TLS 1.1.
+    Tls11,
+    /// TLS 1.2.
+    Tls12,
+    /// TLS 1.3.
+    Tls13,
+}
+
+impl SslProtocol {
+    /// The name httperf master echoes (`auto`, `TLSv1.0`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            SslProtocol::Auto => "auto",
+            SslProtocol::Tls10 => "TLSv1.0",
+            SslProtocol::Tls11 => "TLSv1.1",
+            SslProtocol::Tls12 => "TLSv1.2",
+            SslProtocol::Tls13 => "TLSv1.3",
+        }
+    }
+}
+
+/// The TLS options of a run (`--ssl`, `--ssl-*`, `--tls-server-name`, or ab's and
+/// lb's letters): everything `TlsSettings::from_options` builds the client from. Held
+/// by `Config` as its `tls` part; the layer above fills `fallback_name` and `alpn_h2`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TlsOptions {
+    /// `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
+    pub enabled: bool,
+    /// `--ssl-protocol` if given; None behaves as `Auto`.
+    pub protocol: Option<SslProtocol>,
+    /// `--ssl-ciphers`.
+    pub ciphers: Option<String>,
+    /// `--ssl-no-reuse`: every connection does a full handshake.
+    pub no_reuse: bool,
+    /// `--tls-server-name` (SNI and verification name).
+    pub server_name: Option<String>,
+    /// The name used without `--tls-server-name`: the option it comes from
+    /// (`--server-name` or `--server`) and its value (`--server-name` without a port).
+    pub fallback_name: (&'static str, String),
+    /// `--ssl-certificate` (client certificate, PEM file).
+    pub certificate: Option<String>,
+    /// `--ssl-key` (client key, PEM file; default the certificate file).
+    pub key: Option<String>,
+    /// `--ssl-verify`: verify the server certificate.
+    pub verify: bool,
+    /// `--ssl-ca-file`.
+    pub ca_file: Option<String>,
+    /// `--ssl-ca-path`.
+    pub ca_path: Option<String>,
+    /// Offer `h2` alone by ALPN (`--http-version 2`), else `http/1.1`.
+    pub alpn_h2: bool,
+}
+
+impl TlsOptions {
+    /// The SNI / verification name source for a `--server-name` (without its `:port`)
+    /// or, without one, a `--server` value.
+    pub fn fallback_for(server_name: Option<&str>, server: &str) -> (&'static str, String) {
+        match server_name {
+            Some(n) => ("--server-name", strip_port(n).to_string()),
+            None => ("--server", server.to_string()),
+        }
+    }
+}
 
 /// Everything TLS that is decided once per run: the client configuration (resumption
 /// disabled), the server name for SNI and verification, and the reuse policy.
@@ -69,27 +139,27 @@ impl TlsSettings {
     /// Builds the TLS settings of a run; None without `--ssl`. Errors are option errors
     /// (`Error::Usage`): a protocol rustls lacks, a cipher list with no usable suite,
     /// unreadable or mismatched certificate/key/CA files, no trusted roots.
-    pub fn from_config(cfg: &Config) -> Result<Option<TlsSettings>, Error> {
-        if !cfg.ssl {
+    pub fn from_options(cfg: &TlsOptions) -> Result<Option<TlsSettings>, Error> {
+        if !cfg.enabled {
             return Ok(None);
         }
         let usage = Error::Usage;
-        let versions = protocol_versions(cfg.ssl_protocol.unwrap_or(SslProtocol::Auto))?;
+        let versions = protocol_versions(cfg.protocol.unwrap_or(SslProtocol::Auto))?;
         let mut provider = ring::default_provider();
-        if let Some(spec) = &cfg.ssl_ciphers {
+        if let Some(spec) = &cfg.ciphers {
             let mut suites = cipher::parse_list(spec).map_err(usage)?;
             suites.retain(|s| versions.iter().any(|v| s.version() == *v));
             if suites.is_empty() {
                 return Err(usage(format!(
                     "--ssl-ciphers: no cipher suite in '{spec}' can be used with \
                      --ssl-protocol {}",
-                    cfg.ssl_protocol.unwrap_or(SslProtocol::Auto).name()
+                    cfg.protocol.unwrap_or(SslProtocol::Auto).name()
                 )));
             }
             provider.cipher_suites = suites;
         }
         let provider = Arc::new(provider);
-        let verifier: Arc<dyn ServerCertVerifier> = if cfg.ssl_verify {
+        let verifier: Arc<dyn ServerCertVerifier> = if cfg.verify {
             webpki_verifier(cfg, &provider)?
         } else {
             Arc::new(AcceptAnyServerCert(
@@ -113,7 +183,7 @@ impl TlsSettings {
                     e => usage(format!("--ssl-key {key_path}: {e}")),
                 })?,
         };
-        config.alpn_protocols = if cfg.http_version == crate::model::config::HttpVersion::V2 {
+        config.alpn_protocols = if cfg.alpn_h2 {
             vec![ALPN_H2.to_vec()]
         } else {
             vec![ALPN_HTTP11.to_vec()]
@@ -122,7 +192,7 @@ impl TlsSettings {
         Ok(Some(TlsSettings {
             config: Arc::new(config),
             server_name: server_name(cfg)?,
-            reuse: !cfg.ssl_no_reuse,
+            reuse: !cfg.no_reuse,
         }))
     }
 
@@ -172,11 +242,10 @@ fn protocol_versions(p: SslProtocol) -> Result<Vec<&'static SupportedProtocolVer
 /// The SNI / verification name: `--tls-server-name`, else `--server-name` (without a
 /// `:port` suffix or IPv6 brackets), else `--server`. IP literals become
 /// `ServerName::IpAddress`, for which rustls sends no SNI.
-fn server_name(cfg: &Config) -> Result<ServerName<'static>, Error> {
-    let (option, raw) = match (&cfg.tls_server_name, &cfg.server_name) {
-        (Some(n), _) => ("--tls-server-name", n.as_str()),
-        (None, Some(n)) => ("--server-name", strip_port(n)),
-        (None, None) => ("--server", cfg.server.as_str()),
+fn server_name(cfg: &TlsOptions) -> Result<ServerName<'static>, Error> {
+    let (option, raw) = match &cfg.server_name {
+        Some(n) => ("--tls-server-name", n.as_str()),
+        None => (cfg.fallback_name.0, cfg.fallback_name.1.as_str()),
     };
     let name = raw
         .strip_prefix('[')
@@ -202,13 +271,13 @@ fn strip_port(host: &str) -> &str {
 
 /// The verifier for `--ssl-verify`: system roots plus `--ssl-ca-file`/`--ssl-ca-path`.
 fn webpki_verifier(
-    cfg: &Config,
+    cfg: &TlsOptions,
     provider: &Arc<CryptoProvider>,
 ) -> Result<Arc<dyn ServerCertVerifier>, Error> {
     let mut roots = RootCertStore::empty();
     let mut pinned = Vec::new();
     roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
-    if let Some(file) = &cfg.ssl_ca_file {
+    if let Some(file) = &cfg.ca_file {
         let certs = read_certs("--ssl-ca-file", file)?;
         pinned.extend(certs.iter().cloned());
         let (added, _) = roots.add_parsable_certificates(certs);
@@ -218,7 +287,7 @@ fn webpki_verifier(
             )));
         }
     }
-    if let Some(dir) = &cfg.ssl_ca_path {
+    if let Some(dir) = &cfg.ca_path {
         let entries = std::fs::read_dir(dir)
             .map_err(|e| Error::Usage(format!("--ssl-ca-path {dir}: {e}")))?;
         for entry in entries.flatten() {
@@ -320,13 +389,13 @@ type ClientIdentity<'a> = (
 );
 
 /// Loads the client identity, or None when no `--ssl-certificate` is given.
-fn client_identity(cfg: &Config) -> Result<Option<ClientIdentity<'_>>, Error> {
-    let cert_path = match (&cfg.ssl_certificate, &cfg.ssl_key) {
+fn client_identity(cfg: &TlsOptions) -> Result<Option<ClientIdentity<'_>>, Error> {
+    let cert_path = match (&cfg.certificate, &cfg.key) {
         (Some(c), _) => c.as_str(),
         (None, Some(_)) => return Err(Error::Usage("--ssl-key requires --ssl-certificate".into())),
         (None, None) => return Ok(None),
     };
-    let key_path = cfg.ssl_key.as_deref().unwrap_or(cert_path);
+    let key_path = cfg.key.as_deref().unwrap_or(cert_path);
     let chain = read_certs("--ssl-certificate", cert_path)?;
     let bytes = read_file("--ssl-key", key_path)?;
     let key = PrivateKeyDer::from_pem_slice(&bytes)

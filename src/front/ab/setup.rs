@@ -1,7 +1,7 @@
 //! A `Bench` (ab's or lb's letters) as rshperf's `Config` and `Workload`.
 //!
-//! Owns the mapping: the socket, timeout and TLS options go through rshperf's own
-//! option parser (so they are validated once, the same way), then the workload gets
+//! Owns the mapping: the socket, timeout and TLS options go onto `ConfigBuilder` as
+//! typed values (validated by its `build`, the same way as httperf's), then the workload gets
 //! one target per URL (its address, and ab's or lb's `Host:` value), ab's request
 //! layout (`request_parts`) with a URI per target, and a closed loop with one group
 //! per server (`-c` users, `-n` requests; with `-k` a request budget spent over
@@ -11,7 +11,7 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use super::{Bench, Tool};
 use crate::model::call::{Body, RequestParts, Requests};
-use crate::model::config::{Config, SslProtocol};
+use crate::model::config::{Config, ConfigError, SslProtocol};
 use crate::model::workload::closed::{AbRecording, ClosedLoop, Group};
 use crate::model::workload::target::Target;
 use crate::model::workload::Workload;
@@ -134,45 +134,42 @@ pub fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
         sni.push((https && !b.no_sni && name.parse::<IpAddr>().is_err()).then(|| name.to_string()));
     }
     let first = targets.first().ok_or("no URL to benchmark")?;
-    let ip = first.addr.ip().to_string();
-    let port = first.addr.port().to_string();
-    let mut argv: Vec<String> = ["rshperf", "--server", &ip, "--port", &port, "--no-progress"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let mut opt = |name: &str, value: String| {
-        argv.push(name.to_string());
-        argv.push(value);
-    };
+    let mut builder = Config::builder();
+    builder
+        .server(first.addr.ip().to_string())
+        .port(first.addr.port())
+        .progress(Some(false));
     if b.timeout > 0.0 {
-        opt("--timeout", b.timeout.to_string());
+        builder.timeout(b.timeout);
     }
     if let Some(t) = b.time_limit {
-        opt("--runtime", t.to_string());
+        builder.runtime(t);
     }
     if let Some(addr) = &b.bind {
-        opt("--myaddr", addr.clone());
+        builder.myaddr(addr.clone());
     }
     if https {
-        let protocol = b.tls_protocol.unwrap_or(SslProtocol::Auto);
-        opt("--ssl-protocol", protocol.name().to_string());
+        builder.tls_protocol(b.tls_protocol.unwrap_or(SslProtocol::Auto));
         if let Some(z) = &b.ciphers {
-            opt("--ssl-ciphers", z.clone());
+            builder.tls_ciphers(z.clone());
         }
         if let Some(e) = &b.cert {
-            opt("--ssl-certificate", e.clone());
-            opt("--ssl-key", e.clone());
+            builder.tls_certificate(e.clone()).tls_key(e.clone());
         }
         // Without a name (an IP address, or -I) rustls sends no SNI.
-        opt(
-            "--tls-server-name",
-            sni[0].clone().unwrap_or_else(|| ip.clone()),
+        builder.tls_server_name(
+            sni[0]
+                .clone()
+                .unwrap_or_else(|| first.addr.ip().to_string()),
         );
     }
-    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let mut cfg = Config::from_argv(&words).map_err(|e| ab_words(&e.to_string()))?;
+    // ab's -b (0: the kernel's default and its autotuning).
     let window = b.window.unwrap_or(0);
-    (cfg.send_buffer, cfg.recv_buffer) = (window, window);
+    builder.send_buffer(window).recv_buffer(window);
+    let cfg = builder
+        .build()
+        .map_err(|r| ab_config_error(&r.error))?
+        .config;
     let mut work = Workload::from_config(&cfg).map_err(|e| ab_words(&e.to_string()))?;
     let parts = request_parts(b, &uris[0]);
     let mut head = Vec::new();
@@ -206,7 +203,17 @@ pub fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
     })
 }
 
-/// rshperf's option names in a message, as the ab letters the user typed.
+/// A refused configuration in ab's words. ab's own parser has checked every value
+/// it passes, so this is a safety net: the message without rshperf's option names.
+fn ab_config_error(e: &ConfigError) -> String {
+    match e {
+        ConfigError::Illegal { what, value, .. } => format!("{what} {value}"),
+        e => e.to_string(),
+    }
+}
+
+/// rshperf's option names in a start-up message of the workload (TLS files and
+/// ciphers, local addresses), as the ab letters the user typed.
 fn ab_words(msg: &str) -> String {
     msg.trim_start_matches("rshperf: ")
         .replace("--ssl-certificate", "-E")

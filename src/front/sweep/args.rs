@@ -301,7 +301,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, Error> {
     }
     let fixed_conns = run_args.given(Opt::NumConns);
     let sessions = run_args.given(Opt::Wsess) || run_args.given(Opt::Wsesslog);
-    let mut base = Config::from_args(run_args)?;
+    let mut base = crate::front::httperf::config(&run_args)?;
     if let Some(opt) = base.unsupported() {
         return Err(Error::Usage(format!("{opt} is not supported yet")));
     }

@@ -175,7 +175,7 @@ impl Workload {
         } else {
             Kind::Request
         };
-        let tls = TlsSettings::from_config(cfg)?;
+        let tls = TlsSettings::from_options(&cfg.tls)?;
         let targets = target::from_config(cfg)?;
         if let Kind::Wsesspage { origins, .. } = &mut kind {
             *origins = page::origins(cfg, &targets);

@@ -100,7 +100,7 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
 
 /// The likely cause when the server's bytes were not what the client expected.
 fn protocol_remedy(cfg: &Config, target: &str) -> String {
-    if cfg.ssl {
+    if cfg.tls.enabled {
         format!("did the TLS handshake fail? is {target} a TLS port (--ssl, https://)?")
     } else {
         format!("does {target} speak HTTP? a TLS port needs --ssl (or an https:// URL)")

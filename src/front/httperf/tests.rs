@@ -1,0 +1,767 @@
+//! Tests of httperf's command line through the builder: every option's values and
+//! messages (httperf's, and rshperf's stricter ones), defaults, combinations, URL
+//! operands and warnings.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::model::config::number::{c_strtod, c_strtoul10, strtod_prefix};
+use crate::model::config::value::{parse_partition, parse_start_at, unescape_header};
+use crate::model::config::*;
+use crate::wire::error::Error;
+
+pub(super) fn cfg(args: &[&str]) -> Config {
+    let mut argv = vec!["rshperf"];
+    argv.extend_from_slice(args);
+    match Config::from_argv(&argv) {
+        Ok(c) => c,
+        Err(e) => panic!("{args:?}: {e}"),
+    }
+}
+
+/// The full message as `main` prints it.
+pub(super) fn err(args: &[&str]) -> String {
+    let mut argv = vec!["rshperf"];
+    argv.extend_from_slice(args);
+    match Config::from_argv(&argv) {
+        Ok(c) => panic!("{args:?} accepted: {c:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Splits a shell-like command line on spaces (single-quoted parts kept whole).
+pub(super) fn words(cmd: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in cmd.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+pub(super) fn echo(cmd: &str) -> String {
+    let w = words(cmd);
+    let args: Vec<&str> = w.iter().map(String::as_str).collect();
+    cfg(&args).echo_line()
+}
+
+#[test]
+fn option_errors_of_httperf() {
+    // docs/compatibility.md A.16 (the getopt ones are tested in cli.rs, and here
+    // end to end).
+    let cases: [(&[&str], &str); 17] = [
+        (
+            &["--ser", "127.0.0.1", "--port", "18080", "--num-conns", "1"],
+            "rshperf: option '--ser' is ambiguous; possibilities: '--server' '--server-name' '--servers'",
+        ),
+        (&["--bogus", "--port", "18080"], "rshperf: unrecognized option '--bogus'"),
+        (&["--hog=1", "--port", "18080"], "rshperf: option '--hog' doesn't allow an argument"),
+        (&["-x", "--port", "18080"], "rshperf: invalid option -- 'x'"),
+        (&["--rate", "abc", "--port", "18080"], "rshperf: illegal request rate abc"),
+        (
+            &["--num-conns", "5x", "--port", "18080", "--num-conns", "1"],
+            "rshperf: illegal number of connections 5x",
+        ),
+        (&["--port", "70000", "--port", "18080"], "rshperf: illegal port number 70000"),
+        (&["--http-version", "3"], "rshperf: illegal version number 3"),
+        (&["--burst-length", "0"], "rshperf: illegal burst-length 0"),
+        (&["--client", "2/2"], "rshperf: bad number of clients (rest: `2')"),
+        (&["--client", "1"], "rshperf: client id not followed by `/' (rest: `')"),
+        (
+            &["--wsess", "1,2"],
+            "rshperf: bad user think time (3rd param) in --wsess arg (rest: `')",
+        ),
+        (
+            &["--wset", "10,2"],
+            "rshperf: bad target miss rate (2nd parameter) in --wset arg (rest: `2')",
+        ),
+        (&["--period", "x1"], "rshperf: illegal interarrival distribution 'x' in x1"),
+        (
+            &["--period", "u1"],
+            "rshperf: minimum interarrival time not followed by `,MAX_IAT' (rest: `')",
+        ),
+        (&["--failure-status", "0"], "rshperf: illegal failure status 0"),
+        (
+            &["--session-cookies", "--port", "18080"],
+            "rshperf: --session-cookie requires session-oriented workload (e.g., --wsess)",
+        ),
+    ];
+    for (args, want) in cases {
+        assert_eq!(err(args), want, "{args:?}");
+    }
+    assert!(err(&["--server", "--port", "18080"])
+        .starts_with("rshperf: cannot resolve server address '--port': "));
+    assert!(err(&["--server", "nonexistent.invalid"])
+        .starts_with("rshperf: cannot resolve server address 'nonexistent.invalid': "));
+    let e = Config::from_argv(&["rshperf", "--server", "nonexistent.invalid"]);
+    assert!(matches!(e, Err(Error::Startup(_))));
+    assert!(matches!(
+        Config::from_argv(&["rshperf", "--rate", "x"]),
+        Err(Error::Usage(_))
+    ));
+}
+
+#[test]
+fn other_httperf_messages() {
+    let cases: [(&[&str], &str); 31] = [
+        (&["--num-calls", "x"], "rshperf: illegal number of calls x"),
+        (&["--send-buffer", ""], "rshperf: illegal send buffer size "),
+        (&["--recv-buffer", "1k"], "rshperf: illegal receive buffer size 1k"),
+        (&["--max-connections", "a"], "rshperf: illegal max. # of connection a"),
+        (&["--max-piped-calls", "2b"], "rshperf: illegal max. # of piped calls 2b"),
+        (&["-d", "x"], "rshperf: illegal debug level x"),
+        (&["--timeout", "1s"], "rshperf: illegal connect timeout 1s"),
+        (&["--think-timeout", ""], "rshperf: illegal think timeout value "),
+        (&["--runtime", "0"], "rshperf: illegal runtime value 0"),
+        (&["--runtime", "-1"], "rshperf: illegal runtime value -1"),
+        (&["--client", "x/2"], "rshperf: bad client id (rest: `x/2')"),
+        (&["--client", "1-2"], "rshperf: client id not followed by `/' (rest: `-2')"),
+        (&["--period", "d-1"], "rshperf: illegal mean interarrival time -1"),
+        (&["--period", "e"], "rshperf: illegal mean interarrival time "),
+        (&["--period", "ux,1"], "rshperf: illegal minimum interarrival time x,1"),
+        (&["--period", "u1,"], "rshperf: illegal request period "),
+        (&["--period", "v1"], "rshperf: interarrival time not followed by `,duration' (rest: `')"),
+        (&["--period", "v1,x"], "rshperf: illegal duration x"),
+        (&["--period", ".5"], "rshperf: illegal interarrival distribution '.' in .5"),
+        (&["--period", ""], "rshperf: illegal interarrival distribution '' in "),
+        (
+            &["--wsess", "x"],
+            "rshperf: bad number of sessions (1st param) in --wsess arg (rest: `x')",
+        ),
+        (
+            &["--wsess", "1;2,3"],
+            "rshperf: bad number of calls per session (2nd param) in --wsess arg (rest: `;2,3')",
+        ),
+        (
+            &["--wsess", "1,2,3x"],
+            "rshperf: extraneous parameter in --wsess arg (rest: `x')",
+        ),
+        (
+            &["--wsess", "1,2,-3"],
+            "rshperf: bad user think time (3rd param) in --wsess arg (rest: `')",
+        ),
+        (
+            &["--wsesspage", "1,x,3"],
+            "rshperf: bad number of user requests per session (2nd param) in --wsesspage arg (rest: `x,3')",
+        ),
+        (
+            &["--wsesslog", "1,0.5"],
+            "rshperf: bad session filename (3rd param) in --wsesslog arg (rest: `')",
+        ),
+        (
+            &["--wsesslog", "1,,f"],
+            "rshperf: bad user think time (2nd param) in --wsesslog arg (rest: `,f')",
+        ),
+        (
+            &["--wsesslog", "1,1,f,g"],
+            "rshperf: extraneous parameter in --wsesslog arg (rest: `g')",
+        ),
+        (
+            &["--wset", "x,1"],
+            "rshperf: bad working set size (1st parameter) in --wset arg (rest: `x,1')",
+        ),
+        (
+            &["--wset", "10,0.5x"],
+            "rshperf: extraneous parameter in --wset arg (rest: `0.5x')",
+        ),
+        (&["--ssl-protocol", "tls2"], "rshperf: illegal SSL protocol tls2"),
+    ];
+    for (args, want) in cases {
+        assert_eq!(err(args), want, "{args:?}");
+    }
+    assert_eq!(
+        err(&["--wsess", "99999999999999999999,1,1"]),
+        "rshperf: bad number of sessions (1st param) in --wsess arg (rest: `,1,1'): Numerical result out of range"
+    );
+}
+
+#[test]
+fn stricter_than_httperf() {
+    let cases: [(&[&str], &str); 33] = [
+        (&["--num-conns", "-1"], "rshperf: illegal number of connections -1 (expected an integer >= 1)"),
+        (&["--num-conns", "0"], "rshperf: illegal number of connections 0 (expected an integer >= 1)"),
+        (&["--num-calls", "0"], "rshperf: illegal number of calls 0 (expected an integer >= 1)"),
+        (&["--num-calls", "+2"], "rshperf: illegal number of calls +2 (expected an integer >= 1)"),
+        (&["--num-conns", " 2"], "rshperf: illegal number of connections  2 (expected an integer >= 1)"),
+        (&["--port", "0"], "rshperf: illegal port number 0 (expected an integer from 1 to 65535)"),
+        (&["--port", "-1"], "rshperf: illegal port number -1"),
+        (&["--send-buffer", "0"], "rshperf: illegal send buffer size 0 (expected an integer from 1 to 2147483647)"),
+        (&["--recv-buffer", "2147483648"], "rshperf: illegal receive buffer size 2147483648 (expected an integer from 1 to 2147483647)"),
+        (&["--failure-status", "5000"], "rshperf: illegal failure status 5000 (expected an HTTP status code from 100 to 999)"),
+        (&["--threads", "0"], "rshperf: illegal number of threads 0 (expected an integer from 1 to 1024)"),
+        (&["--threads", "1025"], "rshperf: illegal number of threads 1025 (expected an integer from 1 to 1024)"),
+        (&["--threads", "x"], "rshperf: illegal number of threads x (expected an integer from 1 to 1024)"),
+        (&["--rate", "-5"], "rshperf: illegal request rate -5 (expected a number >= 0; 0 means sequential)"),
+        (&["--rate", "nan"], "rshperf: illegal request rate nan (expected a number >= 0; 0 means sequential)"),
+        (&["--rate", "inf"], "rshperf: illegal request rate inf (expected a number >= 0; 0 means sequential)"),
+        (&["--rate", "1e-320"], "rshperf: illegal request rate 1e-320 (expected a number >= 0; 0 means sequential)"),
+        (&["--timeout", "-1"], "rshperf: illegal connect timeout -1 (expected a number of seconds >= 0; 0 means none)"),
+        (&["--timeout", "NaN"], "rshperf: illegal connect timeout NaN (expected a number of seconds >= 0; 0 means none)"),
+        (&["--think-timeout", "-0.5"], "rshperf: illegal think timeout value -0.5 (expected a number of seconds >= 0)"),
+        (&["--runtime", "nan"], "rshperf: illegal runtime value nan (expected a number of seconds > 0)"),
+        (&["--runtime", "infinity"], "rshperf: illegal runtime value infinity (expected a number of seconds > 0)"),
+        (&["--http-version", "1.2"], "rshperf: unsupported HTTP version 1.2 (expected 1.0, 1.1 or 2)"),
+        (&["--http-version", "3.0"], "rshperf: unsupported HTTP version 3.0 (expected 1.0, 1.1 or 2)"),
+        (&["--http-version", "1.1x"], "rshperf: unsupported HTTP version 1.1x (expected 1.0, 1.1 or 2)"),
+        (&["--period", "u2,1"], "rshperf: illegal request period 1 (expected a maximum >= the minimum 2)"),
+        (&["--period", "einf"], "rshperf: illegal mean interarrival time inf (expected a number of seconds >= 0)"),
+        (&["--period", "d1x"], "rshperf: illegal mean interarrival time 1x"),
+        (&["--period", "v0,1"], "rshperf: illegal minimum interarrival time 0,1 (expected a number of seconds > 0)"),
+        (&["--period", "v1,0"], "rshperf: illegal duration 0 (expected a number of seconds > 0)"),
+        (&["--wlog", "yfile"], "rshperf: illegal --wlog argument yfile (expected y,FILE or n,FILE)"),
+        (&["--wlog", "y,"], "rshperf: illegal --wlog argument y, (expected y,FILE or n,FILE)"),
+        (&["--wsess", "1,1,1", "--wsesslog", "1,1,f"], "rshperf: only one of --wsess, --wsesslog, --wsesspage may be given"),
+    ];
+    for (args, want) in cases {
+        assert_eq!(err(args), want, "{args:?}");
+    }
+    let more: [(&[&str], &str); 12] = [
+        (&["--wsess", "0,1,1"], "rshperf: bad number of sessions (1st param) in --wsess arg (rest: `0,1,1') (expected an integer >= 1)"),
+        (&["--wsess", "1,0,1"], "rshperf: bad number of calls per session (2nd param) in --wsess arg (rest: `0,1') (expected an integer >= 1)"),
+        (&["--wsess", "1,1,nan"], "rshperf: bad user think time (3rd param) in --wsess arg (rest: `') (expected a number of seconds >= 0)"),
+        (&["--wsesslog", "1,1,"], "rshperf: bad session filename (3rd param) in --wsesslog arg (rest: `') (expected a file name)"),
+        (&["--wset", "0,0.5"], "rshperf: bad working set size (1st parameter) in --wset arg (rest: `0,0.5') (expected an integer >= 1)"),
+        (&["--wset", "10,nan"], "rshperf: bad target miss rate (2nd parameter) in --wset arg (rest: `nan') (expected a number from 0 to 1)"),
+        (&["--client", "0/2x"], "rshperf: bad number of clients (rest: `2x')"),
+        (&["--client", "-1/2"], "rshperf: bad client id (rest: `-1/2')"),
+        (&["--wsesspage", "1,1,1", "--wsess", "1,1,1"], "rshperf: only one of --wsess, --wsesslog, --wsesspage may be given"),
+        (&["--session-cookies", "--wlog=y,f"], "rshperf: --session-cookie requires session-oriented workload (e.g., --wsess)"),
+        (&["--server", "a", "--servers", "f"], "rshperf: --server S or --servers file, not both"),
+        (&["--tls-server-name", "x"], "rshperf: --tls-server-name requires --ssl (or --ssl-protocol)"),
+    ];
+    for (args, want) in more {
+        assert_eq!(err(args), want, "{args:?}");
+    }
+    assert_eq!(
+        err(&["--ssl-protocol", "SSLv3"]),
+        "rshperf: illegal SSL protocol SSLv3 (SSLv2 and SSLv3 are not supported; expected auto, TLSv1.0, TLSv1.1, TLSv1.2 or TLSv1.3)"
+    );
+    let mut many = String::from("v");
+    for _ in 0..17 {
+        many.push_str("1,1,");
+    }
+    many.pop();
+    assert_eq!(err(&["--period", &many]), "rshperf: too many rates");
+}
+
+#[test]
+fn first_bad_value_in_order_is_reported() {
+    assert_eq!(
+        err(&["--port", "70000", "--rate", "x"]),
+        "rshperf: illegal port number 70000"
+    );
+    assert_eq!(
+        err(&["--rate", "x", "--port", "70000"]),
+        "rshperf: illegal request rate x"
+    );
+}
+
+#[test]
+fn socket_buffers_http2_only_when_given() {
+    let base = ["--server", "127.0.0.1"];
+    assert_eq!(cfg(&base).socket_buffers(), (4096, 16384));
+    let h2 = cfg(&["--server", "127.0.0.1", "--http-version", "2"]);
+    assert_eq!((h2.send_buffer, h2.recv_buffer), (4096, 16384));
+    assert_eq!(h2.socket_buffers(), (0, 0));
+    let given = cfg(&[
+        "--server",
+        "127.0.0.1",
+        "--http-version",
+        "2",
+        "--recv-buffer",
+        "65536",
+    ]);
+    assert_eq!(given.socket_buffers(), (0, 65536));
+    let both = cfg(&[
+        "--server",
+        "127.0.0.1",
+        "--http-version",
+        "2",
+        "--send-buffer",
+        "4096",
+        "--recv-buffer",
+        "16384",
+    ]);
+    assert_eq!(both.socket_buffers(), (4096, 16384));
+}
+
+#[test]
+fn defaults() {
+    let c = cfg(&["--server", "127.0.0.1"]);
+    assert_eq!(c.prog, "rshperf");
+    assert_eq!(c.port, 80);
+    assert_eq!(c.uri, "/");
+    assert_eq!(c.method, "GET");
+    assert!(!c.method_given);
+    assert_eq!(c.http_version, HttpVersion::V11);
+    assert_eq!((c.send_buffer, c.recv_buffer), (4096, 16384));
+    assert_eq!((c.client_id, c.num_clients), (0, 1));
+    assert_eq!((c.num_conns, c.num_calls, c.burst_length), (1, 1, 1));
+    assert_eq!(c.period, Period::Sequential);
+    assert_eq!(c.threads, 1);
+    assert_eq!(c.timeout_duration(), None);
+    assert_eq!(c.think_timeout_duration(), None);
+    assert_eq!(c.unsupported(), None);
+    assert_eq!(c.addrs, vec!["127.0.0.1:80".parse::<SocketAddr>().unwrap()]);
+    let c = cfg(&[]);
+    assert_eq!(c.server, "localhost");
+    assert_eq!(c.host_header(), "localhost");
+    assert!(!c.addrs.is_empty());
+    assert!(c
+        .addrs
+        .iter()
+        .all(|a| a.port() == 80 && a.ip().is_loopback()));
+}
+
+#[test]
+fn port_defaults_follow_ssl() {
+    assert_eq!(cfg(&["--server=127.0.0.1"]).port, 80);
+    assert_eq!(cfg(&["--server=127.0.0.1", "--ssl"]).port, 443);
+    let c = cfg(&["--server=127.0.0.1", "--ssl-protocol=TLSv1.2"]);
+    assert_eq!((c.port, c.tls.enabled), (443, true));
+    assert_eq!(c.tls.protocol, Some(SslProtocol::Tls12));
+    assert_eq!(c.addrs[0].port(), 443);
+    assert_eq!(
+        cfg(&["--server=127.0.0.1", "--port=8443", "--ssl"]).port,
+        8443
+    );
+    assert_eq!(cfg(&["--port=1", "--ssl", "--server=127.0.0.1"]).port, 1);
+    for (name, want) in [
+        ("AUTO", SslProtocol::Auto),
+        ("TLSv1", SslProtocol::Tls10),
+        ("tlsv1.0", SslProtocol::Tls10),
+        ("TLSv1_1", SslProtocol::Tls11),
+        ("TLSv1.3", SslProtocol::Tls13),
+    ] {
+        let c = cfg(&["--server=127.0.0.1", "--ssl-protocol", name]);
+        assert_eq!(c.tls.protocol, Some(want), "{name}");
+    }
+}
+
+#[test]
+fn ipv6_literal_servers() {
+    for server in ["::1", "[::1]"] {
+        let c = cfg(&["--server", server, "--port", "8080"]);
+        assert_eq!(c.addrs, vec!["[::1]:8080".parse::<SocketAddr>().unwrap()]);
+        assert_eq!(c.host_header(), "[::1]");
+        assert!(c.echo_line().contains(&format!(" --server={server} ")));
+    }
+    let c = cfg(&["--server", "::1", "--server-name", "example.org:8080"]);
+    assert_eq!(c.host_header(), "example.org:8080");
+    let c = cfg(&["--server", "127.0.0.1", "--server-name", "::2"]);
+    assert_eq!(c.host_header(), "[::2]");
+}
+
+#[test]
+fn host_header_is_cut_at_cr_or_lf() {
+    let c = cfg(&[
+        "--server",
+        "127.0.0.1",
+        "--server-name",
+        "a.example\r\nX-Evil: 1",
+    ]);
+    assert_eq!(c.host_header(), "a.example");
+    let c = cfg(&["--server", "127.0.0.1", "--server-name", "b\nc"]);
+    assert_eq!(c.host_header(), "b");
+    assert_eq!(cfg(&["--server", "127.0.0.1"]).host_header(), "127.0.0.1");
+}
+
+#[test]
+fn add_header_escapes() {
+    let (b, w) = unescape_header(r"X-Test: a\\b\101\n");
+    assert_eq!(b, b"X-Test: a\\bA\r\n");
+    assert!(w.is_empty());
+    let (b, w) = unescape_header(r"A\aB\rC\0D\777\1011\q\");
+    // The octal run is maximal (`\1011` = 0o1011 = 521) and kept modulo 256.
+    assert_eq!(b, b"A\nB\rC\0D\xff\x09q\\");
+    assert_eq!(
+        w,
+        vec![
+            "ignoring unknown escape sequence `\\q' in --add-header".to_string(),
+            "ignoring trailing `\\' in --add-header".to_string(),
+        ]
+    );
+    let (b, _) = unescape_header(r"\é");
+    assert_eq!(b, "é".as_bytes());
+    let c = cfg(&["--server=127.0.0.1", "--add-header", r"X: 1\nY: 2\n"]);
+    assert_eq!(c.add_header, b"X: 1\r\nY: 2\r\n");
+    assert_eq!(c.add_header_raw.as_deref(), Some(r"X: 1\nY: 2\n"));
+}
+
+#[test]
+fn values_are_stored() {
+    let c = cfg(&[
+        "--server=127.0.0.1",
+        "--client=0x2/010",
+        "--timeout=2.5",
+        "--think-timeout=0.5",
+        "--num-conns=7",
+        "--num-calls=3",
+        "--burst-length=3",
+        "--http-version=1.0",
+        "--uri=/x?y",
+        "--send-buffer=2147483647",
+        "--recv-buffer=1",
+        "--max-connections=4",
+        "--max-piped-calls=0",
+        "--failure-status=503",
+        "--print-reply=Body",
+        "--print-request=hx",
+        "--wsess=010,0x10,1e-1",
+        "--wset=5,1",
+        "--wlog=n,urls",
+        "--myaddr=10.0.0.1",
+        "--myaddr=10.0.0.2-10.0.0.9",
+        "--ssl-verify=no",
+        "-vvv",
+        "--debug=4",
+        "--threads=1024",
+        "--runtime=3",
+    ]);
+    assert_eq!((c.client_id, c.num_clients), (2, 8));
+    assert_eq!(c.timeout_duration(), Some(Duration::from_millis(2500)));
+    assert_eq!(c.think_timeout_duration(), Some(Duration::from_millis(500)));
+    assert_eq!((c.num_conns, c.num_calls, c.burst_length), (7, 3, 3));
+    assert_eq!(c.http_version, HttpVersion::V10);
+    assert_eq!(c.uri, "/x?y");
+    assert_eq!((c.send_buffer, c.recv_buffer), (2_147_483_647, 1));
+    assert_eq!((c.max_connections, c.max_piped_calls), (4, 0));
+    assert_eq!(c.failure_status, 503);
+    assert_eq!(c.print_reply, Some(PrintWhat::Body));
+    assert_eq!(c.print_request, Some(PrintWhat::Header));
+    assert_eq!(
+        c.wsess,
+        Some(WsessSpec {
+            sessions: 8,
+            calls: 16,
+            think: 0.1
+        })
+    );
+    assert_eq!(
+        c.wset,
+        Some(WsetSpec {
+            files: 5,
+            miss_rate: 1.0
+        })
+    );
+    assert_eq!(
+        c.wlog,
+        Some(WlogSpec {
+            repeat: false,
+            file: "urls".into()
+        })
+    );
+    assert_eq!(c.myaddr, vec!["10.0.0.1", "10.0.0.2-10.0.0.9"]);
+    assert!(!c.tls.verify);
+    assert_eq!((c.verbose, c.debug, c.threads), (3, 4, 1024));
+    assert_eq!(c.runtime, 3.0);
+    let c = cfg(&["--wsesslog=0x3,0,a b.log", "--wlog=Y,u", "--print-reply"]);
+    assert_eq!(
+        c.wsesslog,
+        Some(WsesslogSpec {
+            sessions: 3,
+            think: 0.0,
+            file: "a b.log".into()
+        })
+    );
+    assert_eq!(c.wlog.map(|w| w.repeat), Some(true));
+    assert_eq!(c.print_reply, Some(PrintWhat::Both));
+    assert_eq!(c.burst_length, 1);
+}
+
+#[test]
+fn every_option_is_supported() {
+    let c = cfg(&["--server=127.0.0.1", "--wsesspage=1,1,0"]);
+    assert_eq!(c.unsupported(), None);
+    let c = cfg(&[
+        "--server=127.0.0.1",
+        "--wsess=1,1,0",
+        "--session-cookies",
+        "-n",
+    ]);
+    assert_eq!(c.unsupported(), None);
+    let c = cfg(&[
+        "--server=127.0.0.1",
+        "--hog",
+        "--close-with-reset",
+        "--no-host-hdr",
+        "--add-header=X: 1\\n",
+        "--method=HEAD",
+        "--period=e0.1",
+        "--runtime=2",
+        "--threads=4",
+        "--use-timer-cache",
+        "--ssl-verify=no",
+        "--max-connections=0",
+        "-d1",
+        "-v",
+    ]);
+    assert_eq!(c.unsupported(), None);
+}
+
+#[test]
+fn later_rate_or_period_wins() {
+    let p = |args: &[&str]| cfg(args).period;
+    let ip = ["--server=127.0.0.1"];
+    assert_eq!(
+        p(&[ip[0], "--rate", "5", "--period", "e1"]),
+        Period::Exponential(1.0)
+    );
+    assert_eq!(
+        p(&[ip[0], "--period", "e1", "--rate", "4"]),
+        Period::Deterministic(0.25)
+    );
+    assert_eq!(p(&[ip[0], "--period", "u0,0"]), Period::Sequential);
+    assert_eq!(p(&[ip[0], "--period", "U0,1"]), Period::Uniform(0.0, 1.0));
+    assert_eq!(
+        p(&[ip[0], "--period", "v0.5,10,1,20"]),
+        Period::Variable(vec![(0.5, 10.0), (1.0, 20.0)])
+    );
+    assert_eq!(p(&[ip[0], "--period", "2"]), Period::Deterministic(2.0));
+    assert_eq!(p(&[ip[0], "--period", "D2"]), Period::Deterministic(2.0));
+    assert_eq!(p(&[ip[0], "--rate", "+1e1"]), Period::Deterministic(0.1));
+    assert_eq!(p(&[ip[0], "--rate", "0.0"]), Period::Sequential);
+    assert_eq!(
+        p(&[ip[0], "--port", "1", "--port", "2"]),
+        Period::Sequential
+    );
+    assert_eq!(cfg(&[ip[0], "--port", "1", "--port", "2"]).port, 2);
+}
+
+#[test]
+fn help_and_version_are_not_runs() {
+    assert!(matches!(
+        Config::from_argv(&["rshperf", "-h"]),
+        Err(Error::Usage(_))
+    ));
+    assert!(matches!(
+        Config::from_argv(&["rshperf", "--server=127.0.0.1", "-V"]),
+        Err(Error::Usage(_))
+    ));
+}
+
+#[test]
+fn huge_timeouts_saturate() {
+    let c = cfg(&[
+        "--server=127.0.0.1",
+        "--timeout=1e300",
+        "--think-timeout=1e-12",
+    ]);
+    assert_eq!(c.timeout_duration(), Some(Duration::MAX));
+    assert_eq!(c.think_timeout_duration(), Some(Duration::from_nanos(1)));
+}
+
+#[test]
+fn strtod_prefix_matches_c() {
+    assert_eq!(strtod_prefix("1.5e3x"), Some((1500.0, 5)));
+    assert_eq!(strtod_prefix("1e"), Some((1.0, 1)));
+    assert_eq!(strtod_prefix("1e+"), Some((1.0, 1)));
+    assert_eq!(strtod_prefix(".5,"), Some((0.5, 2)));
+    assert_eq!(strtod_prefix("5."), Some((5.0, 2)));
+    assert_eq!(strtod_prefix("-2"), Some((-2.0, 2)));
+    assert_eq!(strtod_prefix("."), None);
+    assert_eq!(strtod_prefix(""), None);
+    assert_eq!(strtod_prefix("x"), None);
+    assert_eq!(strtod_prefix("INFINITY,"), Some((f64::INFINITY, 8)));
+    assert!(strtod_prefix("nan").is_some_and(|(v, n)| v.is_nan() && n == 3));
+    assert_eq!(c_strtod(" 1"), Some(1.0));
+    assert_eq!(c_strtod("1e999"), None);
+    assert_eq!(c_strtoul10("-1"), Some(u64::MAX));
+    assert_eq!(c_strtoul10("1x"), None);
+}
+
+#[test]
+fn a_url_argument_is_server_port_uri_and_tls() {
+    let c = cfg(&["http://127.0.0.1:8080/foo?x=1", "--rate", "100"]);
+    assert_eq!(
+        (c.server.as_str(), c.port, c.uri.as_str()),
+        ("127.0.0.1", 8080, "/foo?x=1")
+    );
+    assert!(!c.tls.enabled);
+    assert_eq!(
+        c.echo_line(),
+        "rshperf --client=0/1 --server=127.0.0.1 --port=8080 --uri=/foo?x=1 --rate=100 \
+         --send-buffer=4096 --recv-buffer=16384 --num-conns=1 --num-calls=1"
+    );
+    let c = cfg(&["--num-conns", "3", "https://[::1]/"]);
+    assert_eq!(
+        (c.server.as_str(), c.port, c.uri.as_str()),
+        ("::1", 443, "/")
+    );
+    assert!(c.tls.enabled);
+    assert_eq!(c.host_header(), "[::1]");
+    assert_eq!(c.addrs, vec!["[::1]:443".parse().expect("addr")]);
+    // --port fills in a URL without a port; options that are not the target stay.
+    let c = cfg(&["http://localhost/x", "--port", "8081", "--ssl-verify=no"]);
+    assert_eq!((c.port, c.uri.as_str()), (8081, "/x"));
+    let c = cfg(&["https://127.0.0.1:8443/", "--ssl-protocol", "TLSv1.2"]);
+    assert!(c.tls.enabled && c.port == 8443);
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["http://127.0.0.1/", "--server", "h"],
+            "rshperf: the URL http://127.0.0.1/ names the server, port and URI: give it or --server, not both",
+        ),
+        (
+            &["--ur", "/x", "http://127.0.0.1/"],
+            "rshperf: the URL http://127.0.0.1/ names the server, port and URI: give it or --uri, not both",
+        ),
+        (
+            &["http://127.0.0.1/", "--servers", "f"],
+            "rshperf: the URL http://127.0.0.1/ names the server, port and URI: give it or --servers, not both",
+        ),
+        (
+            &["http://127.0.0.1:80/", "--port", "81"],
+            "rshperf: the URL http://127.0.0.1:80/ has a port: give it or --port, not both",
+        ),
+        (
+            &["--ssl", "http://127.0.0.1/"],
+            "rshperf: --ssl with an http:// URL: use https://127.0.0.1/",
+        ),
+        (
+            &["http://a/", "http://b/"],
+            "rshperf: more than one URL (http://a/ and http://b/); use --servers FILE for several servers",
+        ),
+        (&["http://h:99999/"], "rshperf: URL http://h:99999/: illegal port number 99999"),
+    ];
+    for (args, want) in cases {
+        assert_eq!(err(args), *want, "{args:?}");
+    }
+}
+
+#[test]
+fn server_with_a_port_or_a_url_is_explained() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--server", "127.0.0.1:8080"],
+            "rshperf: --server 127.0.0.1:8080: --server takes no port; use --server 127.0.0.1 --port 8080 (or the URL http://127.0.0.1:8080/)",
+        ),
+        (
+            &["--server=localhost:80"],
+            "rshperf: --server localhost:80: --server takes no port; use --server localhost --port 80 (or the URL http://localhost:80/)",
+        ),
+        (
+            &["--server", "[::1]:8080"],
+            "rshperf: --server [::1]:8080: --server takes no port; use --server ::1 --port 8080 (or the URL http://[::1]:8080/)",
+        ),
+        (
+            &["--server", "http://127.0.0.1:8080/"],
+            "rshperf: --server takes a host name, not a URL: give the URL on its own (rshperf http://127.0.0.1:8080/ ...) or --server, --port and --uri",
+        ),
+    ];
+    for (args, want) in cases {
+        assert_eq!(err(args), *want, "{args:?}");
+    }
+    // IPv6 literals, bracketed or not, are addresses, not host:port.
+    assert_eq!(cfg(&["--server", "::1"]).port, 80);
+    assert_eq!(cfg(&["--server", "[::1]"]).port, 80);
+    assert_eq!(cfg(&["--server", "fe80::1:8080"]).server, "fe80::1:8080");
+}
+
+#[test]
+fn runtime_without_num_conns_runs_until_the_runtime() {
+    assert!(cfg(&["--runtime", "30", "--rate", "10"]).until_runtime);
+    assert!(cfg(&["--runtime", "30"]).until_runtime);
+    // --num-conns (even 1, the default) keeps it a cap; sessions have their count.
+    assert!(!cfg(&["--runtime", "30", "--num-conns", "1"]).until_runtime);
+    assert!(!cfg(&["--runtime", "30", "--wsess", "5,2,0"]).until_runtime);
+    assert!(!cfg(&["--rate", "10"]).until_runtime);
+    // The echo line is httperf's for the same command line.
+    assert_eq!(
+        cfg(&["--server", "127.0.0.1", "--runtime", "30", "--rate", "10"]).echo_line(),
+        "rshperf --runtime=30 --client=0/1 --server=127.0.0.1 --port=80 --uri=/ --rate=10 \
+         --send-buffer=4096 --recv-buffer=16384 --num-conns=1 --num-calls=1"
+    );
+}
+
+#[test]
+fn partition_and_start_at_parse_and_validate() {
+    assert_eq!(parse_partition("0/4"), Ok((0, 4)));
+    assert_eq!(parse_partition("3/4"), Ok((3, 4)));
+    for bad in ["4/4", "1", "a/2", "-1/2", "1/0", "1/2x", ""] {
+        assert!(parse_partition(bad).is_err(), "{bad}");
+    }
+    assert_eq!(parse_start_at("+2"), Ok(StartAt::After(2.0)));
+    assert_eq!(
+        parse_start_at("1700000000.5"),
+        Ok(StartAt::Unix(1_700_000_000.5))
+    );
+    for bad in ["", "+", "x", "+-1", "nan", "+inf", "+1e9"] {
+        assert!(parse_start_at(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn rshperf_options_reach_the_config() {
+    let c = Config::from_argv(&[
+        "rshperf",
+        "--server",
+        "127.0.0.1",
+        "--percentiles",
+        "--json=-",
+        "--csv",
+        "r.csv",
+        "--fail-on",
+        "errors>0",
+        "--fail-on=p99>5ms",
+        "--no-progress",
+        "--partition=1/4",
+        "--start-at=+1",
+    ])
+    .expect("valid");
+    assert!(c.percentiles);
+    assert_eq!(c.json.as_deref(), Some("-"));
+    assert_eq!(c.csv.as_deref(), Some("r.csv"));
+    assert_eq!(
+        c.fail_on,
+        vec!["errors>0".to_string(), "p99>5ms".to_string()]
+    );
+    assert_eq!(c.progress, Some(false));
+    assert_eq!(c.partition, (1, 4));
+    assert_eq!(c.start_at, Some(StartAt::After(1.0)));
+    assert!(c.echo_line().ends_with(" --partition=1/4"));
+}
+
+#[test]
+fn call_rate_sets_the_schedule_and_refuses_what_does_not_fit() {
+    let ok = |args: &[&str]| {
+        let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
+        argv.extend_from_slice(args);
+        Config::from_argv(&argv).expect("valid")
+    };
+    let c = ok(&["--call-rate", "250", "--num-conns", "5"]);
+    assert_eq!(c.call_rate, 250.0);
+    assert_eq!(c.period, Period::Deterministic(0.004));
+    assert!(!c.calls_until_runtime && !c.until_runtime);
+    assert!(c.echo_line().ends_with(" --num-calls=1 --call-rate=250"));
+    assert!(!c.echo_line().contains("--rate"));
+    let c = ok(&["--call-rate", "100", "--period", "e0.01", "--runtime", "5"]);
+    assert_eq!(c.period, Period::Exponential(0.01));
+    assert!(c.calls_until_runtime);
+    assert!(c.echo_line().contains(" --period=e0.01 "));
+    let c = ok(&["--call-rate", "100", "--runtime", "5", "--num-calls", "7"]);
+    assert!(!c.calls_until_runtime);
+    let bad = |args: &[&str]| {
+        let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
+        argv.extend_from_slice(args);
+        Config::from_argv(&argv).expect_err("refused").to_string()
+    };
+    assert!(bad(&["--call-rate", "10", "--rate", "5"]).contains("--rate"));
+    assert!(bad(&["--call-rate", "10", "--period", "u0.1,0.3"])
+        .contains("the period's mean must be 1/R = 0.1 s (it is 0.2 s)"));
+    assert!(bad(&["--call-rate", "10", "--wsesslog", "1,0,/dev/null"]).contains("sessions"));
+    assert!(bad(&["--call-rate", "10", "--max-connections", "3"]).contains("--max-connections"));
+    assert!(bad(&["--call-rate", "-1"]).contains("illegal call rate -1"));
+    assert!(bad(&["--call-rate", "x"]).contains("illegal call rate x"));
+}

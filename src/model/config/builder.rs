@@ -1,0 +1,764 @@
+//! `ConfigBuilder`: the one way to make a `Config`, for every front end.
+//!
+//! A front end maps its options onto typed setters (`num_conns(20)`, `rate(100.0)`,
+//! `tls_protocol(SslProtocol::Tls13)`, `url(…)`), in its own order (later calls
+//! override earlier ones, as later options do), then calls `build`. `build` does every
+//! validation: the typed values against httperf's rules (the same messages as if they
+//! had been typed), the URL operand against the options that name the server,
+//! combinations of options, defaults that depend on other options (the port on TLS,
+//! the method on `--body-file`, `--call-rate`'s schedule, run-until-runtime), TLS's
+//! server name and ALPN, and server resolution. It prints nothing: warnings are
+//! returned (`Built::warnings`, `Rejected::warnings`) for the front end to print.
+//! Value parsing from text is not here: httperf's syntax is `config::value`'s, used
+//! by `front::httperf`.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+
+use super::error::{CallRateClash, ConfigError, Warning};
+use super::number::{self, SESSION_MAX_CONNS, SESSION_MAX_PIPED};
+use super::value::unescape_header;
+use super::{
+    Config, HttpVersion, Period, PrintWhat, SslProtocol, StartAt, TlsOptions, WlogSpec, WsessSpec,
+    WsesslogSpec, WsesspageSpec, WsetSpec,
+};
+use crate::model::pacing::{Overload, Spin};
+use crate::wire::url::{parse_url, TargetUrl};
+
+/// A configuration under construction: httperf's defaults plus what was set.
+#[derive(Debug, Clone)]
+pub struct ConfigBuilder {
+    /// The configuration so far (resolved fields are filled by `build`).
+    c: Config,
+    /// `port` if set.
+    port: Option<u16>,
+    /// Whether `server` was called.
+    server_given: bool,
+    /// Whether `num_conns` / `num_calls` were called.
+    num_conns_given: bool,
+    num_calls_given: bool,
+    /// Whether `rate` / `period` were called (`--call-rate` refuses `--rate` and
+    /// takes its schedule from `--period`).
+    rate_given: bool,
+    period_given: bool,
+    /// The URL operands, in order.
+    urls: Vec<TargetUrl>,
+    /// The first of `--server`, `--servers`, `--uri` set (a URL names them all).
+    url_clash: Option<&'static str>,
+    /// Warnings so far.
+    warnings: Vec<Warning>,
+}
+
+/// A built configuration and the warnings to print before the run.
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// The configuration.
+    pub config: Config,
+    /// Warnings, in the order the options were given.
+    pub warnings: Vec<Warning>,
+}
+
+/// A refused configuration: the error, and the warnings to print before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    /// Why.
+    pub error: ConfigError,
+    /// Warnings found before the error.
+    pub warnings: Vec<Warning>,
+}
+
+/// Setters that store one value.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty => $field:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&mut self, value: $ty) -> &mut Self {
+                self.c.$field = value;
+                self
+            }
+        )*
+    };
+}
+
+/// Setters of optional texts (file names, names).
+macro_rules! text_setters {
+    ($($(#[$doc:meta])* $name:ident => $($field:ident).+;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&mut self, value: impl Into<String>) -> &mut Self {
+                self.c.$($field).+ = Some(value.into());
+                self
+            }
+        )*
+    };
+}
+
+impl Default for ConfigBuilder {
+    fn default() -> Self {
+        ConfigBuilder::new()
+    }
+}
+
+impl ConfigBuilder {
+    /// httperf's defaults (`Config::builder()`).
+    pub fn new() -> ConfigBuilder {
+        ConfigBuilder {
+            c: Config::defaults(),
+            port: None,
+            server_given: false,
+            num_conns_given: false,
+            num_calls_given: false,
+            rate_given: false,
+            period_given: false,
+            urls: Vec::new(),
+            url_clash: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The warnings so far (a front end that fails before `build` prints them first).
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// Adds a warning of the front end's (e.g. an ignored operand), kept in order.
+    pub fn warn(&mut self, warning: Warning) -> &mut Self {
+        self.warnings.push(warning);
+        self
+    }
+
+    /// Records that `option` names the server or URI (a URL operand then clashes).
+    fn names_target(&mut self, option: &'static str) {
+        self.url_clash.get_or_insert(option);
+    }
+
+    // --- target -------------------------------------------------------------------
+
+    /// `--server`: host name or address (no port, no URL).
+    pub fn server(&mut self, host: impl Into<String>) -> &mut Self {
+        self.c.server = host.into();
+        self.server_given = true;
+        self.names_target("--server");
+        self
+    }
+
+    /// `--servers=F`: a file of servers used round-robin.
+    pub fn servers(&mut self, file: impl Into<String>) -> &mut Self {
+        self.c.servers = Some(file.into());
+        self.names_target("--servers");
+        self
+    }
+
+    /// `--uri`.
+    pub fn uri(&mut self, uri: impl Into<String>) -> &mut Self {
+        self.c.uri = uri.into();
+        self.names_target("--uri");
+        self
+    }
+
+    /// `--port` (default 80, or 443 with TLS).
+    pub fn port(&mut self, port: u16) -> &mut Self {
+        self.port = Some(port);
+        self
+    }
+
+    /// A URL operand: server, port, URI and TLS at once. A second URL is an error.
+    pub fn url(&mut self, url: TargetUrl) -> &mut Self {
+        self.urls.push(url);
+        self
+    }
+
+    /// `--method` (echoed when given, even `GET`).
+    pub fn method(&mut self, method: impl Into<String>) -> &mut Self {
+        self.c.method = method.into();
+        self.c.method_given = true;
+        self
+    }
+
+    /// `--add-header` as typed: escapes are processed now (unknown ones warned about).
+    pub fn add_header(&mut self, raw: &str) -> &mut Self {
+        let (bytes, warnings) = unescape_header(raw);
+        self.warnings
+            .extend(warnings.into_iter().map(Warning::HeaderEscape));
+        self.c.add_header = bytes;
+        self.c.add_header_raw = Some(raw.to_string());
+        self
+    }
+
+    /// `--myaddr` (repeatable): a local address of the pool.
+    pub fn myaddr(&mut self, addr: impl Into<String>) -> &mut Self {
+        self.c.myaddr.push(addr.into());
+        self
+    }
+
+    /// `--send-buffer` (SO_SNDBUF); 0 keeps the kernel's default (ab's and lb's).
+    pub fn send_buffer(&mut self, bytes: u32) -> &mut Self {
+        self.c.send_buffer = bytes;
+        self.c.buffers_given.0 = true;
+        self
+    }
+
+    /// `--recv-buffer` (SO_RCVBUF); 0 keeps the kernel's default (ab's and lb's).
+    pub fn recv_buffer(&mut self, bytes: u32) -> &mut Self {
+        self.c.recv_buffer = bytes;
+        self.c.buffers_given.1 = true;
+        self
+    }
+
+    /// `--metrics-listen`.
+    pub fn metrics_listen(&mut self, addr: SocketAddr) -> &mut Self {
+        self.c.metrics_listen = Some(addr);
+        self
+    }
+
+    /// `--print-reply`.
+    pub fn print_reply(&mut self, what: PrintWhat) -> &mut Self {
+        self.c.print_reply = Some(what);
+        self
+    }
+
+    /// `--print-request`.
+    pub fn print_request(&mut self, what: PrintWhat) -> &mut Self {
+        self.c.print_request = Some(what);
+        self
+    }
+
+    /// `--fail-on=EXPR` (checked by the front end against `output::threshold`).
+    pub fn fail_on(&mut self, expr: impl Into<String>) -> &mut Self {
+        self.c.fail_on.push(expr.into());
+        self
+    }
+
+    /// `-v`: one more level of verbosity.
+    pub fn verbose(&mut self) -> &mut Self {
+        self.c.verbose = self.c.verbose.saturating_add(1);
+        self
+    }
+
+    // --- load ---------------------------------------------------------------------
+
+    /// `--num-conns`.
+    pub fn num_conns(&mut self, n: u64) -> &mut Self {
+        self.c.num_conns = n;
+        self.num_conns_given = true;
+        self
+    }
+
+    /// `--num-calls`.
+    pub fn num_calls(&mut self, n: u64) -> &mut Self {
+        self.c.num_calls = n;
+        self.num_calls_given = true;
+        self
+    }
+
+    /// `--rate X`: connections per second, deterministic; 0 means sequential.
+    pub fn rate(&mut self, per_second: f64) -> &mut Self {
+        self.rate_given = true;
+        self.c.period = if per_second > 0.0 && (1.0 / per_second).is_finite() {
+            Period::Deterministic(1.0 / per_second)
+        } else {
+            Period::Sequential
+        };
+        self
+    }
+
+    /// `--rate` already turned into its schedule (`value`'s `parse_rate`).
+    pub fn rate_period(&mut self, period: Period) -> &mut Self {
+        self.rate_given = true;
+        self.c.period = period;
+        self
+    }
+
+    /// `--period`: the inter-arrival process.
+    pub fn period(&mut self, period: Period) -> &mut Self {
+        self.period_given = true;
+        self.c.period = period;
+        self
+    }
+
+    /// `--overload`.
+    pub fn overload(&mut self, overload: Overload) -> &mut Self {
+        self.c.pacing.overload = overload;
+        self
+    }
+
+    /// `--spin`.
+    pub fn spin(&mut self, spin: Spin) -> &mut Self {
+        self.c.pacing.spin = spin;
+        self
+    }
+
+    /// `--pin`.
+    pub fn pin(&mut self) -> &mut Self {
+        self.c.pacing.pin = true;
+        self
+    }
+
+    /// `--realtime`.
+    pub fn realtime(&mut self) -> &mut Self {
+        self.c.pacing.realtime = true;
+        self
+    }
+
+    /// `--client=I/N`.
+    pub fn client(&mut self, id: u32, of: u32) -> &mut Self {
+        (self.c.client_id, self.c.num_clients) = (id, of);
+        self
+    }
+
+    /// `--partition=I/N`.
+    pub fn partition(&mut self, index: u32, of: u32) -> &mut Self {
+        self.c.partition = (index, of);
+        self
+    }
+
+    setters! {
+        /// `--burst-length`.
+        burst_length: u64 => burst_length;
+        /// `--timeout`, seconds (0: none).
+        timeout: f64 => timeout;
+        /// `--think-timeout`, seconds (0: none).
+        think_timeout: f64 => think_timeout;
+        /// `--runtime`, seconds (0: none).
+        runtime: f64 => runtime;
+        /// `--max-connections` (0: default).
+        max_connections: u64 => max_connections;
+        /// `--max-piped-calls` (0: default).
+        max_piped_calls: u64 => max_piped_calls;
+        /// `--failure-status` (0: none).
+        failure_status: u32 => failure_status;
+        /// `--threads` (engines).
+        threads: u32 => threads;
+        /// `--concurrency` (0: open loop).
+        concurrency: u64 => concurrency;
+        /// `--call-rate`, calls per second (0: none).
+        call_rate: f64 => call_rate;
+        /// `-d N`.
+        debug: u32 => debug;
+        /// `--http-version`.
+        http_version: HttpVersion => http_version;
+        /// `--start-at`.
+        start_at: Option<StartAt> => start_at;
+        /// `--wsess`.
+        wsess: Option<WsessSpec> => wsess;
+        /// `--wsesspage`.
+        wsesspage: Option<WsesspageSpec> => wsesspage;
+        /// `--wsesslog`.
+        wsesslog: Option<WsesslogSpec> => wsesslog;
+        /// `--wlog`.
+        wlog: Option<WlogSpec> => wlog;
+        /// `--wset`.
+        wset: Option<WsetSpec> => wset;
+        /// `--metrics-linger`, seconds.
+        metrics_linger: f64 => metrics_linger;
+        /// `--progress` (true) / `--no-progress` (false); unset: when stderr is a
+        /// terminal.
+        progress: Option<bool> => progress;
+        /// `--hog`.
+        hog: bool => hog;
+        /// `--close-with-reset`.
+        close_with_reset: bool => close_with_reset;
+        /// `--no-host-hdr`.
+        no_host_hdr: bool => no_host_hdr;
+        /// `--retry-on-failure`.
+        retry_on_failure: bool => retry_on_failure;
+        /// `--session-cookies`.
+        session_cookies: bool => session_cookies;
+        /// `--periodic-stats`.
+        periodic_stats: bool => periodic_stats;
+        /// `--percentiles`.
+        percentiles: bool => percentiles;
+        /// `--use-timer-cache` (accepted and echoed).
+        use_timer_cache: bool => use_timer_cache;
+    }
+
+    text_setters! {
+        /// `--server-name`: the `Host:` value.
+        server_name => server_name;
+        /// `--add-header-file`.
+        add_header_file => add_header_file;
+        /// `--json=FILE` (`-`: stdout).
+        json => json;
+        /// `--csv=FILE`.
+        csv => csv;
+        /// `--timeline=FILE`.
+        timeline => timeline;
+        /// `--html=FILE`.
+        html => html;
+        /// `--unix-socket=PATH`.
+        unix_socket => unix_socket;
+        /// `--body-file=F`.
+        body_file => body_file;
+        /// `--content-type=T` (one line).
+        content_type => content_type;
+        /// `--header-file=F`.
+        header_file => header_file;
+        /// `--ssl-ciphers`.
+        tls_ciphers => tls.ciphers;
+        /// `--tls-server-name` (SNI).
+        tls_server_name => tls.server_name;
+        /// `--ssl-certificate` (client certificate, PEM).
+        tls_certificate => tls.certificate;
+        /// `--ssl-key` (client key, PEM).
+        tls_key => tls.key;
+        /// `--ssl-ca-file`.
+        tls_ca_file => tls.ca_file;
+        /// `--ssl-ca-path`.
+        tls_ca_path => tls.ca_path;
+    }
+
+    // --- TLS ------------------------------------------------------------------------
+
+    /// `--ssl`.
+    pub fn tls(&mut self) -> &mut Self {
+        self.c.tls.enabled = true;
+        self
+    }
+
+    /// `--ssl-protocol` (implies `--ssl`).
+    pub fn tls_protocol(&mut self, protocol: SslProtocol) -> &mut Self {
+        self.c.tls.protocol = Some(protocol);
+        self.c.tls.enabled = true;
+        self
+    }
+
+    /// `--ssl-no-reuse`.
+    pub fn tls_no_reuse(&mut self) -> &mut Self {
+        self.c.tls.no_reuse = true;
+        self
+    }
+
+    /// `--ssl-verify[=yes|no]`.
+    pub fn tls_verify(&mut self, verify: bool) -> &mut Self {
+        self.c.tls.verify = verify;
+        self
+    }
+
+    // --- build ------------------------------------------------------------------------
+
+    /// Validates and resolves: the `Config`, or the first error (with the warnings
+    /// found before it). Checks run in httperf's order: typed values, the URL, the
+    /// call rate, the `--server` value, combinations, then resolution.
+    pub fn build(mut self) -> Result<Built, Rejected> {
+        match self.finish() {
+            Ok(()) => Ok(Built {
+                config: self.c,
+                warnings: self.warnings,
+            }),
+            Err(error) => Err(Rejected {
+                error,
+                warnings: self.warnings,
+            }),
+        }
+    }
+
+    /// Everything `build` checks and derives, in order.
+    fn finish(&mut self) -> Result<(), ConfigError> {
+        self.check_values()?;
+        self.apply_url()?;
+        self.check_call_rate()?;
+        if self.server_given {
+            check_server_value(&self.c.server)?;
+        }
+        self.check_combinations()?;
+        self.derive()
+    }
+
+    /// The typed values against httperf's rules (a front end that parsed them from
+    /// text has checked them already; the others get the same messages).
+    fn check_values(&self) -> Result<(), ConfigError> {
+        let c = &self.c;
+        number::NUM_CONNS.check(c.num_conns)?;
+        number::NUM_CALLS.check(c.num_calls)?;
+        number::BURST_LENGTH.check(c.burst_length)?;
+        if let Some(port) = self.port {
+            number::PORT.check(u64::from(port))?;
+        }
+        for (rule, size) in [
+            (&number::SEND_BUFFER, c.send_buffer),
+            (&number::RECV_BUFFER, c.recv_buffer),
+        ] {
+            if size != 0 {
+                rule.check(u64::from(size))?;
+            }
+        }
+        if c.failure_status != 0 {
+            number::FAILURE_STATUS.check(u64::from(c.failure_status))?;
+        }
+        number::THREADS.check(u64::from(c.threads))?;
+        if c.concurrency != 0 {
+            number::CONCURRENCY.check(c.concurrency)?;
+        }
+        if c.call_rate != 0.0 {
+            number::CALL_RATE.check(c.call_rate)?;
+        }
+        number::TIMEOUT.check(c.timeout)?;
+        number::THINK_TIMEOUT.check(c.think_timeout)?;
+        if c.runtime != 0.0 {
+            number::RUNTIME.check(c.runtime)?;
+        }
+        number::METRICS_LINGER.check(c.metrics_linger)?;
+        Ok(())
+    }
+
+    /// A URL operand sets the server, port, URI and TLS (an error next to an option
+    /// naming them, or next to `--port` when it has a port of its own).
+    fn apply_url(&mut self) -> Result<(), ConfigError> {
+        let mut urls = self.urls.iter();
+        let Some(u) = urls.next() else {
+            return Ok(());
+        };
+        if let Some(second) = urls.next() {
+            return Err(ConfigError::MoreThanOneUrl {
+                first: u.text.clone(),
+                second: second.text.clone(),
+            });
+        }
+        if let Some(option) = self.url_clash {
+            return Err(ConfigError::UrlAndOption {
+                url: u.text.clone(),
+                option,
+            });
+        }
+        if self.port.is_some() && u.port.is_some() {
+            return Err(ConfigError::UrlAndPort {
+                url: u.text.clone(),
+            });
+        }
+        if self.c.tls.enabled && !u.tls {
+            return Err(ConfigError::SslWithHttpUrl {
+                url: u.text.clone(),
+            });
+        }
+        self.c.server = u.host.clone();
+        self.c.uri = u.uri.clone();
+        self.c.tls.enabled |= u.tls;
+        if self.port.is_none() {
+            self.port = Some(u.port_or_default());
+        }
+        Ok(())
+    }
+
+    /// `--call-rate R`: sets the call schedule (`--period`'s distribution, whose mean
+    /// must then be 1/R, else every 1/R s) and refuses what it cannot be combined with.
+    fn check_call_rate(&mut self) -> Result<(), ConfigError> {
+        let c = &mut self.c;
+        if c.call_rate == 0.0 {
+            return Ok(());
+        }
+        let r = c.call_rate;
+        let sessions = c.wsess.is_some() || c.wsesslog.is_some() || c.wsesspage.is_some();
+        let clash = [
+            (self.rate_given, CallRateClash::Rate),
+            (c.concurrency > 0, CallRateClash::Concurrency),
+            (sessions, CallRateClash::Sessions),
+            (c.http_version == HttpVersion::V10, CallRateClash::Http10),
+            (c.max_connections > 0, CallRateClash::MaxConnections),
+        ];
+        if let Some((_, clash)) = clash.iter().find(|(yes, _)| *yes) {
+            return Err(ConfigError::CallRateWith { clash: *clash });
+        }
+        let engines = engines(c);
+        if c.num_conns < engines {
+            return Err(ConfigError::CallRateConns {
+                num_conns: c.num_conns,
+                engines,
+            });
+        }
+        if self.period_given {
+            let mean = c.period.mean();
+            if mean <= 0.0 || (mean * r - 1.0).abs() > 1e-3 {
+                return Err(ConfigError::CallRatePeriod { rate: r, mean });
+            }
+        } else {
+            c.period = Period::Deterministic(1.0 / r);
+        }
+        Ok(())
+    }
+
+    /// Checks between options.
+    fn check_combinations(&self) -> Result<(), ConfigError> {
+        let c = &self.c;
+        let n_sessions = [
+            c.wsess.is_some(),
+            c.wsesslog.is_some(),
+            c.wsesspage.is_some(),
+        ]
+        .iter()
+        .filter(|s| **s)
+        .count();
+        if n_sessions > 1 {
+            return Err(ConfigError::SessionWorkloads);
+        }
+        if c.json.as_deref() == Some("-") && (c.print_request.is_some() || c.print_reply.is_some())
+        {
+            return Err(ConfigError::JsonStdoutAndPrint);
+        }
+        // httperf's session_init limits: connections per session, and its ring of
+        // pending calls per connection (checked in that order).
+        if n_sessions > 0 && c.max_connections > SESSION_MAX_CONNS {
+            return Err(ConfigError::SessionLimit {
+                option: "--max-conns",
+                max: SESSION_MAX_CONNS,
+            });
+        }
+        if n_sessions > 0 && c.max_piped_calls > SESSION_MAX_PIPED {
+            return Err(ConfigError::SessionLimit {
+                option: "--max-piped-calls",
+                max: SESSION_MAX_PIPED,
+            });
+        }
+        if c.session_cookies && n_sessions == 0 {
+            return Err(ConfigError::CookiesWithoutSessions);
+        }
+        if self.server_given && c.servers.is_some() {
+            return Err(ConfigError::ServerAndServers);
+        }
+        check_concurrency(c)?;
+        check_extensions(c)?;
+        if c.tls.server_name.is_some() && !c.tls.enabled {
+            return Err(ConfigError::ServerNameWithoutTls);
+        }
+        Ok(())
+    }
+
+    /// Defaults that depend on other options, the `Host:` value, TLS's name and ALPN,
+    /// the server's addresses.
+    fn derive(&mut self) -> Result<(), ConfigError> {
+        let c = &mut self.c;
+        if c.body_file.is_some() && !c.method_given {
+            // A body is sent with POST unless --method says otherwise (as ab's -p).
+            c.method = "POST".to_string();
+        }
+        c.port = self.port.unwrap_or(if c.tls.enabled { 443 } else { 80 });
+        let host_source = c.server_name.as_deref().unwrap_or(&c.server);
+        c.host = host_value(host_source);
+        c.tls.fallback_name = TlsOptions::fallback_for(c.server_name.as_deref(), &c.server);
+        c.tls.alpn_h2 = c.http_version == HttpVersion::V2;
+        if c.unix_socket.is_some() {
+            // Nothing to resolve: the socket path is the address; `--server` only
+            // names the Host:. The placeholder keeps `addrs` non-empty.
+            c.addrs = vec![SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), c.port)];
+        } else if c.servers.is_none() {
+            c.addrs = resolve(&c.server, c.port)?;
+        }
+        c.until_runtime = c.runtime > 0.0
+            && !self.num_conns_given
+            && c.wsess.is_none()
+            && c.wsesslog.is_none()
+            && c.wsesspage.is_none()
+            && c.call_rate == 0.0;
+        c.calls_until_runtime = c.call_rate > 0.0 && c.runtime > 0.0 && !self.num_calls_given;
+        Ok(())
+    }
+}
+
+/// Engines of the run: `--threads` times the `--partition` count.
+fn engines(c: &Config) -> u64 {
+    u64::from(c.threads.max(1)) * u64::from(c.partition.1.max(1))
+}
+
+/// `--concurrency` replaces the arrival process and needs a user per engine.
+fn check_concurrency(c: &Config) -> Result<(), ConfigError> {
+    if c.concurrency == 0 {
+        return Ok(());
+    }
+    if !matches!(c.period, Period::Sequential) {
+        return Err(ConfigError::ConcurrencyAndRate);
+    }
+    let engines = engines(c);
+    if c.concurrency < engines {
+        return Err(ConfigError::TooFewUsers {
+            concurrency: c.concurrency,
+            engines,
+        });
+    }
+    Ok(())
+}
+
+/// Combinations of rshperf's transport, body and metrics options.
+fn check_extensions(c: &Config) -> Result<(), ConfigError> {
+    if c.unix_socket.is_some() {
+        let clash = [
+            (c.servers.is_some(), "--servers"),
+            (!c.myaddr.is_empty(), "--myaddr"),
+            (c.hog, "--hog"),
+        ];
+        if let Some((_, option)) = clash.iter().find(|(given, _)| *given) {
+            return Err(ConfigError::UnixSocketWith { option });
+        }
+    }
+    if c.body_file.is_some() && c.wsesspage.is_some() {
+        return Err(ConfigError::BodyFileWithSessions {
+            with_sesslog: false,
+        });
+    }
+    if c.body_file.is_some() && c.wsesslog.is_some() {
+        return Err(ConfigError::BodyFileWithSessions { with_sesslog: true });
+    }
+    if c.metrics_linger > 0.0 && c.metrics_listen.is_none() {
+        return Err(ConfigError::LingerWithoutListen);
+    }
+    Ok(())
+}
+
+/// The `Host:` value for a server string: cut at CR/LF, IPv6 literals bracketed.
+fn host_value(s: &str) -> String {
+    let s = s.split(['\r', '\n']).next().unwrap_or("");
+    let addr_part = s.split('%').next().unwrap_or(s);
+    if addr_part.parse::<Ipv6Addr>().is_ok() {
+        format!("[{s}]")
+    } else {
+        s.to_string()
+    }
+}
+
+/// `--server` takes a host name or address: `127.0.0.1:8080` or a URL is a mistake
+/// worth explaining (httperf fails it as an unresolvable name).
+fn check_server_value(server: &str) -> Result<(), ConfigError> {
+    if parse_url(server).is_some() {
+        return Err(ConfigError::ServerIsUrl {
+            server: server.to_string(),
+        });
+    }
+    let bare = server.strip_prefix('[').and_then(|s| s.split_once(']'));
+    let (host, port) = match bare {
+        Some((h, rest)) => (h, rest.strip_prefix(':').unwrap_or("")),
+        None if server.parse::<Ipv6Addr>().is_ok() => return Ok(()),
+        None => server.rsplit_once(':').unwrap_or((server, "")),
+    };
+    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ConfigError::ServerWithPort {
+            server: server.to_string(),
+            host: host.to_string(),
+            port: port.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Resolves `server` (host name, IPv4 literal, IPv6 literal with or without brackets)
+/// at `port`, keeping every address in resolver order.
+fn resolve(server: &str, port: u16) -> Result<Vec<SocketAddr>, ConfigError> {
+    let bare = server
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .unwrap_or(server);
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let fail = |reason: String| ConfigError::Unresolvable {
+        server: server.to_string(),
+        reason,
+    };
+    if bare.is_empty() {
+        return Err(fail("empty host name".into()));
+    }
+    let addrs: Vec<SocketAddr> = (bare, port)
+        .to_socket_addrs()
+        .map_err(|e| fail(e.to_string()))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(fail("no addresses found".into()));
+    }
+    Ok(addrs)
+}
