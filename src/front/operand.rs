@@ -5,8 +5,8 @@
 //! port and URI (and TLS); any other operand is still ignored, as httperf does, but
 //! named in a `rshperf: warning:` line with a hint where one fits (`--print-reply
 //! header` → `did you mean --print-reply=header?`). Owns the hint texts; the URL
-//! syntax is `wire::url`'s; `config::Config::from_args` applies the URL and prints the
-//! warnings.
+//! syntax is `wire::url`'s; `front::httperf` hands the URL to `ConfigBuilder::url`
+//! and the warnings to the builder, and prints them.
 
 use std::net::{IpAddr, SocketAddr};
 

@@ -1,0 +1,349 @@
+//! `ConfigBuilder::build`: every validation of a configuration, and the values it
+//! derives.
+//!
+//! Runs, in httperf's order: the typed values against httperf's rules, the URL operand
+//! against the options that name the server, `--call-rate`'s combinations and
+//! schedule, the `--server` value, the other combinations (sessions, `--json=-`,
+//! httperf's `session_init` limits, `--unix-socket`, `--body-file`, metrics, TLS),
+//! then the defaults that depend on other options and server resolution. Each refusal
+//! is one `ConfigError` variant (tested in `tests`).
+
+#[cfg(test)]
+mod tests;
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+
+use super::{Built, ConfigBuilder, Rejected};
+use crate::model::config::error::{CallRateClash, ConfigError};
+use crate::model::config::number::{self, SESSION_MAX_CONNS, SESSION_MAX_PIPED};
+use crate::model::config::{Config, HttpVersion, Period, TlsOptions};
+use crate::wire::url::parse_url;
+
+impl ConfigBuilder {
+    /// Validates and resolves: the `Config`, or the first error (with the warnings
+    /// found before it). Checks run in httperf's order: typed values, the URL, the
+    /// call rate, the `--server` value, combinations, then resolution.
+    pub fn build(mut self) -> Result<Built, Rejected> {
+        match self.finish() {
+            Ok(()) => Ok(Built {
+                config: self.c,
+                warnings: self.warnings,
+            }),
+            Err(error) => Err(Rejected {
+                error,
+                warnings: self.warnings,
+            }),
+        }
+    }
+
+    /// Everything `build` checks and derives, in order.
+    fn finish(&mut self) -> Result<(), ConfigError> {
+        self.check_values()?;
+        self.apply_url()?;
+        self.check_call_rate()?;
+        if self.server_given {
+            check_server_value(&self.c.server)?;
+        }
+        self.check_combinations()?;
+        self.derive()
+    }
+
+    /// The typed values against httperf's rules (a front end that parsed them from
+    /// text has checked them already; the others get the same messages).
+    fn check_values(&self) -> Result<(), ConfigError> {
+        let c = &self.c;
+        number::NUM_CONNS.check(c.num_conns)?;
+        number::NUM_CALLS.check(c.num_calls)?;
+        number::BURST_LENGTH.check(c.burst_length)?;
+        if let Some(port) = self.port {
+            number::PORT.check(u64::from(port))?;
+        }
+        for (rule, size) in [
+            (&number::SEND_BUFFER, c.send_buffer),
+            (&number::RECV_BUFFER, c.recv_buffer),
+        ] {
+            if size != 0 {
+                rule.check(u64::from(size))?;
+            }
+        }
+        if c.failure_status != 0 {
+            number::FAILURE_STATUS.check(u64::from(c.failure_status))?;
+        }
+        number::THREADS.check(u64::from(c.threads))?;
+        if c.concurrency != 0 {
+            number::CONCURRENCY.check(c.concurrency)?;
+        }
+        if c.call_rate != 0.0 {
+            number::CALL_RATE.check(c.call_rate)?;
+        }
+        number::TIMEOUT.check(c.timeout)?;
+        number::THINK_TIMEOUT.check(c.think_timeout)?;
+        if c.runtime != 0.0 {
+            number::RUNTIME.check(c.runtime)?;
+        }
+        number::METRICS_LINGER.check(c.metrics_linger)?;
+        Ok(())
+    }
+
+    /// A URL operand sets the server, port, URI and TLS (an error next to an option
+    /// naming them, or next to `--port` when it has a port of its own).
+    fn apply_url(&mut self) -> Result<(), ConfigError> {
+        let mut urls = self.urls.iter();
+        let Some(u) = urls.next() else {
+            return Ok(());
+        };
+        if let Some(second) = urls.next() {
+            return Err(ConfigError::MoreThanOneUrl {
+                first: u.text.clone(),
+                second: second.text.clone(),
+            });
+        }
+        if let Some(option) = self.url_clash {
+            return Err(ConfigError::UrlAndOption {
+                url: u.text.clone(),
+                option,
+            });
+        }
+        if self.port.is_some() && u.port.is_some() {
+            return Err(ConfigError::UrlAndPort {
+                url: u.text.clone(),
+            });
+        }
+        if self.c.tls.enabled && !u.tls {
+            return Err(ConfigError::SslWithHttpUrl {
+                url: u.text.clone(),
+            });
+        }
+        self.c.server = u.host.clone();
+        self.c.uri = u.uri.clone();
+        self.c.tls.enabled |= u.tls;
+        if self.port.is_none() {
+            self.port = Some(u.port_or_default());
+        }
+        Ok(())
+    }
+
+    /// `--call-rate R`: sets the call schedule (`--period`'s distribution, whose mean
+    /// must then be 1/R, else every 1/R s) and refuses what it cannot be combined with.
+    fn check_call_rate(&mut self) -> Result<(), ConfigError> {
+        let c = &mut self.c;
+        if c.call_rate == 0.0 {
+            return Ok(());
+        }
+        let r = c.call_rate;
+        let sessions = c.wsess.is_some() || c.wsesslog.is_some() || c.wsesspage.is_some();
+        let clash = [
+            (self.rate_given, CallRateClash::Rate),
+            (c.concurrency > 0, CallRateClash::Concurrency),
+            (sessions, CallRateClash::Sessions),
+            (c.http_version == HttpVersion::V10, CallRateClash::Http10),
+            (c.max_connections > 0, CallRateClash::MaxConnections),
+        ];
+        if let Some((_, clash)) = clash.iter().find(|(yes, _)| *yes) {
+            return Err(ConfigError::CallRateWith { clash: *clash });
+        }
+        let engines = engines(c);
+        if c.num_conns < engines {
+            return Err(ConfigError::CallRateConns {
+                num_conns: c.num_conns,
+                engines,
+            });
+        }
+        if self.period_given {
+            let mean = c.period.mean();
+            if mean <= 0.0 || (mean * r - 1.0).abs() > 1e-3 {
+                return Err(ConfigError::CallRatePeriod { rate: r, mean });
+            }
+        } else {
+            c.period = Period::Deterministic(1.0 / r);
+        }
+        Ok(())
+    }
+
+    /// Checks between options.
+    fn check_combinations(&self) -> Result<(), ConfigError> {
+        let c = &self.c;
+        let n_sessions = [
+            c.wsess.is_some(),
+            c.wsesslog.is_some(),
+            c.wsesspage.is_some(),
+        ]
+        .iter()
+        .filter(|s| **s)
+        .count();
+        if n_sessions > 1 {
+            return Err(ConfigError::SessionWorkloads);
+        }
+        if c.json.as_deref() == Some("-") && (c.print_request.is_some() || c.print_reply.is_some())
+        {
+            return Err(ConfigError::JsonStdoutAndPrint);
+        }
+        // httperf's session_init limits: connections per session, and its ring of
+        // pending calls per connection (checked in that order).
+        if n_sessions > 0 && c.max_connections > SESSION_MAX_CONNS {
+            return Err(ConfigError::SessionLimit {
+                option: "--max-conns",
+                max: SESSION_MAX_CONNS,
+            });
+        }
+        if n_sessions > 0 && c.max_piped_calls > SESSION_MAX_PIPED {
+            return Err(ConfigError::SessionLimit {
+                option: "--max-piped-calls",
+                max: SESSION_MAX_PIPED,
+            });
+        }
+        if c.session_cookies && n_sessions == 0 {
+            return Err(ConfigError::CookiesWithoutSessions);
+        }
+        if self.server_given && c.servers.is_some() {
+            return Err(ConfigError::ServerAndServers);
+        }
+        check_concurrency(c)?;
+        check_extensions(c)?;
+        if c.tls.server_name.is_some() && !c.tls.enabled {
+            return Err(ConfigError::ServerNameWithoutTls);
+        }
+        Ok(())
+    }
+
+    /// Defaults that depend on other options, the `Host:` value, TLS's name and ALPN,
+    /// the server's addresses.
+    fn derive(&mut self) -> Result<(), ConfigError> {
+        let c = &mut self.c;
+        if c.body_file.is_some() && !c.method_given {
+            // A body is sent with POST unless --method says otherwise (as ab's -p).
+            c.method = "POST".to_string();
+        }
+        c.port = self.port.unwrap_or(if c.tls.enabled { 443 } else { 80 });
+        let host_source = c.server_name.as_deref().unwrap_or(&c.server);
+        c.host = host_value(host_source);
+        c.tls.fallback_name = TlsOptions::fallback_for(c.server_name.as_deref(), &c.server);
+        c.tls.alpn_h2 = c.http_version == HttpVersion::V2;
+        if c.unix_socket.is_some() {
+            // Nothing to resolve: the socket path is the address; `--server` only
+            // names the Host:. The placeholder keeps `addrs` non-empty.
+            c.addrs = vec![SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), c.port)];
+        } else if c.servers.is_none() {
+            c.addrs = resolve(&c.server, c.port)?;
+        }
+        c.until_runtime = c.runtime > 0.0
+            && !self.num_conns_given
+            && c.wsess.is_none()
+            && c.wsesslog.is_none()
+            && c.wsesspage.is_none()
+            && c.call_rate == 0.0;
+        c.calls_until_runtime = c.call_rate > 0.0 && c.runtime > 0.0 && !self.num_calls_given;
+        Ok(())
+    }
+}
+
+/// Engines of the run: `--threads` times the `--partition` count.
+fn engines(c: &Config) -> u64 {
+    u64::from(c.threads.max(1)) * u64::from(c.partition.1.max(1))
+}
+
+/// `--concurrency` replaces the arrival process and needs a user per engine.
+fn check_concurrency(c: &Config) -> Result<(), ConfigError> {
+    if c.concurrency == 0 {
+        return Ok(());
+    }
+    if !matches!(c.period, Period::Sequential) {
+        return Err(ConfigError::ConcurrencyAndRate);
+    }
+    let engines = engines(c);
+    if c.concurrency < engines {
+        return Err(ConfigError::TooFewUsers {
+            concurrency: c.concurrency,
+            engines,
+        });
+    }
+    Ok(())
+}
+
+/// Combinations of rshperf's transport, body and metrics options.
+fn check_extensions(c: &Config) -> Result<(), ConfigError> {
+    if c.unix_socket.is_some() {
+        let clash = [
+            (c.servers.is_some(), "--servers"),
+            (!c.myaddr.is_empty(), "--myaddr"),
+            (c.hog, "--hog"),
+        ];
+        if let Some((_, option)) = clash.iter().find(|(given, _)| *given) {
+            return Err(ConfigError::UnixSocketWith { option });
+        }
+    }
+    if c.body_file.is_some() && c.wsesspage.is_some() {
+        return Err(ConfigError::BodyFileWithSessions {
+            with_sesslog: false,
+        });
+    }
+    if c.body_file.is_some() && c.wsesslog.is_some() {
+        return Err(ConfigError::BodyFileWithSessions { with_sesslog: true });
+    }
+    if c.metrics_linger > 0.0 && c.metrics_listen.is_none() {
+        return Err(ConfigError::LingerWithoutListen);
+    }
+    Ok(())
+}
+
+/// The `Host:` value for a server string: cut at CR/LF, IPv6 literals bracketed.
+fn host_value(s: &str) -> String {
+    let s = s.split(['\r', '\n']).next().unwrap_or("");
+    let addr_part = s.split('%').next().unwrap_or(s);
+    if addr_part.parse::<Ipv6Addr>().is_ok() {
+        format!("[{s}]")
+    } else {
+        s.to_string()
+    }
+}
+
+/// `--server` takes a host name or address: `127.0.0.1:8080` or a URL is a mistake
+/// worth explaining (httperf fails it as an unresolvable name).
+fn check_server_value(server: &str) -> Result<(), ConfigError> {
+    if parse_url(server).is_some() {
+        return Err(ConfigError::ServerIsUrl {
+            server: server.to_string(),
+        });
+    }
+    let bare = server.strip_prefix('[').and_then(|s| s.split_once(']'));
+    let (host, port) = match bare {
+        Some((h, rest)) => (h, rest.strip_prefix(':').unwrap_or("")),
+        None if server.parse::<Ipv6Addr>().is_ok() => return Ok(()),
+        None => server.rsplit_once(':').unwrap_or((server, "")),
+    };
+    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ConfigError::ServerWithPort {
+            server: server.to_string(),
+            host: host.to_string(),
+            port: port.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Resolves `server` (host name, IPv4 literal, IPv6 literal with or without brackets)
+/// at `port`, keeping every address in resolver order.
+fn resolve(server: &str, port: u16) -> Result<Vec<SocketAddr>, ConfigError> {
+    let bare = server
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .unwrap_or(server);
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let fail = |reason: String| ConfigError::Unresolvable {
+        server: server.to_string(),
+        reason,
+    };
+    if bare.is_empty() {
+        return Err(fail("empty host name".into()));
+    }
+    let addrs: Vec<SocketAddr> = (bare, port)
+        .to_socket_addrs()
+        .map_err(|e| fail(e.to_string()))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(fail("no addresses found".into()));
+    }
+    Ok(addrs)
+}
