@@ -15,6 +15,8 @@ use crate::model::config::{Config, ConfigError, SslProtocol};
 use crate::model::workload::closed::{AbRecording, ClosedLoop, Group};
 use crate::model::workload::target::Target;
 use crate::model::workload::Workload;
+use crate::wire::error::Error;
+use crate::wire::tls::{TlsOptionError, TlsSettings};
 
 /// The User-Agent of ab and lb requests: as long as ab's `ApacheBench/2.3`, so that
 /// request sizes (and `Total body sent`) match ab's.
@@ -146,7 +148,7 @@ pub fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
         builder.runtime(t);
     }
     if let Some(addr) = &b.bind {
-        builder.myaddr(addr.clone());
+        builder.myaddr(bind_address(addr)?.to_string());
     }
     if https {
         builder.tls_protocol(b.tls_protocol.unwrap_or(SslProtocol::Auto));
@@ -170,7 +172,11 @@ pub fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
         .build()
         .map_err(|r| ab_config_error(&r.error))?
         .config;
-    let mut work = Workload::from_config(&cfg).map_err(|e| ab_words(&e.to_string()))?;
+    // TLS first, for ab's wording of its option errors (the workload builds it again).
+    TlsSettings::from_options(&cfg.tls).map_err(|e| ab_tls_error(&e))?;
+    let mut work = Workload::from_config(&cfg).map_err(|e| match e {
+        Error::Usage(m) | Error::Startup(m) | Error::Getopt(m) => m,
+    })?;
     let parts = request_parts(b, &uris[0]);
     let mut head = Vec::new();
     let host = targets[0].host.clone();
@@ -212,15 +218,44 @@ fn ab_config_error(e: &ConfigError) -> String {
     }
 }
 
-/// rshperf's option names in a start-up message of the workload (TLS files and
-/// ciphers, local addresses), as the ab letters the user typed.
-fn ab_words(msg: &str) -> String {
-    msg.trim_start_matches("rshperf: ")
-        .replace("--ssl-certificate", "-E")
-        .replace("--ssl-key", "-E")
-        .replace("--ssl-ciphers", "-Z")
-        .replace("--ssl-protocol", "-f")
-        .replace("--myaddr", "-B")
+/// ab's `-B`: one local address, or a host name resolved to its first address.
+fn bind_address(addr: &str) -> Result<IpAddr, String> {
+    if let Ok(ip) = addr.trim_matches(['[', ']']).parse::<IpAddr>() {
+        return Ok(ip);
+    }
+    (addr, 0)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .map(|a| a.ip())
+        .ok_or_else(|| format!("invalid address list {addr} (not an address or host name)"))
+}
+
+/// A TLS option error in ab's words: its letters (`-E`, `-Z`, `-f`) for the options
+/// they set.
+fn ab_tls_error(e: &TlsOptionError) -> String {
+    match e {
+        TlsOptionError::File {
+            option: "--ssl-certificate" | "--ssl-key",
+            path,
+            cause,
+        } => format!("-E {path}: {cause}"),
+        TlsOptionError::Protocol { protocol } => format!(
+            "-f {} is not offered by rustls (use auto, TLSv1.2 or TLSv1.3)",
+            protocol.name()
+        ),
+        TlsOptionError::Versions(m) => format!("-f: {m}"),
+        TlsOptionError::Ciphers(m) => format!("-Z: {m}"),
+        TlsOptionError::CiphersForProtocol { spec, protocol } => format!(
+            "-Z: no cipher suite in '{spec}' can be used with -f {}",
+            protocol.name()
+        ),
+        TlsOptionError::KeyMismatch { cert, key } => format!(
+            "-E {cert} and -E {key} do not match (SSL certificate and key failed \
+             consistency check)"
+        ),
+        e => e.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -332,6 +367,44 @@ mod tests {
         assert_eq!(
             unknown.err().as_deref(),
             Some("cannot resolve host no-such-host.invalid (port 80)")
+        );
+    }
+
+    #[test]
+    fn option_errors_in_abs_letters() {
+        let https = |extra: &[&str]| {
+            let mut a = extra.to_vec();
+            a.push("https://127.0.0.1:1/");
+            build(&bench(&a), 0).err().expect("refused")
+        };
+        assert_eq!(
+            https(&["-Z", "RC4-MD5"]),
+            "-Z: no supported cipher suite in 'RC4-MD5' (unsupported: RC4-MD5)"
+        );
+        let missing = "/nonexistent/rshperf-client.pem";
+        assert!(https(&["-E", missing]).starts_with(&format!("-E {missing}: ")));
+        assert_eq!(
+            ab_tls_error(&TlsOptionError::CiphersForProtocol {
+                spec: "X".into(),
+                protocol: SslProtocol::Tls12,
+            }),
+            "-Z: no cipher suite in 'X' can be used with -f TLSv1.2"
+        );
+        assert_eq!(
+            ab_tls_error(&TlsOptionError::KeyMismatch {
+                cert: "c".into(),
+                key: "k".into(),
+            }),
+            "-E c and -E k do not match (SSL certificate and key failed consistency check)"
+        );
+        assert_eq!(bind_address("::1"), Ok("::1".parse().expect("ip")));
+        assert_eq!(
+            build(
+                &bench(&["-B", "no-such-host.invalid", "http://127.0.0.1:1/"]),
+                0
+            )
+            .err(),
+            Some("invalid address list no-such-host.invalid (not an address or host name)".into())
         );
     }
 
