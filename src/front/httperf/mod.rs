@@ -104,8 +104,16 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         }
         Opt::StartAt => b.start_at(Some(value::parse_start_at(v)?)),
         Opt::Concurrency => b.concurrency(rule::CONCURRENCY.parse(v)?),
-        Opt::Overload => b.overload(pacing::parse_overload(v).map_err(ConfigError::Pacing)?),
-        Opt::Spin => b.spin(pacing::parse_spin(v).map_err(ConfigError::Pacing)?),
+        Opt::Overload => {
+            b.overload(
+                pacing::parse_overload(v).map_err(|_| ConfigError::Overload {
+                    value: v.to_string(),
+                })?,
+            )
+        }
+        Opt::Spin => b.spin(pacing::parse_spin(v).map_err(|_| ConfigError::Spin {
+            value: v.to_string(),
+        })?),
         Opt::Pin => b.pin(),
         Opt::Realtime => b.realtime(),
         Opt::CallRate => b.call_rate(rule::CALL_RATE.parse(v)?),

@@ -169,9 +169,18 @@ pub enum ConfigError {
     /// A `--fail-on` expression that does not parse (the text says why).
     #[error("--fail-on: {0}")]
     FailOn(String),
-    /// `--overload` or `--spin` refused (the text is `model::pacing`'s).
-    #[error("{0}")]
-    Pacing(String),
+    /// `--overload` given something other than a policy.
+    #[error("--overload: `{value}' is not a policy (expected degrade or queue)")]
+    Overload {
+        /// The value as typed.
+        value: String,
+    },
+    /// `--spin` given something other than `auto`, `off` or microseconds in range.
+    #[error("--spin: `{value}' is not auto, off or a number of microseconds from 0 to {}", crate::model::pacing::SPIN_MAX.as_micros())]
+    Spin {
+        /// The value as typed.
+        value: String,
+    },
     /// The server name does not resolve.
     #[error("cannot resolve server address '{server}': {reason}")]
     Unresolvable {
@@ -251,12 +260,13 @@ impl ConfigError {
             | ConfigError::CallRateConns { .. }
             | ConfigError::CallRatePeriod { .. } => Some("--call-rate"),
             ConfigError::FailOn(_) => Some("--fail-on"),
+            ConfigError::Overload { .. } => Some("--overload"),
+            ConfigError::Spin { .. } => Some("--spin"),
             ConfigError::SslWithHttpUrl { .. } => Some("--ssl"),
             ConfigError::JsonStdoutAndPrint => Some("--json"),
             ConfigError::SessionWorkloads
             | ConfigError::BadUrl(_)
             | ConfigError::MoreThanOneUrl { .. }
-            | ConfigError::Pacing(_)
             | ConfigError::Unresolvable { .. } => None,
         }
     }
