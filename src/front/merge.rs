@@ -568,7 +568,7 @@ mod tests {
         let meta = RunMeta {
             start: system_time(start),
             end: system_time(start + duration),
-            partition: cfg.partition,
+            partition: cfg.load.partition,
             threads: 1,
             servers: Vec::new(),
         };

@@ -273,7 +273,10 @@ fn socket_buffers_http2_only_when_given() {
     let base = ["--server", "127.0.0.1"];
     assert_eq!(cfg(&base).socket_buffers(), (4096, 16384));
     let h2 = cfg(&["--server", "127.0.0.1", "--http-version", "2"]);
-    assert_eq!((h2.send_buffer, h2.recv_buffer), (4096, 16384));
+    assert_eq!(
+        (h2.sockets.send_buffer, h2.sockets.recv_buffer),
+        (4096, 16384)
+    );
     assert_eq!(h2.socket_buffers(), (0, 0));
     let given = cfg(&[
         "--server",
@@ -301,25 +304,35 @@ fn socket_buffers_http2_only_when_given() {
 fn defaults() {
     let c = cfg(&["--server", "127.0.0.1"]);
     assert_eq!(c.prog, "rshperf");
-    assert_eq!(c.port, 80);
-    assert_eq!(c.uri, "/");
-    assert_eq!(c.method, "GET");
-    assert!(!c.method_given);
-    assert_eq!(c.http_version, HttpVersion::V11);
-    assert_eq!((c.send_buffer, c.recv_buffer), (4096, 16384));
-    assert_eq!((c.client_id, c.num_clients), (0, 1));
-    assert_eq!((c.num_conns, c.num_calls, c.burst_length), (1, 1, 1));
-    assert_eq!(c.period, Period::Sequential);
-    assert_eq!(c.threads, 1);
+    assert_eq!(c.target.port, 80);
+    assert_eq!(c.target.uri, "/");
+    assert_eq!(c.request.method, "GET");
+    assert!(!c.request.method_given);
+    assert_eq!(c.request.http_version, HttpVersion::V11);
+    assert_eq!(
+        (c.sockets.send_buffer, c.sockets.recv_buffer),
+        (4096, 16384)
+    );
+    assert_eq!((c.load.client_id, c.load.num_clients), (0, 1));
+    assert_eq!(
+        (c.load.num_conns, c.load.num_calls, c.load.burst_length),
+        (1, 1, 1)
+    );
+    assert_eq!(c.load.period, Period::Sequential);
+    assert_eq!(c.load.threads, 1);
     assert_eq!(c.timeout_duration(), None);
     assert_eq!(c.think_timeout_duration(), None);
     assert_eq!(c.unsupported(), None);
-    assert_eq!(c.addrs, vec!["127.0.0.1:80".parse::<SocketAddr>().unwrap()]);
+    assert_eq!(
+        c.target.addrs,
+        vec!["127.0.0.1:80".parse::<SocketAddr>().unwrap()]
+    );
     let c = cfg(&[]);
-    assert_eq!(c.server, "localhost");
+    assert_eq!(c.target.server, "localhost");
     assert_eq!(c.host_header(), "localhost");
-    assert!(!c.addrs.is_empty());
+    assert!(!c.target.addrs.is_empty());
     assert!(c
+        .target
         .addrs
         .iter()
         .all(|a| a.port() == 80 && a.ip().is_loopback()));
@@ -327,17 +340,24 @@ fn defaults() {
 
 #[test]
 fn port_defaults_follow_ssl() {
-    assert_eq!(cfg(&["--server=127.0.0.1"]).port, 80);
-    assert_eq!(cfg(&["--server=127.0.0.1", "--ssl"]).port, 443);
+    assert_eq!(cfg(&["--server=127.0.0.1"]).target.port, 80);
+    assert_eq!(cfg(&["--server=127.0.0.1", "--ssl"]).target.port, 443);
     let c = cfg(&["--server=127.0.0.1", "--ssl-protocol=TLSv1.2"]);
-    assert_eq!((c.port, c.tls.enabled), (443, true));
+    assert_eq!((c.target.port, c.tls.enabled), (443, true));
     assert_eq!(c.tls.protocol, Some(SslProtocol::Tls12));
-    assert_eq!(c.addrs[0].port(), 443);
+    assert_eq!(c.target.addrs[0].port(), 443);
     assert_eq!(
-        cfg(&["--server=127.0.0.1", "--port=8443", "--ssl"]).port,
+        cfg(&["--server=127.0.0.1", "--port=8443", "--ssl"])
+            .target
+            .port,
         8443
     );
-    assert_eq!(cfg(&["--port=1", "--ssl", "--server=127.0.0.1"]).port, 1);
+    assert_eq!(
+        cfg(&["--port=1", "--ssl", "--server=127.0.0.1"])
+            .target
+            .port,
+        1
+    );
     for (name, want) in [
         ("AUTO", SslProtocol::Auto),
         ("TLSv1", SslProtocol::Tls10),
@@ -354,7 +374,10 @@ fn port_defaults_follow_ssl() {
 fn ipv6_literal_servers() {
     for server in ["::1", "[::1]"] {
         let c = cfg(&["--server", server, "--port", "8080"]);
-        assert_eq!(c.addrs, vec!["[::1]:8080".parse::<SocketAddr>().unwrap()]);
+        assert_eq!(
+            c.target.addrs,
+            vec!["[::1]:8080".parse::<SocketAddr>().unwrap()]
+        );
         assert_eq!(c.host_header(), "[::1]");
         assert!(c.echo_line().contains(&format!(" --server={server} ")));
     }
@@ -396,8 +419,8 @@ fn add_header_escapes() {
     let (b, _) = unescape_header(r"\é");
     assert_eq!(b, "é".as_bytes());
     let c = cfg(&["--server=127.0.0.1", "--add-header", r"X: 1\nY: 2\n"]);
-    assert_eq!(c.add_header, b"X: 1\r\nY: 2\r\n");
-    assert_eq!(c.add_header_raw.as_deref(), Some(r"X: 1\nY: 2\n"));
+    assert_eq!(c.request.add_header, b"X: 1\r\nY: 2\r\n");
+    assert_eq!(c.request.add_header_raw.as_deref(), Some(r"X: 1\nY: 2\n"));
 }
 
 #[test]
@@ -430,19 +453,25 @@ fn values_are_stored() {
         "--threads=1024",
         "--runtime=3",
     ]);
-    assert_eq!((c.client_id, c.num_clients), (2, 8));
+    assert_eq!((c.load.client_id, c.load.num_clients), (2, 8));
     assert_eq!(c.timeout_duration(), Some(Duration::from_millis(2500)));
     assert_eq!(c.think_timeout_duration(), Some(Duration::from_millis(500)));
-    assert_eq!((c.num_conns, c.num_calls, c.burst_length), (7, 3, 3));
-    assert_eq!(c.http_version, HttpVersion::V10);
-    assert_eq!(c.uri, "/x?y");
-    assert_eq!((c.send_buffer, c.recv_buffer), (2_147_483_647, 1));
-    assert_eq!((c.max_connections, c.max_piped_calls), (4, 0));
-    assert_eq!(c.failure_status, 503);
-    assert_eq!(c.print_reply, Some(PrintWhat::Body));
-    assert_eq!(c.print_request, Some(PrintWhat::Header));
     assert_eq!(
-        c.wsess,
+        (c.load.num_conns, c.load.num_calls, c.load.burst_length),
+        (7, 3, 3)
+    );
+    assert_eq!(c.request.http_version, HttpVersion::V10);
+    assert_eq!(c.target.uri, "/x?y");
+    assert_eq!(
+        (c.sockets.send_buffer, c.sockets.recv_buffer),
+        (2_147_483_647, 1)
+    );
+    assert_eq!((c.load.max_connections, c.load.max_piped_calls), (4, 0));
+    assert_eq!(c.sessions.failure_status, 503);
+    assert_eq!(c.output.print_reply, Some(PrintWhat::Body));
+    assert_eq!(c.output.print_request, Some(PrintWhat::Header));
+    assert_eq!(
+        c.sessions.wsess,
         Some(WsessSpec {
             sessions: 8,
             calls: 16,
@@ -450,35 +479,38 @@ fn values_are_stored() {
         })
     );
     assert_eq!(
-        c.wset,
+        c.request.wset,
         Some(WsetSpec {
             files: 5,
             miss_rate: 1.0
         })
     );
     assert_eq!(
-        c.wlog,
+        c.request.wlog,
         Some(WlogSpec {
             repeat: false,
             file: "urls".into()
         })
     );
-    assert_eq!(c.myaddr, vec!["10.0.0.1", "10.0.0.2-10.0.0.9"]);
+    assert_eq!(c.target.myaddr, vec!["10.0.0.1", "10.0.0.2-10.0.0.9"]);
     assert!(!c.tls.verify);
-    assert_eq!((c.verbose, c.debug, c.threads), (3, 4, 1024));
-    assert_eq!(c.runtime, 3.0);
+    assert_eq!(
+        (c.output.verbose, c.output.debug, c.load.threads),
+        (3, 4, 1024)
+    );
+    assert_eq!(c.load.runtime, 3.0);
     let c = cfg(&["--wsesslog=0x3,0,a b.log", "--wlog=Y,u", "--print-reply"]);
     assert_eq!(
-        c.wsesslog,
+        c.sessions.wsesslog,
         Some(WsesslogSpec {
             sessions: 3,
             think: 0.0,
             file: "a b.log".into()
         })
     );
-    assert_eq!(c.wlog.map(|w| w.repeat), Some(true));
-    assert_eq!(c.print_reply, Some(PrintWhat::Both));
-    assert_eq!(c.burst_length, 1);
+    assert_eq!(c.request.wlog.map(|w| w.repeat), Some(true));
+    assert_eq!(c.output.print_reply, Some(PrintWhat::Both));
+    assert_eq!(c.load.burst_length, 1);
 }
 
 #[test]
@@ -513,7 +545,7 @@ fn every_option_is_supported() {
 
 #[test]
 fn later_rate_or_period_wins() {
-    let p = |args: &[&str]| cfg(args).period;
+    let p = |args: &[&str]| cfg(args).load.period;
     let ip = ["--server=127.0.0.1"];
     assert_eq!(
         p(&[ip[0], "--rate", "5", "--period", "e1"]),
@@ -537,7 +569,7 @@ fn later_rate_or_period_wins() {
         p(&[ip[0], "--port", "1", "--port", "2"]),
         Period::Sequential
     );
-    assert_eq!(cfg(&[ip[0], "--port", "1", "--port", "2"]).port, 2);
+    assert_eq!(cfg(&[ip[0], "--port", "1", "--port", "2"]).target.port, 2);
 }
 
 #[test]
@@ -586,7 +618,11 @@ fn strtod_prefix_matches_c() {
 fn a_url_argument_is_server_port_uri_and_tls() {
     let c = cfg(&["http://127.0.0.1:8080/foo?x=1", "--rate", "100"]);
     assert_eq!(
-        (c.server.as_str(), c.port, c.uri.as_str()),
+        (
+            c.target.server.as_str(),
+            c.target.port,
+            c.target.uri.as_str()
+        ),
         ("127.0.0.1", 8080, "/foo?x=1")
     );
     assert!(!c.tls.enabled);
@@ -597,17 +633,21 @@ fn a_url_argument_is_server_port_uri_and_tls() {
     );
     let c = cfg(&["--num-conns", "3", "https://[::1]/"]);
     assert_eq!(
-        (c.server.as_str(), c.port, c.uri.as_str()),
+        (
+            c.target.server.as_str(),
+            c.target.port,
+            c.target.uri.as_str()
+        ),
         ("::1", 443, "/")
     );
     assert!(c.tls.enabled);
     assert_eq!(c.host_header(), "[::1]");
-    assert_eq!(c.addrs, vec!["[::1]:443".parse().expect("addr")]);
+    assert_eq!(c.target.addrs, vec!["[::1]:443".parse().expect("addr")]);
     // --port fills in a URL without a port; options that are not the target stay.
     let c = cfg(&["http://localhost/x", "--port", "8081", "--ssl-verify=no"]);
-    assert_eq!((c.port, c.uri.as_str()), (8081, "/x"));
+    assert_eq!((c.target.port, c.target.uri.as_str()), (8081, "/x"));
     let c = cfg(&["https://127.0.0.1:8443/", "--ssl-protocol", "TLSv1.2"]);
-    assert!(c.tls.enabled && c.port == 8443);
+    assert!(c.tls.enabled && c.target.port == 8443);
     let cases: &[(&[&str], &str)] = &[
         (
             &["http://127.0.0.1/", "--server", "h"],
@@ -664,19 +704,30 @@ fn server_with_a_port_or_a_url_is_explained() {
         assert_eq!(err(args), *want, "{args:?}");
     }
     // IPv6 literals, bracketed or not, are addresses, not host:port.
-    assert_eq!(cfg(&["--server", "::1"]).port, 80);
-    assert_eq!(cfg(&["--server", "[::1]"]).port, 80);
-    assert_eq!(cfg(&["--server", "fe80::1:8080"]).server, "fe80::1:8080");
+    assert_eq!(cfg(&["--server", "::1"]).target.port, 80);
+    assert_eq!(cfg(&["--server", "[::1]"]).target.port, 80);
+    assert_eq!(
+        cfg(&["--server", "fe80::1:8080"]).target.server,
+        "fe80::1:8080"
+    );
 }
 
 #[test]
 fn runtime_without_num_conns_runs_until_the_runtime() {
-    assert!(cfg(&["--runtime", "30", "--rate", "10"]).until_runtime);
-    assert!(cfg(&["--runtime", "30"]).until_runtime);
+    assert!(cfg(&["--runtime", "30", "--rate", "10"]).load.until_runtime);
+    assert!(cfg(&["--runtime", "30"]).load.until_runtime);
     // --num-conns (even 1, the default) keeps it a cap; sessions have their count.
-    assert!(!cfg(&["--runtime", "30", "--num-conns", "1"]).until_runtime);
-    assert!(!cfg(&["--runtime", "30", "--wsess", "5,2,0"]).until_runtime);
-    assert!(!cfg(&["--rate", "10"]).until_runtime);
+    assert!(
+        !cfg(&["--runtime", "30", "--num-conns", "1"])
+            .load
+            .until_runtime
+    );
+    assert!(
+        !cfg(&["--runtime", "30", "--wsess", "5,2,0"])
+            .load
+            .until_runtime
+    );
+    assert!(!cfg(&["--rate", "10"]).load.until_runtime);
     // The echo line is httperf's for the same command line.
     assert_eq!(
         cfg(&["--server", "127.0.0.1", "--runtime", "30", "--rate", "10"]).echo_line(),
@@ -720,16 +771,16 @@ fn rshperf_options_reach_the_config() {
         "--start-at=+1",
     ])
     .expect("valid");
-    assert!(c.percentiles);
-    assert_eq!(c.json.as_deref(), Some("-"));
-    assert_eq!(c.csv.as_deref(), Some("r.csv"));
+    assert!(c.output.percentiles);
+    assert_eq!(c.output.json.as_deref(), Some("-"));
+    assert_eq!(c.output.csv.as_deref(), Some("r.csv"));
     assert_eq!(
-        c.fail_on,
+        c.output.fail_on,
         vec!["errors>0".to_string(), "p99>5ms".to_string()]
     );
-    assert_eq!(c.progress, Some(false));
-    assert_eq!(c.partition, (1, 4));
-    assert_eq!(c.start_at, Some(StartAt::After(1.0)));
+    assert_eq!(c.output.progress, Some(false));
+    assert_eq!(c.load.partition, (1, 4));
+    assert_eq!(c.load.start_at, Some(StartAt::After(1.0)));
     assert!(c.echo_line().ends_with(" --partition=1/4"));
 }
 
@@ -741,17 +792,17 @@ fn call_rate_sets_the_schedule_and_refuses_what_does_not_fit() {
         Config::from_argv(&argv).expect("valid")
     };
     let c = ok(&["--call-rate", "250", "--num-conns", "5"]);
-    assert_eq!(c.call_rate, 250.0);
-    assert_eq!(c.period, Period::Deterministic(0.004));
-    assert!(!c.calls_until_runtime && !c.until_runtime);
+    assert_eq!(c.load.call_rate, 250.0);
+    assert_eq!(c.load.period, Period::Deterministic(0.004));
+    assert!(!c.load.calls_until_runtime && !c.load.until_runtime);
     assert!(c.echo_line().ends_with(" --num-calls=1 --call-rate=250"));
     assert!(!c.echo_line().contains("--rate"));
     let c = ok(&["--call-rate", "100", "--period", "e0.01", "--runtime", "5"]);
-    assert_eq!(c.period, Period::Exponential(0.01));
-    assert!(c.calls_until_runtime);
+    assert_eq!(c.load.period, Period::Exponential(0.01));
+    assert!(c.load.calls_until_runtime);
     assert!(c.echo_line().contains(" --period=e0.01 "));
     let c = ok(&["--call-rate", "100", "--runtime", "5", "--num-calls", "7"]);
-    assert!(!c.calls_until_runtime);
+    assert!(!c.load.calls_until_runtime);
     let bad = |args: &[&str]| {
         let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
         argv.extend_from_slice(args);

@@ -17,12 +17,12 @@ impl Config {
             s.push(' ');
             s.push_str(&item);
         };
-        if self.verbose > 0 {
+        if self.output.verbose > 0 {
             add("--verbose".into());
         }
         for (what, name) in [
-            (self.print_reply, "--print-reply"),
-            (self.print_request, "--print-request"),
+            (self.output.print_reply, "--print-reply"),
+            (self.output.print_request, "--print-request"),
         ] {
             match what {
                 None => {}
@@ -31,51 +31,57 @@ impl Config {
                 Some(PrintWhat::Both) => add(name.to_string()),
             }
         }
-        if self.hog {
+        if self.sockets.hog {
             add("--hog".into());
         }
-        if self.close_with_reset {
+        if self.sockets.close_with_reset {
             add("--close-with-reset".into());
         }
-        if self.think_timeout > 0.0 {
-            add(format!("--think-timeout={}", cfmt::g(self.think_timeout)));
+        if self.sessions.think_timeout > 0.0 {
+            add(format!(
+                "--think-timeout={}",
+                cfmt::g(self.sessions.think_timeout)
+            ));
         }
-        if self.timeout > 0.0 {
-            add(format!("--timeout={}", cfmt::g(self.timeout)));
+        if self.sockets.timeout > 0.0 {
+            add(format!("--timeout={}", cfmt::g(self.sockets.timeout)));
         }
-        if self.runtime > 0.0 {
-            add(format!("--runtime={}", cfmt::g(self.runtime)));
+        if self.load.runtime > 0.0 {
+            add(format!("--runtime={}", cfmt::g(self.load.runtime)));
         }
-        add(format!("--client={}/{}", self.client_id, self.num_clients));
-        if self.servers.is_none() {
-            add(format!("--server={}", self.server));
+        add(format!(
+            "--client={}/{}",
+            self.load.client_id, self.load.num_clients
+        ));
+        if self.target.servers.is_none() {
+            add(format!("--server={}", self.target.server));
         }
-        if let Some(name) = &self.server_name {
+        if let Some(name) = &self.target.server_name {
             add(format!("--server_name={name}"));
         }
-        if let Some(file) = &self.servers {
+        if let Some(file) = &self.target.servers {
             add(format!("--servers={file}"));
         }
-        add(format!("--port={}", self.port));
-        add(format!("--uri={}", self.uri));
-        if self.failure_status != 0 {
-            add(format!("--failure-status={}", self.failure_status));
+        add(format!("--port={}", self.target.port));
+        add(format!("--uri={}", self.target.uri));
+        if self.sessions.failure_status != 0 {
+            add(format!("--failure-status={}", self.sessions.failure_status));
         }
-        match self.http_version {
+        match self.request.http_version {
             HttpVersion::V10 => add("--http-version=1.0".into()),
             HttpVersion::V11 => {}
             HttpVersion::V2 => add("--http-version=2".into()),
         }
-        if self.max_connections != 0 {
-            add(format!("--max-connections={}", self.max_connections));
+        if self.load.max_connections != 0 {
+            add(format!("--max-connections={}", self.load.max_connections));
         }
-        if self.max_piped_calls != 0 {
-            add(format!("--max-piped-calls={}", self.max_piped_calls));
+        if self.load.max_piped_calls != 0 {
+            add(format!("--max-piped-calls={}", self.load.max_piped_calls));
         }
-        match &self.period {
+        match &self.load.period {
             Period::Sequential => {}
             // `--call-rate R` alone is its own schedule (echoed below).
-            Period::Deterministic(_) if self.call_rate > 0.0 => {}
+            Period::Deterministic(_) if self.load.call_rate > 0.0 => {}
             Period::Deterministic(p) => add(format!("--rate={}", cfmt::g(1.0 / p))),
             Period::Uniform(lo, hi) => {
                 add(format!("--period=u{},{}", cfmt::g(*lo), cfmt::g(*hi)));
@@ -89,12 +95,12 @@ impl Config {
                 add(format!("--period=v{}", list.join(",")));
             }
         }
-        add(format!("--send-buffer={}", self.send_buffer));
-        if self.retry_on_failure {
+        add(format!("--send-buffer={}", self.sockets.send_buffer));
+        if self.sessions.retry_on_failure {
             add("--retry-on-failure".into());
         }
-        add(format!("--recv-buffer={}", self.recv_buffer));
-        if self.session_cookies {
+        add(format!("--recv-buffer={}", self.sockets.recv_buffer));
+        if self.sessions.session_cookies {
             add("--session-cookies".into());
         }
         if self.tls.enabled {
@@ -127,26 +133,26 @@ impl Config {
         if let Some(p) = self.tls.protocol {
             add(format!("--ssl-protocol={}", p.name()));
         }
-        if let Some(raw) = &self.add_header_raw {
+        if let Some(raw) = &self.request.add_header_raw {
             add(format!("--add-header='{raw}'"));
         }
-        if let Some(f) = &self.add_header_file {
+        if let Some(f) = &self.request.add_header_file {
             add(format!("--add-header-file='{f}'"));
         }
-        if self.method_given {
-            add(format!("--method={}", self.method));
+        if self.request.method_given {
+            add(format!("--method={}", self.request.method));
         }
-        if self.use_timer_cache {
+        if self.output.use_timer_cache {
             add("--use-timer-cache".into());
         }
-        if let Some(w) = &self.wsesslog {
+        if let Some(w) = &self.sessions.wsesslog {
             add(format!(
                 "--wsesslog={},{},{}",
                 w.sessions,
                 cfmt::fixed(w.think, 3),
                 w.file
             ));
-        } else if let Some(w) = &self.wsesspage {
+        } else if let Some(w) = &self.sessions.wsesspage {
             add(format!(
                 "--wsesspage={},{},{}",
                 w.sessions,
@@ -154,7 +160,7 @@ impl Config {
                 cfmt::fixed(w.think, 3)
             ));
         } else {
-            if let Some(w) = &self.wsess {
+            if let Some(w) = &self.sessions.wsess {
                 add(format!(
                     "--wsess={},{},{}",
                     w.sessions,
@@ -162,13 +168,13 @@ impl Config {
                     cfmt::fixed(w.think, 3)
                 ));
             } else {
-                add(format!("--num-conns={}", self.num_conns));
-                add(format!("--num-calls={}", self.num_calls));
+                add(format!("--num-conns={}", self.load.num_conns));
+                add(format!("--num-calls={}", self.load.num_calls));
             }
-            if self.burst_length != 1 {
-                add(format!("--burst-length={}", self.burst_length));
+            if self.load.burst_length != 1 {
+                add(format!("--burst-length={}", self.load.burst_length));
             }
-            if let Some(w) = &self.wset {
+            if let Some(w) = &self.request.wset {
                 add(format!(
                     "--wset={},{}",
                     w.files,
@@ -176,37 +182,37 @@ impl Config {
                 ));
             }
         }
-        if self.periodic_stats {
+        if self.output.periodic_stats {
             add("--periodic-stats".into());
         }
-        if self.partition.1 > 1 {
+        if self.load.partition.1 > 1 {
             add(format!(
                 "--partition={}/{}",
-                self.partition.0, self.partition.1
+                self.load.partition.0, self.load.partition.1
             ));
         }
-        if self.threads > 1 {
-            add(format!("--threads={}", self.threads));
+        if self.load.threads > 1 {
+            add(format!("--threads={}", self.load.threads));
         }
-        if self.concurrency > 0 {
-            add(format!("--concurrency={}", self.concurrency));
+        if self.load.concurrency > 0 {
+            add(format!("--concurrency={}", self.load.concurrency));
         }
         for item in self.pacing.echo_items() {
             add(item);
         }
-        if self.call_rate > 0.0 {
-            add(format!("--call-rate={}", cfmt::g(self.call_rate)));
+        if self.load.call_rate > 0.0 {
+            add(format!("--call-rate={}", cfmt::g(self.load.call_rate)));
         }
-        if let Some(p) = &self.unix_socket {
+        if let Some(p) = &self.target.unix_socket {
             add(format!("--unix-socket={p}"));
         }
-        if let Some(f) = &self.body_file {
+        if let Some(f) = &self.request.body_file {
             add(format!("--body-file={f}"));
         }
-        if let Some(t) = &self.content_type {
+        if let Some(t) = &self.request.content_type {
             add(format!("--content-type='{t}'"));
         }
-        if let Some(f) = &self.header_file {
+        if let Some(f) = &self.request.header_file {
             add(format!("--header-file={f}"));
         }
         s

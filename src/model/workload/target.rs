@@ -24,20 +24,21 @@ pub struct Target {
 
 /// The targets of `cfg`: its one server, or the entries of `--servers`.
 pub fn from_config(cfg: &Config) -> Result<Vec<Target>, Error> {
-    let Some(file) = &cfg.servers else {
+    let Some(file) = &cfg.target.servers else {
         let addr = *cfg
+            .target
             .addrs
             .first()
             .ok_or_else(|| Error::Startup("no server address".into()))?;
         return Ok(vec![Target {
             addr,
             host: cfg.host_header().to_string(),
-            label: format!("{}:{}", cfg.server, cfg.port),
+            label: format!("{}:{}", cfg.target.server, cfg.target.port),
         }]);
     };
     let bytes =
         std::fs::read(file).map_err(|e| Error::Startup(format!("can't open {file}: {e}")))?;
-    parse(file, &bytes, cfg.port)
+    parse(file, &bytes, cfg.target.port)
 }
 
 /// Parses and resolves a `--servers` file named `name` with default port `port`.

@@ -42,7 +42,7 @@ impl ConfigBuilder {
         self.apply_url()?;
         self.check_call_rate()?;
         if self.server_given {
-            check_server_value(&self.c.server)?;
+            check_server_value(&self.c.target.server)?;
         }
         self.check_combinations()?;
         self.derive()
@@ -52,36 +52,36 @@ impl ConfigBuilder {
     /// text has checked them already; the others get the same messages).
     fn check_values(&self) -> Result<(), ConfigError> {
         let c = &self.c;
-        number::NUM_CONNS.check(c.num_conns)?;
-        number::NUM_CALLS.check(c.num_calls)?;
-        number::BURST_LENGTH.check(c.burst_length)?;
+        number::NUM_CONNS.check(c.load.num_conns)?;
+        number::NUM_CALLS.check(c.load.num_calls)?;
+        number::BURST_LENGTH.check(c.load.burst_length)?;
         if let Some(port) = self.port {
             number::PORT.check(u64::from(port))?;
         }
         for (rule, size) in [
-            (&number::SEND_BUFFER, c.send_buffer),
-            (&number::RECV_BUFFER, c.recv_buffer),
+            (&number::SEND_BUFFER, c.sockets.send_buffer),
+            (&number::RECV_BUFFER, c.sockets.recv_buffer),
         ] {
             if size != 0 {
                 rule.check(u64::from(size))?;
             }
         }
-        if c.failure_status != 0 {
-            number::FAILURE_STATUS.check(u64::from(c.failure_status))?;
+        if c.sessions.failure_status != 0 {
+            number::FAILURE_STATUS.check(u64::from(c.sessions.failure_status))?;
         }
-        number::THREADS.check(u64::from(c.threads))?;
-        if c.concurrency != 0 {
-            number::CONCURRENCY.check(c.concurrency)?;
+        number::THREADS.check(u64::from(c.load.threads))?;
+        if c.load.concurrency != 0 {
+            number::CONCURRENCY.check(c.load.concurrency)?;
         }
-        if c.call_rate != 0.0 {
-            number::CALL_RATE.check(c.call_rate)?;
+        if c.load.call_rate != 0.0 {
+            number::CALL_RATE.check(c.load.call_rate)?;
         }
-        number::TIMEOUT.check(c.timeout)?;
-        number::THINK_TIMEOUT.check(c.think_timeout)?;
-        if c.runtime != 0.0 {
-            number::RUNTIME.check(c.runtime)?;
+        number::TIMEOUT.check(c.sockets.timeout)?;
+        number::THINK_TIMEOUT.check(c.sessions.think_timeout)?;
+        if c.load.runtime != 0.0 {
+            number::RUNTIME.check(c.load.runtime)?;
         }
-        number::METRICS_LINGER.check(c.metrics_linger)?;
+        number::METRICS_LINGER.check(c.output.metrics_linger)?;
         Ok(())
     }
 
@@ -114,8 +114,8 @@ impl ConfigBuilder {
                 url: u.text.clone(),
             });
         }
-        self.c.server = u.host.clone();
-        self.c.uri = u.uri.clone();
+        self.c.target.server = u.host.clone();
+        self.c.target.uri = u.uri.clone();
         self.c.tls.enabled |= u.tls;
         if self.port.is_none() {
             self.port = Some(u.port_or_default());
@@ -127,35 +127,40 @@ impl ConfigBuilder {
     /// must then be 1/R, else every 1/R s) and refuses what it cannot be combined with.
     fn check_call_rate(&mut self) -> Result<(), ConfigError> {
         let c = &mut self.c;
-        if c.call_rate == 0.0 {
+        if c.load.call_rate == 0.0 {
             return Ok(());
         }
-        let r = c.call_rate;
-        let sessions = c.wsess.is_some() || c.wsesslog.is_some() || c.wsesspage.is_some();
+        let r = c.load.call_rate;
+        let sessions = c.sessions.wsess.is_some()
+            || c.sessions.wsesslog.is_some()
+            || c.sessions.wsesspage.is_some();
         let clash = [
             (self.rate_given, CallRateClash::Rate),
-            (c.concurrency > 0, CallRateClash::Concurrency),
+            (c.load.concurrency > 0, CallRateClash::Concurrency),
             (sessions, CallRateClash::Sessions),
-            (c.http_version == HttpVersion::V10, CallRateClash::Http10),
-            (c.max_connections > 0, CallRateClash::MaxConnections),
+            (
+                c.request.http_version == HttpVersion::V10,
+                CallRateClash::Http10,
+            ),
+            (c.load.max_connections > 0, CallRateClash::MaxConnections),
         ];
         if let Some((_, clash)) = clash.iter().find(|(yes, _)| *yes) {
             return Err(ConfigError::CallRateWith { clash: *clash });
         }
         let engines = engines(c);
-        if c.num_conns < engines {
+        if c.load.num_conns < engines {
             return Err(ConfigError::CallRateConns {
-                num_conns: c.num_conns,
+                num_conns: c.load.num_conns,
                 engines,
             });
         }
         if self.period_given {
-            let mean = c.period.mean();
+            let mean = c.load.period.mean();
             if mean <= 0.0 || (mean * r - 1.0).abs() > 1e-3 {
                 return Err(ConfigError::CallRatePeriod { rate: r, mean });
             }
         } else {
-            c.period = Period::Deterministic(1.0 / r);
+            c.load.period = Period::Deterministic(1.0 / r);
         }
         Ok(())
     }
@@ -164,9 +169,9 @@ impl ConfigBuilder {
     fn check_combinations(&self) -> Result<(), ConfigError> {
         let c = &self.c;
         let n_sessions = [
-            c.wsess.is_some(),
-            c.wsesslog.is_some(),
-            c.wsesspage.is_some(),
+            c.sessions.wsess.is_some(),
+            c.sessions.wsesslog.is_some(),
+            c.sessions.wsesspage.is_some(),
         ]
         .iter()
         .filter(|s| **s)
@@ -174,28 +179,29 @@ impl ConfigBuilder {
         if n_sessions > 1 {
             return Err(ConfigError::SessionWorkloads);
         }
-        if c.json.as_deref() == Some("-") && (c.print_request.is_some() || c.print_reply.is_some())
+        if c.output.json.as_deref() == Some("-")
+            && (c.output.print_request.is_some() || c.output.print_reply.is_some())
         {
             return Err(ConfigError::JsonStdoutAndPrint);
         }
         // httperf's session_init limits: connections per session, and its ring of
         // pending calls per connection (checked in that order).
-        if n_sessions > 0 && c.max_connections > SESSION_MAX_CONNS {
+        if n_sessions > 0 && c.load.max_connections > SESSION_MAX_CONNS {
             return Err(ConfigError::SessionLimit {
                 option: "--max-conns",
                 max: SESSION_MAX_CONNS,
             });
         }
-        if n_sessions > 0 && c.max_piped_calls > SESSION_MAX_PIPED {
+        if n_sessions > 0 && c.load.max_piped_calls > SESSION_MAX_PIPED {
             return Err(ConfigError::SessionLimit {
                 option: "--max-piped-calls",
                 max: SESSION_MAX_PIPED,
             });
         }
-        if c.session_cookies && n_sessions == 0 {
+        if c.sessions.session_cookies && n_sessions == 0 {
             return Err(ConfigError::CookiesWithoutSessions);
         }
-        if self.server_given && c.servers.is_some() {
+        if self.server_given && c.target.servers.is_some() {
             return Err(ConfigError::ServerAndServers);
         }
         check_concurrency(c)?;
@@ -210,50 +216,52 @@ impl ConfigBuilder {
     /// the server's addresses.
     fn derive(&mut self) -> Result<(), ConfigError> {
         let c = &mut self.c;
-        if c.body_file.is_some() && !c.method_given {
+        if c.request.body_file.is_some() && !c.request.method_given {
             // A body is sent with POST unless --method says otherwise (as ab's -p).
-            c.method = "POST".to_string();
+            c.request.method = "POST".to_string();
         }
-        c.port = self.port.unwrap_or(if c.tls.enabled { 443 } else { 80 });
-        let host_source = c.server_name.as_deref().unwrap_or(&c.server);
-        c.host = host_value(host_source);
-        c.tls.fallback_name = TlsOptions::fallback_for(c.server_name.as_deref(), &c.server);
-        c.tls.alpn_h2 = c.http_version == HttpVersion::V2;
-        if c.unix_socket.is_some() {
+        c.target.port = self.port.unwrap_or(if c.tls.enabled { 443 } else { 80 });
+        let host_source = c.target.server_name.as_deref().unwrap_or(&c.target.server);
+        c.target.host = host_value(host_source);
+        c.tls.fallback_name =
+            TlsOptions::fallback_for(c.target.server_name.as_deref(), &c.target.server);
+        c.tls.alpn_h2 = c.request.http_version == HttpVersion::V2;
+        if c.target.unix_socket.is_some() {
             // Nothing to resolve: the socket path is the address; `--server` only
             // names the Host:. The placeholder keeps `addrs` non-empty.
-            c.addrs = vec![SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), c.port)];
-        } else if c.servers.is_none() {
-            c.addrs = resolve(&c.server, c.port)?;
+            c.target.addrs = vec![SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), c.target.port)];
+        } else if c.target.servers.is_none() {
+            c.target.addrs = resolve(&c.target.server, c.target.port)?;
         }
-        c.until_runtime = c.runtime > 0.0
+        c.load.until_runtime = c.load.runtime > 0.0
             && !self.num_conns_given
-            && c.wsess.is_none()
-            && c.wsesslog.is_none()
-            && c.wsesspage.is_none()
-            && c.call_rate == 0.0;
-        c.calls_until_runtime = c.call_rate > 0.0 && c.runtime > 0.0 && !self.num_calls_given;
+            && c.sessions.wsess.is_none()
+            && c.sessions.wsesslog.is_none()
+            && c.sessions.wsesspage.is_none()
+            && c.load.call_rate == 0.0;
+        c.load.calls_until_runtime =
+            c.load.call_rate > 0.0 && c.load.runtime > 0.0 && !self.num_calls_given;
         Ok(())
     }
 }
 
 /// Engines of the run: `--threads` times the `--partition` count.
 fn engines(c: &Config) -> u64 {
-    u64::from(c.threads.max(1)) * u64::from(c.partition.1.max(1))
+    u64::from(c.load.threads.max(1)) * u64::from(c.load.partition.1.max(1))
 }
 
 /// `--concurrency` replaces the arrival process and needs a user per engine.
 fn check_concurrency(c: &Config) -> Result<(), ConfigError> {
-    if c.concurrency == 0 {
+    if c.load.concurrency == 0 {
         return Ok(());
     }
-    if !matches!(c.period, Period::Sequential) {
+    if !matches!(c.load.period, Period::Sequential) {
         return Err(ConfigError::ConcurrencyAndRate);
     }
     let engines = engines(c);
-    if c.concurrency < engines {
+    if c.load.concurrency < engines {
         return Err(ConfigError::TooFewUsers {
-            concurrency: c.concurrency,
+            concurrency: c.load.concurrency,
             engines,
         });
     }
@@ -262,25 +270,25 @@ fn check_concurrency(c: &Config) -> Result<(), ConfigError> {
 
 /// Combinations of rshperf's transport, body and metrics options.
 fn check_extensions(c: &Config) -> Result<(), ConfigError> {
-    if c.unix_socket.is_some() {
+    if c.target.unix_socket.is_some() {
         let clash = [
-            (c.servers.is_some(), "--servers"),
-            (!c.myaddr.is_empty(), "--myaddr"),
-            (c.hog, "--hog"),
+            (c.target.servers.is_some(), "--servers"),
+            (!c.target.myaddr.is_empty(), "--myaddr"),
+            (c.sockets.hog, "--hog"),
         ];
         if let Some((_, option)) = clash.iter().find(|(given, _)| *given) {
             return Err(ConfigError::UnixSocketWith { option });
         }
     }
-    if c.body_file.is_some() && c.wsesspage.is_some() {
+    if c.request.body_file.is_some() && c.sessions.wsesspage.is_some() {
         return Err(ConfigError::BodyFileWithSessions {
             with_sesslog: false,
         });
     }
-    if c.body_file.is_some() && c.wsesslog.is_some() {
+    if c.request.body_file.is_some() && c.sessions.wsesslog.is_some() {
         return Err(ConfigError::BodyFileWithSessions { with_sesslog: true });
     }
-    if c.metrics_linger > 0.0 && c.metrics_listen.is_none() {
+    if c.output.metrics_linger > 0.0 && c.output.metrics_listen.is_none() {
         return Err(ConfigError::LingerWithoutListen);
     }
     Ok(())

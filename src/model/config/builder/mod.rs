@@ -69,11 +69,11 @@ pub struct Rejected {
 
 /// Setters that store one value.
 macro_rules! setters {
-    ($($(#[$doc:meta])* $name:ident: $ty:ty => $field:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty => $($field:ident).+;)*) => {
         $(
             $(#[$doc])*
             pub fn $name(&mut self, value: $ty) -> &mut Self {
-                self.c.$field = value;
+                self.c.$($field).+ = value;
                 self
             }
         )*
@@ -136,7 +136,7 @@ impl ConfigBuilder {
 
     /// `--server`: host name or address (no port, no URL).
     pub fn server(&mut self, host: impl Into<String>) -> &mut Self {
-        self.c.server = host.into();
+        self.c.target.server = host.into();
         self.server_given = true;
         self.names_target("--server");
         self
@@ -144,14 +144,14 @@ impl ConfigBuilder {
 
     /// `--servers=F`: a file of servers used round-robin.
     pub fn servers(&mut self, file: impl Into<String>) -> &mut Self {
-        self.c.servers = Some(file.into());
+        self.c.target.servers = Some(file.into());
         self.names_target("--servers");
         self
     }
 
     /// `--uri`.
     pub fn uri(&mut self, uri: impl Into<String>) -> &mut Self {
-        self.c.uri = uri.into();
+        self.c.target.uri = uri.into();
         self.names_target("--uri");
         self
     }
@@ -170,8 +170,8 @@ impl ConfigBuilder {
 
     /// `--method` (echoed when given, even `GET`).
     pub fn method(&mut self, method: impl Into<String>) -> &mut Self {
-        self.c.method = method.into();
-        self.c.method_given = true;
+        self.c.request.method = method.into();
+        self.c.request.method_given = true;
         self
     }
 
@@ -180,58 +180,58 @@ impl ConfigBuilder {
         let (bytes, warnings) = unescape_header(raw);
         self.warnings
             .extend(warnings.into_iter().map(Warning::HeaderEscape));
-        self.c.add_header = bytes;
-        self.c.add_header_raw = Some(raw.to_string());
+        self.c.request.add_header = bytes;
+        self.c.request.add_header_raw = Some(raw.to_string());
         self
     }
 
     /// `--myaddr` (repeatable): a local address of the pool.
     pub fn myaddr(&mut self, addr: impl Into<String>) -> &mut Self {
-        self.c.myaddr.push(addr.into());
+        self.c.target.myaddr.push(addr.into());
         self
     }
 
     /// `--send-buffer` (SO_SNDBUF); 0 keeps the kernel's default (ab's and lb's).
     pub fn send_buffer(&mut self, bytes: u32) -> &mut Self {
-        self.c.send_buffer = bytes;
-        self.c.buffers_given.0 = true;
+        self.c.sockets.send_buffer = bytes;
+        self.c.sockets.buffers_given.0 = true;
         self
     }
 
     /// `--recv-buffer` (SO_RCVBUF); 0 keeps the kernel's default (ab's and lb's).
     pub fn recv_buffer(&mut self, bytes: u32) -> &mut Self {
-        self.c.recv_buffer = bytes;
-        self.c.buffers_given.1 = true;
+        self.c.sockets.recv_buffer = bytes;
+        self.c.sockets.buffers_given.1 = true;
         self
     }
 
     /// `--metrics-listen`.
     pub fn metrics_listen(&mut self, addr: SocketAddr) -> &mut Self {
-        self.c.metrics_listen = Some(addr);
+        self.c.output.metrics_listen = Some(addr);
         self
     }
 
     /// `--print-reply`.
     pub fn print_reply(&mut self, what: PrintWhat) -> &mut Self {
-        self.c.print_reply = Some(what);
+        self.c.output.print_reply = Some(what);
         self
     }
 
     /// `--print-request`.
     pub fn print_request(&mut self, what: PrintWhat) -> &mut Self {
-        self.c.print_request = Some(what);
+        self.c.output.print_request = Some(what);
         self
     }
 
     /// `--fail-on=EXPR` (checked by the front end against `output::threshold`).
     pub fn fail_on(&mut self, expr: impl Into<String>) -> &mut Self {
-        self.c.fail_on.push(expr.into());
+        self.c.output.fail_on.push(expr.into());
         self
     }
 
     /// `-v`: one more level of verbosity.
     pub fn verbose(&mut self) -> &mut Self {
-        self.c.verbose = self.c.verbose.saturating_add(1);
+        self.c.output.verbose = self.c.output.verbose.saturating_add(1);
         self
     }
 
@@ -239,14 +239,14 @@ impl ConfigBuilder {
 
     /// `--num-conns`.
     pub fn num_conns(&mut self, n: u64) -> &mut Self {
-        self.c.num_conns = n;
+        self.c.load.num_conns = n;
         self.num_conns_given = true;
         self
     }
 
     /// `--num-calls`.
     pub fn num_calls(&mut self, n: u64) -> &mut Self {
-        self.c.num_calls = n;
+        self.c.load.num_calls = n;
         self.num_calls_given = true;
         self
     }
@@ -254,7 +254,7 @@ impl ConfigBuilder {
     /// `--rate X`: connections per second, deterministic; 0 means sequential.
     pub fn rate(&mut self, per_second: f64) -> &mut Self {
         self.rate_given = true;
-        self.c.period = if per_second > 0.0 && (1.0 / per_second).is_finite() {
+        self.c.load.period = if per_second > 0.0 && (1.0 / per_second).is_finite() {
             Period::Deterministic(1.0 / per_second)
         } else {
             Period::Sequential
@@ -265,14 +265,14 @@ impl ConfigBuilder {
     /// `--rate` already turned into its schedule (`value`'s `parse_rate`).
     pub fn rate_period(&mut self, period: Period) -> &mut Self {
         self.rate_given = true;
-        self.c.period = period;
+        self.c.load.period = period;
         self
     }
 
     /// `--period`: the inter-arrival process.
     pub fn period(&mut self, period: Period) -> &mut Self {
         self.period_given = true;
-        self.c.period = period;
+        self.c.load.period = period;
         self
     }
 
@@ -302,97 +302,97 @@ impl ConfigBuilder {
 
     /// `--client=I/N`.
     pub fn client(&mut self, id: u32, of: u32) -> &mut Self {
-        (self.c.client_id, self.c.num_clients) = (id, of);
+        (self.c.load.client_id, self.c.load.num_clients) = (id, of);
         self
     }
 
     /// `--partition=I/N`.
     pub fn partition(&mut self, index: u32, of: u32) -> &mut Self {
-        self.c.partition = (index, of);
+        self.c.load.partition = (index, of);
         self
     }
 
     setters! {
         /// `--burst-length`.
-        burst_length: u64 => burst_length;
+        burst_length: u64 => load.burst_length;
         /// `--timeout`, seconds (0: none).
-        timeout: f64 => timeout;
+        timeout: f64 => sockets.timeout;
         /// `--think-timeout`, seconds (0: none).
-        think_timeout: f64 => think_timeout;
+        think_timeout: f64 => sessions.think_timeout;
         /// `--runtime`, seconds (0: none).
-        runtime: f64 => runtime;
+        runtime: f64 => load.runtime;
         /// `--max-connections` (0: default).
-        max_connections: u64 => max_connections;
+        max_connections: u64 => load.max_connections;
         /// `--max-piped-calls` (0: default).
-        max_piped_calls: u64 => max_piped_calls;
+        max_piped_calls: u64 => load.max_piped_calls;
         /// `--failure-status` (0: none).
-        failure_status: u32 => failure_status;
+        failure_status: u32 => sessions.failure_status;
         /// `--threads` (engines).
-        threads: u32 => threads;
+        threads: u32 => load.threads;
         /// `--concurrency` (0: open loop).
-        concurrency: u64 => concurrency;
+        concurrency: u64 => load.concurrency;
         /// `--call-rate`, calls per second (0: none).
-        call_rate: f64 => call_rate;
+        call_rate: f64 => load.call_rate;
         /// `-d N`.
-        debug: u32 => debug;
+        debug: u32 => output.debug;
         /// `--http-version`.
-        http_version: HttpVersion => http_version;
+        http_version: HttpVersion => request.http_version;
         /// `--start-at`.
-        start_at: Option<StartAt> => start_at;
+        start_at: Option<StartAt> => load.start_at;
         /// `--wsess`.
-        wsess: Option<WsessSpec> => wsess;
+        wsess: Option<WsessSpec> => sessions.wsess;
         /// `--wsesspage`.
-        wsesspage: Option<WsesspageSpec> => wsesspage;
+        wsesspage: Option<WsesspageSpec> => sessions.wsesspage;
         /// `--wsesslog`.
-        wsesslog: Option<WsesslogSpec> => wsesslog;
+        wsesslog: Option<WsesslogSpec> => sessions.wsesslog;
         /// `--wlog`.
-        wlog: Option<WlogSpec> => wlog;
+        wlog: Option<WlogSpec> => request.wlog;
         /// `--wset`.
-        wset: Option<WsetSpec> => wset;
+        wset: Option<WsetSpec> => request.wset;
         /// `--metrics-linger`, seconds.
-        metrics_linger: f64 => metrics_linger;
+        metrics_linger: f64 => output.metrics_linger;
         /// `--progress` (true) / `--no-progress` (false); unset: when stderr is a
         /// terminal.
-        progress: Option<bool> => progress;
+        progress: Option<bool> => output.progress;
         /// `--hog`.
-        hog: bool => hog;
+        hog: bool => sockets.hog;
         /// `--close-with-reset`.
-        close_with_reset: bool => close_with_reset;
+        close_with_reset: bool => sockets.close_with_reset;
         /// `--no-host-hdr`.
-        no_host_hdr: bool => no_host_hdr;
+        no_host_hdr: bool => request.no_host_hdr;
         /// `--retry-on-failure`.
-        retry_on_failure: bool => retry_on_failure;
+        retry_on_failure: bool => sessions.retry_on_failure;
         /// `--session-cookies`.
-        session_cookies: bool => session_cookies;
+        session_cookies: bool => sessions.session_cookies;
         /// `--periodic-stats`.
-        periodic_stats: bool => periodic_stats;
+        periodic_stats: bool => output.periodic_stats;
         /// `--percentiles`.
-        percentiles: bool => percentiles;
+        percentiles: bool => output.percentiles;
         /// `--use-timer-cache` (accepted and echoed).
-        use_timer_cache: bool => use_timer_cache;
+        use_timer_cache: bool => output.use_timer_cache;
     }
 
     text_setters! {
         /// `--server-name`: the `Host:` value.
-        server_name => server_name;
+        server_name => target.server_name;
         /// `--add-header-file`.
-        add_header_file => add_header_file;
+        add_header_file => request.add_header_file;
         /// `--json=FILE` (`-`: stdout).
-        json => json;
+        json => output.json;
         /// `--csv=FILE`.
-        csv => csv;
+        csv => output.csv;
         /// `--timeline=FILE`.
-        timeline => timeline;
+        timeline => output.timeline;
         /// `--html=FILE`.
-        html => html;
+        html => output.html;
         /// `--unix-socket=PATH`.
-        unix_socket => unix_socket;
+        unix_socket => target.unix_socket;
         /// `--body-file=F`.
-        body_file => body_file;
+        body_file => request.body_file;
         /// `--content-type=T` (one line).
-        content_type => content_type;
+        content_type => request.content_type;
         /// `--header-file=F`.
-        header_file => header_file;
+        header_file => request.header_file;
         /// `--ssl-ciphers`.
         tls_ciphers => tls.ciphers;
         /// `--tls-server-name` (SNI).

@@ -171,7 +171,11 @@ fn a_url_names_server_port_uri_and_tls() {
     b.url(url("https://127.0.0.1/x?y"));
     let c = b.build().expect("valid").config;
     assert_eq!(
-        (c.server.as_str(), c.port, c.uri.as_str()),
+        (
+            c.target.server.as_str(),
+            c.target.port,
+            c.target.uri.as_str()
+        ),
         ("127.0.0.1", 443, "/x?y")
     );
     assert!(c.tls.enabled);
@@ -207,7 +211,7 @@ fn a_url_names_server_port_uri_and_tls() {
     assert!(matches!(e, ConfigError::UrlAndPort { .. }));
     let mut b = ConfigBuilder::new();
     b.port(81).url(url("http://127.0.0.1/"));
-    assert_eq!(b.build().expect("valid").config.port, 81);
+    assert_eq!(b.build().expect("valid").config.target.port, 81);
 
     let mut b = ConfigBuilder::new();
     b.tls().url(url("http://127.0.0.1:8/p"));
@@ -304,8 +308,8 @@ fn call_rate_combinations() {
     let mut b = local();
     b.call_rate(250.0).runtime(5.0);
     let c = b.build().expect("valid").config;
-    assert_eq!(c.period, Period::Deterministic(0.004));
-    assert!(c.calls_until_runtime && !c.until_runtime);
+    assert_eq!(c.load.period, Period::Deterministic(0.004));
+    assert!(c.load.calls_until_runtime && !c.load.until_runtime);
 }
 
 #[test]
@@ -381,11 +385,11 @@ fn derived_defaults() {
         .http_version(HttpVersion::V2)
         .body_file("b");
     let c = b.build().expect("valid").config;
-    assert_eq!(c.port, 443);
+    assert_eq!(c.target.port, 443);
     assert!(c.tls.enabled && c.tls.alpn_h2);
     assert_eq!(c.tls.fallback_name, ("--server", "127.0.0.1".to_string()));
-    assert_eq!(c.method, "POST");
-    assert_eq!(c.addrs, vec!["127.0.0.1:443".parse().expect("addr")]);
+    assert_eq!(c.request.method, "POST");
+    assert_eq!(c.target.addrs, vec!["127.0.0.1:443".parse().expect("addr")]);
 
     let mut b = local();
     b.server_name("example.org:8080")
@@ -393,17 +397,17 @@ fn derived_defaults() {
         .body_file("b")
         .runtime(3.0);
     let c = b.build().expect("valid").config;
-    assert_eq!(c.method, "PUT");
+    assert_eq!(c.request.method, "PUT");
     assert_eq!(c.host_header(), "example.org:8080");
     assert_eq!(
         c.tls.fallback_name,
         ("--server-name", "example.org".to_string())
     );
-    assert!(c.until_runtime);
+    assert!(c.load.until_runtime);
 
     let mut b = local();
     b.num_conns(3).runtime(3.0);
-    assert!(!b.build().expect("valid").config.until_runtime);
+    assert!(!b.build().expect("valid").config.load.until_runtime);
 
     let mut b = ConfigBuilder::new();
     b.server("::1");
