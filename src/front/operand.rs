@@ -85,7 +85,10 @@ mod tests {
     }
 
     fn url_err(s: &str) -> String {
-        parse_url(s).expect("a URL").expect_err("an invalid URL")
+        parse_url(s)
+            .expect("a URL")
+            .expect_err("an invalid URL")
+            .to_string()
     }
 
     #[test]

@@ -12,6 +12,7 @@
 use thiserror::Error as ThisError;
 
 use crate::wire::error::Error;
+use crate::wire::url::UrlError;
 
 /// Why a configuration cannot be built. Every variant's text is the one printed after
 /// `rshperf: ` (except `SessionLimit`, printed with httperf's own prefix).
@@ -45,9 +46,9 @@ pub enum ConfigError {
         /// The long option.
         option: &'static str,
     },
-    /// A URL operand that is not a valid URL (the text says why).
+    /// A URL operand that is not a valid URL.
     #[error("{0}")]
-    BadUrl(String),
+    BadUrl(#[from] UrlError),
     /// Two URL operands.
     #[error("more than one URL ({first} and {second}); use --servers FILE for several servers")]
     MoreThanOneUrl {
