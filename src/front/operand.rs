@@ -172,7 +172,11 @@ mod tests {
         for (s, want) in cases {
             assert_eq!(url_err(s), want, "{s}");
         }
-        assert!(url_err("http://u:p@h/").contains("user names and passwords"));
+        assert_eq!(
+            url_err("http://u:p@h/"),
+            "URL http://u:p@h/: user names and passwords in URLs are not supported \
+             (send them with --add-header 'Authorization: ...\\n')"
+        );
         for not_url in [
             "header",
             "ftp://h/",
