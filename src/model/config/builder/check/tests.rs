@@ -8,6 +8,9 @@ use crate::model::config::{
 use crate::wire::error::Error;
 use crate::wire::url::TargetUrl;
 
+/// A change to a builder.
+type Setter = fn(&mut ConfigBuilder);
+
 /// A builder aimed at 127.0.0.1 (no resolver needed).
 fn local() -> ConfigBuilder {
     let mut b = ConfigBuilder::new();
@@ -52,7 +55,7 @@ fn wsesspage() -> Option<WsesspageSpec> {
 
 #[test]
 fn typed_values_follow_httperfs_rules() {
-    let cases: Vec<(fn(&mut ConfigBuilder), &str, &str)> = vec![
+    let cases: Vec<(Setter, &str, &str)> = vec![
         (
             |b| {
                 b.num_conns(0);
@@ -243,7 +246,7 @@ fn server_values_are_host_names() {
 
 #[test]
 fn call_rate_combinations() {
-    let clash = |set: fn(&mut ConfigBuilder), clash: CallRateClash, tail: &str| {
+    let clash = |set: Setter, clash: CallRateClash, tail: &str| {
         let mut b = local();
         b.call_rate(10.0);
         set(&mut b);
@@ -314,7 +317,7 @@ fn call_rate_combinations() {
 
 #[test]
 fn combinations_of_options() {
-    let cases: Vec<(fn(&mut ConfigBuilder), ConfigError, &str)> = vec![
+    let cases: Vec<(Setter, ConfigError, &str)> = vec![
         (|b| {
             b.wsess(wsess()).wsesslog(wsesslog());
         }, ConfigError::SessionWorkloads, "only one of --wsess, --wsesslog, --wsesspage may be given"),
