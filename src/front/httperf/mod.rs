@@ -18,9 +18,7 @@ use crate::front::cli::{self, Args, Command, Opt};
 use crate::front::operand;
 use crate::model::config::number::{self as rule};
 use crate::model::config::value::{self, nonempty};
-use crate::model::config::{
-    self, Built, Config, ConfigBuilder, ConfigError, Rejected, Warning, WsessSpec, WsesspageSpec,
-};
+use crate::model::config::{self, Built, Config, ConfigBuilder, ConfigError, Rejected, Warning};
 use crate::model::pacing;
 use crate::wire::error::Error;
 
@@ -128,23 +126,8 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         Opt::Verbose => b.verbose(),
         Opt::PeriodicStats => b.periodic_stats(true),
         Opt::Wlog => b.wlog(Some(value::parse_wlog(v)?)),
-        Opt::Wsess => {
-            let (sessions, calls, think) = value::parse_sess3(v, "wsess", value::WSESS_2ND)?;
-            b.wsess(Some(WsessSpec {
-                sessions,
-                calls,
-                think,
-            }))
-        }
-        Opt::Wsesspage => {
-            let (sessions, pages, think) =
-                value::parse_sess3(v, "wsesspage", value::WSESSPAGE_2ND)?;
-            b.wsesspage(Some(WsesspageSpec {
-                sessions,
-                pages,
-                think,
-            }))
-        }
+        Opt::Wsess => b.wsess(Some(value::parse_wsess(v)?)),
+        Opt::Wsesspage => b.wsesspage(Some(value::parse_wsesspage(v)?)),
         Opt::Wsesslog => b.wsesslog(Some(value::parse_wsesslog(v)?)),
         Opt::Wset => b.wset(Some(value::parse_wset(v)?)),
     };

@@ -11,7 +11,9 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use super::error::ConfigError;
 use super::number::{strtod_prefix, to_u32, uint0_prefix, Uint0};
-use super::types::{HttpVersion, PrintWhat, StartAt, WlogSpec, WsesslogSpec, WsetSpec};
+use super::types::{
+    HttpVersion, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec, WsetSpec,
+};
 use crate::wire::tls::SslProtocol;
 
 /// `--print-reply`/`--print-request` argument: only the first letter counts.
@@ -183,11 +185,12 @@ pub(crate) fn parse_client(arg: &str) -> Result<(u32, u32), ConfigError> {
     }
 }
 
+/// strerror(ERANGE), as httperf appends it.
 const ERANGE_TEXT: &str = ": Numerical result out of range";
 
 /// A count inside a session option (base 0, at least 1): value and bytes used, or the
 /// error for `reason`, built by `fail(reason, rest, suffix)`.
-pub(crate) fn session_count(
+fn session_count(
     text: &str,
     reason: &str,
     fail: &dyn Fn(&str, &str, &str) -> ConfigError,
@@ -201,7 +204,7 @@ pub(crate) fn session_count(
 }
 
 /// A think time inside a session option: value and bytes used.
-pub(crate) fn session_think(
+fn session_think(
     text: &str,
     reason: &str,
     fail: &dyn Fn(&str, &str, &str) -> ConfigError,
@@ -219,16 +222,32 @@ pub(crate) fn session_think(
 }
 
 /// The second-parameter message of `--wsess`.
-pub(crate) const WSESS_2ND: &str = "bad number of calls per session (2nd param)";
+const WSESS_2ND: &str = "bad number of calls per session (2nd param)";
 /// The second-parameter message of `--wsesspage`.
-pub(crate) const WSESSPAGE_2ND: &str = "bad number of user requests per session (2nd param)";
+const WSESSPAGE_2ND: &str = "bad number of user requests per session (2nd param)";
+
+/// `--wsess=N1,N2,X`: sessions, calls per session, think time.
+pub(crate) fn parse_wsess(arg: &str) -> Result<WsessSpec, ConfigError> {
+    let (sessions, calls, think) = parse_sess3(arg, "wsess", WSESS_2ND)?;
+    Ok(WsessSpec {
+        sessions,
+        calls,
+        think,
+    })
+}
+
+/// `--wsesspage=N1,N2,X`: sessions, pages per session, think time.
+pub(crate) fn parse_wsesspage(arg: &str) -> Result<WsesspageSpec, ConfigError> {
+    let (sessions, pages, think) = parse_sess3(arg, "wsesspage", WSESSPAGE_2ND)?;
+    Ok(WsesspageSpec {
+        sessions,
+        pages,
+        think,
+    })
+}
 
 /// `--wsess=N1,N2,X` / `--wsesspage=N1,N2,X`.
-pub(crate) fn parse_sess3(
-    arg: &str,
-    option: &str,
-    second: &str,
-) -> Result<(u64, u64, f64), ConfigError> {
+fn parse_sess3(arg: &str, option: &str, second: &str) -> Result<(u64, u64, f64), ConfigError> {
     let fail = |reason: &str, rest: &str, suffix: &str| {
         bad(
             option_name(option),
