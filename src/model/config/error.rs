@@ -182,6 +182,31 @@ pub enum ConfigError {
         /// The value as typed.
         value: String,
     },
+    /// A bound of a `--myaddr` range that is not an IPv4 address.
+    #[error("invalid {} address {address} in --myaddr {entry}", if *first { "starting" } else { "ending" })]
+    MyaddrBound {
+        /// The `--myaddr` entry.
+        entry: String,
+        /// True for the start of the range.
+        first: bool,
+        /// The bound as typed.
+        address: String,
+    },
+    /// A `--myaddr` range that is descending or too long.
+    #[error("invalid address list {entry} (an ascending range of at most 65536)")]
+    MyaddrRange {
+        /// The `--myaddr` entry.
+        entry: String,
+    },
+    /// A `--myaddr` entry that is not an address and does not resolve.
+    #[error("invalid address list {entry} (not an address or host name)")]
+    MyaddrUnknown {
+        /// The `--myaddr` entry.
+        entry: String,
+    },
+    /// More `--myaddr` addresses than rshperf keeps.
+    #[error("--myaddr: more than 65536 addresses")]
+    MyaddrTooMany,
     /// The server name does not resolve.
     #[error("cannot resolve server address '{server}': {reason}")]
     Unresolvable {
@@ -262,6 +287,10 @@ impl ConfigError {
             | ConfigError::CallRatePeriod { .. } => Some("--call-rate"),
             ConfigError::FailOn(_) => Some("--fail-on"),
             ConfigError::Overload { .. } => Some("--overload"),
+            ConfigError::MyaddrBound { .. }
+            | ConfigError::MyaddrRange { .. }
+            | ConfigError::MyaddrUnknown { .. }
+            | ConfigError::MyaddrTooMany => Some("--myaddr"),
             ConfigError::Spin { .. } => Some("--spin"),
             ConfigError::SslWithHttpUrl { .. } => Some("--ssl"),
             ConfigError::JsonStdoutAndPrint => Some("--json"),

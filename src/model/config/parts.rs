@@ -4,7 +4,7 @@
 //! Plain data with httperf's defaults (`Default`); filled by `ConfigBuilder`, read by
 //! the workload, the engine and the outputs.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use super::{
     HttpVersion, Period, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec,
@@ -33,6 +33,9 @@ pub struct TargetOptions {
     pub servers: Option<String>,
     /// `--myaddr` values in order (local address pool, master), unparsed.
     pub myaddr: Vec<String>,
+    /// The `--myaddr` pool resolved and ranges expanded (source addresses, used
+    /// round-robin).
+    pub local_addrs: Vec<IpAddr>,
     /// `--unix-socket=PATH` (rshperf): connect here instead of TCP; `--server` still
     /// names the `Host:`.
     pub unix_socket: Option<String>,
@@ -50,6 +53,7 @@ impl Default for TargetOptions {
             host: String::new(),
             servers: None,
             myaddr: Vec::new(),
+            local_addrs: Vec::new(),
             unix_socket: None,
         }
     }

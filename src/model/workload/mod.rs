@@ -180,7 +180,7 @@ impl Workload {
         if let Kind::Wsesspage { origins, .. } = &mut kind {
             *origins = page::origins(cfg, &targets);
         }
-        let local = target::local_addresses(&cfg.target.myaddr)?;
+        let local = cfg.target.local_addrs.clone();
         Ok(Workload {
             requests,
             kind,

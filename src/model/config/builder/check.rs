@@ -233,6 +233,7 @@ impl ConfigBuilder {
         } else if c.target.servers.is_none() {
             c.target.addrs = resolve(&c.target.server, c.target.port)?;
         }
+        c.target.local_addrs = local_addresses(&c.target.myaddr)?;
         c.load.until_runtime = c.load.runtime > 0.0
             && !self.num_conns_given
             && c.sessions.wsess.is_none()
@@ -354,4 +355,48 @@ fn resolve(server: &str, port: u16) -> Result<Vec<SocketAddr>, ConfigError> {
         return Err(fail("no addresses found".into()));
     }
     Ok(addrs)
+}
+
+/// Most source addresses `--myaddr` ranges may expand to.
+pub(crate) const MAX_LOCAL: usize = 65_536;
+
+/// The `--myaddr` pool: each entry an address or host name, or an inclusive IPv4
+/// range `a.b.c.d-e.f.g.h` (httperf master's syntax).
+fn local_addresses(entries: &[String]) -> Result<Vec<IpAddr>, ConfigError> {
+    let mut out = Vec::new();
+    for e in entries {
+        match e.split_once('-') {
+            Some((a, b)) if a.parse::<Ipv4Addr>().is_ok() || b.parse::<Ipv4Addr>().is_ok() => {
+                let bound = |text: &str, first: bool| {
+                    text.parse::<Ipv4Addr>()
+                        .map_err(|_| ConfigError::MyaddrBound {
+                            entry: e.clone(),
+                            first,
+                            address: text.to_string(),
+                        })
+                };
+                let (s, t) = (u32::from(bound(a, true)?), u32::from(bound(b, false)?));
+                if t < s || (t - s) as usize >= MAX_LOCAL {
+                    return Err(ConfigError::MyaddrRange { entry: e.clone() });
+                }
+                out.extend((s..=t).map(|x| IpAddr::V4(x.into())));
+            }
+            _ => {
+                let ip = match e.trim_matches(['[', ']']).parse::<IpAddr>() {
+                    Ok(ip) => ip,
+                    Err(_) => (e.as_str(), 0)
+                        .to_socket_addrs()
+                        .ok()
+                        .and_then(|mut a| a.next())
+                        .map(|a| a.ip())
+                        .ok_or_else(|| ConfigError::MyaddrUnknown { entry: e.clone() })?,
+                };
+                out.push(ip);
+            }
+        }
+        if out.len() > MAX_LOCAL {
+            return Err(ConfigError::MyaddrTooMany);
+        }
+    }
+    Ok(out)
 }

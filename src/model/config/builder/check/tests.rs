@@ -1,6 +1,8 @@
 //! Every rule of `ConfigBuilder::build`: its error variant and exact message, and the
 //! values it derives; warnings are returned, never printed.
 
+use std::net::IpAddr;
+
 use super::*;
 use crate::model::config::{
     PrintWhat, SslProtocol, Warning, WsessSpec, WsesslogSpec, WsesspageSpec,
@@ -442,4 +444,52 @@ fn warnings_are_returned_in_order() {
     b.num_conns(0);
     let r = b.build().expect_err("refused");
     assert_eq!(r.warnings.len(), 2);
+}
+
+#[test]
+fn myaddr_entries_and_ranges() {
+    let mut b = local();
+    b.myaddr("127.0.0.2-127.0.0.4")
+        .myaddr("::1")
+        .myaddr("127.0.0.9");
+    let c = b.build().expect("valid").config;
+    let want: Vec<IpAddr> = ["127.0.0.2", "127.0.0.3", "127.0.0.4", "::1", "127.0.0.9"]
+        .iter()
+        .map(|a| a.parse().expect("ip"))
+        .collect();
+    assert_eq!(c.target.local_addrs, want);
+    assert_eq!(MAX_LOCAL, 65_536, "the messages say 65536");
+    let cases = [
+        (
+            "127.0.0.5-127.0.0.4",
+            "invalid address list 127.0.0.5-127.0.0.4 (an ascending range of at most 65536)",
+        ),
+        (
+            "127.0.0.x-127.0.0.4",
+            "invalid starting address 127.0.0.x in --myaddr 127.0.0.x-127.0.0.4",
+        ),
+        (
+            "127.0.0.1-10.0.0",
+            "invalid ending address 10.0.0 in --myaddr 127.0.0.1-10.0.0",
+        ),
+        (
+            "no such host.invalid",
+            "invalid address list no such host.invalid (not an address or host name)",
+        ),
+        (
+            "10.0.0.0-10.1.0.0",
+            "invalid address list 10.0.0.0-10.1.0.0 (an ascending range of at most 65536)",
+        ),
+    ];
+    for (entry, text) in cases {
+        let mut b = local();
+        b.myaddr(entry);
+        assert_eq!(refused(&b, text).option(), Some("--myaddr"), "{entry}");
+    }
+    let mut b = local();
+    b.myaddr("10.0.0.0-10.0.255.255").myaddr("10.1.0.0");
+    assert_eq!(
+        refused(&b, "--myaddr: more than 65536 addresses"),
+        ConfigError::MyaddrTooMany
+    );
 }
