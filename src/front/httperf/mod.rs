@@ -13,6 +13,8 @@
 mod tests;
 #[cfg(test)]
 mod tests_echo;
+#[cfg(test)]
+mod tests_values;
 
 use crate::front::cli::{self, Args, Command, Opt};
 use crate::front::operand;
