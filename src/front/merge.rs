@@ -440,8 +440,12 @@ fn system_time(unix: f64) -> SystemTime {
 pub fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -> Value {
     // `to_json` renders a `Config`; a merge has none, so it renders a fixed one and the
     // config member is then replaced by the inputs' (checked equal where it matters).
-    let cfg = Config::from_argv(&["rshperf", "--server=127.0.0.1"])
-        .expect("fixed valid options for the placeholder config");
+    let mut placeholder = Config::builder();
+    placeholder.server("127.0.0.1");
+    let cfg = placeholder
+        .build()
+        .expect("fixed valid options for the placeholder config")
+        .config;
     let summary = Summary::new(&merged.stats, &merged.run);
     let meta = RunMeta {
         start: system_time(merged.start),
@@ -564,7 +568,7 @@ mod tests {
         let meta = RunMeta {
             start: system_time(start),
             end: system_time(start + duration),
-            partition: cfg.partition,
+            partition: cfg.load.partition,
             threads: 1,
             servers: Vec::new(),
         };

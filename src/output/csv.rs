@@ -98,23 +98,23 @@ pub fn row(
     now: SystemTime,
 ) -> String {
     let s = summary;
-    let mean = cfg.period.mean();
+    let mean = cfg.load.period.mean();
     let rate = if mean > 0.0 {
         num(1.0 / mean)
     } else {
         String::new()
     };
     let response = &stats.hist.response;
-    let server = cfg.servers.as_deref().unwrap_or(&cfg.server);
+    let server = cfg.target.servers.as_deref().unwrap_or(&cfg.target.server);
     let mut fields = vec![
         rfc3339(now),
         quote(server),
-        cfg.port.to_string(),
-        quote(&cfg.uri),
+        cfg.target.port.to_string(),
+        quote(&cfg.target.uri),
         rate,
-        cfg.num_conns.to_string(),
-        cfg.num_calls.to_string(),
-        cfg.threads.to_string(),
+        cfg.load.num_conns.to_string(),
+        cfg.load.num_calls.to_string(),
+        cfg.load.threads.to_string(),
         num(s.duration),
         s.connections.to_string(),
         s.requests.to_string(),

@@ -115,44 +115,44 @@ fn period_json(p: &Period) -> Value {
 
 /// Every option that shapes the run or its output, plus the echo line.
 fn config_json(cfg: &Config) -> Value {
-    let addrs: Vec<String> = cfg.addrs.iter().map(|a| a.to_string()).collect();
-    let http_version = match cfg.http_version {
+    let addrs: Vec<String> = cfg.target.addrs.iter().map(|a| a.to_string()).collect();
+    let http_version = match cfg.request.http_version {
         crate::model::config::HttpVersion::V10 => "1.0",
         crate::model::config::HttpVersion::V11 => "1.1",
         crate::model::config::HttpVersion::V2 => "2",
     };
-    let start_at = match cfg.start_at {
+    let start_at = match cfg.load.start_at {
         None => Value::Null,
         Some(crate::model::config::StartAt::Unix(t)) => json!({ "unix": t }),
         Some(crate::model::config::StartAt::After(s)) => json!({ "after_s": s }),
     };
     let mut v = json!({
         "echo": cfg.echo_line(),
-        "server": cfg.server,
-        "servers": cfg.servers,
-        "server_name": cfg.server_name,
-        "host": cfg.host,
+        "server": cfg.target.server,
+        "servers": cfg.target.servers,
+        "server_name": cfg.target.server_name,
+        "host": cfg.target.host,
         "addrs": addrs,
-        "port": cfg.port,
-        "uri": cfg.uri,
-        "method": cfg.method,
+        "port": cfg.target.port,
+        "uri": cfg.target.uri,
+        "method": cfg.request.method,
         "http_version": http_version,
-        "add_header": cfg.add_header_raw,
-        "add_header_file": cfg.add_header_file,
-        "no_host_hdr": cfg.no_host_hdr,
-        "num_conns": cfg.num_conns,
-        "num_calls": cfg.num_calls,
-        "burst_length": cfg.burst_length,
-        "concurrency": cfg.concurrency,
-        "call_rate": cfg.call_rate,
-        "period": period_json(&cfg.period),
-        "timeout_s": cfg.timeout,
-        "think_timeout_s": cfg.think_timeout,
-        "runtime_s": cfg.runtime,
-        "until_runtime": cfg.until_runtime,
-        "client": [cfg.client_id, cfg.num_clients],
-        "partition": [cfg.partition.0, cfg.partition.1],
-        "threads": cfg.threads,
+        "add_header": cfg.request.add_header_raw,
+        "add_header_file": cfg.request.add_header_file,
+        "no_host_hdr": cfg.request.no_host_hdr,
+        "num_conns": cfg.load.num_conns,
+        "num_calls": cfg.load.num_calls,
+        "burst_length": cfg.load.burst_length,
+        "concurrency": cfg.load.concurrency,
+        "call_rate": cfg.load.call_rate,
+        "period": period_json(&cfg.load.period),
+        "timeout_s": cfg.sockets.timeout,
+        "think_timeout_s": cfg.sessions.think_timeout,
+        "runtime_s": cfg.load.runtime,
+        "until_runtime": cfg.load.until_runtime,
+        "client": [cfg.load.client_id, cfg.load.num_clients],
+        "partition": [cfg.load.partition.0, cfg.load.partition.1],
+        "threads": cfg.load.threads,
         "start_at": start_at,
         "overload": cfg.pacing.overload.name(),
         "spin": cfg.pacing.spin.name(),
@@ -160,46 +160,46 @@ fn config_json(cfg: &Config) -> Value {
         "realtime": cfg.pacing.realtime,
     });
     let more = json!({
-        "send_buffer": cfg.send_buffer,
-        "recv_buffer": cfg.recv_buffer,
-        "hog": cfg.hog,
-        "myaddr": cfg.myaddr,
-        "close_with_reset": cfg.close_with_reset,
-        "max_connections": cfg.max_connections,
-        "max_piped_calls": cfg.max_piped_calls,
-        "failure_status": cfg.failure_status,
-        "retry_on_failure": cfg.retry_on_failure,
-        "session_cookies": cfg.session_cookies,
-        "wsess": cfg.wsess.as_ref().map(|w| json!({
+        "send_buffer": cfg.sockets.send_buffer,
+        "recv_buffer": cfg.sockets.recv_buffer,
+        "hog": cfg.sockets.hog,
+        "myaddr": cfg.target.myaddr,
+        "close_with_reset": cfg.sockets.close_with_reset,
+        "max_connections": cfg.load.max_connections,
+        "max_piped_calls": cfg.load.max_piped_calls,
+        "failure_status": cfg.sessions.failure_status,
+        "retry_on_failure": cfg.sessions.retry_on_failure,
+        "session_cookies": cfg.sessions.session_cookies,
+        "wsess": cfg.sessions.wsess.as_ref().map(|w| json!({
             "sessions": w.sessions, "calls": w.calls, "think_s": w.think
         })),
-        "wsesslog": cfg.wsesslog.as_ref().map(|w| json!({
+        "wsesslog": cfg.sessions.wsesslog.as_ref().map(|w| json!({
             "sessions": w.sessions, "think_s": w.think, "file": w.file
         })),
-        "wsesspage": cfg.wsesspage.as_ref().map(|w| json!({
+        "wsesspage": cfg.sessions.wsesspage.as_ref().map(|w| json!({
             "sessions": w.sessions, "pages": w.pages, "think_s": w.think
         })),
-        "wlog": cfg.wlog.as_ref().map(|w| json!({ "repeat": w.repeat, "file": w.file })),
-        "wset": cfg.wset.as_ref().map(|w| json!({
+        "wlog": cfg.request.wlog.as_ref().map(|w| json!({ "repeat": w.repeat, "file": w.file })),
+        "wset": cfg.request.wset.as_ref().map(|w| json!({
             "files": w.files, "miss_rate": w.miss_rate
         })),
-        "ssl": cfg.ssl,
-        "ssl_protocol": cfg.ssl_protocol.map(|p| p.name()),
-        "ssl_ciphers": cfg.ssl_ciphers,
-        "ssl_no_reuse": cfg.ssl_no_reuse,
-        "ssl_verify": cfg.ssl_verify,
-        "tls_server_name": cfg.tls_server_name,
-        "verbose": cfg.verbose,
-        "percentiles": cfg.percentiles,
-        "json": cfg.json,
-        "csv": cfg.csv,
-        "fail_on": cfg.fail_on,
-        "unix_socket": cfg.unix_socket,
-        "body_file": cfg.body_file,
-        "content_type": cfg.content_type,
-        "header_file": cfg.header_file,
-        "metrics_listen": cfg.metrics_listen.map(|a| a.to_string()),
-        "metrics_linger_s": cfg.metrics_linger,
+        "ssl": cfg.tls.enabled,
+        "ssl_protocol": cfg.tls.protocol.map(|p| p.name()),
+        "ssl_ciphers": cfg.tls.ciphers,
+        "ssl_no_reuse": cfg.tls.no_reuse,
+        "ssl_verify": cfg.tls.verify,
+        "tls_server_name": cfg.tls.server_name,
+        "verbose": cfg.output.verbose,
+        "percentiles": cfg.output.percentiles,
+        "json": cfg.output.json,
+        "csv": cfg.output.csv,
+        "fail_on": cfg.output.fail_on,
+        "unix_socket": cfg.target.unix_socket,
+        "body_file": cfg.request.body_file,
+        "content_type": cfg.request.content_type,
+        "header_file": cfg.request.header_file,
+        "metrics_listen": cfg.output.metrics_listen.map(|a| a.to_string()),
+        "metrics_linger_s": cfg.output.metrics_linger,
     });
     // Two literals: one would exceed the json! macro's recursion limit.
     if let (Value::Object(a), Value::Object(b)) = (&mut v, more) {
@@ -412,7 +412,7 @@ fn call_rate_json(cfg: &Config, stats: &Stats, duration: f64) -> Value {
         Value::Object(m)
     };
     json!({
-        "target_per_s": cfg.call_rate,
+        "target_per_s": cfg.load.call_rate,
         "achieved_per_s": if duration > 0.0 { p.issued as f64 / duration } else { 0.0 },
         "connections": p.connections,
         "scheduled": p.scheduled,

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rshperf::engine::execute::{execute, ExecOptions};
-use rshperf::model::config::Config;
 use rshperf::model::workload::Workload;
 
 use crate::support::server::{closed_port, Behavior, Server};
@@ -339,7 +338,7 @@ fn a_short_run_without_a_rate_sample_says_so_a_healthy_one_is_silent() {
 fn cpu_time_is_the_engines_own_not_the_whole_process() {
     let s = Server::start(Behavior::Fixed(10));
     let port = s.port().to_string();
-    let cfg = Config::from_argv(&[
+    let cfg = rshperf::front::httperf::from_argv(&[
         "rshperf",
         "--server",
         "127.0.0.1",

@@ -214,15 +214,15 @@ impl<'c> Engine<'c> {
         let mean_period = if closed_loop {
             0.0
         } else {
-            cfg.period.mean() * f64::from(plan.stripes.max(1))
+            cfg.load.period.mean() * f64::from(plan.stripes.max(1))
         };
         let catchup = catchup::CatchUp::new(cfg.pacing.overload, mean_period, plan.capacity);
-        let batch_tick = if cfg.call_rate > 0.0 {
+        let batch_tick = if cfg.load.call_rate > 0.0 {
             pool::batch_tick(mean_period, cfg.pacing.spin)
         } else {
             None
         };
-        let spread = spread::Spread::new(cfg.pacing.overload, work.local.len(), cfg.hog);
+        let spread = spread::Spread::new(cfg.pacing.overload, work.local.len(), cfg.sockets.hog);
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let tx = sender.try_clone()?;
@@ -257,15 +257,15 @@ impl<'c> Engine<'c> {
             leftovers: Vec::new(),
             dirty: Vec::new(),
             h2: h2flush::Held::default(),
-            nap: h2nap::Nap::new(cfg.http_version == HttpVersion::V2),
+            nap: h2nap::Nap::new(cfg.request.http_version == HttpVersion::V2),
             to_close: Vec::new(),
             observer,
             opts: SocketOptions {
                 send_buffer: cfg.socket_buffers().0,
                 recv_buffer: cfg.socket_buffers().1,
-                reset_on_close: cfg.close_with_reset,
+                reset_on_close: cfg.sockets.close_with_reset,
             },
-            ports: if cfg.hog {
+            ports: if cfg.sockets.hog {
                 (0..work.local.len().max(1))
                     .map(|_| PortPool::new())
                     .collect()
@@ -273,7 +273,12 @@ impl<'c> Engine<'c> {
                 Vec::new()
             },
             local_rr: 0,
-            schedule: Schedule::new(&cfg.period, cfg.client_id, plan.stripe, plan.stripes),
+            schedule: Schedule::new(
+                &cfg.load.period,
+                cfg.load.client_id,
+                plan.stripe,
+                plan.stripes,
+            ),
             catchup,
             spread,
             // A batched call rate wakes on its tick, not before each call.
@@ -289,10 +294,10 @@ impl<'c> Engine<'c> {
             closed: work
                 .closed_loop(cfg)
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
-            pool: (cfg.call_rate > 0.0).then(|| {
+            pool: (cfg.load.call_rate > 0.0).then(|| {
                 pool::PoolState::new(
-                    cfg.num_conns,
-                    cfg.burst_length,
+                    cfg.load.num_conns,
+                    cfg.load.burst_length,
                     plan.arrivals,
                     (plan.stripe, plan.stripes),
                     batch_tick,
@@ -301,8 +306,8 @@ impl<'c> Engine<'c> {
             calls: None,
             next_arrival: None,
             t0,
-            timeout: duration_of(cfg.timeout),
-            reply_timeout: duration_of(cfg.timeout + cfg.think_timeout),
+            timeout: duration_of(cfg.sockets.timeout),
+            reply_timeout: duration_of(cfg.sockets.timeout + cfg.sessions.think_timeout),
             next_call_id: u64::from(plan.stripe),
             started: 0,
             done: 0,
@@ -315,7 +320,7 @@ impl<'c> Engine<'c> {
             progress,
             metrics: None,
             next_progress: progress.map(|_| t0 + crate::engine::progress::INTERVAL),
-            runtime_end: duration_of(cfg.runtime).and_then(|d| t0.checked_add(d)),
+            runtime_end: duration_of(cfg.load.runtime).and_then(|d| t0.checked_add(d)),
             stop: None,
             interrupted: false,
         })
@@ -471,7 +476,7 @@ impl<'c> Engine<'c> {
             m.publish(&self.stats, self.live, Instant::now(), true);
         }
         self.tally.stop(&self.stats);
-        if self.cfg.debug > 0 && self.nap.taken > 0 {
+        if self.cfg.output.debug > 0 && self.nap.taken > 0 {
             eprintln!(
                 "rshperf: {} HTTP/2 naps in {} poll turns",
                 self.nap.taken, self.iteration
@@ -633,7 +638,7 @@ impl<'c> Engine<'c> {
     /// is recorded). Never true for session workloads, where the option limits
     /// connections per session.
     fn arrivals_capped(&self) -> bool {
-        let cap = self.cfg.max_connections;
+        let cap = self.cfg.load.max_connections;
         cap > 0 && !self.work.is_session() && self.live >= cap
     }
 
@@ -714,7 +719,7 @@ impl<'c> Engine<'c> {
             stats: &mut self.stats,
             timeout: self.timeout,
             reply_timeout: self.reply_timeout,
-            debug: self.cfg.debug,
+            debug: self.cfg.output.debug,
             completions: &mut self.completions,
             observer: self
                 .observer
@@ -903,7 +908,7 @@ impl<'c> Engine<'c> {
             });
             (len, printed)
         };
-        if self.cfg.verbose > 0 && self.cfg.json.as_deref() != Some("-") {
+        if self.cfg.output.verbose > 0 && self.cfg.output.json.as_deref() != Some("-") {
             if let CallRef::Uri(i) = what {
                 let uri = self
                     .work
@@ -1005,7 +1010,7 @@ impl<'c> Engine<'c> {
         conn.armed = None;
         match conn.deadline() {
             Some(d) if d <= now => {
-                if self.cfg.debug > 0 {
+                if self.cfg.output.debug > 0 {
                     eprintln!("rshperf: connection {} timed out", id.index());
                 }
                 self.finish(id, Some(ErrorKind::ClientTimo), now);
@@ -1035,7 +1040,7 @@ impl<'c> Engine<'c> {
             if let Some(srv) = self.stats.servers.get_mut(conn.target) {
                 srv.errors[kind.index()] += 1;
             }
-            if self.cfg.debug > 0 {
+            if self.cfg.output.debug > 0 {
                 eprintln!("rshperf: connection {} failed: {kind:?}", id.index());
             }
         }
@@ -1116,11 +1121,11 @@ impl<'c> Engine<'c> {
 
     /// Whether stdout carries text (not with `--json=-`, where it is the JSON only).
     fn text_out(&self) -> bool {
-        self.cfg.json.as_deref() != Some("-")
+        self.cfg.output.json.as_deref() != Some("-")
     }
 
     /// HTTP/1.0 connections carry one call at a time and are closed after each reply.
     fn http10(&self) -> bool {
-        self.cfg.http_version == HttpVersion::V10
+        self.cfg.request.http_version == HttpVersion::V10
     }
 }

@@ -24,7 +24,7 @@ impl Engine<'_> {
     pub(super) fn start_request_conn(&mut self, now: Instant, arrival: u64, retries: u8) {
         let budget = self.closed_budget(arrival);
         let owner = Owner::Request {
-            calls_left: if budget { 1 } else { self.cfg.num_calls },
+            calls_left: if budget { 1 } else { self.cfg.load.num_calls },
             in_burst: 0,
             arrival,
             retries,
@@ -41,7 +41,7 @@ impl Engine<'_> {
 
     /// Issues the next burst on `id`, or closes it when all calls are done.
     fn request_next_burst(&mut self, id: ConnId, now: Instant) {
-        let burst = self.cfg.burst_length.max(1);
+        let burst = self.cfg.load.burst_length.max(1);
         let Some(conn) = self.table.get_mut(id) else {
             return;
         };
@@ -80,7 +80,7 @@ impl Engine<'_> {
         };
         // Call j of arrival k is call k × num_calls + j of the whole run: the URI it
         // gets does not depend on how arrivals are striped over engines.
-        let num_calls = self.cfg.num_calls;
+        let num_calls = self.cfg.load.num_calls;
         let first = arrival * num_calls + num_calls.saturating_sub(calls_left);
         for j in 0..n {
             let Some(what) = self.next_call_ref_to(now, first + j, target) else {
@@ -115,7 +115,7 @@ impl Engine<'_> {
                 arrival,
                 retries,
             };
-            let (num_calls, target) = (self.cfg.num_calls, conn.target);
+            let (num_calls, target) = (self.cfg.load.num_calls, conn.target);
             let index = arrival * num_calls + num_calls.saturating_sub(calls_left);
             if let Some(what) = self.next_call_ref_to(now, index, target) {
                 self.issue(c.conn, what, None, 0, now);

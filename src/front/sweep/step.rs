@@ -87,7 +87,7 @@ pub struct Step {
 /// Requests one arrival demands (mean over `--wsesslog` sessions).
 pub fn calls_per_arrival(cfg: &Config, work: &Workload) -> f64 {
     match &work.kind {
-        Kind::Request => cfg.num_calls as f64,
+        Kind::Request => cfg.load.num_calls as f64,
         Kind::Wsess { calls, .. } => *calls as f64,
         Kind::Wsesslog { sessions, .. } => {
             let calls: usize = sessions
@@ -131,13 +131,13 @@ fn ideal_tail(work: &Workload) -> f64 {
 /// The configuration of the step at `rate`.
 pub fn config(sweep: &Sweep, rate: f64) -> Config {
     let mut cfg = sweep.base.clone();
-    cfg.period = Period::Deterministic(1.0 / rate);
+    cfg.load.period = Period::Deterministic(1.0 / rate);
     if let Some(t) = sweep.opts.const_test_time {
         let n = (rate * t).round().max(1.0) as u64;
-        match (&mut cfg.wsess, &mut cfg.wsesslog) {
+        match (&mut cfg.sessions.wsess, &mut cfg.sessions.wsesslog) {
             (Some(w), _) => w.sessions = n,
             (_, Some(w)) => w.sessions = n,
-            _ => cfg.num_conns = n,
+            _ => cfg.load.num_conns = n,
         }
     }
     cfg
@@ -234,7 +234,7 @@ pub fn run(
         lateness_p99_ms: quantile_ms(&h.lateness, 0.99),
         client_cpu_pct: stats.client.busiest_pct,
     };
-    if let Some(path) = &cfg.csv {
+    if let Some(path) = &cfg.output.csv {
         csv::append_row(Path::new(path), &cfg, &summary, stats, &advice)
             .map_err(|e| Error::Startup(format!("cannot write --csv file {path}: {e}")))?;
     }
