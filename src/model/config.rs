@@ -243,8 +243,8 @@ pub struct Config {
     pub timeline: Option<String>,
     /// `--html=FILE`: one-file HTML report with charts.
     pub html: Option<String>,
-    /// `--fail-on=EXPR`, as typed, in order.
-    pub fail_on: Vec<String>,
+    /// `--fail-on=EXPR`, parsed, in order (each keeps its text: `Threshold::expr`).
+    pub fail_on: Vec<crate::model::threshold::Threshold>,
     /// `--progress` (Some(true)) / `--no-progress` (Some(false)); None = when stderr is
     /// a terminal.
     pub progress: Option<bool>,
@@ -472,11 +472,10 @@ impl Config {
                 Opt::Csv => c.csv = Some(nonempty(v, "--csv")?),
                 Opt::Timeline => c.timeline = Some(nonempty(v, "--timeline")?),
                 Opt::Html => c.html = Some(nonempty(v, "--html")?),
-                Opt::FailOn => {
-                    crate::output::threshold::parse(v)
-                        .map_err(|m| usage(format!("--fail-on: {m}")))?;
-                    c.fail_on.push(v.to_string());
-                }
+                Opt::FailOn => c.fail_on.push(
+                    crate::model::threshold::parse(v)
+                        .map_err(|m| usage(format!("--fail-on: {m}")))?,
+                ),
                 Opt::Progress => c.progress = Some(true),
                 Opt::NoProgress => c.progress = Some(false),
                 Opt::Partition => c.partition = parse_partition(v)?,
@@ -1947,10 +1946,8 @@ mod rshperf_option_tests {
         assert!(c.percentiles);
         assert_eq!(c.json.as_deref(), Some("-"));
         assert_eq!(c.csv.as_deref(), Some("r.csv"));
-        assert_eq!(
-            c.fail_on,
-            vec!["errors>0".to_string(), "p99>5ms".to_string()]
-        );
+        let exprs: Vec<&str> = c.fail_on.iter().map(|t| t.expr()).collect();
+        assert_eq!(exprs, ["errors>0", "p99>5ms"]);
         assert_eq!(c.progress, Some(false));
         assert_eq!(c.partition, (1, 4));
         assert_eq!(c.start_at, Some(StartAt::After(1.0)));

@@ -10,7 +10,7 @@
 use std::fmt::Write;
 
 use super::{HistSnap, RunLabels, ServerSnap, Snapshot, BUCKETS};
-use crate::model::stats::ERROR_KEYS;
+use crate::model::stats::ErrorKind;
 
 /// The `Content-Type` of a scrape.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -175,9 +175,9 @@ pub fn series(snap: &Snapshot, run: &RunLabels) -> Vec<Sample> {
         let mut l = scope.clone();
         l.push(("class", "other".to_string()));
         push(4, &l, other.to_string());
-        for (k, name) in ERROR_KEYS.iter().enumerate() {
+        for (k, kind) in ErrorKind::ALL.iter().enumerate() {
             let mut l = scope.clone();
-            l.push(("kind", (*name).to_string()));
+            l.push(("kind", kind.key()));
             push(6, &l, errors[k].to_string());
         }
     }
