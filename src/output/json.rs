@@ -246,6 +246,12 @@ pub(crate) fn document(
     run: &RunInfo,
     meta: &RunMeta,
 ) -> Value {
+    // The names of `raw.servers`' elements (a run of one target has none).
+    let servers: &[String] = if stats.servers.is_empty() {
+        &[]
+    } else {
+        &meta.servers
+    };
     let mut doc = json!({
         "format": FORMAT,
         "version": VERSION,
@@ -254,7 +260,7 @@ pub(crate) fn document(
         "run": {
             "partition": [meta.partition.0, meta.partition.1],
             "threads": meta.threads,
-            "servers": meta.servers,
+            "servers": servers,
             "duration_s": run.duration,
             "cpu_user_s": run.cpu_user,
             "cpu_system_s": run.cpu_system,
