@@ -174,39 +174,58 @@ impl Serialize for Percentiles {
 /// `connections`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Connections {
+    /// Connections made (`Total: connections`).
     pub(crate) total: u64,
+    /// Connections per second.
     pub(crate) rate: f64,
+    /// Milliseconds per connection.
     pub(crate) period_ms: f64,
+    /// Most connections at once.
     pub(crate) max_concurrent: u64,
+    /// Connections with at least one reply.
     pub(crate) successful: u64,
+    /// Replies per successful connection.
     pub(crate) replies_per_conn: f64,
 }
 
 /// `connection_time_ms`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct ConnectionTime {
+    /// Shortest lifetime.
     pub(crate) min: f64,
+    /// Mean lifetime.
     pub(crate) avg: f64,
+    /// Longest lifetime (exact).
     pub(crate) max: f64,
+    /// httperf's 1-ms-bin median (x.5).
     pub(crate) median: f64,
+    /// Standard deviation of lifetimes.
     pub(crate) stddev: f64,
+    /// Mean connect time.
     pub(crate) connect: f64,
 }
 
 /// `requests`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Requests {
+    /// Requests sent.
     pub(crate) total: u64,
+    /// Requests per second.
     pub(crate) rate: f64,
+    /// Milliseconds per request.
     pub(crate) period_ms: f64,
+    /// Bytes per request (integer-truncated).
     pub(crate) size_b: u64,
 }
 
 /// `replies`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Replies {
+    /// Replies of status classes 1xx–5xx.
     pub(crate) total: u64,
+    /// Mean response time.
     pub(crate) response_ms: f64,
+    /// Mean transfer time.
     pub(crate) transfer_ms: f64,
     /// Replies per second over the whole duration (`total` / `duration_s`).
     pub(crate) rate: f64,
@@ -217,34 +236,48 @@ pub(crate) struct Replies {
 /// `reply_size`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct ReplySize {
+    /// Header bytes per reply (integer-truncated).
     pub(crate) header: u64,
+    /// Content bytes per reply (integer-truncated).
     pub(crate) content: u64,
+    /// Footer bytes per reply (integer-truncated).
     pub(crate) footer: u64,
+    /// Their sum.
     pub(crate) total: u64,
 }
 
 /// `cpu`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Cpu {
+    /// User CPU seconds.
     pub(crate) user_s: f64,
+    /// System CPU seconds.
     pub(crate) system_s: f64,
+    /// User CPU, % of the duration.
     pub(crate) user_pct: f64,
+    /// System CPU, % of the duration.
     pub(crate) system_pct: f64,
+    /// User + system CPU, % of the duration.
     pub(crate) total_pct: f64,
 }
 
 /// `net_io`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct NetIo {
+    /// Request + reply header + reply content bytes.
     pub(crate) bytes: u64,
+    /// KiB per second.
     pub(crate) kb_per_s: f64,
+    /// 10^6 bits per second.
     pub(crate) mbps: f64,
 }
 
 /// `tls_handshakes`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Tls {
+    /// Full TLS handshakes.
     pub(crate) full: u64,
+    /// Resumed TLS handshakes.
     pub(crate) resumed: u64,
 }
 
@@ -252,32 +285,54 @@ pub(crate) struct Tls {
 /// most `--fail-on` metrics are their flattened names.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Figures {
+    /// Test duration, s.
     pub(crate) duration_s: f64,
+    /// Most connects started in one loop turn.
     pub(crate) max_connect_burst: u64,
+    /// `connections`.
     pub(crate) connections: Connections,
+    /// `connection_time_ms`.
     pub(crate) connection_time_ms: ConnectionTime,
+    /// `requests`.
     pub(crate) requests: Requests,
+    /// `replies`.
     pub(crate) replies: Replies,
+    /// `reply_rate`: the 5-s reply-rate samples.
     pub(crate) reply_rate: RateSummary,
+    /// `reply_size`.
     pub(crate) reply_size: ReplySize,
+    /// `status`.
     pub(crate) status: Status,
+    /// `cpu`.
     pub(crate) cpu: Cpu,
+    /// `net_io`.
     pub(crate) net_io: NetIo,
+    /// `errors`.
     pub(crate) errors: Errors,
+    /// `percentiles`.
     pub(crate) percentiles: Percentiles,
+    /// `tls_handshakes`.
     pub(crate) tls_handshakes: Tls,
 }
 
 /// `sessions` (session workloads; serialised only when a session ended).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Sessions {
+    /// Session-rate samples; `avg` = completed / duration.
     pub(crate) rate: RateSummary,
+    /// Sessions completed.
     pub(crate) completed: u64,
+    /// Sessions ended.
     pub(crate) total: u64,
+    /// Connections per completed session.
     pub(crate) connections_per_session: f64,
+    /// Mean life of a completed session, s.
     pub(crate) lifetime_s: f64,
+    /// Mean life of a failed session, s.
     pub(crate) failtime_s: f64,
+    /// Element k: sessions with k replies.
     pub(crate) length_histogram: Vec<u64>,
+    /// Sessions that failed.
     pub(crate) failed: u64,
 }
 
@@ -291,24 +346,38 @@ impl Sessions {
 /// `servers[].response_ms`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct ServerResponse {
+    /// Mean, ms.
     pub(crate) avg: f64,
+    /// p50, ms.
     pub(crate) p50: f64,
+    /// p90, ms.
     pub(crate) p90: f64,
+    /// p99, ms.
     pub(crate) p99: f64,
+    /// Largest, ms.
     pub(crate) max: f64,
 }
 
 /// One element of `servers` (`--servers` runs).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Server {
+    /// The server's name (as in the `--servers` file).
     pub(crate) server: String,
+    /// Connections made.
     pub(crate) connections: u64,
+    /// Requests sent.
     pub(crate) requests: u64,
+    /// Replies of status classes 1xx–5xx.
     pub(crate) replies: u64,
+    /// Requests per second.
     pub(crate) request_rate: f64,
+    /// Replies per second.
     pub(crate) reply_rate: f64,
+    /// Replies per status class.
     pub(crate) status: Status,
+    /// Error counters.
     pub(crate) errors: Errors,
+    /// Response times.
     pub(crate) response_ms: ServerResponse,
 }
 
@@ -344,37 +413,58 @@ impl Server {
 /// "space savings" both ways.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Http2 {
+    /// The counters of `raw.http2`.
     #[serde(flatten)]
     pub(crate) counters: H2Stats,
+    /// h2load's space savings of the request headers, %.
     pub(crate) request_space_savings_pct: f64,
+    /// The same for the reply headers, %.
     pub(crate) reply_space_savings_pct: f64,
 }
 
 /// `call_rate` (`--call-rate` runs).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct CallRate {
+    /// `--call-rate`, calls/s.
     pub(crate) target_per_s: f64,
+    /// Calls issued per second.
     pub(crate) achieved_per_s: f64,
+    /// Pool connections.
     pub(crate) connections: u64,
+    /// Calls due before the end.
     pub(crate) scheduled: u64,
+    /// Calls taken by a connection.
     pub(crate) issued: u64,
+    /// Calls answered.
     pub(crate) completed: u64,
+    /// Calls lost with a failed connection.
     pub(crate) lost: u64,
+    /// Calls still waiting at the end.
     pub(crate) unsent: u64,
+    /// Most calls waiting at once (an upper bound).
     pub(crate) max_waiting: u64,
+    /// Connections reopened.
     pub(crate) reconnects: u64,
+    /// Connections given up.
     pub(crate) given_up: u64,
+    /// Scheduled time → taken by a connection.
     pub(crate) lateness_ms: Spread,
+    /// Scheduled time → first reply byte.
     pub(crate) response_ms: Spread,
 }
 
 /// `timeline[].response_ms`: the response times of one second.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub(crate) struct SecondResponse {
+    /// Response times recorded.
     pub(crate) count: u64,
+    /// p50, ms.
     pub(crate) p50: f64,
+    /// p90, ms.
     pub(crate) p90: f64,
+    /// p99, ms.
     pub(crate) p99: f64,
+    /// Largest, ms (exact).
     pub(crate) max: f64,
 }
 
@@ -443,16 +533,22 @@ impl Second {
 /// `timeline` (docs/json.md §2.1), in that order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Report {
+    /// The figures every run has.
     #[serde(flatten)]
     pub(crate) figures: Figures,
+    /// Session figures (serialised when a session ended).
     #[serde(skip_serializing_if = "Sessions::is_empty")]
     pub(crate) sessions: Sessions,
+    /// Per server (`--servers` runs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) servers: Vec<Server>,
+    /// HTTP/2 figures (`--http-version 2` runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) http2: Option<Http2>,
+    /// Call-rate figures (`--call-rate` runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) call_rate: Option<CallRate>,
+    /// Every second of the run.
     pub(crate) timeline: Vec<Second>,
 }
 
