@@ -1,4 +1,4 @@
-//! A newcomer's first minutes (issue 15): a URL as the target, warnings for arguments
+//! A newcomer's first minutes: a URL as the target, warnings for arguments
 //! httperf ignores, did-you-mean for misspelt options, `--server host:port`
 //! explained, a `--help` that helps and `rshperf help CMD`, `--runtime` as a
 //! duration, warnings when a run is probably not what was meant, and a CPU line that

@@ -1,4 +1,4 @@
-//! The outputs beyond httperf (issue 7) end to end: percentile lines, `--json`,
+//! The outputs beyond httperf end to end: percentile lines, `--json`,
 //! `--csv`, `--fail-on`, the progress line on stderr, and the manual page.
 //! (`rshperf serve` and `rshperf demo` are covered by `serve.rs`.)
 
