@@ -92,10 +92,7 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         Opt::Csv => b.csv(nonempty(v, "--csv")?),
         Opt::Timeline => b.timeline(nonempty(v, "--timeline")?),
         Opt::Html => b.html(nonempty(v, "--html")?),
-        Opt::FailOn => {
-            crate::output::threshold::parse(v).map_err(ConfigError::FailOn)?;
-            b.fail_on(v)
-        }
+        Opt::FailOn => b.fail_on(crate::model::threshold::parse(v).map_err(ConfigError::FailOn)?),
         Opt::Progress => b.progress(Some(true)),
         Opt::NoProgress => b.progress(Some(false)),
         Opt::Partition => {

@@ -418,10 +418,8 @@ fn rshperf_options_reach_the_config() {
     assert!(c.output.percentiles);
     assert_eq!(c.output.json.as_deref(), Some("-"));
     assert_eq!(c.output.csv.as_deref(), Some("r.csv"));
-    assert_eq!(
-        c.output.fail_on,
-        vec!["errors>0".to_string(), "p99>5ms".to_string()]
-    );
+    let exprs: Vec<&str> = c.output.fail_on.iter().map(|t| t.expr()).collect();
+    assert_eq!(exprs, ["errors>0", "p99>5ms"]);
     assert_eq!(c.output.progress, Some(false));
     assert_eq!(c.load.partition, (1, 4));
     assert_eq!(c.load.start_at, Some(StartAt::After(1.0)));

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::engine::execute::{self, ExecOptions, Hooks};
 use crate::engine::metrics::Exporter;
 use crate::model::config::Config;
+use crate::model::report::{Facts, Report};
 use crate::model::stats::quantile_ms;
 use crate::model::workload::rate::Period;
 use crate::model::workload::{Kind, Workload};
@@ -21,6 +22,7 @@ use crate::output::advice::{self, Advice};
 use crate::output::csv;
 use crate::output::json;
 use crate::output::summary::Summary;
+use crate::output::threshold::Evaluate;
 use crate::wire::error::Error;
 
 use super::args::Sweep;
@@ -159,6 +161,7 @@ pub fn run(
     let result = execute::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
     let stats = &result.stats;
     let summary = Summary::new(stats, &result.info);
+    let report = Report::new(stats, &result.info, &Facts::of(&cfg, &result.meta));
     let advice = advice::assess_without_classic_report(&cfg, work, &result);
     let arrivals = work.arrivals(&cfg);
     let demanded = rate * calls_per_arrival(&cfg, work);
@@ -191,7 +194,7 @@ pub fn run(
         ));
     }
     for t in &sweep.slo {
-        let actual = t.actual(&summary, stats);
+        let actual = t.actual(&report);
         if !t.op().holds(actual, t.limit()) {
             reasons.push(format!("SLO {} missed (actual {actual:.3})", t.expr()));
         }
@@ -235,11 +238,17 @@ pub fn run(
         client_cpu_pct: stats.client.busiest_pct,
     };
     if let Some(path) = &cfg.output.csv {
-        csv::append_row(Path::new(path), &cfg, &summary, stats, &advice)
+        csv::append_row(Path::new(path), &cfg, &report, &advice)
             .map_err(|e| Error::Startup(format!("cannot write --csv file {path}: {e}")))?;
     }
     let doc = sweep.opts.json.is_some().then(|| {
-        let mut doc = json::to_json(&cfg, stats, &summary, &result.info, &result.meta);
+        let mut doc = json::document(
+            json::config_json(&cfg),
+            &report,
+            stats,
+            &result.info,
+            &result.meta,
+        );
         doc["findings"] = advice::to_json(&advice);
         doc
     });

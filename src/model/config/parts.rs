@@ -265,7 +265,7 @@ pub struct OutputOptions {
     /// `--html=FILE`: one-file HTML report with charts.
     pub html: Option<String>,
     /// `--fail-on=EXPR`, as typed, in order.
-    pub fail_on: Vec<String>,
+    pub fail_on: Vec<crate::model::threshold::Threshold>,
     /// `--progress` (Some(true)) / `--no-progress` (Some(false)); None = when stderr is
     /// a terminal.
     pub progress: Option<bool>,

@@ -9,7 +9,7 @@
 use super::{Advice, Finding};
 use crate::model::config::Config;
 use crate::model::run::RunResult;
-use crate::model::stats::{ErrorKind, ERROR_KINDS, ERROR_NAMES};
+use crate::model::stats::{ErrorKind, ERROR_KINDS};
 use crate::model::workload::Workload;
 
 /// httperf's reply-rate sampling interval, seconds (the engine's `SAMPLE_INTERVAL`).
@@ -78,7 +78,7 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
             "no local address or port: check --myaddr and net.ipv4.ip_local_port_range".to_string(),
         ),
         _ => (
-            format!("failed ({})", ERROR_NAMES[top]),
+            format!("failed ({})", ErrorKind::ALL[top].name()),
             false,
             "the system's file table is full".to_string(),
         ),

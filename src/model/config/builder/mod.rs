@@ -244,9 +244,9 @@ impl ConfigBuilder {
         self
     }
 
-    /// `--fail-on=EXPR` (checked by the front end against `output::threshold`).
-    pub fn fail_on(&mut self, expr: impl Into<String>) -> &mut Self {
-        self.c.output.fail_on.push(expr.into());
+    /// `--fail-on=EXPR`, parsed by `model::threshold::parse`.
+    pub fn fail_on(&mut self, threshold: crate::model::threshold::Threshold) -> &mut Self {
+        self.c.output.fail_on.push(threshold);
         self
     }
 
