@@ -56,6 +56,7 @@ pub const COMMANDS: &[Subcommand] = &[
     },
 ];
 
+/// `demo`'s `--help` text (httperf's options, so not clap's).
 fn demo_help() -> String {
     serve::DEMO_USAGE.to_string()
 }
@@ -98,6 +99,7 @@ fn help_main(args: &[String]) -> i32 {
     }
 }
 
+/// The subcommands' names, in `COMMANDS`' order.
 fn names() -> Vec<&'static str> {
     COMMANDS.iter().map(|c| c.name).collect()
 }

@@ -191,6 +191,7 @@ const REFUSED: [(Opt, &str); 10] = [
     ),
 ];
 
+/// A usage error of the sweep: `rshperf: sweep: MSG`.
 fn usage(msg: String) -> Error {
     Error::Usage(format!("sweep: {msg}"))
 }
