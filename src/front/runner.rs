@@ -41,7 +41,7 @@ pub fn run(cfg: &Config) -> Result<i32, Error> {
     if cfg.output.periodic_stats {
         summary.periodic = Some(stats.status_200_302);
     }
-    let report = Report::new(stats, info, &Facts::of(cfg, &run.meta));
+    let report = Report::new(stats, info, &Facts::of(cfg.load.call_rate, &run.meta));
     if text_out(cfg) {
         let mut out = io::BufWriter::new(io::stdout().lock());
         let _ = write_report(&mut out, &summary, cfg.output.verbose);

@@ -20,7 +20,6 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::config::Config;
 use crate::model::run::{RunInfo, RunMeta};
 use crate::model::stats::h2::{savings, H2Stats};
 use crate::model::stats::timeline::{Interval, Timeline};
@@ -54,10 +53,10 @@ pub(crate) struct Facts {
 }
 
 impl Facts {
-    /// The facts of a run of `cfg`.
-    pub(crate) fn of(cfg: &Config, meta: &RunMeta) -> Facts {
+    /// The facts of a run with the `--call-rate` target `call_rate`.
+    pub(crate) fn of(call_rate: f64, meta: &RunMeta) -> Facts {
         Facts {
-            call_rate: cfg.load.call_rate,
+            call_rate,
             servers: meta.servers.clone(),
         }
     }

@@ -131,16 +131,75 @@ fn ident(s: &str) -> (String, &str) {
 fn references(code: &str) -> BTreeSet<(String, String)> {
     let mut refs = BTreeSet::new();
     for (at, _) in code.match_indices("crate::") {
-        let (layer, rest) = ident(&code[at + "crate::".len()..]);
-        // `crate::name` alone is an item of lib.rs (a macro such as
-        // `crate::merge_fields!`), in no layer.
-        let Some(rest) = rest.strip_prefix("::") else {
-            continue;
-        };
-        let (module, _) = ident(rest);
-        refs.insert((layer, module));
+        let mut paths = Vec::new();
+        use_tree(&code[at + "crate::".len()..], Vec::new(), &mut paths);
+        for path in paths {
+            // `crate::name` alone is an item of lib.rs (a macro such as
+            // `crate::merge_fields!`), in no layer.
+            if let [layer, module, ..] = path.as_slice() {
+                refs.insert((layer.clone(), module.clone()));
+            }
+        }
     }
     refs
+}
+
+/// The paths (their first two segments suffice) of the use tree or path at the start
+/// of `s`, after `prefix`: `a::b`, `a::{b, c::d}`, `{a::b, c}`. Returns what follows.
+fn use_tree<'a>(s: &'a str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) -> &'a str {
+    let s = s.trim_start();
+    if let Some(mut rest) = s.strip_prefix('{') {
+        loop {
+            rest = use_tree(rest, prefix.clone(), out).trim_start();
+            if let Some(r) = rest.strip_prefix(',') {
+                rest = r;
+                if let Some(r) = rest.trim_start().strip_prefix('}') {
+                    return r;
+                }
+            } else {
+                return rest.strip_prefix('}').unwrap_or(rest);
+            }
+        }
+    }
+    let (name, rest) = ident(s);
+    if name.is_empty() {
+        out.push(prefix);
+        return rest;
+    }
+    prefix.push(name);
+    match rest.strip_prefix("::") {
+        Some(r) if prefix.len() < 2 => use_tree(r, prefix, out),
+        _ => {
+            out.push(prefix);
+            skip_path(rest)
+        }
+    }
+}
+
+/// `s` after the rest of a path (`::a::b`, `::{…}`, ` as x`), which adds nothing to the
+/// two segments already seen.
+fn skip_path(mut s: &str) -> &str {
+    while let Some(r) = s.strip_prefix("::") {
+        if let Some(group) = r.strip_prefix('{') {
+            let mut depth = 1;
+            let mut end = group.len();
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+                if depth == 0 {
+                    end = i + 1;
+                    break;
+                }
+            }
+            s = &group[end..];
+        } else {
+            s = ident(r).1;
+        }
+    }
+    s
 }
 
 fn rank(layer: &str) -> Option<usize> {
@@ -290,13 +349,23 @@ fn the_checker_sees_what_it_checks() {
         "use crate::model::stats::Stats; // crate::front::cli\n\
          let s = \"crate::front::ab\"; let q = b'\"'; let r = r#\"crate::front::x\"#;\n\
          #[cfg(test)]\nmod tests { use crate::front::sweep; }\n\
-         fn f() { crate::wire::net::x(); }",
+         fn f() { crate::wire::net::x(); }\n\
+         use crate::{engine::tally, output::{json::{Doc, x}, csv}};\n\
+         use crate::front::{dispatch, cli::{self, Args}};",
     );
     let refs = references(&code);
-    let want: BTreeSet<(String, String)> = [("model", "stats"), ("wire", "net")]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
+    let want: BTreeSet<(String, String)> = [
+        ("model", "stats"),
+        ("wire", "net"),
+        ("engine", "tally"),
+        ("output", "csv"),
+        ("output", "json"),
+        ("front", "dispatch"),
+        ("front", "cli"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
     assert_eq!(refs, want);
     let mut g = BTreeMap::new();
     g.insert("a".to_string(), BTreeSet::from(["b".to_string()]));

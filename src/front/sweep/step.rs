@@ -161,7 +161,11 @@ pub fn run(
     let result = execute::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
     let stats = &result.stats;
     let summary = Summary::new(stats, &result.info);
-    let report = Report::new(stats, &result.info, &Facts::of(&cfg, &result.meta));
+    let report = Report::new(
+        stats,
+        &result.info,
+        &Facts::of(cfg.load.call_rate, &result.meta),
+    );
     let advice = advice::assess_without_classic_report(&cfg, work, &result);
     let arrivals = work.arrivals(&cfg);
     let demanded = rate * calls_per_arrival(&cfg, work);
