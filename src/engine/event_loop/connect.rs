@@ -10,8 +10,8 @@ use mio::{Interest, Token};
 
 use super::Engine;
 use crate::engine::conn::{Conn, Owner, Phase};
-use crate::wire::net::{self, Connect, SetupError};
 use crate::model::stats::ErrorKind;
+use crate::wire::net::{self, Connect, SetupError};
 use crate::wire::table::ConnId;
 
 /// Ports tried per connection under `--hog` before giving up (EADDRINUSE).
@@ -39,7 +39,7 @@ impl Engine<'_> {
         let http2 = self.cfg.http_version == crate::model::config::HttpVersion::V2;
         let slot = self
             .table
-            .alloc(|| Conn::new(ConnId::from_token(Token(0)), now))
+            .alloc(|| <Conn>::new(ConnId::from_token(Token(0)), now))
             .map(|(id, conn)| {
                 conn.reset(id, now, owner, timeout, http2);
                 conn.target = target;
