@@ -6,11 +6,11 @@
 
 #![deny(unsafe_code)]
 
-pub mod wire;
-pub mod model;
 pub mod engine;
-pub mod output;
 pub mod front;
+pub mod model;
+pub mod output;
+pub mod wire;
 
 use std::io::Write;
 

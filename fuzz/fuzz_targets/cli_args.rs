@@ -1,5 +1,5 @@
-//! Fuzz target: command-line parsing and validation (`rshperf::cli::parse` and
-//! `rshperf::config::Config::from_args`).
+//! Fuzz target: command-line parsing and validation (`rshperf::front::cli::parse` and
+//! `rshperf::model::config::Config::from_args`).
 //!
 //! The input is split on NUL bytes into arguments (invalid UTF-8 replaced, as `main`
 //! does). `--server=127.0.0.1` goes first so the configuration never needs DNS, and
@@ -11,8 +11,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rshperf::cli::{self, Command};
-use rshperf::config::Config;
+use rshperf::front::cli::{self, Command};
+use rshperf::model::config::Config;
 
 /// Could this argument set `--server` (and so make the configuration resolve a name)?
 fn sets_server(arg: &str) -> bool {

@@ -1,4 +1,4 @@
-//! Fuzz target: the HTTP/2 client connection (`rshperf::http2::conn::H2`: frame
+//! Fuzz target: the HTTP/2 client connection (`rshperf::wire::http2::conn::H2`: frame
 //! reader, HPACK decoder, stream and flow-control state) and the HPACK and Huffman
 //! decoders on their own.
 //!
@@ -14,8 +14,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rshperf::http2::conn::{Events, Reply, H2};
-use rshperf::http2::{hpack, huffman};
+use rshperf::wire::http2::conn::{Events, Reply, H2};
+use rshperf::wire::http2::{hpack, huffman};
 
 #[derive(Default)]
 struct Log(Vec<String>);

@@ -1,5 +1,5 @@
-//! Fuzz target: the `--wsesspage` reply scan (`rshperf::http::html::PageScan`) and the
-//! resolution of what it finds (`rshperf::workload::page::resolve`).
+//! Fuzz target: the `--wsesspage` reply scan (`rshperf::wire::http::html::PageScan`) and the
+//! resolution of what it finds (`rshperf::model::workload::page::resolve`).
 //!
 //! Input layout: bytes 0..2 = split point (little-endian, taken modulo the data length
 //! + 1), the rest = the body of a `200 text/html` reply. The body is scanned three
@@ -11,8 +11,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rshperf::http::html::{PageScan, MAX_REF, MAX_REFS};
-use rshperf::workload::page::{resolve, Origin};
+use rshperf::wire::http::html::{PageScan, MAX_REF, MAX_REFS};
+use rshperf::model::workload::page::{resolve, Origin};
 
 const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n";
 

@@ -1,4 +1,4 @@
-//! Fuzz target: the incremental reply parser (`rshperf::http::response::ReplyParser`).
+//! Fuzz target: the incremental reply parser (`rshperf::wire::http::response::ReplyParser`).
 //!
 //! Input layout: byte 0 = flags (bit 0: the request was HEAD; bit 1: the peer closes
 //! after the last byte), bytes 1..3 = split point (little-endian, taken modulo the data
@@ -13,7 +13,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rshperf::http::response::{Progress, Reply, ReplyError, ReplyParser, ReplySink};
+use rshperf::wire::http::response::{Progress, Reply, ReplyError, ReplyParser, ReplySink};
 
 /// Everything the sink was shown, by kind.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! Fuzz target: the `--wsesslog` session-file parser (`rshperf::workload::sesslog`).
+//! Fuzz target: the `--wsesslog` session-file parser (`rshperf::model::workload::sesslog`).
 //!
 //! Any bytes either parse into templates (every session has at least one burst, every
 //! burst at least one request, think times finite and >= 0) or give one error line
@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rshperf::workload::sesslog;
+use rshperf::model::workload::sesslog;
 
 fuzz_target!(|input: &[u8]| {
     match sesslog::parse("fuzz.log", input) {

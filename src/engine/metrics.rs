@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::wire::error::Error;
 use crate::model::stats::{Stats, ERROR_KINDS};
+use crate::wire::error::Error;
 
 /// Upper bounds of the latency histogram buckets, seconds (then `+Inf`).
 pub const BUCKETS: [f64; 16] = [

@@ -4,6 +4,8 @@
 
 pub mod conn;
 pub mod event_loop;
+pub mod execute;
 pub mod metrics;
+pub mod print;
 pub mod progress;
 pub mod tally;

@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::output::percentiles::quantile_ms;
+use crate::model::stats::quantile_ms;
 use crate::model::stats::Stats;
 
 /// How often engines publish and the line is redrawn.

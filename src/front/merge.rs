@@ -25,14 +25,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 
 use crate::model::config::Config;
-use crate::wire::error::Error;
+use crate::model::run::{RunInfo, RunMeta};
+use crate::model::stats::Stats;
 use crate::output::classic::write_report;
-use crate::output::json::{stats_from_json, to_json, RunMeta};
+use crate::output::json::{stats_from_json, to_json};
 use crate::output::percentiles::write_percentiles;
 use crate::output::servers::write_servers;
 use crate::output::session::{write_session_block, SessionSummary};
-use crate::output::summary::{RunInfo, Summary};
-use crate::model::stats::Stats;
+use crate::output::summary::Summary;
+use crate::wire::error::Error;
 
 /// Config members that define the workload: inputs must agree on all of them.
 const WORKLOAD_KEYS: [&str; 16] = [

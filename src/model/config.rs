@@ -18,11 +18,11 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use crate::wire::cfmt;
 use crate::front::cli::{self, Args, Command, Opt};
-use crate::wire::error::Error;
 use crate::front::operand::{self, TargetUrl};
 use crate::model::workload::rate::Period;
+use crate::wire::cfmt;
+use crate::wire::error::Error;
 
 /// HTTP protocol version of the requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -473,7 +473,8 @@ impl Config {
                 Opt::Timeline => c.timeline = Some(nonempty(v, "--timeline")?),
                 Opt::Html => c.html = Some(nonempty(v, "--html")?),
                 Opt::FailOn => {
-                    crate::output::threshold::parse(v).map_err(|m| usage(format!("--fail-on: {m}")))?;
+                    crate::output::threshold::parse(v)
+                        .map_err(|m| usage(format!("--fail-on: {m}")))?;
                     c.fail_on.push(v.to_string());
                 }
                 Opt::Progress => c.progress = Some(true),

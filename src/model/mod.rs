@@ -5,5 +5,6 @@
 pub mod call;
 pub mod config;
 pub mod pacing;
+pub mod run;
 pub mod stats;
 pub mod workload;

@@ -9,8 +9,8 @@
 
 use std::io::{self, Write};
 
-use crate::wire::cfmt::fixed;
 use crate::model::stats::ab::{round_ms, AbServer, AbTimes};
+use crate::wire::cfmt::fixed;
 
 /// What ab prints about a server besides what was measured.
 #[derive(Debug, Clone, Copy)]

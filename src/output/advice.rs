@@ -10,8 +10,8 @@
 mod outcome;
 
 use crate::model::config::Config;
-use crate::output::percentiles::quantile_ms;
-use crate::front::runner::RunResult;
+use crate::model::run::RunResult;
+use crate::model::stats::quantile_ms;
 use crate::model::workload::Workload;
 
 /// What a finding is about (stable names for JSON and CSV: `Finding::key`).
@@ -198,8 +198,8 @@ pub fn print(advice: &[Advice]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::json::RunMeta;
-    use crate::output::summary::RunInfo;
+    use crate::model::run::RunInfo;
+    use crate::model::run::RunMeta;
     use crate::model::stats::Stats;
     use std::time::{Duration, SystemTime};
 

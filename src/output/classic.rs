@@ -181,7 +181,7 @@ pub fn write_sessions<W: Write>(out: &mut W, stats: &Stats, duration: f64) -> io
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::summary::RunInfo;
+    use crate::model::run::RunInfo;
     use crate::model::stats::{ErrorKind, RateSample, Stats};
     use std::time::Duration;
 

@@ -11,13 +11,13 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::SystemTime;
 
-use crate::output::advice::{self, Advice};
 use crate::model::config::Config;
 use crate::model::stats::Stats;
+use crate::output::advice::{self, Advice};
 
 use super::json::rfc3339;
-use super::percentiles::quantile_ms;
 use super::summary::Summary;
+use crate::model::stats::quantile_ms;
 
 /// Column names, in order.
 pub const COLUMNS: [&str; 41] = [
@@ -167,9 +167,9 @@ pub fn append_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::advice::Finding;
-    use crate::output::summary::RunInfo;
+    use crate::model::run::RunInfo;
     use crate::model::stats::ErrorKind;
+    use crate::output::advice::Finding;
     use std::time::{Duration, UNIX_EPOCH};
 
     const RUN: RunInfo = RunInfo {

@@ -15,15 +15,15 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use crate::output::advice::Advice;
 use crate::model::config::Config;
-use crate::front::runner::RunResult;
+use crate::model::run::RunResult;
 use crate::model::stats::ERROR_NAMES;
+use crate::output::advice::Advice;
 
 use super::chart::{self, Chart, Series};
-use super::percentiles::quantile_ms;
 use super::summary::Summary;
 use super::timeline::{rows, Row};
+use crate::model::stats::quantile_ms;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:24px auto;max-width:940px;color:#222}\
 h1{font-size:22px}h2{font-size:17px;margin-top:28px}\

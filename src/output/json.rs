@@ -29,8 +29,10 @@ use crate::model::config::Config;
 use crate::model::stats::Stats;
 use crate::model::workload::rate::Period;
 
-use super::percentiles::{histograms, quantile_ms, QUANTILES};
-use super::summary::{RateSummary, RunInfo, Summary};
+use super::percentiles::{histograms, QUANTILES};
+use super::summary::{RateSummary, Summary};
+use crate::model::run::{RunInfo, RunMeta};
+use crate::model::stats::quantile_ms;
 
 /// The `format` member of every document.
 pub const FORMAT: &str = "rshperf-result";
@@ -42,21 +44,6 @@ pub const VERSION: u64 = 2;
 
 /// Report names of the error counters (JSON keys), in `ErrorKind` order.
 pub use crate::model::stats::ERROR_KEYS;
-
-/// Facts about the run that neither `Config`, `Stats` nor `RunInfo` hold.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunMeta {
-    /// Wall-clock time the engines started.
-    pub start: SystemTime,
-    /// Wall-clock time the last engine stopped.
-    pub end: SystemTime,
-    /// `--partition=I/N` of this process: (I, N).
-    pub partition: (u32, u32),
-    /// Engines (threads) that ran.
-    pub threads: u32,
-    /// Names of the servers of a `--servers` run (empty otherwise).
-    pub servers: Vec<String>,
-}
 
 /// Seconds since the Unix epoch (negative before it).
 pub fn unix_seconds(t: SystemTime) -> f64 {
@@ -450,7 +437,7 @@ fn servers_json(stats: &Stats, meta: &RunMeta, duration: f64) -> Value {
         .map(|(i, s)| {
             let errors: Map<String, Value> =
                 ERROR_KEYS.iter().zip(s.errors.iter()).map(|(k, v)| ((*k).to_string(), json!(v))).collect();
-            let p = |q: f64| crate::output::percentiles::quantile_ms(&s.response, q);
+            let p = |q: f64| crate::model::stats::quantile_ms(&s.response, q);
             json!({
                 "server": meta.servers.get(i).cloned().unwrap_or_default(),
                 "connections": s.connections,
@@ -936,7 +923,8 @@ mod tests {
         }
         let other = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 40, 3).expect("bounds");
         let e = err(&|v| {
-            v["histograms"]["connect"] = json!(crate::model::stats::serial::encode_histogram(&other))
+            v["histograms"]["connect"] =
+                json!(crate::model::stats::serial::encode_histogram(&other))
         });
         assert!(
             e.starts_with("histograms.connect: bad HdrHistogram V2 data: bounds 1..1099511627776"),

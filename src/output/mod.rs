@@ -10,7 +10,6 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod percentiles;
-pub mod print;
 pub mod servers;
 pub mod session;
 pub mod summary;

@@ -1,9 +1,7 @@
 //! The `--percentiles` block: p50 … p99.99 and max of every latency histogram.
 //!
 //! Owns the percentile lines printed after the classic report (and after the session
-//! block) with `--percentiles` or `-v`, and `quantile_ms`, the one conversion from a µs
-//! histogram to a millisecond figure that the JSON document, the CSV row and `--fail-on`
-//! share. Every line starts with `Percentiles`, a word no classic httperf line starts
+//! block) with `--percentiles` or `-v`, the quantiles every output reports. Every line starts with `Percentiles`, a word no classic httperf line starts
 //! with, so httperf parsers keyed on line prefixes are unaffected. Pure: writes to the
 //! given writer only. Called by the runner.
 
@@ -11,8 +9,8 @@ use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
+use crate::model::stats::{quantile_ms, Stats};
 use crate::wire::cfmt::fixed;
-use crate::model::stats::Stats;
 
 /// The quantiles reported for every histogram, with their labels (text report, JSON
 /// key), in order. `max` follows them.
@@ -34,21 +32,6 @@ pub fn histograms(stats: &Stats) -> [(&'static str, &Histogram<u64>); 5] {
         ("lifetime", &h.lifetime),
         ("lateness", &h.lateness),
     ]
-}
-
-/// The value at quantile `q` (0..=1) of a µs histogram, in ms; 0.0 when it is empty.
-/// `q` ≥ 1 gives the largest recorded value. Values are the highest value equivalent
-/// to the recorded one (3 significant digits: within 0.1 %).
-pub fn quantile_ms(h: &Histogram<u64>, q: f64) -> f64 {
-    if h.is_empty() {
-        return 0.0;
-    }
-    let us = if q >= 1.0 {
-        h.max()
-    } else {
-        h.value_at_quantile(q.max(0.0))
-    };
-    us as f64 / 1000.0
 }
 
 /// Writes one line per histogram, with no blank line before them (a blank line would

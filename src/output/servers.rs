@@ -7,9 +7,9 @@
 
 use std::io::{self, Write};
 
-use crate::wire::cfmt::fixed;
-use crate::output::percentiles::quantile_ms;
+use crate::model::stats::quantile_ms;
 use crate::model::stats::{ServerStats, ERROR_NAMES};
+use crate::wire::cfmt::fixed;
 
 /// Writes a blank line, then the block of each server (`labels[i]` names
 /// `servers[i]`), rates over `duration` seconds.

@@ -9,8 +9,8 @@
 
 use std::io::{self, Write};
 
-use crate::wire::cfmt::fixed;
 use crate::model::stats::Stats;
+use crate::wire::cfmt::fixed;
 
 use super::summary::RateSummary;
 

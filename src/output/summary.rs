@@ -9,18 +9,8 @@
 //! Divisions by the test duration follow C: with a zero duration they give `inf`, or a
 //! negative-sign NaN for 0/0 (x86's default NaN, which glibc prints as `-nan`).
 
+use crate::model::run::RunInfo;
 use crate::model::stats::{Stats, ERROR_KINDS, LIFETIME_BINS};
-
-/// Facts about the run that `Stats` does not hold.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RunInfo {
-    /// Test duration (delta), seconds.
-    pub duration: f64,
-    /// User CPU seconds used during the run.
-    pub cpu_user: f64,
-    /// System CPU seconds used during the run.
-    pub cpu_system: f64,
-}
 
 /// Statistics over periodic rate samples (per second).
 #[derive(Debug, Clone, Copy, PartialEq)]

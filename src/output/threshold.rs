@@ -15,10 +15,10 @@
 //! Longer than the usual 600 lines: the documented metric table alone is 70 lines and
 //! the tests (every operator, unit, metric and error) a third of the file.
 
-use crate::wire::cfmt::fixed;
-use crate::output::percentiles::quantile_ms;
-use crate::output::summary::Summary;
+use crate::model::stats::quantile_ms;
 use crate::model::stats::Stats;
+use crate::output::summary::Summary;
+use crate::wire::cfmt::fixed;
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -523,7 +523,7 @@ impl Threshold {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::summary::RunInfo;
+    use crate::model::run::RunInfo;
     use crate::model::stats::{ErrorKind, RateSample};
     use std::time::Duration;
 

@@ -14,3 +14,4 @@ pub mod stream;
 pub mod table;
 pub mod timer;
 pub mod tls;
+pub mod url;

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rshperf::engine::execute::{execute, ExecOptions};
 use rshperf::model::config::Config;
-use rshperf::front::runner::{execute, ExecOptions};
 use rshperf::model::workload::Workload;
 
 use crate::support::server::{closed_port, Behavior, Server};

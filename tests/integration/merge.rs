@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rshperf::output::json::stats_from_json;
 use rshperf::model::stats::Stats;
+use rshperf::output::json::stats_from_json;
 use serde_json::{json, Value};
 
 use crate::support::server::{Behavior, Server};

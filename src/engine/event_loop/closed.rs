@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 
 use super::Engine;
 use crate::engine::conn::{Completion, Owner};
-use crate::wire::http::cookie::CookieScan;
 use crate::model::stats::ab::{AbFailure, CallTimes, Completed};
 use crate::model::stats::ErrorKind;
 use crate::model::workload::closed::{ClosedLoop, GroupShare};
+use crate::wire::http::cookie::CookieScan;
 
 /// Sees every completed request of an ab or lb run (the `-g` file); the engine calls
 /// it after recording the request in `stats::ab`.

@@ -42,16 +42,16 @@ use mio::net::UnixStream;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
+use crate::engine::conn::{Completion, Conn, Ctx, Owner, Phase, ReplyObserver, Step};
+use crate::engine::tally::EngineTally;
 use crate::model::call::{Call, CallRef};
 use crate::model::config::{Config, HttpVersion};
-use crate::engine::conn::{Completion, Conn, Ctx, Owner, Phase, ReplyObserver, Step};
-use crate::wire::net::{PortPool, SocketOptions, TimerFd};
 use crate::model::stats::{ErrorKind, Stats};
-use crate::wire::table::{ConnId, Table};
-use crate::engine::tally::EngineTally;
-use crate::wire::timer::TimerWheel;
 use crate::model::workload::rate::Schedule;
 use crate::model::workload::Workload;
+use crate::wire::net::{PortPool, SocketOptions, TimerFd};
+use crate::wire::table::{ConnId, Table};
+use crate::wire::timer::TimerWheel;
 
 pub use closed::CallObserver;
 pub use session::Session;

@@ -22,12 +22,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::{Engine, Session};
-use crate::model::call::CallRef;
 use crate::engine::conn::{Completion, Owner};
-use crate::wire::http::html::PageScan;
-use crate::wire::table::{ConnId, Table};
+use crate::model::call::CallRef;
 use crate::model::workload::page::{self, Skip};
 use crate::model::workload::Kind;
+use crate::wire::http::html::PageScan;
+use crate::wire::table::{ConnId, Table};
 
 /// Most URIs fetched in one page view (the page included).
 pub const MAX_CALLS: usize = 1024;

@@ -33,12 +33,12 @@ use mio::unix::SourceFd;
 use mio::{Interest, Token};
 
 use super::Engine;
-use crate::model::call::{Call, CallRef};
 use crate::engine::conn::{Completion, Owner};
-use crate::wire::net::TimerFd;
+use crate::model::call::{Call, CallRef};
 use crate::model::pacing::Spin;
-use crate::front::runner::stripe_share;
 use crate::model::stats::ErrorKind;
+use crate::model::workload::stripe_share;
+use crate::wire::net::TimerFd;
 use crate::wire::table::ConnId;
 
 /// A call due but not yet on a connection.

@@ -16,14 +16,14 @@ use std::time::{Duration, Instant};
 
 use super::page::PageView;
 use super::{Engine, Timer};
-use crate::model::call::CallRef;
 use crate::engine::conn::{Completion, Owner};
-use crate::wire::http::cookie::CookieScan;
+use crate::model::call::CallRef;
 use crate::model::stats::ErrorKind;
+use crate::model::workload::Kind;
+use crate::wire::http::cookie::CookieScan;
 use crate::wire::table::ConnId;
 use crate::wire::timer::TimerId;
 use crate::wire::tls::SessionCache;
-use crate::model::workload::Kind;
 
 /// Most connections of one session (httperf's limit; larger values are refused when the
 /// options are checked).

@@ -14,8 +14,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::wall_secs;
 use crate::engine::event_loop::CallObserver;
-use crate::wire::net::{local_time, LocalTime};
 use crate::model::stats::ab::{round_ms, CallTimes};
+use crate::wire::net::{local_time, LocalTime};
 
 const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const MONTHS: [&str; 12] = [

@@ -2,7 +2,7 @@
 //! command line and report) and `rshperf lb [options] URL … | -f FILE` (lb 0.2's).
 //!
 //! Owns what both share: the `Bench` their letters describe, running it through
-//! `runner::execute_with` (one engine, a closed-loop group per server, ab's figures
+//! `execute::execute_with` (one engine, a closed-loop group per server, ab's figures
 //! recorded per request), and printing: ab's banner, progress and result block per
 //! server; lb's banner, started/stopped lines and per-server blocks; the `-g` and `-e`
 //! files. Letter parsing is in `args` (ab) and `lb`, URLs in `url`, the mapping onto
@@ -19,13 +19,14 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::output::advice;
+use crate::engine::event_loop::CallObserver;
+use crate::engine::execute::{self, ExecOptions, Hooks};
 use crate::model::call::Body;
 use crate::model::config::SslProtocol;
-use crate::engine::event_loop::CallObserver;
-use crate::output::ab::{write_ab_block, write_percentile_csv, AbLayout, AbTarget};
-use crate::front::runner::{self, ExecOptions, Hooks, RunResult};
+use crate::model::run::RunResult;
 use crate::model::stats::ab::AbServer;
+use crate::output::ab::{write_ab_block, write_percentile_csv, AbLayout, AbTarget};
+use crate::output::advice;
 
 /// Which front end a `Bench` came from (they print differently).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,7 +242,7 @@ fn run(b: &Bench) -> Result<i32, Exit> {
                 as Box<dyn CallObserver>
         })
     };
-    let run = runner::execute_with(
+    let run = execute::execute_with(
         &plan.cfg,
         &plan.work,
         ExecOptions { echo: false },

@@ -11,8 +11,8 @@ use clap::{Parser, ValueEnum};
 
 use crate::front::cli::{self, Command, HasArg, Opt, OPTIONS};
 use crate::model::config::Config;
-use crate::wire::error::Error;
 use crate::output::threshold::{self, Threshold};
+use crate::wire::error::Error;
 
 /// Table format on stdout or in `--file`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

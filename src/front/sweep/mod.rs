@@ -1,7 +1,7 @@
 //! `rshperf sweep`: capacity sweeps in one process.
 //!
 //! Owns the sweep's course: parse (`args`), build the workload once, run one step
-//! after another (`step`, through `runner::execute`) at the rates the `plan` picks
+//! after another (`step`, through `execute::execute`) at the rates the `plan` picks
 //! (the walk or `--find-max`), print each step's table row as soon as it is known
 //! (`table`), the step's warnings and, on a terminal, a progress line on stderr, then
 //! the conclusion, the `--json` document and the `--html` page. Called by `lib::run`
@@ -23,12 +23,12 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 
 use serde_json::{json, Value};
 
-use crate::wire::error::Error;
 use crate::engine::metrics::Exporter;
 use crate::engine::progress;
+use crate::model::workload::Workload;
 use crate::output::html::{self, SweepPage, SweepPoint};
 use crate::output::json;
-use crate::model::workload::Workload;
+use crate::wire::error::Error;
 
 use args::{Parsed, Sweep};
 use plan::{Outcome, Planner, Strategy};

@@ -4,24 +4,24 @@
 //! rate × T arrivals), the demanded and achieved request rates, the pass/fail rules
 //! (`--min-achieved`, `--max-errors`, `--slo`; a miss of a client-bound run is the
 //! client's, not the server's), and the figures of the
-//! table (autobench's and rshperf's). Runs the engines through `runner::execute`, like
+//! table (autobench's and rshperf's). Runs the engines through `execute::execute`, like
 //! every front end; writes the step's `--csv` row when the per-run option is given.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use crate::output::advice::{self, Advice};
-use crate::model::config::Config;
-use crate::wire::error::Error;
+use crate::engine::execute::{self, ExecOptions, Hooks};
 use crate::engine::metrics::Exporter;
-use crate::output::csv;
-use crate::output::json;
-use crate::output::percentiles::quantile_ms;
-use crate::output::summary::Summary;
-use crate::front::runner::{self, ExecOptions, Hooks};
+use crate::model::config::Config;
+use crate::model::stats::quantile_ms;
 use crate::model::workload::rate::Period;
 use crate::model::workload::{Kind, Workload};
+use crate::output::advice::{self, Advice};
+use crate::output::csv;
+use crate::output::json;
+use crate::output::summary::Summary;
+use crate::wire::error::Error;
 
 use super::args::Sweep;
 use super::plan::Verdict;
@@ -156,7 +156,7 @@ pub fn run(
         metrics: metrics.map(|(e, step)| (e, Some(step))),
         ..Hooks::default()
     };
-    let result = runner::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
+    let result = execute::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
     let stats = &result.stats;
     let summary = Summary::new(stats, &result.info);
     let advice = advice::assess_without_classic_report(&cfg, work, &result);

@@ -21,6 +21,7 @@ pub mod h2;
 pub mod merge;
 pub mod pacing;
 pub mod pool;
+pub mod quantile;
 pub mod serial;
 pub mod timeline;
 
@@ -30,6 +31,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub use merge::{Merge, MergeError};
+pub use quantile::quantile_ms;
 
 use client::ClientCpu;
 use timeline::{Timeline, Totals};

@@ -20,8 +20,8 @@
 //! and arithmetic; no I/O.
 
 use crate::model::config::Config;
-use crate::front::runner::stripe_share;
 use crate::model::workload::rate::Period;
+use crate::model::workload::stripe_share;
 
 /// One group of users working against the same budget.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,9 +15,9 @@ pub mod uri;
 
 use crate::model::call::{CallRef, Requests};
 use crate::model::config::{Config, WsetSpec};
+use crate::model::workload::closed::ClosedLoop;
 use crate::wire::error::Error;
 use crate::wire::tls::TlsSettings;
-use crate::model::workload::closed::ClosedLoop;
 
 /// One burst of a `--wsesslog` session template.
 #[derive(Debug, Clone)]
@@ -286,6 +286,17 @@ fn wset_uris(prefix: &str, spec: &WsetSpec) -> Vec<String> {
         .collect()
 }
 
+/// Connections engine `stripe` of `stripes` makes out of `total`: arrivals
+/// k < total with k mod stripes == stripe.
+pub fn stripe_share(total: u64, stripe: u32, stripes: u32) -> u64 {
+    let (s, n) = (u64::from(stripe), u64::from(stripes.max(1)));
+    if total > s {
+        (total - s).div_ceil(n)
+    } else {
+        0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,5 +374,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn stripes_partition_the_connections() {
+        for total in [0u64, 1, 2, 7, 12000, 12001] {
+            for n in 1..=5u32 {
+                let sum: u64 = (0..n).map(|j| stripe_share(total, j, n)).sum();
+                assert_eq!(sum, total, "total {total} stripes {n}");
+            }
+        }
+        assert_eq!(stripe_share(7, 0, 3), 3);
+        assert_eq!(stripe_share(7, 1, 3), 2);
+        assert_eq!(stripe_share(7, 2, 3), 2);
+        assert_eq!(stripe_share(1, 3, 4), 0);
     }
 }

@@ -14,8 +14,8 @@
 use std::net::Ipv6Addr;
 
 use crate::model::config::Config;
-use crate::wire::error::Error;
 use crate::model::workload::target::Target;
+use crate::wire::error::Error;
 
 /// Longest request-target fetched (nginx's default request-line limit is 8 KiB).
 pub const MAX_URI: usize = 8192;
@@ -411,7 +411,10 @@ mod tests {
         std::fs::write(&path, "127.0.0.1:8080\n[::1]:9090\nlocalhost\n").expect("write");
         let file = path.to_string_lossy().into_owned();
         let cfg = Config::from_argv(&["rshperf", "--servers", &file, "--port", "81"]);
-        let targets = cfg.as_ref().ok().map(crate::model::workload::target::from_config);
+        let targets = cfg
+            .as_ref()
+            .ok()
+            .map(crate::model::workload::target::from_config);
         let _ = std::fs::remove_file(&path);
         let cfg = cfg.expect("cfg");
         let targets = targets.expect("cfg").expect("targets");

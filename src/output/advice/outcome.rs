@@ -8,7 +8,7 @@
 
 use super::{Advice, Finding};
 use crate::model::config::Config;
-use crate::front::runner::RunResult;
+use crate::model::run::RunResult;
 use crate::model::stats::{ErrorKind, ERROR_KINDS, ERROR_NAMES};
 use crate::model::workload::Workload;
 
@@ -119,7 +119,7 @@ pub(super) fn all_error_status(cfg: &Config, _work: &Workload, run: &RunResult) 
     // --wlog and --wsesslog take their URIs from files; --uri is not sent then.
     let uri_used = cfg.wlog.is_none() && cfg.wsesslog.is_none();
     let cause = if uri_used && !uri.starts_with('/') && uri != "*" {
-        if crate::front::operand::parse_url(uri).is_some() {
+        if crate::wire::url::parse_url(uri).is_some() {
             format!("--uri {uri} is a URL: give the URL as an argument of its own instead")
         } else {
             format!("--uri {uri} has no leading / (try --uri /{uri})")
@@ -172,8 +172,8 @@ pub(super) fn no_rate_sample(cfg: &Config, _work: &Workload, run: &RunResult) ->
 mod tests {
     use super::super::assess;
     use super::*;
-    use crate::output::json::RunMeta;
-    use crate::output::summary::RunInfo;
+    use crate::model::run::RunInfo;
+    use crate::model::run::RunMeta;
     use crate::model::stats::{RateSample, Stats};
     use std::time::SystemTime;
 

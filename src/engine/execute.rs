@@ -1,0 +1,416 @@
+//! Running the engines of one run: `execute` starts them, waits and returns the
+//! `RunResult`.
+//!
+//! Owns process-wide set-up (descriptor limit, `--start-at`'s wait, `--pin`,
+//! `--realtime`), the split of the global arrival schedule into stripes (engine j of N
+//! takes arrivals k ≡ j mod N), the shared start time, the engines' shared tally and
+//! its clock thread (reply-rate samples, `-v` and `--periodic-stats` lines, the exact
+//! count of concurrent connections), live progress and metrics publishing, and CPU
+//! accounting (the engine threads' own CPU time, so that `demo`'s in-process server or
+//! a test harness is not counted). Prints the echo line when asked, and what the
+//! engines trace while they run; the report is the front end's. Called by every front
+//! end that runs a workload (the classic run, `sweep`, `ab`, `lb`, `demo`).
+
+use std::io::{self, Write};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::engine::conn::ReplyObserver;
+use crate::engine::event_loop::{CallObserver, Engine, Outcome, Plan};
+use crate::engine::metrics::{Exporter, RunLabels, Slot};
+use crate::engine::print::Printer;
+use crate::engine::progress::{self, Board};
+use crate::engine::tally::{self, ClockOptions, Tally};
+use crate::model::config::{Config, StartAt};
+use crate::model::run::{RunInfo, RunMeta, RunResult};
+use crate::model::stats::{RateSample, Stats};
+use crate::model::workload::{stripe_share, Workload};
+use crate::wire::error::Error;
+use crate::wire::net;
+
+/// Descriptors kept free for stdio, the poll, timers, signal pipes and files.
+const RESERVED_FDS: u64 = 16;
+
+/// How `execute` runs: what it may print while the engines run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExecOptions {
+    /// Print the echo line (and `-v`'s descriptor line) on stdout first.
+    pub echo: bool,
+}
+
+/// Makes the observer of completed requests of engine j (None: that engine has none).
+pub type CallObserverFactory<'a> = dyn Fn(u32) -> Option<Box<dyn CallObserver + 'a>> + Sync + 'a;
+
+/// What a front end adds to the engines of a run besides the configuration (ab's `-g`
+/// file sees every request).
+#[derive(Clone, Copy, Default)]
+pub struct Hooks<'a> {
+    /// The per-call observer of each engine.
+    pub calls: Option<&'a CallObserverFactory<'a>>,
+    /// `--metrics-listen`: where the engines publish, and the sweep step (from 1)
+    /// the run is.
+    pub metrics: Option<(&'a Exporter, Option<u32>)>,
+}
+
+/// Runs the engines for `cfg` and `work` (built once by the caller with
+/// `Workload::from_config`) and returns what they measured. Prints nothing but the
+/// echo line when asked, the `--print-*` traces and the `-v`/`--periodic-stats` lines
+/// the engines write while running.
+pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunResult, Error> {
+    execute_with(cfg, work, opts, Hooks::default())
+}
+
+/// `execute` with the front end's `hooks` in the engines.
+pub fn execute_with<'a>(
+    cfg: &'a Config,
+    work: &'a Workload,
+    opts: ExecOptions,
+    hooks: Hooks<'a>,
+) -> Result<RunResult, Error> {
+    let start_delay = start_delay(cfg, SystemTime::now())?;
+    let nofile = net::raise_nofile_limit()
+        .map_err(|e| Error::Startup(format!("failed to get number of open file limit: {e}")))?;
+    let pin = pin_cores(cfg)?;
+    if cfg.pacing.realtime {
+        // Threads started from here on (engines, clock) inherit the policy.
+        net::set_thread_fifo(true).map_err(|e| {
+            Error::Startup(format!(
+                "--realtime: cannot run the engines with SCHED_FIFO: {e} \
+                 (it needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO above 0; or leave out --realtime)"
+            ))
+        })?;
+    }
+    if opts.echo && text_out(cfg) {
+        let mut out = io::stdout().lock();
+        // A closed stdout must not stop the run or cause a panic: write errors are
+        // ignored.
+        let _ = writeln!(out, "{}", cfg.echo_line());
+        if cfg.verbose > 0 {
+            let _ = writeln!(
+                out,
+                "rshperf: maximum number of open descriptors = {nofile}"
+            );
+        }
+        let _ = out.flush();
+    }
+
+    std::thread::sleep(start_delay);
+    let threads = cfg.threads.max(1);
+    let per_engine_fds =
+        nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
+    let capacity = usize::try_from(per_engine_fds.max(1)).unwrap_or(usize::MAX);
+    let board = progress::wanted(cfg.progress).then(|| Board {
+        slots: (0..threads).map(|_| progress::Slot::default()).collect(),
+        done: Default::default(),
+    });
+    let wall_start = SystemTime::now();
+    let t0 = Instant::now();
+    let tally = Tally::new(threads as usize);
+    let metric_slots = hooks.metrics.map(|(exporter, step)| {
+        let labels = RunLabels {
+            step,
+            offered_rate: offered_rate(cfg),
+            servers: if cfg.servers.is_some() {
+                work.targets.iter().map(|t| t.label.clone()).collect()
+            } else {
+                Vec::new()
+            },
+        };
+        exporter.begin_run(threads as usize, labels)
+    });
+    let shared = Shared {
+        board: board.as_ref(),
+        tally: &tally,
+        pin: pin.as_deref(),
+        metrics: metric_slots.as_deref(),
+    };
+    let engines = run_engines(cfg, work, hooks, shared, threads, capacity, t0);
+    if cfg.pacing.realtime {
+        // Back to the normal policy (a sweep's report and cool-down, the next step).
+        let _ = net::set_thread_fifo(false);
+    }
+    if let Some((exporter, _)) = hooks.metrics {
+        exporter.end_run();
+    }
+    let (outcomes, samples) = engines?;
+    let wall_end = SystemTime::now();
+
+    let mut stats = Stats::new();
+    let mut stopped = t0;
+    let mut interrupted = false;
+    let (mut cpu_user, mut cpu_system) = (Duration::ZERO, Duration::ZERO);
+    for (o, cpu) in &outcomes {
+        stats
+            .merge(&o.stats)
+            .map_err(|e| Error::Startup(format!("cannot merge the engines' statistics: {e}")))?;
+        stopped = stopped.max(o.stopped);
+        interrupted |= o.interrupted;
+        cpu_user += cpu.user;
+        cpu_system += cpu.system;
+    }
+    // Figures of the run as a whole, which no engine alone knows: the engines shared
+    // the open-connection counter, and the clock sampled all of them.
+    stats.max_concurrent = tally.peak();
+    stats.rate_samples = samples;
+    let info = RunInfo {
+        duration: stopped.saturating_duration_since(t0).as_secs_f64(),
+        cpu_user: cpu_user.as_secs_f64(),
+        cpu_system: cpu_system.as_secs_f64(),
+    };
+    let meta = RunMeta {
+        start: wall_start,
+        end: wall_end,
+        partition: cfg.partition,
+        threads,
+        servers: work.targets.iter().map(|t| t.label.clone()).collect(),
+    };
+    Ok(RunResult {
+        stats,
+        info,
+        meta,
+        interrupted,
+    })
+}
+
+/// Farthest ahead `--start-at` may lie (as its `+SECONDS` form allows).
+const MAX_START_DELAY: Duration = Duration::from_secs(7 * 86_400);
+
+/// `--start-at`: how long to wait, from `now`, before the engines start (zero for a
+/// time already past); a start more than a week away is an error.
+fn start_delay(cfg: &Config, now: SystemTime) -> Result<Duration, Error> {
+    let secs = match cfg.start_at {
+        None => return Ok(Duration::ZERO),
+        Some(StartAt::After(s)) => s,
+        Some(StartAt::Unix(t)) => {
+            let now = now
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs_f64();
+            t - now
+        }
+    };
+    match Duration::try_from_secs_f64(secs.max(0.0)) {
+        Ok(d) if d <= MAX_START_DELAY => Ok(d),
+        _ => Err(Error::Usage(format!(
+            "--start-at: the start time is more than 7 days ({} s) away",
+            MAX_START_DELAY.as_secs()
+        ))),
+    }
+}
+
+/// CPU time one engine thread used while it ran (`getrusage(RUSAGE_THREAD)` before
+/// and after, on that thread).
+#[derive(Debug, Clone, Copy)]
+struct EngineCpu {
+    user: Duration,
+    system: Duration,
+}
+
+/// Runs `f` and returns its result with the calling thread's CPU time during it.
+fn with_thread_cpu<T>(f: impl FnOnce() -> T) -> (T, EngineCpu) {
+    let (u0, s0) = net::thread_cpu_times();
+    let out = f();
+    let (u1, s1) = net::thread_cpu_times();
+    let cpu = EngineCpu {
+        user: u1.saturating_sub(u0),
+        system: s1.saturating_sub(s0),
+    };
+    (out, cpu)
+}
+
+/// What the clock prints for `cfg` (only with text on stdout), and when it samples.
+fn clock_options(cfg: &Config, work: &Workload) -> ClockOptions {
+    let text = text_out(cfg);
+    ClockOptions {
+        // httperf: the first sample at (client id + 1) × 5 s / number of clients.
+        first_sample: tally::SAMPLE_INTERVAL
+            .mul_f64(f64::from(cfg.client_id + 1) / f64::from(cfg.num_clients.max(1))),
+        rates: text && cfg.verbose > 0,
+        sessions: work.is_session(),
+        periodic: text && cfg.periodic_stats,
+    }
+}
+
+/// What the engines of one run share with the runner's helper threads.
+#[derive(Debug, Clone, Copy)]
+struct Shared<'s> {
+    /// The progress board, when the progress line is shown.
+    board: Option<&'s Board>,
+    /// Open connections and the figures the clock samples.
+    tally: &'s Tally,
+    /// `--pin`: the cores the process may use (engine j gets `pacing::pin_core`).
+    pin: Option<&'s [usize]>,
+    /// `--metrics-listen`: each engine's metrics slot.
+    metrics: Option<&'s [std::sync::Arc<Slot>]>,
+}
+
+/// `--pin`: the cores engine threads are pinned to (None: not pinned, with a
+/// warning when there are more engine threads than cores).
+fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, Error> {
+    if !cfg.pacing.pin {
+        return Ok(None);
+    }
+    let allowed = net::allowed_cpus()
+        .map_err(|e| Error::Startup(format!("--pin: cannot read the allowed cores: {e}")))?;
+    let threads = cfg.threads.max(1);
+    if crate::model::pacing::pin_core(&allowed, 0, threads).is_none() {
+        eprintln!(
+            "rshperf: warning: --pin: {threads} engine threads for {} cores: threads not pinned",
+            allowed.len()
+        );
+        return Ok(None);
+    }
+    Ok(Some(allowed))
+}
+
+/// Each engine's outcome with its CPU time, and the clock's reply-rate samples.
+type EnginesOut = (Vec<(Outcome, EngineCpu)>, Vec<RateSample>);
+
+/// Runs the engines (the first on this thread), the progress display and the clock;
+/// returns the engines' outcomes and the clock's reply-rate samples.
+fn run_engines<'a>(
+    cfg: &'a Config,
+    work: &'a Workload,
+    hooks: Hooks<'a>,
+    shared: Shared<'_>,
+    threads: u32,
+    capacity: usize,
+    t0: Instant,
+) -> Result<EnginesOut, Error> {
+    let Shared {
+        board,
+        tally,
+        pin,
+        metrics,
+    } = shared;
+    let start_err = |e: io::Error| Error::Startup(format!("cannot start the event loop: {e}"));
+    // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
+    let (part, parts) = cfg.partition;
+    let stripes = parts.max(1) * threads;
+    let plan = |j: u32| {
+        let stripe = part + j * parts.max(1);
+        Plan {
+            stripe,
+            stripes,
+            arrivals: stripe_share(work.arrivals(cfg), stripe, stripes),
+            capacity,
+        }
+    };
+    let engine = move |j: u32| -> io::Result<(Outcome, EngineCpu)> {
+        let observer = (cfg.print_request.is_some() || cfg.print_reply.is_some()).then(|| {
+            Box::new(Printer::new(
+                io::stdout(),
+                cfg.print_request,
+                cfg.print_reply,
+            )) as Box<dyn ReplyObserver + '_>
+        });
+        let slot = board.and_then(|b| b.slots.get(j as usize));
+        let link = tally
+            .engine(j as usize)
+            .expect("the tally has a slot per engine");
+        let calls = hooks.calls.and_then(|make| make(j));
+        // The engine's own CPU (this thread): the report's CPU line, and client-bound
+        // detection (`stats.client`).
+        let core = pin.and_then(|allowed| crate::model::pacing::pin_core(allowed, j, threads));
+        if let Some(core) = core {
+            net::set_thread_cpus(&[core])?;
+        }
+        // A short scheduler slice for an engine keeping a slow schedule (`pacing`).
+        let period = if work.closed_loop(cfg).is_some() {
+            0.0
+        } else {
+            cfg.period.mean() * f64::from(stripes)
+        };
+        let slice = crate::model::pacing::engine_slice(&cfg.pacing, period)
+            .and_then(|s| net::set_thread_slice(Some(s)).ok());
+        let wall0 = Instant::now();
+        let (outcome, cpu) = with_thread_cpu(|| {
+            let metrics = metrics.and_then(|m| m.get(j as usize)).map(|s| &**s);
+            Engine::new(cfg, work, observer, slot, link, plan(j), t0)?
+                .with_call_observer(calls)
+                .with_metrics(metrics)
+                .run()
+        });
+        if slice == Some(true) {
+            // Engine 0 runs on the caller's thread: the default slice again.
+            let _ = net::set_thread_slice(None);
+        }
+        if let (Some(allowed), Some(_)) = (pin, core) {
+            // Engine 0 runs on the caller's thread: give it its cores back.
+            let _ = net::set_thread_cpus(allowed);
+        }
+        let mut outcome = outcome?;
+        outcome.stats.client.add_engine(
+            (cpu.user + cpu.system).as_secs_f64(),
+            wall0.elapsed().as_secs_f64(),
+        );
+        Ok((outcome, cpu))
+    };
+    let clock_opts = clock_options(cfg, work);
+    std::thread::scope(|scope| {
+        if let Some(b) = board {
+            scope.spawn(move || progress::display(b, t0));
+        }
+        let clock = scope.spawn(move || tally::clock(tally, t0, clock_opts, &mut io::stdout()));
+        let result = if threads == 1 {
+            engine(0).map(|o| vec![o]).map_err(start_err)
+        } else {
+            let handles: Vec<_> = (0..threads)
+                .map(|j| scope.spawn(move || engine(j)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h.join() {
+                    Ok(r) => r.map_err(start_err),
+                    Err(_) => Err(Error::Startup("an engine thread panicked".into())),
+                })
+                .collect()
+        };
+        if let Some(b) = board {
+            b.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        tally.finish();
+        clock.thread().unpark();
+        let samples = clock
+            .join()
+            .map_err(|_| Error::Startup("the clock thread panicked".into()))?;
+        result.map(|outcomes| (outcomes, samples))
+    })
+}
+
+/// The arrival rate `cfg` asks for, per second (None: sequential, or a closed loop).
+pub fn offered_rate(cfg: &Config) -> Option<f64> {
+    let mean = cfg.period.mean();
+    (cfg.concurrency == 0 && mean > 0.0).then(|| 1.0 / mean)
+}
+
+/// Whether stdout carries text (not with `--json=-`, where it is the JSON only).
+pub fn text_out(cfg: &Config) -> bool {
+    cfg.json.as_deref() != Some("-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_delay_is_bounded_and_never_panics() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let delay = |arg: &str| {
+            let opt = format!("--start-at={arg}");
+            let cfg =
+                Config::from_argv(&["rshperf", "--server=127.0.0.1", &opt]).expect("valid options");
+            start_delay(&cfg, now)
+        };
+        assert_eq!(delay("+2.5"), Ok(Duration::from_millis(2500)));
+        assert_eq!(delay("1700000010"), Ok(Duration::from_secs(10)));
+        assert_eq!(delay("1600000000"), Ok(Duration::ZERO));
+        assert_eq!(delay("1700604800"), Ok(MAX_START_DELAY));
+        for far in ["1700604801", "100000000000000000000"] {
+            let e = delay(far).expect_err("too far");
+            assert_eq!(
+                e.to_string(),
+                "rshperf: --start-at: the start time is more than 7 days (604800 s) away"
+            );
+        }
+    }
+}

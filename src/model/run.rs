@@ -1,0 +1,48 @@
+//! What one run of the engines produced (`RunResult`): the merged `Stats` and the
+//! facts around them (`RunInfo`: duration and CPU; `RunMeta`: wall-clock times,
+//! partition, threads, servers). Made by the engine layer's runner; read by every
+//! output and front end. Plain data.
+
+use std::time::SystemTime;
+
+use crate::model::stats::Stats;
+
+/// What one run of the engines produced: the merged statistics and the facts around
+/// them. Front ends (the classic run, `sweep`, `ab`, `lb`, `demo`) print it their way.
+#[derive(Debug)]
+pub struct RunResult {
+    /// Every engine's statistics, merged.
+    pub stats: Stats,
+    /// Duration and CPU time of the run.
+    pub info: RunInfo,
+    /// Wall-clock times, partition, threads and server names (for JSON).
+    pub meta: RunMeta,
+    /// Whether SIGINT/SIGTERM stopped it.
+    pub interrupted: bool,
+}
+
+/// Facts about the run that `Stats` does not hold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunInfo {
+    /// Test duration (delta), seconds.
+    pub duration: f64,
+    /// User CPU seconds used during the run.
+    pub cpu_user: f64,
+    /// System CPU seconds used during the run.
+    pub cpu_system: f64,
+}
+
+/// Facts about the run that neither `Config`, `Stats` nor `RunInfo` hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunMeta {
+    /// Wall-clock time the engines started.
+    pub start: SystemTime,
+    /// Wall-clock time the last engine stopped.
+    pub end: SystemTime,
+    /// `--partition=I/N` of this process: (I, N).
+    pub partition: (u32, u32),
+    /// Engines (threads) that ran.
+    pub threads: u32,
+    /// Names of the servers of a `--servers` run (empty otherwise).
+    pub servers: Vec<String>,
+}
