@@ -253,7 +253,7 @@ impl Engine<'_> {
         let (Some(tick), Some(timer)) = (p.tick, p.pace.as_ref()) else {
             return;
         };
-        if self.next_arrival.is_none() {
+        if self.pacer.next().is_none() {
             // No call is due any more: the tick stops.
             let _ = timer.set(None);
             return;

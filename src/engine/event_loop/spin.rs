@@ -213,7 +213,7 @@ impl Engine<'_> {
         if let Some(last) = last {
             self.spinner.on_event(now.saturating_duration_since(last));
         }
-        let Some(at) = self.next_arrival else {
+        let Some(at) = self.pacer.next() else {
             return now;
         };
         if self.closed.is_some() || self.stop.is_some() || !self.spinner.first(at, now) {
