@@ -14,7 +14,7 @@
 mod h2;
 pub mod send;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 pub mod transport;
 
 use std::collections::VecDeque;

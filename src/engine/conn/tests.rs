@@ -16,31 +16,31 @@ const TIMEOUT: Duration = Duration::from_secs(2);
 /// `--timeout` + `--think-timeout` of the tests.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(3);
 
-pub(super) fn ms(n: u64) -> Duration {
+pub(crate) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
 /// A reply with status `status` and a body of `n` bytes.
-pub(super) fn reply(status: u16, n: usize) -> Vec<u8> {
+pub(crate) fn reply(status: u16, n: usize) -> Vec<u8> {
     let mut r = format!("HTTP/1.1 {status} X\r\nContent-Length: {n}\r\n\r\n").into_bytes();
     r.extend(std::iter::repeat_n(b'a', n));
     r
 }
 
 /// A connection on a `Mem` transport, its engine-side state, and the clock.
-pub(super) struct Rig {
-    pub(super) conn: Conn<Mem>,
-    pub(super) stats: Stats,
-    pub(super) completions: Vec<Completion>,
-    pub(super) requests: Requests,
-    pub(super) t0: Instant,
-    pub(super) buf: Vec<u8>,
+pub(crate) struct Rig {
+    pub(crate) conn: Conn<Mem>,
+    pub(crate) stats: Stats,
+    pub(crate) completions: Vec<Completion>,
+    pub(crate) requests: Requests,
+    pub(crate) t0: Instant,
+    pub(crate) buf: Vec<u8>,
     next_id: u64,
 }
 
 impl Rig {
     /// A connection that started connecting at `t0` (HTTP/2 if `http2`).
-    pub(super) fn new(http2: bool) -> Rig {
+    pub(crate) fn new(http2: bool) -> Rig {
         let t0 = Instant::now();
         let id = ConnId::from_token(Token(0));
         let mut conn = Conn::new(id, t0);
@@ -65,17 +65,17 @@ impl Rig {
     }
 
     /// `t0` + `d`.
-    pub(super) fn at(&self, d: Duration) -> Instant {
+    pub(crate) fn at(&self, d: Duration) -> Instant {
         self.t0 + d
     }
 
     /// The transport.
-    pub(super) fn mem(&mut self) -> &mut Mem {
+    pub(crate) fn mem(&mut self) -> &mut Mem {
         self.conn.stream.as_mut().expect("the rig's transport")
     }
 
     /// Runs `f` with the connection and a `Ctx` lending the rig's statistics.
-    pub(super) fn with<R>(&mut self, f: impl FnOnce(&mut Conn<Mem>, &mut Ctx<'_>) -> R) -> R {
+    pub(crate) fn with<R>(&mut self, f: impl FnOnce(&mut Conn<Mem>, &mut Ctx<'_>) -> R) -> R {
         let mut ctx = Ctx {
             stats: &mut self.stats,
             timeout: Some(TIMEOUT),
@@ -88,14 +88,14 @@ impl Rig {
     }
 
     /// The connect completes at `now`.
-    pub(super) fn connect(&mut self, now: Instant) {
+    pub(crate) fn connect(&mut self, now: Instant) {
         let r = self.with(|c, ctx| c.on_connect_ready(now, ctx));
         assert_eq!(r, Ok(true));
     }
 
     /// Queues a call of the fixed request at `now` (as `Engine::issue` does); returns
     /// its id and request length.
-    pub(super) fn issue(&mut self, now: Instant) -> (u64, usize) {
+    pub(crate) fn issue(&mut self, now: Instant) -> (u64, usize) {
         let id = self.next_id;
         self.next_id += 1;
         let len = if self.conn.is_h2() {
@@ -121,13 +121,13 @@ impl Rig {
     }
 
     /// The socket is writable at `now`.
-    pub(super) fn writable(&mut self, now: Instant) -> Step {
+    pub(crate) fn writable(&mut self, now: Instant) -> Step {
         self.with(|c, ctx| c.on_writable(now, ctx))
     }
 
     /// The socket is readable at `now` (`closed`: the event also says the peer
     /// closed).
-    pub(super) fn readable(&mut self, now: Instant, closed: bool) -> Step {
+    pub(crate) fn readable(&mut self, now: Instant, closed: bool) -> Step {
         let mut buf = std::mem::take(&mut self.buf);
         let step = self.with(|c, ctx| c.on_readable(now, &mut buf, closed, ctx));
         self.buf = buf;
@@ -135,13 +135,13 @@ impl Rig {
     }
 
     /// `bytes` arrive at `now` (one readiness event).
-    pub(super) fn receive(&mut self, now: Instant, bytes: &[u8]) -> Step {
+    pub(crate) fn receive(&mut self, now: Instant, bytes: &[u8]) -> Step {
         self.mem().feed(bytes);
         self.readable(now, false)
     }
 
     /// (call id, status, first-byte time) of the completions so far, taken.
-    pub(super) fn done(&mut self) -> Vec<(u64, u16, Instant)> {
+    pub(crate) fn done(&mut self) -> Vec<(u64, u16, Instant)> {
         self.completions
             .drain(..)
             .map(|c| (c.call.id, c.status, c.first_byte))

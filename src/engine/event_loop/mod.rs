@@ -35,6 +35,7 @@ mod session;
 mod spare;
 mod spin;
 mod spread;
+mod timers;
 
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
@@ -44,6 +45,7 @@ use mio::net::UnixStream;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
+use crate::engine::clock::Monotonic;
 use crate::engine::conn::{Completion, Conn, Ctx, Owner, Phase, ReplyObserver, Step};
 use crate::engine::tally::EngineTally;
 use crate::model::call::{Call, CallRef};
@@ -180,11 +182,6 @@ pub struct Engine<'c> {
     interrupted: bool,
 }
 
-/// A positive option value in seconds as a Duration (huge values saturate).
-fn duration_of(secs: f64) -> Option<Duration> {
-    (secs > 0.0).then(|| Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
-}
-
 impl<'c> Engine<'c> {
     /// Sets up an engine for `plan`, starting at `t0`.
     pub fn new(
@@ -222,7 +219,7 @@ impl<'c> Engine<'c> {
         } else {
             None
         };
-        let runtime_end = duration_of(cfg.runtime).and_then(|d| t0.checked_add(d));
+        let runtime_end = timers::duration_of(cfg.runtime).and_then(|d| t0.checked_add(d));
         let spread = spread::Spread::new(cfg.pacing.overload, work.local.len(), cfg.hog);
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -309,8 +306,8 @@ impl<'c> Engine<'c> {
             }),
             calls: None,
             t0,
-            timeout: duration_of(cfg.timeout),
-            reply_timeout: duration_of(cfg.timeout + cfg.think_timeout),
+            timeout: timers::duration_of(cfg.timeout),
+            reply_timeout: timers::duration_of(cfg.timeout + cfg.think_timeout),
             next_call_id: u64::from(plan.stripe),
             done: 0,
             live: 0,
@@ -647,7 +644,7 @@ impl<'c> Engine<'c> {
         if self.closed.is_some() || self.arrivals_capped() || self.stop.is_some() {
             return;
         }
-        if let Some(spun) = self.spinner.spin_until(at) {
+        if let Some(spun) = self.spinner.spin_until(&Monotonic, at) {
             let p = &mut self.stats.pacing;
             p.spins += 1;
             p.spin_us = p
@@ -930,22 +927,10 @@ impl<'c> Engine<'c> {
     /// Makes sure a timer is pending no later than the connection's deadline. A later
     /// deadline leaves the earlier timer in place: it re-arms itself when it fires.
     fn arm_watchdog(&mut self, id: ConnId) {
-        let Some(conn) = self.table.get_mut(id) else {
-            return;
-        };
-        let Some(deadline) = conn.deadline() else {
-            return;
-        };
-        if let Some((armed, timer)) = conn.armed {
-            if armed <= deadline {
-                return;
-            }
-            self.wheel.cancel(timer);
+        if let Some(conn) = self.table.get_mut(id) {
+            let deadline = conn.deadline();
+            timers::arm(&mut self.wheel, &mut conn.armed, deadline, Timer::Watchdog(id));
         }
-        conn.armed = self
-            .wheel
-            .schedule(deadline, Timer::Watchdog(id))
-            .map(|t| (deadline, t));
     }
 
     fn on_timers(&mut self, now: Instant) {
@@ -966,16 +951,16 @@ impl<'c> Engine<'c> {
         let Some(conn) = self.table.get_mut(id) else {
             return;
         };
-        conn.armed = None;
-        match conn.deadline() {
-            Some(d) if d <= now => {
+        let deadline = conn.deadline();
+        match timers::fired(&mut conn.armed, deadline, now) {
+            timers::Fired::TimedOut => {
                 if self.cfg.debug > 0 {
                     eprintln!("rshperf: connection {} timed out", id.index());
                 }
                 self.finish(id, Some(ErrorKind::ClientTimo), now);
             }
-            Some(_) => self.arm_watchdog(id),
-            None => {}
+            timers::Fired::Rearm => self.arm_watchdog(id),
+            timers::Fired::Idle => {}
         }
     }
 
