@@ -25,6 +25,7 @@ mod burst;
 mod catchup;
 mod closed;
 mod connect;
+mod dispatch;
 mod h2flush;
 mod h2nap;
 mod pacer;
@@ -155,7 +156,7 @@ pub struct Engine<'c> {
     /// The closed loop (None: arrivals follow `schedule`).
     closed: Option<closed::ClosedState>,
     /// The `--call-rate` pool (None: arrivals are connections or sessions).
-    pool: Option<pool::PoolState>,
+    pool: Option<dispatch::PoolState>,
     /// Sees every completed request of an ab or lb run (`-g`).
     calls: Option<Box<dyn CallObserver + 'c>>,
     t0: Instant,
@@ -215,7 +216,7 @@ impl<'c> Engine<'c> {
         };
         let catchup = catchup::CatchUp::new(cfg.pacing.overload, mean_period, plan.capacity);
         let batch_tick = if cfg.call_rate > 0.0 {
-            pool::batch_tick(mean_period, cfg.pacing.spin)
+            dispatch::batch_tick(mean_period, cfg.pacing.spin)
         } else {
             None
         };
@@ -296,7 +297,7 @@ impl<'c> Engine<'c> {
                 .closed_loop(cfg)
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
             pool: (cfg.call_rate > 0.0).then(|| {
-                pool::PoolState::new(
+                dispatch::PoolState::new(
                     cfg.num_conns,
                     cfg.burst_length,
                     plan.arrivals,
