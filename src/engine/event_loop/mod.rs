@@ -366,10 +366,7 @@ impl<'c> Engine<'c> {
                 // A batched call rate's next call is due too (its own timer wakes a
                 // poll, not a nap).
                 let call = self.pacer.next().filter(|_| self.pool_batched());
-                let due = match (self.next_deadline(now), call) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
+                let due = h2nap::sooner(self.next_deadline(now), call);
                 self.nap.next(now, due)
             } else {
                 None
