@@ -183,3 +183,50 @@ fn the_reply_watchdog_restarts_with_progress_and_stops_when_idle() {
     let step = r.readable(r.at(ms(600)), true);
     assert_eq!(step, Step::Fail(ErrorKind::ConnReset));
 }
+
+#[test]
+fn a_malformed_frame_or_an_http1_answer_fails_the_connection_when_it_comes() {
+    // A SETTINGS frame whose length is not a multiple of 6: a protocol error, failed
+    // at the moment it arrives (not by the watchdog).
+    let mut r = rig_with_calls(1);
+    let mut bad = Vec::new();
+    frame::put_head(&mut bad, 5, kind::SETTINGS, 0, 0);
+    bad.extend_from_slice(&[0, 3, 0, 0, 0]);
+    let t2 = r.at(ms(2));
+    assert_eq!(r.receive(t2, &bad), Step::Fail(ErrorKind::Other));
+    assert_eq!(r.stats.http2.protocol_errors, 1);
+    // DATA on a stream never opened.
+    let mut r = rig_with_calls(1);
+    let mut f = settings(10);
+    frame::put_head(&mut f, 1, kind::DATA, flag::END_STREAM, 7);
+    f.push(b'x');
+    assert_eq!(r.receive(t2, &f), Step::Fail(ErrorKind::Other));
+    // An HTTP/1.1 server answering the preface.
+    let mut r = rig_with_calls(1);
+    let h1 = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+    assert_eq!(r.receive(t2, h1), Step::Fail(ErrorKind::Other));
+}
+
+#[test]
+fn goaway_mid_stream_then_close_resets_the_connection() {
+    let mut r = rig_with_calls(1);
+    let t2 = r.at(ms(2));
+    r.receive(t2, &settings(10));
+    assert_eq!(flush(&mut r, t2), [1]);
+    let mut block = Vec::new();
+    hpack::put_indexed(&mut block, 8);
+    let mut f = Vec::new();
+    frame::put_head(&mut f, block.len(), kind::HEADERS, flag::END_HEADERS, 1);
+    f.extend_from_slice(&block);
+    frame::put_head(&mut f, 3, kind::DATA, 0, 1);
+    f.extend_from_slice(b"abc");
+    frame::put_goaway(&mut f, 1, code::NO_ERROR);
+    r.mem().feed(&f);
+    r.mem()
+        .input
+        .push_back(crate::engine::conn::transport::Input::Eof);
+    let step = r.readable(r.at(ms(3)), true);
+    assert_eq!(step, Step::Fail(ErrorKind::ConnReset));
+    assert_eq!(r.stats.http2.goaways, 1);
+    assert!(r.done().is_empty());
+}
