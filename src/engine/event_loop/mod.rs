@@ -927,7 +927,12 @@ impl<'c> Engine<'c> {
     fn arm_watchdog(&mut self, id: ConnId) {
         if let Some(conn) = self.table.get_mut(id) {
             let deadline = conn.deadline();
-            timers::arm(&mut self.wheel, &mut conn.armed, deadline, Timer::Watchdog(id));
+            timers::arm(
+                &mut self.wheel,
+                &mut conn.armed,
+                deadline,
+                Timer::Watchdog(id),
+            );
         }
     }
 
