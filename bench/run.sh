@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rshperf benchmark suite (issue 5): targets P1..P7 plus --hog and ab anchors,
+# rshperf benchmark suite: targets P1..P7 plus --hog and ab anchors,
 # side by side with httperf 0.9.0 / wrk / ab on the same machine, loopback only.
 #
 #   bench/run.sh [--quick] [--h2-only] [--cr-only] [--out DIR]
@@ -9,11 +9,11 @@
 #   --h2-only run only the HTTP/2 rows (H2C, H2S: h2load -n $H2_N -c 50 -m 10
 #             against rshperf --http-version 2 on nginx's 8082 h2c and 8444 h2,
 #             $H2_ROUNDS alternating rounds each, medians compared)
-#   --cr-only run only the call-rate row (CR, issue 13 item 4: --call-rate $CR_RATE
+#   --cr-only run only the call-rate row (CR: --call-rate $CR_RATE
 #             over 50 keep-alive connections for $CR_S s against nginx on 8080:
 #             achieved rate within 0.5 %, lateness p99 <= 1 ms; $CR_ROUNDS rounds,
 #             medians; wrk2 -R alternating with it when a wrk2 binary is found)
-#   --integrations-only run only the issue-16 rows: UX (unix socket vs TCP to
+#   --integrations-only run only the integration rows: UX (unix socket vs TCP to
 #             nginx, CPU per connection, medians of 3 alternating runs), BODY
 #             (5 MB --body-file POSTed 1,000 times to rshperf serve: RSS growth)
 #             and MET (scripts/prometheus-check.sh: Prometheus vs the report)
@@ -21,26 +21,30 @@
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
 #             port search in connect(): __inet_hash_connect)
-#   --pacing  run only PACE600, PACE5000 and OVL (issue 11, items 3 and 4):
+#   --pacing  run only PACE600, PACE5000 and OVL:
 #             SYN schedule deviation at 600/s and 5,000/s of rshperf and
 #             httperf (tcpdump, syn_pacing.py) with their CPU seconds, and
 #             rshperf at --rate 17000 vs --rate 10000 vs httperf at 17000
-#   --sweep-only run only SWEEP (issue 11's done-when): the walk
+#   --sweep-only run only SWEEP: the rate walk
 #             `sweep --low-rate 2000 --high-rate 30000 --rate-step 2000
 #             --const-test-time 3` against nginx, then the same line with
 #             --find-max (on the walk's grid) and with --find-max --precision 2
 #             without the grid; $SWEEP_ROUNDS alternating rounds (default 1).
 #             PASS when every grid search lands within one step of the walk
 #             of its round in at most half its runs
-#   --ab12    run only AB12 (issue 12, item 4): `ab -k -c 50 -n $AB_N` and
+#   --ab12    run only AB12: `ab -k -c 50 -n $AB_N` and
 #             `rshperf ab -k -c 50 -n $AB_N` against `rshperf serve`, side by
 #             side (AB_N=200000 by default; AB_N=20000 for a quick check); needs
 #             neither nginx nor root
 #
-# Needs: nginx on 127.0.0.1:8080 serving /1k.html
-#        (bash scripts/nginx.sh start), httperf, wrk, ab, tcpdump
-#        (run as root), python3, /usr/bin/time, ss.
-# Env:   H2_N=requests of the HTTP/2 rows (default 200000; a small n checks them)
+# Needs: the loopback nginx of scripts/nginx.sh (bash scripts/nginx.sh start):
+#        /1k.html on 127.0.0.1:8080, h2c on 8082, h2 over TLS on 8444 and its unix
+#        socket; httperf, wrk, ab, h2load, tcpdump (run as root), python3,
+#        /usr/bin/time, ss.
+# Env:   HTTP_PORT, H2C_PORT, H2_PORT, NGINX_DIR, NGINX_SOCKET as for
+#        scripts/nginx.sh (defaults 8080, 8082, 8444, /tmp/rshperf-nginx-local and
+#        its nginx.sock); NGINX_PIDFILE, UX_SOCK override the last two's files.
+#        H2_N=requests of the HTTP/2 rows (default 200000; a small n checks them)
 #        H2_ROUNDS=alternating h2load/rshperf rounds of each HTTP/2 row (default 3;
 #        the summary compares medians)
 #        CR_RATE, CR_S=rate and seconds of the CR row (default 20000 and 10)
@@ -92,7 +96,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 HOST=127.0.0.1
-PORT=8080
+PORT=${HTTP_PORT:-8080}
+H2C_PORT=${H2C_PORT:-8082}
+H2_PORT=${H2_PORT:-8444}
 URI=/1k.html
 URL=http://$HOST:$PORT$URI
 T_START=$(date +%s)
@@ -137,7 +143,8 @@ if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
 [ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash scripts/nginx.sh start"
 fi
-NGINX_PIDFILE=${NGINX_PIDFILE:-/tmp/rshperf-nginx/nginx.pid}
+NGINX_DIR=${NGINX_DIR:-/tmp/rshperf-nginx-local}
+NGINX_PIDFILE=${NGINX_PIDFILE:-$NGINX_DIR/nginx.pid}
 NGINX_WORKER=
 if [ -r "$NGINX_PIDFILE" ]; then
   NGINX_WORKER=$(ps --ppid "$(cat "$NGINX_PIDFILE")" -o pid= 2>/dev/null | head -1 | tr -d ' ')
@@ -252,7 +259,7 @@ run_captured() {
 }
 
 # ---------------------------------------------------------------- AB12
-# Issue 12, item 4: `rshperf ab -k -c 50 -n N` against ab with the same arguments,
+# AB12: `rshperf ab -k -c 50 -n N` against ab with the same arguments,
 # one after the other, against `rshperf serve` (one thread: the same server for
 # both, and not nginx, so that the clients are compared). The summary reports req/s
 # and CPU per request of both (and max RSS: rshperf's must not grow with -n; a run
@@ -297,7 +304,7 @@ echo "rshperf benchmark suite -> $OUT   ($( [ $QUICK = 1 ] && echo quick || echo
 echo "binary: $RSH ($(date -r "$RSH" '+%F %T'))"
 echo "runs:"
 # ---------------------------------------------------------------- SWEEP
-# Issue 11's done-when: the walk on the issue's line, and --find-max on the same
+# SWEEP: the rate walk from 2,000 to 30,000, and --find-max on the same
 # line (on the walk's grid, and at --precision 2 without it), alternating rounds;
 # each writes its sweep document (--json), which summarize.py reads.
 SWEEP_LINE=(sweep --server $HOST --port $PORT --uri $URI --low-rate 2000 --high-rate 30000
@@ -317,7 +324,7 @@ if [ $SWEEP_ONLY = 1 ]; then
   exit 0
 fi
 # ---------------------------------------------------------------- CR
-# Issue 13, item 4: an open-loop call rate over keep-alive connections (wrk2's
+# CR: an open-loop call rate over keep-alive connections (wrk2's
 # model): --call-rate $CR_RATE over 50 connections for $CR_S s against nginx. The
 # report's `Call rate` line gives the achieved rate (calls taken by a connection
 # per second of the test) and `Call lateness` the p99 from each call's scheduled
@@ -344,10 +351,10 @@ if [ $CR_ONLY = 1 ]; then
   exit 0
 fi
 # ---------------------------------------------------------------- PACE600, PACE5000, OVL
-# Issue 11, item 4: SYNs on the wire against the schedule (syn_pacing.py, period
+# PACE: SYNs on the wire against the schedule (syn_pacing.py, period
 # 1e6/rate us) at 600/s and 5,000/s, rshperf (default --spin=auto) then httperf
 # (busy-polls), 3 s each; CPU seconds from /usr/bin/time.
-# Item 3: past the client's capacity. rshperf at --rate 17000 (1.5x its error-free
+# OVL: past the client's capacity. rshperf at --rate 17000 (1.5x its error-free
 # capacity here) must achieve >= 90 % of what it achieves error-free at --rate
 # 10000, and at least httperf's rate on the same 17000 line.
 pacing_rows() {
@@ -376,7 +383,7 @@ if [ $PACING_ONLY = 1 ]; then
   exit 0
 fi
 # ---------------------------------------------------------------- H2C, H2S
-# HTTP/2 (issue 13): h2load -n N -c 50 -m 10 against rshperf's equivalent, 50
+# HTTP/2: h2load -n N -c 50 -m 10 against rshperf's equivalent, 50
 # connections of N/50 calls with 10 streams in flight each, on nginx's h2c (8082)
 # and h2-over-TLS (8444) ports. CPU per request = (user + sys) / requests; nginx's
 # worker CPU per request beside it (nginx is saturated: the rate is its inverse).
@@ -387,27 +394,27 @@ h2_rows() {
   local calls=$(( H2_N / 50 )) k
   for k in $(seq 1 "$H2_ROUNDS"); do
     settle 2
-    run H2C.h2load.$k 120 h2load -n "$H2_N" -c 50 -m 10 "http://$HOST:8082$URI"
+    run H2C.h2load.$k 120 h2load -n "$H2_N" -c 50 -m 10 "http://$HOST:$H2C_PORT$URI"
     settle 2
-    run H2C.rsh.$k 120 "$RSH" --server $HOST --port 8082 --uri $URI --http-version 2 \
+    run H2C.rsh.$k 120 "$RSH" --server $HOST --port $H2C_PORT --uri $URI --http-version 2 \
       --num-conns 50 --num-calls "$calls" --burst-length 10 --rate 10000 --timeout 5
   done
   for k in $(seq 1 "$H2_ROUNDS"); do
     settle 2
-    run H2S.h2load.$k 120 h2load -n "$H2_N" -c 50 -m 10 "https://$HOST:8444$URI"
+    run H2S.h2load.$k 120 h2load -n "$H2_N" -c 50 -m 10 "https://$HOST:$H2_PORT$URI"
     settle 2
-    run H2S.rsh.$k 120 "$RSH" --server $HOST --port 8444 --ssl --uri $URI --http-version 2 \
+    run H2S.rsh.$k 120 "$RSH" --server $HOST --port $H2_PORT --ssl --uri $URI --http-version 2 \
       --num-conns 50 --num-calls "$calls" --burst-length 10 --rate 10000 --timeout 5
   done
 }
 # ---------------------------------------------------------------- UX, BODY, MET
-# Issue 16. UX: the same run over nginx's unix socket and over TCP, alternating,
+# UX: the same run over nginx's unix socket and over TCP, alternating,
 # 3 each (median CPU per connection from /usr/bin/time; counts must be equal).
 # BODY: a 5 MB --body-file POSTed 1,000 times to `rshperf serve` (which reads every
 # body before answering) against the same run without a body: max RSS growth minus
 # the file must stay under 1 MiB. MET: scripts/prometheus-check.sh (a 30 s run
 # scraped every second by Debian's prometheus; last values = the report's).
-UX_SOCK=${UX_SOCK:-/tmp/rshperf-nginx/nginx.sock}
+UX_SOCK=${UX_SOCK:-${NGINX_SOCKET:-$NGINX_DIR/nginx.sock}}
 integration_rows() {
   local i
   meta ux_sock "$UX_SOCK"
@@ -531,7 +538,7 @@ if [ $QUICK = 0 ]; then
   settle 4
   rss_run P6.httperf "${HP_BASE[@]}" --rate 5000 --num-conns 100000
 fi
-# T1 (issue 11): the per-second timeline keeps bounded state per second: VmRSS growth
+# T1: the per-second timeline keeps bounded state per second: VmRSS growth
 # between 4 s and 16 s at 2,000 conn/s with --timeline, extrapolated to 10 minutes
 # (target: at most 2 MiB).
 settle 4

@@ -352,7 +352,7 @@ else:
     ok = False
 rows.append(("P4 pacing 10k/s (+-0.5%, 100/50us)", fig, anc, ratio, verdict(ok)))
 
-# ------------------------------------------------------------------ PACE600, PACE5000 (issue 11, item 4)
+# ------------------------------------------------------------------ PACE600, PACE5000 (SYNs on the wire against the schedule)
 for rate in (600, 5000):
     a, h = R["PACE%d.rsh" % rate], R["PACE%d.httperf" % rate]
     if not a.present and not h.present:
@@ -377,7 +377,7 @@ for rate in (600, 5000):
             ok = ok and a.cpu <= 0.5 * h.cpu
     rows.append(("PACE%d SYN sched dev p99 <=100us, CPU <=0.5x httperf" % rate, fig, anc, ratio, verdict(ok)))
 
-# ------------------------------------------------------------------ OVL (issue 11, item 3)
+# ------------------------------------------------------------------ OVL (past the client's capacity: 17,000/s vs 10,000/s)
 a, h, b = R["OVL.rsh17"], R["OVL.httperf17"], R["OVL.rsh10"]
 if a.present or b.present:
     def ovl_fig(run):
@@ -544,7 +544,7 @@ for tag, port in (("H2C", "8082 h2c"), ("H2S", "8444 h2 over TLS")):
         continue
     rows.append((label, fig, anc, ratio, verdict(ok)))
 
-# ------------------------------------------------------------------ CR (issue 13, item 4)
+# ------------------------------------------------------------------ CR (--call-rate over 50 keep-alive connections)
 # CR_ROUNDS rounds (runs CR.rsh.K and CR.wrk2.K; a suite from before rounds has CR.rsh
 # and CR.wrk2): the figures are medians over the rounds, each round listed after them.
 def cr_median(xs):
@@ -591,7 +591,7 @@ if any(a.present for a, _ in cr_pairs):
         fig, anc, ratio, ok = "missing data (rc %s)" % ",".join(str(a.rc) for a, _ in cr_pairs), "-", "-", False
     rows.append((label, fig, anc, ratio, verdict(ok)))
 
-# ------------------------------------------------------------------ SWEEP (issue 11's done-when)
+# ------------------------------------------------------------------ SWEEP (the rate walk from 2,000 to 30,000 vs --find-max)
 def sweep_doc(name):
     t = rd(name, "json")
     try:
@@ -626,7 +626,7 @@ if "ab_rps" in ab.r:
     rows.append(("ab -n 30000 -c 50 (closed loop)", "-", "%s req/s, %d complete, %d failed, CPU %.2f s" % (
         fmt_rate(ab.r["ab_rps"]), ab.r.get("ab_complete", -1), ab.r.get("ab_failed", -1), ab.cpu or -1), "-", "info"))
 
-# ------------------------------------------------------------------ AB12 (issue 12, item 4)
+# ------------------------------------------------------------------ AB12 (rshperf ab vs ab against rshperf serve)
 a, b, small = R["AB12.rsh"], R["AB12.ab"], R["AB12.rsh10"]
 n = int(SUITE.get("ab12_n", "0") or 0)
 if a.present or b.present:
@@ -649,7 +649,7 @@ if a.present or b.present:
             ok = ok and a.maxrss <= small.maxrss + 2048
     rows.append(("AB12 ab -k -c 50 -n %d (rshperf serve)" % n, fig, "ab " + anc, ratio, verdict(ok)))
 
-# ------------------------------------------------------------------ UX, BODY, MET (issue 16)
+# ------------------------------------------------------------------ UX, BODY, MET (unix socket, --body-file, Prometheus)
 def median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2] if xs else None

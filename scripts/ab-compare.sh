@@ -192,7 +192,7 @@ fi
 U=http://127.0.0.1:8080
 body=$out/post.body
 printf 'name=value&x=%s' "$(head -c 300 /dev/zero | tr '\0' y)" > "$body"
-# The cases of issue 12's "Done when", then the other options.
+# The core cases (plain, keep-alive, HEAD, a 404, lb over two servers), then the other options.
 case_ab plain        -n 2000 -c 10 $U/
 case_ab keepalive    -k -n 20000 -c 50 $U/
 case_ab head         -i -n 500 -c 5 $U/

@@ -90,7 +90,7 @@ cases=(
   "$S --uri /100k.html --num-conns 10 --rate 20 --recv-buffer 262144"
   "$S --uri / --num-conns 100 --rate 200 --hog"
   "$S --uri /1k.html --num-conns 40 --rate 20 --max-connections 1"
-  # Issue 3: sessions, logs, URI generators.
+  # Sessions, logs, URI generators.
   "$S --wsesslog=6,0.1,$data/sess.log --rate 4"
   "$S --wsesslog=4,0,$data/sess.log --rate 0 --print-request --print-reply"
   "$S --wlog=y,$data/wlog.txt --num-conns 20 --num-calls 2 --rate 50"
@@ -108,7 +108,7 @@ cases=(
   "$S --uri /page/moved --wsesspage=4,1,0 --rate 0"
   "-v -v $S --uri /page/index.html --wsesspage=3,1,0.1 --rate 5"
   "$S --uri /page/index.html --wsesspage=3,1,0 --rate 5 --http-version 1.0"
-  # Issue 4: TLS against nginx's 8443.
+  # TLS against nginx's 8443.
   "$T --uri /1k.html --num-conns 20 --num-calls 5 --rate 20"
   "$T --uri /1k.html --wsess=10,4,0.1 --burst-length 2 --rate 10"
   "$T --uri /1k.html --wsess=10,4,0.1 --rate 10 --http-version 1.0"

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# A loopback nginx to aim rshperf (and httperf, ab, wrk) at: the target of the README's
-# examples, of scripts/compat-suite.sh and of bench/run.sh.
+# A loopback nginx to aim rshperf (and httperf, ab, wrk, h2load) at: the target of the
+# examples in README.md and docs/, of scripts/compat-suite.sh, scripts/ab-compare.sh,
+# scripts/prometheus-check.sh and of bench/run.sh.
 #
-#   scripts/nginx.sh start     start (or reload) it
+#   scripts/nginx.sh start     start it (or reload it with a new configuration)
 #   scripts/nginx.sh stop      stop it
-#   scripts/nginx.sh status    say whether it answers
+#   scripts/nginx.sh status    say which of its ports answer
 #
-# Listens on http://127.0.0.1:8080, http://[::1]:8080 and https://127.0.0.1:8443
-# (TLS 1.2 and 1.3, a self-signed certificate for localhost/127.0.0.1 made with
-# openssl; rshperf does not verify certificates unless --ssl-verify). Serves:
+# Listens on (one worker process; the environment variable that moves each):
+#   http://127.0.0.1:8080, http://[::1]:8080   HTTP/1.x                 HTTP_PORT
+#   https://127.0.0.1:8443                      HTTP/1.x over TLS 1.2/1.3 TLS_PORT
+#   http://127.0.0.1:8082                       HTTP/2 cleartext (h2c,    H2C_PORT
+#                                               prior knowledge only)
+#   https://127.0.0.1:8444                      HTTP/2 over TLS (ALPN h2) H2_PORT
+#   unix:$NGINX_DIR/nginx.sock                  HTTP/1.x on a unix socket NGINX_SOCKET
+# The TLS ports present a certificate for localhost and 127.0.0.1 signed by a CA made
+# here with openssl ($NGINX_DIR/ca.crt: give it to --ssl-ca-file with --ssl-verify;
+# rshperf does not verify certificates without --ssl-verify).
+# Serves, on every port:
 #   /               "hello" (index.html)        /1k.html, /16k.html, /100k.html (a, b, c)
 #   /echo           host|user-agent|x-test|cookie|method|content-length, one line
+#                   (any method, a request body is accepted)
 #   /cookie         a Set-Cookie: sid=...       /status/404, /status/500, /status/302
 #   /wset/A/B/C.html                            the --wset tree for N = 1000 (0/0/0 … 9/9/9)
 #   /page/index.html  a page for --wsesspage: embeds a.png, /page/b.png, <iframe f.html>
@@ -19,25 +29,37 @@
 #                     g.html embed nothing. /page/moved answers 302 Location:
 #                     /page/index.html.
 #   "Accept-Encoding: gzip" gets gzip, chunked.
-# Needs nginx and openssl (Debian/Ubuntu: apt-get install -y nginx-light openssl).
-# Environment: NGINX_DIR (default /tmp/rshperf-nginx-local: config, documents, logs),
-# HTTP_PORT (8080), TLS_PORT (8443). Runs as the calling user; nothing is installed.
+# Needs nginx with its ssl and http_v2 modules (Debian's packages have both) and openssl:
+# apt-get install -y nginx-light openssl.
+# Environment: NGINX_DIR (default /tmp/rshperf-nginx-local: configuration, documents,
+# certificates, logs, nginx.pid), the ports above, NGINX_SOCKET (default
+# $NGINX_DIR/nginx.sock). Runs as the calling user; nothing is installed. Example:
+#   HTTP_PORT=18080 TLS_PORT=18443 H2C_PORT=18082 H2_PORT=18444 bash scripts/nginx.sh start
+# (status needs the same variables; bench/run.sh reads them too).
 set -euo pipefail
 cmd=${1:-start}
 dir=${NGINX_DIR:-/tmp/rshperf-nginx-local}
 http_port=${HTTP_PORT:-8080}
 tls_port=${TLS_PORT:-8443}
+h2c_port=${H2C_PORT:-8082}
+h2_port=${H2_PORT:-8444}
+socket=${NGINX_SOCKET:-$dir/nginx.sock}
 
-running() { [ -f "$dir/nginx.pid" ] && kill -0 "$(cat "$dir/nginx.pid")" 2>/dev/null; }
+running() { [ -f "$dir/nginx.pid" ] && kill -0 "$(cat "$dir/nginx.pid" 2>/dev/null)" 2>/dev/null; }
 
 answers() {
   # bash's /dev/tcp: no curl needed.
-  exec 3<>"/dev/tcp/127.0.0.1/$http_port" 2>/dev/null || return 1
+  { exec 3<>"/dev/tcp/127.0.0.1/$http_port"; } 2>/dev/null || return 1
   printf 'GET /1k.html HTTP/1.0\r\n\r\n' >&3
   head -c 12 <&3 | grep -q '^HTTP/1.1 200'
   local ok=$?
   exec 3<&-
   return $ok
+}
+
+# listens PORT: something accepts TCP connections on 127.0.0.1:PORT.
+listens() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
 documents() {
@@ -73,14 +95,49 @@ PAGE
   printf '<html><body>frame g</body></html>\n' > "$html/page/g.html"
 }
 
+# A CA (ca.crt) and a server certificate it signed (tls.crt: localhost, 127.0.0.1 and
+# ::1), so that --ssl-verify --ssl-ca-file ca.crt has something to verify.
 certificate() {
-  [ -f "$dir/tls.crt" ] && return
-  openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj /CN=localhost \
-    -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
-    -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null
+  [ -f "$dir/ca.crt" ] && [ -f "$dir/tls.crt" ] && [ -f "$dir/tls.key" ] && return
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=rshperf test CA" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+    -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
+    -keyout "$dir/tls.key" -out "$dir/tls.csr" 2>/dev/null
+  printf '%s\n' 'basicConstraints=CA:FALSE' 'extendedKeyUsage=serverAuth' \
+    'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1' > "$dir/tls.ext"
+  openssl x509 -req -in "$dir/tls.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+    -CAcreateserial -days 3650 -extfile "$dir/tls.ext" -out "$dir/tls.crt" 2>/dev/null
+  rm -f "$dir/tls.csr" "$dir/tls.ext"
 }
 
 config() {
+  # nginx 1.25.1 moved HTTP/2 from a listen parameter to the http2 directive.
+  local version h2_listen=" http2" h2_on=""
+  version=$(nginx -v 2>&1 | sed -n 's|.*nginx/\([0-9.]*\).*|\1|p')
+  if [ "$(printf '%s\n' 1.25.1 "$version" | sort -V | head -1)" = 1.25.1 ]; then
+    h2_listen=""; h2_on="http2 on;"
+  fi
+  cat > "$dir/locations.conf" <<EOF
+# Written by rshperf's scripts/nginx.sh: the documents every port serves.
+ssl_certificate $dir/tls.crt;
+ssl_certificate_key $dir/tls.key;
+root $dir/html;
+location = /echo {
+  default_type text/plain;
+  client_max_body_size 0;
+  return 200 "\$host|\$http_user_agent|\$http_x_test|\$http_cookie|\$request_method|\$http_content_length\n";
+}
+location = /cookie {
+  default_type text/plain;
+  add_header Set-Cookie "sid=s3ss10n; Path=/";
+  return 200 "here is a cookie\n";
+}
+location = /status/404 { return 404; }
+location = /status/500 { return 500; }
+location = /status/302 { return 302 /; }
+location = /page/moved { absolute_redirect off; return 302 /page/index.html; }
+EOF
   cat > "$dir/nginx.conf" <<EOF
 # Written by rshperf's scripts/nginx.sh.
 worker_processes 1;
@@ -103,28 +160,22 @@ http {
   gzip on;
   gzip_types *;
   gzip_min_length 0;
+  ssl_protocols TLSv1.2 TLSv1.3;
+  ssl_session_cache shared:tls:4m;
+  # HTTP/1.x: TCP, TLS and the unix socket.
   server {
     listen 127.0.0.1:$http_port backlog=16384;
     listen [::1]:$http_port;
     listen 127.0.0.1:$tls_port ssl backlog=16384;
-    ssl_certificate $dir/tls.crt;
-    ssl_certificate_key $dir/tls.key;
-    ssl_protocols TLSv1.2 TLSv1.3;
-    ssl_session_cache shared:tls:4m;
-    root $dir/html;
-    location = /echo {
-      default_type text/plain;
-      return 200 "\$host|\$http_user_agent|\$http_x_test|\$http_cookie|\$request_method|\$http_content_length\n";
-    }
-    location = /cookie {
-      default_type text/plain;
-      add_header Set-Cookie "sid=s3ss10n; Path=/";
-      return 200 "here is a cookie\n";
-    }
-    location = /status/404 { return 404; }
-    location = /status/500 { return 500; }
-    location = /status/302 { return 302 /; }
-    location = /page/moved { absolute_redirect off; return 302 /page/index.html; }
+    listen unix:$socket backlog=16384;
+    include $dir/locations.conf;
+  }
+  # HTTP/2: h2c with prior knowledge, and h2 over TLS (ALPN offers h2 and http/1.1).
+  server {
+    listen 127.0.0.1:$h2c_port$h2_listen backlog=16384;
+    listen 127.0.0.1:$h2_port ssl$h2_listen backlog=16384;
+    $h2_on
+    include $dir/locations.conf;
   }
 }
 EOF
@@ -133,25 +184,48 @@ EOF
 case "$cmd" in
 start)
   command -v nginx >/dev/null || { echo "nginx is not installed (apt-get install -y nginx-light)" >&2; exit 2; }
-  command -v openssl >/dev/null || { echo "openssl is not installed" >&2; exit 2; }
+  command -v openssl >/dev/null || { echo "openssl is not installed (apt-get install -y openssl)" >&2; exit 2; }
   mkdir -p "$dir/tmp"
   documents
   certificate
   config
   if running; then
-    nginx -p "$dir" -c "$dir/nginx.conf" -s reload
+    # (quiet unless it fails: it notes "signal process started" on stderr)
+    out=$(nginx -p "$dir" -c "$dir/nginx.conf" -s reload 2>&1) || { echo "$out" >&2; exit 1; }
+    sleep 0.5
   else
+    # A socket file left by an nginx that did not stop cleanly blocks the bind.
+    [ -S "$socket" ] && rm -f "$socket"
     nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
   fi
   for _ in $(seq 50); do answers && break; sleep 0.1; done
   answers || { echo "nginx does not answer on 127.0.0.1:$http_port (see $dir/error.log)" >&2; exit 1; }
-  echo "nginx: http://127.0.0.1:$http_port/ http://[::1]:$http_port/ https://127.0.0.1:$tls_port/ ($dir)"
+  for p in "$tls_port" "$h2c_port" "$h2_port"; do
+    listens "$p" || { echo "nginx does not listen on 127.0.0.1:$p (see $dir/error.log)" >&2; exit 1; }
+  done
+  echo "nginx: http://127.0.0.1:$http_port/ http://[::1]:$http_port/ https://127.0.0.1:$tls_port/"
+  echo "       h2c http://127.0.0.1:$h2c_port/ h2 https://127.0.0.1:$h2_port/ unix:$socket"
+  echo "       CA certificate $dir/ca.crt (logs, configuration: $dir)"
   ;;
 stop)
-  if running; then kill "$(cat "$dir/nginx.pid")"; echo "nginx stopped"; else echo "nginx was not running"; fi
+  if running; then
+    kill "$(cat "$dir/nginx.pid")"
+    for _ in $(seq 50); do running || break; sleep 0.1; done
+    echo "nginx stopped"
+  else
+    echo "nginx was not running"
+  fi
   ;;
 status)
-  if answers; then echo "answering on 127.0.0.1:$http_port"; else echo "not answering on 127.0.0.1:$http_port"; exit 1; fi
+  if answers; then
+    echo "answering on 127.0.0.1:$http_port"
+    for p in "$tls_port" "$h2c_port" "$h2_port"; do
+      if listens "$p"; then echo "listening on 127.0.0.1:$p"; else echo "not listening on 127.0.0.1:$p"; fi
+    done
+    if [ -S "$socket" ]; then echo "socket $socket"; else echo "no socket at $socket"; fi
+  else
+    echo "not answering on 127.0.0.1:$http_port"; exit 1
+  fi
   ;;
 *)
   echo "usage: $0 start|stop|status" >&2

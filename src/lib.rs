@@ -15,7 +15,6 @@ pub mod wire;
 use std::io::Write;
 
 use front::cli::Command;
-use model::config::Config;
 use wire::error::Error;
 
 /// Runs rshperf with `argv` (program name first) and returns the exit status.
@@ -42,7 +41,7 @@ fn try_run(argv: &[String]) -> Result<i32, Error> {
         }
         Command::Run(args) => args,
     };
-    let cfg = Config::from_args(args)?;
+    let cfg = front::httperf::config(&args)?;
     if let Some(opt) = cfg.unsupported() {
         return Err(Error::Usage(format!("{opt} is not supported yet")));
     }

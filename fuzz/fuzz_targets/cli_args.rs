@@ -1,5 +1,5 @@
 //! Fuzz target: command-line parsing and validation (`rshperf::front::cli::parse` and
-//! `rshperf::model::config::Config::from_args`).
+//! `rshperf::front::httperf::build`, the mapping onto `ConfigBuilder`).
 //!
 //! The input is split on NUL bytes into arguments (invalid UTF-8 replaced, as `main`
 //! does). `--server=127.0.0.1` goes first so the configuration never needs DNS, and
@@ -12,7 +12,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use rshperf::front::cli::{self, Command};
-use rshperf::model::config::Config;
+use rshperf::front::httperf;
+use rshperf::wire::error::Error;
 
 /// Could this argument set `--server` (and so make the configuration resolve a name)?
 fn sets_server(arg: &str) -> bool {
@@ -32,9 +33,9 @@ fuzz_target!(|input: &[u8]| {
         return;
     }
     let err = match cli::parse(&argv) {
-        Ok(Command::Run(args)) => match Config::from_args(args) {
+        Ok(Command::Run(args)) => match httperf::build(&args) {
             Ok(_) => return,
-            Err(e) => e,
+            Err(rejected) => Error::from(rejected.error),
         },
         Ok(Command::Help(_) | Command::Version(_)) => return,
         Err(e) => e,

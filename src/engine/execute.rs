@@ -84,7 +84,7 @@ pub fn execute_with<'a>(
         // A closed stdout must not stop the run or cause a panic: write errors are
         // ignored.
         let _ = writeln!(out, "{}", cfg.echo_line());
-        if cfg.verbose > 0 {
+        if cfg.output.verbose > 0 {
             let _ = writeln!(
                 out,
                 "rshperf: maximum number of open descriptors = {nofile}"
@@ -94,11 +94,11 @@ pub fn execute_with<'a>(
     }
 
     std::thread::sleep(start_delay);
-    let threads = cfg.threads.max(1);
+    let threads = cfg.load.threads.max(1);
     let per_engine_fds =
         nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
     let capacity = usize::try_from(per_engine_fds.max(1)).unwrap_or(usize::MAX);
-    let board = progress::wanted(cfg.progress).then(|| Board {
+    let board = progress::wanted(cfg.output.progress).then(|| Board {
         slots: (0..threads).map(|_| progress::Slot::default()).collect(),
         done: Default::default(),
     });
@@ -109,7 +109,7 @@ pub fn execute_with<'a>(
         let labels = RunLabels {
             step,
             offered_rate: offered_rate(cfg),
-            servers: if cfg.servers.is_some() {
+            servers: if cfg.target.servers.is_some() {
                 work.targets.iter().map(|t| t.label.clone()).collect()
             } else {
                 Vec::new()
@@ -159,7 +159,7 @@ pub fn execute_with<'a>(
     let meta = RunMeta {
         start: wall_start,
         end: wall_end,
-        partition: cfg.partition,
+        partition: cfg.load.partition,
         threads,
         servers: work.targets.iter().map(|t| t.label.clone()).collect(),
     };
@@ -177,7 +177,7 @@ const MAX_START_DELAY: Duration = Duration::from_secs(7 * 86_400);
 /// `--start-at`: how long to wait, from `now`, before the engines start (zero for a
 /// time already past); a start more than a week away is an error.
 fn start_delay(cfg: &Config, now: SystemTime) -> Result<Duration, Error> {
-    let secs = match cfg.start_at {
+    let secs = match cfg.load.start_at {
         None => return Ok(Duration::ZERO),
         Some(StartAt::After(s)) => s,
         Some(StartAt::Unix(t)) => {
@@ -223,10 +223,10 @@ fn clock_options(cfg: &Config, work: &Workload) -> ClockOptions {
     ClockOptions {
         // httperf: the first sample at (client id + 1) × 5 s / number of clients.
         first_sample: tally::SAMPLE_INTERVAL
-            .mul_f64(f64::from(cfg.client_id + 1) / f64::from(cfg.num_clients.max(1))),
-        rates: text && cfg.verbose > 0,
+            .mul_f64(f64::from(cfg.load.client_id + 1) / f64::from(cfg.load.num_clients.max(1))),
+        rates: text && cfg.output.verbose > 0,
         sessions: work.is_session(),
-        periodic: text && cfg.periodic_stats,
+        periodic: text && cfg.output.periodic_stats,
     }
 }
 
@@ -251,7 +251,7 @@ fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, Error> {
     }
     let allowed = net::allowed_cpus()
         .map_err(|e| Error::Startup(format!("--pin: cannot read the allowed cores: {e}")))?;
-    let threads = cfg.threads.max(1);
+    let threads = cfg.load.threads.max(1);
     if crate::model::pacing::pin_core(&allowed, 0, threads).is_none() {
         eprintln!(
             "rshperf: warning: --pin: {threads} engine threads for {} cores: threads not pinned",
@@ -284,7 +284,7 @@ fn run_engines<'a>(
     } = shared;
     let start_err = |e: io::Error| Error::Startup(format!("cannot start the event loop: {e}"));
     // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
-    let (part, parts) = cfg.partition;
+    let (part, parts) = cfg.load.partition;
     let stripes = parts.max(1) * threads;
     let plan = |j: u32| {
         let stripe = part + j * parts.max(1);
@@ -296,13 +296,14 @@ fn run_engines<'a>(
         }
     };
     let engine = move |j: u32| -> io::Result<(Outcome, EngineCpu)> {
-        let observer = (cfg.print_request.is_some() || cfg.print_reply.is_some()).then(|| {
-            Box::new(Printer::new(
-                io::stdout(),
-                cfg.print_request,
-                cfg.print_reply,
-            )) as Box<dyn ReplyObserver + '_>
-        });
+        let observer = (cfg.output.print_request.is_some() || cfg.output.print_reply.is_some())
+            .then(|| {
+                Box::new(Printer::new(
+                    io::stdout(),
+                    cfg.output.print_request,
+                    cfg.output.print_reply,
+                )) as Box<dyn ReplyObserver + '_>
+            });
         let slot = board.and_then(|b| b.slots.get(j as usize));
         let link = tally
             .engine(j as usize)
@@ -318,7 +319,7 @@ fn run_engines<'a>(
         let period = if work.closed_loop(cfg).is_some() {
             0.0
         } else {
-            cfg.period.mean() * f64::from(stripes)
+            cfg.load.period.mean() * f64::from(stripes)
         };
         let slice = crate::model::pacing::engine_slice(&cfg.pacing, period)
             .and_then(|s| net::set_thread_slice(Some(s)).ok());
@@ -379,13 +380,13 @@ fn run_engines<'a>(
 
 /// The arrival rate `cfg` asks for, per second (None: sequential, or a closed loop).
 pub fn offered_rate(cfg: &Config) -> Option<f64> {
-    let mean = cfg.period.mean();
-    (cfg.concurrency == 0 && mean > 0.0).then(|| 1.0 / mean)
+    let mean = cfg.load.period.mean();
+    (cfg.load.concurrency == 0 && mean > 0.0).then(|| 1.0 / mean)
 }
 
 /// Whether stdout carries text (not with `--json=-`, where it is the JSON only).
 pub fn text_out(cfg: &Config) -> bool {
-    cfg.json.as_deref() != Some("-")
+    cfg.output.json.as_deref() != Some("-")
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! scanner and its diagnostics (plus a `did you mean --NAME?` line after glibc's for a
 //! misspelt option), httperf's usage lines (`usage`; `help` adds the rest of `--help`)
 //! and the `-V` version text. It does not interpret option values: `Args` keeps every
-//! option occurrence raw and in command-line order, and `config::Config::from_args`
-//! validates them. Called by `lib::run` (and by `Config::from_argv` in tests).
+//! option occurrence raw and in command-line order, and `front::httperf` maps them onto
+//! `ConfigBuilder`. Called by `lib::run` (and by `front::httperf::from_argv`).
 //!
 //! Rules reproduced from glibc: unique-prefix abbreviations (an exact match wins; an
 //! ambiguous prefix lists the candidates in table order), `--opt=value` and

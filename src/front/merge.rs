@@ -24,11 +24,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use crate::model::config::Config;
+use crate::model::report::{Facts, Report};
 use crate::model::run::{RunInfo, RunMeta};
 use crate::model::stats::Stats;
 use crate::output::classic::write_report;
-use crate::output::json::{stats_from_json, to_json};
+use crate::output::extras::call_rate_lines;
+use crate::output::json::{document, stats_from_json};
 use crate::output::percentiles::write_percentiles;
 use crate::output::servers::write_servers;
 use crate::output::session::{write_session_block, SessionSummary};
@@ -36,7 +37,7 @@ use crate::output::summary::Summary;
 use crate::wire::error::Error;
 
 /// Config members that define the workload: inputs must agree on all of them.
-const WORKLOAD_KEYS: [&str; 16] = [
+const WORKLOAD_KEYS: [&str; 17] = [
     "server",
     "servers",
     "port",
@@ -53,6 +54,7 @@ const WORKLOAD_KEYS: [&str; 16] = [
     "wsesspage",
     "wlog",
     "wset",
+    "call_rate",
 ];
 
 /// Inputs whose starts lie further apart than this (seconds) get a warning: rates over
@@ -104,6 +106,8 @@ pub struct Input {
     pub start: f64,
     /// Names of the servers of a `--servers` run, one per `stats.servers` element.
     pub servers: Vec<String>,
+    /// `--call-rate` target of the run, calls per second (0: not given).
+    pub call_rate: f64,
 }
 
 impl Input {
@@ -150,17 +154,37 @@ impl Input {
         if !run.duration.is_finite() || run.duration < 0.0 {
             return Err(bad("duration_s is not a duration"));
         }
-        // The names are report facts (`servers[].server`), one per raw.servers element.
-        let servers: Vec<String> = match doc.get("servers") {
-            None => Vec::new(),
-            Some(list) => list
-                .as_array()
-                .and_then(|a| {
-                    a.iter()
-                        .map(|s| s.get("server").and_then(Value::as_str).map(str::to_string))
-                        .collect()
+        // The names, one per raw.servers element: `run.servers` (documents of earlier
+        // releases name them only in the figures, `servers[].server`).
+        let names = |list: &Value, key: Option<&str>| -> Option<Vec<String>> {
+            list.as_array()?
+                .iter()
+                .map(|s| {
+                    key.map_or(Some(s), |k| s.get(k))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
                 })
+                .collect()
+        };
+        let servers: Vec<String> = match (
+            run_member.and_then(|r| r.get("servers")),
+            doc.get("servers"),
+        ) {
+            (Some(list), _) => {
+                names(list, None).ok_or_else(|| bad("run.servers is not a list of names"))?
+            }
+            (None, None) => Vec::new(),
+            (None, Some(list)) => names(list, Some("server"))
                 .ok_or_else(|| bad("servers is not a list of {\"server\": NAME, …}"))?,
+        };
+        // `--call-rate`: every part ran the whole rate's share of one schedule, so the
+        // target is the parts' common `config.call_rate` (0: not given).
+        let call_rate = match config.get("call_rate") {
+            None => 0.0,
+            Some(v) => v
+                .as_f64()
+                .filter(|r| r.is_finite() && *r >= 0.0)
+                .ok_or_else(|| bad("config.call_rate is not a rate"))?,
         };
         if servers.len() != stats.servers.len() {
             return Err(bad(&format!(
@@ -179,6 +203,7 @@ impl Input {
             threads,
             start,
             servers,
+            call_rate,
         })
     }
 
@@ -318,6 +343,21 @@ pub struct Merged {
     pub threads: u32,
     /// Server names of a `--servers` workload (the same in every input).
     pub servers: Vec<String>,
+    /// The `--call-rate` target (the same in every input: `call_rate` is part of the
+    /// workload).
+    pub call_rate: f64,
+}
+
+impl Merged {
+    /// The figures of the union, derived from its raw counters and facts as a run's
+    /// are.
+    pub(crate) fn report(&self) -> Report {
+        let facts = Facts {
+            call_rate: self.call_rate,
+            servers: self.servers.clone(),
+        };
+        Report::new(&self.stats, &self.run, &facts)
+    }
 }
 
 /// Merges checked inputs; fails (naming the input and the field) when a sum would
@@ -356,6 +396,7 @@ pub fn merge(inputs: &[Input]) -> Result<Merged, String> {
             .first()
             .map(|i| i.servers.clone())
             .unwrap_or_default(),
+        call_rate: inputs.first().map_or(0.0, |i| i.call_rate),
     })
 }
 
@@ -409,15 +450,8 @@ pub fn write_text<W: Write>(
         &merged.servers,
         merged.run.duration,
     )?;
-    // `--call-rate`: every part ran the whole rate's share of one schedule, so the
-    // target is the parts' common `config.call_rate`.
-    let rate = inputs
-        .first()
-        .and_then(|i| i.config.get("call_rate"))
-        .and_then(serde_json::Value::as_f64)
-        .unwrap_or(0.0);
-    if let Some(lines) = merged.stats.pool.report_lines(rate, merged.run.duration) {
-        writeln!(out, "{lines}")?;
+    if let Some(c) = &merged.report().call_rate {
+        writeln!(out, "{}", call_rate_lines(c))?;
     }
     if percentiles {
         write_percentiles(out, &merged.stats)?;
@@ -434,15 +468,11 @@ fn system_time(unix: f64) -> SystemTime {
     }
 }
 
-/// The merged document: the layout of a run's (`docs/json.md`), with the first input's
-/// `config` (its `partition` set to `[0, 1]`, the echo line without `--partition`, `json`
-/// the merged file) and `run.merged_from` listing the inputs.
+/// The merged document: the layout of a run's (`docs/json.md`), its figures derived
+/// from the merged raw counters as a run derives them (`Merged::report`), with the
+/// first input's `config` (its `partition` set to `[0, 1]`, the echo line without
+/// `--partition`, `json` the merged file) and `run.merged_from` listing the inputs.
 pub fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -> Value {
-    // `to_json` renders a `Config`; a merge has none, so it renders a fixed one and the
-    // config member is then replaced by the inputs' (checked equal where it matters).
-    let cfg = Config::from_argv(&["rshperf", "--server=127.0.0.1"])
-        .expect("fixed valid options for the placeholder config");
-    let summary = Summary::new(&merged.stats, &merged.run);
     let meta = RunMeta {
         start: system_time(merged.start),
         end: system_time(merged.start + merged.run.duration),
@@ -450,7 +480,6 @@ pub fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -
         threads: merged.threads,
         servers: merged.servers.clone(),
     };
-    let mut doc = to_json(&cfg, &merged.stats, &summary, &merged.run, &meta);
     let mut config = inputs.first().map_or(Value::Null, |i| i.config.clone());
     if let Some(c) = config.as_object_mut() {
         let echo = inputs.first().map(Input::echo).unwrap_or_default();
@@ -458,7 +487,7 @@ pub fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -
         c.insert("partition".into(), json!([0, 1]));
         c.insert("json".into(), json!(json_dest));
     }
-    doc["config"] = config;
+    let mut doc = document(config, &merged.report(), &merged.stats, &merged.run, &meta);
     let files: Vec<&str> = inputs.iter().map(|i| i.file.as_str()).collect();
     doc["run"]["merged_from"] = json!(files);
     doc
@@ -518,6 +547,8 @@ pub fn merge_main(args: &[String]) -> i32 {
 mod tests {
     use super::*;
     use crate::front::subcommand::Parsed;
+    use crate::model::config::Config;
+    use crate::output::json::to_json;
 
     fn args(list: &[&str]) -> Vec<String> {
         std::iter::once("merge")
@@ -564,11 +595,11 @@ mod tests {
         let meta = RunMeta {
             start: system_time(start),
             end: system_time(start + duration),
-            partition: cfg.partition,
+            partition: cfg.load.partition,
             threads: 1,
             servers: Vec::new(),
         };
-        to_json(&cfg, &s, &Summary::new(&s, &run), &run, &meta)
+        to_json(&cfg, &s, &run, &meta)
     }
 
     fn input(name: &str, d: &Value) -> Input {

@@ -5,6 +5,7 @@
 pub mod ab;
 pub mod cli;
 pub mod help;
+pub mod httperf;
 pub mod merge;
 pub mod operand;
 pub mod runner;

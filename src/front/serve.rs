@@ -20,6 +20,7 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use crate::front::cli::{self, Command, Opt};
+use crate::front::httperf;
 use crate::model::config::Config;
 use crate::wire::error::Error;
 
@@ -170,7 +171,7 @@ pub fn demo_main(args: &[String]) -> i32 {
 fn try_demo(args: &[String]) -> Result<i32, Error> {
     let mut argv = vec!["rshperf".to_string()];
     argv.extend_from_slice(args.get(1..).unwrap_or_default());
-    match cli::parse(&argv)? {
+    let args = match cli::parse(&argv)? {
         Command::Help(_) => {
             print_stdout(DEMO_USAGE);
             return Ok(0);
@@ -197,17 +198,17 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
                     url.text, url.text
                 )));
             }
+            a
         }
-    }
+    };
     let server = spawn(ServeOptions {
         addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         ..ServeOptions::default()
     })
     .map_err(|e| Error::Startup(format!("demo: cannot start the server: {e}")))?;
-    let port = server.addr().port().to_string();
-    let mut full = vec!["rshperf", "--server", "127.0.0.1", "--port", &port];
-    full.extend(argv[1..].iter().map(String::as_str));
-    let cfg = Config::from_argv(&full)?;
+    let mut builder = Config::builder();
+    builder.server("127.0.0.1").port(server.addr().port());
+    let cfg = httperf::finish(httperf::build_with(builder, &args))?;
     if let Some(opt) = cfg.unsupported() {
         return Err(Error::Usage(format!("{opt} is not supported yet")));
     }

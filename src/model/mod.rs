@@ -5,6 +5,9 @@
 pub mod call;
 pub mod config;
 pub mod pacing;
+pub mod report;
 pub mod run;
 pub mod stats;
+pub mod summary;
+pub mod threshold;
 pub mod workload;

@@ -16,7 +16,7 @@ use crate::wire::cfmt::fixed;
 
 use super::session::{write_session_block, SessionSummary};
 use super::summary::Summary;
-use crate::model::stats::Stats;
+use crate::model::stats::{ErrorKind, Stats, ERROR_KINDS};
 
 /// Writes the classic report; `verbose` ≥ 2 adds the connection-lifetime histogram.
 pub fn write_report<W: Write>(out: &mut W, s: &Summary<'_>, verbose: u32) -> io::Result<()> {
@@ -157,19 +157,17 @@ fn write_resources<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
     )
 }
 
-/// The two `Errors` lines.
+/// The two `Errors` lines: the total and the first four kinds, then the other four
+/// (httperf's layout; names from `ErrorKind`).
 fn write_errors<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
-    let [client_timo, socket_timo, refused, reset, fd, addr, ftab, other] = s.errors;
-    writeln!(
-        out,
-        "Errors: total {} client-timo {client_timo} socket-timo {socket_timo} \
-         connrefused {refused} connreset {reset}",
-        s.errors_total
-    )?;
-    writeln!(
-        out,
-        "Errors: fd-unavail {fd} addrunavail {addr} ftab-full {ftab} other {other}"
-    )
+    let kinds = |range: std::ops::Range<usize>| {
+        ErrorKind::ALL[range]
+            .iter()
+            .map(|k| format!(" {} {}", k.name(), s.errors[k.index()]))
+            .collect::<String>()
+    };
+    writeln!(out, "Errors: total {}{}", s.errors_total, kinds(0..4))?;
+    writeln!(out, "Errors:{}", kinds(4..ERROR_KINDS))
 }
 
 /// The session block (`--wsess`, `--wsesslog`), printed right after `write_report`:

@@ -1,26 +1,28 @@
 //! `--csv=FILE`: one row per run appended to a file, for parameter sweeps.
 //!
-//! Owns the column set (`COLUMNS`, documented in `docs/json.md`): the options that vary
-//! in sweeps (server, port, URI, rate, connections, calls, threads) followed by the main
-//! figures, unrounded, and RFC 4180 quoting. The header is written when the file is new
-//! or empty, so a sweep script just repeats `--csv=sweep.csv`. Computes nothing itself
-//! (see `summary` and `percentiles`). Called by the runner after the report.
+//! The columns (documented in `docs/json.md` §3) are the options that vary in sweeps
+//! (server, port, URI, rate, connections, calls, threads) after the timestamp, then
+//! every figure of the report schema's `Figures` (`model::report`) under its flattened
+//! name (`connections.rate` → `connections_rate`), unrounded, then the findings: no
+//! column list is kept here. RFC 4180 quoting. The header is written when the file is
+//! new or empty, so a sweep script just repeats `--csv=sweep.csv`. Computes nothing
+//! itself. Called by the runner and sweep after the report.
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::Path;
 use std::time::SystemTime;
 
+use serde_json::Value;
+
 use crate::model::config::Config;
-use crate::model::stats::Stats;
+use crate::model::report::{flat, to_value, Report};
 use crate::output::advice::{self, Advice};
 
 use super::json::rfc3339;
-use super::summary::Summary;
-use crate::model::stats::quantile_ms;
 
-/// Column names, in order.
-pub const COLUMNS: [&str; 41] = [
+/// The columns before the figures: the timestamp and the options of the run.
+const CONFIG_COLUMNS: [&str; 8] = [
     "timestamp",
     "server",
     "port",
@@ -29,44 +31,26 @@ pub const COLUMNS: [&str; 41] = [
     "num_conns",
     "num_calls",
     "threads",
-    "duration_s",
-    "connections",
-    "requests",
-    "replies",
-    "conn_rate",
-    "req_rate",
-    "reply_rate_avg",
-    "connect_ms",
-    "response_ms",
-    "transfer_ms",
-    "lifetime_avg_ms",
-    "p50_ms",
-    "p90_ms",
-    "p99_ms",
-    "p99_9_ms",
-    "max_ms",
-    "status_1xx",
-    "status_2xx",
-    "status_3xx",
-    "status_4xx",
-    "status_5xx",
-    "errors_total",
-    "client_timo",
-    "socket_timo",
-    "connrefused",
-    "connreset",
-    "fd_unavail",
-    "addrunavail",
-    "ftab_full",
-    "other",
-    "cpu_total_pct",
-    "net_io_kbs",
-    "findings",
 ];
 
+/// The column after the figures.
+const FINDINGS: &str = "findings";
+
+/// Column names, in order: `CONFIG_COLUMNS`, the figures' names (those of `report`'s
+/// `Figures`; every report has the same), `findings`.
+pub(crate) fn columns(report: &Report) -> Vec<String> {
+    let figures = flat(&to_value(&report.figures), "");
+    CONFIG_COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .chain(figures.into_iter().map(|(name, _)| name))
+        .chain(std::iter::once(FINDINGS.to_string()))
+        .collect()
+}
+
 /// The header line, without the line end.
-pub fn header() -> String {
-    COLUMNS.join(",")
+pub(crate) fn header(report: &Report) -> String {
+    columns(report).join(",")
 }
 
 /// A field quoted as RFC 4180 requires: in double quotes (doubled inside) when it holds
@@ -88,77 +72,69 @@ fn num(x: f64) -> String {
     }
 }
 
+/// A schema value as a cell: integers as they are, floats unrounded (`num`), `null`
+/// (a figure that is not finite) empty, strings quoted.
+pub(crate) fn cell(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => u.to_string(),
+            (None, Some(i), _) => i.to_string(),
+            (None, None, Some(f)) => num(f),
+            (None, None, None) => String::new(),
+        },
+        Value::String(s) => quote(s),
+        other => quote(&other.to_string()),
+    }
+}
+
 /// The row of one run, without the line end; `now` is its timestamp, `advice` the
 /// run's findings (the last column: their keys joined with `;`).
-pub fn row(
-    cfg: &Config,
-    summary: &Summary<'_>,
-    stats: &Stats,
-    advice: &[Advice],
-    now: SystemTime,
-) -> String {
-    let s = summary;
-    let mean = cfg.period.mean();
+pub(crate) fn row(cfg: &Config, report: &Report, advice: &[Advice], now: SystemTime) -> String {
+    let mean = cfg.load.period.mean();
     let rate = if mean > 0.0 {
         num(1.0 / mean)
     } else {
         String::new()
     };
-    let response = &stats.hist.response;
-    let server = cfg.servers.as_deref().unwrap_or(&cfg.server);
+    let server = cfg.target.servers.as_deref().unwrap_or(&cfg.target.server);
     let mut fields = vec![
         rfc3339(now),
         quote(server),
-        cfg.port.to_string(),
-        quote(&cfg.uri),
+        cfg.target.port.to_string(),
+        quote(&cfg.target.uri),
         rate,
-        cfg.num_conns.to_string(),
-        cfg.num_calls.to_string(),
-        cfg.threads.to_string(),
-        num(s.duration),
-        s.connections.to_string(),
-        s.requests.to_string(),
-        s.replies.to_string(),
-        num(s.conn_rate),
-        num(s.request_rate),
-        num(s.reply_rate.avg),
-        num(s.connect_avg_ms),
-        num(s.response_avg_ms),
-        num(s.transfer_avg_ms),
-        num(s.lifetime_avg_ms),
-        num(quantile_ms(response, 0.5)),
-        num(quantile_ms(response, 0.9)),
-        num(quantile_ms(response, 0.99)),
-        num(quantile_ms(response, 0.999)),
-        num(quantile_ms(response, 1.0)),
+        cfg.load.num_conns.to_string(),
+        cfg.load.num_calls.to_string(),
+        cfg.load.threads.to_string(),
     ];
-    fields.extend(s.reply_status.iter().map(u64::to_string));
-    fields.push(s.errors_total.to_string());
-    fields.extend(s.errors.iter().map(u64::to_string));
-    fields.push(num(s.cpu_total_pct));
-    fields.push(num(s.net_io_kb_per_s));
+    debug_assert_eq!(fields.len(), CONFIG_COLUMNS.len());
+    fields.extend(
+        flat(&to_value(&report.figures), "")
+            .iter()
+            .map(|(_, v)| cell(v)),
+    );
     fields.push(advice::keys(advice));
-    debug_assert_eq!(fields.len(), COLUMNS.len());
     fields.join(",")
 }
 
 /// Appends this run's row to `path` (created if missing), preceded by the header when
 /// the file is new or empty. Lines end in LF (friendlier to shell tools than RFC 4180's
 /// CRLF, which readers accept either way). Header and row go out in one write.
-pub fn append_row(
+pub(crate) fn append_row(
     path: &Path,
     cfg: &Config,
-    summary: &Summary<'_>,
-    stats: &Stats,
+    report: &Report,
     advice: &[Advice],
 ) -> io::Result<()> {
     let mut file = OpenOptions::new().create(true).append(true).open(path)?;
     let mut text = String::new();
     if file.metadata()?.len() == 0 {
-        text.push_str(&header());
+        text.push_str(&header(report));
         text.push('\n');
     }
-    text.push_str(&row(cfg, summary, stats, advice, SystemTime::now()));
+    text.push_str(&row(cfg, report, advice, SystemTime::now()));
     text.push('\n');
     file.write_all(text.as_bytes())?;
     file.flush()
@@ -167,8 +143,9 @@ pub fn append_row(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::report::Facts;
     use crate::model::run::RunInfo;
-    use crate::model::stats::ErrorKind;
+    use crate::model::stats::{ErrorKind, Stats};
     use crate::output::advice::Finding;
     use std::time::{Duration, UNIX_EPOCH};
 
@@ -198,12 +175,33 @@ mod tests {
         s
     }
 
+    fn report(s: &Stats, run: &RunInfo) -> Report {
+        Report::new(s, run, &Facts::default())
+    }
+
+    /// The cell of column `name` in `line`.
+    fn at<'a>(r: &Report, line: &'a str, name: &str) -> &'a str {
+        let i = columns(r)
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no column {name}"));
+        line.split(',').nth(i).expect("cell")
+    }
+
     #[test]
     fn every_column_is_in_the_documentation() {
         let doc = include_str!("../../docs/json.md");
-        for c in COLUMNS {
-            assert!(doc.contains(&format!("`{c}`")), "{c} not in docs/json.md");
-        }
+        let r = report(&stats(), &RUN);
+        let table = crate::output::doc_table(doc, "## 3. CSV rows (`--csv=FILE`)");
+        let (findings, config) = table.split_last().expect("a table");
+        let figures = crate::output::doc_table(doc, "### 2.8 Figure names");
+        let documented: Vec<String> = config
+            .iter()
+            .chain(figures.iter().filter(|f| !f.starts_with("sessions_")))
+            .chain(std::iter::once(findings))
+            .cloned()
+            .collect();
+        assert_eq!(documented, columns(&r), "docs/json.md §3 and §2.8");
     }
 
     #[test]
@@ -218,33 +216,58 @@ mod tests {
     fn row_has_every_column_in_order() {
         let s = stats();
         let c = cfg(&["--rate", "8", "--uri", "/x,\"y\""]);
-        let summary = Summary::new(&s, &RUN);
+        let r = report(&s, &RUN);
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let line = row(&c, &summary, &s, &[], now);
-        assert_eq!(
-            line,
-            "2023-11-14T22:13:20.000000Z,127.0.0.1,80,\"/x,\"\"y\"\"\",8,4,1,1,2,4,4,4,\
-             2,2,0,0.25,1,0.5,2,1,1,1,1,1,0,4,0,0,0,1,0,0,1,0,0,0,0,0,37.5,2.1953125,"
+        let line = row(&c, &r, &[], now);
+        assert!(
+            line.starts_with(
+                "2023-11-14T22:13:20.000000Z,127.0.0.1,80,\"/x,\"\"y\"\"\",8,4,1,1,2,0,4,2,"
+            ),
+            "{line}"
         );
-        assert_eq!(header().split(',').count(), COLUMNS.len());
-        assert!(header().starts_with("timestamp,server,port,uri,rate,num_conns,num_calls,"));
+        assert!(header(&r).starts_with(
+            "timestamp,server,port,uri,rate,num_conns,num_calls,threads,duration_s,\
+             max_connect_burst,connections_total,connections_rate,"
+        ));
+        let plain = row(&cfg(&["--rate", "8"]), &r, &[], now);
+        assert_eq!(plain.split(',').count(), columns(&r).len());
+        for (name, want) in [
+            ("connections_total", "4"),
+            ("connections_rate", "2"),
+            ("requests_rate", "2"),
+            ("reply_rate_avg", "0"),
+            ("connection_time_ms_connect", "0.25"),
+            ("replies_response_ms", "1"),
+            ("replies_transfer_ms", "0.5"),
+            ("connection_time_ms_avg", "2"),
+            ("percentiles_response_p50", "1"),
+            ("percentiles_response_p99_9", "1"),
+            ("status_2xx", "4"),
+            ("errors_total", "1"),
+            ("errors_connrefused", "1"),
+            ("errors_client_timo", "0"),
+            ("cpu_total_pct", "37.5"),
+            ("net_io_kb_per_s", "2.1953125"),
+            ("findings", ""),
+        ] {
+            assert_eq!(at(&r, &plain, name), want, "{name}");
+        }
         // Sequential: no rate; a zero duration gives empty rate cells, not `inf`.
         let zero = RunInfo {
             duration: 0.0,
             ..RUN
         };
-        let summary = Summary::new(&s, &zero);
-        let line = row(&cfg(&[]), &summary, &s, &[], now);
+        let rz = report(&s, &zero);
+        let line = row(&cfg(&[]), &rz, &[], now);
         let client = [Advice {
             finding: Finding::ClientBound,
             text: "client-bound: …".into(),
         }];
-        let flagged = row(&cfg(&[]), &summary, &s, &client, now);
+        let flagged = row(&cfg(&[]), &rz, &client, now);
         assert!(flagged.ends_with(",client_bound"), "{flagged}");
-        let cells: Vec<&str> = line.split(',').collect();
-        assert_eq!(cells.len(), COLUMNS.len());
-        assert_eq!(cells[4], "");
-        assert_eq!(cells[12], "");
+        assert_eq!(line.split(',').count(), columns(&rz).len());
+        assert_eq!(at(&rz, &line, "rate"), "");
+        assert_eq!(at(&rz, &line, "connections_rate"), "");
     }
 
     #[test]
@@ -256,13 +279,13 @@ mod tests {
         // An empty existing file also gets the header.
         std::fs::write(&path, "").expect("create empty");
         let s = stats();
-        let summary = Summary::new(&s, &RUN);
-        append_row(&path, &cfg(&["--rate", "10"]), &summary, &s, &[]).expect("first run");
-        append_row(&path, &cfg(&["--rate", "20"]), &summary, &s, &[]).expect("second run");
+        let r = report(&s, &RUN);
+        append_row(&path, &cfg(&["--rate", "10"]), &r, &[]).expect("first run");
+        append_row(&path, &cfg(&["--rate", "20"]), &r, &[]).expect("second run");
         let text = std::fs::read_to_string(&path).expect("read back");
         let lines: Vec<&str> = text.split('\n').collect();
         assert_eq!(lines.len(), 4, "{text:?}"); // header, 2 rows, "" after the last line end
-        assert_eq!(lines[0], header());
+        assert_eq!(lines[0], header(&r));
         assert_eq!(lines[1].split(',').nth(4), Some("10"));
         assert_eq!(lines[2].split(',').nth(4), Some("20"));
         assert_eq!(lines[3], "");

@@ -17,12 +17,13 @@ use std::path::Path;
 
 use crate::model::config::Config;
 use crate::model::run::RunResult;
-use crate::model::stats::ERROR_NAMES;
+use crate::model::stats::ErrorKind;
 use crate::output::advice::Advice;
 
 use super::chart::{self, Chart, Series};
 use super::summary::Summary;
-use super::timeline::{rows, Row};
+use super::timeline::rows;
+use crate::model::report::Second as Row;
 use crate::model::stats::quantile_ms;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:24px auto;max-width:940px;color:#222}\
@@ -113,11 +114,11 @@ fn run_charts(run: &RunResult) -> Vec<Chart> {
     let rows = rows(&run.stats.timeline);
     let x = "time since start [s]".to_string();
     let rate = |f: fn(&Row) -> u64| per_second(&rows, move |r| f(r) as f64 / r.seconds);
-    let mut errors = vec![Series::new("errors, all kinds", rate(Row::errors_total))];
-    for (k, name) in ERROR_NAMES.iter().enumerate() {
+    let mut errors = vec![Series::new("errors, all kinds", rate(|r| r.errors.total))];
+    for (k, kind) in ErrorKind::ALL.iter().enumerate() {
         if run.stats.errors[k] > 0 {
-            let pts = per_second(&rows, |r| r.errors[k] as f64 / r.seconds);
-            errors.push(Series::new(name, pts));
+            let pts = per_second(&rows, |r| r.errors.by_kind[k] as f64 / r.seconds);
+            errors.push(Series::new(kind.name(), pts));
         }
     }
     let response = &run.stats.hist.response;
@@ -136,7 +137,7 @@ fn run_charts(run: &RunResult) -> Vec<Chart> {
             series: vec![
                 Series::new("offered arrivals/s", rate(|r| r.offered)),
                 Series::new("connections/s", rate(|r| r.connections)),
-                Series::new("replies/s", rate(Row::replies)),
+                Series::new("replies/s", rate(|r| r.replies)),
             ],
             ..Chart::default()
         },
@@ -144,11 +145,15 @@ fn run_charts(run: &RunResult) -> Vec<Chart> {
             title: "Response time, per second".into(),
             x_desc: x.clone(),
             y_desc: "response time [ms]".into(),
-            series: ["p50", "p90", "p99", "max"]
-                .iter()
-                .enumerate()
-                .map(|(k, n)| Series::new(n, per_second(&rows, |r| r.response_ms[k])))
-                .collect(),
+            series: [
+                ("p50", per_second(&rows, |r| r.response_ms.p50)),
+                ("p90", per_second(&rows, |r| r.response_ms.p90)),
+                ("p99", per_second(&rows, |r| r.response_ms.p99)),
+                ("max", per_second(&rows, |r| r.response_ms.max)),
+            ]
+            .into_iter()
+            .map(|(n, pts)| Series::new(n, pts))
+            .collect(),
             ..Chart::default()
         },
         Chart {
@@ -189,11 +194,11 @@ pub fn run_page(
 ) -> Result<String, String> {
     let s = summary;
     let h = &run.stats.hist;
-    let errors: Vec<String> = ERROR_NAMES
+    let errors: Vec<String> = ErrorKind::ALL
         .iter()
         .zip(s.errors)
         .filter(|&(_, n)| n > 0)
-        .map(|(name, n)| format!("{name} {n}"))
+        .map(|(kind, n)| format!("{} {n}", kind.name()))
         .collect();
     let facts_rows = vec![
         ("command".into(), cfg.echo_line()),

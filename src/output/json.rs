@@ -1,16 +1,18 @@
 //! `--json`: the whole run as one versioned JSON document, and back.
 //!
-//! Owns the document layout (`docs/json.md` is its specification): the configuration,
-//! wall-clock start and end, every figure of the classic report unrounded, the
-//! percentiles, and the run's `Stats` exactly (`raw`, and the latency histograms in
-//! HdrHistogram V2 form as `histograms`), so that documents of several runs or machines
-//! can be merged exactly later. `raw` and `histograms` are `Stats`' own serde schema
-//! (`stats/mod.rs`), not a list kept here. `stats_from_json` is the reverse, for
-//! `rshperf merge`: it rebuilds the `Stats` and `RunInfo` a document was written from,
-//! refusing (with the member's path) anything missing, unknown or out of range. Also
-//! owns the RFC 3339 formatting of `SystemTime` (no date crate needed). Computes no
-//! report figure itself (see `summary`); does no I/O beyond the given writer
-//! (`write_json_to` opens the named file). Called by the runner and `rshperf merge`.
+//! Owns the document's frame (`docs/json.md` is its specification): the header, the
+//! configuration, the run's facts (`run`: partition, threads, server names, duration
+//! and CPU), wall-clock start and end, then the derived figures, which are the report
+//! schema (`model::report::Report`) serialised as it is, and the run's `Stats` exactly
+//! (`raw`, and the latency histograms in HdrHistogram V2 form as `histograms`), so
+//! that documents of several runs or machines can be merged exactly later. `raw` and
+//! `histograms` are `Stats`' own serde schema (`stats/mod.rs`), not a list kept here.
+//! `stats_from_json` is the reverse, for `rshperf merge`: it rebuilds the `Stats` and
+//! `RunInfo` a document was written from, refusing (with the member's path) anything
+//! missing, unknown or out of range. Also owns the RFC 3339 formatting of `SystemTime`
+//! (no date crate needed). Computes no figure itself; does no I/O beyond the given
+//! writer (`write_json_to` opens the named file). Called by the runner, sweep and
+//! `rshperf merge`.
 //!
 //! Figures that are not finite (rates over a zero duration) are `null`: JSON has no
 //! `inf` or `NaN`.
@@ -23,16 +25,14 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::model::config::Config;
 use crate::model::stats::Stats;
 use crate::model::workload::rate::Period;
 
-use super::percentiles::{histograms, QUANTILES};
-use super::summary::{RateSummary, Summary};
+use crate::model::report::{to_value, Facts, Report};
 use crate::model::run::{RunInfo, RunMeta};
-use crate::model::stats::quantile_ms;
 
 /// The `format` member of every document.
 pub const FORMAT: &str = "rshperf-result";
@@ -41,9 +41,6 @@ pub const FORMAT: &str = "rshperf-result";
 /// (2: `raw` holds every `Stats` field, `servers`, `tls_handshakes` and
 /// `status_200_302` included, and unknown `raw` members are refused).
 pub const VERSION: u64 = 2;
-
-/// Report names of the error counters (JSON keys), in `ErrorKind` order.
-pub use crate::model::stats::ERROR_KEYS;
 
 /// Seconds since the Unix epoch (negative before it).
 pub fn unix_seconds(t: SystemTime) -> f64 {
@@ -114,45 +111,45 @@ fn period_json(p: &Period) -> Value {
 }
 
 /// Every option that shapes the run or its output, plus the echo line.
-fn config_json(cfg: &Config) -> Value {
-    let addrs: Vec<String> = cfg.addrs.iter().map(|a| a.to_string()).collect();
-    let http_version = match cfg.http_version {
+pub(crate) fn config_json(cfg: &Config) -> Value {
+    let addrs: Vec<String> = cfg.target.addrs.iter().map(|a| a.to_string()).collect();
+    let http_version = match cfg.request.http_version {
         crate::model::config::HttpVersion::V10 => "1.0",
         crate::model::config::HttpVersion::V11 => "1.1",
         crate::model::config::HttpVersion::V2 => "2",
     };
-    let start_at = match cfg.start_at {
+    let start_at = match cfg.load.start_at {
         None => Value::Null,
         Some(crate::model::config::StartAt::Unix(t)) => json!({ "unix": t }),
         Some(crate::model::config::StartAt::After(s)) => json!({ "after_s": s }),
     };
     let mut v = json!({
         "echo": cfg.echo_line(),
-        "server": cfg.server,
-        "servers": cfg.servers,
-        "server_name": cfg.server_name,
-        "host": cfg.host,
+        "server": cfg.target.server,
+        "servers": cfg.target.servers,
+        "server_name": cfg.target.server_name,
+        "host": cfg.target.host,
         "addrs": addrs,
-        "port": cfg.port,
-        "uri": cfg.uri,
-        "method": cfg.method,
+        "port": cfg.target.port,
+        "uri": cfg.target.uri,
+        "method": cfg.request.method,
         "http_version": http_version,
-        "add_header": cfg.add_header_raw,
-        "add_header_file": cfg.add_header_file,
-        "no_host_hdr": cfg.no_host_hdr,
-        "num_conns": cfg.num_conns,
-        "num_calls": cfg.num_calls,
-        "burst_length": cfg.burst_length,
-        "concurrency": cfg.concurrency,
-        "call_rate": cfg.call_rate,
-        "period": period_json(&cfg.period),
-        "timeout_s": cfg.timeout,
-        "think_timeout_s": cfg.think_timeout,
-        "runtime_s": cfg.runtime,
-        "until_runtime": cfg.until_runtime,
-        "client": [cfg.client_id, cfg.num_clients],
-        "partition": [cfg.partition.0, cfg.partition.1],
-        "threads": cfg.threads,
+        "add_header": cfg.request.add_header_raw,
+        "add_header_file": cfg.request.add_header_file,
+        "no_host_hdr": cfg.request.no_host_hdr,
+        "num_conns": cfg.load.num_conns,
+        "num_calls": cfg.load.num_calls,
+        "burst_length": cfg.load.burst_length,
+        "concurrency": cfg.load.concurrency,
+        "call_rate": cfg.load.call_rate,
+        "period": period_json(&cfg.load.period),
+        "timeout_s": cfg.sockets.timeout,
+        "think_timeout_s": cfg.sessions.think_timeout,
+        "runtime_s": cfg.load.runtime,
+        "until_runtime": cfg.load.until_runtime,
+        "client": [cfg.load.client_id, cfg.load.num_clients],
+        "partition": [cfg.load.partition.0, cfg.load.partition.1],
+        "threads": cfg.load.threads,
         "start_at": start_at,
         "overload": cfg.pacing.overload.name(),
         "spin": cfg.pacing.spin.name(),
@@ -160,89 +157,52 @@ fn config_json(cfg: &Config) -> Value {
         "realtime": cfg.pacing.realtime,
     });
     let more = json!({
-        "send_buffer": cfg.send_buffer,
-        "recv_buffer": cfg.recv_buffer,
-        "hog": cfg.hog,
-        "myaddr": cfg.myaddr,
-        "close_with_reset": cfg.close_with_reset,
-        "max_connections": cfg.max_connections,
-        "max_piped_calls": cfg.max_piped_calls,
-        "failure_status": cfg.failure_status,
-        "retry_on_failure": cfg.retry_on_failure,
-        "session_cookies": cfg.session_cookies,
-        "wsess": cfg.wsess.as_ref().map(|w| json!({
+        "send_buffer": cfg.sockets.send_buffer,
+        "recv_buffer": cfg.sockets.recv_buffer,
+        "hog": cfg.sockets.hog,
+        "myaddr": cfg.target.myaddr,
+        "close_with_reset": cfg.sockets.close_with_reset,
+        "max_connections": cfg.load.max_connections,
+        "max_piped_calls": cfg.load.max_piped_calls,
+        "failure_status": cfg.sessions.failure_status,
+        "retry_on_failure": cfg.sessions.retry_on_failure,
+        "session_cookies": cfg.sessions.session_cookies,
+        "wsess": cfg.sessions.wsess.as_ref().map(|w| json!({
             "sessions": w.sessions, "calls": w.calls, "think_s": w.think
         })),
-        "wsesslog": cfg.wsesslog.as_ref().map(|w| json!({
+        "wsesslog": cfg.sessions.wsesslog.as_ref().map(|w| json!({
             "sessions": w.sessions, "think_s": w.think, "file": w.file
         })),
-        "wsesspage": cfg.wsesspage.as_ref().map(|w| json!({
+        "wsesspage": cfg.sessions.wsesspage.as_ref().map(|w| json!({
             "sessions": w.sessions, "pages": w.pages, "think_s": w.think
         })),
-        "wlog": cfg.wlog.as_ref().map(|w| json!({ "repeat": w.repeat, "file": w.file })),
-        "wset": cfg.wset.as_ref().map(|w| json!({
+        "wlog": cfg.request.wlog.as_ref().map(|w| json!({ "repeat": w.repeat, "file": w.file })),
+        "wset": cfg.request.wset.as_ref().map(|w| json!({
             "files": w.files, "miss_rate": w.miss_rate
         })),
-        "ssl": cfg.ssl,
-        "ssl_protocol": cfg.ssl_protocol.map(|p| p.name()),
-        "ssl_ciphers": cfg.ssl_ciphers,
-        "ssl_no_reuse": cfg.ssl_no_reuse,
-        "ssl_verify": cfg.ssl_verify,
-        "tls_server_name": cfg.tls_server_name,
-        "verbose": cfg.verbose,
-        "percentiles": cfg.percentiles,
-        "json": cfg.json,
-        "csv": cfg.csv,
-        "fail_on": cfg.fail_on,
-        "unix_socket": cfg.unix_socket,
-        "body_file": cfg.body_file,
-        "content_type": cfg.content_type,
-        "header_file": cfg.header_file,
-        "metrics_listen": cfg.metrics_listen.map(|a| a.to_string()),
-        "metrics_linger_s": cfg.metrics_linger,
+        "ssl": cfg.tls.enabled,
+        "ssl_protocol": cfg.tls.protocol.map(|p| p.name()),
+        "ssl_ciphers": cfg.tls.ciphers,
+        "ssl_no_reuse": cfg.tls.no_reuse,
+        "ssl_verify": cfg.tls.verify,
+        "tls_server_name": cfg.tls.server_name,
+        "verbose": cfg.output.verbose,
+        "percentiles": cfg.output.percentiles,
+        "json": cfg.output.json,
+        "csv": cfg.output.csv,
+        "fail_on": cfg.output.fail_on.iter().map(|t| t.expr()).collect::<Vec<_>>(),
+        "unix_socket": cfg.target.unix_socket,
+        "body_file": cfg.request.body_file,
+        "content_type": cfg.request.content_type,
+        "header_file": cfg.request.header_file,
+        "metrics_listen": cfg.output.metrics_listen.map(|a| a.to_string()),
+        "metrics_linger_s": cfg.output.metrics_linger,
     });
     // Two literals: one would exceed the json! macro's recursion limit.
     if let (Value::Object(a), Value::Object(b)) = (&mut v, more) {
         a.extend(b);
     }
     v
-}
-
-/// `--wsess`-style session figures (docs/compatibility.md §2.3.3), unrounded.
-fn sessions_json(stats: &Stats, duration: f64) -> Value {
-    let ok = stats.sessions_ok;
-    let rate = RateSummary::from_rates(
-        stats
-            .rate_samples
-            .iter()
-            .map(|s| s.sessions as f64 / s.seconds),
-    );
-    let mean_s = |sum_us: u64, n: u64| {
-        if n == 0 {
-            0.0
-        } else {
-            sum_us as f64 / n as f64 / 1e6
-        }
-    };
-    json!({
-        "rate": {
-            "min": rate.min,
-            "avg": ok as f64 / duration,
-            "max": rate.max,
-            "stddev": rate.stddev,
-            "samples": rate.samples,
-        },
-        "completed": ok,
-        "total": ok + stats.sessions_failed,
-        "connections_per_session": if ok == 0 {
-            0.0
-        } else {
-            stats.session_connects_ok as f64 / ok as f64
-        },
-        "lifetime_s": mean_s(stats.session_life_ok_us, ok),
-        "failtime_s": mean_s(stats.session_life_failed_us, stats.sessions_failed),
-        "length_histogram": stats.session_lengths,
-    })
 }
 
 /// The name, in `Stats`' schema, of the member that the document carries at its top
@@ -260,201 +220,64 @@ fn stats_members(s: &Stats) -> (Value, Value) {
     (raw, hists)
 }
 
-/// The complete document (layout: `docs/json.md`).
-pub fn to_json(
-    cfg: &Config,
+/// The complete document of a run (layout: `docs/json.md`).
+pub fn to_json(cfg: &Config, stats: &Stats, run: &RunInfo, meta: &RunMeta) -> Value {
+    let facts = Facts {
+        call_rate: cfg.load.call_rate,
+        servers: meta.servers.clone(),
+    };
+    document(
+        config_json(cfg),
+        &Report::new(stats, run, &facts),
+        stats,
+        run,
+        meta,
+    )
+}
+
+/// The document of `report` (derived from `stats` over `run`) with the `config`
+/// member `config`: the header, `run` (which, with `config`, `start`, `raw` and
+/// `histograms`, is all `rshperf merge` reads back), `start` and `end`, the report's
+/// members (`Report` serialised), then `raw` and `histograms`.
+pub(crate) fn document(
+    config: Value,
+    report: &Report,
     stats: &Stats,
-    summary: &Summary<'_>,
     run: &RunInfo,
     meta: &RunMeta,
 ) -> Value {
-    let s = summary;
-    let mut errors = Map::new();
-    errors.insert("total".into(), json!(s.errors_total));
-    for (key, n) in ERROR_KEYS.iter().zip(s.errors) {
-        errors.insert((*key).into(), json!(n));
-    }
-    let mut percentiles = Map::new();
-    for (name, h) in histograms(stats) {
-        let mut p = Map::new();
-        p.insert("count".into(), json!(h.len()));
-        for (q, _, key) in QUANTILES {
-            p.insert(key.into(), json!(quantile_ms(h, q)));
-        }
-        p.insert("max".into(), json!(quantile_ms(h, 1.0)));
-        percentiles.insert(name.into(), Value::Object(p));
-    }
-    let [c1, c2, c3, c4, c5] = s.reply_status;
+    // The names of `raw.servers`' elements (a run of one target has none).
+    let servers: &[String] = if stats.servers.is_empty() {
+        &[]
+    } else {
+        &meta.servers
+    };
     let mut doc = json!({
         "format": FORMAT,
         "version": VERSION,
         "rshperf_version": env!("CARGO_PKG_VERSION"),
-        "config": config_json(cfg),
+        "config": config,
         "run": {
             "partition": [meta.partition.0, meta.partition.1],
             "threads": meta.threads,
+            "servers": servers,
+            "duration_s": run.duration,
+            "cpu_user_s": run.cpu_user,
+            "cpu_system_s": run.cpu_system,
         },
         "start": time_json(meta.start),
         "end": time_json(meta.end),
-        "duration_s": run.duration,
-        "max_connect_burst": s.max_burst,
-        "connections": {
-            "total": s.connections,
-            "rate": s.conn_rate,
-            "period_ms": s.conn_period_ms,
-            "max_concurrent": s.max_concurrent,
-            "successful": s.lifetimes,
-            "replies_per_conn": s.replies_per_conn,
-        },
-        "connection_time_ms": {
-            "min": s.lifetime_min_ms,
-            "avg": s.lifetime_avg_ms,
-            "max": s.lifetime_max_ms,
-            "median": s.lifetime_median_ms,
-            "stddev": s.lifetime_stddev_ms,
-            "connect": s.connect_avg_ms,
-        },
-        "requests": {
-            "total": s.requests,
-            "rate": s.request_rate,
-            "period_ms": s.request_period_ms,
-            "size_b": s.request_size,
-        },
-        "replies": {
-            "total": s.replies,
-            "response_ms": s.response_avg_ms,
-            "transfer_ms": s.transfer_avg_ms,
-        },
-        "reply_rate": {
-            "min": s.reply_rate.min,
-            "avg": s.reply_rate.avg,
-            "max": s.reply_rate.max,
-            "stddev": s.reply_rate.stddev,
-            "samples": s.reply_rate.samples,
-        },
-        "reply_size": {
-            "header": s.reply_header_size,
-            "content": s.reply_content_size,
-            "footer": s.reply_footer_size,
-            "total": s.reply_total_size(),
-        },
-        "status": { "1xx": c1, "2xx": c2, "3xx": c3, "4xx": c4, "5xx": c5 },
-        "cpu": {
-            "user_s": run.cpu_user,
-            "system_s": run.cpu_system,
-            "user_pct": s.cpu_user_pct,
-            "system_pct": s.cpu_system_pct,
-            "total_pct": s.cpu_total_pct,
-        },
-        "net_io": {
-            "bytes": s.net_io_bytes,
-            "kb_per_s": s.net_io_kb_per_s,
-            "mbps": s.net_io_mbps,
-        },
-        "errors": Value::Object(errors),
     });
     let obj = doc
         .as_object_mut()
         .expect("the json! literal above is an object");
-    if stats.sessions_ok + stats.sessions_failed > 0 {
-        obj.insert("sessions".into(), sessions_json(stats, run.duration));
+    if let Value::Object(figures) = to_value(report) {
+        obj.extend(figures);
     }
-    obj.insert("percentiles".into(), Value::Object(percentiles));
-    if !stats.servers.is_empty() {
-        obj.insert("servers".into(), servers_json(stats, meta, run.duration));
-    }
-    obj.insert(
-        "tls_handshakes".into(),
-        json!({ "full": stats.tls_handshakes[0], "resumed": stats.tls_handshakes[1] }),
-    );
-    if stats.http2.connections > 0 {
-        // H2Stats' own fields, plus h2load's "space savings" both ways.
-        let h = &stats.http2;
-        let mut v = serde_json::to_value(h).unwrap_or(Value::Null);
-        if let Some(o) = v.as_object_mut() {
-            use crate::model::stats::h2::savings;
-            o.insert(
-                "request_space_savings_pct".into(),
-                json!(savings(h.request_header_wire, h.request_header_decoded)),
-            );
-            o.insert(
-                "reply_space_savings_pct".into(),
-                json!(savings(h.reply_header_wire, h.reply_header_decoded)),
-            );
-        }
-        obj.insert("http2".into(), v);
-    }
-    if stats.pool.is_used() {
-        obj.insert("call_rate".into(), call_rate_json(cfg, stats, run.duration));
-    }
-    obj.insert("timeline".into(), super::timeline::to_json(&stats.timeline));
     let (raw, hists) = stats_members(stats);
     obj.insert("raw".into(), raw);
     obj.insert(HISTOGRAMS.into(), hists);
     doc
-}
-
-/// The `--call-rate` member: the pool's counters, the target and achieved rates, and
-/// the percentiles of lateness and response time measured from the schedule.
-fn call_rate_json(cfg: &Config, stats: &Stats, duration: f64) -> Value {
-    let p = &stats.pool;
-    let spread = |h: &hdrhistogram::Histogram<u64>| {
-        let mut m = Map::new();
-        m.insert("count".into(), json!(h.len()));
-        m.insert(
-            "avg".into(),
-            json!(if h.is_empty() { 0.0 } else { h.mean() / 1000.0 }),
-        );
-        for (q, _, key) in QUANTILES {
-            m.insert(key.into(), json!(quantile_ms(h, q)));
-        }
-        m.insert("max".into(), json!(quantile_ms(h, 1.0)));
-        Value::Object(m)
-    };
-    json!({
-        "target_per_s": cfg.call_rate,
-        "achieved_per_s": if duration > 0.0 { p.issued as f64 / duration } else { 0.0 },
-        "connections": p.connections,
-        "scheduled": p.scheduled,
-        "issued": p.issued,
-        "completed": p.completed,
-        "lost": p.lost,
-        "unsent": p.unsent,
-        "max_waiting": p.max_waiting,
-        "reconnects": p.reconnects,
-        "given_up": p.given_up,
-        "lateness_ms": spread(&p.lateness),
-        "response_ms": spread(&p.response),
-    })
-}
-
-/// The per-server figures of a `--servers` run.
-fn servers_json(stats: &Stats, meta: &RunMeta, duration: f64) -> Value {
-    let list = stats
-        .servers
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let errors: Map<String, Value> =
-                ERROR_KEYS.iter().zip(s.errors.iter()).map(|(k, v)| ((*k).to_string(), json!(v))).collect();
-            let p = |q: f64| crate::model::stats::quantile_ms(&s.response, q);
-            json!({
-                "server": meta.servers.get(i).cloned().unwrap_or_default(),
-                "connections": s.connections,
-                "requests": s.requests,
-                "replies": s.replies(),
-                "request_rate": s.requests as f64 / duration,
-                "reply_rate": s.replies() as f64 / duration,
-                "status": { "1xx": s.replies_by_class[1], "2xx": s.replies_by_class[2], "3xx": s.replies_by_class[3], "4xx": s.replies_by_class[4], "5xx": s.replies_by_class[5] },
-                "errors": errors,
-                "response_ms": {
-                    "avg": if s.response.is_empty() { 0.0 } else { s.response_sum_us as f64 / s.response.len() as f64 / 1000.0 },
-                    "p50": p(0.5), "p90": p(0.9), "p99": p(0.99), "max": p(1.0),
-                },
-            })
-        })
-        .collect();
-    Value::Array(list)
 }
 
 /// Writes `to_json` pretty-printed, with a final newline.
@@ -462,11 +285,10 @@ pub fn write_json<W: Write>(
     mut out: W,
     cfg: &Config,
     stats: &Stats,
-    summary: &Summary<'_>,
     run: &RunInfo,
     meta: &RunMeta,
 ) -> io::Result<()> {
-    let doc = to_json(cfg, stats, summary, run, meta);
+    let doc = to_json(cfg, stats, run, meta);
     serde_json::to_writer_pretty(&mut out, &doc)?;
     writeln!(out)?;
     out.flush()
@@ -478,11 +300,10 @@ pub fn write_json_to(
     dest: &str,
     cfg: &Config,
     stats: &Stats,
-    summary: &Summary<'_>,
     run: &RunInfo,
     meta: &RunMeta,
 ) -> io::Result<()> {
-    write_value_to(dest, &to_json(cfg, stats, summary, run, meta))
+    write_value_to(dest, &to_json(cfg, stats, run, meta))
 }
 
 /// Writes a document pretty-printed, with a final newline, to stdout when `dest` is
@@ -532,11 +353,22 @@ pub fn stats_from_json(v: &Value) -> Result<(Stats, RunInfo), String> {
              write the document again with this rshperf)"
         ));
     }
-    let cpu = get(v, "", "cpu")?;
-    let run = RunInfo {
-        duration: get_f64(v, "", "duration_s")?,
-        cpu_user: get_f64(cpu, "cpu.", "user_s")?,
-        cpu_system: get_f64(cpu, "cpu.", "system_s")?,
+    // The run's own facts are in `run`; documents of earlier rshperf releases have them
+    // only among the figures (`duration_s`, `cpu.user_s`, `cpu.system_s`).
+    let facts = get(v, "", "run")?;
+    let run = if facts.get("duration_s").is_some() {
+        RunInfo {
+            duration: get_f64(facts, "run.", "duration_s")?,
+            cpu_user: get_f64(facts, "run.", "cpu_user_s")?,
+            cpu_system: get_f64(facts, "run.", "cpu_system_s")?,
+        }
+    } else {
+        let cpu = get(v, "", "cpu")?;
+        RunInfo {
+            duration: get_f64(v, "", "duration_s")?,
+            cpu_user: get_f64(cpu, "cpu.", "user_s")?,
+            cpu_system: get_f64(cpu, "cpu.", "system_s")?,
+        }
     };
     let mut raw = get(v, "", "raw")?.clone();
     let members = raw.as_object_mut().ok_or("raw is not an object")?;
@@ -562,7 +394,7 @@ pub fn stats_from_json(v: &Value) -> Result<(Stats, RunInfo), String> {
 mod tests {
     use super::*;
     use crate::model::stats::tests::every_field_set;
-    use crate::model::stats::{ErrorKind, RateSample, LIFETIME_BINS};
+    use crate::model::stats::{quantile_ms, ErrorKind, RateSample, LIFETIME_BINS};
     use base64::engine::general_purpose::STANDARD as BASE64;
     use base64::Engine as _;
     use std::time::Duration;
@@ -641,8 +473,7 @@ mod tests {
     }
 
     fn doc(s: &Stats) -> Value {
-        let summary = Summary::new(s, &RUN);
-        to_json(&cfg(), s, &summary, &RUN, &meta())
+        to_json(&cfg(), s, &RUN, &meta())
     }
 
     /// Equal field by field: the comparison comes from the one schema, so it cannot
@@ -716,9 +547,9 @@ mod tests {
                 "cpu",
                 "net_io",
                 "errors",
-                "sessions",
                 "percentiles",
                 "tls_handshakes",
+                "sessions",
                 "timeline",
                 "raw",
                 "histograms"
@@ -788,8 +619,7 @@ mod tests {
             duration: 0.0,
             ..RUN
         };
-        let summary = Summary::new(&s, &zero);
-        let d = to_json(&cfg(), &s, &summary, &zero, &meta());
+        let d = to_json(&cfg(), &s, &zero, &meta());
         assert!(d.get("sessions").is_none());
         assert_eq!(d["connections"]["rate"], Value::Null);
         assert_eq!(d["requests"]["rate"], Value::Null);
@@ -800,9 +630,8 @@ mod tests {
     #[test]
     fn write_json_is_pretty_with_a_final_newline() {
         let s = sample_stats();
-        let summary = Summary::new(&s, &RUN);
         let mut out = Vec::new();
-        write_json(&mut out, &cfg(), &s, &summary, &RUN, &meta()).expect("Vec write");
+        write_json(&mut out, &cfg(), &s, &RUN, &meta()).expect("Vec write");
         let text = String::from_utf8(out).expect("UTF-8");
         assert!(text.starts_with("{\n  \"format\": \"rshperf-result\",\n  \"version\": 2,"));
         assert!(text.ends_with("}\n"));

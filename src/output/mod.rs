@@ -7,6 +7,7 @@ pub mod advice;
 pub mod chart;
 pub mod classic;
 pub mod csv;
+pub mod extras;
 pub mod html;
 pub mod json;
 pub mod percentiles;
@@ -15,3 +16,39 @@ pub mod session;
 pub mod summary;
 pub mod threshold;
 pub mod timeline;
+
+/// The names a documentation section lists in its tables: every backticked word in
+/// the first cell of a table row, in order, from `heading` (a line of the file) to
+/// the next heading of the same or a higher level. For the tests that the docs list
+/// exactly the generated names.
+#[cfg(test)]
+pub(crate) fn doc_table(doc: &str, heading: &str) -> Vec<String> {
+    doc_column(doc, heading, 0)
+}
+
+/// As `doc_table`, for the `column`th cell (from 0) of the rows.
+#[cfg(test)]
+pub(crate) fn doc_column(doc: &str, heading: &str, column: usize) -> Vec<String> {
+    let level = heading.chars().take_while(|&c| c == '#').count();
+    let mut lines = doc.lines().skip_while(|l| *l != heading);
+    assert!(lines.next().is_some(), "no heading {heading:?}");
+    let mut fenced = false;
+    let mut names = Vec::new();
+    for line in lines {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        }
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        if !fenced && hashes > 0 && hashes <= level && line[hashes..].starts_with(' ') {
+            break;
+        }
+        let Some(first) = line
+            .strip_prefix('|')
+            .and_then(|r| r.split('|').nth(column))
+        else {
+            continue;
+        };
+        names.extend(first.split('`').skip(1).step_by(2).map(str::to_string));
+    }
+    names
+}

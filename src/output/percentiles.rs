@@ -1,37 +1,22 @@
 //! The `--percentiles` block: p50 … p99.99 and max of every latency histogram.
 //!
 //! Owns the percentile lines printed after the classic report (and after the session
-//! block) with `--percentiles` or `-v`, the quantiles every output reports. Every line starts with `Percentiles`, a word no classic httperf line starts
-//! with, so httperf parsers keyed on line prefixes are unaffected. Pure: writes to the
+//! block) with `--percentiles` or `-v`; the quantiles and histogram names are the
+//! report schema's (`model::report::QUANTILES`, `Histograms::named`). Every line
+//! starts with `Percentiles`, a word no classic httperf line starts with, so httperf parsers keyed on line prefixes are unaffected. Pure: writes to the
 //! given writer only. Called by the runner.
 
 use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
+use crate::model::report::QUANTILES;
 use crate::model::stats::{quantile_ms, Stats};
 use crate::wire::cfmt::fixed;
 
-/// The quantiles reported for every histogram, with their labels (text report, JSON
-/// key), in order. `max` follows them.
-pub const QUANTILES: [(f64, &str, &str); 5] = [
-    (0.5, "p50", "p50"),
-    (0.9, "p90", "p90"),
-    (0.99, "p99", "p99"),
-    (0.999, "p99.9", "p99_9"),
-    (0.9999, "p99.99", "p99_99"),
-];
-
 /// The latency histograms of `stats` with their names, in report order.
 pub fn histograms(stats: &Stats) -> [(&'static str, &Histogram<u64>); 5] {
-    let h = &stats.hist;
-    [
-        ("connect", &h.connect),
-        ("response", &h.response),
-        ("transfer", &h.transfer),
-        ("lifetime", &h.lifetime),
-        ("lateness", &h.lateness),
-    ]
+    stats.hist.named()
 }
 
 /// Writes one line per histogram, with no blank line before them (a blank line would
@@ -41,7 +26,7 @@ pub fn histograms(stats: &Stats) -> [(&'static str, &Histogram<u64>); 5] {
 pub fn write_percentiles<W: Write>(out: &mut W, stats: &Stats) -> io::Result<()> {
     for (name, h) in histograms(stats) {
         write!(out, "Percentiles {name} [ms]:")?;
-        for (q, label, _) in QUANTILES {
+        for (q, label) in QUANTILES {
             write!(out, " {label} {}", fixed(quantile_ms(h, q), 3))?;
         }
         writeln!(out, " max {}", fixed(quantile_ms(h, 1.0), 3))?;

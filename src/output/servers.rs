@@ -8,7 +8,7 @@
 use std::io::{self, Write};
 
 use crate::model::stats::quantile_ms;
-use crate::model::stats::{ServerStats, ERROR_NAMES};
+use crate::model::stats::{ErrorKind, ServerStats};
 use crate::wire::cfmt::fixed;
 
 /// Writes a blank line, then the block of each server (`labels[i]` names
@@ -45,9 +45,9 @@ pub fn write_servers<W: Write>(
             s.replies_by_class[4],
             s.replies_by_class[5]
         )?;
-        for (k, name) in ERROR_NAMES.iter().enumerate() {
+        for (k, kind) in ErrorKind::ALL.iter().enumerate() {
             let sep = if k == 0 { "" } else { " " };
-            write!(out, "{sep}{name} {}", s.errors[k])?;
+            write!(out, "{sep}{} {}", kind.name(), s.errors[k])?;
         }
         writeln!(out, ")")?;
         let n = s.response.len();

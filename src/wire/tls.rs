@@ -37,13 +37,153 @@ use rustls::{
     SignatureScheme, SupportedProtocolVersion,
 };
 
-use crate::model::config::{Config, SslProtocol};
 use crate::wire::error::Error;
 
 /// The ALPN protocol offered for HTTP/1.x.
 const ALPN_HTTP11: &[u8] = b"http/1.1";
 /// The ALPN protocol offered, alone, with `--http-version 2` (RFC 9113 §3.2).
 pub const ALPN_H2: &[u8] = b"h2";
+
+/// `--ssl-protocol`: the TLS version pinned (min = max), or `Auto` (negotiate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslProtocol {
+    /// Negotiate the highest version both sides support.
+    Auto,
+    /// TLS 1.0 (`TLSv1`, `TLSv1.0`, `TLSv1_0`).
+    Tls10,
+    /// TLS 1.1.
+    Tls11,
+    /// TLS 1.2.
+    Tls12,
+    /// TLS 1.3.
+    Tls13,
+}
+
+impl SslProtocol {
+    /// The name httperf master echoes (`auto`, `TLSv1.0`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            SslProtocol::Auto => "auto",
+            SslProtocol::Tls10 => "TLSv1.0",
+            SslProtocol::Tls11 => "TLSv1.1",
+            SslProtocol::Tls12 => "TLSv1.2",
+            SslProtocol::Tls13 => "TLSv1.3",
+        }
+    }
+}
+
+/// The TLS options of a run (`--ssl`, `--ssl-*`, `--tls-server-name`, or ab's and
+/// lb's letters): everything `TlsSettings::from_options` builds the client from. Held
+/// by `Config` as its `tls` part; the layer above fills `fallback_name` and `alpn_h2`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TlsOptions {
+    /// `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
+    pub enabled: bool,
+    /// `--ssl-protocol` if given; None behaves as `Auto`.
+    pub protocol: Option<SslProtocol>,
+    /// `--ssl-ciphers`.
+    pub ciphers: Option<String>,
+    /// `--ssl-no-reuse`: every connection does a full handshake.
+    pub no_reuse: bool,
+    /// `--tls-server-name` (SNI and verification name).
+    pub server_name: Option<String>,
+    /// The name used without `--tls-server-name`: the option it comes from
+    /// (`--server-name` or `--server`) and its value (`--server-name` without a port).
+    pub fallback_name: (&'static str, String),
+    /// `--ssl-certificate` (client certificate, PEM file).
+    pub certificate: Option<String>,
+    /// `--ssl-key` (client key, PEM file; default the certificate file).
+    pub key: Option<String>,
+    /// `--ssl-verify`: verify the server certificate.
+    pub verify: bool,
+    /// `--ssl-ca-file`.
+    pub ca_file: Option<String>,
+    /// `--ssl-ca-path`.
+    pub ca_path: Option<String>,
+    /// Offer `h2` alone by ALPN (`--http-version 2`), else `http/1.1`.
+    pub alpn_h2: bool,
+}
+
+impl TlsOptions {
+    /// The SNI / verification name source for a `--server-name` (without its `:port`)
+    /// or, without one, a `--server` value.
+    pub fn fallback_for(server_name: Option<&str>, server: &str) -> (&'static str, String) {
+        match server_name {
+            Some(n) => ("--server-name", strip_port(n).to_string()),
+            None => ("--server", server.to_string()),
+        }
+    }
+}
+
+/// A TLS option the client cannot be built from. Each variant names its option(s);
+/// the text is the one printed after `rshperf: ` (a front end with other option
+/// letters, ab's, words it itself by matching the variant).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TlsOptionError {
+    /// A file of `option` that cannot be used (unreadable, no or bad PEM, no usable
+    /// certificate or key): `cause` says why.
+    #[error("{option} {path}: {cause}")]
+    File {
+        /// `--ssl-certificate`, `--ssl-key`, `--ssl-ca-file` or `--ssl-ca-path`.
+        option: &'static str,
+        /// The file or directory as given.
+        path: String,
+        /// Why it cannot be used.
+        cause: String,
+    },
+    /// A protocol version rustls does not offer.
+    #[error("--ssl-protocol {} is not offered by rustls (use auto, TLSv1.2 or TLSv1.3)", protocol.name())]
+    Protocol {
+        /// The version asked for.
+        protocol: SslProtocol,
+    },
+    /// rustls refused the version set.
+    #[error("--ssl-protocol: {0}")]
+    Versions(String),
+    /// A cipher list with no supported suite (`cause` says why).
+    #[error("--ssl-ciphers: {0}")]
+    Ciphers(String),
+    /// A cipher list with no suite of the protocol version asked for.
+    #[error("--ssl-ciphers: no cipher suite in '{spec}' can be used with --ssl-protocol {}", protocol.name())]
+    CiphersForProtocol {
+        /// The list as given.
+        spec: String,
+        /// `--ssl-protocol`.
+        protocol: SslProtocol,
+    },
+    /// A client certificate and key that are not a pair.
+    #[error("--ssl-certificate {cert} and --ssl-key {key} do not match (SSL certificate and key failed consistency check)")]
+    KeyMismatch {
+        /// The certificate file.
+        cert: String,
+        /// The key file.
+        key: String,
+    },
+    /// `--ssl-key` without `--ssl-certificate`.
+    #[error("--ssl-key requires --ssl-certificate")]
+    KeyWithoutCertificate,
+    /// A server name that is not a DNS name or IP address.
+    #[error("{option} {name}: not a valid TLS server name")]
+    ServerName {
+        /// `--tls-server-name`, `--server-name` or `--server`.
+        option: &'static str,
+        /// The name as given.
+        name: String,
+    },
+    /// `--ssl-verify` with nothing to trust.
+    #[error("--ssl-verify: no trusted CA certificate (none in the system store; give --ssl-ca-file or --ssl-ca-path)")]
+    NoTrustedRoots,
+    /// rustls refused the verifier.
+    #[error("--ssl-verify: {0}")]
+    Verifier(String),
+}
+
+impl From<TlsOptionError> for Error {
+    /// An option error: `rshperf: <text>`.
+    fn from(e: TlsOptionError) -> Error {
+        Error::Usage(e.to_string())
+    }
+}
 
 /// Everything TLS that is decided once per run: the client configuration (resumption
 /// disabled), the server name for SNI and verification, and the reuse policy.
@@ -66,30 +206,29 @@ pub struct SessionCache {
 }
 
 impl TlsSettings {
-    /// Builds the TLS settings of a run; None without `--ssl`. Errors are option errors
-    /// (`Error::Usage`): a protocol rustls lacks, a cipher list with no usable suite,
-    /// unreadable or mismatched certificate/key/CA files, no trusted roots.
-    pub fn from_config(cfg: &Config) -> Result<Option<TlsSettings>, Error> {
-        if !cfg.ssl {
+    /// Builds the TLS settings of a run; None without `--ssl`. Errors name the option:
+    /// a protocol rustls lacks, a cipher list with no usable suite, unreadable or
+    /// mismatched certificate/key/CA files, no trusted roots, a bad server name.
+    pub fn from_options(cfg: &TlsOptions) -> Result<Option<TlsSettings>, TlsOptionError> {
+        if !cfg.enabled {
             return Ok(None);
         }
-        let usage = Error::Usage;
-        let versions = protocol_versions(cfg.ssl_protocol.unwrap_or(SslProtocol::Auto))?;
+        let protocol = cfg.protocol.unwrap_or(SslProtocol::Auto);
+        let versions = protocol_versions(protocol)?;
         let mut provider = ring::default_provider();
-        if let Some(spec) = &cfg.ssl_ciphers {
-            let mut suites = cipher::parse_list(spec).map_err(usage)?;
+        if let Some(spec) = &cfg.ciphers {
+            let mut suites = cipher::parse_list(spec).map_err(TlsOptionError::Ciphers)?;
             suites.retain(|s| versions.iter().any(|v| s.version() == *v));
             if suites.is_empty() {
-                return Err(usage(format!(
-                    "--ssl-ciphers: no cipher suite in '{spec}' can be used with \
-                     --ssl-protocol {}",
-                    cfg.ssl_protocol.unwrap_or(SslProtocol::Auto).name()
-                )));
+                return Err(TlsOptionError::CiphersForProtocol {
+                    spec: spec.clone(),
+                    protocol,
+                });
             }
             provider.cipher_suites = suites;
         }
         let provider = Arc::new(provider);
-        let verifier: Arc<dyn ServerCertVerifier> = if cfg.ssl_verify {
+        let verifier: Arc<dyn ServerCertVerifier> = if cfg.verify {
             webpki_verifier(cfg, &provider)?
         } else {
             Arc::new(AcceptAnyServerCert(
@@ -98,7 +237,7 @@ impl TlsSettings {
         };
         let builder = ClientConfig::builder_with_provider(provider)
             .with_protocol_versions(&versions)
-            .map_err(|e| usage(format!("--ssl-protocol: {e}")))?
+            .map_err(|e| TlsOptionError::Versions(e.to_string()))?
             .dangerous()
             .with_custom_certificate_verifier(verifier);
         let mut config = match client_identity(cfg)? {
@@ -106,14 +245,14 @@ impl TlsSettings {
             Some((chain, key, cert_path, key_path)) => builder
                 .with_client_auth_cert(chain, key)
                 .map_err(|e| match e {
-                    rustls::Error::InconsistentKeys(_) => usage(format!(
-                        "--ssl-certificate {cert_path} and --ssl-key {key_path} do not \
-                         match (SSL certificate and key failed consistency check)"
-                    )),
-                    e => usage(format!("--ssl-key {key_path}: {e}")),
+                    rustls::Error::InconsistentKeys(_) => TlsOptionError::KeyMismatch {
+                        cert: cert_path.to_string(),
+                        key: key_path.to_string(),
+                    },
+                    e => file_error("--ssl-key", key_path, e),
                 })?,
         };
-        config.alpn_protocols = if cfg.http_version == crate::model::config::HttpVersion::V2 {
+        config.alpn_protocols = if cfg.alpn_h2 {
             vec![ALPN_H2.to_vec()]
         } else {
             vec![ALPN_HTTP11.to_vec()]
@@ -122,7 +261,7 @@ impl TlsSettings {
         Ok(Some(TlsSettings {
             config: Arc::new(config),
             server_name: server_name(cfg)?,
-            reuse: !cfg.ssl_no_reuse,
+            reuse: !cfg.no_reuse,
         }))
     }
 
@@ -157,33 +296,33 @@ impl TlsSettings {
 }
 
 /// The rustls versions for `--ssl-protocol`; TLS 1.0/1.1 are option errors.
-fn protocol_versions(p: SslProtocol) -> Result<Vec<&'static SupportedProtocolVersion>, Error> {
+fn protocol_versions(
+    p: SslProtocol,
+) -> Result<Vec<&'static SupportedProtocolVersion>, TlsOptionError> {
     match p {
         SslProtocol::Auto => Ok(vec![&rustls::version::TLS13, &rustls::version::TLS12]),
         SslProtocol::Tls12 => Ok(vec![&rustls::version::TLS12]),
         SslProtocol::Tls13 => Ok(vec![&rustls::version::TLS13]),
-        SslProtocol::Tls10 | SslProtocol::Tls11 => Err(Error::Usage(format!(
-            "--ssl-protocol {} is not offered by rustls (use auto, TLSv1.2 or TLSv1.3)",
-            p.name()
-        ))),
+        SslProtocol::Tls10 | SslProtocol::Tls11 => Err(TlsOptionError::Protocol { protocol: p }),
     }
 }
 
 /// The SNI / verification name: `--tls-server-name`, else `--server-name` (without a
 /// `:port` suffix or IPv6 brackets), else `--server`. IP literals become
 /// `ServerName::IpAddress`, for which rustls sends no SNI.
-fn server_name(cfg: &Config) -> Result<ServerName<'static>, Error> {
-    let (option, raw) = match (&cfg.tls_server_name, &cfg.server_name) {
-        (Some(n), _) => ("--tls-server-name", n.as_str()),
-        (None, Some(n)) => ("--server-name", strip_port(n)),
-        (None, None) => ("--server", cfg.server.as_str()),
+fn server_name(cfg: &TlsOptions) -> Result<ServerName<'static>, TlsOptionError> {
+    let (option, raw) = match &cfg.server_name {
+        Some(n) => ("--tls-server-name", n.as_str()),
+        None => (cfg.fallback_name.0, cfg.fallback_name.1.as_str()),
     };
     let name = raw
         .strip_prefix('[')
         .and_then(|s| s.strip_suffix(']'))
         .unwrap_or(raw);
-    ServerName::try_from(name.to_string())
-        .map_err(|_| Error::Usage(format!("{option} {raw}: not a valid TLS server name")))
+    ServerName::try_from(name.to_string()).map_err(|_| TlsOptionError::ServerName {
+        option,
+        name: raw.to_string(),
+    })
 }
 
 /// `host:port` → `host`; `[v6]:port` → `[v6]`; anything else unchanged.
@@ -202,25 +341,26 @@ fn strip_port(host: &str) -> &str {
 
 /// The verifier for `--ssl-verify`: system roots plus `--ssl-ca-file`/`--ssl-ca-path`.
 fn webpki_verifier(
-    cfg: &Config,
+    cfg: &TlsOptions,
     provider: &Arc<CryptoProvider>,
-) -> Result<Arc<dyn ServerCertVerifier>, Error> {
+) -> Result<Arc<dyn ServerCertVerifier>, TlsOptionError> {
     let mut roots = RootCertStore::empty();
     let mut pinned = Vec::new();
     roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
-    if let Some(file) = &cfg.ssl_ca_file {
+    if let Some(file) = &cfg.ca_file {
         let certs = read_certs("--ssl-ca-file", file)?;
         pinned.extend(certs.iter().cloned());
         let (added, _) = roots.add_parsable_certificates(certs);
         if added == 0 {
-            return Err(Error::Usage(format!(
-                "--ssl-ca-file {file}: no usable CA certificate"
-            )));
+            return Err(file_error(
+                "--ssl-ca-file",
+                file,
+                "no usable CA certificate",
+            ));
         }
     }
-    if let Some(dir) = &cfg.ssl_ca_path {
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| Error::Usage(format!("--ssl-ca-path {dir}: {e}")))?;
+    if let Some(dir) = &cfg.ca_path {
+        let entries = std::fs::read_dir(dir).map_err(|e| file_error("--ssl-ca-path", dir, e))?;
         for entry in entries.flatten() {
             // Hash links, CRLs and stray files are skipped: only PEM certificates count.
             if let Ok(bytes) = std::fs::read(entry.path()) {
@@ -233,15 +373,11 @@ fn webpki_verifier(
         }
     }
     if roots.is_empty() {
-        return Err(Error::Usage(
-            "--ssl-verify: no trusted CA certificate (none in the system store; give \
-             --ssl-ca-file or --ssl-ca-path)"
-                .into(),
-        ));
+        return Err(TlsOptionError::NoTrustedRoots);
     }
     let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
         .build()
-        .map_err(|e| Error::Usage(format!("--ssl-verify: {e}")))?;
+        .map_err(|e| TlsOptionError::Verifier(e.to_string()))?;
     Ok(Arc::new(TrustedOrWebPki { inner, pinned }))
 }
 
@@ -320,37 +456,47 @@ type ClientIdentity<'a> = (
 );
 
 /// Loads the client identity, or None when no `--ssl-certificate` is given.
-fn client_identity(cfg: &Config) -> Result<Option<ClientIdentity<'_>>, Error> {
-    let cert_path = match (&cfg.ssl_certificate, &cfg.ssl_key) {
+fn client_identity(cfg: &TlsOptions) -> Result<Option<ClientIdentity<'_>>, TlsOptionError> {
+    let cert_path = match (&cfg.certificate, &cfg.key) {
         (Some(c), _) => c.as_str(),
-        (None, Some(_)) => return Err(Error::Usage("--ssl-key requires --ssl-certificate".into())),
+        (None, Some(_)) => return Err(TlsOptionError::KeyWithoutCertificate),
         (None, None) => return Ok(None),
     };
-    let key_path = cfg.ssl_key.as_deref().unwrap_or(cert_path);
+    let key_path = cfg.key.as_deref().unwrap_or(cert_path);
     let chain = read_certs("--ssl-certificate", cert_path)?;
     let bytes = read_file("--ssl-key", key_path)?;
     let key = PrivateKeyDer::from_pem_slice(&bytes)
-        .map_err(|e| Error::Usage(format!("--ssl-key {key_path}: no PEM private key ({e})")))?;
+        .map_err(|e| file_error("--ssl-key", key_path, format!("no PEM private key ({e})")))?;
     Ok(Some((chain, key, cert_path, key_path)))
 }
 
 /// The PEM certificates of `path`; none is an error naming the option and file.
-fn read_certs(option: &str, path: &str) -> Result<Vec<CertificateDer<'static>>, Error> {
+fn read_certs(
+    option: &'static str,
+    path: &str,
+) -> Result<Vec<CertificateDer<'static>>, TlsOptionError> {
     let bytes = read_file(option, path)?;
     let certs: Vec<_> = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<_, _>>()
-        .map_err(|e| Error::Usage(format!("{option} {path}: bad PEM ({e})")))?;
+        .map_err(|e| file_error(option, path, format!("bad PEM ({e})")))?;
     if certs.is_empty() {
-        return Err(Error::Usage(format!(
-            "{option} {path}: no PEM certificate in file"
-        )));
+        return Err(file_error(option, path, "no PEM certificate in file"));
     }
     Ok(certs)
 }
 
 /// Reads a whole file; the error names the option and file.
-fn read_file(option: &str, path: &str) -> Result<Vec<u8>, Error> {
-    std::fs::read(Path::new(path)).map_err(|e| Error::Usage(format!("{option} {path}: {e}")))
+fn read_file(option: &'static str, path: &str) -> Result<Vec<u8>, TlsOptionError> {
+    std::fs::read(Path::new(path)).map_err(|e| file_error(option, path, e))
+}
+
+/// A file of `option` that cannot be used, and why.
+fn file_error(option: &'static str, path: &str, cause: impl std::fmt::Display) -> TlsOptionError {
+    TlsOptionError::File {
+        option,
+        path: path.to_string(),
+        cause: cause.to_string(),
+    }
 }
 
 /// Verification off (the default, as httperf): any certificate chain and name are

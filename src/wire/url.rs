@@ -43,35 +43,70 @@ fn scheme(s: &str) -> Option<(bool, &str)> {
     None
 }
 
+/// A URL that cannot be used: the URL as typed and what is wrong with it. The text is
+/// the message printed after `rshperf: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("URL {url}: {problem}")]
+pub struct UrlError {
+    /// The URL as typed.
+    pub url: String,
+    /// What is wrong.
+    pub problem: UrlProblem,
+}
+
+/// What is wrong with a URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlProblem {
+    /// `user:password@`.
+    #[error("user names and passwords in URLs are not supported (send them with --add-header 'Authorization: ...\\n')")]
+    Credentials,
+    /// `[` without `]`.
+    #[error("no ']' after the IPv6 address")]
+    UnclosedBracket,
+    /// Brackets around something else.
+    #[error("'{0}' is not an IPv6 address")]
+    NotIpv6(String),
+    /// `[v6]` followed by something other than `:PORT`.
+    #[error("expected ':PORT' after the IPv6 address")]
+    AfterIpv6,
+    /// An IPv6 address without brackets.
+    #[error("an IPv6 address goes in brackets: http://[::1]:8080/")]
+    Ipv6WithoutBrackets,
+    /// No host.
+    #[error("no host name")]
+    NoHost,
+    /// A port that is not 1 to 65535.
+    #[error("illegal port number {0}")]
+    Port(String),
+}
+
 /// Parses `s` as a target URL. None: not a URL (an ordinary operand); Some(Err): a
-/// URL that cannot be used, with the message (after `rshperf: `).
-pub fn parse_url(s: &str) -> Option<Result<TargetUrl, String>> {
+/// URL that cannot be used.
+pub fn parse_url(s: &str) -> Option<Result<TargetUrl, UrlError>> {
     let (tls, rest) = scheme(s)?;
     Some(parse_after_scheme(s, tls, rest))
 }
 
-fn parse_after_scheme(s: &str, tls: bool, rest: &str) -> Result<TargetUrl, String> {
+/// The rest of `parse_url`, after the scheme.
+fn parse_after_scheme(s: &str, tls: bool, rest: &str) -> Result<TargetUrl, UrlError> {
     let rest = rest.split('#').next().unwrap_or("");
     let end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
     if authority.contains('@') {
-        return Err(format!(
-            "URL {s}: user names and passwords in URLs are not supported \
-             (send them with --add-header 'Authorization: ...\\n')"
-        ));
+        return Err(bad(s, UrlProblem::Credentials));
     }
-    let bad = |what: &str| format!("URL {s}: {what}");
+    let bad = |problem: UrlProblem| bad(s, problem);
     let (host, port_text) = if let Some(v6) = authority.strip_prefix('[') {
         let (addr, after) = v6
             .split_once(']')
-            .ok_or_else(|| bad("no ']' after the IPv6 address"))?;
+            .ok_or_else(|| bad(UrlProblem::UnclosedBracket))?;
         addr.parse::<Ipv6Addr>()
-            .map_err(|_| bad(&format!("'{addr}' is not an IPv6 address")))?;
+            .map_err(|_| bad(UrlProblem::NotIpv6(addr.to_string())))?;
         match after {
             "" => (addr, None),
             _ => match after.strip_prefix(':') {
                 Some(p) => (addr, Some(p)),
-                None => return Err(bad("expected ':PORT' after the IPv6 address")),
+                None => return Err(bad(UrlProblem::AfterIpv6)),
             },
         }
     } else {
@@ -80,18 +115,18 @@ fn parse_after_scheme(s: &str, tls: bool, rest: &str) -> Result<TargetUrl, Strin
             None => (authority, None),
         };
         if h.contains(':') {
-            return Err(bad("an IPv6 address goes in brackets: http://[::1]:8080/"));
+            return Err(bad(UrlProblem::Ipv6WithoutBrackets));
         }
         (h, p)
     };
     if host.is_empty() {
-        return Err(bad("no host name"));
+        return Err(bad(UrlProblem::NoHost));
     }
     let port = match port_text {
         None | Some("") => None,
         Some(p) => match p.parse::<u16>() {
             Ok(n) if n > 0 && p.bytes().all(|b| b.is_ascii_digit()) => Some(n),
-            _ => return Err(bad(&format!("illegal port number {p}"))),
+            _ => return Err(bad(UrlProblem::Port(p.to_string()))),
         },
     };
     let uri = if path.starts_with('/') {
@@ -106,4 +141,11 @@ fn parse_after_scheme(s: &str, tls: bool, rest: &str) -> Result<TargetUrl, Strin
         uri,
         tls,
     })
+}
+/// The error for URL `s`.
+fn bad(s: &str, problem: UrlProblem) -> UrlError {
+    UrlError {
+        url: s.to_string(),
+        problem,
+    }
 }

@@ -1,4 +1,4 @@
-//! `--call-rate R` (issue 13): calls on an absolute schedule over a pool of
+//! `--call-rate R`: calls on an absolute schedule over a pool of
 //! `--num-conns` keep-alive (or HTTP/2) connections. Exact totals with `--num-calls`
 //! (also over `--threads` and `--partition`), the rate achieved with `--runtime`,
 //! lateness and response time measured from the schedule when the server is slower

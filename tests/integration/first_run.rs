@@ -1,4 +1,4 @@
-//! A newcomer's first minutes (issue 15): a URL as the target, warnings for arguments
+//! A newcomer's first minutes: a URL as the target, warnings for arguments
 //! httperf ignores, did-you-mean for misspelt options, `--server host:port`
 //! explained, a `--help` that helps and `rshperf help CMD`, `--runtime` as a
 //! duration, warnings when a run is probably not what was meant, and a CPU line that
@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rshperf::engine::execute::{execute, ExecOptions};
-use rshperf::model::config::Config;
 use rshperf::model::workload::Workload;
 
 use crate::support::server::{closed_port, Behavior, Server};
@@ -344,7 +343,7 @@ fn a_short_run_without_a_rate_sample_says_so_a_healthy_one_is_silent() {
 fn cpu_time_is_the_engines_own_not_the_whole_process() {
     let s = Server::start(Behavior::Fixed(10));
     let port = s.port().to_string();
-    let cfg = Config::from_argv(&[
+    let cfg = rshperf::front::httperf::from_argv(&[
         "rshperf",
         "--server",
         "127.0.0.1",

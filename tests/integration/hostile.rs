@@ -1,4 +1,4 @@
-//! Reliability (issue 6): rshperf against hostile servers, exhausted resources, bad
+//! Reliability: rshperf against hostile servers, exhausted resources, bad
 //! command lines and a closed stdout. Every run is bounded in wall time (a hung rshperf
 //! is killed and fails its test) and in memory (peak RSS < 64 MiB), must exit 0 with a
 //! complete report, and must count each failure in the right error counter

@@ -1,4 +1,4 @@
-//! Hostile HTTP/2 servers (issue 13, item 5): hand-written frames from the scripted
+//! Hostile HTTP/2 servers: hand-written frames from the scripted
 //! server of `hostile.rs`. Each case must fail the connection, count it in the right
 //! error counter, and end the run within `--timeout` with a complete report and
 //! bounded memory (`hostile::hostile_run`).

@@ -1,4 +1,4 @@
-//! `--http-version 2` (issue 13) against an independent server, the `h2` crate's:
+//! `--http-version 2` against an independent server, the `h2` crate's:
 //! h2c with prior knowledge and h2 over TLS (ALPN), calls as streams with
 //! `--burst-length` streams in flight, SETTINGS_MAX_CONCURRENT_STREAMS, RST_STREAM,
 //! GOAWAY, sessions with cookies and request bodies under flow control, the

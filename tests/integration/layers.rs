@@ -147,8 +147,11 @@ fn rank(layer: &str) -> Option<usize> {
     LAYERS.iter().position(|l| *l == layer)
 }
 
+/// A module: (layer, module).
+type Node = (String, String);
+
 /// (file, its node, the nodes it references) for every non-test file of src/.
-fn edges() -> Vec<(String, (String, String), BTreeSet<(String, String)>)> {
+fn edges() -> Vec<(String, Node, BTreeSet<Node>)> {
     let root = src_dir();
     let mut files = Vec::new();
     rs_files(&root, &mut files);

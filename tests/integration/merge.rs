@@ -11,6 +11,7 @@ use rshperf::model::stats::Stats;
 use rshperf::output::json::stats_from_json;
 use serde_json::{json, Value};
 
+use crate::support::h2_server::{H2Server, Opts as H2Opts};
 use crate::support::server::{Behavior, Server};
 use crate::support::tls_server::{Pki, TlsServer};
 use crate::support::{self, numbers, Report};
@@ -460,6 +461,173 @@ fn partitions_of_a_tls_session_run_on_two_servers_merge_to_the_single_run() {
     assert_eq!(doc["tls_handshakes"], json!({ "full": 10, "resumed": 20 }));
     assert_eq!(doc["servers"][1]["server"], labels[1].as_str());
     assert_eq!(doc["servers"][1]["replies"], 15);
+}
+
+/// The derived members of a document (`duration_s` … `timeline`): everything but
+/// the header, `config`, `run`, `start`, `end`, `raw`, `histograms` and `findings`.
+fn derived(doc: &Value) -> serde_json::Map<String, Value> {
+    let frame = [
+        "format",
+        "version",
+        "rshperf_version",
+        "config",
+        "run",
+        "start",
+        "end",
+        "raw",
+        "histograms",
+        "findings",
+    ];
+    doc.as_object()
+        .expect("a document")
+        .iter()
+        .filter(|(k, _)| !frame.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Runs rshperf with `args` (plus `--json=FILE`, `--server`, `--port`), asserts exit 0,
+/// returns the document.
+fn run_json(port: u16, file: &str, args: &[&str]) -> Value {
+    let out = support::bin()
+        .args(["--server", "127.0.0.1", "--port", &port.to_string()])
+        .arg(format!("--json={file}"))
+        .args(args)
+        .output()
+        .expect("run rshperf");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    read_json(file)
+}
+
+#[test]
+fn merging_one_call_rate_document_gives_back_its_figures_exactly() {
+    let server = Server::start(Behavior::Fixed(10));
+    let dir = Scratch::new("call-rate-one");
+    let (single, merged) = (dir.file("single.json"), dir.file("merged.json"));
+    let doc = run_json(
+        server.port(),
+        &single,
+        &[
+            "--call-rate",
+            "100",
+            "--num-conns",
+            "2",
+            "--num-calls",
+            "10",
+            "--timeout",
+            "5",
+        ],
+    );
+    let json_opt = format!("--json={merged}");
+    merge_ok(&[&json_opt, &single]);
+    let back = read_json(&merged);
+    // JSON values, not text: every derived member, field for field.
+    let (want, got) = (derived(&doc), derived(&back));
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    for (k, v) in &want {
+        assert_eq!(&got[k], v, "{k}");
+    }
+    assert_eq!(back["call_rate"]["target_per_s"], json!(100.0));
+    assert_eq!(back["call_rate"]["completed"], 20);
+    for k in ["raw", "histograms", "start"] {
+        assert_eq!(back[k], doc[k], "{k}");
+    }
+    for k in [
+        "duration_s",
+        "cpu_user_s",
+        "cpu_system_s",
+        "servers",
+        "threads",
+    ] {
+        assert_eq!(back["run"][k], doc["run"][k], "run.{k}");
+    }
+}
+
+#[test]
+fn partitions_of_an_http2_call_rate_run_merge_to_the_single_runs_exact_fields() {
+    let dir = Scratch::new("call-rate-parts");
+    let workload = [
+        "--http-version",
+        "2",
+        "--call-rate",
+        "400",
+        "--num-conns",
+        "4",
+        "--num-calls",
+        "10",
+        "--timeout",
+        "5",
+    ];
+    let server = H2Server::start(H2Opts {
+        body: 100,
+        ..H2Opts::default()
+    });
+    let single = run_json(server.port(), &dir.file("single.json"), &workload);
+    let parts: Vec<String> = (0..2).map(|i| dir.file(&format!("p{i}.json"))).collect();
+    for (i, part) in parts.iter().enumerate() {
+        let p = format!("--partition={i}/2");
+        let mut args = workload.to_vec();
+        args.push(&p);
+        run_json(server.port(), part, &args);
+    }
+    let merged = dir.file("merged.json");
+    let json_opt = format!("--json={merged}");
+    merge_ok(&[&json_opt, &parts[0], &parts[1]]);
+    let all = read_json(&merged);
+    // The figures that do not depend on timing, as JSON values.
+    for path in [
+        "connections.total",
+        "connections.successful",
+        "requests.total",
+        "requests.size_b",
+        "replies.total",
+        "replies.non_2xx",
+        "reply_size",
+        "status",
+        "errors",
+        "net_io.bytes",
+        "tls_handshakes",
+        "percentiles.connect.count",
+        "percentiles.response.count",
+        "percentiles.transfer.count",
+        "percentiles.lifetime.count",
+        "percentiles.lateness.count",
+        "http2",
+        "call_rate.target_per_s",
+        "call_rate.connections",
+        "call_rate.scheduled",
+        "call_rate.issued",
+        "call_rate.completed",
+        "call_rate.lost",
+        "call_rate.unsent",
+        "call_rate.reconnects",
+        "call_rate.given_up",
+        "call_rate.lateness_ms.count",
+        "call_rate.response_ms.count",
+        "raw.status_200_302",
+        "raw.pacing.unstarted",
+        "raw.pacing.source_addrs",
+    ] {
+        let at = |d: &Value| {
+            path.split('.')
+                .fold(d.clone(), |v, k| v.get(k).cloned().unwrap_or(Value::Null))
+        };
+        assert_eq!(at(&all), at(&single), "{path}");
+        assert_ne!(at(&single), Value::Null, "{path}");
+    }
+    assert_eq!(all["call_rate"]["target_per_s"], json!(400.0));
+    assert_eq!(all["call_rate"]["completed"], 40);
+    assert_eq!(all["http2"]["streams"], 40);
+    assert_eq!(server.requests(), 80);
 }
 
 /// The example manifests: an Indexed Job partitioned by `JOB_COMPLETION_INDEX` and

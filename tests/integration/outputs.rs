@@ -1,4 +1,4 @@
-//! The outputs beyond httperf (issue 7) end to end: percentile lines, `--json`,
+//! The outputs beyond httperf end to end: percentile lines, `--json`,
 //! `--csv`, `--fail-on`, the progress line on stderr, and the manual page.
 //! (`rshperf serve` and `rshperf demo` are covered by `serve.rs`.)
 
@@ -226,6 +226,25 @@ fn percentile_lines(r: &Report) -> Vec<Vec<String>> {
 
 // ---- --percentiles, --json=FILE, --csv=FILE ----
 
+/// The leaves of `v` below `prefix` as (path joined with `_`, value), arrays left
+/// out, in document order.
+fn flatten(v: &Value, prefix: &str, out: &mut Vec<(String, Value)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m {
+                let name = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}_{k}")
+                };
+                flatten(child, &name, out);
+            }
+        }
+        Value::Array(_) => {}
+        leaf => out.push((prefix.to_string(), leaf.clone())),
+    }
+}
+
 #[test]
 fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
     let s = Server::start(Behavior::Fixed(1024));
@@ -306,8 +325,28 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
     assert_eq!(lines.len(), 2, "{first}");
     assert!(first.ends_with('\n'));
     let header: Vec<&str> = lines[0].split(',').collect();
-    assert_eq!(header.len(), 41, "{}", lines[0]);
+    assert_eq!(header.len(), 100, "{}", lines[0]);
     assert_eq!(header[..4], ["timestamp", "server", "port", "uri"]);
+    // The figure columns are the document's figures, flattened: same names, same
+    // values (both unrounded).
+    let mut flat = Vec::new();
+    flatten(&doc, "", &mut flat);
+    let figures: Vec<&(String, Value)> = flat
+        .iter()
+        .skip_while(|(n, _)| n != "duration_s")
+        .take_while(|(n, _)| !n.starts_with("timeline") && !n.starts_with("raw"))
+        .collect();
+    let names: Vec<&str> = figures.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, header[8..header.len() - 1]);
+    let cells: Vec<&str> = lines[1].split(',').collect();
+    for ((name, v), cell) in figures.iter().zip(&cells[8..]) {
+        let want = match v {
+            Value::Null => String::new(),
+            Value::Number(n) if n.is_f64() => n.as_f64().expect("f64").to_string(),
+            other => other.to_string(),
+        };
+        assert_eq!(*cell, want, "CSV {name} vs JSON");
+    }
     let col = |row: &str, name: &str| -> String {
         let i = header
             .iter()
@@ -318,9 +357,9 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
             .expect("a field per column")
             .to_string()
     };
-    assert_eq!(lines[1].split(',').count(), 41, "{}", lines[1]);
-    assert_eq!(col(lines[1], "connections"), "200");
-    assert_eq!(col(lines[1], "replies"), "400");
+    assert_eq!(lines[1].split(',').count(), 100, "{}", lines[1]);
+    assert_eq!(col(lines[1], "connections_total"), "200");
+    assert_eq!(col(lines[1], "replies_total"), "400");
     assert_eq!(col(lines[1], "status_2xx"), "400");
     assert_eq!(col(lines[1], "errors_total"), "0");
     assert_eq!(col(lines[1], "port"), s.port().to_string());
@@ -340,7 +379,7 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
         lines.iter().filter(|l| l.starts_with("timestamp,")).count(),
         1
     );
-    assert_eq!(col(lines[2], "connections"), "30");
+    assert_eq!(col(lines[2], "connections_total"), "30");
     assert_eq!(col(lines[2], "num_calls"), "1");
 }
 

@@ -367,7 +367,7 @@ fn client_bound_detection_fires_when_the_schedule_is_impossible() {
     assert!(lines
         .next()
         .expect("header")
-        .ends_with(",net_io_kbs,findings"));
+        .ends_with(",tls_handshakes_full,tls_handshakes_resumed,findings"));
     let row = lines.next().expect("row");
     assert!(
         row.split(',')
@@ -464,7 +464,7 @@ fn timeline_rows_add_up_to_the_totals() {
     assert_eq!(col("replies"), replies);
     assert_eq!(col("status_2xx"), report.status()[1]);
     assert_eq!(col("errors_total"), report.error("total"));
-    assert_eq!(col("connrefused"), report.error("connrefused"));
+    assert_eq!(col("errors_connrefused"), report.error("connrefused"));
     assert_eq!(col("offered"), 900);
     assert_eq!(replies, server.requests());
     assert!(report.error("connrefused") > 0 && replies > 0);
@@ -481,7 +481,7 @@ fn timeline_rows_add_up_to_the_totals() {
     let max = doc["percentiles"]["response"]["max"].as_f64().expect("max");
     let i = header
         .iter()
-        .position(|h| *h == "response_max_ms")
+        .position(|h| *h == "response_ms_max")
         .expect("col");
     assert!(rows.iter().all(|r| r[i] <= max + 1e-9));
 }

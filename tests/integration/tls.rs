@@ -1,4 +1,4 @@
-//! HTTPS end to end (issue 4): rshperf against the in-process rustls server of
+//! HTTPS end to end: rshperf against the in-process rustls server of
 //! `support::tls_server`, comparing the report (connections, replies, errors, the `-v`
 //! `TLS handshakes:` line, JSON `tls_handshakes`) with what the server negotiated on
 //! each connection (full or resumed, version, suite, client certificate).

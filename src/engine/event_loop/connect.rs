@@ -36,7 +36,7 @@ impl Engine<'_> {
         let open = self.tally.opened();
         self.stats.max_concurrent = self.stats.max_concurrent.max(open);
         let timeout = self.timeout;
-        let http2 = self.cfg.http_version == crate::model::config::HttpVersion::V2;
+        let http2 = self.cfg.request.http_version == crate::model::config::HttpVersion::V2;
         let slot = self
             .table
             .alloc(|| <Conn>::new(ConnId::from_token(Token(0)), now))
@@ -115,7 +115,7 @@ impl Engine<'_> {
     pub(super) fn open_socket(&mut self, id: ConnId) -> Result<Option<bool>, ErrorKind> {
         let target = self.table.get_mut(id).map_or(0, |c| c.target);
         let addr = self.work.targets.get(target).ok_or(ErrorKind::Other)?.addr;
-        let result = match self.cfg.unix_socket.as_deref() {
+        let result = match self.cfg.target.unix_socket.as_deref() {
             // `--unix-socket`: no source address or port to choose.
             Some(path) => net::start_connect_unix(std::path::Path::new(path), &self.opts),
             None => self.start_tcp(id, addr),

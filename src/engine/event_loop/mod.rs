@@ -212,16 +212,16 @@ impl<'c> Engine<'c> {
         let mean_period = if closed_loop {
             0.0
         } else {
-            cfg.period.mean() * f64::from(plan.stripes.max(1))
+            cfg.load.period.mean() * f64::from(plan.stripes.max(1))
         };
         let catchup = catchup::CatchUp::new(cfg.pacing.overload, mean_period, plan.capacity);
-        let batch_tick = if cfg.call_rate > 0.0 {
+        let batch_tick = if cfg.load.call_rate > 0.0 {
             dispatch::batch_tick(mean_period, cfg.pacing.spin)
         } else {
             None
         };
-        let runtime_end = timers::duration_of(cfg.runtime).and_then(|d| t0.checked_add(d));
-        let spread = spread::Spread::new(cfg.pacing.overload, work.local.len(), cfg.hog);
+        let runtime_end = timers::duration_of(cfg.load.runtime).and_then(|d| t0.checked_add(d));
+        let spread = spread::Spread::new(cfg.pacing.overload, work.local.len(), cfg.sockets.hog);
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let tx = sender.try_clone()?;
@@ -256,15 +256,15 @@ impl<'c> Engine<'c> {
             leftovers: Vec::new(),
             dirty: Vec::new(),
             h2: h2flush::Held::default(),
-            nap: h2nap::Nap::new(cfg.http_version == HttpVersion::V2),
+            nap: h2nap::Nap::new(cfg.request.http_version == HttpVersion::V2),
             to_close: Vec::new(),
             observer,
             opts: SocketOptions {
                 send_buffer: cfg.socket_buffers().0,
                 recv_buffer: cfg.socket_buffers().1,
-                reset_on_close: cfg.close_with_reset,
+                reset_on_close: cfg.sockets.close_with_reset,
             },
-            ports: if cfg.hog {
+            ports: if cfg.sockets.hog {
                 (0..work.local.len().max(1))
                     .map(|_| PortPool::new())
                     .collect()
@@ -273,14 +273,19 @@ impl<'c> Engine<'c> {
             },
             local_rr: 0,
             pacer: pacer::Pacer::new(
-                Schedule::new(&cfg.period, cfg.client_id, plan.stripe, plan.stripes),
+                Schedule::new(
+                    &cfg.load.period,
+                    cfg.load.client_id,
+                    plan.stripe,
+                    plan.stripes,
+                ),
                 t0,
                 plan.arrivals,
                 runtime_end,
                 catchup,
                 // (A call-rate pool has no catch-up bound: a due call only joins its
                 // FIFO; the closed loop has no schedule.)
-                !closed_loop && cfg.call_rate <= 0.0,
+                !closed_loop && cfg.load.call_rate <= 0.0,
             ),
             spread,
             // A batched call rate wakes on its tick, not before each call.
@@ -296,10 +301,10 @@ impl<'c> Engine<'c> {
             closed: work
                 .closed_loop(cfg)
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
-            pool: (cfg.call_rate > 0.0).then(|| {
+            pool: (cfg.load.call_rate > 0.0).then(|| {
                 dispatch::PoolState::new(
-                    cfg.num_conns,
-                    cfg.burst_length,
+                    cfg.load.num_conns,
+                    cfg.load.burst_length,
                     plan.arrivals,
                     (plan.stripe, plan.stripes),
                     batch_tick,
@@ -307,8 +312,8 @@ impl<'c> Engine<'c> {
             }),
             calls: None,
             t0,
-            timeout: timers::duration_of(cfg.timeout),
-            reply_timeout: timers::duration_of(cfg.timeout + cfg.think_timeout),
+            timeout: timers::duration_of(cfg.sockets.timeout),
+            reply_timeout: timers::duration_of(cfg.sockets.timeout + cfg.sessions.think_timeout),
             next_call_id: u64::from(plan.stripe),
             done: 0,
             live: 0,
@@ -469,7 +474,7 @@ impl<'c> Engine<'c> {
             m.publish(&self.stats, self.live, Instant::now(), true);
         }
         self.tally.stop(&self.stats);
-        if self.cfg.debug > 0 && self.nap.taken > 0 {
+        if self.cfg.output.debug > 0 && self.nap.taken > 0 {
             eprintln!(
                 "rshperf: {} HTTP/2 naps in {} poll turns",
                 self.nap.taken, self.iteration
@@ -614,7 +619,7 @@ impl<'c> Engine<'c> {
     /// is recorded). Never true for session workloads, where the option limits
     /// connections per session.
     fn arrivals_capped(&self) -> bool {
-        let cap = self.cfg.max_connections;
+        let cap = self.cfg.load.max_connections;
         cap > 0 && !self.work.is_session() && self.live >= cap
     }
 
@@ -673,7 +678,7 @@ impl<'c> Engine<'c> {
             stats: &mut self.stats,
             timeout: self.timeout,
             reply_timeout: self.reply_timeout,
-            debug: self.cfg.debug,
+            debug: self.cfg.output.debug,
             completions: &mut self.completions,
             observer: self
                 .observer
@@ -862,7 +867,7 @@ impl<'c> Engine<'c> {
             });
             (len, printed)
         };
-        if self.cfg.verbose > 0 && self.cfg.json.as_deref() != Some("-") {
+        if self.cfg.output.verbose > 0 && self.cfg.output.json.as_deref() != Some("-") {
             if let CallRef::Uri(i) = what {
                 let uri = self
                     .work
@@ -957,7 +962,7 @@ impl<'c> Engine<'c> {
         let deadline = conn.deadline();
         match timers::fired(&mut conn.armed, deadline, now) {
             timers::Fired::TimedOut => {
-                if self.cfg.debug > 0 {
+                if self.cfg.output.debug > 0 {
                     eprintln!("rshperf: connection {} timed out", id.index());
                 }
                 self.finish(id, Some(ErrorKind::ClientTimo), now);
@@ -987,7 +992,7 @@ impl<'c> Engine<'c> {
             if let Some(srv) = self.stats.servers.get_mut(conn.target) {
                 srv.errors[kind.index()] += 1;
             }
-            if self.cfg.debug > 0 {
+            if self.cfg.output.debug > 0 {
                 eprintln!("rshperf: connection {} failed: {kind:?}", id.index());
             }
         }
@@ -1069,11 +1074,11 @@ impl<'c> Engine<'c> {
 
     /// Whether stdout carries text (not with `--json=-`, where it is the JSON only).
     fn text_out(&self) -> bool {
-        self.cfg.json.as_deref() != Some("-")
+        self.cfg.output.json.as_deref() != Some("-")
     }
 
     /// HTTP/1.0 connections carry one call at a time and are closed after each reply.
     fn http10(&self) -> bool {
-        self.cfg.http_version == HttpVersion::V10
+        self.cfg.request.http_version == HttpVersion::V10
     }
 }

@@ -5,12 +5,16 @@
 //! their family, `document` groups the lines of any number of runs by family, each
 //! family once, after its `# HELP` and `# TYPE` lines, as the format requires. Names
 //! follow Prometheus' conventions: `rshperf_` prefix, base units (seconds, bytes),
-//! `_total` on counters. Pure functions; called by `metrics`.
+//! `_total` on counters. The families of the report's counters are `rshperf_` and the
+//! figure's name in the report schema (`connections_total`, `errors_total`, …; checked
+//! by a test against the generated names), broken down by labels whose values are the
+//! schema's keys (`ErrorKind::key`, the status classes). Pure functions; called by
+//! `metrics`.
 
 use std::fmt::Write;
 
 use super::{HistSnap, RunLabels, ServerSnap, Snapshot, BUCKETS};
-use crate::model::stats::ERROR_KEYS;
+use crate::model::stats::ErrorKind;
 
 /// The `Content-Type` of a scrape.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -93,8 +97,6 @@ const FAMILIES: [Family; 15] = [
     ),
 ];
 
-const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
-
 /// A sample line tagged with its family.
 pub type Sample = (usize, String);
 
@@ -166,18 +168,19 @@ pub fn series(snap: &Snapshot, run: &RunLabels) -> Vec<Sample> {
         let (classes, errors) = (&s.replies_by_class, &s.errors);
         push(0, scope, s.connections.to_string());
         push(2, scope, s.requests.to_string());
-        for (i, c) in CLASSES.iter().enumerate() {
+        // The report's status classes (`status_1xx` … `status_5xx`), then the rest.
+        for (c, n) in classes.iter().enumerate().take(6).skip(1) {
             let mut l = scope.clone();
-            l.push(("class", (*c).to_string()));
-            push(4, &l, classes[i + 1].to_string());
+            l.push(("class", format!("{c}xx")));
+            push(4, &l, n.to_string());
         }
         let other: u64 = classes[0] + classes[6..].iter().sum::<u64>();
         let mut l = scope.clone();
         l.push(("class", "other".to_string()));
         push(4, &l, other.to_string());
-        for (k, name) in ERROR_KEYS.iter().enumerate() {
+        for (k, kind) in ErrorKind::ALL.iter().enumerate() {
             let mut l = scope.clone();
-            l.push(("kind", (*name).to_string()));
+            l.push(("kind", kind.key()));
             push(6, &l, errors[k].to_string());
         }
     }
@@ -247,6 +250,42 @@ pub fn document(samples: &[Sample]) -> String {
 mod tests {
     use super::*;
     use crate::engine::metrics::ServerSnap;
+    use crate::model::threshold::metric_names;
+
+    #[test]
+    fn report_counters_are_named_as_their_figures_and_the_docs_list_every_family() {
+        let figures: Vec<&str> = FAMILIES
+            .iter()
+            .filter_map(|f| f.0.strip_prefix("rshperf_"))
+            .filter(|n| metric_names().iter().any(|m| m == n))
+            .collect();
+        assert_eq!(
+            figures,
+            [
+                "connections_total",
+                "requests_total",
+                "replies_total",
+                "errors_total",
+                "sessions_total"
+            ]
+        );
+        let doc = include_str!("../../../docs/metrics.md");
+        let section = doc
+            .split("\n## Metrics\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("docs/metrics.md has a Metrics section");
+        let listed: Vec<&str> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .collect();
+        let families: Vec<&str> = FAMILIES.iter().map(|f| f.0).collect();
+        assert_eq!(
+            listed, families,
+            "docs/metrics.md lists every family, in order"
+        );
+    }
 
     #[test]
     fn servers_and_steps_are_labels_and_families_stay_together() {

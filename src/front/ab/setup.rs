@@ -1,7 +1,7 @@
 //! A `Bench` (ab's or lb's letters) as rshperf's `Config` and `Workload`.
 //!
-//! Owns the mapping: the socket, timeout and TLS options go through rshperf's own
-//! option parser (so they are validated once, the same way), then the workload gets
+//! Owns the mapping: the socket, timeout and TLS options go onto `ConfigBuilder` as
+//! typed values (validated by its `build`, the same way as httperf's), then the workload gets
 //! one target per URL (its address, and ab's or lb's `Host:` value), ab's request
 //! layout (`request_parts`) with a URI per target, and a closed loop with one group
 //! per server (`-c` users, `-n` requests; with `-k` a request budget spent over
@@ -11,10 +11,12 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use super::{Bench, Tool};
 use crate::model::call::{Body, RequestParts, Requests};
-use crate::model::config::{Config, SslProtocol};
+use crate::model::config::{Config, ConfigError, SslProtocol};
 use crate::model::workload::closed::{AbRecording, ClosedLoop, Group};
 use crate::model::workload::target::Target;
 use crate::model::workload::Workload;
+use crate::wire::error::Error;
+use crate::wire::tls::{TlsOptionError, TlsSettings};
 
 /// The User-Agent of ab and lb requests: as long as ab's `ApacheBench/2.3`, so that
 /// request sizes (and `Total body sent`) match ab's.
@@ -134,46 +136,47 @@ pub fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
         sni.push((https && !b.no_sni && name.parse::<IpAddr>().is_err()).then(|| name.to_string()));
     }
     let first = targets.first().ok_or("no URL to benchmark")?;
-    let ip = first.addr.ip().to_string();
-    let port = first.addr.port().to_string();
-    let mut argv: Vec<String> = ["rshperf", "--server", &ip, "--port", &port, "--no-progress"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let mut opt = |name: &str, value: String| {
-        argv.push(name.to_string());
-        argv.push(value);
-    };
+    let mut builder = Config::builder();
+    builder
+        .server(first.addr.ip().to_string())
+        .port(first.addr.port())
+        .progress(Some(false));
     if b.timeout > 0.0 {
-        opt("--timeout", b.timeout.to_string());
+        builder.timeout(b.timeout);
     }
     if let Some(t) = b.time_limit {
-        opt("--runtime", t.to_string());
+        builder.runtime(t);
     }
     if let Some(addr) = &b.bind {
-        opt("--myaddr", addr.clone());
+        builder.myaddr(addr.clone());
     }
     if https {
-        let protocol = b.tls_protocol.unwrap_or(SslProtocol::Auto);
-        opt("--ssl-protocol", protocol.name().to_string());
+        builder.tls_protocol(b.tls_protocol.unwrap_or(SslProtocol::Auto));
         if let Some(z) = &b.ciphers {
-            opt("--ssl-ciphers", z.clone());
+            builder.tls_ciphers(z.clone());
         }
         if let Some(e) = &b.cert {
-            opt("--ssl-certificate", e.clone());
-            opt("--ssl-key", e.clone());
+            builder.tls_certificate(e.clone()).tls_key(e.clone());
         }
         // Without a name (an IP address, or -I) rustls sends no SNI.
-        opt(
-            "--tls-server-name",
-            sni[0].clone().unwrap_or_else(|| ip.clone()),
+        builder.tls_server_name(
+            sni[0]
+                .clone()
+                .unwrap_or_else(|| first.addr.ip().to_string()),
         );
     }
-    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let mut cfg = Config::from_argv(&words).map_err(|e| ab_words(&e.to_string()))?;
+    // ab's -b (0: the kernel's default and its autotuning).
     let window = b.window.unwrap_or(0);
-    (cfg.send_buffer, cfg.recv_buffer) = (window, window);
-    let mut work = Workload::from_config(&cfg).map_err(|e| ab_words(&e.to_string()))?;
+    builder.send_buffer(window).recv_buffer(window);
+    let cfg = builder
+        .build()
+        .map_err(|r| ab_config_error(&r.error))?
+        .config;
+    // TLS first, for ab's wording of its option errors (the workload builds it again).
+    TlsSettings::from_options(&cfg.tls).map_err(|e| ab_tls_error(&e))?;
+    let mut work = Workload::from_config(&cfg).map_err(|e| match e {
+        Error::Usage(m) | Error::Startup(m) | Error::Getopt(m) => m,
+    })?;
     let parts = request_parts(b, &uris[0]);
     let mut head = Vec::new();
     let host = targets[0].host.clone();
@@ -206,14 +209,48 @@ pub fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
     })
 }
 
-/// rshperf's option names in a message, as the ab letters the user typed.
-fn ab_words(msg: &str) -> String {
-    msg.trim_start_matches("rshperf: ")
-        .replace("--ssl-certificate", "-E")
-        .replace("--ssl-key", "-E")
-        .replace("--ssl-ciphers", "-Z")
-        .replace("--ssl-protocol", "-f")
-        .replace("--myaddr", "-B")
+/// A refused configuration in ab's words: `-B` for `--myaddr`. ab's own parser has
+/// checked the other values it passes.
+fn ab_config_error(e: &ConfigError) -> String {
+    match e {
+        ConfigError::MyaddrBound {
+            entry,
+            first,
+            address,
+        } => format!(
+            "invalid {} address {address} in -B {entry}",
+            if *first { "starting" } else { "ending" }
+        ),
+        ConfigError::MyaddrTooMany => "-B: more than 65536 addresses".to_string(),
+        e => e.to_string(),
+    }
+}
+
+/// A TLS option error in ab's words: its letters (`-E`, `-Z`, `-f`) for the options
+/// they set.
+fn ab_tls_error(e: &TlsOptionError) -> String {
+    match e {
+        TlsOptionError::File {
+            option: "--ssl-certificate" | "--ssl-key",
+            path,
+            cause,
+        } => format!("-E {path}: {cause}"),
+        TlsOptionError::Protocol { protocol } => format!(
+            "-f {} is not offered by rustls (use auto, TLSv1.2 or TLSv1.3)",
+            protocol.name()
+        ),
+        TlsOptionError::Versions(m) => format!("-f: {m}"),
+        TlsOptionError::Ciphers(m) => format!("-Z: {m}"),
+        TlsOptionError::CiphersForProtocol { spec, protocol } => format!(
+            "-Z: no cipher suite in '{spec}' can be used with -f {}",
+            protocol.name()
+        ),
+        TlsOptionError::KeyMismatch { cert, key } => format!(
+            "-E {cert} and -E {key} do not match (SSL certificate and key failed \
+             consistency check)"
+        ),
+        e => e.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -257,8 +294,8 @@ mod tests {
         let closed = p.work.closed.as_ref().expect("closed loop");
         assert_eq!(closed.groups.len(), 2);
         assert_eq!(closed.groups[0].calls, Some(1));
-        assert_eq!(p.cfg.send_buffer, 0);
-        assert_eq!(p.cfg.timeout, 30.0);
+        assert_eq!(p.cfg.sockets.send_buffer, 0);
+        assert_eq!(p.cfg.sockets.timeout, 30.0);
     }
 
     #[test]
@@ -294,7 +331,7 @@ mod tests {
              Content-length: 7\r\nContent-type: application/x-www-form-urlencoded\r\n\
              host: example.org\r\nUser-Agent: mine\r\nAccept: */*\r\n\r\na=1&b=2"
         );
-        assert_eq!(p.cfg.send_buffer, 8192);
+        assert_eq!(p.cfg.sockets.send_buffer, 8192);
         assert_eq!(
             String::from_utf8_lossy(&p.request_head),
             render(&p, 0).trim_end_matches("a=1&b=2")
@@ -325,6 +362,51 @@ mod tests {
         assert_eq!(
             unknown.err().as_deref(),
             Some("cannot resolve host no-such-host.invalid (port 80)")
+        );
+    }
+
+    #[test]
+    fn option_errors_in_abs_letters() {
+        let https = |extra: &[&str]| {
+            let mut a = extra.to_vec();
+            a.push("https://127.0.0.1:1/");
+            build(&bench(&a), 0).err().expect("refused")
+        };
+        assert_eq!(
+            https(&["-Z", "RC4-MD5"]),
+            "-Z: no supported cipher suite in 'RC4-MD5' (unsupported: RC4-MD5)"
+        );
+        let missing = "/nonexistent/rshperf-client.pem";
+        assert!(https(&["-E", missing]).starts_with(&format!("-E {missing}: ")));
+        assert_eq!(
+            ab_tls_error(&TlsOptionError::CiphersForProtocol {
+                spec: "X".into(),
+                protocol: SslProtocol::Tls12,
+            }),
+            "-Z: no cipher suite in 'X' can be used with -f TLSv1.2"
+        );
+        assert_eq!(
+            ab_tls_error(&TlsOptionError::KeyMismatch {
+                cert: "c".into(),
+                key: "k".into(),
+            }),
+            "-E c and -E k do not match (SSL certificate and key failed consistency check)"
+        );
+        assert_eq!(
+            build(
+                &bench(&["-B", "10.0.0.x-10.0.0.2", "http://127.0.0.1:1/"]),
+                0
+            )
+            .err(),
+            Some("invalid starting address 10.0.0.x in -B 10.0.0.x-10.0.0.2".into())
+        );
+        assert_eq!(
+            build(
+                &bench(&["-B", "no-such-host.invalid", "http://127.0.0.1:1/"]),
+                0
+            )
+            .err(),
+            Some("invalid address list no-such-host.invalid (not an address or host name)".into())
         );
     }
 

@@ -301,12 +301,12 @@ pub fn parse(args: &[String]) -> Result<Parsed, Error> {
     }
     let fixed_conns = run_args.given(Opt::NumConns);
     let sessions = run_args.given(Opt::Wsess) || run_args.given(Opt::Wsesslog);
-    let mut base = Config::from_args(run_args)?;
+    let mut base = crate::front::httperf::config(&run_args)?;
     if let Some(opt) = base.unsupported() {
         return Err(Error::Usage(format!("{opt} is not supported yet")));
     }
     // The sweep prints its own table: no per-run text on stdout.
-    base.verbose = 0;
+    base.output.verbose = 0;
     check(&opts, fixed_conns)?;
     let slo = threshold::parse_all(&opts.slo).map_err(|m| usage(format!("--slo: {m}")))?;
     let mut opts = opts;
@@ -483,7 +483,7 @@ mod tests {
             "--num_conn",
             "7",
         ]);
-        assert_eq!(s.base.num_conns, 7);
+        assert_eq!(s.base.load.num_conns, 7);
         assert!(s.fixed_arrivals);
         assert_eq!(s.opts.const_test_time, None);
         let s = sweep(&["--low-rate", "1", "--high-rate", "2", "--rate-step", "1"]);

@@ -107,7 +107,12 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     } else {
         "conn/s"
     };
-    let host = sweep.base.servers.as_deref().unwrap_or(&sweep.base.server);
+    let host = sweep
+        .base
+        .target
+        .servers
+        .as_deref()
+        .unwrap_or(&sweep.base.target.server);
     let file = match &o.file {
         Some(path) => Some(
             File::create(path)
@@ -119,8 +124,13 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     let write_err = |e: io::Error| Error::Startup(format!("cannot write the table: {e}"));
     out.line(&table::header(host, o.output_fmt))
         .map_err(write_err)?;
-    let show = progress::wanted(sweep.base.progress);
-    let exporter = sweep.base.metrics_listen.map(Exporter::start).transpose()?;
+    let show = progress::wanted(sweep.base.output.progress);
+    let exporter = sweep
+        .base
+        .output
+        .metrics_listen
+        .map(Exporter::start)
+        .transpose()?;
     let mut planner = Planner::new(strategy(sweep));
     let mut steps: Vec<Step> = Vec::new();
     let stop = Stop::register()?;
@@ -190,7 +200,7 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
             .map_err(|e| Error::Startup(format!("cannot write --html file {path}: {e}")))?;
     }
     if let Some(e) = exporter {
-        e.linger(sweep.base.metrics_linger);
+        e.linger(sweep.base.output.metrics_linger);
     }
     Ok(())
 }
@@ -257,7 +267,10 @@ fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
     }
     match o.const_test_time {
         Some(t) => p.push(("seconds per step".into(), table::short(t))),
-        None => p.push(("arrivals per step".into(), sweep.base.num_conns.to_string())),
+        None => p.push((
+            "arrivals per step".into(),
+            sweep.base.load.num_conns.to_string(),
+        )),
     }
     let slo = if o.slo.is_empty() {
         "none".to_string()
@@ -340,7 +353,7 @@ fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> Val
             "find_max": o.find_max,
             "precision_pct": o.precision,
             "const_test_time_s": o.const_test_time,
-            "num_conns": if o.const_test_time.is_none() { Some(sweep.base.num_conns) } else { None },
+            "num_conns": if o.const_test_time.is_none() { Some(sweep.base.load.num_conns) } else { None },
             "cool_down_s": o.cool_down,
             "min_achieved_pct": o.min_achieved,
             "max_errors": o.max_errors,

@@ -418,7 +418,7 @@ mod tests {
         assert_eq!(out.limit, Some((100.0, Verdict::Fail)));
     }
 
-    /// Issue 11's line on this machine: 2000 to 30000 by 2000, the client's capacity
+    /// The sweep of bench/run.sh on this machine: 2000 to 30000 by 2000, the client's capacity
     /// about 14,600 conn/s (so 16000 misses the rate, 14000 passes).
     #[test]
     fn on_the_grid_the_search_finds_the_walks_knee_in_a_third_of_its_runs() {

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::engine::execute::{self, ExecOptions, Hooks};
 use crate::engine::metrics::Exporter;
 use crate::model::config::Config;
+use crate::model::report::{Facts, Report};
 use crate::model::stats::quantile_ms;
 use crate::model::workload::rate::Period;
 use crate::model::workload::{Kind, Workload};
@@ -21,6 +22,7 @@ use crate::output::advice::{self, Advice};
 use crate::output::csv;
 use crate::output::json;
 use crate::output::summary::Summary;
+use crate::output::threshold::Evaluate;
 use crate::wire::error::Error;
 
 use super::args::Sweep;
@@ -87,7 +89,7 @@ pub struct Step {
 /// Requests one arrival demands (mean over `--wsesslog` sessions).
 pub fn calls_per_arrival(cfg: &Config, work: &Workload) -> f64 {
     match &work.kind {
-        Kind::Request => cfg.num_calls as f64,
+        Kind::Request => cfg.load.num_calls as f64,
         Kind::Wsess { calls, .. } => *calls as f64,
         Kind::Wsesslog { sessions, .. } => {
             let calls: usize = sessions
@@ -131,13 +133,13 @@ fn ideal_tail(work: &Workload) -> f64 {
 /// The configuration of the step at `rate`.
 pub fn config(sweep: &Sweep, rate: f64) -> Config {
     let mut cfg = sweep.base.clone();
-    cfg.period = Period::Deterministic(1.0 / rate);
+    cfg.load.period = Period::Deterministic(1.0 / rate);
     if let Some(t) = sweep.opts.const_test_time {
         let n = (rate * t).round().max(1.0) as u64;
-        match (&mut cfg.wsess, &mut cfg.wsesslog) {
+        match (&mut cfg.sessions.wsess, &mut cfg.sessions.wsesslog) {
             (Some(w), _) => w.sessions = n,
             (_, Some(w)) => w.sessions = n,
-            _ => cfg.num_conns = n,
+            _ => cfg.load.num_conns = n,
         }
     }
     cfg
@@ -159,6 +161,7 @@ pub fn run(
     let result = execute::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
     let stats = &result.stats;
     let summary = Summary::new(stats, &result.info);
+    let report = Report::new(stats, &result.info, &Facts::of(&cfg, &result.meta));
     let advice = advice::assess_without_classic_report(&cfg, work, &result);
     let arrivals = work.arrivals(&cfg);
     let demanded = rate * calls_per_arrival(&cfg, work);
@@ -191,7 +194,7 @@ pub fn run(
         ));
     }
     for t in &sweep.slo {
-        let actual = t.actual(&summary, stats);
+        let actual = t.actual(&report);
         if !t.op().holds(actual, t.limit()) {
             reasons.push(format!("SLO {} missed (actual {actual:.3})", t.expr()));
         }
@@ -234,12 +237,18 @@ pub fn run(
         lateness_p99_ms: quantile_ms(&h.lateness, 0.99),
         client_cpu_pct: stats.client.busiest_pct,
     };
-    if let Some(path) = &cfg.csv {
-        csv::append_row(Path::new(path), &cfg, &summary, stats, &advice)
+    if let Some(path) = &cfg.output.csv {
+        csv::append_row(Path::new(path), &cfg, &report, &advice)
             .map_err(|e| Error::Startup(format!("cannot write --csv file {path}: {e}")))?;
     }
     let doc = sweep.opts.json.is_some().then(|| {
-        let mut doc = json::to_json(&cfg, stats, &summary, &result.info, &result.meta);
+        let mut doc = json::document(
+            json::config_json(&cfg),
+            &report,
+            stats,
+            &result.info,
+            &result.meta,
+        );
         doc["findings"] = advice::to_json(&advice);
         doc
     });

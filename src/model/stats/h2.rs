@@ -3,8 +3,9 @@
 //! ended by a protocol error.
 //!
 //! Owns the figures and their merge; `Stats` holds one (`Stats::http2`). Fed by
-//! `conn::Conn` for connections that speak HTTP/2; all zero otherwise. Printed by the
-//! verbose classic report and carried in JSON through `Stats`' serde schema.
+//! `conn::Conn` for connections that speak HTTP/2; all zero otherwise. Carried in JSON
+//! through `Stats`' serde schema; the report's `http2` figures (`model::report`) add
+//! the space savings, printed by `output::extras` with `-v`.
 
 use super::merge::{Merge, MergeError};
 
@@ -59,37 +60,12 @@ impl Merge for H2Stats {
     }
 }
 
-impl H2Stats {
-    /// The verbose report's line, or None when no HTTP/2 connection was made.
-    pub fn report_line(&self) -> Option<String> {
-        if self.connections == 0 {
-            return None;
-        }
-        Some(format!(
-            "HTTP/2: connections {} streams {} reset {} goaway {} protocol-errors {}\n\
-             HTTP/2 header compression: requests {} B sent for {} B (space savings {:.2}%) \
-             replies {} B received for {} B (space savings {:.2}%)",
-            self.connections,
-            self.streams,
-            self.streams_reset,
-            self.goaways,
-            self.protocol_errors,
-            self.request_header_wire,
-            self.request_header_decoded,
-            savings(self.request_header_wire, self.request_header_decoded),
-            self.reply_header_wire,
-            self.reply_header_decoded,
-            savings(self.reply_header_wire, self.reply_header_decoded),
-        ))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn merge_adds_and_the_line_shows_savings() {
+    fn merge_adds_and_savings() {
         let mut a = H2Stats {
             connections: 1,
             streams: 10,
@@ -99,16 +75,11 @@ mod tests {
             reply_header_decoded: 1000,
             ..H2Stats::default()
         };
-        assert_eq!(H2Stats::default().report_line(), None);
         a.merge(&a.clone()).expect("no overflow");
         assert_eq!(a.streams, 20);
         assert_eq!(
-            a.report_line().as_deref(),
-            Some(
-                "HTTP/2: connections 2 streams 20 reset 0 goaway 0 protocol-errors 0\n\
-                 HTTP/2 header compression: requests 600 B sent for 1200 B (space savings \
-                 50.00%) replies 500 B received for 2000 B (space savings 75.00%)"
-            )
+            savings(a.request_header_wire, a.request_header_decoded),
+            50.0
         );
         assert_eq!(savings(0, 0), 0.0);
     }

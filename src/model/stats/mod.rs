@@ -60,31 +60,41 @@ pub enum ErrorKind {
 /// Number of `ErrorKind` variants.
 pub const ERROR_KINDS: usize = 8;
 
-/// Error counter names as the report prints them, in `ErrorKind` order.
-pub const ERROR_NAMES: [&str; ERROR_KINDS] = [
-    "client-timo",
-    "socket-timo",
-    "connrefused",
-    "connreset",
-    "fd-unavail",
-    "addrunavail",
-    "ftab-full",
-    "other",
-];
-
-/// The same names as JSON keys (`_` for `-`), in `ErrorKind` order.
-pub const ERROR_KEYS: [&str; ERROR_KINDS] = [
-    "client_timo",
-    "socket_timo",
-    "connrefused",
-    "connreset",
-    "fd_unavail",
-    "addrunavail",
-    "ftab_full",
-    "other",
-];
-
 impl ErrorKind {
+    /// Every kind, in report order: the one list of error counters. Every output
+    /// (classic text, JSON, CSV, timeline, `--fail-on`, Prometheus, HTML) names the
+    /// counters from here.
+    pub(crate) const ALL: [ErrorKind; ERROR_KINDS] = [
+        ErrorKind::ClientTimo,
+        ErrorKind::SocketTimo,
+        ErrorKind::ConnRefused,
+        ErrorKind::ConnReset,
+        ErrorKind::FdUnavail,
+        ErrorKind::AddrUnavail,
+        ErrorKind::FtabFull,
+        ErrorKind::Other,
+    ];
+
+    /// The name the classic report prints (`client-timo`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ErrorKind::ClientTimo => "client-timo",
+            ErrorKind::SocketTimo => "socket-timo",
+            ErrorKind::ConnRefused => "connrefused",
+            ErrorKind::ConnReset => "connreset",
+            ErrorKind::FdUnavail => "fd-unavail",
+            ErrorKind::AddrUnavail => "addrunavail",
+            ErrorKind::FtabFull => "ftab-full",
+            ErrorKind::Other => "other",
+        }
+    }
+
+    /// The schema key (`client_timo`): `name` with `_` for `-`. JSON members, CSV
+    /// and timeline columns, `--fail-on` metrics and Prometheus labels use it.
+    pub(crate) fn key(self) -> String {
+        self.name().replace('-', "_")
+    }
+
     /// Classifies an errno from a failed socket operation (docs/compatibility.md §3.1,
     /// with EADDRNOTAVAIL as `addrunavail`: compatibility.md, bug 8).
     pub fn from_errno(errno: i32) -> ErrorKind {
@@ -146,6 +156,18 @@ pub fn new_histogram() -> Histogram<u64> {
 }
 
 impl Histograms {
+    /// The histograms with their names (the members of `histograms` and
+    /// `percentiles`, the words of the percentile lines), in report order.
+    pub(crate) fn named(&self) -> [(&'static str, &Histogram<u64>); 5] {
+        [
+            ("connect", &self.connect),
+            ("response", &self.response),
+            ("transfer", &self.transfer),
+            ("lifetime", &self.lifetime),
+            ("lateness", &self.lateness),
+        ]
+    }
+
     fn new() -> Self {
         Histograms {
             connect: new_histogram(),

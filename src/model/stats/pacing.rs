@@ -5,8 +5,8 @@
 //! addresses connections were spread over) and of precise pacing (arrivals waited
 //! for by spinning, the time spent spinning, how late the timer woke the engine).
 //! Arrival lateness itself is the `lateness` histogram of `Stats`. Recorded by the
-//! engine (`engine::catchup`, `engine::spin`); printed by `-v` (`report_lines`) and
-//! in the JSON `stats.pacing`. Merged field by field (`merge_fields!`).
+//! engine (`engine::catchup`, `engine::spin`); carried in the JSON `raw.pacing`
+//! and printed by `-v` (`output::extras`); no text here. Merged field by field (`merge_fields!`).
 
 use serde::{Deserialize, Serialize};
 
@@ -51,29 +51,6 @@ impl PacingStats {
         self.wake_late_sum_us = self.wake_late_sum_us.saturating_add(late_us);
         self.wake_late_max_us = self.wake_late_max_us.max(late_us);
     }
-
-    /// The `-v` lines: the overload policy's figures, then precise pacing's.
-    pub fn report_lines(&self) -> [String; 2] {
-        let wake_mean = if self.wakeups > 0 {
-            self.wake_late_sum_us as f64 / self.wakeups as f64
-        } else {
-            0.0
-        };
-        [
-            format!(
-                "Pacing: deferred {} unstarted {} in-flight-cap {} source-addrs {}",
-                self.deferred, self.unstarted, self.inflight_cap, self.source_addrs
-            ),
-            format!(
-                "Pacing: spins {} spin-time {:.1} ms wakeups {} wake-late avg {:.1} max {} us",
-                self.spins,
-                self.spin_us as f64 / 1000.0,
-                self.wakeups,
-                wake_mean,
-                self.wake_late_max_us
-            ),
-        ]
-    }
 }
 
 /// Another engine's or run part's figures: counts added, extremes kept.
@@ -99,7 +76,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn merge_adds_counts_and_keeps_extremes_and_lines_show_them() {
+    fn merge_adds_counts_and_keeps_extremes() {
         let mut a = PacingStats {
             deferred: 3,
             inflight_cap: 100,
@@ -119,12 +96,12 @@ mod tests {
         b.on_wakeup(60);
         a.merge(&b).expect("merges");
         assert_eq!(
-            a.report_lines(),
-            [
-                "Pacing: deferred 3 unstarted 5 in-flight-cap 150 source-addrs 8".to_string(),
-                "Pacing: spins 2 spin-time 1.5 ms wakeups 3 wake-late avg 100.0 max 200 us"
-                    .to_string(),
-            ]
+            (a.deferred, a.unstarted, a.inflight_cap, a.source_addrs),
+            (3, 5, 150, 8)
+        );
+        assert_eq!(
+            (a.wakeups, a.wake_late_sum_us, a.wake_late_max_us),
+            (3, 300, 200)
         );
         let mut over = PacingStats {
             deferred: u64::MAX,

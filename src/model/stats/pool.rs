@@ -4,9 +4,10 @@
 //! coordinated omission): lateness (scheduled → taken by a connection, queueing for a
 //! free connection included) and response (scheduled → first byte of the reply).
 //!
-//! Owns the figures, their merge and the report lines; `Stats` holds one
-//! (`Stats::pool`). Fed by the engine's pool (`engine/pool.rs`); all zero otherwise.
-//! Printed after the classic report and carried in JSON through `Stats`' serde schema.
+//! Owns the figures and their merge; `Stats` holds one (`Stats::pool`). Fed by the
+//! engine's pool (`engine/pool.rs`); all zero otherwise. Carried in JSON through
+//! `Stats`' serde schema; the report's `call_rate` figures are derived from it
+//! (`model::report`) and printed by `output::extras`.
 
 use std::time::Duration;
 
@@ -82,27 +83,6 @@ impl Merge for PoolStats {
     }
 }
 
-/// Milliseconds of a histogram quantile.
-fn ms(h: &Histogram<u64>, q: f64) -> f64 {
-    if h.is_empty() {
-        0.0
-    } else {
-        h.value_at_quantile(q) as f64 / 1000.0
-    }
-}
-
-/// `avg … p50 … p90 … p99 … max …` in ms.
-fn spread(h: &Histogram<u64>) -> String {
-    format!(
-        "avg {:.3} p50 {:.3} p90 {:.3} p99 {:.3} max {:.3}",
-        if h.is_empty() { 0.0 } else { h.mean() / 1000.0 },
-        ms(h, 0.5),
-        ms(h, 0.9),
-        ms(h, 0.99),
-        ms(h, 1.0),
-    )
-}
-
 impl PoolStats {
     /// A call was taken by a connection `late` after its scheduled time.
     pub fn on_issued(&mut self, late: Duration) {
@@ -120,37 +100,6 @@ impl PoolStats {
     pub fn is_used(&self) -> bool {
         self.connections > 0
     }
-
-    /// The report's three lines (target rate `rate` calls/s over `duration` seconds),
-    /// or None without `--call-rate`.
-    pub fn report_lines(&self, rate: f64, duration: f64) -> Option<String> {
-        if !self.is_used() {
-            return None;
-        }
-        let achieved = if duration > 0.0 {
-            self.issued as f64 / duration
-        } else {
-            0.0
-        };
-        Some(format!(
-            "Call rate [calls/s]: target {rate:.1} achieved {achieved:.1} over {} connections \
-             (scheduled {} issued {} completed {} lost {} unsent {} max-waiting {} \
-             reconnects {} given-up {})\n\
-             Call lateness [ms]: {} (scheduled time to a connection)\n\
-             Call response [ms]: {} (scheduled time to first reply byte)",
-            self.connections,
-            self.scheduled,
-            self.issued,
-            self.completed,
-            self.lost,
-            self.unsent,
-            self.max_waiting,
-            self.reconnects,
-            self.given_up,
-            spread(&self.lateness),
-            spread(&self.response),
-        ))
-    }
 }
 
 #[cfg(test)]
@@ -158,7 +107,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn merge_adds_and_the_lines_show_the_figures() {
+    fn merge_adds() {
         let mut a = PoolStats {
             connections: 2,
             scheduled: 10,
@@ -168,20 +117,10 @@ mod tests {
         };
         a.on_issued(Duration::from_micros(1500));
         a.on_response(Duration::from_micros(1800));
-        assert_eq!(PoolStats::default().report_lines(10.0, 1.0), None);
+        assert!(!PoolStats::default().is_used());
         a.merge(&a.clone()).expect("no overflow");
         assert_eq!(a.issued, 18);
         assert_eq!(a.lateness.len(), 2);
-        assert_eq!(
-            a.report_lines(20.0, 2.0).as_deref(),
-            Some(
-                "Call rate [calls/s]: target 20.0 achieved 9.0 over 4 connections (scheduled 20 \
-                 issued 18 completed 2 lost 0 unsent 0 max-waiting 6 reconnects 0 given-up 0)\n\
-                 Call lateness [ms]: avg 1.500 p50 1.500 p90 1.500 p99 1.500 max 1.500 \
-                 (scheduled time to a connection)\n\
-                 Call response [ms]: avg 1.800 p50 1.800 p90 1.800 p99 1.800 max 1.800 \
-                 (scheduled time to first reply byte)"
-            )
-        );
+        assert_eq!((a.connections, a.max_waiting, a.response.len()), (4, 6, 2));
     }
 }

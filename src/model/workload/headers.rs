@@ -23,20 +23,20 @@ pub struct Extra {
 
 /// Reads the files `cfg` names.
 pub fn from_config(cfg: &Config) -> Result<Extra, Error> {
-    let mut lines = match &cfg.add_header_file {
+    let mut lines = match &cfg.request.add_header_file {
         Some(f) => std::fs::read(f)
             .map_err(|e| Error::Startup(format!("failed to open header file {f}: {e}")))?,
         None => Vec::new(),
     };
-    if let Some(f) = &cfg.header_file {
+    if let Some(f) = &cfg.request.header_file {
         let bytes = std::fs::read(f)
             .map_err(|e| Error::Usage(format!("--header-file {f}: cannot read it: {e}")))?;
         lines.extend_from_slice(&parse(f, &bytes)?);
     }
-    if let Some(t) = &cfg.content_type {
+    if let Some(t) = &cfg.request.content_type {
         lines.extend_from_slice(format!("Content-Type: {t}\r\n").as_bytes());
     }
-    let body = match &cfg.body_file {
+    let body = match &cfg.request.body_file {
         Some(f) => {
             let body = call::read_body(f)
                 .map_err(|e| Error::Usage(format!("--body-file {f}: cannot read it: {e}")))?;

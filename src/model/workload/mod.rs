@@ -112,7 +112,7 @@ impl Workload {
             None => Requests::new(cfg, &extra.lines),
         };
         let mut uri = UriSource::Fixed;
-        if let Some(spec) = &cfg.wlog {
+        if let Some(spec) = &cfg.request.wlog {
             // Read once without looping: every entry, in order.
             let once = crate::model::config::WlogSpec {
                 repeat: false,
@@ -125,17 +125,17 @@ impl Workload {
             uri = UriSource::Wlog {
                 repeat: spec.repeat,
             };
-        } else if let Some(spec) = &cfg.wset {
-            requests.uris = wset_uris(&cfg.uri, spec);
+        } else if let Some(spec) = &cfg.request.wset {
+            requests.uris = wset_uris(&cfg.target.uri, spec);
             uri = UriSource::Wset {
                 files: spec.files.max(1),
                 miss_rate: spec.miss_rate,
                 first: uri::DRAND48_FIRST,
-                client: u64::from(cfg.client_id),
-                clients: u64::from(cfg.num_clients.max(1)),
+                client: u64::from(cfg.load.client_id),
+                clients: u64::from(cfg.load.num_clients.max(1)),
             };
         }
-        let mut kind = if let Some(spec) = &cfg.wsesslog {
+        let mut kind = if let Some(spec) = &cfg.sessions.wsesslog {
             let templates = sesslog::parse_file(&spec.file)?;
             let mut sessions = Vec::with_capacity(templates.len());
             for t in &templates {
@@ -159,28 +159,28 @@ impl Workload {
                 sessions,
                 think: spec.think,
             }
-        } else if let Some(spec) = &cfg.wsesspage {
-            page::check_page_uri(&cfg.uri)?;
+        } else if let Some(spec) = &cfg.sessions.wsesspage {
+            page::check_page_uri(&cfg.target.uri)?;
             Kind::Wsesspage {
                 pages: spec.pages,
                 think: spec.think,
                 origins: Vec::new(),
             }
-        } else if let Some(spec) = &cfg.wsess {
+        } else if let Some(spec) = &cfg.sessions.wsess {
             Kind::Wsess {
                 calls: spec.calls,
-                burst: cfg.burst_length.max(1),
+                burst: cfg.load.burst_length.max(1),
                 think: spec.think,
             }
         } else {
             Kind::Request
         };
-        let tls = TlsSettings::from_config(cfg)?;
+        let tls = TlsSettings::from_options(&cfg.tls)?;
         let targets = target::from_config(cfg)?;
         if let Kind::Wsesspage { origins, .. } = &mut kind {
             *origins = page::origins(cfg, &targets);
         }
-        let local = target::local_addresses(&cfg.myaddr)?;
+        let local = cfg.target.local_addrs.clone();
         Ok(Workload {
             requests,
             kind,
@@ -262,19 +262,23 @@ impl Workload {
 /// `--runtime` ends (`Config::until_runtime`). With `--call-rate` the arrivals are
 /// calls: `--num-conns` × `--num-calls`, or unbounded until `--runtime`.
 fn units_of(cfg: &Config) -> u64 {
-    if cfg.call_rate > 0.0 {
-        return if cfg.calls_until_runtime {
+    if cfg.load.call_rate > 0.0 {
+        return if cfg.load.calls_until_runtime {
             u64::MAX
         } else {
-            cfg.num_conns.saturating_mul(cfg.num_calls)
+            cfg.load.num_conns.saturating_mul(cfg.load.num_calls)
         };
     }
-    match (&cfg.wsess, &cfg.wsesslog, &cfg.wsesspage) {
+    match (
+        &cfg.sessions.wsess,
+        &cfg.sessions.wsesslog,
+        &cfg.sessions.wsesspage,
+    ) {
         (Some(w), _, _) => w.sessions,
         (_, Some(w), _) => w.sessions,
         (_, _, Some(w)) => w.sessions,
-        _ if cfg.until_runtime => u64::MAX,
-        _ => cfg.num_conns,
+        _ if cfg.load.until_runtime => u64::MAX,
+        _ => cfg.load.num_conns,
     }
 }
 

@@ -12,36 +12,7 @@
 
 use std::time::Duration;
 
-/// The inter-arrival process chosen with `--rate` or `--period`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Period {
-    /// Rate ≤ 0: the next arrival starts when the previous one is destroyed.
-    Sequential,
-    /// Fixed spacing of this many seconds (`--rate X` = 1/X, `--period dT`).
-    Deterministic(f64),
-    /// Uniform on [min, max) seconds (`--period uMIN,MAX`).
-    Uniform(f64, f64),
-    /// Exponential with this mean, seconds (`--period eMEAN`).
-    Exponential(f64),
-    /// Piecewise deterministic: (period, duration) pairs, cycled (`--period vT1,D1,…`).
-    Variable(Vec<(f64, f64)>),
-}
-
-impl Period {
-    /// Mean inter-arrival time in seconds, as httperf computes it (`rate_param = 1/mean`):
-    /// u → (T1+T2)/2, v → arithmetic mean of the periods, sequential → 0.
-    pub fn mean(&self) -> f64 {
-        match self {
-            Period::Sequential => 0.0,
-            Period::Deterministic(p) | Period::Exponential(p) => *p,
-            Period::Uniform(a, b) => (a + b) / 2.0,
-            Period::Variable(pairs) if pairs.is_empty() => 0.0,
-            Period::Variable(pairs) => {
-                pairs.iter().map(|&(t, _)| t).sum::<f64>() / pairs.len() as f64
-            }
-        }
-    }
-}
+pub use crate::model::config::Period;
 
 /// Multiplier of the `erand48` recurrence.
 const ERAND48_A: u64 = 0x5_DEEC_E66D;

@@ -24,20 +24,21 @@ pub struct Target {
 
 /// The targets of `cfg`: its one server, or the entries of `--servers`.
 pub fn from_config(cfg: &Config) -> Result<Vec<Target>, Error> {
-    let Some(file) = &cfg.servers else {
+    let Some(file) = &cfg.target.servers else {
         let addr = *cfg
+            .target
             .addrs
             .first()
             .ok_or_else(|| Error::Startup("no server address".into()))?;
         return Ok(vec![Target {
             addr,
             host: cfg.host_header().to_string(),
-            label: format!("{}:{}", cfg.server, cfg.port),
+            label: format!("{}:{}", cfg.target.server, cfg.target.port),
         }]);
     };
     let bytes =
         std::fs::read(file).map_err(|e| Error::Startup(format!("can't open {file}: {e}")))?;
-    parse(file, &bytes, cfg.port)
+    parse(file, &bytes, cfg.target.port)
 }
 
 /// Parses and resolves a `--servers` file named `name` with default port `port`.
@@ -136,82 +137,5 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
-    }
-}
-
-/// Most source addresses `--myaddr` ranges may expand to.
-const MAX_LOCAL: usize = 65_536;
-
-/// The `--myaddr` pool: each entry an address or host name, or an inclusive IPv4
-/// range `a.b.c.d-e.f.g.h` (httperf master's syntax).
-pub fn local_addresses(entries: &[String]) -> Result<Vec<IpAddr>, Error> {
-    let mut out = Vec::new();
-    for e in entries {
-        match e.split_once('-') {
-            Some((a, b))
-                if a.parse::<std::net::Ipv4Addr>().is_ok()
-                    || b.parse::<std::net::Ipv4Addr>().is_ok() =>
-            {
-                let start: std::net::Ipv4Addr = a.parse().map_err(|_| {
-                    Error::Usage(format!("invalid starting address {a} in --myaddr {e}"))
-                })?;
-                let end: std::net::Ipv4Addr = b.parse().map_err(|_| {
-                    Error::Usage(format!("invalid ending address {b} in --myaddr {e}"))
-                })?;
-                let (s, t) = (u32::from(start), u32::from(end));
-                if t < s || (t - s) as usize >= MAX_LOCAL {
-                    return Err(Error::Usage(format!(
-                        "invalid address list {e} (an ascending range of at most {MAX_LOCAL})"
-                    )));
-                }
-                out.extend((s..=t).map(|x| IpAddr::V4(x.into())));
-            }
-            _ => {
-                let ip = match e.trim_matches(['[', ']']).parse::<IpAddr>() {
-                    Ok(ip) => ip,
-                    Err(_) => (e.as_str(), 0)
-                        .to_socket_addrs()
-                        .ok()
-                        .and_then(|mut a| a.next())
-                        .map(|a| a.ip())
-                        .ok_or_else(|| {
-                            Error::Usage(format!(
-                                "invalid address list {e} (not an address or host name)"
-                            ))
-                        })?,
-                };
-                out.push(ip);
-            }
-        }
-        if out.len() > MAX_LOCAL {
-            return Err(Error::Usage(format!(
-                "--myaddr: more than {MAX_LOCAL} addresses"
-            )));
-        }
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod local_tests {
-    use super::*;
-
-    #[test]
-    fn myaddr_entries_and_ranges() {
-        let got = local_addresses(&[
-            "127.0.0.2-127.0.0.4".into(),
-            "::1".into(),
-            "127.0.0.9".into(),
-        ])
-        .expect("valid");
-        let want: Vec<IpAddr> = ["127.0.0.2", "127.0.0.3", "127.0.0.4", "::1", "127.0.0.9"]
-            .iter()
-            .map(|a| a.parse().expect("ip"))
-            .collect();
-        assert_eq!(got, want);
-        assert!(local_addresses(&["127.0.0.5-127.0.0.4".into()]).is_err());
-        assert!(local_addresses(&["127.0.0.x-127.0.0.4".into()]).is_err());
-        assert!(local_addresses(&["127.0.0.1-10.0.0".into()]).is_err());
-        assert!(local_addresses(&["no such host.invalid".into()]).is_err());
     }
 }

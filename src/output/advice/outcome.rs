@@ -9,7 +9,7 @@
 use super::{Advice, Finding};
 use crate::model::config::Config;
 use crate::model::run::RunResult;
-use crate::model::stats::{ErrorKind, ERROR_KINDS, ERROR_NAMES};
+use crate::model::stats::{ErrorKind, ERROR_KINDS};
 use crate::model::workload::Workload;
 
 /// httperf's reply-rate sampling interval, seconds (the engine's `SAMPLE_INTERVAL`).
@@ -18,8 +18,8 @@ const RATE_INTERVAL_S: f64 = 5.0;
 /// How the target is named in advice: `host:port` as given (an IPv6 address in
 /// brackets), or the `--servers` file.
 fn target_name(cfg: &Config, work: &Workload) -> String {
-    match (&cfg.servers, work.targets.as_slice()) {
-        (None, [t]) if cfg.server.contains(':') => t.addr.to_string(),
+    match (&cfg.target.servers, work.targets.as_slice()) {
+        (None, [t]) if cfg.target.server.contains(':') => t.addr.to_string(),
         (None, [t]) => t.label.clone(),
         (Some(file), _) => format!("the servers of {file}"),
         (None, _) => "the server".to_string(),
@@ -78,7 +78,7 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
             "no local address or port: check --myaddr and net.ipv4.ip_local_port_range".to_string(),
         ),
         _ => (
-            format!("failed ({})", ERROR_NAMES[top]),
+            format!("failed ({})", ErrorKind::ALL[top].name()),
             false,
             "the system's file table is full".to_string(),
         ),
@@ -100,7 +100,7 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
 
 /// The likely cause when the server's bytes were not what the client expected.
 fn protocol_remedy(cfg: &Config, target: &str) -> String {
-    if cfg.ssl {
+    if cfg.tls.enabled {
         format!("did the TLS handshake fail? is {target} a TLS port (--ssl, https://)?")
     } else {
         format!("does {target} speak HTTP? a TLS port needs --ssl (or an https:// URL)")
@@ -115,9 +115,9 @@ pub(super) fn all_error_status(cfg: &Config, _work: &Workload, run: &RunResult) 
     if replies == 0 || c4 + c5 != replies {
         return None;
     }
-    let uri = &cfg.uri;
+    let uri = &cfg.target.uri;
     // --wlog and --wsesslog take their URIs from files; --uri is not sent then.
-    let uri_used = cfg.wlog.is_none() && cfg.wsesslog.is_none();
+    let uri_used = cfg.request.wlog.is_none() && cfg.sessions.wsesslog.is_none();
     let cause = if uri_used && !uri.starts_with('/') && uri != "*" {
         if crate::wire::url::parse_url(uri).is_some() {
             format!("--uri {uri} is a URL: give the URL as an argument of its own instead")
@@ -154,7 +154,7 @@ pub(super) fn no_rate_sample(cfg: &Config, _work: &Workload, run: &RunResult) ->
         return None;
     }
     // With --call-rate the calls, not the connections, are what --runtime replaces.
-    let counted = if cfg.call_rate > 0.0 {
+    let counted = if cfg.load.call_rate > 0.0 {
         "--num-calls"
     } else {
         "--num-conns"

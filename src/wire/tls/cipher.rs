@@ -211,9 +211,7 @@ pub(crate) fn parse_list(spec: &str) -> Result<Vec<SupportedCipherSuite>, String
         } else {
             format!("unsupported: {}", unsupported.join(", "))
         };
-        return Err(format!(
-            "--ssl-ciphers: no supported cipher suite in '{spec}' ({why})"
-        ));
+        return Err(format!("no supported cipher suite in '{spec}' ({why})"));
     }
     Ok(order.into_iter().map(|i| TABLE[i].suite).collect())
 }
@@ -285,15 +283,13 @@ mod tests {
     fn no_supported_suite_names_the_unsupported() {
         assert_eq!(
             parse_list("RC4-MD5:DES-CBC3-SHA"),
-            Err(
-                "--ssl-ciphers: no supported cipher suite in 'RC4-MD5:DES-CBC3-SHA' \
+            Err("no supported cipher suite in 'RC4-MD5:DES-CBC3-SHA' \
                  (unsupported: RC4-MD5, DES-CBC3-SHA)"
-                    .into()
-            )
+                .into())
         );
         assert_eq!(
             parse_list("ALL:!ALL"),
-            Err("--ssl-ciphers: no supported cipher suite in 'ALL:!ALL' \
+            Err("no supported cipher suite in 'ALL:!ALL' \
                  (every suite is excluded)"
                 .into())
         );

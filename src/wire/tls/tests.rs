@@ -19,6 +19,7 @@ use rustls::server::WebPkiClientVerifier;
 use rustls::{CipherSuite, HandshakeKind, ProtocolVersion, ServerConfig, ServerConnection};
 
 use super::*;
+use crate::model::config::Config;
 
 // ---------------------------------------------------------------- certificates
 
@@ -434,15 +435,15 @@ fn config(extra: &[&str]) -> Config {
 }
 
 fn settings(cfg: &Config) -> TlsSettings {
-    TlsSettings::from_config(cfg)
+    TlsSettings::from_options(&cfg.tls)
         .expect("valid TLS options")
         .expect("--ssl given")
 }
 
 fn usage_text(cfg: &Config) -> String {
-    match TlsSettings::from_config(cfg) {
-        Err(Error::Usage(m)) => m,
-        other => panic!("expected a usage error, got {other:?}"),
+    match TlsSettings::from_options(&cfg.tls) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("expected an option error"),
     }
 }
 
@@ -453,7 +454,7 @@ const OK_REPLY: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 #[test]
 fn no_ssl_means_no_settings() {
     let cfg = Config::from_argv(&["rshperf"]).expect("config");
-    assert!(TlsSettings::from_config(&cfg).expect("ok").is_none());
+    assert!(TlsSettings::from_options(&cfg.tls).expect("ok").is_none());
 }
 
 #[test]
@@ -588,7 +589,7 @@ fn verification_with_ca_file_and_ca_path_succeeds() {
 fn verification_without_the_ca_fails_with_unknown_issuer() {
     let pki = Pki::new();
     let cfg = config(&["--ssl-verify"]);
-    match TlsSettings::from_config(&cfg) {
+    match TlsSettings::from_options(&cfg.tls) {
         Ok(Some(s)) => {
             let (addr, server) = serve(pki.server(false), 1, Close::Notify);
             let err = exchange(&s, None, addr).expect_err("must fail");
@@ -597,7 +598,7 @@ fn verification_without_the_ca_fails_with_unknown_issuer() {
             assert!(server.join().expect("server")[0].result.is_err());
         }
         // A machine without a system trust store: nothing to verify against.
-        Err(Error::Usage(m)) => assert!(m.contains("no trusted CA"), "{m}"),
+        Err(e) => assert_eq!(e, TlsOptionError::NoTrustedRoots),
         other => panic!("{other:?}"),
     }
 }

@@ -1,0 +1,457 @@
+//! `ConfigBuilder`: the one way to make a `Config`, for every front end.
+//!
+//! A front end maps its options onto typed setters (`num_conns(20)`, `rate(100.0)`,
+//! `tls_protocol(SslProtocol::Tls13)`, `url(…)`), in its own order (later calls
+//! override earlier ones, as later options do), then calls `build`. `build` does every
+//! validation: the typed values against httperf's rules (the same messages as if they
+//! had been typed), the URL operand against the options that name the server,
+//! combinations of options, defaults that depend on other options (the port on TLS,
+//! the method on `--body-file`, `--call-rate`'s schedule, run-until-runtime), TLS's
+//! server name and ALPN, and server resolution. It prints nothing: warnings are
+//! returned (`Built::warnings`, `Rejected::warnings`) for the front end to print.
+//! Value parsing from text is not here: httperf's syntax is `config::value`'s, used
+//! by `front::httperf`. `build` and its checks are in `check`.
+//!
+//! ```
+//! use rshperf::model::config::{Config, ConfigError, HttpVersion};
+//!
+//! let mut b = Config::builder();
+//! b.server("127.0.0.1")
+//!     .port(8080)
+//!     .uri("/index.html")
+//!     .num_conns(100)
+//!     .rate(50.0)
+//!     .http_version(HttpVersion::V11);
+//! let built = b.build().expect("a valid configuration");
+//! assert!(built.warnings.is_empty());
+//! assert_eq!(built.config.load.num_conns, 100);
+//! assert!(built.config.echo_line().contains(" --rate=50 "));
+//!
+//! let mut b = Config::builder();
+//! b.server("127.0.0.1").concurrency(8).rate(10.0);
+//! let refused = b.build().expect_err("a closed loop has no rate");
+//! assert_eq!(refused.error, ConfigError::ConcurrencyAndRate);
+//! ```
+
+mod check;
+
+use std::net::SocketAddr;
+
+use super::error::{ConfigError, Warning};
+use super::value::unescape_header;
+use super::{
+    Config, HttpVersion, Period, PrintWhat, SslProtocol, StartAt, WlogSpec, WsessSpec,
+    WsesslogSpec, WsesspageSpec, WsetSpec,
+};
+use crate::model::pacing::{Overload, Spin};
+use crate::wire::url::TargetUrl;
+
+/// A configuration under construction: httperf's defaults plus what was set.
+#[derive(Debug, Clone)]
+pub struct ConfigBuilder {
+    /// The configuration so far (resolved fields are filled by `build`).
+    c: Config,
+    /// `port` if set.
+    port: Option<u16>,
+    /// Whether `server` was called.
+    server_given: bool,
+    /// Whether `num_conns` / `num_calls` were called.
+    num_conns_given: bool,
+    num_calls_given: bool,
+    /// Whether `rate` / `period` were called (`--call-rate` refuses `--rate` and
+    /// takes its schedule from `--period`).
+    rate_given: bool,
+    period_given: bool,
+    /// The URL operands, in order.
+    urls: Vec<TargetUrl>,
+    /// The first of `--server`, `--servers`, `--uri` set (a URL names them all).
+    url_clash: Option<&'static str>,
+    /// Warnings so far.
+    warnings: Vec<Warning>,
+}
+
+/// A built configuration and the warnings to print before the run.
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// The configuration.
+    pub config: Config,
+    /// Warnings, in the order the options were given.
+    pub warnings: Vec<Warning>,
+}
+
+/// A refused configuration: the error, and the warnings to print before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    /// Why.
+    pub error: ConfigError,
+    /// Warnings found before the error.
+    pub warnings: Vec<Warning>,
+}
+
+/// Setters that store one value.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty => $($field:ident).+;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&mut self, value: $ty) -> &mut Self {
+                self.c.$($field).+ = value;
+                self
+            }
+        )*
+    };
+}
+
+/// Setters of optional texts (file names, names).
+macro_rules! text_setters {
+    ($($(#[$doc:meta])* $name:ident => $($field:ident).+;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&mut self, value: impl Into<String>) -> &mut Self {
+                self.c.$($field).+ = Some(value.into());
+                self
+            }
+        )*
+    };
+}
+
+impl Default for ConfigBuilder {
+    fn default() -> Self {
+        ConfigBuilder::new()
+    }
+}
+
+impl ConfigBuilder {
+    /// httperf's defaults (`Config::builder()`).
+    pub fn new() -> ConfigBuilder {
+        ConfigBuilder {
+            c: Config::defaults(),
+            port: None,
+            server_given: false,
+            num_conns_given: false,
+            num_calls_given: false,
+            rate_given: false,
+            period_given: false,
+            urls: Vec::new(),
+            url_clash: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The warnings so far (a front end that fails before `build` prints them first).
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// Adds a warning of the front end's (e.g. an ignored operand), kept in order.
+    pub fn warn(&mut self, warning: Warning) -> &mut Self {
+        self.warnings.push(warning);
+        self
+    }
+
+    /// Records that `option` names the server or URI (a URL operand then clashes).
+    fn names_target(&mut self, option: &'static str) {
+        self.url_clash.get_or_insert(option);
+    }
+
+    // --- target -------------------------------------------------------------------
+
+    /// `--server`: host name or address (no port, no URL).
+    pub fn server(&mut self, host: impl Into<String>) -> &mut Self {
+        self.c.target.server = host.into();
+        self.server_given = true;
+        self.names_target("--server");
+        self
+    }
+
+    /// `--servers=F`: a file of servers used round-robin.
+    pub fn servers(&mut self, file: impl Into<String>) -> &mut Self {
+        self.c.target.servers = Some(file.into());
+        self.names_target("--servers");
+        self
+    }
+
+    /// `--uri`.
+    pub fn uri(&mut self, uri: impl Into<String>) -> &mut Self {
+        self.c.target.uri = uri.into();
+        self.names_target("--uri");
+        self
+    }
+
+    /// `--port` (default 80, or 443 with TLS).
+    pub fn port(&mut self, port: u16) -> &mut Self {
+        self.port = Some(port);
+        self
+    }
+
+    /// A URL operand: server, port, URI and TLS at once. A second URL is an error.
+    pub fn url(&mut self, url: TargetUrl) -> &mut Self {
+        self.urls.push(url);
+        self
+    }
+
+    /// `--method` (echoed when given, even `GET`).
+    pub fn method(&mut self, method: impl Into<String>) -> &mut Self {
+        self.c.request.method = method.into();
+        self.c.request.method_given = true;
+        self
+    }
+
+    /// `--add-header` as typed: escapes are processed now (unknown ones warned about).
+    pub fn add_header(&mut self, raw: &str) -> &mut Self {
+        let (bytes, warnings) = unescape_header(raw);
+        self.warnings
+            .extend(warnings.into_iter().map(Warning::HeaderEscape));
+        self.c.request.add_header = bytes;
+        self.c.request.add_header_raw = Some(raw.to_string());
+        self
+    }
+
+    /// `--myaddr` (repeatable): a local address of the pool.
+    pub fn myaddr(&mut self, addr: impl Into<String>) -> &mut Self {
+        self.c.target.myaddr.push(addr.into());
+        self
+    }
+
+    /// `--send-buffer` (SO_SNDBUF); 0 keeps the kernel's default (ab's and lb's).
+    pub fn send_buffer(&mut self, bytes: u32) -> &mut Self {
+        self.c.sockets.send_buffer = bytes;
+        self.c.sockets.buffers_given.0 = true;
+        self
+    }
+
+    /// `--recv-buffer` (SO_RCVBUF); 0 keeps the kernel's default (ab's and lb's).
+    pub fn recv_buffer(&mut self, bytes: u32) -> &mut Self {
+        self.c.sockets.recv_buffer = bytes;
+        self.c.sockets.buffers_given.1 = true;
+        self
+    }
+
+    /// `--metrics-listen`.
+    pub fn metrics_listen(&mut self, addr: SocketAddr) -> &mut Self {
+        self.c.output.metrics_listen = Some(addr);
+        self
+    }
+
+    /// `--print-reply`.
+    pub fn print_reply(&mut self, what: PrintWhat) -> &mut Self {
+        self.c.output.print_reply = Some(what);
+        self
+    }
+
+    /// `--print-request`.
+    pub fn print_request(&mut self, what: PrintWhat) -> &mut Self {
+        self.c.output.print_request = Some(what);
+        self
+    }
+
+    /// `--fail-on=EXPR`, parsed by `model::threshold::parse`.
+    pub fn fail_on(&mut self, threshold: crate::model::threshold::Threshold) -> &mut Self {
+        self.c.output.fail_on.push(threshold);
+        self
+    }
+
+    /// `-v`: one more level of verbosity.
+    pub fn verbose(&mut self) -> &mut Self {
+        self.c.output.verbose = self.c.output.verbose.saturating_add(1);
+        self
+    }
+
+    // --- load ---------------------------------------------------------------------
+
+    /// `--num-conns`.
+    pub fn num_conns(&mut self, n: u64) -> &mut Self {
+        self.c.load.num_conns = n;
+        self.num_conns_given = true;
+        self
+    }
+
+    /// `--num-calls`.
+    pub fn num_calls(&mut self, n: u64) -> &mut Self {
+        self.c.load.num_calls = n;
+        self.num_calls_given = true;
+        self
+    }
+
+    /// `--rate X`: connections per second, deterministic; 0 means sequential.
+    pub fn rate(&mut self, per_second: f64) -> &mut Self {
+        self.rate_given = true;
+        self.c.load.period = if per_second > 0.0 && (1.0 / per_second).is_finite() {
+            Period::Deterministic(1.0 / per_second)
+        } else {
+            Period::Sequential
+        };
+        self
+    }
+
+    /// `--rate` already turned into its schedule (`value`'s `parse_rate`).
+    pub fn rate_period(&mut self, period: Period) -> &mut Self {
+        self.rate_given = true;
+        self.c.load.period = period;
+        self
+    }
+
+    /// `--period`: the inter-arrival process.
+    pub fn period(&mut self, period: Period) -> &mut Self {
+        self.period_given = true;
+        self.c.load.period = period;
+        self
+    }
+
+    /// `--overload`.
+    pub fn overload(&mut self, overload: Overload) -> &mut Self {
+        self.c.pacing.overload = overload;
+        self
+    }
+
+    /// `--spin`.
+    pub fn spin(&mut self, spin: Spin) -> &mut Self {
+        self.c.pacing.spin = spin;
+        self
+    }
+
+    /// `--pin`.
+    pub fn pin(&mut self) -> &mut Self {
+        self.c.pacing.pin = true;
+        self
+    }
+
+    /// `--realtime`.
+    pub fn realtime(&mut self) -> &mut Self {
+        self.c.pacing.realtime = true;
+        self
+    }
+
+    /// `--client=I/N`.
+    pub fn client(&mut self, id: u32, of: u32) -> &mut Self {
+        (self.c.load.client_id, self.c.load.num_clients) = (id, of);
+        self
+    }
+
+    /// `--partition=I/N`.
+    pub fn partition(&mut self, index: u32, of: u32) -> &mut Self {
+        self.c.load.partition = (index, of);
+        self
+    }
+
+    setters! {
+        /// `--burst-length`.
+        burst_length: u64 => load.burst_length;
+        /// `--timeout`, seconds (0: none).
+        timeout: f64 => sockets.timeout;
+        /// `--think-timeout`, seconds (0: none).
+        think_timeout: f64 => sessions.think_timeout;
+        /// `--runtime`, seconds (0: none).
+        runtime: f64 => load.runtime;
+        /// `--max-connections` (0: default).
+        max_connections: u64 => load.max_connections;
+        /// `--max-piped-calls` (0: default).
+        max_piped_calls: u64 => load.max_piped_calls;
+        /// `--failure-status` (0: none).
+        failure_status: u32 => sessions.failure_status;
+        /// `--threads` (engines).
+        threads: u32 => load.threads;
+        /// `--concurrency` (0: open loop).
+        concurrency: u64 => load.concurrency;
+        /// `--call-rate`, calls per second (0: none).
+        call_rate: f64 => load.call_rate;
+        /// `-d N`.
+        debug: u32 => output.debug;
+        /// `--http-version`.
+        http_version: HttpVersion => request.http_version;
+        /// `--start-at`.
+        start_at: Option<StartAt> => load.start_at;
+        /// `--wsess`.
+        wsess: Option<WsessSpec> => sessions.wsess;
+        /// `--wsesspage`.
+        wsesspage: Option<WsesspageSpec> => sessions.wsesspage;
+        /// `--wsesslog`.
+        wsesslog: Option<WsesslogSpec> => sessions.wsesslog;
+        /// `--wlog`.
+        wlog: Option<WlogSpec> => request.wlog;
+        /// `--wset`.
+        wset: Option<WsetSpec> => request.wset;
+        /// `--metrics-linger`, seconds.
+        metrics_linger: f64 => output.metrics_linger;
+        /// `--progress` (true) / `--no-progress` (false); unset: when stderr is a
+        /// terminal.
+        progress: Option<bool> => output.progress;
+        /// `--hog`.
+        hog: bool => sockets.hog;
+        /// `--close-with-reset`.
+        close_with_reset: bool => sockets.close_with_reset;
+        /// `--no-host-hdr`.
+        no_host_hdr: bool => request.no_host_hdr;
+        /// `--retry-on-failure`.
+        retry_on_failure: bool => sessions.retry_on_failure;
+        /// `--session-cookies`.
+        session_cookies: bool => sessions.session_cookies;
+        /// `--periodic-stats`.
+        periodic_stats: bool => output.periodic_stats;
+        /// `--percentiles`.
+        percentiles: bool => output.percentiles;
+        /// `--use-timer-cache` (accepted and echoed).
+        use_timer_cache: bool => output.use_timer_cache;
+    }
+
+    text_setters! {
+        /// `--server-name`: the `Host:` value.
+        server_name => target.server_name;
+        /// `--add-header-file`.
+        add_header_file => request.add_header_file;
+        /// `--json=FILE` (`-`: stdout).
+        json => output.json;
+        /// `--csv=FILE`.
+        csv => output.csv;
+        /// `--timeline=FILE`.
+        timeline => output.timeline;
+        /// `--html=FILE`.
+        html => output.html;
+        /// `--unix-socket=PATH`.
+        unix_socket => target.unix_socket;
+        /// `--body-file=F`.
+        body_file => request.body_file;
+        /// `--content-type=T` (one line).
+        content_type => request.content_type;
+        /// `--header-file=F`.
+        header_file => request.header_file;
+        /// `--ssl-ciphers`.
+        tls_ciphers => tls.ciphers;
+        /// `--tls-server-name` (SNI).
+        tls_server_name => tls.server_name;
+        /// `--ssl-certificate` (client certificate, PEM).
+        tls_certificate => tls.certificate;
+        /// `--ssl-key` (client key, PEM).
+        tls_key => tls.key;
+        /// `--ssl-ca-file`.
+        tls_ca_file => tls.ca_file;
+        /// `--ssl-ca-path`.
+        tls_ca_path => tls.ca_path;
+    }
+
+    // --- TLS ------------------------------------------------------------------------
+
+    /// `--ssl`.
+    pub fn tls(&mut self) -> &mut Self {
+        self.c.tls.enabled = true;
+        self
+    }
+
+    /// `--ssl-protocol` (implies `--ssl`).
+    pub fn tls_protocol(&mut self, protocol: SslProtocol) -> &mut Self {
+        self.c.tls.protocol = Some(protocol);
+        self.c.tls.enabled = true;
+        self
+    }
+
+    /// `--ssl-no-reuse`.
+    pub fn tls_no_reuse(&mut self) -> &mut Self {
+        self.c.tls.no_reuse = true;
+        self
+    }
+
+    /// `--ssl-verify[=yes|no]`.
+    pub fn tls_verify(&mut self, verify: bool) -> &mut Self {
+        self.c.tls.verify = verify;
+        self
+    }
+}

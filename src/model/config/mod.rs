@@ -1,0 +1,150 @@
+//! `Config`: the validated, resolved, immutable description of one run.
+//!
+//! Built once, by `ConfigBuilder::build` (`Config::builder()`), from typed values that
+//! every front end maps its own options onto: httperf's command line
+//! (`front::httperf`), the URL operand, `demo`, `ab` and `lb`. Nothing after `build`
+//! re-reads flags or re-parses text. Owns the configuration's types (`types`), the
+//! parsers of httperf's option values and their messages (`value`, `number`,
+//! `period`: a front end that takes httperf's syntax uses them), the validation that
+//! needs more than one option (`builder`), the typed errors and warnings (`error`) and
+//! the echo line (`echo`, compatibility.md §2.2). Does not open sockets, and does not
+//! read the files named by options (`--wlog`, `--wsesslog`, `--servers`,
+//! `--add-header-file`): their workloads do. Called by the front ends; read by the
+//! workload, the engine and the outputs.
+
+mod builder;
+mod echo;
+mod error;
+pub(crate) mod number;
+mod parts;
+mod period;
+mod types;
+pub(crate) mod value;
+
+use std::time::Duration;
+
+pub use crate::wire::tls::{SslProtocol, TlsOptions};
+pub use builder::{Built, ConfigBuilder, Rejected};
+pub use error::{CallRateClash, ConfigError, Warning};
+pub use number::{SESSION_MAX_CONNS, SESSION_MAX_PIPED};
+pub use parts::{
+    LoadOptions, OutputOptions, RequestOptions, SessionOptions, SocketOptions, TargetOptions,
+};
+pub use period::Period;
+pub(crate) use period::{parse_period, parse_rate};
+pub use types::{
+    HttpVersion, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec, WsetSpec,
+};
+
+use crate::model::pacing::Pacing;
+
+/// The program name used in the echo line and in messages.
+pub const PROG: &str = "rshperf";
+
+/// The complete, validated configuration of a run, in typed parts. Made only by
+/// `ConfigBuilder::build` (`Config::builder()`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Program name used in the echo line and messages (`rshperf`).
+    pub prog: String,
+    /// Where the load goes.
+    pub target: TargetOptions,
+    /// What each request is.
+    pub request: RequestOptions,
+    /// How much load, and when.
+    pub load: LoadOptions,
+    /// Session workloads.
+    pub sessions: SessionOptions,
+    /// Per-socket settings.
+    pub sockets: SocketOptions,
+    /// The TLS options (`--ssl`, `--ssl-*`, `--tls-server-name`); `tls.enabled` is
+    /// `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
+    pub tls: TlsOptions,
+    /// `--overload`, `--spin`, `--pin`, `--realtime` (rshperf).
+    pub pacing: Pacing,
+    /// What is printed or written.
+    pub output: OutputOptions,
+}
+
+impl Config {
+    /// A builder with httperf's defaults: the one way to make a `Config`.
+    pub fn builder() -> ConfigBuilder {
+        ConfigBuilder::new()
+    }
+
+    /// httperf's defaults (before any option is applied).
+    pub(crate) fn defaults() -> Config {
+        Config {
+            prog: PROG.to_string(),
+            target: TargetOptions::default(),
+            request: RequestOptions::default(),
+            load: LoadOptions::default(),
+            sessions: SessionOptions::default(),
+            sockets: SocketOptions::default(),
+            tls: TlsOptions::default(),
+            pacing: Pacing::default(),
+            output: OutputOptions::default(),
+        }
+    }
+
+    /// Parses `argv` (program name first) with httperf's options and builds the
+    /// configuration (warnings are printed); `-h` and `-V` are errors here. For tests:
+    /// the front end is `front::httperf::from_argv`.
+    #[cfg(test)]
+    pub(crate) fn from_argv(argv: &[&str]) -> Result<Config, crate::wire::error::Error> {
+        crate::front::httperf::from_argv(argv)
+    }
+
+    /// The `Host:` header value (see `target.host`).
+    pub fn host_header(&self) -> &str {
+        &self.target.host
+    }
+
+    /// `--timeout` as a Duration, None when 0 (no timeout).
+    pub fn timeout_duration(&self) -> Option<Duration> {
+        seconds(self.sockets.timeout)
+    }
+
+    /// `--think-timeout` as a Duration, None when 0.
+    pub fn think_timeout_duration(&self) -> Option<Duration> {
+        seconds(self.sessions.think_timeout)
+    }
+
+    /// SO_SNDBUF and SO_RCVBUF to set on each socket, in bytes (0: leave the kernel's
+    /// default and its autotuning). HTTP/1.x always sets `--send-buffer` and
+    /// `--recv-buffer` (defaults 4096 and 16384, as httperf). HTTP/2 sets only the
+    /// ones given on the command line: one connection carries many streams, and the
+    /// small httperf defaults would cut every window of replies into small segments.
+    pub fn socket_buffers(&self) -> (usize, usize) {
+        let h2 = self.request.http_version == HttpVersion::V2;
+        let pick = |size: u32, given: bool| if h2 && !given { 0 } else { size as usize };
+        (
+            pick(self.sockets.send_buffer, self.sockets.buffers_given.0),
+            pick(self.sockets.recv_buffer, self.sockets.buffers_given.1),
+        )
+    }
+
+    /// The first given option whose feature rshperf does not implement yet (the caller
+    /// prints `rshperf: <option> is not supported yet`). Every httperf option is
+    /// implemented now; the hook stays for options added before their feature.
+    pub fn unsupported(&self) -> Option<&'static str> {
+        // The page scan reads one reply at a time; HTTP/2 multiplexes them.
+        let checks = [(
+            self.sessions.wsesspage.is_some() && self.request.http_version == HttpVersion::V2,
+            "--wsesspage with --http-version 2",
+        )];
+        checks
+            .iter()
+            .find(|(given, _)| *given)
+            .map(|(_, name)| *name)
+    }
+}
+
+/// A positive number of seconds as a Duration (at least 1 ns, saturating), else None.
+fn seconds(x: f64) -> Option<Duration> {
+    (x > 0.0).then(|| {
+        Duration::try_from_secs_f64(x)
+            .unwrap_or(Duration::MAX)
+            .max(Duration::from_nanos(1))
+    })
+}

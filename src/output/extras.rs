@@ -1,0 +1,187 @@
+//! The lines after the classic report that httperf does not have: the call-rate
+//! block (`--call-rate`), and with `-v` the HTTP/2 and pacing lines.
+//!
+//! Owns their wording; the figures are the report schema's (`Report::call_rate`,
+//! `Report::http2`) and, for pacing, the raw `PacingStats` (counters the report shows
+//! as they are). Pure: returns text. Called by the runner and `rshperf merge`.
+
+use crate::model::report::{CallRate, Http2, Spread};
+use crate::model::stats::pacing::PacingStats;
+
+/// `avg … p50 … p90 … p99 … max …` in ms.
+fn spread(s: &Spread) -> String {
+    let [p50, p90, p99, _, _] = s.quantiles;
+    format!(
+        "avg {:.3} p50 {p50:.3} p90 {p90:.3} p99 {p99:.3} max {:.3}",
+        s.avg.unwrap_or(0.0),
+        s.max,
+    )
+}
+
+/// The call-rate block's three lines (no final line end).
+pub(crate) fn call_rate_lines(c: &CallRate) -> String {
+    format!(
+        "Call rate [calls/s]: target {:.1} achieved {:.1} over {} connections \
+         (scheduled {} issued {} completed {} lost {} unsent {} max-waiting {} \
+         reconnects {} given-up {})\n\
+         Call lateness [ms]: {} (scheduled time to a connection)\n\
+         Call response [ms]: {} (scheduled time to first reply byte)",
+        c.target_per_s,
+        c.achieved_per_s,
+        c.connections,
+        c.scheduled,
+        c.issued,
+        c.completed,
+        c.lost,
+        c.unsent,
+        c.max_waiting,
+        c.reconnects,
+        c.given_up,
+        spread(&c.lateness_ms),
+        spread(&c.response_ms),
+    )
+}
+
+/// The two `-v` HTTP/2 lines (no final line end).
+pub(crate) fn http2_lines(h: &Http2) -> String {
+    let c = &h.counters;
+    format!(
+        "HTTP/2: connections {} streams {} reset {} goaway {} protocol-errors {}\n\
+         HTTP/2 header compression: requests {} B sent for {} B (space savings {:.2}%) \
+         replies {} B received for {} B (space savings {:.2}%)",
+        c.connections,
+        c.streams,
+        c.streams_reset,
+        c.goaways,
+        c.protocol_errors,
+        c.request_header_wire,
+        c.request_header_decoded,
+        h.request_space_savings_pct,
+        c.reply_header_wire,
+        c.reply_header_decoded,
+        h.reply_space_savings_pct,
+    )
+}
+
+/// The `-v` pacing lines: the overload policy's figures, then precise pacing's.
+pub(crate) fn pacing_lines(p: &PacingStats) -> [String; 2] {
+    let wake_mean = if p.wakeups > 0 {
+        p.wake_late_sum_us as f64 / p.wakeups as f64
+    } else {
+        0.0
+    };
+    [
+        format!(
+            "Pacing: deferred {} unstarted {} in-flight-cap {} source-addrs {}",
+            p.deferred, p.unstarted, p.inflight_cap, p.source_addrs
+        ),
+        format!(
+            "Pacing: spins {} spin-time {:.1} ms wakeups {} wake-late avg {:.1} max {} us",
+            p.spins,
+            p.spin_us as f64 / 1000.0,
+            p.wakeups,
+            wake_mean,
+            p.wake_late_max_us
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::report::{Facts, Report};
+    use crate::model::run::RunInfo;
+    use crate::model::stats::h2::H2Stats;
+    use crate::model::stats::merge::Merge;
+    use crate::model::stats::pool::PoolStats;
+    use crate::model::stats::Stats;
+    use std::time::Duration;
+
+    fn report(s: &Stats, duration: f64, call_rate: f64) -> Report {
+        let run = RunInfo {
+            duration,
+            cpu_user: 0.0,
+            cpu_system: 0.0,
+        };
+        let facts = Facts {
+            call_rate,
+            servers: Vec::new(),
+        };
+        Report::new(s, &run, &facts)
+    }
+
+    #[test]
+    fn call_rate_lines_show_the_figures() {
+        let mut a = PoolStats {
+            connections: 2,
+            scheduled: 10,
+            issued: 8,
+            max_waiting: 3,
+            ..PoolStats::default()
+        };
+        a.on_issued(Duration::from_micros(1500));
+        a.on_response(Duration::from_micros(1800));
+        assert!(report(&Stats::new(), 1.0, 10.0).call_rate.is_none());
+        a.merge(&a.clone()).expect("no overflow");
+        let mut s = Stats::new();
+        s.pool = a;
+        let r = report(&s, 2.0, 20.0);
+        assert_eq!(
+            call_rate_lines(r.call_rate.as_ref().expect("used")),
+            "Call rate [calls/s]: target 20.0 achieved 9.0 over 4 connections (scheduled 20 \
+             issued 18 completed 2 lost 0 unsent 0 max-waiting 6 reconnects 0 given-up 0)\n\
+             Call lateness [ms]: avg 1.500 p50 1.500 p90 1.500 p99 1.500 max 1.500 \
+             (scheduled time to a connection)\n\
+             Call response [ms]: avg 1.800 p50 1.800 p90 1.800 p99 1.800 max 1.800 \
+             (scheduled time to first reply byte)"
+        );
+    }
+
+    #[test]
+    fn http2_lines_show_savings() {
+        let mut a = H2Stats {
+            connections: 1,
+            streams: 10,
+            request_header_wire: 300,
+            request_header_decoded: 600,
+            reply_header_wire: 250,
+            reply_header_decoded: 1000,
+            ..H2Stats::default()
+        };
+        assert!(report(&Stats::new(), 1.0, 0.0).http2.is_none());
+        a.merge(&a.clone()).expect("no overflow");
+        let mut s = Stats::new();
+        s.http2 = a;
+        let r = report(&s, 1.0, 0.0);
+        assert_eq!(
+            http2_lines(r.http2.as_ref().expect("used")),
+            "HTTP/2: connections 2 streams 20 reset 0 goaway 0 protocol-errors 0\n\
+             HTTP/2 header compression: requests 600 B sent for 1200 B (space savings \
+             50.00%) replies 500 B received for 2000 B (space savings 75.00%)"
+        );
+    }
+
+    #[test]
+    fn pacing_lines_show_counts_and_extremes() {
+        let mut a = PacingStats {
+            deferred: 3,
+            inflight_cap: 150,
+            source_addrs: 8,
+            spins: 2,
+            spin_us: 1500,
+            unstarted: 5,
+            ..PacingStats::default()
+        };
+        a.on_wakeup(40);
+        a.on_wakeup(200);
+        a.on_wakeup(60);
+        assert_eq!(
+            pacing_lines(&a),
+            [
+                "Pacing: deferred 3 unstarted 5 in-flight-cap 150 source-addrs 8".to_string(),
+                "Pacing: spins 2 spin-time 1.5 ms wakeups 3 wake-late avg 100.0 max 200 us"
+                    .to_string(),
+            ]
+        );
+    }
+}
