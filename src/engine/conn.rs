@@ -13,9 +13,12 @@
 
 mod h2;
 pub mod send;
+#[cfg(test)]
+pub(crate) mod tests;
+pub mod transport;
 
 use std::collections::VecDeque;
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, IoSlice};
 use std::time::{Duration, Instant};
 
 use crate::model::call::Call;
@@ -29,6 +32,7 @@ use crate::wire::table::ConnId;
 use crate::wire::timer::TimerId;
 use crate::wire::tls::TlsConn;
 use send::{SendQueue, MAX_SLICES};
+pub use transport::Transport;
 
 /// What the engine must do after a handler ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,12 +137,13 @@ pub struct Ctx<'a> {
     pub observer: Option<&'a mut dyn ReplyObserver>,
 }
 
-/// One connection slot. Reused by later connections (see `reset`).
-pub struct Conn {
+/// One connection slot. Reused by later connections (see `reset`). `S` is its
+/// transport: the socket in the engine, bytes in memory in unit tests (`transport`).
+pub struct Conn<S = Stream> {
     /// This slot's id (set by the engine at allocation).
     pub id: ConnId,
     /// The socket (None once closed).
-    pub stream: Option<Stream>,
+    pub stream: Option<S>,
     /// Where the connection is.
     pub phase: Phase,
     /// The "connecting" moment: start of connect time and lifetime.
@@ -223,9 +228,9 @@ impl ReplySink for Tap<'_, '_> {
     }
 }
 
-impl Conn {
+impl<S: Transport> Conn<S> {
     /// An unused slot value.
-    pub fn new(id: ConnId, now: Instant) -> Conn {
+    pub fn new(id: ConnId, now: Instant) -> Conn<S> {
         Conn {
             id,
             stream: None,
@@ -750,7 +755,7 @@ fn note_reply(ctx: &mut Ctx<'_>, target: usize, r: (u16, u64, u64, u64), transfe
 
 /// The error of a failed write: `SO_ERROR` if set (a refused connect shows up here),
 /// else the write's own errno.
-fn write_error(stream: &Stream, e: &io::Error) -> ErrorKind {
+fn write_error<S: Transport>(stream: &S, e: &io::Error) -> ErrorKind {
     let errno = match stream.take_error() {
         Ok(Some(so)) => net::errno(&so),
         _ => net::errno(e),

@@ -2,6 +2,7 @@
 //! connection's machine (`conn`), the engines' shared tally, live progress and the
 //! Prometheus publisher. Imports the wire and model layers only.
 
+pub(crate) mod clock;
 pub mod conn;
 pub mod event_loop;
 pub mod execute;

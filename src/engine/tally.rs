@@ -19,6 +19,7 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::engine::clock::{Clock, Monotonic};
 use crate::model::stats::{RateSample, Stats};
 
 /// Reply-rate sampling interval (httperf's RATE_INTERVAL).
@@ -178,6 +179,20 @@ pub fn clock(
     opts: ClockOptions,
     out: &mut dyn Write,
 ) -> Vec<RateSample> {
+    clock_on(tally, t0, opts, out, &Monotonic, std::thread::park_timeout)
+}
+
+/// `clock` reading the time from `time` and waiting with `wait` (at most the given
+/// duration; the runner's `finish` cuts it short by unparking): the system's clock
+/// and parking in a run, simulated time in the unit tests.
+pub(crate) fn clock_on<C: Clock>(
+    tally: &Tally,
+    t0: Instant,
+    opts: ClockOptions,
+    out: &mut dyn Write,
+    time: &C,
+    mut wait: impl FnMut(Duration),
+) -> Vec<RateSample> {
     let mut samples = Vec::new();
     let mut next_sample = t0 + opts.first_sample;
     let mut next_periodic = opts.periodic.then(|| t0 + PERIODIC_INTERVAL);
@@ -187,9 +202,9 @@ pub fn clock(
     // and a tick that comes later is not sampled (a single engine stops sampling too).
     while !tally.done.load(Ordering::Acquire) && !tally.all_stopped() {
         let due = next_periodic.map_or(next_sample, |p| p.min(next_sample));
-        let now = Instant::now();
+        let now = time.now();
         if now < due {
-            std::thread::park_timeout(due - now);
+            wait(due - now);
             continue;
         }
         let counts = tally.counts();
@@ -242,7 +257,7 @@ fn write_periodic(out: &mut dyn Write, since: f64, now: &Counts, last: &Counts) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
+    use crate::engine::clock::Sim;
 
     #[test]
     fn open_count_is_shared_and_its_peak_exact() {
@@ -292,24 +307,9 @@ mod tests {
         st
     }
 
-    /// A writer the test can read while the clock runs.
-    #[derive(Default)]
-    struct Shared(Mutex<Vec<u8>>);
-
-    impl Write for &Shared {
-        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-            self.0.lock().expect("lock").extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
     #[test]
     fn clock_adds_the_engines_figures_and_prints_httperf_lines() {
         let t = Tally::new(2);
-        let out = Shared::default();
         let opts = ClockOptions {
             first_sample: Duration::from_millis(300),
             rates: true,
@@ -320,33 +320,72 @@ mod tests {
         e0.publish(&stats_with(3, 1, 2));
         e1.publish(&stats_with(2, 0, 1));
         let t0 = Instant::now();
-        let samples = std::thread::scope(|s| {
-            let clock = s.spawn(|| clock(&t, t0, opts, &mut &out));
-            // Both engines stop before the second sample (due at 5.3 s): it is dropped.
-            while out.0.lock().expect("lock").is_empty() {
-                std::thread::sleep(Duration::from_millis(5));
+        let sim = Sim::new(t0);
+        let mut out = Vec::new();
+        let samples = clock_on(&t, t0, opts, &mut out, &sim, |d| {
+            // Every wake-up 2 ms late; both engines stop before the second sample
+            // (due at 5.3 s): it is dropped.
+            sim.advance(d + Duration::from_millis(2));
+            if sim.peek() > t0 + Duration::from_secs(1) {
+                e0.stop(&stats_with(10, 1, 2));
+                e1.stop(&stats_with(2, 0, 1));
             }
-            e0.stop(&stats_with(10, 1, 2));
-            e1.stop(&stats_with(2, 0, 1));
-            clock.thread().unpark();
-            let samples = clock.join().expect("clock");
-            t.finish();
-            samples
         });
         assert_eq!(samples.len(), 1, "{samples:?}");
-        // 3 + 1 + 1 and 2 + 1 replies of every class; 2 + 1 sessions.
+        // 3 + 1 + 1 and 2 + 1 replies of every class; 2 + 1 sessions; over the
+        // 302 ms from the start to the late wake-up.
         assert_eq!((samples[0].replies, samples[0].sessions), (8, 3));
-        let secs = samples[0].seconds;
-        assert!((0.3..1.0).contains(&secs), "{secs}");
-        let text = String::from_utf8(out.0.into_inner().expect("lock")).expect("utf-8");
+        assert_eq!(samples[0].seconds, 0.302);
         assert_eq!(
-            text,
+            String::from_utf8(out).expect("utf-8"),
             format!(
                 "reply-rate = {:<8.1}\nsession-rate = {:<8.1}\n",
-                8.0 / secs,
-                3.0 / secs
+                8.0 / 0.302,
+                3.0 / 0.302
             )
         );
+    }
+
+    #[test]
+    fn ticks_keep_to_their_grid_and_a_late_one_shows_its_time() {
+        let t = Tally::new(1);
+        let e = t.engine(0).expect("0");
+        let opts = ClockOptions {
+            first_sample: Duration::from_secs(5),
+            rates: true,
+            sessions: false,
+            periodic: true,
+        };
+        let t0 = Instant::now();
+        let sim = Sim::new(t0);
+        let mut out = Vec::new();
+        let samples = clock_on(&t, t0, opts, &mut out, &sim, |d| {
+            sim.advance(d);
+            // The tick at 3 s is woken 300 ms late.
+            if sim.peek() == t0 + Duration::from_secs(3) {
+                sim.advance(Duration::from_millis(300));
+            }
+            // Two 200s and one 302 every second, as far as the engine has come.
+            let ms = (sim.peek() - t0).as_millis() as u64;
+            let stats = stats_with(2 * ms / 1000, ms / 1000, 0);
+            if ms > 5_500 {
+                e.stop(&stats);
+            } else {
+                e.publish(&stats);
+            }
+        });
+        // A late tick prints its own time; the next keeps to the grid (4 s, not
+        // 4.3 s). At 5 s the sample comes first, then the periodic line.
+        let want = "[1.000000 s] 200=2, 302=1\n\
+                    [2.000000 s] 200=2, 302=1\n\
+                    [3.300000 s] 200=2, 302=1\n\
+                    [4.000000 s] 200=2, 302=1\n\
+                    reply-rate = 3.2     \n\
+                    [5.000000 s] 200=2, 302=1\n";
+        assert_eq!(String::from_utf8(out).expect("utf-8"), want);
+        // 10 + 5 + the one 404 of `stats_with`, over exactly 5 s.
+        assert_eq!(samples.len(), 1);
+        assert_eq!((samples[0].replies, samples[0].seconds), (16, 5.0));
     }
 
     #[test]

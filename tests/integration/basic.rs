@@ -243,7 +243,9 @@ fn timeout_fires_on_a_silent_server() {
     );
     let took = start.elapsed();
     assert_eq!(r.error("client-timo"), 3);
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    // When the watchdog fires is tested on simulated time (`engine::event_loop::
+    // timers`); here only that it did not fire early, and a hang guard.
+    assert!(took < support::HANG_GUARD, "took {took:?}");
     assert!(took >= Duration::from_millis(300), "took {took:?}");
 }
 

@@ -128,9 +128,12 @@ fn slow_replies_on_several_connections_are_collected_in_naps() {
     assert_eq!(s.max_in_flight(), 5, "{}", r.text);
     let (naps, turns) = naps(&r).unwrap_or_else(|| panic!("no naps:\n{}", r.stderr));
     assert!(naps > 0 && naps <= turns, "{naps} naps in {turns} turns");
-    // The replies still arrive 5 ms after their requests, not a nap more each.
+    // The replies still arrive 5 ms after their requests. That a nap never passes
+    // the engine's next deadline and comes only while replies are slow is tested on
+    // simulated time (`engine::event_loop::h2nap`); here only a hang guard.
     let rt = r.nums("Reply time [ms]:");
-    assert!(rt[0] >= 5.0 && rt[0] < 50.0, "{rt:?}");
+    let guard = support::HANG_GUARD.as_secs_f64() * 1000.0;
+    assert!(rt[0] >= 5.0 && rt[0] < guard, "{rt:?}");
 }
 
 #[test]

@@ -433,7 +433,8 @@ fn what_is_not_http_is_refused_at_once_without_a_blank_line() {
     for bytes in cases {
         let started = Instant::now();
         assert_eq!(exchange(&h, bytes), refused, "{bytes:?}");
-        assert!(started.elapsed() < Duration::from_secs(3), "{bytes:?}");
+        // (The read timeout of `connect` fails a server that never answers.)
+        assert!(started.elapsed() < support::HANG_GUARD, "{bytes:?}");
     }
     let mut long = b"GET /".to_vec();
     long.resize(9000, b'a');
@@ -472,7 +473,9 @@ fn ssl_against_serve_ends_at_once_with_failed_handshakes() {
     assert_eq!(r.totals(), (3, 0, 0));
     assert_eq!(r.error("other"), 3, "{}", r.text);
     assert_eq!(r.error("client-timo"), 0, "{}", r.text);
-    assert!(r.nums("Total:")[3] < 2.0, "{}", r.text);
+    // At once: `other`, not `client-timo`; the duration only has a hang guard.
+    let duration = r.nums("Total:")[3];
+    assert!(duration < support::HANG_GUARD.as_secs_f64(), "{}", r.text);
     assert!(
         r.stderr.contains("rshperf: TLS handshake failed: "),
         "{}",

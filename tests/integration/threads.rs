@@ -44,9 +44,12 @@ fn concurrent(r: &Report) -> u64 {
     n[2] as u64
 }
 
-/// The lines the clock prints while the run lasts, `[t s]` masked to whole seconds
-/// after checking that t is within a quarter of a second of the tick.
+/// The lines the clock prints while the run lasts, `[t s]` of the k-th periodic line
+/// masked to `[k s]` after checking that it did not come before its tick. (The grid
+/// of ticks is tested on simulated time in `engine::tally`; how late a loaded machine
+/// prints one is no test's business.)
 fn live_lines(r: &Report) -> Vec<String> {
+    let mut tick = 0;
     r.text
         .lines()
         .filter(|l| l.starts_with("reply-rate = ") || l.starts_with('['))
@@ -54,8 +57,9 @@ fn live_lines(r: &Report) -> Vec<String> {
             Some(rest) => {
                 let (t, counts) = rest.split_once(" s] ").expect("`[t s] counts`");
                 let t: f64 = t.parse().expect("seconds");
-                assert!((t - t.round()).abs() < 0.25, "late tick: {l}");
-                format!("[{} s] {counts}", t.round())
+                tick += 1;
+                assert!(t >= f64::from(tick), "early tick: {l}");
+                format!("[{tick} s] {counts}")
             }
             None => l.to_string(),
         })

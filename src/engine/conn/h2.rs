@@ -20,12 +20,15 @@
 
 use std::time::{Duration, Instant};
 
-use super::{after, note_reply, note_response, Completion, Conn, Ctx, Step};
+use super::{after, note_reply, note_response, Completion, Conn, Ctx, Step, Transport};
 use crate::model::call::{Call, CallRef, Requests};
 use crate::model::stats::ErrorKind;
 use crate::wire::http::cookie::CookieScan;
 use crate::wire::http2::conn::{Events, Reply, H2};
 use crate::wire::table::ConnId;
+
+#[cfg(test)]
+mod tests;
 
 /// A call in flight as a stream.
 #[derive(Debug, Clone, Copy)]
@@ -274,7 +277,7 @@ impl Events<Tagged> for Sink<'_, '_> {
     }
 }
 
-impl Conn {
+impl<S: Transport> Conn<S> {
     /// Whether this connection speaks HTTP/2.
     pub fn is_h2(&self) -> bool {
         self.h2.is_some()

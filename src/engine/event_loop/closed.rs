@@ -129,7 +129,7 @@ impl Engine<'_> {
             let at = us(now.saturating_duration_since(self.t0));
             self.stats.ab.server(target).on_start(at);
         }
-        self.started += 1;
+        self.pacer.begin();
         self.stats.on_lateness(now.saturating_duration_since(at));
         if self.work.is_session() {
             self.start_session(now);
@@ -138,7 +138,7 @@ impl Engine<'_> {
         }
         self.flush();
         if self.stop.is_none() && self.closed.as_ref().is_some_and(ClosedState::can_start) {
-            self.next_arrival.get_or_insert(at);
+            self.pacer.insert(at);
         }
         true
     }
@@ -158,7 +158,7 @@ impl Engine<'_> {
         if state.finished() {
             self.stop.get_or_insert(now);
         } else if self.stop.is_none() && state.can_start() {
-            self.next_arrival.get_or_insert(now);
+            self.pacer.insert(now);
         }
     }
 

@@ -39,7 +39,7 @@ impl Engine<'_> {
         let http2 = self.cfg.request.http_version == crate::model::config::HttpVersion::V2;
         let slot = self
             .table
-            .alloc(|| Conn::new(ConnId::from_token(Token(0)), now))
+            .alloc(|| <Conn>::new(ConnId::from_token(Token(0)), now))
             .map(|(id, conn)| {
                 conn.reset(id, now, owner, timeout, http2);
                 conn.target = target;

@@ -86,9 +86,20 @@ impl Nap {
     }
 }
 
+/// The sooner of two optional deadlines (the engine's next deadline, and a batched
+/// call rate's next call, which its own tick wakes a poll for but a nap must not
+/// sleep past).
+pub(super) fn sooner(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::clock::{Clock, Sim};
 
     /// A napper whose average response time has settled at `rt`.
     fn settled(enabled: bool, rt: Duration) -> Nap {
@@ -133,6 +144,31 @@ mod tests {
             n.on_response(Duration::from_micros(100));
         }
         assert!(!n.wanted(), "average {} µs", n.avg_us);
+    }
+
+    #[test]
+    fn naps_on_simulated_time_stop_short_of_the_deadline() {
+        let t0 = Instant::now();
+        let clock = Sim::new(t0);
+        let mut n = settled(true, Duration::from_millis(20));
+        n.after_turn(3);
+        // The engine's next deadline at 1,050 µs; a batched call due at 730 µs.
+        let deadline = Some(t0 + Duration::from_micros(1050));
+        let call = Some(t0 + Duration::from_micros(730));
+        let due = sooner(deadline, call);
+        assert_eq!(due, call);
+        let mut slept = Vec::new();
+        while let Some(nap) = n.next(clock.now(), due) {
+            clock.advance(nap);
+            slept.push(clock.peek() - t0);
+        }
+        // 0 → 200 → 400 → 600; 130 µs left is less than a nap: poll instead.
+        let us = Duration::from_micros;
+        assert_eq!(slept, [us(200), us(400), us(600)]);
+        assert!(clock.peek() <= t0 + us(730));
+        assert_eq!(sooner(None, call), call);
+        assert_eq!(sooner(deadline, None), deadline);
+        assert_eq!(sooner(None, None), None);
     }
 
     #[test]

@@ -21,11 +21,14 @@
 //! (Longer than 600 lines: the loop, dispatch, flushing, timers and teardown share
 //! the engine's fields and are read together.)
 
+mod burst;
 mod catchup;
 mod closed;
 mod connect;
+mod dispatch;
 mod h2flush;
 mod h2nap;
+mod pacer;
 mod page;
 mod pool;
 mod request;
@@ -33,6 +36,7 @@ mod session;
 mod spare;
 mod spin;
 mod spread;
+mod timers;
 
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
@@ -42,6 +46,7 @@ use mio::net::UnixStream;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
+use crate::engine::clock::Monotonic;
 use crate::engine::conn::{Completion, Conn, Ctx, Owner, Phase, ReplyObserver, Step};
 use crate::engine::tally::EngineTally;
 use crate::model::call::{Call, CallRef};
@@ -139,9 +144,9 @@ pub struct Engine<'c> {
     ports: Vec<PortPool>,
     /// Round-robin position in the `--myaddr` pool.
     local_rr: usize,
-    schedule: Schedule,
-    /// The overload policy's bound on catch-up (`--overload`).
-    catchup: catchup::CatchUp,
+    /// The arrival schedule, with the overload policy's bound on catch-up
+    /// (`--overload`).
+    pacer: pacer::Pacer,
     /// Loopback source addresses (`--overload=degrade`).
     spread: spread::Spread,
     /// Early wake-up and spinning before arrivals (`--spin`).
@@ -151,21 +156,19 @@ pub struct Engine<'c> {
     /// The closed loop (None: arrivals follow `schedule`).
     closed: Option<closed::ClosedState>,
     /// The `--call-rate` pool (None: arrivals are connections or sessions).
-    pool: Option<pool::PoolState>,
+    pool: Option<dispatch::PoolState>,
     /// Sees every completed request of an ab or lb run (`-g`).
     calls: Option<Box<dyn CallObserver + 'c>>,
-    next_arrival: Option<Instant>,
     t0: Instant,
     timeout: Option<Duration>,
     reply_timeout: Option<Duration>,
     next_call_id: u64,
-    /// Arrivals started and units (connections or sessions) finished.
-    started: u64,
+    /// Units (connections or sessions) finished.
     done: u64,
     live: u64,
     iteration: u64,
-    burst_iteration: u64,
-    burst_len: u64,
+    /// Connects per loop iteration ("Maximum connect burst length").
+    bursts: burst::Bursts,
     /// Where this engine publishes what the other engines and the clock need.
     tally: EngineTally<'c>,
     /// End of the timeline's current second.
@@ -178,11 +181,6 @@ pub struct Engine<'c> {
     runtime_end: Option<Instant>,
     stop: Option<Instant>,
     interrupted: bool,
-}
-
-/// A positive option value in seconds as a Duration (huge values saturate).
-fn duration_of(secs: f64) -> Option<Duration> {
-    (secs > 0.0).then(|| Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
 }
 
 impl<'c> Engine<'c> {
@@ -218,10 +216,11 @@ impl<'c> Engine<'c> {
         };
         let catchup = catchup::CatchUp::new(cfg.pacing.overload, mean_period, plan.capacity);
         let batch_tick = if cfg.load.call_rate > 0.0 {
-            pool::batch_tick(mean_period, cfg.pacing.spin)
+            dispatch::batch_tick(mean_period, cfg.pacing.spin)
         } else {
             None
         };
+        let runtime_end = timers::duration_of(cfg.load.runtime).and_then(|d| t0.checked_add(d));
         let spread = spread::Spread::new(cfg.pacing.overload, work.local.len(), cfg.sockets.hog);
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -273,13 +272,21 @@ impl<'c> Engine<'c> {
                 Vec::new()
             },
             local_rr: 0,
-            schedule: Schedule::new(
-                &cfg.load.period,
-                cfg.load.client_id,
-                plan.stripe,
-                plan.stripes,
+            pacer: pacer::Pacer::new(
+                Schedule::new(
+                    &cfg.load.period,
+                    cfg.load.client_id,
+                    plan.stripe,
+                    plan.stripes,
+                ),
+                t0,
+                plan.arrivals,
+                runtime_end,
+                catchup,
+                // (A call-rate pool has no catch-up bound: a due call only joins its
+                // FIFO; the closed loop has no schedule.)
+                !closed_loop && cfg.load.call_rate <= 0.0,
             ),
-            catchup,
             spread,
             // A batched call rate wakes on its tick, not before each call.
             spinner: spin::Spinner::new(
@@ -295,7 +302,7 @@ impl<'c> Engine<'c> {
                 .closed_loop(cfg)
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
             pool: (cfg.load.call_rate > 0.0).then(|| {
-                pool::PoolState::new(
+                dispatch::PoolState::new(
                     cfg.load.num_conns,
                     cfg.load.burst_length,
                     plan.arrivals,
@@ -304,23 +311,20 @@ impl<'c> Engine<'c> {
                 )
             }),
             calls: None,
-            next_arrival: None,
             t0,
-            timeout: duration_of(cfg.sockets.timeout),
-            reply_timeout: duration_of(cfg.sockets.timeout + cfg.sessions.think_timeout),
+            timeout: timers::duration_of(cfg.sockets.timeout),
+            reply_timeout: timers::duration_of(cfg.sockets.timeout + cfg.sessions.think_timeout),
             next_call_id: u64::from(plan.stripe),
-            started: 0,
             done: 0,
             live: 0,
             iteration: 0,
-            burst_iteration: 0,
-            burst_len: 0,
+            bursts: burst::Bursts::default(),
             tally,
             next_tick: t0 + TIMELINE_INTERVAL,
             progress,
             metrics: None,
             next_progress: progress.map(|_| t0 + crate::engine::progress::INTERVAL),
-            runtime_end: duration_of(cfg.load.runtime).and_then(|d| t0.checked_add(d)),
+            runtime_end,
             stop: None,
             interrupted: false,
         })
@@ -347,19 +351,16 @@ impl<'c> Engine<'c> {
     pub fn run(mut self) -> io::Result<Outcome> {
         let mut events = Events::with_capacity(1024);
         let now = Instant::now();
-        self.next_arrival = match &self.closed {
-            Some(c) => c.can_start().then_some(now),
-            None if self.plan.arrivals == 0 => None,
-            None => self
-                .schedule
-                .next_offset()
-                .and_then(|o| self.t0.checked_add(o)),
-        };
-        if self.next_arrival.is_some() && self.pool.is_some() {
+        match &self.closed {
+            Some(c) if c.can_start() => self.pacer.insert(now),
+            Some(_) => {}
+            None => self.pacer.start(),
+        }
+        if self.pacer.next().is_some() && self.pool.is_some() {
             self.pool_open_all(now);
             self.pool_pace_start(now)?;
         }
-        if self.next_arrival.is_some() {
+        if self.pacer.next().is_some() {
             self.on_arrivals(now);
         } else {
             self.stop = Some(now);
@@ -369,11 +370,8 @@ impl<'c> Engine<'c> {
                 let now = Instant::now();
                 // A batched call rate's next call is due too (its own timer wakes a
                 // poll, not a nap).
-                let call = self.next_arrival.filter(|_| self.pool_batched());
-                let due = match (self.next_deadline(now), call) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
+                let call = self.pacer.next().filter(|_| self.pool_batched());
+                let due = h2nap::sooner(self.next_deadline(now), call);
                 self.nap.next(now, due)
             } else {
                 None
@@ -398,7 +396,7 @@ impl<'c> Engine<'c> {
                 Err(e) => return Err(e),
             }
             self.iteration += 1;
-            self.catchup.turn();
+            self.pacer.turn();
             let woke = Instant::now();
             let mut io_events = 0;
             for ev in events.iter() {
@@ -465,8 +463,8 @@ impl<'c> Engine<'c> {
         let end = self.stop.unwrap_or_else(Instant::now);
         self.count_unstarted(end);
         self.pool_finish(end);
-        self.stats.pacing.deferred = self.catchup.deferred;
-        self.stats.pacing.waited = self.catchup.waited;
+        self.stats.pacing.deferred = self.pacer.catchup.deferred;
+        self.stats.pacing.waited = self.pacer.catchup.waited;
         self.on_tick(end);
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
         if at > self.stats.timeline.intervals.len() as f64 {
@@ -513,13 +511,13 @@ impl<'c> Engine<'c> {
     fn next_deadline(&self, now: Instant) -> Option<Instant> {
         // An arrival held back until a connection closes needs no timer; the others
         // wake the engine early enough to spin to them (`spin`).
-        let arrival = match self.next_arrival {
+        let arrival = if self.pool_batched() {
             // A batched call rate has its own periodic timer (`pool`).
-            Some(_) if self.pool_batched() => None,
-            Some(at) if !self.arrivals_capped() && !self.waits_for_close(at, now) => {
-                Some(at.checked_sub(self.spinner.window()).unwrap_or(at))
-            }
-            _ => None,
+            None
+        } else {
+            let window = self.spinner.window();
+            self.pacer
+                .wake(now, window, self.live, self.arrivals_capped())
         };
         [
             arrival,
@@ -555,29 +553,17 @@ impl<'c> Engine<'c> {
         let mut first = true;
         // Calls joined the pool's FIFO in this pass.
         let mut calls = false;
-        while let Some(at) = self.next_arrival {
+        while let Some(at) = self.pacer.next() {
             // Each arrival's lateness from the clock as it starts, not from the start
             // of a burst.
             if !first {
                 now = Instant::now();
             }
             first = false;
-            if at > now || self.stop.is_some() || self.arrivals_capped() {
+            let held = self.stop.is_some() || self.arrivals_capped();
+            if !self.pacer.admit(at, now, self.live, held) {
                 break;
             }
-            // `--runtime` ends the test at its end: an arrival due then is not started
-            // (httperf: 2.5 s at 50/s is 125 connections, not 126).
-            if self.runtime_end.is_some_and(|end| at >= end) {
-                break;
-            }
-            // (A call-rate pool has no catch-up bound: a due call only joins its FIFO.)
-            if self.closed.is_none()
-                && self.pool.is_none()
-                && self.catchup.admit(at, now, self.live) != catchup::Gate::Go
-            {
-                break;
-            }
-            self.next_arrival = None;
             if self.closed.is_some() {
                 // A unit that fails at once frees its user in `unit_done`, which asks
                 // for the next arrival instead of recursing.
@@ -586,7 +572,7 @@ impl<'c> Engine<'c> {
                 }
                 continue;
             }
-            self.started += 1;
+            self.pacer.begin();
             self.stats.on_lateness(now.saturating_duration_since(at));
             let scheduled = at.saturating_duration_since(self.t0).as_secs();
             self.stats.timeline.offered(scheduled);
@@ -601,12 +587,7 @@ impl<'c> Engine<'c> {
             if self.pool.is_none() {
                 self.flush();
             }
-            if self.started < self.plan.arrivals {
-                self.next_arrival = self
-                    .schedule
-                    .next_offset()
-                    .and_then(|o| self.t0.checked_add(o));
-            }
+            self.pacer.schedule_next();
         }
         if calls {
             // This turn's due calls, in one pass. (Calls that were already waiting
@@ -645,9 +626,7 @@ impl<'c> Engine<'c> {
     /// `--overload=degrade`: the engine is behind schedule and holds the arrival due
     /// at `at` back until a connection closes (`catchup`).
     fn waits_for_close(&self, at: Instant, now: Instant) -> bool {
-        self.closed.is_none()
-            && self.pool.is_none()
-            && self.catchup.gate(at, now, self.live) == catchup::Gate::Full
+        self.pacer.waits_for_close(at, now, self.live)
     }
 
     /// A timer wake-up came `late` after its deadline: measured, and the spin window
@@ -662,13 +641,13 @@ impl<'c> Engine<'c> {
     /// With nothing else to do, spins to the next arrival when it is due within the
     /// spin window (`--spin`).
     fn spin_to_arrival(&mut self) {
-        let Some(at) = self.next_arrival else {
+        let Some(at) = self.pacer.next() else {
             return;
         };
         if self.closed.is_some() || self.arrivals_capped() || self.stop.is_some() {
             return;
         }
-        if let Some(spun) = self.spinner.spin_until(at) {
+        if let Some(spun) = self.spinner.spin_until(&Monotonic, at) {
             let p = &mut self.stats.pacing;
             p.spins += 1;
             p.spin_us = p
@@ -683,35 +662,15 @@ impl<'c> Engine<'c> {
         if self.closed.is_some() {
             return;
         }
-        let end = self.runtime_end.map_or(end, |r| r.min(end));
-        let mut left = self.plan.arrivals.saturating_sub(self.started);
-        let mut next = self.next_arrival;
-        while left > 0 {
-            match next {
-                Some(at) if at < end => {
-                    self.stats.pacing.unstarted += 1;
-                    left -= 1;
-                    next = self
-                        .schedule
-                        .next_offset()
-                        .and_then(|o| self.t0.checked_add(o));
-                }
-                _ => break,
-            }
-        }
+        self.stats.pacing.unstarted += self.pacer.unstarted(end);
     }
 
     /// Records httperf's connect burst: connects made within one loop iteration. The
     /// running burst is compared with the maximum only when a connect happens in a
     /// later iteration (so one connection gives 0, as in httperf).
     fn note_connect_burst(&mut self) {
-        if self.iteration == self.burst_iteration && self.burst_len > 0 {
-            self.burst_len += 1;
-        } else {
-            self.stats.max_burst = self.stats.max_burst.max(self.burst_len);
-            self.burst_len = 1;
-            self.burst_iteration = self.iteration;
-        }
+        self.bursts
+            .connect(self.iteration, &mut self.stats.max_burst);
     }
 
     fn ctx(&mut self) -> (&mut Table<Conn>, Ctx<'_>, &mut [u8]) {
@@ -971,22 +930,15 @@ impl<'c> Engine<'c> {
     /// Makes sure a timer is pending no later than the connection's deadline. A later
     /// deadline leaves the earlier timer in place: it re-arms itself when it fires.
     fn arm_watchdog(&mut self, id: ConnId) {
-        let Some(conn) = self.table.get_mut(id) else {
-            return;
-        };
-        let Some(deadline) = conn.deadline() else {
-            return;
-        };
-        if let Some((armed, timer)) = conn.armed {
-            if armed <= deadline {
-                return;
-            }
-            self.wheel.cancel(timer);
+        if let Some(conn) = self.table.get_mut(id) {
+            let deadline = conn.deadline();
+            timers::arm(
+                &mut self.wheel,
+                &mut conn.armed,
+                deadline,
+                Timer::Watchdog(id),
+            );
         }
-        conn.armed = self
-            .wheel
-            .schedule(deadline, Timer::Watchdog(id))
-            .map(|t| (deadline, t));
     }
 
     fn on_timers(&mut self, now: Instant) {
@@ -1007,16 +959,16 @@ impl<'c> Engine<'c> {
         let Some(conn) = self.table.get_mut(id) else {
             return;
         };
-        conn.armed = None;
-        match conn.deadline() {
-            Some(d) if d <= now => {
+        let deadline = conn.deadline();
+        match timers::fired(&mut conn.armed, deadline, now) {
+            timers::Fired::TimedOut => {
                 if self.cfg.output.debug > 0 {
                     eprintln!("rshperf: connection {} timed out", id.index());
                 }
                 self.finish(id, Some(ErrorKind::ClientTimo), now);
             }
-            Some(_) => self.arm_watchdog(id),
-            None => {}
+            timers::Fired::Rearm => self.arm_watchdog(id),
+            timers::Fired::Idle => {}
         }
     }
 
@@ -1113,10 +1065,11 @@ impl<'c> Engine<'c> {
         r
     }
 
-    /// The global number of the arrival just started (`self.started` counts this
+    /// The global number of the arrival just started (`pacer.started()` counts this
     /// engine's arrivals): k = stripe + (n − 1) × stripes.
     fn arrival_index(&self) -> u64 {
-        u64::from(self.plan.stripe) + self.started.saturating_sub(1) * u64::from(self.plan.stripes)
+        let started = self.pacer.started();
+        u64::from(self.plan.stripe) + started.saturating_sub(1) * u64::from(self.plan.stripes)
     }
 
     /// Whether stdout carries text (not with `--json=-`, where it is the JSON only).

@@ -337,8 +337,7 @@ impl Engine<'_> {
             self.begin_burst(id, now);
             return;
         }
-        let Some(at) = now.checked_add(Duration::try_from_secs_f64(think).unwrap_or(Duration::MAX))
-        else {
+        let Some(at) = super::timers::think_until(now, think) else {
             // A think time beyond any clock: the session waits for --runtime or a signal.
             return;
         };

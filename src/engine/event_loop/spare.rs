@@ -50,8 +50,8 @@ impl Engine<'_> {
     /// Makes the socket of the next scheduled arrival if none is ready.
     pub(super) fn prepare_spare(&mut self) {
         if self.spare.spare.is_some()
-            || self.spare.failed_at == Some(self.started)
-            || self.next_arrival.is_none()
+            || self.spare.failed_at == Some(self.pacer.started())
+            || self.pacer.next().is_none()
             || self.stop.is_some()
             || self.closed.is_some()
             || self.pool.is_some()
@@ -62,7 +62,8 @@ impl Engine<'_> {
             return;
         }
         // The next arrival's global number picks its target, as in `open_conn`.
-        let next = u64::from(self.plan.stripe) + self.started * u64::from(self.plan.stripes);
+        let next =
+            u64::from(self.plan.stripe) + self.pacer.started() * u64::from(self.plan.stripes);
         let targets = &self.work.targets;
         let Some(target) = usize::try_from(next % targets.len().max(1) as u64)
             .ok()
@@ -75,7 +76,7 @@ impl Engine<'_> {
         let local = source.map(|ip| SocketAddr::new(ip, 0));
         match net::prepare_socket(addr, local, &self.opts) {
             Ok(socket) => self.spare.spare = Some(Spare { addr, socket }),
-            Err(_) => self.spare.failed_at = Some(self.started),
+            Err(_) => self.spare.failed_at = Some(self.pacer.started()),
         }
     }
 

@@ -31,6 +31,7 @@
 use std::time::{Duration, Instant};
 
 use super::Engine;
+use crate::engine::clock::Clock;
 use crate::model::pacing::{Spin, SPIN_AUTO_MAX};
 
 /// Added to the measured wake-up delay (the wake-up itself and the clock reads).
@@ -188,18 +189,18 @@ impl Spinner {
         at <= now + lead
     }
 
-    /// Spins until `at` if it lies within the window from now; returns the time spun
-    /// (None: nothing to wait for, or too far away to spin).
-    pub(super) fn spin_until(&self, at: Instant) -> Option<Duration> {
-        let start = Instant::now();
+    /// Spins until `at` (reading `clock`) if it lies within the window from now;
+    /// returns the time spun (None: nothing to wait for, or too far away to spin).
+    pub(super) fn spin_until<C: Clock>(&self, clock: &C, at: Instant) -> Option<Duration> {
+        let start = clock.now();
         let wait = at.checked_duration_since(start)?;
         if wait.is_zero() || wait > self.window() {
             return None;
         }
-        while Instant::now() < at {
+        while clock.now() < at {
             std::hint::spin_loop();
         }
-        Some(start.elapsed())
+        Some(clock.now().saturating_duration_since(start))
     }
 }
 
@@ -213,7 +214,7 @@ impl Engine<'_> {
         if let Some(last) = last {
             self.spinner.on_event(now.saturating_duration_since(last));
         }
-        let Some(at) = self.next_arrival else {
+        let Some(at) = self.pacer.next() else {
             return now;
         };
         if self.closed.is_some() || self.stop.is_some() || !self.spinner.first(at, now) {
@@ -231,6 +232,7 @@ impl Engine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::clock::{Monotonic, Sim};
 
     #[test]
     fn percentile_is_the_nearest_rank() {
@@ -333,14 +335,28 @@ mod tests {
 
     #[test]
     fn spins_only_within_the_window_and_reaches_the_arrival() {
-        let s = Spinner::new(Spin::Fixed(Duration::from_millis(5)), 1.0);
-        let start = Instant::now();
-        let at = start + Duration::from_millis(2);
-        let spun = s.spin_until(at).expect("within the window");
+        let us = Duration::from_micros;
+        let s = Spinner::new(Spin::Fixed(us(50)), 1.0);
+        let t0 = Instant::now();
+        // Each clock read costs 7 µs: reads at 0, 7, 14, 21 (due), then the end, 28.
+        let clock = Sim::stepping(t0, us(7));
+        assert_eq!(s.spin_until(&clock, t0 + us(20)), Some(us(28)));
+        assert_eq!(clock.peek(), t0 + us(35));
+        // Beyond the window: no spin (the timer wakes the engine nearer the time).
+        let clock = Sim::new(t0);
+        assert_eq!(s.spin_until(&clock, t0 + us(51)), None);
+        // Due already, or now: nothing to wait for.
+        assert_eq!(s.spin_until(&clock, t0), None);
+        clock.advance(us(10));
+        assert_eq!(s.spin_until(&clock, t0 + us(5)), None);
+        // Exactly the window away: spun to it.
+        let clock = Sim::stepping(t0, us(10));
+        assert_eq!(s.spin_until(&clock, t0 + us(50)), Some(us(60)));
+        // The real clock reaches the arrival (no bound in wall time: a loaded
+        // machine may preempt the spin).
+        let real = Spinner::new(Spin::Fixed(Duration::from_millis(5)), 1.0);
+        let at = Instant::now() + us(200);
+        assert!(real.spin_until(&Monotonic, at).is_some());
         assert!(Instant::now() >= at);
-        // (No upper bound in wall time: a loaded machine may preempt the spin.)
-        assert!(spun <= start.elapsed(), "{spun:?}");
-        assert_eq!(s.spin_until(Instant::now() + Duration::from_secs(1)), None);
-        assert_eq!(s.spin_until(Instant::now()), None);
     }
 }

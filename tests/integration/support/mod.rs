@@ -68,6 +68,12 @@ pub fn wait_until(what: &str, limit: Duration, ready: impl Fn() -> bool) {
     }
 }
 
+/// The most a short run may take before a test calls it hung. Only a hang guard:
+/// how long a decision takes (a timeout firing, a think time, pacing) is tested on
+/// simulated time in the engine's unit tests, never against the wall clock of a
+/// loaded machine.
+pub const HANG_GUARD: Duration = Duration::from_secs(10);
+
 /// Runs rshperf with `args` and returns its output.
 pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run rshperf")
