@@ -12,10 +12,10 @@
 //! in `conn/h2.rs`: chosen at connect time, feeding the same `Completion`s.
 
 mod h2;
-pub mod send;
+pub(crate) mod send;
 #[cfg(test)]
 pub(crate) mod tests;
-pub mod transport;
+pub(crate) mod transport;
 
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
@@ -32,11 +32,11 @@ use crate::wire::table::ConnId;
 use crate::wire::timer::TimerId;
 use crate::wire::tls::TlsConn;
 use send::{SendQueue, MAX_SLICES};
-pub use transport::Transport;
+pub(crate) use transport::Transport;
 
 /// What the engine must do after a handler ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Keep the connection; wait for more readiness.
     Continue,
     /// Close normally (the server closed or asked to close).
@@ -51,7 +51,7 @@ pub enum Step {
 
 /// Where a connection is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// `connect()` in progress.
     Connecting,
     /// TCP connected, TLS handshake in progress (part of the connect time).
@@ -62,7 +62,7 @@ pub enum Phase {
 
 /// Who a connection works for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Owner {
+pub(crate) enum Owner {
     /// The request-oriented workload: calls not yet issued, and calls of the current
     /// burst not yet finished.
     Request {
@@ -93,22 +93,22 @@ pub enum Owner {
 
 /// A call whose reply completed.
 #[derive(Debug, Clone, Copy)]
-pub struct Completion {
+pub(crate) struct Completion {
     /// The connection it came on.
-    pub conn: ConnId,
+    pub(crate) conn: ConnId,
     /// The call.
-    pub call: Call,
+    pub(crate) call: Call,
     /// Reply status.
-    pub status: u16,
+    pub(crate) status: u16,
     /// The reply's counters (sizes, whether the server closes after it).
-    pub reply: Reply,
+    pub(crate) reply: Reply,
     /// When its first byte arrived.
-    pub first_byte: Instant,
+    pub(crate) first_byte: Instant,
 }
 
 /// Observes the bytes of calls (`--print-request`, `--print-reply`); the engine
 /// supplies it.
-pub trait ReplyObserver {
+pub(crate) trait ReplyObserver {
     /// Request bytes of call `id` (the first `header` bytes are the header block).
     fn request(&mut self, id: u64, bytes: &[u8], header: usize);
     /// Call `id` ends without a complete reply.
@@ -122,44 +122,44 @@ pub trait ReplyObserver {
 }
 
 /// Per-run facts the handlers need, lent by the engine.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     /// Statistics of this engine.
-    pub stats: &'a mut Stats,
+    pub(crate) stats: &'a mut Stats,
     /// `--timeout` (connect, send progress).
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// `--timeout` + `--think-timeout` (waiting for a reply).
-    pub reply_timeout: Option<Duration>,
+    pub(crate) reply_timeout: Option<Duration>,
     /// `-d` level (trace on stderr when > 0).
-    pub debug: u32,
+    pub(crate) debug: u32,
     /// Completed calls, for the engine to act on after the handler returns.
-    pub completions: &'a mut Vec<Completion>,
+    pub(crate) completions: &'a mut Vec<Completion>,
     /// Sees reply bytes when printing or cookies need them.
-    pub observer: Option<&'a mut dyn ReplyObserver>,
+    pub(crate) observer: Option<&'a mut dyn ReplyObserver>,
 }
 
 /// One connection slot. Reused by later connections (see `reset`). `S` is its
 /// transport: the socket in the engine, bytes in memory in unit tests (`transport`).
-pub struct Conn<S = Stream> {
+pub(crate) struct Conn<S = Stream> {
     /// This slot's id (set by the engine at allocation).
-    pub id: ConnId,
+    pub(crate) id: ConnId,
     /// The socket (None once closed).
-    pub stream: Option<S>,
+    pub(crate) stream: Option<S>,
     /// Where the connection is.
-    pub phase: Phase,
+    pub(crate) phase: Phase,
     /// The "connecting" moment: start of connect time and lifetime.
-    pub started: Instant,
+    pub(crate) started: Instant,
     /// When it became established (TLS: handshake done); `started` until then.
-    pub connected: Instant,
+    pub(crate) connected: Instant,
     /// Completed replies.
-    pub replies: u64,
+    pub(crate) replies: u64,
     /// `--hog` port to release at close, with the index of its pool.
-    pub port: Option<(usize, u16)>,
+    pub(crate) port: Option<(usize, u16)>,
     /// The watchdog timer the engine has armed, and its deadline (None: no timer).
-    pub armed: Option<(Instant, TimerId)>,
+    pub(crate) armed: Option<(Instant, TimerId)>,
     /// Who this connection works for.
-    pub owner: Owner,
+    pub(crate) owner: Owner,
     /// The server asked to close after the last completed reply.
-    pub closing: bool,
+    pub(crate) closing: bool,
     /// Unwritten request bytes (and shared bodies).
     send: SendQueue,
     /// Calls in order: the first `sent` are completely written and await replies.
@@ -172,15 +172,15 @@ pub struct Conn<S = Stream> {
     send_deadline: Option<Instant>,
     recv_deadline: Option<Instant>,
     /// Set-Cookie scanning (session workloads with `--session-cookies`).
-    pub cookie: Option<CookieScan>,
+    pub(crate) cookie: Option<CookieScan>,
     /// Embedded-object scanning (`--wsesspage`).
-    pub page: Option<PageScan>,
+    pub(crate) page: Option<PageScan>,
     /// The TLS layer (`--ssl`).
-    pub tls: Option<TlsConn>,
+    pub(crate) tls: Option<TlsConn>,
     /// Index of its target (`--servers`).
-    pub target: usize,
+    pub(crate) target: usize,
     /// Why the TLS handshake failed (reported once per run by the engine).
-    pub tls_error: Option<String>,
+    pub(crate) tls_error: Option<String>,
     /// The HTTP/2 side (`--http-version 2`); None for HTTP/1.x.
     h2: Option<Box<h2::H2Side>>,
 }
@@ -230,7 +230,7 @@ impl ReplySink for Tap<'_, '_> {
 
 impl<S: Transport> Conn<S> {
     /// An unused slot value.
-    pub fn new(id: ConnId, now: Instant) -> Conn<S> {
+    pub(crate) fn new(id: ConnId, now: Instant) -> Conn<S> {
         Conn {
             id,
             stream: None,
@@ -261,7 +261,7 @@ impl<S: Transport> Conn<S> {
 
     /// Prepares the slot for a new connection `id` that started connecting at `now`,
     /// speaking HTTP/2 if `http2`.
-    pub fn reset(
+    pub(crate) fn reset(
         &mut self,
         id: ConnId,
         now: Instant,
@@ -297,7 +297,7 @@ impl<S: Transport> Conn<S> {
     }
 
     /// The earliest watchdog deadline, if any.
-    pub fn deadline(&self) -> Option<Instant> {
+    pub(crate) fn deadline(&self) -> Option<Instant> {
         match (self.send_deadline, self.recv_deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -305,14 +305,14 @@ impl<S: Transport> Conn<S> {
     }
 
     /// Calls on this connection not yet answered (queued or awaiting a reply).
-    pub fn outstanding(&self) -> usize {
+    pub(crate) fn outstanding(&self) -> usize {
         self.calls.len() + self.in_flight_h2()
     }
 
     /// Whether a call queued now would go out at once with fewer than `depth` calls
     /// unanswered: connected, the server has not asked to close, and for HTTP/2 a
     /// stream is free (`--call-rate` offers calls only to such connections).
-    pub fn has_room(&self, depth: usize) -> bool {
+    pub(crate) fn has_room(&self, depth: usize) -> bool {
         self.phase == Phase::Active
             && !self.closing
             && self.outstanding() < depth
@@ -320,18 +320,18 @@ impl<S: Transport> Conn<S> {
     }
 
     /// True while request bytes (or TLS records) are unwritten.
-    pub fn wants_write(&self) -> bool {
+    pub(crate) fn wants_write(&self) -> bool {
         self.phase == Phase::Active
             && (self.send.pending() || self.tls.as_ref().is_some_and(TlsConn::wants_write))
     }
 
     /// The send queue, for rendering a call into it before `queue`.
-    pub fn send_queue(&mut self) -> &mut SendQueue {
+    pub(crate) fn send_queue(&mut self) -> &mut SendQueue {
         &mut self.send
     }
 
     /// Queues `call`, whose `call.len` bytes were just appended to the send buffer.
-    pub fn queue(&mut self, mut call: Call, now: Instant, timeout: Option<Duration>) {
+    pub(crate) fn queue(&mut self, mut call: Call, now: Instant, timeout: Option<Duration>) {
         if self.sent == self.calls.len() && self.partial == 0 {
             call.send_start = now;
         }
@@ -354,7 +354,7 @@ impl<S: Transport> Conn<S> {
     }
 
     /// Takes back every unanswered call (the connection is going away).
-    pub fn drain_calls(&mut self) -> impl Iterator<Item = Call> + '_ {
+    pub(crate) fn drain_calls(&mut self) -> impl Iterator<Item = Call> + '_ {
         self.drain_h2();
         self.sent = 0;
         self.partial = 0;
@@ -364,7 +364,11 @@ impl<S: Transport> Conn<S> {
 
     /// The socket became writable while connecting: checks `SO_ERROR`, then becomes
     /// active and sends what is queued. Returns whether it is now connected.
-    pub fn on_connect_ready(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Result<bool, ErrorKind> {
+    pub(crate) fn on_connect_ready(
+        &mut self,
+        now: Instant,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<bool, ErrorKind> {
         let Some(stream) = self.stream.as_ref() else {
             return Err(ErrorKind::Other);
         };
@@ -390,7 +394,7 @@ impl<S: Transport> Conn<S> {
 
     /// Drives the TLS handshake; Ok(true) once it is done (the connection then counts
     /// as connected, handshake included, as in httperf).
-    pub fn on_handshake_ready(
+    pub(crate) fn on_handshake_ready(
         &mut self,
         now: Instant,
         ctx: &mut Ctx<'_>,
@@ -428,7 +432,7 @@ impl<S: Transport> Conn<S> {
     }
 
     /// The connection is established: counts it.
-    pub fn on_connected(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+    pub(crate) fn on_connected(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         self.phase = Phase::Active;
         self.connected = now;
         self.send_deadline = None;
@@ -450,7 +454,7 @@ impl<S: Transport> Conn<S> {
     /// Writes as much of the queued requests as the socket takes: one `writev` of
     /// the pending pieces (request heads and shared bodies) per round, one piece at
     /// a time through TLS.
-    pub fn on_writable(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+    pub(crate) fn on_writable(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
         while self.send.pending() {
             let Some(stream) = self.stream.as_mut() else {
                 return Step::Fail(ErrorKind::Other);
@@ -496,7 +500,7 @@ impl<S: Transport> Conn<S> {
     }
 
     /// Sends TLS close_notify (best effort) before a normal close.
-    pub fn close_tls(&mut self) {
+    pub(crate) fn close_tls(&mut self) {
         if let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) {
             tls.send_close_notify();
             let _ = tls.flush(stream);
@@ -528,7 +532,7 @@ impl<S: Transport> Conn<S> {
     /// Reads everything available and parses it. `closed`: the event also reported
     /// that the peer closed its side, so EOF must be read now (no further edge will
     /// announce it).
-    pub fn on_readable(
+    pub(crate) fn on_readable(
         &mut self,
         now: Instant,
         buf: &mut [u8],

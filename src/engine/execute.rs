@@ -38,17 +38,18 @@ pub struct ExecOptions {
 }
 
 /// Makes the observer of completed requests of engine j (None: that engine has none).
-pub type CallObserverFactory<'a> = dyn Fn(u32) -> Option<Box<dyn CallObserver + 'a>> + Sync + 'a;
+pub(crate) type CallObserverFactory<'a> =
+    dyn Fn(u32) -> Option<Box<dyn CallObserver + 'a>> + Sync + 'a;
 
 /// What a front end adds to the engines of a run besides the configuration (ab's `-g`
 /// file sees every request).
 #[derive(Clone, Copy, Default)]
-pub struct Hooks<'a> {
+pub(crate) struct Hooks<'a> {
     /// The per-call observer of each engine.
-    pub calls: Option<&'a CallObserverFactory<'a>>,
+    pub(crate) calls: Option<&'a CallObserverFactory<'a>>,
     /// `--metrics-listen`: where the engines publish, and the sweep step (from 1)
     /// the run is.
-    pub metrics: Option<(&'a Exporter, Option<u32>)>,
+    pub(crate) metrics: Option<(&'a Exporter, Option<u32>)>,
 }
 
 /// Runs the engines for `cfg` and `work` (built once by the caller with
@@ -60,7 +61,7 @@ pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunRe
 }
 
 /// `execute` with the front end's `hooks` in the engines.
-pub fn execute_with<'a>(
+pub(crate) fn execute_with<'a>(
     cfg: &'a Config,
     work: &'a Workload,
     opts: ExecOptions,
@@ -379,13 +380,13 @@ fn run_engines<'a>(
 }
 
 /// The arrival rate `cfg` asks for, per second (None: sequential, or a closed loop).
-pub fn offered_rate(cfg: &Config) -> Option<f64> {
+pub(crate) fn offered_rate(cfg: &Config) -> Option<f64> {
     let mean = cfg.load.period.mean();
     (cfg.load.concurrency == 0 && mean > 0.0).then(|| 1.0 / mean)
 }
 
 /// Whether stdout carries text (not with `--json=-`, where it is the JSON only).
-pub fn text_out(cfg: &Config) -> bool {
+pub(crate) fn text_out(cfg: &Config) -> bool {
     cfg.output.json.as_deref() != Some("-")
 }
 

@@ -12,7 +12,7 @@
 //! serving the final figures of finished steps. Created by the front end (`runner::run`,
 //! `sweep`), which keeps it serving for `--metrics-linger` after the run.
 
-pub mod text;
+pub(crate) mod text;
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -27,7 +27,7 @@ use crate::model::stats::{Stats, ERROR_KINDS};
 use crate::wire::error::Error;
 
 /// Upper bounds of the latency histogram buckets, seconds (then `+Inf`).
-pub const BUCKETS: [f64; 16] = [
+pub(crate) const BUCKETS: [f64; 16] = [
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
     5.0, 10.0,
 ];
@@ -35,13 +35,13 @@ pub const BUCKETS: [f64; 16] = [
 /// One latency histogram as Prometheus wants it: cumulative counts per bucket, the
 /// count and the sum (seconds).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct HistSnap {
+pub(crate) struct HistSnap {
     /// Observations ≤ `BUCKETS[i]`.
-    pub le: [u64; BUCKETS.len()],
+    pub(crate) le: [u64; BUCKETS.len()],
     /// All observations (the `+Inf` bucket).
-    pub count: u64,
+    pub(crate) count: u64,
     /// Sum of the observations, seconds.
-    pub sum: f64,
+    pub(crate) sum: f64,
 }
 
 impl HistSnap {
@@ -69,50 +69,50 @@ impl HistSnap {
 
 /// One server's counters (`--servers`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ServerSnap {
+pub(crate) struct ServerSnap {
     /// Connections that reached the connecting stage.
-    pub connections: u64,
+    pub(crate) connections: u64,
     /// Requests completely written.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Replies by status class (index = status / 100).
-    pub replies_by_class: [u64; 10],
+    pub(crate) replies_by_class: [u64; 10],
     /// Errors by kind.
-    pub errors: [u64; ERROR_KINDS],
+    pub(crate) errors: [u64; ERROR_KINDS],
 }
 
 /// An engine's figures at one moment (or the sum over engines).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Connections that reached the connecting stage.
-    pub connections: u64,
+    pub(crate) connections: u64,
     /// Connections established.
-    pub connects: u64,
+    pub(crate) connects: u64,
     /// Requests completely written, and their bytes.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Request bytes written.
-    pub request_bytes: u64,
+    pub(crate) request_bytes: u64,
     /// Replies by status class.
-    pub replies_by_class: [u64; 10],
+    pub(crate) replies_by_class: [u64; 10],
     /// Reply bytes (header, content, footer).
-    pub reply_bytes: u64,
+    pub(crate) reply_bytes: u64,
     /// Errors by kind.
-    pub errors: [u64; ERROR_KINDS],
+    pub(crate) errors: [u64; ERROR_KINDS],
     /// Sessions completed and failed.
-    pub sessions: [u64; 2],
+    pub(crate) sessions: [u64; 2],
     /// Connections open now.
-    pub open: u64,
+    pub(crate) open: u64,
     /// Replies per second over the last publication interval.
-    pub reply_rate: f64,
+    pub(crate) reply_rate: f64,
     /// Connections per second over the last publication interval.
-    pub conn_rate: f64,
+    pub(crate) conn_rate: f64,
     /// Response time (send start → status line).
-    pub response: HistSnap,
+    pub(crate) response: HistSnap,
     /// Connect time.
-    pub connect: HistSnap,
+    pub(crate) connect: HistSnap,
     /// Arrival lateness.
-    pub lateness: HistSnap,
+    pub(crate) lateness: HistSnap,
     /// Per server (`--servers`), in target order.
-    pub servers: Vec<ServerSnap>,
+    pub(crate) servers: Vec<ServerSnap>,
 }
 
 impl Snapshot {
@@ -145,7 +145,7 @@ impl Snapshot {
     }
 
     /// Adds another engine's snapshot.
-    pub fn add(&mut self, o: &Snapshot) {
+    pub(crate) fn add(&mut self, o: &Snapshot) {
         self.connections += o.connections;
         self.connects += o.connects;
         self.requests += o.requests;
@@ -184,13 +184,13 @@ impl Snapshot {
 
 /// One engine's published snapshot.
 #[derive(Debug, Default)]
-pub struct Slot {
+pub(crate) struct Slot {
     snap: Mutex<Snapshot>,
 }
 
 /// The engine's side of its slot: what it published last, for the rates.
 #[derive(Debug)]
-pub struct Publisher<'s> {
+pub(crate) struct Publisher<'s> {
     slot: &'s Slot,
     last: Option<(Instant, u64, u64)>,
     scratch: Snapshot,
@@ -198,7 +198,7 @@ pub struct Publisher<'s> {
 
 impl<'s> Publisher<'s> {
     /// A publisher into `slot`.
-    pub fn new(slot: &'s Slot) -> Publisher<'s> {
+    pub(crate) fn new(slot: &'s Slot) -> Publisher<'s> {
         Publisher {
             slot,
             last: None,
@@ -208,7 +208,7 @@ impl<'s> Publisher<'s> {
 
     /// Publishes `stats` (once a second; `last`: the engine has stopped, so the
     /// publication must not be skipped).
-    pub fn publish(&mut self, stats: &Stats, open: u64, now: Instant, last: bool) {
+    pub(crate) fn publish(&mut self, stats: &Stats, open: u64, now: Instant, last: bool) {
         let replies = stats.all_replies();
         self.scratch.take(stats, open);
         if let Some((t, r, c)) = self.last {
@@ -238,13 +238,13 @@ impl<'s> Publisher<'s> {
 
 /// What the current run (or sweep step) is, for the labels and gauges.
 #[derive(Debug, Clone, Default)]
-pub struct RunLabels {
+pub(crate) struct RunLabels {
     /// The sweep step, from 1 (None: not a sweep).
-    pub step: Option<u32>,
+    pub(crate) step: Option<u32>,
     /// The offered arrival rate, per second (None: sequential or closed loop).
-    pub offered_rate: Option<f64>,
+    pub(crate) offered_rate: Option<f64>,
     /// Server labels (`--servers`: one per target; empty otherwise).
-    pub servers: Vec<String>,
+    pub(crate) servers: Vec<String>,
 }
 
 /// What the responder reads.
@@ -259,7 +259,7 @@ struct State {
 
 /// The metrics endpoint of a run or sweep.
 #[derive(Debug)]
-pub struct Exporter {
+pub(crate) struct Exporter {
     addr: SocketAddr,
     state: Arc<State>,
     thread: Option<JoinHandle<()>>,
@@ -270,7 +270,7 @@ const READ_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl Exporter {
     /// Binds `addr` and starts the responder thread.
-    pub fn start(addr: SocketAddr) -> Result<Exporter, Error> {
+    pub(crate) fn start(addr: SocketAddr) -> Result<Exporter, Error> {
         let listener = TcpListener::bind(addr).map_err(|e| {
             Error::Startup(format!("--metrics-listen: cannot listen on {addr}: {e}"))
         })?;
@@ -291,13 +291,8 @@ impl Exporter {
         })
     }
 
-    /// The bound address (the port is the kernel's choice for port 0).
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
     /// A run of `engines` engines starts: returns their slots.
-    pub fn begin_run(&self, engines: usize, labels: RunLabels) -> Vec<Arc<Slot>> {
+    pub(crate) fn begin_run(&self, engines: usize, labels: RunLabels) -> Vec<Arc<Slot>> {
         let slots: Vec<Arc<Slot>> = (0..engines).map(|_| Arc::default()).collect();
         *lock(&self.state.run) = (slots.clone(), labels);
         slots
@@ -305,7 +300,7 @@ impl Exporter {
 
     /// The run ended (its engines published their final figures). A sweep step's
     /// figures stay served under their `step` label.
-    pub fn end_run(&self) {
+    pub(crate) fn end_run(&self) {
         let run = lock(&self.state.run);
         if run.1.step.is_some() {
             let lines = text::series(&sum(&run.0), &run.1);
@@ -316,15 +311,10 @@ impl Exporter {
     }
 
     /// Keeps serving for `secs` seconds (`--metrics-linger`), then stops.
-    pub fn linger(self, secs: f64) {
+    pub(crate) fn linger(self, secs: f64) {
         if let Ok(d) = Duration::try_from_secs_f64(secs) {
             std::thread::sleep(d);
         }
-    }
-
-    /// The text a scrape gets now (for tests).
-    pub fn render(&self) -> String {
-        render(&self.state)
     }
 }
 

@@ -3,10 +3,10 @@
 //! Prometheus publisher. Imports the wire and model layers only.
 
 pub(crate) mod clock;
-pub mod conn;
-pub mod event_loop;
+pub(crate) mod conn;
+pub(crate) mod event_loop;
 pub mod execute;
-pub mod metrics;
-pub mod print;
-pub mod progress;
-pub mod tally;
+pub(crate) mod metrics;
+pub(crate) mod print;
+pub(crate) mod progress;
+pub(crate) mod tally;

@@ -25,7 +25,7 @@ use std::io::{self, Write};
 use crate::model::config::PrintWhat;
 
 /// A pending partial line longer than this is printed as a line of its own.
-pub const MAX_PENDING: usize = 64 * 1024;
+pub(crate) const MAX_PENDING: usize = 64 * 1024;
 
 /// Which part of a reply a pending fragment belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +55,7 @@ struct Pending {
 /// Write errors do not stop the run: the first one is kept (see `take_error`) and
 /// nothing more is written.
 #[derive(Debug)]
-pub struct Printer<W: Write> {
+pub(crate) struct Printer<W: Write> {
     out: W,
     request: Option<PrintWhat>,
     reply: Option<PrintWhat>,
@@ -73,7 +73,7 @@ fn bodies(w: Option<PrintWhat>) -> bool {
 
 impl<W: Write> Printer<W> {
     /// A printer for the given selections (None: that side is not printed at all).
-    pub fn new(out: W, request: Option<PrintWhat>, reply: Option<PrintWhat>) -> Self {
+    pub(crate) fn new(out: W, request: Option<PrintWhat>, reply: Option<PrintWhat>) -> Self {
         Printer {
             out,
             request,
@@ -84,18 +84,20 @@ impl<W: Write> Printer<W> {
     }
 
     /// True if requests are printed (then the engine calls `request`).
-    pub fn prints_requests(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn prints_requests(&self) -> bool {
         self.request.is_some()
     }
 
     /// True if replies are printed (then the engine calls the `reply_*` functions).
-    pub fn prints_replies(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn prints_replies(&self) -> bool {
         self.reply.is_some()
     }
 
     /// Prints request `bytes` of call `id`, whose first `header_len` bytes are the
     /// header block: `SH` lines, `SB` lines, then `SS<id>: header H content C`.
-    pub fn request(&mut self, id: u64, bytes: &[u8], header_len: usize) {
+    pub(crate) fn request(&mut self, id: u64, bytes: &[u8], header_len: usize) {
         if self.request.is_none() {
             return;
         }
@@ -117,7 +119,7 @@ impl<W: Write> Printer<W> {
 
     /// A piece of the reply header block of call `id` (the last piece ends exactly
     /// at the blank line); prints complete lines as `RH<id>:<line>`.
-    pub fn reply_header(&mut self, id: u64, bytes: &[u8]) {
+    pub(crate) fn reply_header(&mut self, id: u64, bytes: &[u8]) {
         if headers(self.reply) {
             self.piece(id, Part::Header, bytes);
         }
@@ -125,7 +127,7 @@ impl<W: Write> Printer<W> {
 
     /// A piece of the reply content of call `id`; prints complete lines as
     /// `RB<id>:<line>`.
-    pub fn reply_body(&mut self, id: u64, bytes: &[u8]) {
+    pub(crate) fn reply_body(&mut self, id: u64, bytes: &[u8]) {
         if bodies(self.reply) {
             self.piece(id, Part::Body, bytes);
         }
@@ -133,7 +135,7 @@ impl<W: Write> Printer<W> {
 
     /// The reply of call `id` is complete: flushes a pending partial line, then prints
     /// `RS<id>: header H content C footer F`.
-    pub fn reply_done(&mut self, id: u64, header: u64, content: u64, footer: u64) {
+    pub(crate) fn reply_done(&mut self, id: u64, header: u64, content: u64, footer: u64) {
         if self.reply.is_none() {
             return;
         }
@@ -146,23 +148,26 @@ impl<W: Write> Printer<W> {
     }
 
     /// Call `id` failed before its reply completed: flushes a pending partial line.
-    pub fn reply_abort(&mut self, id: u64) {
+    pub(crate) fn reply_abort(&mut self, id: u64) {
         self.flush_pending(id);
     }
 
     /// Flushes the writer (before the report is printed on the same stream).
-    pub fn flush(&mut self) {
+    #[cfg(test)]
+    pub(crate) fn flush(&mut self) {
         let r = self.out.flush();
         self.note(r);
     }
 
     /// The first write error, if any (printing stopped there).
-    pub fn take_error(&mut self) -> Option<io::Error> {
+    #[cfg(test)]
+    pub(crate) fn take_error(&mut self) -> Option<io::Error> {
         self.error.take()
     }
 
     /// The writer back, after flushing pending lines of all calls (in call-id order).
-    pub fn into_inner(mut self) -> W {
+    #[cfg(test)]
+    pub(crate) fn into_inner(mut self) -> W {
         let mut ids: Vec<u64> = self.pending.keys().copied().collect();
         ids.sort_unstable();
         for id in ids {

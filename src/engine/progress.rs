@@ -13,11 +13,11 @@ use crate::model::stats::quantile_ms;
 use crate::model::stats::Stats;
 
 /// How often engines publish and the line is redrawn.
-pub const INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const INTERVAL: Duration = Duration::from_secs(1);
 
 /// One engine's published counters.
 #[derive(Debug, Default)]
-pub struct Slot {
+pub(crate) struct Slot {
     connections: AtomicU64,
     replies: AtomicU64,
     errors: AtomicU64,
@@ -27,7 +27,7 @@ pub struct Slot {
 
 impl Slot {
     /// Publishes the engine's current figures.
-    pub fn publish(&self, stats: &Stats) {
+    pub(crate) fn publish(&self, stats: &Stats) {
         self.connections.store(stats.connections, Ordering::Relaxed);
         self.replies.store(stats.all_replies(), Ordering::Relaxed);
         self.errors.store(stats.total_errors(), Ordering::Relaxed);
@@ -38,21 +38,28 @@ impl Slot {
 
 /// The board: one slot per engine, and the "run is over" flag.
 #[derive(Debug, Default)]
-pub struct Board {
+pub(crate) struct Board {
     /// Per-engine slots.
-    pub slots: Vec<Slot>,
+    pub(crate) slots: Vec<Slot>,
     /// Set by the runner when every engine has stopped.
-    pub done: AtomicBool,
+    pub(crate) done: AtomicBool,
 }
 
 /// Whether to show progress: `--progress`/`--no-progress`, else when stderr is a
 /// terminal.
-pub fn wanted(forced: Option<bool>) -> bool {
+pub(crate) fn wanted(forced: Option<bool>) -> bool {
     forced.unwrap_or_else(|| std::io::stderr().is_terminal())
 }
 
 /// The progress line for these totals.
-pub fn line(elapsed: f64, conns: u64, replies: u64, rate: f64, errors: u64, p99_ms: f64) -> String {
+pub(crate) fn line(
+    elapsed: f64,
+    conns: u64,
+    replies: u64,
+    rate: f64,
+    errors: u64,
+    p99_ms: f64,
+) -> String {
     format!(
         "rshperf: {elapsed:.0} s  connections {conns}  replies {replies}  reply rate {rate:.1}/s  errors {errors}  p99 {p99_ms:.3} ms"
     )
@@ -60,7 +67,7 @@ pub fn line(elapsed: f64, conns: u64, replies: u64, rate: f64, errors: u64, p99_
 
 /// Redraws the line every `INTERVAL` until `board.done`; clears it at the end. The
 /// p99 shown is the largest of the engines' p99s (exact with one engine).
-pub fn display(board: &Board, t0: Instant) {
+pub(crate) fn display(board: &Board, t0: Instant) {
     let mut err = std::io::stderr();
     let mut last_replies = 0u64;
     let mut last = t0;

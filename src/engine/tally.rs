@@ -23,10 +23,10 @@ use crate::engine::clock::{Clock, Monotonic};
 use crate::model::stats::{RateSample, Stats};
 
 /// Reply-rate sampling interval (httperf's RATE_INTERVAL).
-pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
+pub(crate) const SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
 
 /// `--periodic-stats` interval.
-pub const PERIODIC_INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const PERIODIC_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The figures one engine publishes, on a cache line of its own (written by that
 /// engine only, read by the clock).
@@ -53,7 +53,7 @@ struct Open {
 
 /// Shared state of the engines of one run.
 #[derive(Debug)]
-pub struct Tally {
+pub(crate) struct Tally {
     open: Open,
     slots: Vec<Slot>,
     /// Set by the runner when every engine has returned.
@@ -70,7 +70,7 @@ struct Counts {
 
 impl Tally {
     /// A tally for `engines` engines.
-    pub fn new(engines: usize) -> Tally {
+    pub(crate) fn new(engines: usize) -> Tally {
         Tally {
             open: Open::default(),
             slots: (0..engines).map(|_| Slot::default()).collect(),
@@ -79,20 +79,20 @@ impl Tally {
     }
 
     /// Engine `j`'s handle (None when `j` is out of range).
-    pub fn engine(&self, j: usize) -> Option<EngineTally<'_>> {
+    pub(crate) fn engine(&self, j: usize) -> Option<EngineTally<'_>> {
         self.slots
             .get(j)
             .map(|slot| EngineTally { tally: self, slot })
     }
 
     /// Most connection objects that existed at once, over all engines.
-    pub fn peak(&self) -> u64 {
+    pub(crate) fn peak(&self) -> u64 {
         self.open.peak.load(Ordering::Relaxed)
     }
 
     /// Tells the clock that every engine has returned (the caller then unparks the
     /// clock's thread so that it notices at once).
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.done.store(true, Ordering::Release);
     }
 
@@ -115,7 +115,7 @@ impl Tally {
 
 /// One engine's view of the tally.
 #[derive(Debug, Clone, Copy)]
-pub struct EngineTally<'t> {
+pub(crate) struct EngineTally<'t> {
     tally: &'t Tally,
     slot: &'t Slot,
 }
@@ -124,7 +124,7 @@ impl EngineTally<'_> {
     /// A connection object was created; returns how many exist now in all engines.
     /// The counter is one atomic, so the values it returns are a total order of the
     /// engines' opens and closes and their maximum is the exact peak.
-    pub fn opened(&self) -> u64 {
+    pub(crate) fn opened(&self) -> u64 {
         let open = &self.tally.open;
         let n = open.now.fetch_add(1, Ordering::Relaxed) + 1;
         // Read first: the shared line is written only when the peak grows.
@@ -135,12 +135,12 @@ impl EngineTally<'_> {
     }
 
     /// A connection object was destroyed.
-    pub fn closed(&self) {
+    pub(crate) fn closed(&self) {
         self.tally.open.now.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Publishes the engine's figures (each event-loop iteration).
-    pub fn publish(&self, stats: &Stats) {
+    pub(crate) fn publish(&self, stats: &Stats) {
         let s = self.slot;
         s.replies.store(stats.all_replies(), Ordering::Release);
         s.sessions.store(stats.sessions_ok, Ordering::Release);
@@ -149,7 +149,7 @@ impl EngineTally<'_> {
     }
 
     /// Publishes the final figures: the engine has left its loop.
-    pub fn stop(&self, stats: &Stats) {
+    pub(crate) fn stop(&self, stats: &Stats) {
         self.publish(stats);
         self.slot.stopped.store(true, Ordering::Release);
     }
@@ -157,23 +157,23 @@ impl EngineTally<'_> {
 
 /// What the clock prints on stdout while the run lasts.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ClockOptions {
+pub(crate) struct ClockOptions {
     /// When the first reply-rate sample is due after the start (httperf:
     /// (client id + 1) × 5 s / number of clients); later ones follow every 5 s.
-    pub first_sample: Duration,
+    pub(crate) first_sample: Duration,
     /// `-v`: print `reply-rate = …` at each sample.
-    pub rates: bool,
+    pub(crate) rates: bool,
     /// With `rates`: also `session-rate = …` (session workloads).
-    pub sessions: bool,
+    pub(crate) sessions: bool,
     /// `--periodic-stats`: print the 200/302 counts every second.
-    pub periodic: bool,
+    pub(crate) periodic: bool,
 }
 
 /// The clock: takes a reply-rate sample every 5 s and prints the `-v` and
 /// `--periodic-stats` lines, from the figures the engines publish, until every engine
 /// has stopped or `finish` is called; returns the samples (the last, partial
 /// interval is dropped, as httperf does). Runs on a helper thread; `out` is stdout.
-pub fn clock(
+pub(crate) fn clock(
     tally: &Tally,
     t0: Instant,
     opts: ClockOptions,

@@ -20,7 +20,7 @@ use crate::wire::error::Error;
 
 /// One long option of rshperf (httperf 0.9.0 and master, plus `--threads`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Opt {
+pub(crate) enum Opt {
     /// `--add-header=S`.
     AddHeader,
     /// `--add-header-file=F` (master).
@@ -175,7 +175,7 @@ pub enum Opt {
 
 /// Whether a long option takes an argument (getopt's `has_arg`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HasArg {
+pub(crate) enum HasArg {
     /// A flag: `--opt=x` is an error.
     No,
     /// `--opt=x` or `--opt x`.
@@ -186,13 +186,13 @@ pub enum HasArg {
 
 /// One row of the long-option table.
 #[derive(Debug, Clone, Copy)]
-pub struct OptSpec {
+pub(crate) struct OptSpec {
     /// Long name without the dashes.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Which option this is.
-    pub opt: Opt,
+    pub(crate) opt: Opt,
     /// Argument kind.
-    pub has_arg: HasArg,
+    pub(crate) has_arg: HasArg,
 }
 
 const fn spec(name: &'static str, opt: Opt, has_arg: HasArg) -> OptSpec {
@@ -201,7 +201,7 @@ const fn spec(name: &'static str, opt: Opt, has_arg: HasArg) -> OptSpec {
 
 /// The long options in httperf master's table order (which is the order glibc lists
 /// ambiguous candidates in), with `--tls-server-name` and `--threads` inserted.
-pub const OPTIONS: &[OptSpec] = &[
+pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("add-header", Opt::AddHeader, HasArg::Required),
     spec("add-header-file", Opt::AddHeaderFile, HasArg::Required),
     spec("burst-length", Opt::BurstLength, HasArg::Required),
@@ -283,7 +283,7 @@ impl Opt {
     /// True for options httperf itself has; false for rshperf's own. An abbreviation
     /// that is unique among httperf's options keeps its httperf meaning even when it
     /// also prefixes one of ours, so every httperf command line parses as before.
-    pub fn is_httperf(self) -> bool {
+    pub(crate) fn is_httperf(self) -> bool {
         !matches!(
             self,
             Opt::Threads
@@ -313,7 +313,7 @@ impl Opt {
     }
 
     /// The long name with its dashes, e.g. `--num-conns`.
-    pub fn long_name(self) -> String {
+    pub(crate) fn long_name(self) -> String {
         let name = OPTIONS
             .iter()
             .find(|s| s.opt == self)
@@ -323,7 +323,7 @@ impl Opt {
 }
 
 /// The program name used in every diagnostic and in the echo line.
-pub const PROG: &str = "rshperf";
+pub(crate) const PROG: &str = "rshperf";
 
 /// The parsed command line: every option occurrence, raw and in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -332,37 +332,39 @@ pub struct Args {
     /// and for optional-argument options given without `=`). Short options appear as
     /// their long equivalents (`-v` → `Verbose`, `-d3` → `Debug` with `"3"`,
     /// `-n` → `PeriodicStats`).
-    pub opts: Vec<(Opt, Option<String>)>,
+    pub(crate) opts: Vec<(Opt, Option<String>)>,
     /// Non-option arguments, including everything after `--`. httperf ignores them;
     /// rshperf takes an `http://`/`https://` URL as the target and warns about the
     /// rest (`operand`).
-    pub operands: Vec<Operand>,
+    pub(crate) operands: Vec<Operand>,
 }
 
 /// One non-option argument and what came just before it (for hints such as
 /// `--print-reply header` → `did you mean --print-reply=header?`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Operand {
+pub(crate) struct Operand {
     /// The argument as typed.
-    pub text: String,
+    pub(crate) text: String,
     /// The long option of the previous argument when that option took no value from
     /// this one (a flag, or an optional argument without `=`); None otherwise.
-    pub after: Option<Opt>,
+    pub(crate) after: Option<Opt>,
 }
 
 impl Args {
     /// Whether `opt` occurs at least once.
-    pub fn given(&self, opt: Opt) -> bool {
+    pub(crate) fn given(&self, opt: Opt) -> bool {
         self.opts.iter().any(|(o, _)| *o == opt)
     }
 
     /// How many times `opt` occurs (e.g. the `-v` level).
-    pub fn count(&self, opt: Opt) -> usize {
+    #[cfg(test)]
+    pub(crate) fn count(&self, opt: Opt) -> usize {
         self.opts.iter().filter(|(o, _)| *o == opt).count()
     }
 
     /// The argument of the last occurrence of `opt` (outer `None`: not given).
-    pub fn last(&self, opt: Opt) -> Option<Option<&str>> {
+    #[cfg(test)]
+    pub(crate) fn last(&self, opt: Opt) -> Option<Option<&str>> {
         self.opts
             .iter()
             .rev()
@@ -420,7 +422,7 @@ pub fn usage() -> String {
 }
 
 /// The `-V` line, newline included.
-pub fn version() -> String {
+pub(crate) fn version() -> String {
     format!(
         "{PROG}: {PROG}-{} (httperf 0.9.0 compatible)\n",
         env!("CARGO_PKG_VERSION")
@@ -568,7 +570,7 @@ fn getopt_hint(text: String, hint: Option<&'static str>) -> Error {
 /// The one long option `typed` (without dashes) is probably a misspelling of: the
 /// option at the smallest edit distance (Damerau–Levenshtein, `strsim`), when that
 /// distance is small for the name's length and no other option is as close.
-pub fn suggest(typed: &str) -> Option<&'static str> {
+pub(crate) fn suggest(typed: &str) -> Option<&'static str> {
     if typed.is_empty() {
         return None;
     }

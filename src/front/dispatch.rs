@@ -63,7 +63,7 @@ fn demo_help() -> String {
 
 /// Runs the subcommand `argv[1]` names, or `rshperf help [CMD]`; `None` when `argv[1]`
 /// is no subcommand (an httperf command line).
-pub fn dispatch(argv: &[String]) -> Option<i32> {
+pub(crate) fn dispatch(argv: &[String]) -> Option<i32> {
     let first = argv.get(1)?.as_str();
     if first == "help" {
         return Some(help_main(&argv[2..]));
@@ -105,7 +105,7 @@ fn names() -> Vec<&'static str> {
 }
 
 /// The `rshperf help` text.
-pub fn overview() -> String {
+pub(crate) fn overview() -> String {
     let mut text = String::from(
         "Usage: rshperf [httperf options]       run a test (rshperf --help lists the options)\n\
          \x20      rshperf COMMAND [options]       run one of rshperf's commands\n\
@@ -119,7 +119,7 @@ pub fn overview() -> String {
 
 /// The complete `-h`/`--help` text of an httperf-style run: `cli`'s usage lines, then
 /// `help`'s description and one line per subcommand.
-pub fn help_text() -> String {
+pub(crate) fn help_text() -> String {
     help::text(COMMANDS)
 }
 

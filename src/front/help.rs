@@ -75,7 +75,7 @@ not what was meant. The manual: man -l man/rshperf.1 (or man rshperf).
 
 /// The complete `-h`/`--help` text: httperf's usage lines (`cli::usage`, unchanged),
 /// a blank line, the description above, one line per subcommand of `commands`.
-pub fn text(commands: &[Subcommand]) -> String {
+pub(crate) fn text(commands: &[Subcommand]) -> String {
     let mut s = cli::usage();
     s.push('\n');
     s.push_str(BODY);

@@ -73,53 +73,53 @@ measured windows. Prints one 'Partition I/N:' line per input, then the report a 
 would print. Inputs of different workloads, the same partition twice, and corrupt or \
 out-of-range documents are refused (exit status 1); missing partitions are a warning."
 )]
-pub struct MergeOptions {
+pub(crate) struct MergeOptions {
     /// Also write the merged document to FILE ('-': stdout, instead of the text)
     #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
-    pub json: Option<String>,
+    pub(crate) json: Option<String>,
     /// Print the percentile lines
     #[arg(long, short = 'v')]
-    pub percentiles: bool,
+    pub(crate) percentiles: bool,
     /// The --json documents to merge, in this order
     #[arg(value_name = "FILE.json", required = true)]
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
 }
 
 /// One input document, read and checked.
 #[derive(Debug, Clone)]
-pub struct Input {
+pub(crate) struct Input {
     /// The file name as given.
-    pub file: String,
+    pub(crate) file: String,
     /// The document's `config` member.
-    pub config: Value,
+    pub(crate) config: Value,
     /// Its statistics, exactly as the run had them.
-    pub stats: Stats,
+    pub(crate) stats: Stats,
     /// Its duration and CPU times.
-    pub run: RunInfo,
+    pub(crate) run: RunInfo,
     /// `--partition=I/N` of the run: (I, N).
-    pub partition: (u32, u32),
+    pub(crate) partition: (u32, u32),
     /// `--client=I/N` of the run: (I, N).
-    pub client: (u32, u32),
+    pub(crate) client: (u32, u32),
     /// Engines that ran (a merged document: all of its inputs' engines).
-    pub threads: u32,
+    pub(crate) threads: u32,
     /// Wall-clock start, seconds since the epoch.
-    pub start: f64,
+    pub(crate) start: f64,
     /// Names of the servers of a `--servers` run, one per `stats.servers` element.
-    pub servers: Vec<String>,
+    pub(crate) servers: Vec<String>,
     /// `--call-rate` target of the run, calls per second (0: not given).
-    pub call_rate: f64,
+    pub(crate) call_rate: f64,
 }
 
 impl Input {
     /// Reads a document from its text; `file` names it in messages.
-    pub fn from_text(file: &str, text: &str) -> Result<Input, String> {
+    pub(crate) fn from_text(file: &str, text: &str) -> Result<Input, String> {
         let doc: Value =
             serde_json::from_str(text).map_err(|e| format!("{file}: not a JSON document: {e}"))?;
         Input::from_json(file, &doc)
     }
 
     /// Reads a parsed document; `file` names it in messages.
-    pub fn from_json(file: &str, doc: &Value) -> Result<Input, String> {
+    pub(crate) fn from_json(file: &str, doc: &Value) -> Result<Input, String> {
         let (stats, run) = stats_from_json(doc).map_err(|e| format!("{file}: {e}"))?;
         let bad = |what: &str| format!("{file}: {what}");
         let config = doc
@@ -208,7 +208,7 @@ impl Input {
     }
 
     /// The echo line of the run without its `--partition=I/N`.
-    pub fn echo(&self) -> String {
+    pub(crate) fn echo(&self) -> String {
         let echo = self
             .config
             .get("echo")
@@ -228,7 +228,7 @@ impl Input {
 
 /// Refuses inputs that are not partitions of one workload; returns warnings (missing
 /// partitions) for stderr.
-pub fn check(inputs: &[Input]) -> Result<Vec<String>, String> {
+pub(crate) fn check(inputs: &[Input]) -> Result<Vec<String>, String> {
     let Some(first) = inputs.first() else {
         return Err("no input files".into());
     };
@@ -332,20 +332,20 @@ fn client_suffix((i, n): (u32, u32)) -> String {
 
 /// The union of the inputs.
 #[derive(Debug, Clone)]
-pub struct Merged {
+pub(crate) struct Merged {
     /// All statistics, merged exactly.
-    pub stats: Stats,
+    pub(crate) stats: Stats,
     /// Union duration (latest window end − earliest start) and summed CPU seconds.
-    pub run: RunInfo,
+    pub(crate) run: RunInfo,
     /// Earliest start, seconds since the epoch.
-    pub start: f64,
+    pub(crate) start: f64,
     /// Engines of all inputs.
-    pub threads: u32,
+    pub(crate) threads: u32,
     /// Server names of a `--servers` workload (the same in every input).
-    pub servers: Vec<String>,
+    pub(crate) servers: Vec<String>,
     /// The `--call-rate` target (the same in every input: `call_rate` is part of the
     /// workload).
-    pub call_rate: f64,
+    pub(crate) call_rate: f64,
 }
 
 impl Merged {
@@ -362,7 +362,7 @@ impl Merged {
 
 /// Merges checked inputs; fails (naming the input and the field) when a sum would
 /// overflow or a total the report needs does not fit in 64 bits.
-pub fn merge(inputs: &[Input]) -> Result<Merged, String> {
+pub(crate) fn merge(inputs: &[Input]) -> Result<Merged, String> {
     let mut stats = Stats::new();
     let start = inputs
         .iter()
@@ -404,7 +404,7 @@ pub fn merge(inputs: &[Input]) -> Result<Merged, String> {
 /// line, the classic report, the session block (session workloads), the per-server
 /// block (`--servers` workloads) and, with `percentiles`, the percentile lines: the
 /// order of a run's report.
-pub fn write_text<W: Write>(
+pub(crate) fn write_text<W: Write>(
     out: &mut W,
     inputs: &[Input],
     merged: &Merged,
@@ -472,7 +472,7 @@ fn system_time(unix: f64) -> SystemTime {
 /// from the merged raw counters as a run derives them (`Merged::report`), with the
 /// first input's `config` (its `partition` set to `[0, 1]`, the echo line without
 /// `--partition`, `json` the merged file) and `run.merged_from` listing the inputs.
-pub fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -> Value {
+pub(crate) fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -> Value {
     let meta = RunMeta {
         start: system_time(merged.start),
         end: system_time(merged.start + merged.run.duration),
@@ -539,7 +539,7 @@ fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
 
 /// `rshperf merge …` (`args[0]` is `merge`): prints the merged report; returns the
 /// exit status (1 on any error).
-pub fn merge_main(args: &[String]) -> i32 {
+pub(crate) fn merge_main(args: &[String]) -> i32 {
     crate::front::subcommand::run::<MergeOptions>(args, |opts| try_merge(&opts))
 }
 

@@ -2,14 +2,14 @@
 //! getopt_long, the URL operand, `ab`, `lb`, `sweep`, `merge`, `serve`, `demo`, help
 //! and the subcommand dispatch. The top layer: may import every layer below.
 
-pub mod ab;
+pub(crate) mod ab;
 pub mod cli;
 pub mod dispatch;
-pub mod help;
+pub(crate) mod help;
 pub mod httperf;
-pub mod merge;
-pub mod operand;
-pub mod runner;
+pub(crate) mod merge;
+pub(crate) mod operand;
+pub(crate) mod runner;
 pub mod serve;
 pub mod subcommand;
-pub mod sweep;
+pub(crate) mod sweep;

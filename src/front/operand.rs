@@ -10,11 +10,15 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use crate::front::cli::{Operand, Opt, OPTIONS};
-pub use crate::wire::url::{parse_url, TargetUrl};
+#[cfg(test)]
+use crate::front::cli::Opt;
+use crate::front::cli::{Operand, OPTIONS};
+pub(crate) use crate::wire::url::parse_url;
+#[cfg(test)]
+use crate::wire::url::TargetUrl;
 
 /// The warning for an operand that is not a URL (the text after `rshperf: warning: `).
-pub fn warning(op: &Operand) -> String {
+pub(crate) fn warning(op: &Operand) -> String {
     let text = &op.text;
     match hint(op) {
         Some(h) => format!("ignoring argument '{text}': {h}"),
@@ -69,11 +73,6 @@ fn looks_like_host(s: &str) -> bool {
         .is_some_and(|c| c.is_ascii_alphabetic());
     // A bare word is a host only as `localhost` or with a port (`web1:8080`).
     labels_ok && tld_ok && (host.contains('.') || host == "localhost" || host.len() < s.len())
-}
-
-/// Whether `opt` is one a URL argument replaces (so giving both is an error).
-pub fn conflicts_with_url(opt: Opt) -> bool {
-    matches!(opt, Opt::Server | Opt::Servers | Opt::Uri)
 }
 
 #[cfg(test)]

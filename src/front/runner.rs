@@ -28,7 +28,7 @@ use crate::wire::error::Error;
 
 /// Runs the test described by `cfg`, printing everything on stdout; returns the exit
 /// status (0, or 3 when a `--fail-on` threshold is breached).
-pub fn run(cfg: &Config) -> Result<i32, Error> {
+pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     let work = Workload::from_config(cfg)?;
     let exporter = cfg.output.metrics_listen.map(Exporter::start).transpose()?;
     let hooks = Hooks {

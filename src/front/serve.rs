@@ -57,7 +57,7 @@ impl Default for ServeOptions {
 }
 
 /// Largest `--body-size`: every reply variant is rendered once, in memory, at start.
-pub const MAX_BODY_SIZE: usize = 256 << 20;
+pub(crate) const MAX_BODY_SIZE: usize = 256 << 20;
 
 /// The options of `rshperf serve`, as typed (clap); `into_options` checks and resolves
 /// them into `ServeOptions`.
@@ -71,13 +71,13 @@ itself. Every request (any method, any path) is answered 200 with a body of N by
 read and discarded (a request is answered once its body has arrived). Prints 'rshperf serve: listening on http://ADDRESS:PORT/' on stderr and \
 runs until SIGINT or SIGTERM, then exits 0."
 )]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Port to listen on (0 picks a free port, printed)
     #[arg(long, value_name = "N", default_value_t = 8080)]
-    pub port: u16,
+    pub(crate) port: u16,
     /// Address to listen on
     #[arg(long, value_name = "A", default_value = "127.0.0.1")]
-    pub address: String,
+    pub(crate) address: String,
     /// Reply body size in bytes (at most 268435456, 256 MiB)
     #[arg(long, value_name = "N", default_value_t = 1024,
           value_parser = clap::value_parser!(u64).range(..=MAX_BODY_SIZE as u64))]
@@ -108,7 +108,7 @@ fn parse_delay_ms(v: &str) -> Result<f64, String> {
 
 impl ServeArgs {
     /// The server options: the address resolved, sizes and times converted.
-    pub fn into_options(self) -> Result<ServeOptions, Error> {
+    pub(crate) fn into_options(self) -> Result<ServeOptions, Error> {
         let host = self.address.trim_matches(['[', ']']);
         let addr = (host, self.port)
             .to_socket_addrs()
@@ -128,7 +128,7 @@ impl ServeArgs {
 }
 
 /// The `rshperf demo -h` text.
-pub const DEMO_USAGE: &str = "\
+pub(crate) const DEMO_USAGE: &str = "\
 Usage: rshperf demo [workload options]
 
 Starts the built-in server (`rshperf serve` with its defaults: 1024-byte replies) on a
@@ -139,7 +139,7 @@ loopback ephemeral port in this process and runs the workload against it, e.g.
 
 /// `rshperf serve …` (`args[0]` is `serve`): serves until SIGINT or SIGTERM; returns
 /// the exit status.
-pub fn serve_main(args: &[String]) -> i32 {
+pub(crate) fn serve_main(args: &[String]) -> i32 {
     crate::front::subcommand::run::<ServeArgs>(args, |a| serve(a.into_options()?))
 }
 
@@ -158,7 +158,7 @@ fn serve(opts: ServeOptions) -> Result<i32, Error> {
 
 /// `rshperf demo [workload options]` (`args[0]` is `demo`): runs the workload against
 /// an in-process server; returns the exit status.
-pub fn demo_main(args: &[String]) -> i32 {
+pub(crate) fn demo_main(args: &[String]) -> i32 {
     match try_demo(args) {
         Ok(code) => code,
         Err(e) => {

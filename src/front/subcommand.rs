@@ -35,14 +35,14 @@ pub struct Subcommand {
     /// One line for `rshperf help`.
     pub about: &'static str,
     /// Runs it; `args[0]` is `name`. Returns the exit status.
-    pub main: fn(&[String]) -> i32,
+    pub(crate) main: fn(&[String]) -> i32,
     /// Its `--help` text.
-    pub help: fn() -> String,
+    pub(crate) help: fn() -> String,
 }
 
 /// The outcome of parsing a subcommand's arguments.
 #[derive(Debug)]
-pub enum Parsed<T> {
+pub(crate) enum Parsed<T> {
     /// Options to run with.
     Run(T),
     /// `--help`/`-h` was asked for: this text goes to stdout, exit status 0.
@@ -50,7 +50,7 @@ pub enum Parsed<T> {
 }
 
 /// The clap command of `T` with the shared conventions, named `rshperf NAME`.
-pub fn command<T: CommandFactory>(name: &str) -> clap::Command {
+pub(crate) fn command<T: CommandFactory>(name: &str) -> clap::Command {
     T::command()
         .bin_name(format!("rshperf {name}"))
         .infer_long_args(true)
@@ -61,14 +61,14 @@ pub fn command<T: CommandFactory>(name: &str) -> clap::Command {
 }
 
 /// The `--help` text of `T` (named by its `#[command(name = …)]`).
-pub fn help_text<T: CommandFactory>() -> String {
+pub(crate) fn help_text<T: CommandFactory>() -> String {
     let name = T::command().get_name().to_string();
     command::<T>(&name).render_long_help().to_string()
 }
 
 /// Parses `args` (`args[0]` is the subcommand's name) into `T`. Errors are
 /// `Error::Usage("NAME: <clap's message>")`, shown as `rshperf: NAME: …`.
-pub fn parse<T: Parser>(args: &[String]) -> Result<Parsed<T>, Error> {
+pub(crate) fn parse<T: Parser>(args: &[String]) -> Result<Parsed<T>, Error> {
     let name = args.first().map_or("?", String::as_str);
     match parse_with(command::<T>(name), args)? {
         Parsed::Run(m) => T::from_arg_matches(&m)
@@ -100,7 +100,7 @@ fn usage(name: &str, e: clap::Error) -> Error {
 /// Parses `args` into `T` and runs `body` with it: the whole `NAME_main` of a
 /// subcommand. Help goes to stdout (status 0); an error from parsing or from `body` is
 /// printed on stderr and gives its exit status (1).
-pub fn run<T: Parser>(args: &[String], body: impl FnOnce(T) -> Result<i32, Error>) -> i32 {
+pub(crate) fn run<T: Parser>(args: &[String], body: impl FnOnce(T) -> Result<i32, Error>) -> i32 {
     let result = match parse::<T>(args) {
         Ok(Parsed::Help(text)) => {
             print_stdout(&text);
@@ -119,7 +119,7 @@ pub fn run<T: Parser>(args: &[String], body: impl FnOnce(T) -> Result<i32, Error
 }
 
 /// Writes `text` to stdout, ignoring a closed stdout.
-pub fn print_stdout(text: &str) {
+pub(crate) fn print_stdout(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();

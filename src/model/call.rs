@@ -27,12 +27,12 @@ use crate::wire::http2::encoder;
 
 /// The User-Agent product token (`rshperf/0.1.0`: as long as `httperf/0.9.0`, so
 /// request sizes match httperf's).
-pub const USER_AGENT: &str = concat!("rshperf/", env!("CARGO_PKG_VERSION"));
+pub(crate) const USER_AGENT: &str = concat!("rshperf/", env!("CARGO_PKG_VERSION"));
 
 /// Which request a call sends; enough to render it again (for re-sending the
 /// unanswered calls of a failed connection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallRef {
+pub(crate) enum CallRef {
     /// `--method` `--uri`.
     Fixed,
     /// A URI chosen by the URI generator (`--wlog` entry or `--wset` file), by index
@@ -47,31 +47,31 @@ pub enum CallRef {
 
 /// One call queued on a connection.
 #[derive(Debug, Clone, Copy)]
-pub struct Call {
+pub(crate) struct Call {
     /// Process-wide call number (the `<id>` of `--print-*` lines).
-    pub id: u64,
+    pub(crate) id: u64,
     /// What it requests.
-    pub what: CallRef,
+    pub(crate) what: CallRef,
     /// Request length in bytes.
-    pub len: usize,
+    pub(crate) len: usize,
     /// The method is exactly `HEAD` (no reply body).
-    pub head: bool,
+    pub(crate) head: bool,
     /// When it became the head of the send queue (response time starts here).
-    pub send_start: Instant,
+    pub(crate) send_start: Instant,
     /// When its request was completely written.
-    pub written: Option<Instant>,
+    pub(crate) written: Option<Instant>,
     /// When it was due: its scheduled time under `--call-rate` (response time and
     /// lateness of the pool are measured from it), else when it was issued.
-    pub due: Instant,
+    pub(crate) due: Instant,
     /// How many times it was re-issued after a failure status (`--retry-on-failure`).
-    pub retries: u8,
+    pub(crate) retries: u8,
 }
 
 /// A request body: read once, shared by every call that sends it.
-pub type Body = Arc<[u8]>;
+pub(crate) type Body = Arc<[u8]>;
 
 /// Reads a body file once (`--body-file`, ab's `-p`/`-u`); every call then shares it.
-pub fn read_body(path: &str) -> std::io::Result<Body> {
+pub(crate) fn read_body(path: &str) -> std::io::Result<Body> {
     use std::io::Read;
     let mut file = std::fs::File::open(path)?;
     let len = usize::try_from(file.metadata()?.len())
@@ -87,7 +87,7 @@ pub fn read_body(path: &str) -> std::io::Result<Body> {
 
 /// Where a request is rendered: bytes are appended, a body is appended or, by a
 /// connection's send queue, shared (`conn::send::SendQueue`).
-pub trait RequestSink {
+pub(crate) trait RequestSink {
     /// The byte buffer to append header bytes to.
     fn bytes(&mut self) -> &mut Vec<u8>;
     /// Appends `body` after the bytes so far.
@@ -174,13 +174,13 @@ impl Shape {
 
 /// One HTTP/2 request rendered by `Requests::render_h2`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct H2Request {
+pub(crate) struct H2Request {
     /// Bytes of the plain field list (`encoder::put_plain`).
-    pub block: usize,
+    pub(crate) block: usize,
     /// Bytes of the body (after the block).
-    pub body: usize,
+    pub(crate) body: usize,
     /// Σ name + value over its header fields (the decoded size).
-    pub decoded: usize,
+    pub(crate) decoded: usize,
 }
 
 /// A request given as its parts by a front end with its own header layout (ab, lb):
@@ -188,28 +188,28 @@ pub struct H2Request {
 /// `Host:`), `Host: <target>` when `send_host`, `tail` (the header lines after it), a
 /// blank line, then `body`.
 #[derive(Debug, Clone)]
-pub struct RequestParts {
+pub(crate) struct RequestParts {
     /// The method.
-    pub method: String,
+    pub(crate) method: String,
     /// The URI of the fixed request (targets may have their own: `Requests::uris`).
-    pub uri: String,
+    pub(crate) uri: String,
     /// ` HTTP/1.x\r\n` and the header lines before `Host:`.
-    pub head: Vec<u8>,
+    pub(crate) head: Vec<u8>,
     /// The header lines after `Host:`.
-    pub tail: Vec<u8>,
+    pub(crate) tail: Vec<u8>,
     /// The body (shared; empty for none).
-    pub body: Body,
+    pub(crate) body: Body,
     /// Whether to send `Host: <target host>` (false when the user gave their own).
-    pub send_host: bool,
+    pub(crate) send_host: bool,
 }
 
 /// Everything needed to render any call of the run.
 #[derive(Debug, Clone)]
-pub struct Requests {
+pub(crate) struct Requests {
     fixed: Shape,
     fixed_uri: Vec<u8>,
     /// URIs of `CallRef::Uri` calls.
-    pub uris: Vec<String>,
+    pub(crate) uris: Vec<String>,
     templates: Vec<(Shape, Vec<u8>)>,
     no_host: bool,
     /// `:scheme` for HTTP/2 (`https` under `--ssl`).
@@ -238,13 +238,13 @@ fn header_lines(cfg: &Config, extra: &[u8]) -> (Vec<u8>, Vec<u8>) {
 impl Requests {
     /// The fixed request of `cfg` (`--method`, `--uri`, `--add-header`), with header
     /// lines `extra` (`--add-header-file`, `--header-file`, `--content-type`).
-    pub fn new(cfg: &Config, extra: &[u8]) -> Requests {
+    pub(crate) fn new(cfg: &Config, extra: &[u8]) -> Requests {
         Requests::with_body(cfg, extra, Body::from(&[][..]))
     }
 
     /// Like `new`, with a body (`--body-file`; `extra` then holds its
     /// `Content-Length:` line).
-    pub fn with_body(cfg: &Config, extra: &[u8], body: Body) -> Requests {
+    pub(crate) fn with_body(cfg: &Config, extra: &[u8], body: Body) -> Requests {
         let (pre_host, post_host) = header_lines(cfg, extra);
         let fixed = Shape::new(&cfg.request.method, pre_host, post_host, body);
         Requests {
@@ -259,7 +259,7 @@ impl Requests {
 
     /// The request of `parts` as the fixed request (`CallRef::Fixed`; `CallRef::Uri(i)`
     /// renders it with `uris[i]`).
-    pub fn from_parts(parts: RequestParts) -> Requests {
+    pub(crate) fn from_parts(parts: RequestParts) -> Requests {
         Requests {
             fixed: Shape::new(&parts.method, parts.head, parts.tail, parts.body),
             fixed_uri: parts.uri.into_bytes(),
@@ -272,7 +272,7 @@ impl Requests {
     }
 
     /// Adds a `--wsesslog` template request; returns its `CallRef`.
-    pub fn add_template(
+    pub(crate) fn add_template(
         &mut self,
         cfg: &Config,
         add_header_file: &[u8],
@@ -307,14 +307,14 @@ impl Requests {
     }
 
     /// Whether `what` is a HEAD request.
-    pub fn is_head(&self, what: CallRef) -> bool {
+    pub(crate) fn is_head(&self, what: CallRef) -> bool {
         self.shape(what).0.head
     }
 
     /// Appends the bytes of `what` to `out`, with `Host: <host>` (unless
     /// `--no-host-hdr`) and `Cookie: <cookie>` when given; returns (total length,
     /// header length).
-    pub fn render<S: RequestSink>(
+    pub(crate) fn render<S: RequestSink>(
         &self,
         what: CallRef,
         host: &str,
@@ -327,7 +327,7 @@ impl Requests {
 
     /// Like `render` for the fixed request (`--method`, headers) with another URI: the
     /// `--wsesspage` objects.
-    pub fn render_uri<S: RequestSink>(
+    pub(crate) fn render_uri<S: RequestSink>(
         &self,
         uri: &[u8],
         host: &str,
@@ -371,7 +371,7 @@ impl Requests {
     /// HTTP/2: appends the header fields of `what` to `block` as a plain field list
     /// (`encoder::put_plain`; HPACK-encoded when its stream opens), then its body
     /// (see the module header for the fields).
-    pub fn render_h2(
+    pub(crate) fn render_h2(
         &self,
         what: CallRef,
         host: &str,
@@ -407,7 +407,7 @@ impl Requests {
     /// HTTP/2: appends `what` as text for `--print-request`: one `name: value` line
     /// per field (pseudo-headers first), a blank line, the body; returns the header
     /// length.
-    pub fn render_h2_text(
+    pub(crate) fn render_h2_text(
         &self,
         what: CallRef,
         host: &str,

@@ -2,12 +2,12 @@
 //! workload generators, requests (`call`), `Stats` with its exact merge, and the
 //! report schema. Imports only the wire layer.
 
-pub mod call;
+pub(crate) mod call;
 pub mod config;
-pub mod pacing;
-pub mod report;
+pub(crate) mod pacing;
+pub(crate) mod report;
 pub mod run;
 pub mod stats;
-pub mod summary;
-pub mod threshold;
+pub(crate) mod summary;
+pub(crate) mod threshold;
 pub mod workload;

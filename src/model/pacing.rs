@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// `--overload`: what an open-loop engine does when it cannot keep its schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Overload {
+pub(crate) enum Overload {
     /// rshperf's default: catch-up is spread over loop turns, connections in flight
     /// are capped while the engine is behind, and connections to a loopback target
     /// come from several loopback source addresses (`engine::catchup`,
@@ -28,7 +28,7 @@ pub enum Overload {
 
 impl Overload {
     /// The option value (`degrade`, `queue`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Overload::Degrade => "degrade",
             Overload::Queue => "queue",
@@ -38,7 +38,7 @@ impl Overload {
 
 /// `--spin`: how the engine waits for the next arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Spin {
+pub(crate) enum Spin {
     /// Wake early by as much as this machine's recent timer wake-ups were late (their
     /// 99th percentile, or the 95th or 90th when it exceeds the bound: at most
     /// `SPIN_AUTO_MAX`, and at most a quarter of the mean inter-arrival time), then
@@ -52,16 +52,16 @@ pub enum Spin {
 }
 
 /// Longest spin `--spin=auto` chooses.
-pub const SPIN_AUTO_MAX: Duration = Duration::from_micros(300);
+pub(crate) const SPIN_AUTO_MAX: Duration = Duration::from_micros(300);
 /// The scheduler slice of an engine thread that keeps a slow schedule
 /// (`engine_slice`): shorter than the default slice (0.7–3 ms), so its wake-up
 /// preempts a task running on its core, and longer than the longest automatic
 /// spin plus a connect, so a spin is not cut short by a task that then runs its
 /// whole slice.
-pub const ENGINE_SLICE: Duration = Duration::from_micros(500);
+pub(crate) const ENGINE_SLICE: Duration = Duration::from_micros(500);
 /// The shortest mean time between one engine's arrivals for which it asks for
 /// `ENGINE_SLICE` (up to 1,000 arrivals a second per engine thread).
-pub const SLICE_MIN_PERIOD: f64 = 0.001;
+pub(crate) const SLICE_MIN_PERIOD: f64 = 0.001;
 
 /// The scheduler slice an engine thread asks for (`net::set_thread_slice`), given
 /// the mean time between its arrivals (`period`, seconds; 0: no schedule):
@@ -73,17 +73,17 @@ pub const SLICE_MIN_PERIOD: f64 = 0.001;
 /// most of the time is preempted when its slice ends and then waits for the other
 /// task's whole slice, so a short slice would make it later more often (measured
 /// at 5,000/s on two busy cores).
-pub fn engine_slice(pacing: &Pacing, period: f64) -> Option<Duration> {
+pub(crate) fn engine_slice(pacing: &Pacing, period: f64) -> Option<Duration> {
     (period >= SLICE_MIN_PERIOD && pacing.spin != Spin::Off && !pacing.realtime)
         .then_some(ENGINE_SLICE)
 }
 
 /// Longest spin `--spin=USEC` accepts (10 ms: beyond that, spinning is busy polling).
-pub const SPIN_MAX: Duration = Duration::from_millis(10);
+pub(crate) const SPIN_MAX: Duration = Duration::from_millis(10);
 
 impl Spin {
     /// The option value as echoed (`auto`, `off`, or microseconds).
-    pub fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         match self {
             Spin::Auto => "auto".into(),
             Spin::Off => "off".into(),
@@ -93,7 +93,7 @@ impl Spin {
 }
 
 /// Parses `--overload=degrade|queue`.
-pub fn parse_overload(v: &str) -> Result<Overload, String> {
+pub(crate) fn parse_overload(v: &str) -> Result<Overload, String> {
     match v {
         "degrade" => Ok(Overload::Degrade),
         "queue" => Ok(Overload::Queue),
@@ -104,7 +104,7 @@ pub fn parse_overload(v: &str) -> Result<Overload, String> {
 }
 
 /// Parses `--spin=auto|off|USEC` (USEC: whole microseconds, 0 = off, at most 10000).
-pub fn parse_spin(v: &str) -> Result<Spin, String> {
+pub(crate) fn parse_spin(v: &str) -> Result<Spin, String> {
     match v {
         "auto" => return Ok(Spin::Auto),
         "off" => return Ok(Spin::Off),
@@ -129,21 +129,21 @@ pub fn parse_spin(v: &str) -> Result<Spin, String> {
 
 /// The pacing options of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Pacing {
+pub(crate) struct Pacing {
     /// `--overload`.
-    pub overload: Overload,
+    pub(crate) overload: Overload,
     /// `--spin`.
-    pub spin: Spin,
+    pub(crate) spin: Spin,
     /// `--pin`: engine thread j runs on one core of its own.
-    pub pin: bool,
+    pub(crate) pin: bool,
     /// `--realtime`: engine threads run SCHED_FIFO.
-    pub realtime: bool,
+    pub(crate) realtime: bool,
 }
 
 impl Pacing {
     /// Echo-line items for the options that differ from their defaults, in the
     /// order `--overload`, `--spin`, `--pin`, `--realtime`.
-    pub fn echo_items(&self) -> Vec<String> {
+    pub(crate) fn echo_items(&self) -> Vec<String> {
         let mut items = Vec::new();
         if self.overload != Overload::default() {
             items.push(format!("--overload={}", self.overload.name()));
@@ -164,7 +164,7 @@ impl Pacing {
 /// The core engine thread `j` of `threads` is pinned to: counted from the last of
 /// the `allowed` cores (core 0 usually takes most interrupts), or None when there
 /// are more engine threads than allowed cores (pinning would stack them).
-pub fn pin_core(allowed: &[usize], j: u32, threads: u32) -> Option<usize> {
+pub(crate) fn pin_core(allowed: &[usize], j: u32, threads: u32) -> Option<usize> {
     let (j, threads) = (j as usize, threads.max(1) as usize);
     if threads > allowed.len() || j >= threads {
         return None;

@@ -16,9 +16,9 @@ pub struct RunResult {
     /// Duration and CPU time of the run.
     pub info: RunInfo,
     /// Wall-clock times, partition, threads and server names (for JSON).
-    pub meta: RunMeta,
+    pub(crate) meta: RunMeta,
     /// Whether SIGINT/SIGTERM stopped it.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
 }
 
 /// Facts about the run that `Stats` does not hold.
@@ -34,15 +34,15 @@ pub struct RunInfo {
 
 /// Facts about the run that neither `Config`, `Stats` nor `RunInfo` hold.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunMeta {
+pub(crate) struct RunMeta {
     /// Wall-clock time the engines started.
-    pub start: SystemTime,
+    pub(crate) start: SystemTime,
     /// Wall-clock time the last engine stopped.
-    pub end: SystemTime,
+    pub(crate) end: SystemTime,
     /// `--partition=I/N` of this process: (I, N).
-    pub partition: (u32, u32),
+    pub(crate) partition: (u32, u32),
     /// Engines (threads) that ran.
-    pub threads: u32,
+    pub(crate) threads: u32,
     /// Names of the servers of a `--servers` run (empty otherwise).
-    pub servers: Vec<String>,
+    pub(crate) servers: Vec<String>,
 }

@@ -15,22 +15,22 @@ use crate::model::stats::{Stats, ERROR_KINDS, LIFETIME_BINS};
 /// Statistics over periodic rate samples (per second); serialised as the report's
 /// `reply_rate` and `sessions.rate` members.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct RateSummary {
+pub(crate) struct RateSummary {
     /// Smallest sample (0.0 when there are none).
-    pub min: f64,
+    pub(crate) min: f64,
     /// Mean of the samples (0.0 when there are none).
-    pub avg: f64,
+    pub(crate) avg: f64,
     /// Largest sample (0.0 when there are none).
-    pub max: f64,
+    pub(crate) max: f64,
     /// Sample standard deviation (0.0 for fewer than two samples).
-    pub stddev: f64,
+    pub(crate) stddev: f64,
     /// Number of samples.
-    pub samples: u64,
+    pub(crate) samples: u64,
 }
 
 impl RateSummary {
     /// Min/avg/max/stddev of `rates`, as httperf reports them.
-    pub fn from_rates(rates: impl Iterator<Item = f64>) -> RateSummary {
+    pub(crate) fn from_rates(rates: impl Iterator<Item = f64>) -> RateSummary {
         let (mut n, mut sum, mut sum2) = (0u64, 0.0f64, 0.0f64);
         let (mut min, mut max) = (f64::INFINITY, 0.0f64);
         for r in rates {
@@ -71,82 +71,82 @@ impl RateSummary {
 /// Borrows the 1-ms lifetime bins of the `Stats` it was built from, for the `-vv`
 /// histogram (see `lifetime_histogram`).
 #[derive(Debug, Clone)]
-pub struct Summary<'a> {
+pub(crate) struct Summary<'a> {
     /// `--periodic-stats`: total replies with status 200 and 302 (the report's
     /// `Periodic stats:` line); None without the option. Set by the caller.
-    pub periodic: Option<[u64; 2]>,
+    pub(crate) periodic: Option<[u64; 2]>,
     /// Most connects started in one event-loop iteration.
-    pub max_burst: u64,
+    pub(crate) max_burst: u64,
     /// Connections that reached the connecting stage.
-    pub connections: u64,
+    pub(crate) connections: u64,
     /// Requests completely written.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Completed replies with status class 1–5.
-    pub replies: u64,
+    pub(crate) replies: u64,
     /// Test duration (delta), seconds.
-    pub duration: f64,
+    pub(crate) duration: f64,
     /// Connections per second.
-    pub conn_rate: f64,
+    pub(crate) conn_rate: f64,
     /// Milliseconds per connection (0.0 when there are none).
-    pub conn_period_ms: f64,
+    pub(crate) conn_period_ms: f64,
     /// Most connections alive at once.
-    pub max_concurrent: u64,
+    pub(crate) max_concurrent: u64,
     /// Connections that completed at least one reply (lifetime samples).
-    pub lifetimes: u64,
+    pub(crate) lifetimes: u64,
     /// Shortest lifetime (0.0 when there are none).
-    pub lifetime_min_ms: f64,
+    pub(crate) lifetime_min_ms: f64,
     /// Mean lifetime.
-    pub lifetime_avg_ms: f64,
+    pub(crate) lifetime_avg_ms: f64,
     /// Longest lifetime.
-    pub lifetime_max_ms: f64,
+    pub(crate) lifetime_max_ms: f64,
     /// Median lifetime, always the middle of a 1-ms bin (x.5), 0.0 when none.
-    pub lifetime_median_ms: f64,
+    pub(crate) lifetime_median_ms: f64,
     /// Sample standard deviation of lifetimes (0.0 for fewer than two).
-    pub lifetime_stddev_ms: f64,
+    pub(crate) lifetime_stddev_ms: f64,
     /// Mean connect time over successful connects.
-    pub connect_avg_ms: f64,
+    pub(crate) connect_avg_ms: f64,
     /// Replies per connection with a lifetime (0.0 when none).
-    pub replies_per_conn: f64,
+    pub(crate) replies_per_conn: f64,
     /// Requests per second.
-    pub request_rate: f64,
+    pub(crate) request_rate: f64,
     /// Milliseconds per request (0.0 when there are none).
-    pub request_period_ms: f64,
+    pub(crate) request_period_ms: f64,
     /// Request bytes per request, integer-truncated.
-    pub request_size: u64,
+    pub(crate) request_size: u64,
     /// Reply-rate samples, replies/s.
-    pub reply_rate: RateSummary,
+    pub(crate) reply_rate: RateSummary,
     /// Mean response time (send start → status line).
-    pub response_avg_ms: f64,
+    pub(crate) response_avg_ms: f64,
     /// Mean transfer time (status line → reply complete).
-    pub transfer_avg_ms: f64,
+    pub(crate) transfer_avg_ms: f64,
     /// Header bytes per reply, integer-truncated.
-    pub reply_header_size: u64,
+    pub(crate) reply_header_size: u64,
     /// Content bytes per reply, integer-truncated.
-    pub reply_content_size: u64,
+    pub(crate) reply_content_size: u64,
     /// Footer bytes per reply, integer-truncated.
-    pub reply_footer_size: u64,
+    pub(crate) reply_footer_size: u64,
     /// Replies per status class, 1xx..=5xx.
-    pub reply_status: [u64; 5],
+    pub(crate) reply_status: [u64; 5],
     /// User CPU seconds.
-    pub cpu_user: f64,
+    pub(crate) cpu_user: f64,
     /// System CPU seconds.
-    pub cpu_system: f64,
+    pub(crate) cpu_system: f64,
     /// User CPU as a percentage of the duration.
-    pub cpu_user_pct: f64,
+    pub(crate) cpu_user_pct: f64,
     /// System CPU as a percentage of the duration.
-    pub cpu_system_pct: f64,
+    pub(crate) cpu_system_pct: f64,
     /// User plus system CPU as a percentage of the duration.
-    pub cpu_total_pct: f64,
+    pub(crate) cpu_total_pct: f64,
     /// Request bytes + reply header bytes + reply content bytes (footers excluded).
-    pub net_io_bytes: u64,
+    pub(crate) net_io_bytes: u64,
     /// `net_io_bytes` per second, in KiB.
-    pub net_io_kb_per_s: f64,
+    pub(crate) net_io_kb_per_s: f64,
     /// `net_io_bytes` per second, in 10^6 bits.
-    pub net_io_mbps: f64,
+    pub(crate) net_io_mbps: f64,
     /// Error counters in report order (indexed by `ErrorKind::index`).
-    pub errors: [u64; ERROR_KINDS],
+    pub(crate) errors: [u64; ERROR_KINDS],
     /// Sum of the error counters.
-    pub errors_total: u64,
+    pub(crate) errors_total: u64,
     /// 1-ms lifetime bins, overflow element last (borrowed from `Stats`).
     lifetime_bins: &'a [u64],
 }
@@ -203,7 +203,7 @@ fn stddev_ms(n: u64, sum_us: u64, sumsq_us: u128) -> f64 {
 
 impl<'a> Summary<'a> {
     /// Computes every report figure from merged statistics (compatibility.md §2.3.2).
-    pub fn new(stats: &'a Stats, run: &RunInfo) -> Summary<'a> {
+    pub(crate) fn new(stats: &'a Stats, run: &RunInfo) -> Summary<'a> {
         let d = run.duration;
         let replies = stats.replies();
         let n_life = stats.lifetimes;
@@ -269,13 +269,13 @@ impl<'a> Summary<'a> {
     }
 
     /// Sum of the three truncated reply sizes (the report's `total`).
-    pub fn reply_total_size(&self) -> u64 {
+    pub(crate) fn reply_total_size(&self) -> u64 {
         self.reply_header_size + self.reply_content_size + self.reply_footer_size
     }
 
     /// Non-empty 1-ms lifetime bins as `(bin index, count)`, ascending; bin i holds
     /// lifetimes in [i, i+1) ms. Lifetimes of 100 s and more are not listed (as httperf).
-    pub fn lifetime_histogram(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+    pub(crate) fn lifetime_histogram(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
         let bins = &self.lifetime_bins[..LIFETIME_BINS.min(self.lifetime_bins.len())];
         bins.iter()
             .enumerate()

@@ -20,7 +20,7 @@ use crate::model::stats::{ErrorKind, Stats};
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     /// `>`
     Gt,
     /// `>=`
@@ -37,7 +37,8 @@ pub enum Op {
 
 impl Op {
     /// The operator as written.
-    pub fn symbol(self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn symbol(self) -> &'static str {
         match self {
             Op::Gt => ">",
             Op::Ge => ">=",
@@ -49,7 +50,7 @@ impl Op {
     }
 
     /// Whether `actual OP limit` holds.
-    pub fn holds(self, actual: f64, limit: f64) -> bool {
+    pub(crate) fn holds(self, actual: f64, limit: f64) -> bool {
         match self {
             Op::Gt => actual > limit,
             Op::Ge => actual >= limit,
@@ -234,7 +235,7 @@ fn lookup(name: &str) -> Option<Metric> {
 
 /// One parsed `--fail-on` expression.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Threshold {
+pub(crate) struct Threshold {
     /// The expression as typed (trimmed), for messages.
     expr: String,
     /// The metric name as typed (trimmed).
@@ -247,7 +248,7 @@ pub struct Threshold {
 
 impl Threshold {
     /// The expression as typed (trimmed).
-    pub fn expr(&self) -> &str {
+    pub(crate) fn expr(&self) -> &str {
         &self.expr
     }
 
@@ -262,13 +263,13 @@ impl Threshold {
     }
 
     /// The comparison.
-    pub fn op(&self) -> Op {
+    pub(crate) fn op(&self) -> Op {
         self.op
     }
 
     /// The limit in the metric's unit (ms for times, s for seconds, per second for
     /// rates, % for percentages).
-    pub fn limit(&self) -> f64 {
+    pub(crate) fn limit(&self) -> f64 {
         self.limit
     }
 }
@@ -283,7 +284,7 @@ fn split_number(text: &str) -> (&str, &str) {
 
 /// Parses `METRIC OP VALUE[UNIT]` (spaces allowed around each part). The error is a
 /// message to print after `rshperf: --fail-on: `.
-pub fn parse(expr: &str) -> Result<Threshold, String> {
+pub(crate) fn parse(expr: &str) -> Result<Threshold, String> {
     let expr = expr.trim();
     let Some(at) = expr.find(['<', '>', '=', '!']) else {
         return Err(format!(
@@ -355,7 +356,7 @@ pub fn parse(expr: &str) -> Result<Threshold, String> {
 }
 
 /// Parses every expression (in order); the first error wins.
-pub fn parse_all(exprs: &[String]) -> Result<Vec<Threshold>, String> {
+pub(crate) fn parse_all(exprs: &[String]) -> Result<Vec<Threshold>, String> {
     exprs.iter().map(|e| parse(e)).collect()
 }
 

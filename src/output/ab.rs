@@ -14,34 +14,34 @@ use crate::wire::cfmt::fixed;
 
 /// What ab prints about a server besides what was measured.
 #[derive(Debug, Clone, Copy)]
-pub struct AbTarget<'a> {
+pub(crate) struct AbTarget<'a> {
     /// `Server Hostname:` (the URL's host, IPv6 without brackets).
-    pub hostname: &'a str,
+    pub(crate) hostname: &'a str,
     /// `Server Port:`.
-    pub port: u16,
+    pub(crate) port: u16,
     /// `Document Path:`.
-    pub path: &'a str,
+    pub(crate) path: &'a str,
     /// The TLS server name sent (`TLS Server Name:`), for HTTPS to a host name.
-    pub tls_sni: Option<&'a str>,
+    pub(crate) tls_sni: Option<&'a str>,
 }
 
 /// The options that change ab's report.
 #[derive(Debug, Clone, Copy)]
-pub struct AbLayout {
+pub(crate) struct AbLayout {
     /// `-c`.
-    pub concurrency: u64,
+    pub(crate) concurrency: u64,
     /// Not `-l`: count Length failures and print the document length.
-    pub check_length: bool,
+    pub(crate) check_length: bool,
     /// `-k`: print `Keep-Alive requests`.
-    pub keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// `-p`/`-u`: print the bytes sent.
-    pub send_body: bool,
+    pub(crate) send_body: bool,
     /// Not `-d`: print the percentage table.
-    pub percentiles: bool,
+    pub(crate) percentiles: bool,
     /// Not `-S`: print mean, sd and median, and the reliability warnings.
-    pub confidence: bool,
+    pub(crate) confidence: bool,
     /// lb: add `Time per request: min/avg/max [msec]` after `Transfer rate`.
-    pub lb_line: bool,
+    pub(crate) lb_line: bool,
 }
 
 /// ab's percentiles (the last is the longest request).
@@ -49,7 +49,7 @@ const PERCENTS: [u64; 8] = [50, 66, 75, 80, 90, 95, 98, 99];
 
 /// Writes the block of one server, as ab prints it after `\n\n` (the caller writes
 /// those), for a run of `seconds`.
-pub fn write_ab_block<W: Write>(
+pub(crate) fn write_ab_block<W: Write>(
     out: &mut W,
     s: &AbServer,
     t: &AbTarget<'_>,
@@ -237,7 +237,7 @@ fn write_times<W: Write>(out: &mut W, s: &AbServer, l: &AbLayout) -> io::Result<
 /// ab's `-e` file: `Percentage served,Time in ms`, then the total time (ms, three
 /// decimals) below which each percentage 0–100 of the requests was served. With
 /// several servers, a column per server (an rshperf extension; `names` head them).
-pub fn write_percentile_csv<W: Write>(
+pub(crate) fn write_percentile_csv<W: Write>(
     out: &mut W,
     servers: &[&AbServer],
     names: &[&str],

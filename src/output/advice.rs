@@ -16,7 +16,7 @@ use crate::model::workload::Workload;
 
 /// What a finding is about (stable names for JSON and CSV: `Finding::key`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Finding {
+pub(crate) enum Finding {
     /// The client could not keep its schedule: the figures describe the client.
     ClientBound,
     /// Every connection failed.
@@ -29,7 +29,7 @@ pub enum Finding {
 
 impl Finding {
     /// The finding's name in JSON and CSV.
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Finding::ClientBound => "client_bound",
             Finding::AllFailed => "all_failed",
@@ -41,11 +41,11 @@ impl Finding {
 
 /// One warning: its kind and the line printed after `rshperf: warning: `.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Advice {
+pub(crate) struct Advice {
     /// What it is about.
-    pub finding: Finding,
+    pub(crate) finding: Finding,
     /// The text, one line, with the figures and the remedy.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// Lateness beyond which an arrival is late in any case, µs.
@@ -71,7 +71,7 @@ type Rule = fn(&Config, &Workload, &RunResult) -> Option<Advice>;
 /// first finding of a client-bound step), what the run achieved (`outcome`), then
 /// the missing reply-rate sample (which concerns the classic report only: front ends
 /// that print none use `assess_without_classic_report`).
-pub fn assess(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<Advice> {
+pub(crate) fn assess(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<Advice> {
     let rules: [Rule; 4] = [
         |cfg, _, run| client_bound(cfg, run),
         outcome::all_failed,
@@ -86,7 +86,7 @@ pub fn assess(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<Advice> {
 
 /// `assess` for a front end that prints no classic report (sweep steps, `ab`, `lb`):
 /// without `NoRateSample`, which concerns httperf's `Reply rate` line only.
-pub fn assess_without_classic_report(
+pub(crate) fn assess_without_classic_report(
     cfg: &Config,
     work: &Workload,
     run: &RunResult,
@@ -97,18 +97,18 @@ pub fn assess_without_classic_report(
 }
 
 /// Whether `advice` holds a `ClientBound` finding.
-pub fn is_client_bound(advice: &[Advice]) -> bool {
+pub(crate) fn is_client_bound(advice: &[Advice]) -> bool {
     advice.iter().any(|a| a.finding == Finding::ClientBound)
 }
 
 /// The findings' keys joined with `;` (the CSV `findings` cell; empty when none).
-pub fn keys(advice: &[Advice]) -> String {
+pub(crate) fn keys(advice: &[Advice]) -> String {
     let keys: Vec<&str> = advice.iter().map(|a| a.finding.key()).collect();
     keys.join(";")
 }
 
 /// The JSON `findings` member: `[{"finding": key, "text": line}, …]`.
-pub fn to_json(advice: &[Advice]) -> serde_json::Value {
+pub(crate) fn to_json(advice: &[Advice]) -> serde_json::Value {
     advice
         .iter()
         .map(|a| serde_json::json!({ "finding": a.finding.key(), "text": a.text }))
@@ -189,7 +189,7 @@ fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
 }
 
 /// Prints `advice` on stderr, one `rshperf: warning: …` line each.
-pub fn print(advice: &[Advice]) {
+pub(crate) fn print(advice: &[Advice]) {
     for a in advice {
         eprintln!("rshperf: warning: {}", a.text);
     }

@@ -10,16 +10,16 @@ use plotters::prelude::*;
 
 /// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Series {
+pub(crate) struct Series {
     /// Legend text (also written into the SVG, so tests can find every series).
-    pub name: String,
+    pub(crate) name: String,
     /// Points (x, y), in x order.
-    pub points: Vec<(f64, f64)>,
+    pub(crate) points: Vec<(f64, f64)>,
 }
 
 impl Series {
     /// A series named `name` with these points.
-    pub fn new(name: &str, points: Vec<(f64, f64)>) -> Series {
+    pub(crate) fn new(name: &str, points: Vec<(f64, f64)>) -> Series {
         Series {
             name: name.to_string(),
             points,
@@ -29,25 +29,25 @@ impl Series {
 
 /// A chart: title, axis descriptions (with units), lines, and an optional mark.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Chart {
+pub(crate) struct Chart {
     /// Title above the plot.
-    pub title: String,
+    pub(crate) title: String,
     /// X axis description, with its unit.
-    pub x_desc: String,
+    pub(crate) x_desc: String,
     /// Y axis description, with its unit.
-    pub y_desc: String,
+    pub(crate) y_desc: String,
     /// The lines.
-    pub series: Vec<Series>,
+    pub(crate) series: Vec<Series>,
     /// A vertical line at this x, with its legend text (e.g. the knee).
-    pub mark: Option<(f64, String)>,
+    pub(crate) mark: Option<(f64, String)>,
     /// Draw a dot on every point (for sweeps, where each point is a run).
-    pub dots: bool,
+    pub(crate) dots: bool,
     /// Labels for integer x positions instead of numbers (e.g. `p99.9`).
-    pub x_names: Vec<String>,
+    pub(crate) x_names: Vec<String>,
 }
 
 /// Chart size in pixels.
-pub const SIZE: (u32, u32) = (900, 380);
+pub(crate) const SIZE: (u32, u32) = (900, 380);
 
 /// Line colours: distinguishable, also in grey scale order.
 const PALETTE: [RGBColor; 6] = [
@@ -64,7 +64,7 @@ const MARK: RGBColor = RGBColor(214, 39, 40);
 
 /// A number for an axis: integers without decimals, others with up to 3 significant
 /// decimals.
-pub fn axis_number(v: f64) -> String {
+pub(crate) fn axis_number(v: f64) -> String {
     if v == v.trunc() && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {
@@ -94,7 +94,7 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
 }
 
 /// The chart as an `<svg>` element (no XML declaration), or the error text.
-pub fn svg(chart: &Chart) -> Result<String, String> {
+pub(crate) fn svg(chart: &Chart) -> Result<String, String> {
     let mut buf = String::new();
     draw(chart, &mut buf).map_err(|e| format!("chart '{}': {e}", chart.title))?;
     // The backend writes one SVG document; keep the element only.

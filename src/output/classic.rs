@@ -14,12 +14,11 @@ use std::io::{self, Write};
 
 use crate::wire::cfmt::fixed;
 
-use super::session::{write_session_block, SessionSummary};
 use super::summary::Summary;
-use crate::model::stats::{ErrorKind, Stats, ERROR_KINDS};
+use crate::model::stats::{ErrorKind, ERROR_KINDS};
 
 /// Writes the classic report; `verbose` ≥ 2 adds the connection-lifetime histogram.
-pub fn write_report<W: Write>(out: &mut W, s: &Summary<'_>, verbose: u32) -> io::Result<()> {
+pub(crate) fn write_report<W: Write>(out: &mut W, s: &Summary<'_>, verbose: u32) -> io::Result<()> {
     writeln!(out, "Maximum connect burst length: {}", s.max_burst)?;
     if verbose >= 2 {
         write_lifetime_histogram(out, s)?;
@@ -168,12 +167,6 @@ fn write_errors<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
     };
     writeln!(out, "Errors: total {}{}", s.errors_total, kinds(0..4))?;
     writeln!(out, "Errors:{}", kinds(4..ERROR_KINDS))
-}
-
-/// The session block (`--wsess`, `--wsesslog`), printed right after `write_report`:
-/// a blank line and the five `Session` lines (docs/compatibility.md §2.3.3).
-pub fn write_sessions<W: Write>(out: &mut W, stats: &Stats, duration: f64) -> io::Result<()> {
-    write_session_block(out, &SessionSummary::new(stats, duration))
 }
 
 #[cfg(test)]

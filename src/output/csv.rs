@@ -55,7 +55,7 @@ pub(crate) fn header(report: &Report) -> String {
 
 /// A field quoted as RFC 4180 requires: in double quotes (doubled inside) when it holds
 /// a comma, a double quote, CR or LF; as is otherwise.
-pub fn quote(field: &str) -> String {
+pub(crate) fn quote(field: &str) -> String {
     if field.contains([',', '"', '\r', '\n']) {
         format!("\"{}\"", field.replace('"', "\"\""))
     } else {

@@ -36,7 +36,7 @@ th{background:#f2f2f2}td.l,th.l{text-align:left}\
 figure{margin:12px 0}";
 
 /// `text` with the XML special characters escaped.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -186,7 +186,7 @@ fn run_charts(run: &RunResult) -> Vec<Chart> {
 }
 
 /// The page of a single run.
-pub fn run_page(
+pub(crate) fn run_page(
     cfg: &Config,
     run: &RunResult,
     summary: &Summary<'_>,
@@ -257,7 +257,7 @@ pub fn run_page(
 }
 
 /// `--html=FILE` of a plain run.
-pub fn write_run(
+pub(crate) fn write_run(
     path: &Path,
     cfg: &Config,
     run: &RunResult,
@@ -270,39 +270,39 @@ pub fn write_run(
 
 /// One step of a sweep, as the page shows it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SweepPoint {
+pub(crate) struct SweepPoint {
     /// Demanded arrival rate (connections or sessions per second).
-    pub rate: f64,
+    pub(crate) rate: f64,
     /// Demanded request rate.
-    pub demanded: f64,
+    pub(crate) demanded: f64,
     /// Achieved rate of successful replies per second.
-    pub achieved: f64,
+    pub(crate) achieved: f64,
     /// Response time p50, p90, p99, ms.
-    pub response_ms: [f64; 3],
+    pub(crate) response_ms: [f64; 3],
     /// Errors as a percentage of connections.
-    pub errors_pct: f64,
+    pub(crate) errors_pct: f64,
     /// Arrival lateness p99, ms.
-    pub lateness_p99_ms: f64,
+    pub(crate) lateness_p99_ms: f64,
     /// Busiest engine thread, % of a core.
-    pub client_cpu_pct: f64,
+    pub(crate) client_cpu_pct: f64,
     /// `pass`, `fail` or `client`.
-    pub verdict: String,
+    pub(crate) verdict: String,
 }
 
 /// What a sweep page shows.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SweepPage {
+pub(crate) struct SweepPage {
     /// The command line.
-    pub command: String,
+    pub(crate) command: String,
     /// The sweep's parameters as (name, value).
-    pub parameters: Vec<(String, String)>,
+    pub(crate) parameters: Vec<(String, String)>,
     /// The steps in the order they ran.
-    pub points: Vec<SweepPoint>,
+    pub(crate) points: Vec<SweepPoint>,
     /// The rate to mark and its label (the knee, or the highest passing rate when the
     /// client was the limit).
-    pub knee: Option<(f64, &'static str)>,
+    pub(crate) knee: Option<(f64, &'static str)>,
     /// The conclusion line (knee and limit).
-    pub conclusion: String,
+    pub(crate) conclusion: String,
 }
 
 /// The charts of a sweep (points in rate order).
@@ -355,7 +355,7 @@ fn sweep_charts(page: &SweepPage) -> Vec<Chart> {
 }
 
 /// The page of a sweep.
-pub fn sweep_page(page: &SweepPage) -> Result<String, String> {
+pub(crate) fn sweep_page(page: &SweepPage) -> Result<String, String> {
     let mut params = vec![("command".to_string(), page.command.clone())];
     params.extend(page.parameters.iter().cloned());
     let mut steps = String::from(

@@ -31,19 +31,21 @@ use crate::model::config::Config;
 use crate::model::stats::Stats;
 use crate::model::workload::rate::Period;
 
-use crate::model::report::{to_value, Facts, Report};
+#[cfg(test)]
+use crate::model::report::Facts;
+use crate::model::report::{to_value, Report};
 use crate::model::run::{RunInfo, RunMeta};
 
 /// The `format` member of every document.
-pub const FORMAT: &str = "rshperf-result";
+pub(crate) const FORMAT: &str = "rshperf-result";
 
 /// The `version` member: incremented on any incompatible change of the layout
 /// (2: `raw` holds every `Stats` field, `servers`, `tls_handshakes` and
 /// `status_200_302` included, and unknown `raw` members are refused).
-pub const VERSION: u64 = 2;
+pub(crate) const VERSION: u64 = 2;
 
 /// Seconds since the Unix epoch (negative before it).
-pub fn unix_seconds(t: SystemTime) -> f64 {
+pub(crate) fn unix_seconds(t: SystemTime) -> f64 {
     match t.duration_since(UNIX_EPOCH) {
         Ok(d) => d.as_secs_f64(),
         Err(e) => -e.duration().as_secs_f64(),
@@ -51,7 +53,7 @@ pub fn unix_seconds(t: SystemTime) -> f64 {
 }
 
 /// RFC 3339 in UTC with microseconds, e.g. `2024-05-06T07:08:09.123456Z`.
-pub fn rfc3339(t: SystemTime) -> String {
+pub(crate) fn rfc3339(t: SystemTime) -> String {
     // Microseconds since the epoch, floored (so times before 1970 work too).
     let us: i128 = match t.duration_since(UNIX_EPOCH) {
         Ok(d) => d.as_micros() as i128,
@@ -221,7 +223,8 @@ fn stats_members(s: &Stats) -> (Value, Value) {
 }
 
 /// The complete document of a run (layout: `docs/json.md`).
-pub fn to_json(cfg: &Config, stats: &Stats, run: &RunInfo, meta: &RunMeta) -> Value {
+#[cfg(test)]
+pub(crate) fn to_json(cfg: &Config, stats: &Stats, run: &RunInfo, meta: &RunMeta) -> Value {
     let facts = Facts {
         call_rate: cfg.load.call_rate,
         servers: meta.servers.clone(),
@@ -281,7 +284,8 @@ pub(crate) fn document(
 }
 
 /// Writes `to_json` pretty-printed, with a final newline.
-pub fn write_json<W: Write>(
+#[cfg(test)]
+pub(crate) fn write_json<W: Write>(
     mut out: W,
     cfg: &Config,
     stats: &Stats,
@@ -294,21 +298,9 @@ pub fn write_json<W: Write>(
     out.flush()
 }
 
-/// `--json=DEST`: writes the document to stdout when `dest` is `-`, else creates
-/// (truncates) the file `dest`.
-pub fn write_json_to(
-    dest: &str,
-    cfg: &Config,
-    stats: &Stats,
-    run: &RunInfo,
-    meta: &RunMeta,
-) -> io::Result<()> {
-    write_value_to(dest, &to_json(cfg, stats, run, meta))
-}
-
 /// Writes a document pretty-printed, with a final newline, to stdout when `dest` is
 /// `-`, else to the file `dest` (created or truncated).
-pub fn write_value_to(dest: &str, doc: &Value) -> io::Result<()> {
+pub(crate) fn write_value_to(dest: &str, doc: &Value) -> io::Result<()> {
     let write = |mut out: Box<dyn Write + '_>| {
         serde_json::to_writer_pretty(&mut out, doc)?;
         writeln!(out)?;

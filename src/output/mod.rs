@@ -2,20 +2,20 @@
 //! report, ab's blocks, JSON, CSV, the timeline, HTML, thresholds, findings and
 //! advice. Nothing here measures anything. Imports wire, model and engine only.
 
-pub mod ab;
-pub mod advice;
-pub mod chart;
-pub mod classic;
-pub mod csv;
-pub mod extras;
-pub mod html;
+pub(crate) mod ab;
+pub(crate) mod advice;
+pub(crate) mod chart;
+pub(crate) mod classic;
+pub(crate) mod csv;
+pub(crate) mod extras;
+pub(crate) mod html;
 pub mod json;
-pub mod percentiles;
-pub mod servers;
-pub mod session;
-pub mod summary;
-pub mod threshold;
-pub mod timeline;
+pub(crate) mod percentiles;
+pub(crate) mod servers;
+pub(crate) mod session;
+pub(crate) mod summary;
+pub(crate) mod threshold;
+pub(crate) mod timeline;
 
 /// The names a documentation section lists in its tables: every backticked word in
 /// the first cell of a table row, in order, from `heading` (a line of the file) to

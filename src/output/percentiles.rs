@@ -15,7 +15,7 @@ use crate::model::stats::{quantile_ms, Stats};
 use crate::wire::cfmt::fixed;
 
 /// The latency histograms of `stats` with their names, in report order.
-pub fn histograms(stats: &Stats) -> [(&'static str, &Histogram<u64>); 5] {
+pub(crate) fn histograms(stats: &Stats) -> [(&'static str, &Histogram<u64>); 5] {
     stats.hist.named()
 }
 
@@ -23,7 +23,7 @@ pub fn histograms(stats: &Stats) -> [(&'static str, &Histogram<u64>); 5] {
 /// change the report's layout as httperf parsers and compare tools see it):
 /// `Percentiles connect [ms]: p50 0.123 p90 … p99 … p99.9 … p99.99 … max …`
 /// (connect, response, transfer, lifetime, lateness; empty histograms print zeros).
-pub fn write_percentiles<W: Write>(out: &mut W, stats: &Stats) -> io::Result<()> {
+pub(crate) fn write_percentiles<W: Write>(out: &mut W, stats: &Stats) -> io::Result<()> {
     for (name, h) in histograms(stats) {
         write!(out, "Percentiles {name} [ms]:")?;
         for (q, label) in QUANTILES {

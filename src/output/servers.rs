@@ -13,7 +13,7 @@ use crate::wire::cfmt::fixed;
 
 /// Writes a blank line, then the block of each server (`labels[i]` names
 /// `servers[i]`), rates over `duration` seconds.
-pub fn write_servers<W: Write>(
+pub(crate) fn write_servers<W: Write>(
     out: &mut W,
     servers: &[ServerStats],
     labels: &[String],

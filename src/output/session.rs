@@ -16,23 +16,23 @@ use super::summary::RateSummary;
 
 /// Every figure of the session block.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SessionSummary {
+pub(crate) struct SessionSummary {
     /// Session-rate samples (sess/s): min, max and stddev over the 5-s samples (0.0
     /// without samples); `avg` is completed sessions ÷ test duration, as httperf.
-    pub rate: RateSummary,
+    pub(crate) rate: RateSummary,
     /// Sessions that completed.
-    pub completed: u64,
+    pub(crate) completed: u64,
     /// Sessions that completed or failed.
-    pub total: u64,
+    pub(crate) total: u64,
     /// Connects of successful sessions per successful session (0.0 if none).
-    pub connections_per_session: f64,
+    pub(crate) connections_per_session: f64,
     /// Mean lifetime of successful sessions, seconds (0.0 if none).
-    pub lifetime_s: f64,
+    pub(crate) lifetime_s: f64,
     /// Mean lifetime of failed sessions, seconds (0.0 if none).
-    pub failtime_s: f64,
+    pub(crate) failtime_s: f64,
     /// Sessions by number of completed replies, index 0 up to the largest number of
     /// replies any session completed (at least one entry).
-    pub histogram: Vec<u64>,
+    pub(crate) histogram: Vec<u64>,
 }
 
 /// `a / b` as C computes it, with x86's negative-sign NaN for 0/0 (printed `-nan`).
@@ -56,7 +56,7 @@ fn mean(a: f64, b: u64) -> f64 {
 
 impl SessionSummary {
     /// The session figures of `stats` for a test of `duration` seconds.
-    pub fn new(stats: &Stats, duration: f64) -> SessionSummary {
+    pub(crate) fn new(stats: &Stats, duration: f64) -> SessionSummary {
         let mut rate = RateSummary::from_rates(
             stats
                 .rate_samples
@@ -94,7 +94,7 @@ impl SessionSummary {
 }
 
 /// Writes the session block, starting with a blank line.
-pub fn write_session_block<W: Write>(out: &mut W, s: &SessionSummary) -> io::Result<()> {
+pub(crate) fn write_session_block<W: Write>(out: &mut W, s: &SessionSummary) -> io::Result<()> {
     let r = &s.rate;
     writeln!(
         out,

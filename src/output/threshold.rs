@@ -7,7 +7,9 @@
 //! on stderr and exits 3. Computes no figure itself. A figure that is undefined
 //! (`null`: a rate over a zero test duration) satisfies no comparison except `!=`.
 
-pub use crate::model::threshold::{parse, parse_all, Op, Threshold};
+#[cfg(test)]
+use crate::model::threshold::parse;
+pub(crate) use crate::model::threshold::{parse_all, Threshold};
 
 use crate::model::report::Report;
 use crate::model::threshold::{kind_of, Kind};

@@ -29,7 +29,7 @@ pub(crate) fn columns() -> Vec<String> {
 }
 
 /// The CSV text: header, then one line per second (LF line ends).
-pub fn csv(t: &Timeline) -> String {
+pub(crate) fn csv(t: &Timeline) -> String {
     let mut text = columns().join(",");
     text.push('\n');
     for r in rows(t) {
@@ -44,7 +44,7 @@ pub fn csv(t: &Timeline) -> String {
 }
 
 /// `--timeline=FILE`: writes the CSV (the file is created or truncated).
-pub fn write_csv(path: &Path, t: &Timeline) -> io::Result<()> {
+pub(crate) fn write_csv(path: &Path, t: &Timeline) -> io::Result<()> {
     let mut out = BufWriter::new(File::create(path)?);
     out.write_all(csv(t).as_bytes())?;
     out.flush()

@@ -17,7 +17,7 @@ fn non_finite(x: f64) -> Option<&'static str> {
 
 /// C's `%.{prec}f`: Rust gives identical digits for finite values; non-finite values are
 /// spelled as glibc does.
-pub fn fixed(x: f64, prec: usize) -> String {
+pub(crate) fn fixed(x: f64, prec: usize) -> String {
     match non_finite(x) {
         Some(s) => s.to_string(),
         None => format!("{x:.prec$}"),
@@ -26,7 +26,7 @@ pub fn fixed(x: f64, prec: usize) -> String {
 
 /// C's `%g`: 6 significant digits, trailing zeros removed, exponent form (`1e-05`)
 /// when the decimal exponent is below -4 or at least 6.
-pub fn g(x: f64) -> String {
+pub(crate) fn g(x: f64) -> String {
     if let Some(s) = non_finite(x) {
         return s.to_string();
     }

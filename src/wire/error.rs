@@ -21,7 +21,7 @@ pub enum Error {
 impl Error {
     /// The process exit status for this error (always 1: httperf's 255 cases are option
     /// errors here too).
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         1
     }
 }

@@ -3,15 +3,15 @@
 //! wheel, C-style number formatting and fatal errors. Sans I/O where it can be; imports
 //! nothing from the layers above (model, engine, output, front).
 
-pub mod cfmt;
+pub(crate) mod cfmt;
 pub mod error;
 pub mod http;
 pub mod http2;
 // The only module with `unsafe`: small syscall wrappers, each with a SAFETY comment.
 #[allow(unsafe_code)]
 pub mod net;
-pub mod stream;
-pub mod table;
-pub mod timer;
-pub mod tls;
-pub mod url;
+pub(crate) mod stream;
+pub(crate) mod table;
+pub(crate) mod timer;
+pub(crate) mod tls;
+pub(crate) mod url;

@@ -19,18 +19,18 @@ use crate::wire::stream::Stream;
 
 /// Socket options applied to every connection.
 #[derive(Debug, Clone, Copy)]
-pub struct SocketOptions {
+pub(crate) struct SocketOptions {
     /// SO_SNDBUF, bytes (0: the kernel's default).
-    pub send_buffer: usize,
+    pub(crate) send_buffer: usize,
     /// SO_RCVBUF, bytes (0: the kernel's default).
-    pub recv_buffer: usize,
+    pub(crate) recv_buffer: usize,
     /// SO_LINGER {on, 0}: close sends RST (`--close-with-reset`).
-    pub reset_on_close: bool,
+    pub(crate) reset_on_close: bool,
 }
 
 /// How a connect attempt started.
 #[derive(Debug)]
-pub enum Connect {
+pub(crate) enum Connect {
     /// Connected at once (possible on loopback; always so for a unix socket).
     Done(Stream),
     /// In progress: wait for writability, then check `SO_ERROR`.
@@ -39,7 +39,7 @@ pub enum Connect {
 
 /// A failure while setting up a connection, with the stage it happened in.
 #[derive(Debug)]
-pub enum SetupError {
+pub(crate) enum SetupError {
     /// `socket()` itself failed: no connection object exists (httperf does not count it
     /// as a connection).
     Socket(io::Error),
@@ -49,7 +49,7 @@ pub enum SetupError {
 
 /// Creates a non-blocking TCP socket for `addr`, applies `opts`, binds it to
 /// `local` if given, and starts connecting.
-pub fn start_connect(
+pub(crate) fn start_connect(
     addr: SocketAddr,
     local: Option<SocketAddr>,
     opts: &SocketOptions,
@@ -60,7 +60,7 @@ pub fn start_connect(
 /// The first half of `start_connect`: a non-blocking TCP socket for `addr` with
 /// `opts` applied, bound to `local` if given, not yet connecting (the engine makes
 /// the next arrival's socket ahead of its time: `engine::spare`).
-pub fn prepare_socket(
+pub(crate) fn prepare_socket(
     addr: SocketAddr,
     local: Option<SocketAddr>,
     opts: &SocketOptions,
@@ -83,7 +83,7 @@ pub fn prepare_socket(
 
 /// The second half of `start_connect`: starts connecting a socket made by
 /// `prepare_socket` to `addr`.
-pub fn connect_prepared(socket: Socket, addr: SocketAddr) -> Result<Connect, SetupError> {
+pub(crate) fn connect_prepared(socket: Socket, addr: SocketAddr) -> Result<Connect, SetupError> {
     let done = match socket.connect(&SockAddr::from(addr)) {
         Ok(()) => true,
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => false,
@@ -104,7 +104,7 @@ pub fn connect_prepared(socket: Socket, addr: SocketAddr) -> Result<Connect, Set
 /// completes at once or fails: a missing socket file (ENOENT) is reported as
 /// ECONNREFUSED, as nobody listens there; a full listen backlog is EAGAIN, which the
 /// caller counts as a failed connection (it never retries in a loop).
-pub fn start_connect_unix(
+pub(crate) fn start_connect_unix(
     path: &std::path::Path,
     opts: &SocketOptions,
 ) -> Result<Connect, SetupError> {
@@ -179,12 +179,12 @@ fn set_bind_address_no_port(socket: &Socket) -> io::Result<()> {
 }
 
 /// The errno of an `io::Error` (EIO when it carries none).
-pub fn errno(e: &io::Error) -> i32 {
+pub(crate) fn errno(e: &io::Error) -> i32 {
     e.raw_os_error().unwrap_or(libc::EIO)
 }
 
 /// The unspecified local address of the same family as `addr`, with `port`.
-pub fn any_local(addr: SocketAddr, port: u16) -> SocketAddr {
+pub(crate) fn any_local(addr: SocketAddr, port: u16) -> SocketAddr {
     match addr.ip() {
         IpAddr::V4(_) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port),
         IpAddr::V6(_) => SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port),
@@ -192,7 +192,7 @@ pub fn any_local(addr: SocketAddr, port: u16) -> SocketAddr {
 }
 
 /// Raises the soft RLIMIT_NOFILE to the hard limit and returns the resulting limit.
-pub fn raise_nofile_limit() -> io::Result<u64> {
+pub(crate) fn raise_nofile_limit() -> io::Result<u64> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -236,7 +236,8 @@ fn user_system(who: libc::c_int) -> (Duration, Duration) {
 }
 
 /// User and system CPU time used by the whole process so far.
-pub fn cpu_times() -> (Duration, Duration) {
+#[cfg(test)]
+pub(crate) fn cpu_times() -> (Duration, Duration) {
     user_system(libc::RUSAGE_SELF)
 }
 
@@ -248,7 +249,7 @@ pub fn thread_cpu_times() -> (Duration, Duration) {
 }
 
 /// The cores the calling thread may run on (`sched_getaffinity`), in ascending order.
-pub fn allowed_cpus() -> io::Result<Vec<usize>> {
+pub(crate) fn allowed_cpus() -> io::Result<Vec<usize>> {
     // SAFETY: an all-zero cpu_set_t is the empty set, a valid value.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid, writable cpu_set_t of the size passed; pid 0 is the
@@ -266,7 +267,7 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
 }
 
 /// Restricts the calling thread to `cpus` (`sched_setaffinity`).
-pub fn set_thread_cpus(cpus: &[usize]) -> io::Result<()> {
+pub(crate) fn set_thread_cpus(cpus: &[usize]) -> io::Result<()> {
     // SAFETY: an all-zero cpu_set_t is the empty set, a valid value.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
@@ -285,7 +286,7 @@ pub fn set_thread_cpus(cpus: &[usize]) -> io::Result<()> {
 
 /// Scheduling policy of the calling thread: SCHED_FIFO at the lowest real-time
 /// priority (`fifo`), or back to SCHED_OTHER.
-pub fn set_thread_fifo(fifo: bool) -> io::Result<()> {
+pub(crate) fn set_thread_fifo(fifo: bool) -> io::Result<()> {
     let (policy, priority) = if fifo {
         // SAFETY: a plain query with a valid policy constant.
         (libc::SCHED_FIFO, unsafe {
@@ -327,7 +328,7 @@ struct SchedAttr {
 /// slice to end; older kernels ignore the value. Needs no privilege: the nice value
 /// and the policy are kept. Threads started afterwards inherit it. Ok(false) when
 /// the thread is not SCHED_OTHER (left as it is).
-pub fn set_thread_slice(slice: Option<Duration>) -> io::Result<bool> {
+pub(crate) fn set_thread_slice(slice: Option<Duration>) -> io::Result<bool> {
     let size = std::mem::size_of::<SchedAttr>();
     let mut attr = sched_getattr()?;
     if attr.policy != libc::SCHED_OTHER as u32 {
@@ -368,27 +369,28 @@ fn sched_getattr() -> io::Result<SchedAttr> {
 
 /// The calling thread's scheduler slice in ns as the kernel reports it (its
 /// custom slice, or the default one), for tests.
-pub fn thread_slice_ns() -> io::Result<u64> {
+#[cfg(test)]
+pub(crate) fn thread_slice_ns() -> io::Result<u64> {
     Ok(sched_getattr()?.runtime)
 }
 
 /// A moment in local time, broken down (`localtime_r`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LocalTime {
+pub(crate) struct LocalTime {
     /// Year, e.g. 2026.
-    pub year: i64,
+    pub(crate) year: i64,
     /// Month, 0 = January.
-    pub month: usize,
+    pub(crate) month: usize,
     /// Day of the month, 1–31.
-    pub mday: u32,
+    pub(crate) mday: u32,
     /// Day of the week, 0 = Sunday.
-    pub wday: usize,
+    pub(crate) wday: usize,
     /// Hour, minute and second.
-    pub hms: (u32, u32, u32),
+    pub(crate) hms: (u32, u32, u32),
 }
 
 /// `secs` after the Unix epoch in the local time zone (TZ), as C's `ctime` shows it.
-pub fn local_time(secs: i64) -> Option<LocalTime> {
+pub(crate) fn local_time(secs: i64) -> Option<LocalTime> {
     let t: libc::time_t = secs;
     // SAFETY: an all-zero `tm` is a valid value (integers and a null zone pointer).
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
@@ -405,21 +407,16 @@ pub fn local_time(secs: i64) -> Option<LocalTime> {
     })
 }
 
-/// Maximum resident set size of the process so far, KiB.
-pub fn max_rss_kib() -> u64 {
-    rusage(libc::RUSAGE_SELF).map_or(0, |ru| u64::try_from(ru.ru_maxrss).unwrap_or(0))
-}
-
 /// A non-blocking CLOCK_MONOTONIC timerfd: wakes the poll at sub-millisecond deadlines
 /// (mio rounds poll timeouts up to whole milliseconds).
 #[derive(Debug)]
-pub struct TimerFd {
+pub(crate) struct TimerFd {
     fd: OwnedFd,
 }
 
 impl TimerFd {
     /// Creates a disarmed timer.
-    pub fn new() -> io::Result<TimerFd> {
+    pub(crate) fn new() -> io::Result<TimerFd> {
         // SAFETY: plain syscall with constant flags; the result is checked below.
         let fd = unsafe {
             libc::timerfd_create(
@@ -438,7 +435,7 @@ impl TimerFd {
 
     /// Arms the timer to expire once, `after` from now (a zero delay fires at once);
     /// None disarms it.
-    pub fn set(&self, after: Option<Duration>) -> io::Result<()> {
+    pub(crate) fn set(&self, after: Option<Duration>) -> io::Result<()> {
         let value = match after {
             // A zero it_value would disarm: use the smallest delay instead.
             Some(d) => libc::timespec {
@@ -468,7 +465,7 @@ impl TimerFd {
 
     /// Arms the timer to expire `first` from now, then every `every` (non-zero) until
     /// disarmed: the kernel re-arms it, with no further system call.
-    pub fn set_every(&self, first: Duration, every: Duration) -> io::Result<()> {
+    pub(crate) fn set_every(&self, first: Duration, every: Duration) -> io::Result<()> {
         let spec = |d: Duration| libc::timespec {
             tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
             tv_nsec: libc::c_long::from(d.subsec_nanos()),
@@ -488,7 +485,7 @@ impl TimerFd {
     }
 
     /// Consumes pending expirations so the descriptor stops being readable.
-    pub fn drain(&self) {
+    pub(crate) fn drain(&self) {
         let mut buf = [0u8; 8];
         // SAFETY: `buf` is valid for 8 writable bytes; errors (EAGAIN) are ignored.
         let _ = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
@@ -504,7 +501,7 @@ impl AsRawFd for TimerFd {
 /// `--hog`: local ports chosen by rshperf instead of the kernel (1024–65535), handed out
 /// in ascending order from a cursor that wraps, released when a connection closes.
 #[derive(Debug, Clone)]
-pub struct PortPool {
+pub(crate) struct PortPool {
     used: Vec<u64>,
     cursor: u32,
     free: u32,
@@ -523,7 +520,7 @@ impl Default for PortPool {
 
 impl PortPool {
     /// All ports free, cursor at 1024.
-    pub fn new() -> PortPool {
+    pub(crate) fn new() -> PortPool {
         PortPool {
             used: vec![0; (PORTS as usize).div_ceil(64)],
             cursor: 0,
@@ -533,7 +530,7 @@ impl PortPool {
 
     /// The next free port after the cursor, marked used; None when all are in use.
     /// Never scans more than once around the pool.
-    pub fn take(&mut self) -> Option<u16> {
+    pub(crate) fn take(&mut self) -> Option<u16> {
         if self.free == 0 {
             return None;
         }
@@ -559,7 +556,7 @@ impl PortPool {
     }
 
     /// Returns a port to the pool.
-    pub fn release(&mut self, port: u16) {
+    pub(crate) fn release(&mut self, port: u16) {
         let Some(idx) = u32::from(port).checked_sub(FIRST_PORT) else {
             return;
         };

@@ -14,7 +14,7 @@ use mio::{Interest, Registry, Token};
 
 /// A connected (or connecting) client socket.
 #[derive(Debug)]
-pub enum Stream {
+pub(crate) enum Stream {
     /// TCP (`--server`/`--port`, `--servers`).
     Tcp(mio::net::TcpStream),
     /// A unix domain stream socket (`--unix-socket`).
@@ -23,7 +23,7 @@ pub enum Stream {
 
 impl Stream {
     /// `SO_ERROR`: a failed non-blocking connect reports itself here.
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+    pub(crate) fn take_error(&self) -> io::Result<Option<io::Error>> {
         match self {
             Stream::Tcp(s) => s.take_error(),
             Stream::Unix(s) => s.take_error(),
@@ -32,7 +32,7 @@ impl Stream {
 
     /// Ok when the connection is established (`ENOTCONN` while it is still
     /// connecting).
-    pub fn check_connected(&self) -> io::Result<()> {
+    pub(crate) fn check_connected(&self) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.peer_addr().map(|_| ()),
             Stream::Unix(s) => s.peer_addr().map(|_| ()),

@@ -10,19 +10,19 @@ use mio::Token;
 
 /// Identifies a live slot: its index and the generation it was allocated in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnId {
+pub(crate) struct ConnId {
     index: u32,
     generation: u32,
 }
 
 impl ConnId {
     /// The poll token for this id (index in the low 32 bits, generation above).
-    pub fn token(self) -> Token {
+    pub(crate) fn token(self) -> Token {
         Token((self.generation as usize) << 32 | self.index as usize)
     }
 
     /// The id encoded in a token made by `token`.
-    pub fn from_token(t: Token) -> ConnId {
+    pub(crate) fn from_token(t: Token) -> ConnId {
         ConnId {
             index: (t.0 & 0xffff_ffff) as u32,
             generation: (t.0 >> 32) as u32,
@@ -30,7 +30,7 @@ impl ConnId {
     }
 
     /// Slot index (stable while the connection lives).
-    pub fn index(self) -> u32 {
+    pub(crate) fn index(self) -> u32 {
         self.index
     }
 }
@@ -42,7 +42,7 @@ struct Slot<T> {
 }
 
 /// A table of at most `capacity` live values of type `T`.
-pub struct Table<T> {
+pub(crate) struct Table<T> {
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
     capacity: usize,
@@ -52,7 +52,7 @@ pub struct Table<T> {
 impl<T> Table<T> {
     /// An empty table that will hold at most `capacity` values (capped below 2^31 so
     /// tokens never collide with the engine's reserved ones).
-    pub fn new(capacity: usize) -> Table<T> {
+    pub(crate) fn new(capacity: usize) -> Table<T> {
         let capacity = capacity.min(1 << 31);
         Table {
             slots: Vec::new(),
@@ -64,7 +64,7 @@ impl<T> Table<T> {
 
     /// Takes a free slot (reusing the most recently freed one, whose value is handed
     /// back for reinitialisation) or creates one with `make`; None when full.
-    pub fn alloc(&mut self, make: impl FnOnce() -> T) -> Option<(ConnId, &mut T)> {
+    pub(crate) fn alloc(&mut self, make: impl FnOnce() -> T) -> Option<(ConnId, &mut T)> {
         let index = match self.free.pop() {
             Some(i) => i,
             None if self.slots.len() < self.capacity => {
@@ -90,7 +90,7 @@ impl<T> Table<T> {
     }
 
     /// The live value for `id`, or None if the id is stale.
-    pub fn get_mut(&mut self, id: ConnId) -> Option<&mut T> {
+    pub(crate) fn get_mut(&mut self, id: ConnId) -> Option<&mut T> {
         match self.slots.get_mut(id.index as usize) {
             Some(s) if s.live && s.generation == id.generation => Some(&mut s.value),
             _ => None,
@@ -98,7 +98,7 @@ impl<T> Table<T> {
     }
 
     /// Frees the slot of `id` (its value stays for reuse); stale ids are ignored.
-    pub fn free(&mut self, id: ConnId) {
+    pub(crate) fn free(&mut self, id: ConnId) {
         if let Some(s) = self.slots.get_mut(id.index as usize) {
             if s.live && s.generation == id.generation {
                 s.live = false;
@@ -110,7 +110,7 @@ impl<T> Table<T> {
     }
 
     /// Number of live values.
-    pub fn live(&self) -> usize {
+    pub(crate) fn live(&self) -> usize {
         self.live
     }
 }

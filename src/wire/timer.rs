@@ -33,7 +33,7 @@ const MAX_NS: u64 = 1 << 62;
 
 /// Handle to a scheduled timer: slab slot plus generation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TimerId {
+pub(crate) struct TimerId {
     slot: u32,
     generation: u32,
 }
@@ -71,7 +71,7 @@ impl List {
 }
 
 /// The timing wheel, carrying a `Copy` payload per timer.
-pub struct TimerWheel<T: Copy> {
+pub(crate) struct TimerWheel<T: Copy> {
     /// Time of tick 0.
     start: Instant,
     /// Tick length in nanoseconds, ≥ 1.
@@ -93,7 +93,7 @@ pub struct TimerWheel<T: Copy> {
 impl<T: Copy> TimerWheel<T> {
     /// A wheel starting at `start`, with `tick` resolution and room for `capacity`
     /// simultaneous timers (the slab never grows beyond it; at most `u32::MAX - 1`).
-    pub fn new(start: Instant, tick: Duration, capacity: usize) -> Self {
+    pub(crate) fn new(start: Instant, tick: Duration, capacity: usize) -> Self {
         let capacity = capacity.min(NIL as usize - 1);
         let tick_ns = u64::try_from(tick.as_nanos()).unwrap_or(u64::MAX).max(1);
         let entries: Box<[Entry<T>]> = (0..capacity)
@@ -121,7 +121,7 @@ impl<T: Copy> TimerWheel<T> {
 
     /// Schedules `payload` at `deadline` (a past deadline fires at the next `expire`).
     /// Returns None only when `capacity` timers are already pending.
-    pub fn schedule(&mut self, deadline: Instant, payload: T) -> Option<TimerId> {
+    pub(crate) fn schedule(&mut self, deadline: Instant, payload: T) -> Option<TimerId> {
         if self.free == NIL {
             return None;
         }
@@ -147,7 +147,7 @@ impl<T: Copy> TimerWheel<T> {
     }
 
     /// Cancels a pending timer; returns false if it already fired or was cancelled.
-    pub fn cancel(&mut self, id: TimerId) -> bool {
+    pub(crate) fn cancel(&mut self, id: TimerId) -> bool {
         match self.entries.get(id.slot as usize) {
             Some(e) if e.payload.is_some() && e.generation == id.generation => {
                 self.remove(id.slot);
@@ -158,12 +158,14 @@ impl<T: Copy> TimerWheel<T> {
     }
 
     /// Number of pending timers.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// True when no timer is pending.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
@@ -173,7 +175,7 @@ impl<T: Copy> TimerWheel<T> {
     /// time: the engine wakes, calls `expire` (which moves past the slot) and sleeps
     /// again. Past-deadline timers make it return `start`, a time already passed.
     /// `expire` at the returned time always makes progress, so there is no busy loop.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         if self.len == 0 {
             return None;
         }
@@ -189,7 +191,7 @@ impl<T: Copy> TimerWheel<T> {
     /// its payload, in deadline order within tick resolution (past-deadline timers
     /// first, in scheduling order; equal ticks in scheduling order). `fire` may not
     /// touch the wheel; collect follow-up work and schedule it after `expire` returns.
-    pub fn expire(&mut self, now: Instant, mut fire: impl FnMut(T)) {
+    pub(crate) fn expire(&mut self, now: Instant, mut fire: impl FnMut(T)) {
         while self.lists[DUE].first != NIL {
             let index = self.lists[DUE].first;
             if let Some(payload) = self.remove(index) {

@@ -21,7 +21,7 @@ mod info;
 #[cfg(test)]
 mod tests;
 
-pub use info::summary;
+pub(crate) use info::summary;
 
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -42,11 +42,11 @@ use crate::wire::error::Error;
 /// The ALPN protocol offered for HTTP/1.x.
 const ALPN_HTTP11: &[u8] = b"http/1.1";
 /// The ALPN protocol offered, alone, with `--http-version 2` (RFC 9113 §3.2).
-pub const ALPN_H2: &[u8] = b"h2";
+pub(crate) const ALPN_H2: &[u8] = b"h2";
 
 /// `--ssl-protocol`: the TLS version pinned (min = max), or `Auto` (negotiate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SslProtocol {
+pub(crate) enum SslProtocol {
     /// Negotiate the highest version both sides support.
     Auto,
     /// TLS 1.0 (`TLSv1`, `TLSv1.0`, `TLSv1_0`).
@@ -61,7 +61,7 @@ pub enum SslProtocol {
 
 impl SslProtocol {
     /// The name httperf master echoes (`auto`, `TLSv1.0`, …).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SslProtocol::Auto => "auto",
             SslProtocol::Tls10 => "TLSv1.0",
@@ -76,38 +76,38 @@ impl SslProtocol {
 /// lb's letters): everything `TlsSettings::from_options` builds the client from. Held
 /// by `Config` as its `tls` part; the layer above fills `fallback_name` and `alpn_h2`.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct TlsOptions {
+pub(crate) struct TlsOptions {
     /// `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// `--ssl-protocol` if given; None behaves as `Auto`.
-    pub protocol: Option<SslProtocol>,
+    pub(crate) protocol: Option<SslProtocol>,
     /// `--ssl-ciphers`.
-    pub ciphers: Option<String>,
+    pub(crate) ciphers: Option<String>,
     /// `--ssl-no-reuse`: every connection does a full handshake.
-    pub no_reuse: bool,
+    pub(crate) no_reuse: bool,
     /// `--tls-server-name` (SNI and verification name).
-    pub server_name: Option<String>,
+    pub(crate) server_name: Option<String>,
     /// The name used without `--tls-server-name`: the option it comes from
     /// (`--server-name` or `--server`) and its value (`--server-name` without a port).
-    pub fallback_name: (&'static str, String),
+    pub(crate) fallback_name: (&'static str, String),
     /// `--ssl-certificate` (client certificate, PEM file).
-    pub certificate: Option<String>,
+    pub(crate) certificate: Option<String>,
     /// `--ssl-key` (client key, PEM file; default the certificate file).
-    pub key: Option<String>,
+    pub(crate) key: Option<String>,
     /// `--ssl-verify`: verify the server certificate.
-    pub verify: bool,
+    pub(crate) verify: bool,
     /// `--ssl-ca-file`.
-    pub ca_file: Option<String>,
+    pub(crate) ca_file: Option<String>,
     /// `--ssl-ca-path`.
-    pub ca_path: Option<String>,
+    pub(crate) ca_path: Option<String>,
     /// Offer `h2` alone by ALPN (`--http-version 2`), else `http/1.1`.
-    pub alpn_h2: bool,
+    pub(crate) alpn_h2: bool,
 }
 
 impl TlsOptions {
     /// The SNI / verification name source for a `--server-name` (without its `:port`)
     /// or, without one, a `--server` value.
-    pub fn fallback_for(server_name: Option<&str>, server: &str) -> (&'static str, String) {
+    pub(crate) fn fallback_for(server_name: Option<&str>, server: &str) -> (&'static str, String) {
         match server_name {
             Some(n) => ("--server-name", strip_port(n).to_string()),
             None => ("--server", server.to_string()),
@@ -119,7 +119,7 @@ impl TlsOptions {
 /// the text is the one printed after `rshperf: ` (a front end with other option
 /// letters, ab's, words it itself by matching the variant).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TlsOptionError {
+pub(crate) enum TlsOptionError {
     /// A file of `option` that cannot be used (unreadable, no or bad PEM, no usable
     /// certificate or key): `cause` says why.
     #[error("{option} {path}: {cause}")]
@@ -188,7 +188,7 @@ impl From<TlsOptionError> for Error {
 /// Everything TLS that is decided once per run: the client configuration (resumption
 /// disabled), the server name for SNI and verification, and the reuse policy.
 #[derive(Debug, Clone)]
-pub struct TlsSettings {
+pub(crate) struct TlsSettings {
     /// Configuration for connections without a session cache.
     config: Arc<ClientConfig>,
     /// SNI / verification name (an IP literal sends no SNI).
@@ -200,7 +200,7 @@ pub struct TlsSettings {
 /// One httperf session's TLS session store: connections made with it resume the
 /// session of the first one. Made by `TlsSettings::session_cache`.
 #[derive(Debug, Clone)]
-pub struct SessionCache {
+pub(crate) struct SessionCache {
     /// The run's configuration with a private one-entry session store.
     config: Arc<ClientConfig>,
 }
@@ -209,7 +209,7 @@ impl TlsSettings {
     /// Builds the TLS settings of a run; None without `--ssl`. Errors name the option:
     /// a protocol rustls lacks, a cipher list with no usable suite, unreadable or
     /// mismatched certificate/key/CA files, no trusted roots, a bad server name.
-    pub fn from_options(cfg: &TlsOptions) -> Result<Option<TlsSettings>, TlsOptionError> {
+    pub(crate) fn from_options(cfg: &TlsOptions) -> Result<Option<TlsSettings>, TlsOptionError> {
         if !cfg.enabled {
             return Ok(None);
         }
@@ -267,7 +267,7 @@ impl TlsSettings {
 
     /// A fresh session store for one httperf session, or None with `--ssl-no-reuse`
     /// (every connection then does a full handshake). Costs one `ClientConfig` clone.
-    pub fn session_cache(&self) -> Option<SessionCache> {
+    pub(crate) fn session_cache(&self) -> Option<SessionCache> {
         if !self.reuse {
             return None;
         }
@@ -280,14 +280,15 @@ impl TlsSettings {
 
     /// The name sent in SNI and checked by verification (`--tls-server-name`, else
     /// `--server-name`, else `--server`).
-    pub fn server_name(&self) -> &ServerName<'static> {
+    #[cfg(test)]
+    pub(crate) fn server_name(&self) -> &ServerName<'static> {
         &self.server_name
     }
 
     /// A new client connection, its ClientHello queued: resuming from (and storing
     /// into) `cache` when given, a full handshake otherwise. Fails only if rustls cannot
     /// start a handshake at all (a per-connection failure, not a fatal one).
-    pub fn new_connection(&self, cache: Option<&SessionCache>) -> io::Result<TlsConn> {
+    pub(crate) fn new_connection(&self, cache: Option<&SessionCache>) -> io::Result<TlsConn> {
         let config = cache.map_or(&self.config, |c| &c.config);
         ClientConnection::new(Arc::clone(config), self.server_name.clone())
             .map(|conn| TlsConn { conn })
@@ -550,7 +551,7 @@ fn tls_error(e: rustls::Error) -> io::Error {
 /// Plaintext in and out goes through rustls' own buffers; nothing here allocates per
 /// record.
 #[derive(Debug)]
-pub struct TlsConn {
+pub(crate) struct TlsConn {
     conn: ClientConnection,
 }
 
@@ -564,7 +565,7 @@ impl TlsConn {
     /// TLS 1.2 handshakes) is left queued so that the first `write` sends it in the
     /// same segment as the request; a caller that does not write at once must `flush`
     /// while `wants_write`.
-    pub fn handshake<S: Read + Write>(&mut self, sock: &mut S) -> io::Result<bool> {
+    pub(crate) fn handshake<S: Read + Write>(&mut self, sock: &mut S) -> io::Result<bool> {
         loop {
             if !self.conn.is_handshaking() {
                 return Ok(true);
@@ -602,7 +603,11 @@ impl TlsConn {
     /// TCP EOF without one (HTTP close-delimited bodies end that way). Err(WouldBlock)
     /// when nothing is available yet; other errors as for `handshake`. Pending TLS
     /// output (alerts, key updates) is flushed on the way.
-    pub fn read<S: Read + Write>(&mut self, sock: &mut S, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read<S: Read + Write>(
+        &mut self,
+        sock: &mut S,
+        buf: &mut [u8],
+    ) -> io::Result<usize> {
         loop {
             match self.conn.reader().read(buf) {
                 Ok(n) => return Ok(n),
@@ -626,7 +631,11 @@ impl TlsConn {
     /// Encrypts as much of `data` as rustls' bounded send buffer (64 KiB) takes and
     /// flushes as far as the socket takes. Returns the plaintext bytes accepted; Err(WouldBlock)
     /// when none were (the socket is full: wait for writable, then `flush` or retry).
-    pub fn write<S: Read + Write>(&mut self, sock: &mut S, data: &[u8]) -> io::Result<usize> {
+    pub(crate) fn write<S: Read + Write>(
+        &mut self,
+        sock: &mut S,
+        data: &[u8],
+    ) -> io::Result<usize> {
         if data.is_empty() {
             return Ok(0);
         }
@@ -647,7 +656,7 @@ impl TlsConn {
 
     /// Writes pending TLS bytes until none remain or the socket would block (then
     /// `wants_write` stays true). Errors are the socket's.
-    pub fn flush<S: Write>(&mut self, sock: &mut S) -> io::Result<()> {
+    pub(crate) fn flush<S: Write>(&mut self, sock: &mut S) -> io::Result<()> {
         while self.conn.wants_write() {
             match self.conn.write_tls(sock) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
@@ -674,37 +683,33 @@ impl TlsConn {
     }
 
     /// Whether TLS bytes wait to be written (keep WRITABLE interest and call `flush`).
-    pub fn wants_write(&self) -> bool {
+    pub(crate) fn wants_write(&self) -> bool {
         self.conn.wants_write()
     }
 
     /// Whether rustls needs more bytes from the peer (READABLE interest).
-    pub fn wants_read(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn wants_read(&self) -> bool {
         self.conn.wants_read()
     }
 
-    /// Whether the handshake is still in progress.
-    pub fn is_handshaking(&self) -> bool {
-        self.conn.is_handshaking()
-    }
-
     /// After the handshake: whether it resumed a cached session (else it was full).
-    pub fn resumed(&self) -> bool {
+    pub(crate) fn resumed(&self) -> bool {
         self.conn.handshake_kind() == Some(HandshakeKind::Resumed)
     }
 
     /// After the handshake: the protocol the server chose by ALPN, if any.
-    pub fn alpn(&self) -> Option<&[u8]> {
+    pub(crate) fn alpn(&self) -> Option<&[u8]> {
         self.conn.alpn_protocol()
     }
 
     /// Queues a close_notify alert; the caller flushes it before closing the socket.
-    pub fn send_close_notify(&mut self) {
+    pub(crate) fn send_close_notify(&mut self) {
         self.conn.send_close_notify();
     }
 
     /// The underlying rustls connection (negotiated version, suite, ALPN, …).
-    pub fn connection(&self) -> &ClientConnection {
+    pub(crate) fn connection(&self) -> &ClientConnection {
         &self.conn
     }
 }

@@ -12,22 +12,22 @@ use std::net::Ipv6Addr;
 
 /// A target given as a URL argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TargetUrl {
+pub(crate) struct TargetUrl {
     /// The URL as typed (for messages).
-    pub text: String,
+    pub(crate) text: String,
     /// Host name or address, as `--server` takes it (IPv6 without brackets).
-    pub host: String,
+    pub(crate) host: String,
     /// The explicit port, if the URL has one.
-    pub port: Option<u16>,
+    pub(crate) port: Option<u16>,
     /// Path and query (`/` when the URL has none), sent as typed; no fragment.
-    pub uri: String,
+    pub(crate) uri: String,
     /// `https://`.
-    pub tls: bool,
+    pub(crate) tls: bool,
 }
 
 impl TargetUrl {
     /// The port the URL means: its own, or the scheme's (80, 443).
-    pub fn port_or_default(&self) -> u16 {
+    pub(crate) fn port_or_default(&self) -> u16 {
         self.port.unwrap_or(if self.tls { 443 } else { 80 })
     }
 }
@@ -49,14 +49,14 @@ fn scheme(s: &str) -> Option<(bool, &str)> {
 #[error("URL {url}: {problem}")]
 pub struct UrlError {
     /// The URL as typed.
-    pub url: String,
+    pub(crate) url: String,
     /// What is wrong.
-    pub problem: UrlProblem,
+    pub(crate) problem: UrlProblem,
 }
 
 /// What is wrong with a URL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UrlProblem {
+pub(crate) enum UrlProblem {
     /// `user:password@`.
     #[error("user names and passwords in URLs are not supported (send them with --add-header 'Authorization: ...\\n')")]
     Credentials,
@@ -82,7 +82,7 @@ pub enum UrlProblem {
 
 /// Parses `s` as a target URL. None: not a URL (an ordinary operand); Some(Err): a
 /// URL that cannot be used.
-pub fn parse_url(s: &str) -> Option<Result<TargetUrl, UrlError>> {
+pub(crate) fn parse_url(s: &str) -> Option<Result<TargetUrl, UrlError>> {
     let (tls, rest) = scheme(s)?;
     Some(parse_after_scheme(s, tls, rest))
 }

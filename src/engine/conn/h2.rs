@@ -32,7 +32,7 @@ mod tests;
 
 /// A call in flight as a stream.
 #[derive(Debug, Clone, Copy)]
-pub struct Tagged {
+pub(crate) struct Tagged {
     call: Call,
     reply_start: Instant,
     /// HPACK bytes and decoded size of its header block.
@@ -127,7 +127,7 @@ impl Staged {
 /// The HTTP/2 state of one connection slot (kept, with its buffers, across the
 /// slot's connections).
 #[derive(Debug, Default)]
-pub struct H2Side {
+pub(crate) struct H2Side {
     proto: H2<Tagged>,
     /// The staged requests of queued calls and open streams.
     staged: Staged,
@@ -279,7 +279,7 @@ impl Events<Tagged> for Sink<'_, '_> {
 
 impl<S: Transport> Conn<S> {
     /// Whether this connection speaks HTTP/2.
-    pub fn is_h2(&self) -> bool {
+    pub(crate) fn is_h2(&self) -> bool {
         self.h2.is_some()
     }
 
@@ -296,7 +296,7 @@ impl<S: Transport> Conn<S> {
     /// gets a stream); returns (request length, header length) as `Requests::render`
     /// does, counting the plain field list as the header (the HPACK block, known at
     /// stream open, replaces it in `Call::len`).
-    pub fn stage_h2(
+    pub(crate) fn stage_h2(
         &mut self,
         requests: &Requests,
         what: CallRef,

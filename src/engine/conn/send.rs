@@ -16,16 +16,16 @@ use std::io::IoSlice;
 use crate::model::call::{Body, RequestSink};
 
 /// Bodies up to this size are copied into the buffer; larger ones are shared.
-pub const SHARE_ABOVE: usize = 16 * 1024;
+pub(crate) const SHARE_ABOVE: usize = 16 * 1024;
 
 /// Most slices handed to one `writev`.
-pub const MAX_SLICES: usize = 8;
+pub(crate) const MAX_SLICES: usize = 8;
 
 /// Unwritten bytes: `buf[off..]` with `bodies` spliced in.
 #[derive(Debug, Default)]
-pub struct SendQueue {
+pub(crate) struct SendQueue {
     /// Rendered bytes (request heads, small bodies, HTTP/2 frames).
-    pub buf: Vec<u8>,
+    pub(crate) buf: Vec<u8>,
     /// Bytes of `buf` already written.
     off: usize,
     /// Shared bodies, each after `buf[..at]`, in order of `at`.
@@ -36,12 +36,12 @@ pub struct SendQueue {
 
 impl SendQueue {
     /// An empty queue.
-    pub fn new() -> SendQueue {
+    pub(crate) fn new() -> SendQueue {
         SendQueue::default()
     }
 
     /// Forgets everything unwritten (keeps the buffer's capacity).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.buf.clear();
         self.off = 0;
         self.bodies.clear();
@@ -49,12 +49,12 @@ impl SendQueue {
     }
 
     /// Whether bytes remain to be written.
-    pub fn pending(&self) -> bool {
+    pub(crate) fn pending(&self) -> bool {
         self.off < self.buf.len() || !self.bodies.is_empty()
     }
 
     /// Fills `out` with the next slices to write, in order; returns how many.
-    pub fn slices<'a>(&'a self, out: &mut [IoSlice<'a>; MAX_SLICES]) -> usize {
+    pub(crate) fn slices<'a>(&'a self, out: &mut [IoSlice<'a>; MAX_SLICES]) -> usize {
         let mut n = 0;
         let mut pos = self.off;
         let mut first_body = true;
@@ -83,7 +83,7 @@ impl SendQueue {
     }
 
     /// The next contiguous piece to write (for TLS, which writes one slice at a time).
-    pub fn first(&self) -> &[u8] {
+    pub(crate) fn first(&self) -> &[u8] {
         match self.bodies.front() {
             Some((at, _)) if *at > self.off => &self.buf[self.off..*at],
             Some((_, body)) => &body[self.body_off..],
@@ -93,7 +93,7 @@ impl SendQueue {
 
     /// `k` more bytes were written (or are to be skipped); returns how many of them
     /// there were (less than `k` only when the queue ran out).
-    pub fn advance(&mut self, mut k: usize) -> usize {
+    pub(crate) fn advance(&mut self, mut k: usize) -> usize {
         let asked = k;
         while k > 0 {
             match self.bodies.front() {

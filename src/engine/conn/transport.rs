@@ -14,7 +14,7 @@ use crate::wire::stream::Stream;
 
 /// A connection's byte stream, and the two checks a non-blocking connect needs.
 /// (`pub`: it bounds the methods of `Conn`, which the engine layer exports.)
-pub trait Transport: Read + Write {
+pub(crate) trait Transport: Read + Write {
     /// The pending socket error (`SO_ERROR`): a failed non-blocking connect reports
     /// itself here.
     fn take_error(&self) -> io::Result<Option<io::Error>>;

@@ -22,7 +22,7 @@ use crate::wire::http::cookie::CookieScan;
 
 /// Sees every completed request of an ab or lb run (the `-g` file); the engine calls
 /// it after recording the request in `stats::ab`.
-pub trait CallObserver {
+pub(crate) trait CallObserver {
     /// Request of target `target`, started at `start`, completed with `times` and a
     /// reply of `status`.
     fn completed(&mut self, target: usize, start: Instant, times: &CallTimes, status: u16);

@@ -58,8 +58,8 @@ use crate::wire::net::{PortPool, SocketOptions, TimerFd};
 use crate::wire::table::{ConnId, Table};
 use crate::wire::timer::TimerWheel;
 
-pub use closed::CallObserver;
-pub use session::Session;
+pub(crate) use closed::CallObserver;
+pub(crate) use session::Session;
 
 const TIMER_TOKEN: Token = Token(usize::MAX);
 const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
@@ -70,26 +70,26 @@ const READ_BUFFER: usize = 64 * 1024;
 
 /// This engine's share of the run.
 #[derive(Debug, Clone, Copy)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Stripe j: this engine takes global arrivals k ≡ j (mod `stripes`).
-    pub stripe: u32,
+    pub(crate) stripe: u32,
     /// Number of stripes (engines × partitions).
-    pub stripes: u32,
+    pub(crate) stripes: u32,
     /// Arrivals (connections or sessions) this engine makes.
-    pub arrivals: u64,
+    pub(crate) arrivals: u64,
     /// Most connections open at once.
-    pub capacity: usize,
+    pub(crate) capacity: usize,
 }
 
 /// What an engine hands back.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Everything it measured.
-    pub stats: Stats,
+    pub(crate) stats: Stats,
     /// When it stopped (end condition, `--runtime` or signal).
-    pub stopped: Instant,
+    pub(crate) stopped: Instant,
     /// Whether a signal stopped it.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
 }
 
 /// Readiness of one connection as reported by one poll event.
@@ -111,7 +111,7 @@ enum Timer {
 }
 
 /// The event loop and everything it owns.
-pub struct Engine<'c> {
+pub(crate) struct Engine<'c> {
     cfg: &'c Config,
     work: &'c Workload,
     plan: Plan,
@@ -185,7 +185,7 @@ pub struct Engine<'c> {
 
 impl<'c> Engine<'c> {
     /// Sets up an engine for `plan`, starting at `t0`.
-    pub fn new(
+    pub(crate) fn new(
         cfg: &'c Config,
         work: &'c Workload,
         observer: Option<Box<dyn ReplyObserver + 'c>>,
@@ -332,7 +332,7 @@ impl<'c> Engine<'c> {
 
     /// Publishes into this metrics slot (`--metrics-listen`) every second and at
     /// the end.
-    pub fn with_metrics(mut self, slot: Option<&'c crate::engine::metrics::Slot>) -> Self {
+    pub(crate) fn with_metrics(mut self, slot: Option<&'c crate::engine::metrics::Slot>) -> Self {
         if let Some(slot) = slot {
             self.metrics = Some(crate::engine::metrics::Publisher::new(slot));
             let first = self.t0 + crate::engine::progress::INTERVAL;
@@ -342,13 +342,13 @@ impl<'c> Engine<'c> {
     }
 
     /// Adds the observer of completed requests (ab's `-g`).
-    pub fn with_call_observer(mut self, o: Option<Box<dyn CallObserver + 'c>>) -> Self {
+    pub(crate) fn with_call_observer(mut self, o: Option<Box<dyn CallObserver + 'c>>) -> Self {
         self.calls = o;
         self
     }
 
     /// Runs until the end condition, `--runtime` or a signal.
-    pub fn run(mut self) -> io::Result<Outcome> {
+    pub(crate) fn run(mut self) -> io::Result<Outcome> {
         let mut events = Events::with_capacity(1024);
         let now = Instant::now();
         match &self.closed {

@@ -30,7 +30,7 @@ use crate::wire::http::html::PageScan;
 use crate::wire::table::{ConnId, Table};
 
 /// Most URIs fetched in one page view (the page included).
-pub const MAX_CALLS: usize = 1024;
+pub(crate) const MAX_CALLS: usize = 1024;
 
 /// The URIs of a session's current page view, in the order they were issued.
 #[derive(Debug, Default)]
@@ -66,7 +66,7 @@ impl Uris {
 
 /// A session's page view: its URIs, and buffers for resolving references.
 #[derive(Debug, Default)]
-pub struct PageView {
+pub(crate) struct PageView {
     uris: Uris,
     base: String,
     out: String,

@@ -30,11 +30,11 @@ use crate::wire::tls::SessionCache;
 const MAX_CONNS: usize = crate::model::config::SESSION_MAX_CONNS as usize;
 /// Retries of one call after `--failure-status`, and replacements of connections that
 /// failed before any reply, per session, under `--retry-on-failure`.
-pub const MAX_RETRIES: u8 = 8;
+pub(crate) const MAX_RETRIES: u8 = 8;
 
 /// One user session.
 #[derive(Debug, Default)]
-pub struct Session {
+pub(crate) struct Session {
     started: Option<Instant>,
     /// Global arrival number of the session.
     arrival: u64,
@@ -63,12 +63,12 @@ pub struct Session {
 
 impl Session {
     /// The session's TLS store, for a new connection to resume from.
-    pub fn tls_cache(&self) -> Option<SessionCache> {
+    pub(crate) fn tls_cache(&self) -> Option<SessionCache> {
         self.tls.clone()
     }
 
     /// The session's global arrival number.
-    pub fn arrival(&self) -> u64 {
+    pub(crate) fn arrival(&self) -> u64 {
         self.arrival
     }
 }

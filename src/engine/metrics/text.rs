@@ -17,7 +17,7 @@ use super::{HistSnap, RunLabels, ServerSnap, Snapshot, BUCKETS};
 use crate::model::stats::ErrorKind;
 
 /// The `Content-Type` of a scrape.
-pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// One family: name, type, help.
 struct Family(&'static str, &'static str, &'static str);
@@ -98,7 +98,7 @@ const FAMILIES: [Family; 15] = [
 ];
 
 /// A sample line tagged with its family.
-pub type Sample = (usize, String);
+pub(crate) type Sample = (usize, String);
 
 /// Escapes a label value (backslash, double quote, newline).
 fn escape(v: &str) -> String {
@@ -133,7 +133,7 @@ fn float(v: f64) -> String {
 }
 
 /// The sample lines of one run's `snap`.
-pub fn series(snap: &Snapshot, run: &RunLabels) -> Vec<Sample> {
+pub(crate) fn series(snap: &Snapshot, run: &RunLabels) -> Vec<Sample> {
     let mut out: Vec<Sample> = Vec::new();
     let base: Vec<(&str, String)> = run
         .step
@@ -229,7 +229,7 @@ fn histogram(out: &mut Vec<Sample>, family: usize, base: &[(&str, String)], h: &
 
 /// The exposition: every family with samples, in `FAMILIES` order, its `# HELP` and
 /// `# TYPE` lines first, its samples in the order given.
-pub fn document(samples: &[Sample]) -> String {
+pub(crate) fn document(samples: &[Sample]) -> String {
     let mut text = String::with_capacity(samples.len() * 64 + 2048);
     for (i, f) in FAMILIES.iter().enumerate() {
         let mut lines = samples.iter().filter(|(k, _)| *k == i).peekable();

@@ -19,7 +19,7 @@ use crate::model::config::SslProtocol;
 const OPTSTRING: &str = "n:c:t:s:b:T:p:u:v:lrkVhwiIx:y:z:C:H:P:A:g:X:de:SqB:m:Z:f:E:";
 
 /// ab's limit on `-c` (the Debian build's; ab.c says 20000).
-pub const MAX_CONCURRENCY: u64 = 200_000;
+pub(crate) const MAX_CONCURRENCY: u64 = 200_000;
 
 /// ab's request count for `-t` without a later `-n`.
 const TIMED_REQUESTS: u64 = 50_000;
@@ -28,7 +28,7 @@ const TIMED_REQUESTS: u64 = 50_000;
 const PROG: &str = "rshperf ab";
 
 /// The usage text (stderr for `-h` and after a usage error, as ab).
-pub fn usage() -> String {
+pub(crate) fn usage() -> String {
     format!(
         "Usage: {PROG} [options] [http[s]://]hostname[:port]/path [URL ...]
 Options are:
@@ -79,7 +79,7 @@ report block per server; receive errors never end the run (-r is the default);
 }
 
 /// The `-V` text (stdout).
-pub fn version() -> String {
+pub(crate) fn version() -> String {
     format!(
         "This is {PROG}, Version {} <ApacheBench 2.3 compatible>\n\
          rshperf: an httperf-compatible HTTP load generator with ab's command line\n\
@@ -108,7 +108,7 @@ fn fatal(msg: &str) -> Exit {
 
 /// C's `atoi`: leading blanks, a sign, digits; anything else ends the number (0 when
 /// there is none). Saturates instead of overflowing.
-pub fn atoi(s: &str) -> i64 {
+pub(crate) fn atoi(s: &str) -> i64 {
     let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
     let (neg, digits) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
@@ -139,7 +139,7 @@ enum Method {
 }
 
 /// Parses `rshperf ab`'s arguments (`args[0]` is `ab`).
-pub fn parse(args: &[String]) -> Result<Bench, Exit> {
+pub(crate) fn parse(args: &[String]) -> Result<Bench, Exit> {
     let mut b = Bench::new(Tool::Ab);
     b.timeout = 30.0;
     let mut method = Method::None;

@@ -44,7 +44,7 @@ fn write_time<W: Write>(out: &mut W, t: &LocalTime, space_padded: bool) -> io::R
 }
 
 /// C's `ctime` of `at` without the newline (lb's started/stopped lines).
-pub fn ctime(at: SystemTime) -> String {
+pub(crate) fn ctime(at: SystemTime) -> String {
     let secs = at
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
@@ -56,7 +56,7 @@ pub fn ctime(at: SystemTime) -> String {
 }
 
 /// The `-g` file.
-pub struct Gnuplot {
+pub(crate) struct Gnuplot {
     out: BufWriter<File>,
     /// The last second formatted, and its text (rows of one second share it).
     last: Option<(i64, Vec<u8>)>,
@@ -66,7 +66,7 @@ pub struct Gnuplot {
 
 impl Gnuplot {
     /// Creates (truncates) `path` and writes ab's header row.
-    pub fn create(path: &str) -> io::Result<Gnuplot> {
+    pub(crate) fn create(path: &str) -> io::Result<Gnuplot> {
         let mut out = BufWriter::with_capacity(64 * 1024, File::create(path)?);
         out.write_all(b"starttime\tseconds\tctime\tdtime\tttime\twait\n")?;
         Ok(Gnuplot {
@@ -102,7 +102,7 @@ impl Gnuplot {
 }
 
 /// The engine's observer of an ab run: `-g` rows and `-v` reply lines.
-pub struct Watcher {
+pub(crate) struct Watcher {
     gnuplot: Option<Gnuplot>,
     verbosity: u32,
     /// The first write error, for the front end.
@@ -112,7 +112,7 @@ pub struct Watcher {
 impl Watcher {
     /// An observer writing to `gnuplot` (if any), printing `-v` lines at `verbosity`,
     /// and keeping its first write error in `error`.
-    pub fn new(
+    pub(crate) fn new(
         gnuplot: Option<Gnuplot>,
         verbosity: u32,
         error: Arc<Mutex<Option<io::Error>>>,

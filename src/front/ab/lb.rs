@@ -21,14 +21,14 @@ use super::{Bench, Exit, Tool};
 const OPTSTRING: &str = "hvqf:n:c:m:r:s:I:t:ikH:C:X:P:";
 
 /// The program name in diagnostics.
-pub const PROG: &str = "rshperf lb";
+pub(crate) const PROG: &str = "rshperf lb";
 
 /// lb's defaults: one request, one at a time, three retries, 2 s reply timeout.
 const DEFAULT_RETRIES: u8 = 3;
 const DEFAULT_REPLY_MS: u64 = 2_000;
 
 /// The `-h` text (stdout).
-pub fn usage() -> String {
+pub(crate) fn usage() -> String {
     format!(
         "{PROG} {}, a very small and efficient benchmark tool for HTTP servers (lb 0.2 compatible)
 Usage:
@@ -82,7 +82,7 @@ Timeouts:
 }
 
 /// The `-v` text (stdout).
-pub fn version() -> String {
+pub(crate) fn version() -> String {
     format!(
         "{PROG} ver. {} (lb 0.2 compatible)\nrshperf: an httperf-compatible HTTP load generator\nLicensed under the MIT License\n",
         env!("CARGO_PKG_VERSION")
@@ -102,7 +102,7 @@ fn error(msg: &str, with_usage: bool) -> Exit {
 
 /// lb's timeout syntax in milliseconds: digits, then optionally one of `l` (ms), `s`,
 /// `m`, `h`; no suffix means seconds. None for anything else.
-pub fn timeout_ms(v: &str) -> Option<u64> {
+pub(crate) fn timeout_ms(v: &str) -> Option<u64> {
     let digits = v.bytes().take_while(u8::is_ascii_digit).count();
     if digits == 0 {
         return None;
@@ -119,7 +119,7 @@ pub fn timeout_ms(v: &str) -> Option<u64> {
 }
 
 /// Parses `rshperf lb`'s arguments (`args[0]` is `lb`); `stdin` supplies `-f -`.
-pub fn parse(args: &[String], stdin: &mut dyn std::io::Read) -> Result<Bench, Exit> {
+pub(crate) fn parse(args: &[String], stdin: &mut dyn std::io::Read) -> Result<Bench, Exit> {
     let mut b = Bench::new(Tool::Lb);
     b.requests = 1;
     b.retries = DEFAULT_RETRIES;

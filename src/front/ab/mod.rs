@@ -10,12 +10,12 @@
 //! `files`, the text in `report::ab`.
 //! Called by `lib::run` for the `ab` and `lb` subcommands; returns the exit status.
 
-pub mod args;
-pub mod files;
+pub(crate) mod args;
+pub(crate) mod files;
 pub(crate) mod getopt;
-pub mod lb;
-pub mod setup;
-pub mod url;
+pub(crate) mod lb;
+pub(crate) mod setup;
+pub(crate) mod url;
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
@@ -32,7 +32,7 @@ use crate::output::advice;
 
 /// Which front end a `Bench` came from (they print differently).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool {
+pub(crate) enum Tool {
     /// `rshperf ab`.
     Ab,
     /// `rshperf lb`.
@@ -41,72 +41,72 @@ pub enum Tool {
 
 /// A benchmark as ab's or lb's letters describe it.
 #[derive(Debug, Clone)]
-pub struct Bench {
+pub(crate) struct Bench {
     /// The front end.
-    pub tool: Tool,
+    pub(crate) tool: Tool,
     /// The servers, in command-line (or file) order.
-    pub urls: Vec<url::Url>,
+    pub(crate) urls: Vec<url::Url>,
     /// Requests per server (`-n`; `u64::MAX` for lb's unlimited `-n 0`).
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Requests in flight per server (`-c`).
-    pub concurrency: u64,
+    pub(crate) concurrency: u64,
     /// `-t`, seconds.
-    pub time_limit: Option<f64>,
+    pub(crate) time_limit: Option<f64>,
     /// Per-request timeout, seconds (ab's `-s`, lb's `-r`; 0 for none).
-    pub timeout: f64,
+    pub(crate) timeout: f64,
     /// `-k`.
-    pub keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// The method (`-i`, `-p`, `-u`, `-m`).
-    pub method: String,
+    pub(crate) method: String,
     /// The `-p`/`-u` file, read once.
-    pub body: Option<Body>,
+    pub(crate) body: Option<Body>,
     /// `-T`.
-    pub content_type: Option<String>,
+    pub(crate) content_type: Option<String>,
     /// `-H` lines, in order.
-    pub headers: Vec<String>,
+    pub(crate) headers: Vec<String>,
     /// `-C` values, in order.
-    pub cookies: Vec<String>,
+    pub(crate) cookies: Vec<String>,
     /// `Authorization:`/`Proxy-Authorization:` lines (`-A`, `-P`, lb's `user:pw@`).
-    pub auth: Vec<String>,
+    pub(crate) auth: Vec<String>,
     /// Not `-l`.
-    pub check_length: bool,
+    pub(crate) check_length: bool,
     /// Not `-d`.
-    pub percentiles: bool,
+    pub(crate) percentiles: bool,
     /// Not `-S`.
-    pub confidence: bool,
+    pub(crate) confidence: bool,
     /// `-q`.
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// `-v`.
-    pub verbosity: u32,
+    pub(crate) verbosity: u32,
     /// `-g` file.
-    pub gnuplot: Option<String>,
+    pub(crate) gnuplot: Option<String>,
     /// `-e` file.
-    pub csv: Option<String>,
+    pub(crate) csv: Option<String>,
     /// `-B` source address.
-    pub bind: Option<String>,
+    pub(crate) bind: Option<String>,
     /// `-b` socket buffer size.
-    pub window: Option<u32>,
+    pub(crate) window: Option<u32>,
     /// `-X` proxy host and port.
-    pub proxy: Option<(String, u16)>,
+    pub(crate) proxy: Option<(String, u16)>,
     /// `-f`.
-    pub tls_protocol: Option<SslProtocol>,
+    pub(crate) tls_protocol: Option<SslProtocol>,
     /// `-Z`.
-    pub ciphers: Option<String>,
+    pub(crate) ciphers: Option<String>,
     /// `-E` (certificate chain and key in one file).
-    pub cert: Option<String>,
+    pub(crate) cert: Option<String>,
     /// `-I`: no SNI.
-    pub no_sni: bool,
+    pub(crate) no_sni: bool,
     /// Connect retries per request (lb's `-m`).
-    pub retries: u8,
+    pub(crate) retries: u8,
     /// lb's `-s`, seconds.
-    pub start_delay: Option<f64>,
+    pub(crate) start_delay: Option<f64>,
     /// lb's `-f`.
-    pub servers_file: Option<String>,
+    pub(crate) servers_file: Option<String>,
 }
 
 impl Bench {
     /// ab's defaults (the parsers set the rest).
-    pub fn new(tool: Tool) -> Bench {
+    pub(crate) fn new(tool: Tool) -> Bench {
         Bench {
             tool,
             urls: Vec::new(),
@@ -151,24 +151,24 @@ impl Bench {
 }
 
 /// Reads a `-p`/`-u` file once (the same shared body as `--body-file`).
-pub fn read_body(path: &str) -> io::Result<Body> {
+pub(crate) fn read_body(path: &str) -> io::Result<Body> {
     crate::model::call::read_body(path)
 }
 
 /// How a front end ends without (or after) a run: exit status and texts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exit {
+pub(crate) struct Exit {
     /// Exit status.
-    pub code: i32,
+    pub(crate) code: i32,
     /// Printed on stdout.
-    pub stdout: String,
+    pub(crate) stdout: String,
     /// Printed on stderr.
-    pub stderr: String,
+    pub(crate) stderr: String,
 }
 
 impl Exit {
     /// Exit 0 after printing `text` on stdout (help, version).
-    pub fn stdout(text: String) -> Exit {
+    pub(crate) fn stdout(text: String) -> Exit {
         Exit {
             code: 0,
             stdout: text,
@@ -185,7 +185,7 @@ impl Exit {
 }
 
 /// `rshperf ab …` (`args[0]` is `ab`).
-pub fn ab_main(args: &[String]) -> i32 {
+pub(crate) fn ab_main(args: &[String]) -> i32 {
     match args::parse(args) {
         Ok(b) => run(&b).unwrap_or_else(Exit::print),
         Err(e) => e.print(),
@@ -193,7 +193,7 @@ pub fn ab_main(args: &[String]) -> i32 {
 }
 
 /// `rshperf lb …` (`args[0]` is `lb`).
-pub fn lb_main(args: &[String]) -> i32 {
+pub(crate) fn lb_main(args: &[String]) -> i32 {
     match lb::parse(args, &mut io::stdin().lock()) {
         Ok(b) => run(&b).unwrap_or_else(Exit::print),
         Err(e) => e.print(),
@@ -430,7 +430,7 @@ fn write_csv(path: &str, b: &Bench, servers: &[AbServer]) -> io::Result<()> {
 
 /// Seconds since the epoch of an instant of this process, given one moment known in
 /// both clocks.
-pub fn wall_secs(at: Instant, base: (Instant, SystemTime)) -> i64 {
+pub(crate) fn wall_secs(at: Instant, base: (Instant, SystemTime)) -> i64 {
     let wall = if at >= base.0 {
         base.1 + at.duration_since(base.0)
     } else {

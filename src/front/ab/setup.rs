@@ -20,19 +20,19 @@ use crate::wire::tls::{TlsOptionError, TlsSettings};
 
 /// The User-Agent of ab and lb requests: as long as ab's `ApacheBench/2.3`, so that
 /// request sizes (and `Total body sent`) match ab's.
-pub const USER_AGENT: &str = concat!("rshperfab/", env!("CARGO_PKG_VERSION"));
+pub(crate) const USER_AGENT: &str = concat!("rshperfab/", env!("CARGO_PKG_VERSION"));
 const _: () = assert!(USER_AGENT.len() == "ApacheBench/2.3".len());
 
 /// What `ab::run` runs, and what it prints about it.
-pub struct Plan {
+pub(crate) struct Plan {
     /// The configuration (sockets, timeouts, TLS).
-    pub cfg: Config,
+    pub(crate) cfg: Config,
     /// Targets, request and closed loop.
-    pub work: Workload,
+    pub(crate) work: Workload,
     /// The request's bytes up to the body, for `-v 2` (with the first URL).
-    pub request_head: Vec<u8>,
+    pub(crate) request_head: Vec<u8>,
     /// Per URL, the TLS server name sent (ab's `TLS Server Name:`).
-    pub sni: Vec<Option<String>>,
+    pub(crate) sni: Vec<Option<String>>,
 }
 
 /// The first address of `host:port`.
@@ -56,7 +56,7 @@ fn user_header<'a>(b: &'a Bench, name: &str) -> Option<&'a str> {
 /// (`-k`), cookies, credentials, the body's length and type, the `-H` lines, then
 /// (rendered per target) `Host:`, then `User-Agent:` and `Accept:` unless the user
 /// gave their own.
-pub fn request_parts(b: &Bench, uri: &str) -> RequestParts {
+pub(crate) fn request_parts(b: &Bench, uri: &str) -> RequestParts {
     let mut head = b" HTTP/1.0\r\n".to_vec();
     let mut line = |text: &str| {
         head.extend_from_slice(text.as_bytes());
@@ -101,7 +101,7 @@ pub fn request_parts(b: &Bench, uri: &str) -> RequestParts {
 
 /// Builds the run of `b`; `heartbeat` is ab's progress interval (0: none). Errors are
 /// one-line messages for the caller to prefix.
-pub fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
+pub(crate) fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
     let https = b.urls.first().is_some_and(|u| u.https);
     if b.urls.iter().any(|u| u.https != https) {
         return Err("all URLs must use the same scheme (http or https)".into());

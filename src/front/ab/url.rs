@@ -10,26 +10,26 @@ use std::net::Ipv6Addr;
 
 /// A parsed URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Url {
+pub(crate) struct Url {
     /// The URL as given (ab's proxy mode sends it as the request target).
-    pub full: String,
+    pub(crate) full: String,
     /// `https://`.
-    pub https: bool,
+    pub(crate) https: bool,
     /// The host, IPv6 literals without brackets (`Server Hostname:`).
-    pub host: String,
+    pub(crate) host: String,
     /// The port (default 80, or 443 for https).
-    pub port: u16,
+    pub(crate) port: u16,
     /// Whether the URL gave the port.
-    pub port_given: bool,
+    pub(crate) port_given: bool,
     /// The path, from its `/` on, query included (`Document Path:`).
-    pub path: String,
+    pub(crate) path: String,
     /// `user:password` before the host (lb only).
-    pub userinfo: Option<String>,
+    pub(crate) userinfo: Option<String>,
 }
 
 impl Url {
     /// The host as it goes into `Host:`: IPv6 literals in brackets.
-    pub fn host_field(&self) -> String {
+    pub(crate) fn host_field(&self) -> String {
         if self.host.parse::<Ipv6Addr>().is_ok() {
             format!("[{}]", self.host)
         } else {
@@ -39,7 +39,7 @@ impl Url {
 
     /// ab's `Host:` value: the host, with `:port` unless the port is the scheme's
     /// default.
-    pub fn ab_host_header(&self) -> String {
+    pub(crate) fn ab_host_header(&self) -> String {
         let default = if self.https { 443 } else { 80 };
         if self.port == default {
             self.host_field()
@@ -49,13 +49,13 @@ impl Url {
     }
 
     /// lb's `Host:` value: always `host:port`.
-    pub fn lb_host_header(&self) -> String {
+    pub(crate) fn lb_host_header(&self) -> String {
         format!("{}:{}", self.host_field(), self.port)
     }
 }
 
 /// Parses a URL with ab's rules; None when ab would say `invalid URL`.
-pub fn parse_ab(url: &str) -> Option<Url> {
+pub(crate) fn parse_ab(url: &str) -> Option<Url> {
     let (https, rest) = scheme(url);
     let slash = rest.find('/')?;
     let (host, port) = addr_port(&rest[..slash])?;
@@ -71,7 +71,7 @@ pub fn parse_ab(url: &str) -> Option<Url> {
 
 /// Parses a URL with lb's rules: ab's, plus `user:password@` before the host, and the
 /// path may be left out (it is then `/`).
-pub fn parse_lb(url: &str) -> Option<Url> {
+pub(crate) fn parse_lb(url: &str) -> Option<Url> {
     let (https, rest) = scheme(url);
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], rest[i..].to_string()),

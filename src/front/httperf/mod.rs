@@ -26,7 +26,7 @@ use crate::wire::error::Error;
 
 /// Maps `args` onto `b`, option by option in command-line order, then the operands.
 /// The first bad value is the error; warnings go to the builder.
-pub fn apply(b: &mut ConfigBuilder, args: &Args) -> Result<(), ConfigError> {
+pub(crate) fn apply(b: &mut ConfigBuilder, args: &Args) -> Result<(), ConfigError> {
     for (opt, value) in &args.opts {
         apply_option(b, *opt, value.as_deref())?;
     }
@@ -162,7 +162,7 @@ pub fn build(args: &Args) -> Result<Built, Rejected> {
 
 /// Maps `args` onto `b` (which may hold a front end's own settings, as `demo`'s
 /// server) and builds.
-pub fn build_with(mut b: ConfigBuilder, args: &Args) -> Result<Built, Rejected> {
+pub(crate) fn build_with(mut b: ConfigBuilder, args: &Args) -> Result<Built, Rejected> {
     match apply(&mut b, args) {
         Ok(()) => b.build(),
         Err(error) => Err(Rejected {
@@ -173,19 +173,19 @@ pub fn build_with(mut b: ConfigBuilder, args: &Args) -> Result<Built, Rejected> 
 }
 
 /// Prints `warnings` on stderr, one line each.
-pub fn print_warnings(warnings: &[Warning]) {
+pub(crate) fn print_warnings(warnings: &[Warning]) {
     for w in warnings {
         eprintln!("{w}");
     }
 }
 
 /// Builds the configuration of `args`, printing the warnings on stderr first.
-pub fn config(args: &Args) -> Result<Config, Error> {
+pub(crate) fn config(args: &Args) -> Result<Config, Error> {
     finish(build(args))
 }
 
 /// Prints the warnings of a build and gives its configuration or fatal error.
-pub fn finish(result: Result<Built, Rejected>) -> Result<Config, Error> {
+pub(crate) fn finish(result: Result<Built, Rejected>) -> Result<Config, Error> {
     match result {
         Ok(built) => {
             print_warnings(&built.warnings);

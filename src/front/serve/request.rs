@@ -23,15 +23,15 @@ pub(crate) const MAX_REQUEST_LINE: usize = 8 * 1024;
 pub(crate) struct Head {
     /// Bytes from the start of the buffer to the end of the blank line, leading empty
     /// lines included.
-    pub len: usize,
+    pub(crate) len: usize,
     /// The method is `HEAD`: the reply carries no body.
-    pub head_method: bool,
+    pub(crate) head_method: bool,
     /// The request is HTTP/1.0.
-    pub http10: bool,
+    pub(crate) http10: bool,
     /// The connection stays open after the reply (version default and `Connection:`).
-    pub keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// `Content-Length` of the request body (0 when absent); the server discards it.
-    pub body_len: u64,
+    pub(crate) body_len: u64,
 }
 
 /// Why a request is refused; each is answered with its status and the connection is

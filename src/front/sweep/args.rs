@@ -26,7 +26,7 @@ use crate::wire::error::Error;
 
 /// Table format on stdout or in `--file`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFmt {
+pub(crate) enum OutputFmt {
     /// Tab-separated (autobench's default).
     Tsv,
     /// Comma-separated.
@@ -55,16 +55,16 @@ pub enum OutputFmt {
                   stdout has autobench's columns, then rshperf's; its last line (starting \
                   with #) names the knee and whether the server or the client was the limit."
 )]
-pub struct SweepOpts {
+pub(crate) struct SweepOpts {
     /// First rate, arrivals (connections or sessions) per second.
     #[arg(long = "low-rate", alias = "low_rate", value_name = "RATE")]
-    pub low_rate: f64,
+    pub(crate) low_rate: f64,
     /// Highest rate.
     #[arg(long = "high-rate", alias = "high_rate", value_name = "RATE")]
-    pub high_rate: f64,
+    pub(crate) high_rate: f64,
     /// Step between rates (the walk; with --find-max, optional: the grid it searches).
     #[arg(long = "rate-step", alias = "rate_step", value_name = "RATE")]
-    pub rate_step: Option<f64>,
+    pub(crate) rate_step: Option<f64>,
     /// Seconds per step: each step makes rate × SECONDS arrivals (autobench's rule).
     /// Default 5 unless --num-conns (or --wsess/--wsesslog sessions) is given.
     #[arg(
@@ -72,73 +72,71 @@ pub struct SweepOpts {
         alias = "const_test_time",
         value_name = "SECONDS"
     )]
-    pub const_test_time: Option<f64>,
+    pub(crate) const_test_time: Option<f64>,
     /// Seconds of pause between steps.
     #[arg(long = "cool-down", value_name = "SECONDS", default_value_t = 0.0)]
-    pub cool_down: f64,
+    pub(crate) cool_down: f64,
     /// A step passes only if its achieved rate is at least this % of the demanded one.
     #[arg(long = "min-achieved", value_name = "PERCENT", default_value_t = 95.0)]
-    pub min_achieved: f64,
+    pub(crate) min_achieved: f64,
     /// A step passes only with at most this many errors.
     #[arg(long = "max-errors", value_name = "N", default_value_t = 0)]
-    pub max_errors: u64,
+    pub(crate) max_errors: u64,
     /// A condition every passing step meets, in the --fail-on grammar (e.g. 'p99<50ms');
     /// repeatable.
     #[arg(long = "slo", value_name = "EXPR")]
-    pub slo: Vec<String>,
+    pub(crate) slo: Vec<String>,
     /// Stop after this many failing steps past the knee.
     #[arg(long = "past-knee", value_name = "N", default_value_t = 2)]
-    pub past_knee: u32,
+    pub(crate) past_knee: u32,
     /// Search instead of walking: --low-rate, then the middle of what is left until a
     /// step fails, then narrow to --precision (or to adjacent --rate-step rates), jumping
     /// to the rate a failing step's achieved rate predicts.
     #[arg(long = "find-max")]
-    pub find_max: bool,
+    pub(crate) find_max: bool,
     /// --find-max without --rate-step stops when the failing and passing rates are this
     /// % apart.
     #[arg(long = "precision", value_name = "PERCENT", default_value_t = 2.0)]
-    pub precision: f64,
+    pub(crate) precision: f64,
     /// Table format.
     #[arg(long = "output-fmt", value_enum, value_name = "FMT", default_value_t = OutputFmt::Tsv)]
-    pub output_fmt: OutputFmt,
+    pub(crate) output_fmt: OutputFmt,
     /// Write the table to FILE instead of stdout (the conclusion goes to both).
     #[arg(long = "file", value_name = "FILE")]
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     /// Write the sweep's parameters and every step's full run document to FILE.
     #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
+    pub(crate) json: Option<String>,
     /// Write a one-file HTML report with charts to FILE.
     #[arg(long = "html", value_name = "FILE")]
-    pub html: Option<String>,
+    pub(crate) html: Option<String>,
     /// autobench's `--single_host` (a sweep has one target): accepted, ignored.
     #[arg(long = "single_host", hide = true)]
-    pub single_host: bool,
+    pub(crate) single_host: bool,
     /// autobench's `--quiet`: accepted, ignored.
     #[arg(long = "quiet", hide = true)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// The target as a URL (http[s]://host[:port]/path), as in a plain run.
     #[arg(value_name = "URL")]
-    pub targets: Vec<String>,
+    pub(crate) targets: Vec<String>,
 }
 
 /// A checked sweep: its options, its SLOs and the per-run configuration.
 #[derive(Debug, Clone)]
-pub struct Sweep {
+pub(crate) struct Sweep {
     /// The sweep's options.
-    pub opts: SweepOpts,
+    pub(crate) opts: SweepOpts,
     /// `--slo` expressions, parsed.
-    pub slo: Vec<Threshold>,
+    pub(crate) slo: Vec<Threshold>,
     /// The per-run configuration every step starts from.
-    pub base: Config,
-    /// Whether the number of arrivals per step is fixed (`--num-conns`, sessions).
-    pub fixed_arrivals: bool,
+    pub(crate) base: Config,
     /// The command line as typed, for the report.
-    pub command: String,
+    pub(crate) command: String,
 }
 
 /// What the command line asks for.
 #[derive(Debug)]
-pub enum Parsed {
+pub(crate) enum Parsed {
     /// Print this help text and exit 0.
     Help(String),
     /// Run this sweep.
@@ -289,7 +287,7 @@ fn run_argv(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<Vec<String>, Er
 }
 
 /// Parses the arguments after `sweep`.
-pub fn parse(args: &[String]) -> Result<Parsed, Error> {
+pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
     let argv: Vec<String> = std::iter::once("sweep".to_string())
         .chain(args.iter().cloned())
         .collect();
@@ -338,7 +336,6 @@ pub fn parse(args: &[String]) -> Result<Parsed, Error> {
         opts,
         slo,
         base,
-        fixed_arrivals: fixed_conns || sessions,
         command,
     })))
 }
@@ -576,7 +573,6 @@ mod tests {
         assert_eq!(s.opts.past_knee, 2);
         assert_eq!(s.opts.precision, 2.0);
         assert_eq!(s.opts.output_fmt, OutputFmt::Tsv);
-        assert!(!s.fixed_arrivals);
         let s = sweep(&[
             "--low-rate",
             "1",
@@ -587,7 +583,6 @@ mod tests {
             "7",
         ]);
         assert_eq!(s.base.load.num_conns, 7);
-        assert!(s.fixed_arrivals);
         assert_eq!(s.opts.const_test_time, None);
         let s = sweep(&["--low-rate", "1", "--high-rate", "2", "--rate-step", "1"]);
         assert_eq!(s.opts.const_test_time, Some(5.0));

@@ -7,10 +7,10 @@
 //! the conclusion, the `--json` document and the `--html` page. Called by `lib::run`
 //! for `rshperf sweep`.
 
-pub mod args;
-pub mod plan;
-pub mod step;
-pub mod table;
+pub(crate) mod args;
+pub(crate) mod plan;
+pub(crate) mod step;
+pub(crate) mod table;
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -35,10 +35,10 @@ use plan::{Outcome, Planner, Strategy};
 use step::Step;
 
 /// The `format` member of the sweep document.
-pub const FORMAT: &str = "rshperf-sweep";
+pub(crate) const FORMAT: &str = "rshperf-sweep";
 
 /// Runs `rshperf sweep` (`args[0]` is `sweep`); returns the exit status.
-pub fn sweep_main(args: &[String]) -> i32 {
+pub(crate) fn sweep_main(args: &[String]) -> i32 {
     let rest = args.get(1..).unwrap_or_default();
     match args::parse(rest) {
         Ok(Parsed::Help(text)) => {

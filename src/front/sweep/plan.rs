@@ -17,7 +17,7 @@
 
 /// What a step's run showed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Every criterion held.
     Pass,
     /// The server missed a criterion (rate, errors or an SLO).
@@ -29,7 +29,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The name in tables and JSON.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
             Verdict::Fail => "fail",
@@ -40,7 +40,7 @@ impl Verdict {
 
 /// How the rates are chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Strategy {
+pub(crate) enum Strategy {
     /// L, L+S, … ≤ H; stop `past_knee` non-passing steps after the first.
     Walk {
         /// First rate.
@@ -69,30 +69,30 @@ pub enum Strategy {
 
 /// What one step showed, as the planner needs it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// The step's rate.
-    pub rate: f64,
+    pub(crate) rate: f64,
     /// Its verdict.
-    pub verdict: Verdict,
+    pub(crate) verdict: Verdict,
     /// For a step that missed only the rate criterion: the highest rate expected to
     /// pass (its achieved arrival rate ÷ the min-achieved fraction, below `rate`).
-    pub estimate: Option<f64>,
+    pub(crate) estimate: Option<f64>,
 }
 
 /// The result of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The knee: the highest passing rate below the limiting step (None when the first
     /// step did not pass).
-    pub knee: Option<f64>,
+    pub(crate) knee: Option<f64>,
     /// The step that limited the knee: its rate and verdict (None when no step above the
     /// knee was run or every step passed).
-    pub limit: Option<(f64, Verdict)>,
+    pub(crate) limit: Option<(f64, Verdict)>,
 }
 
 /// The state of a sweep.
 #[derive(Debug, Clone)]
-pub struct Planner {
+pub(crate) struct Planner {
     strategy: Strategy,
     /// Every step so far, in order.
     steps: Vec<Probe>,
@@ -103,7 +103,7 @@ const EPS: f64 = 1e-9;
 
 impl Planner {
     /// A planner for `strategy`.
-    pub fn new(strategy: Strategy) -> Planner {
+    pub(crate) fn new(strategy: Strategy) -> Planner {
         Planner {
             strategy,
             steps: Vec::new(),
@@ -111,7 +111,7 @@ impl Planner {
     }
 
     /// Records what the step at `rate` showed; `estimate` as in [`Probe`].
-    pub fn record(&mut self, rate: f64, verdict: Verdict, estimate: Option<f64>) {
+    pub(crate) fn record(&mut self, rate: f64, verdict: Verdict, estimate: Option<f64>) {
         self.steps.push(Probe {
             rate,
             verdict,
@@ -120,7 +120,7 @@ impl Planner {
     }
 
     /// The next rate to run, or None when the sweep is over.
-    pub fn next(&self) -> Option<f64> {
+    pub(crate) fn next(&self) -> Option<f64> {
         match self.strategy {
             Strategy::Walk {
                 low,
@@ -181,7 +181,7 @@ impl Planner {
     }
 
     /// The knee and what limited it.
-    pub fn outcome(&self) -> Outcome {
+    pub(crate) fn outcome(&self) -> Outcome {
         match self.strategy {
             Strategy::Walk { .. } => {
                 let first_bad = self.steps.iter().position(|s| s.verdict != Verdict::Pass);
@@ -204,11 +204,6 @@ impl Planner {
                 }
             }
         }
-    }
-
-    /// Number of steps recorded.
-    pub fn steps(&self) -> usize {
-        self.steps.len()
     }
 }
 

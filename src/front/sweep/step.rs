@@ -30,64 +30,64 @@ use super::plan::Verdict;
 
 /// The figures of a step's table row.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Figures {
+pub(crate) struct Figures {
     /// Request rate, req/s.
-    pub req_rate: f64,
+    pub(crate) req_rate: f64,
     /// Connection rate, conn/s.
-    pub con_rate: f64,
+    pub(crate) con_rate: f64,
     /// Reply-rate samples: min, avg, max, stddev (0 without a 5-s sample).
-    pub rep_rate: [f64; 4],
+    pub(crate) rep_rate: [f64; 4],
     /// Mean response time, ms.
-    pub resp_time_ms: f64,
+    pub(crate) resp_time_ms: f64,
     /// Net I/O, KB/s.
-    pub net_io_kbs: f64,
+    pub(crate) net_io_kbs: f64,
     /// Errors as a percentage of replies, 101 without replies (autobench's rule).
-    pub errors_pct_of_replies: f64,
+    pub(crate) errors_pct_of_replies: f64,
     /// Errors.
-    pub errors: u64,
+    pub(crate) errors: u64,
     /// Connections.
-    pub connections: u64,
+    pub(crate) connections: u64,
     /// Response time p50, p90, p99, ms.
-    pub response_ms: [f64; 3],
+    pub(crate) response_ms: [f64; 3],
     /// Arrival lateness p99, ms.
-    pub lateness_p99_ms: f64,
+    pub(crate) lateness_p99_ms: f64,
     /// Busiest engine thread, % of a core.
-    pub client_cpu_pct: f64,
+    pub(crate) client_cpu_pct: f64,
 }
 
 /// A finished step.
 #[derive(Debug, Clone)]
-pub struct Step {
+pub(crate) struct Step {
     /// Demanded arrival rate (connections or sessions per second).
-    pub rate: f64,
+    pub(crate) rate: f64,
     /// Arrivals made.
-    pub arrivals: u64,
+    pub(crate) arrivals: u64,
     /// Demanded request rate, req/s.
-    pub demanded: f64,
+    pub(crate) demanded: f64,
     /// Successful replies (status below 400) per second.
-    pub achieved: f64,
+    pub(crate) achieved: f64,
     /// `achieved` as a percentage of `demanded`.
-    pub achieved_pct: f64,
+    pub(crate) achieved_pct: f64,
     /// Table figures.
-    pub figures: Figures,
+    pub(crate) figures: Figures,
     /// The run's findings (client-bound, …).
-    pub advice: Vec<Advice>,
+    pub(crate) advice: Vec<Advice>,
     /// The verdict.
-    pub verdict: Verdict,
+    pub(crate) verdict: Verdict,
     /// Why it did not pass (empty when it passed).
-    pub reasons: Vec<String>,
+    pub(crate) reasons: Vec<String>,
     /// When only the rate criterion was missed: the highest rate expected to pass,
     /// `rate` × achieved % ÷ `--min-achieved` (a saturated server or client achieves
     /// its capacity), for `--find-max`.
-    pub estimate: Option<f64>,
+    pub(crate) estimate: Option<f64>,
     /// The run's JSON document (when the sweep writes `--json`).
-    pub doc: Option<Value>,
+    pub(crate) doc: Option<Value>,
     /// Whether SIGINT/SIGTERM stopped it.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
 }
 
 /// Requests one arrival demands (mean over `--wsesslog` sessions).
-pub fn calls_per_arrival(cfg: &Config, work: &Workload) -> f64 {
+pub(crate) fn calls_per_arrival(cfg: &Config, work: &Workload) -> f64 {
     match &work.kind {
         Kind::Request => cfg.load.num_calls as f64,
         Kind::Wsess { calls, .. } => *calls as f64,
@@ -131,7 +131,7 @@ fn ideal_tail(work: &Workload) -> f64 {
 }
 
 /// The configuration of the step at `rate`.
-pub fn config(sweep: &Sweep, rate: f64) -> Config {
+pub(crate) fn config(sweep: &Sweep, rate: f64) -> Config {
     let mut cfg = sweep.base.clone();
     cfg.load.period = Period::Deterministic(1.0 / rate);
     if let Some(t) = sweep.opts.const_test_time {
@@ -147,7 +147,7 @@ pub fn config(sweep: &Sweep, rate: f64) -> Config {
 
 /// Runs the step at `rate` and judges it; `metrics`: where it publishes
 /// (`--metrics-listen`) and its step number, from 1.
-pub fn run(
+pub(crate) fn run(
     sweep: &Sweep,
     work: &Workload,
     rate: f64,

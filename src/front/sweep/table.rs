@@ -14,7 +14,7 @@ use super::plan::{Outcome, Verdict};
 use super::step::Step;
 
 /// rshperf's columns after autobench's.
-pub const OWN_COLUMNS: [&str; 6] = [
+pub(crate) const OWN_COLUMNS: [&str; 6] = [
     "p50_ms",
     "p99_ms",
     "lateness_p99_ms",
@@ -25,7 +25,7 @@ pub const OWN_COLUMNS: [&str; 6] = [
 
 /// A number as short as it reads exactly: integers without decimals, else up to 3
 /// decimals (for the demanded rate and percentages).
-pub fn short(v: f64) -> String {
+pub(crate) fn short(v: f64) -> String {
     if v == v.trunc() && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {
@@ -42,7 +42,7 @@ fn join(cells: Vec<String>, fmt: OutputFmt) -> String {
 }
 
 /// The header line for target `host`.
-pub fn header(host: &str, fmt: OutputFmt) -> String {
+pub(crate) fn header(host: &str, fmt: OutputFmt) -> String {
     let mut cells = vec!["dem_req_rate".to_string()];
     for name in [
         "req_rate",
@@ -62,7 +62,7 @@ pub fn header(host: &str, fmt: OutputFmt) -> String {
 }
 
 /// The row of one step.
-pub fn row(step: &Step, fmt: OutputFmt) -> String {
+pub(crate) fn row(step: &Step, fmt: OutputFmt) -> String {
     let f = &step.figures;
     let one = |v: f64| format!("{v:.1}");
     let mut cells = vec![short(step.demanded), one(f.req_rate), one(f.con_rate)];
@@ -82,7 +82,7 @@ pub fn row(step: &Step, fmt: OutputFmt) -> String {
 /// The last line: the knee (or its absence) and what limited it. `unit` is
 /// `conn/s` or `sessions/s`; `high` the highest rate allowed; `search` says the
 /// result came from `--find-max` and to what resolution ("precision 2 %").
-pub fn conclusion(
+pub(crate) fn conclusion(
     outcome: &Outcome,
     steps: &[Step],
     unit: &str,

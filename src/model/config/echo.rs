@@ -11,7 +11,7 @@ impl Config {
     /// The command-line echo printed first (docs/compatibility.md §2.2, httperf 0.9.0
     /// layout plus master items only when their options are given, then ` --threads=N`
     /// if N > 1), without the trailing newline.
-    pub fn echo_line(&self) -> String {
+    pub(crate) fn echo_line(&self) -> String {
         let mut s = self.prog.clone();
         let mut add = |item: String| {
             s.push(' ');

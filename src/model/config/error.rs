@@ -256,13 +256,9 @@ impl CallRateClash {
 }
 
 impl ConfigError {
-    /// The process exit status (1, as every fatal error of rshperf).
-    pub fn exit_code(&self) -> i32 {
-        1
-    }
-
     /// The option the error is about, when it is about one (the first named).
-    pub fn option(&self) -> Option<&'static str> {
+    #[cfg(test)]
+    pub(crate) fn option(&self) -> Option<&'static str> {
         match self {
             ConfigError::Illegal { option, .. }
             | ConfigError::Malformed { option, .. }

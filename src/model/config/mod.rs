@@ -21,54 +21,57 @@ mod period;
 mod types;
 pub(crate) mod value;
 
+#[cfg(test)]
 use std::time::Duration;
 
-pub use crate::wire::tls::{SslProtocol, TlsOptions};
-pub use builder::{Built, ConfigBuilder, Rejected};
-pub use error::{CallRateClash, ConfigError, Warning};
-pub use number::{SESSION_MAX_CONNS, SESSION_MAX_PIPED};
-pub use parts::{
+pub(crate) use crate::wire::tls::{SslProtocol, TlsOptions};
+pub(crate) use builder::ConfigBuilder;
+pub use builder::{Built, Rejected};
+pub use error::CallRateClash;
+pub use error::{ConfigError, Warning};
+pub(crate) use number::SESSION_MAX_CONNS;
+pub(crate) use parts::{
     LoadOptions, OutputOptions, RequestOptions, SessionOptions, SocketOptions, TargetOptions,
 };
-pub use period::Period;
+pub(crate) use period::Period;
 pub(crate) use period::{parse_period, parse_rate};
-pub use types::{
+pub(crate) use types::{
     HttpVersion, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec, WsetSpec,
 };
 
 use crate::model::pacing::Pacing;
 
 /// The program name used in the echo line and in messages.
-pub const PROG: &str = "rshperf";
+pub(crate) const PROG: &str = "rshperf";
 
 /// The complete, validated configuration of a run, in typed parts. Made only by
 /// `ConfigBuilder::build` (`Config::builder()`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Program name used in the echo line and messages (`rshperf`).
-    pub prog: String,
+    pub(crate) prog: String,
     /// Where the load goes.
-    pub target: TargetOptions,
+    pub(crate) target: TargetOptions,
     /// What each request is.
-    pub request: RequestOptions,
+    pub(crate) request: RequestOptions,
     /// How much load, and when.
-    pub load: LoadOptions,
+    pub(crate) load: LoadOptions,
     /// Session workloads.
-    pub sessions: SessionOptions,
+    pub(crate) sessions: SessionOptions,
     /// Per-socket settings.
-    pub sockets: SocketOptions,
+    pub(crate) sockets: SocketOptions,
     /// The TLS options (`--ssl`, `--ssl-*`, `--tls-server-name`); `tls.enabled` is
     /// `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
-    pub tls: TlsOptions,
+    pub(crate) tls: TlsOptions,
     /// `--overload`, `--spin`, `--pin`, `--realtime` (rshperf).
-    pub pacing: Pacing,
+    pub(crate) pacing: Pacing,
     /// What is printed or written.
-    pub output: OutputOptions,
+    pub(crate) output: OutputOptions,
 }
 
 impl Config {
     /// A builder with httperf's defaults: the one way to make a `Config`.
-    pub fn builder() -> ConfigBuilder {
+    pub(crate) fn builder() -> ConfigBuilder {
         ConfigBuilder::new()
     }
 
@@ -96,17 +99,19 @@ impl Config {
     }
 
     /// The `Host:` header value (see `target.host`).
-    pub fn host_header(&self) -> &str {
+    pub(crate) fn host_header(&self) -> &str {
         &self.target.host
     }
 
     /// `--timeout` as a Duration, None when 0 (no timeout).
-    pub fn timeout_duration(&self) -> Option<Duration> {
+    #[cfg(test)]
+    pub(crate) fn timeout_duration(&self) -> Option<Duration> {
         seconds(self.sockets.timeout)
     }
 
     /// `--think-timeout` as a Duration, None when 0.
-    pub fn think_timeout_duration(&self) -> Option<Duration> {
+    #[cfg(test)]
+    pub(crate) fn think_timeout_duration(&self) -> Option<Duration> {
         seconds(self.sessions.think_timeout)
     }
 
@@ -115,7 +120,7 @@ impl Config {
     /// `--recv-buffer` (defaults 4096 and 16384, as httperf). HTTP/2 sets only the
     /// ones given on the command line: one connection carries many streams, and the
     /// small httperf defaults would cut every window of replies into small segments.
-    pub fn socket_buffers(&self) -> (usize, usize) {
+    pub(crate) fn socket_buffers(&self) -> (usize, usize) {
         let h2 = self.request.http_version == HttpVersion::V2;
         let pick = |size: u32, given: bool| if h2 && !given { 0 } else { size as usize };
         (
@@ -127,7 +132,7 @@ impl Config {
     /// The first given option whose feature rshperf does not implement yet (the caller
     /// prints `rshperf: <option> is not supported yet`). Every httperf option is
     /// implemented now; the hook stays for options added before their feature.
-    pub fn unsupported(&self) -> Option<&'static str> {
+    pub(crate) fn unsupported(&self) -> Option<&'static str> {
         // The page scan reads one reply at a time; HTTP/2 multiplexes them.
         let checks = [(
             self.sessions.wsesspage.is_some() && self.request.http_version == HttpVersion::V2,
@@ -141,6 +146,7 @@ impl Config {
 }
 
 /// A positive number of seconds as a Duration (at least 1 ns, saturating), else None.
+#[cfg(test)]
 fn seconds(x: f64) -> Option<Duration> {
     (x > 0.0).then(|| {
         Duration::try_from_secs_f64(x)

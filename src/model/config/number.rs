@@ -140,9 +140,9 @@ pub(crate) const MAX_CONNECTIONS: IntRule = IntRule {
     expect: "expected an integer >= 0",
 };
 /// Most connections of one session (httperf's MAX_CONN).
-pub const SESSION_MAX_CONNS: u64 = 4;
+pub(crate) const SESSION_MAX_CONNS: u64 = 4;
 /// Most pipelined calls per connection of a session workload (httperf's MAX_PIPED).
-pub const SESSION_MAX_PIPED: u64 = 32;
+pub(crate) const SESSION_MAX_PIPED: u64 = 32;
 
 /// `--max-piped-calls`.
 pub(crate) const MAX_PIPED_CALLS: IntRule = IntRule {

@@ -13,32 +13,32 @@ use super::{
 
 /// Where the load goes: the server, its port and addresses, the URI, local addresses.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TargetOptions {
+pub(crate) struct TargetOptions {
     /// `--server` as given (echo line; `Host:` unless `--server-name`); `localhost` by
     /// default. Unused (and not echoed) with `--servers`.
-    pub server: String,
+    pub(crate) server: String,
     /// `--server-name`, the `Host:` value.
-    pub server_name: Option<String>,
+    pub(crate) server_name: Option<String>,
     /// Resolved addresses of the server at `port`, in resolver order (IPv4 and IPv6);
     /// the first is used. Empty with `--servers`.
-    pub addrs: Vec<SocketAddr>,
+    pub(crate) addrs: Vec<SocketAddr>,
     /// Server port (default 80, or 443 with `--ssl`).
-    pub port: u16,
+    pub(crate) port: u16,
     /// `--uri` as given.
-    pub uri: String,
+    pub(crate) uri: String,
     /// The `Host:` header value: `--server-name`, else `--server` (an IPv6 literal in
     /// brackets), cut at the first CR or LF. See `host_header`.
-    pub host: String,
+    pub(crate) host: String,
     /// `--servers=F`: file of host names used round-robin (master).
-    pub servers: Option<String>,
+    pub(crate) servers: Option<String>,
     /// `--myaddr` values in order (local address pool, master), unparsed.
-    pub myaddr: Vec<String>,
+    pub(crate) myaddr: Vec<String>,
     /// The `--myaddr` pool resolved and ranges expanded (source addresses, used
     /// round-robin).
-    pub local_addrs: Vec<IpAddr>,
+    pub(crate) local_addrs: Vec<IpAddr>,
     /// `--unix-socket=PATH` (rshperf): connect here instead of TCP; `--server` still
     /// names the `Host:`.
-    pub unix_socket: Option<String>,
+    pub(crate) unix_socket: Option<String>,
 }
 
 impl Default for TargetOptions {
@@ -61,32 +61,32 @@ impl Default for TargetOptions {
 
 /// What each request is: HTTP version, method, headers, body, and the URI lists of `--wlog`/`--wset`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RequestOptions {
+pub(crate) struct RequestOptions {
     /// `--http-version`.
-    pub http_version: HttpVersion,
+    pub(crate) http_version: HttpVersion,
     /// `--method` (default `GET`).
-    pub method: String,
+    pub(crate) method: String,
     /// Whether `--method` was given (httperf echoes it only then, even `GET`).
-    pub method_given: bool,
+    pub(crate) method_given: bool,
     /// `--add-header` as typed (for the echo line), if given.
-    pub add_header_raw: Option<String>,
+    pub(crate) add_header_raw: Option<String>,
     /// `--add-header` after escape processing (bytes appended after `Host:`).
-    pub add_header: Vec<u8>,
+    pub(crate) add_header: Vec<u8>,
     /// `--add-header-file=F`: header block file (used verbatim, master).
-    pub add_header_file: Option<String>,
+    pub(crate) add_header_file: Option<String>,
     /// `--no-host-hdr`.
-    pub no_host_hdr: bool,
+    pub(crate) no_host_hdr: bool,
     /// `--body-file=F` (rshperf): the body of every request (read once, shared).
-    pub body_file: Option<String>,
+    pub(crate) body_file: Option<String>,
     /// `--content-type=T` (rshperf): a `Content-Type: T` line in every request.
-    pub content_type: Option<String>,
+    pub(crate) content_type: Option<String>,
     /// `--header-file=F` (rshperf): `Name: value` lines added to every request
     /// (checked at start by `workload::headers`).
-    pub header_file: Option<String>,
+    pub(crate) header_file: Option<String>,
     /// `--wlog`.
-    pub wlog: Option<WlogSpec>,
+    pub(crate) wlog: Option<WlogSpec>,
     /// `--wset`.
-    pub wset: Option<WsetSpec>,
+    pub(crate) wset: Option<WsetSpec>,
 }
 
 impl Default for RequestOptions {
@@ -111,44 +111,44 @@ impl Default for RequestOptions {
 
 /// How much load and when: connections, calls, the arrival process, the run's length, closed loop and call rate, striping over clients, partitions and threads.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LoadOptions {
+pub(crate) struct LoadOptions {
     /// `--num-conns`.
-    pub num_conns: u64,
+    pub(crate) num_conns: u64,
     /// `--num-calls`.
-    pub num_calls: u64,
+    pub(crate) num_calls: u64,
     /// `--burst-length`.
-    pub burst_length: u64,
+    pub(crate) burst_length: u64,
     /// Arrival process from `--rate`/`--period` (`Period::Sequential` when rate ≤ 0).
-    pub period: Period,
+    pub(crate) period: Period,
     /// `--runtime`, seconds (0 = none).
-    pub runtime: f64,
+    pub(crate) runtime: f64,
     /// `--runtime` without `--num-conns` and without a session workload: arrivals go
     /// on at `--rate` until the runtime is over (httperf would stop after its one
     /// default connection). The echo line still says `--num-conns=1`, as httperf's.
-    pub until_runtime: bool,
+    pub(crate) until_runtime: bool,
     /// `--concurrency` (rshperf): units in flight in a closed loop; 0 = open loop
     /// (or httperf's sequential mode when there is no rate). See `workload::closed`.
-    pub concurrency: u64,
+    pub(crate) concurrency: u64,
     /// `--call-rate` (rshperf): calls per second over the `--num-conns` connections of
     /// a pool (`engine/pool.rs`); 0 = not given. Its schedule is `period`.
-    pub call_rate: f64,
+    pub(crate) call_rate: f64,
     /// `--call-rate` with `--runtime` and without `--num-calls`: calls go on until the
     /// runtime is over (else the run makes `--num-conns` × `--num-calls` calls).
-    pub calls_until_runtime: bool,
+    pub(crate) calls_until_runtime: bool,
     /// `--client=I/N`: (I, N).
-    pub client_id: u32,
+    pub(crate) client_id: u32,
     /// `--client=I/N`: N.
-    pub num_clients: u32,
+    pub(crate) num_clients: u32,
     /// `--partition=I/N`: (I, N); this process runs arrivals k ≡ I (mod N).
-    pub partition: (u32, u32),
+    pub(crate) partition: (u32, u32),
     /// `--threads` (engines), default 1.
-    pub threads: u32,
+    pub(crate) threads: u32,
     /// `--start-at`: when the run begins.
-    pub start_at: Option<StartAt>,
+    pub(crate) start_at: Option<StartAt>,
     /// `--max-connections` (0 = default).
-    pub max_connections: u64,
+    pub(crate) max_connections: u64,
     /// `--max-piped-calls` (0 = default).
-    pub max_piped_calls: u64,
+    pub(crate) max_piped_calls: u64,
 }
 
 impl Default for LoadOptions {
@@ -177,21 +177,21 @@ impl Default for LoadOptions {
 
 /// Session workloads (`--wsess`, `--wsesslog`, `--wsesspage`) and what decides a session's fate.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SessionOptions {
+pub(crate) struct SessionOptions {
     /// `--wsess`.
-    pub wsess: Option<WsessSpec>,
+    pub(crate) wsess: Option<WsessSpec>,
     /// `--wsesslog`.
-    pub wsesslog: Option<WsesslogSpec>,
+    pub(crate) wsesslog: Option<WsesslogSpec>,
     /// `--wsesspage`.
-    pub wsesspage: Option<WsesspageSpec>,
+    pub(crate) wsesspage: Option<WsesspageSpec>,
     /// `--session-cookies`.
-    pub session_cookies: bool,
+    pub(crate) session_cookies: bool,
     /// `--think-timeout`, seconds (0 = none).
-    pub think_timeout: f64,
+    pub(crate) think_timeout: f64,
     /// `--failure-status` (0 = none).
-    pub failure_status: u32,
+    pub(crate) failure_status: u32,
     /// `--retry-on-failure`.
-    pub retry_on_failure: bool,
+    pub(crate) retry_on_failure: bool,
 }
 
 impl Default for SessionOptions {
@@ -211,20 +211,20 @@ impl Default for SessionOptions {
 
 /// Per-socket settings: buffer sizes, port use, closing, the timeout.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SocketOptions {
+pub(crate) struct SocketOptions {
     /// `--send-buffer` (SO_SNDBUF), bytes.
-    pub send_buffer: u32,
+    pub(crate) send_buffer: u32,
     /// `--recv-buffer` (SO_RCVBUF), bytes.
-    pub recv_buffer: u32,
+    pub(crate) recv_buffer: u32,
     /// Whether `--send-buffer` / `--recv-buffer` were given (HTTP/2 keeps the kernel's
     /// autotuned buffers unless they were: `Config::socket_buffers`).
-    pub buffers_given: (bool, bool),
+    pub(crate) buffers_given: (bool, bool),
     /// `--hog`.
-    pub hog: bool,
+    pub(crate) hog: bool,
     /// `--close-with-reset`.
-    pub close_with_reset: bool,
+    pub(crate) close_with_reset: bool,
     /// `--timeout`, seconds (0 = none).
-    pub timeout: f64,
+    pub(crate) timeout: f64,
 }
 
 impl Default for SocketOptions {
@@ -243,38 +243,38 @@ impl Default for SocketOptions {
 
 /// What is printed or written, and where: verbosity, traces, reports, files, progress, metrics.
 #[derive(Debug, Clone, PartialEq)]
-pub struct OutputOptions {
+pub(crate) struct OutputOptions {
     /// Number of `-v`.
-    pub verbose: u32,
+    pub(crate) verbose: u32,
     /// `-d N`.
-    pub debug: u32,
+    pub(crate) debug: u32,
     /// `--print-reply`.
-    pub print_reply: Option<PrintWhat>,
+    pub(crate) print_reply: Option<PrintWhat>,
     /// `--print-request`.
-    pub print_request: Option<PrintWhat>,
+    pub(crate) print_request: Option<PrintWhat>,
     /// `--periodic-stats` / `-n`.
-    pub periodic_stats: bool,
+    pub(crate) periodic_stats: bool,
     /// `--percentiles`: print the percentile block after the classic report.
-    pub percentiles: bool,
+    pub(crate) percentiles: bool,
     /// `--json=FILE` (`-` = stdout instead of the text report).
-    pub json: Option<String>,
+    pub(crate) json: Option<String>,
     /// `--csv=FILE`: append one row per run.
-    pub csv: Option<String>,
+    pub(crate) csv: Option<String>,
     /// `--timeline=FILE`: per-second CSV of the run.
-    pub timeline: Option<String>,
+    pub(crate) timeline: Option<String>,
     /// `--html=FILE`: one-file HTML report with charts.
-    pub html: Option<String>,
+    pub(crate) html: Option<String>,
     /// `--fail-on=EXPR`, as typed, in order.
-    pub fail_on: Vec<crate::model::threshold::Threshold>,
+    pub(crate) fail_on: Vec<crate::model::threshold::Threshold>,
     /// `--progress` (Some(true)) / `--no-progress` (Some(false)); None = when stderr is
     /// a terminal.
-    pub progress: Option<bool>,
+    pub(crate) progress: Option<bool>,
     /// `--metrics-listen=ADDR:PORT` (rshperf): serve Prometheus metrics there.
-    pub metrics_listen: Option<SocketAddr>,
+    pub(crate) metrics_listen: Option<SocketAddr>,
     /// `--metrics-linger=S` (rshperf): seconds the metrics stay served after the run.
-    pub metrics_linger: f64,
+    pub(crate) metrics_linger: f64,
     /// `--use-timer-cache` (accepted and echoed; rshperf's clock needs no cache).
-    pub use_timer_cache: bool,
+    pub(crate) use_timer_cache: bool,
 }
 
 impl Default for OutputOptions {

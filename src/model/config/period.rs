@@ -11,7 +11,7 @@ use crate::wire::cfmt;
 
 /// The inter-arrival process chosen with `--rate` or `--period`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Period {
+pub(crate) enum Period {
     /// Rate ≤ 0: the next arrival starts when the previous one is destroyed.
     Sequential,
     /// Fixed spacing of this many seconds (`--rate X` = 1/X, `--period dT`).
@@ -27,7 +27,7 @@ pub enum Period {
 impl Period {
     /// Mean inter-arrival time in seconds, as httperf computes it (`rate_param = 1/mean`):
     /// u → (T1+T2)/2, v → arithmetic mean of the periods, sequential → 0.
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         match self {
             Period::Sequential => 0.0,
             Period::Deterministic(p) | Period::Exponential(p) => *p,

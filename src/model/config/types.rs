@@ -6,7 +6,7 @@
 
 /// HTTP protocol version of the requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HttpVersion {
+pub(crate) enum HttpVersion {
     /// HTTP/1.0 (requests carry `Connection: keep-alive`).
     V10,
     /// HTTP/1.1 (the default).
@@ -18,7 +18,7 @@ pub enum HttpVersion {
 
 /// Which parts of requests or replies `--print-request`/`--print-reply` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PrintWhat {
+pub(crate) enum PrintWhat {
     /// Header lines only (`=header`).
     Header,
     /// Body lines only (`=body`).
@@ -29,58 +29,58 @@ pub enum PrintWhat {
 
 /// `--wsess=N1,N2,X`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WsessSpec {
+pub(crate) struct WsessSpec {
     /// Number of sessions.
-    pub sessions: u64,
+    pub(crate) sessions: u64,
     /// Calls per session.
-    pub calls: u64,
+    pub(crate) calls: u64,
     /// Think time between bursts, seconds.
-    pub think: f64,
+    pub(crate) think: f64,
 }
 
 /// `--wsesslog=N,X,F`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WsesslogSpec {
+pub(crate) struct WsesslogSpec {
     /// Number of sessions.
-    pub sessions: u64,
+    pub(crate) sessions: u64,
     /// Default think time, seconds.
-    pub think: f64,
+    pub(crate) think: f64,
     /// Session file name as given.
-    pub file: String,
+    pub(crate) file: String,
 }
 
 /// `--wlog=B,F`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WlogSpec {
+pub(crate) struct WlogSpec {
     /// Loop at the end of the list (`y`/`Y`).
-    pub repeat: bool,
+    pub(crate) repeat: bool,
     /// File name as given.
-    pub file: String,
+    pub(crate) file: String,
 }
 
 /// `--wset=N,X`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WsetSpec {
+pub(crate) struct WsetSpec {
     /// Working-set size (number of files).
-    pub files: u64,
+    pub(crate) files: u64,
     /// Target miss rate in [0, 1].
-    pub miss_rate: f64,
+    pub(crate) miss_rate: f64,
 }
 
 /// `--wsesspage=N1,N2,X`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WsesspageSpec {
+pub(crate) struct WsesspageSpec {
     /// Number of sessions.
-    pub sessions: u64,
+    pub(crate) sessions: u64,
     /// Pages (user requests) per session.
-    pub pages: u64,
+    pub(crate) pages: u64,
     /// Think time between pages, seconds.
-    pub think: f64,
+    pub(crate) think: f64,
 }
 
 /// `--start-at`: an absolute wall-clock time or a delay from now.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum StartAt {
+pub(crate) enum StartAt {
     /// Seconds since the Unix epoch.
     Unix(f64),
     /// Seconds from now (`+S`).

@@ -22,13 +22,13 @@ use super::{new_histogram, record, serial};
 const MAX_BINS: usize = 600_001;
 
 /// ab's rounding of µs to printed milliseconds (`ap_round_ms`).
-pub fn round_ms(us: u64) -> u64 {
+pub(crate) fn round_ms(us: u64) -> u64 {
     us.saturating_add(500) / 1000
 }
 
 /// Why a request failed, in ab's classes (`Failed requests` and its breakdown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AbFailure {
+pub(crate) enum AbFailure {
     /// The connection failed before it was established (refused, unreachable,
     /// connect timeout, no descriptor or port, TLS handshake).
     Connect,
@@ -41,13 +41,13 @@ pub enum AbFailure {
 
 /// The times of one request, µs, as ab measures them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct CallTimes {
+pub(crate) struct CallTimes {
     /// Connect time (0 for later requests on a keep-alive connection).
-    pub connect_us: u64,
+    pub(crate) connect_us: u64,
     /// Connection (or keep-alive request) start to the reply's end.
-    pub total_us: u64,
+    pub(crate) total_us: u64,
     /// Request written to the first byte of the reply.
-    pub wait_us: u64,
+    pub(crate) wait_us: u64,
 }
 
 /// One rounded millisecond: how many values, and the extremes as offsets from its
@@ -77,17 +77,17 @@ impl Merge for Bin {
 
 /// Count, sum, sum of squares, extremes and rounded-millisecond bins of one time.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AbTimes {
+pub(crate) struct AbTimes {
     /// Values recorded.
-    pub n: u64,
+    pub(crate) n: u64,
     /// Their sum, µs.
-    pub sum_us: u64,
+    pub(crate) sum_us: u64,
     /// Sum of squares, µs².
-    pub sumsq_us: u128,
+    pub(crate) sumsq_us: u128,
     /// Smallest value, µs (`u64::MAX` when none).
-    pub min_us: u64,
+    pub(crate) min_us: u64,
     /// Largest value, µs.
-    pub max_us: u64,
+    pub(crate) max_us: u64,
     bins: Vec<Bin>,
 }
 
@@ -119,7 +119,7 @@ impl Merge for AbTimes {
 
 impl AbTimes {
     /// Records one value.
-    pub fn record(&mut self, us: u64) {
+    pub(crate) fn record(&mut self, us: u64) {
         self.min_us = self.min_us.min(us);
         self.max_us = self.max_us.max(us);
         self.n += 1;
@@ -143,7 +143,7 @@ impl AbTimes {
     }
 
     /// The smallest value, µs (0 when none).
-    pub fn min(&self) -> u64 {
+    pub(crate) fn min(&self) -> u64 {
         if self.n == 0 {
             0
         } else {
@@ -152,13 +152,13 @@ impl AbTimes {
     }
 
     /// ab's mean: the µs sum divided by the count (integer division), µs.
-    pub fn mean_us(&self) -> u64 {
+    pub(crate) fn mean_us(&self) -> u64 {
         self.sum_us.checked_div(self.n).unwrap_or(0)
     }
 
     /// ab's `[+/-sd]`, ms: the sample standard deviation around the integer mean
     /// (0 for fewer than two values).
-    pub fn sd_ms(&self) -> f64 {
+    pub(crate) fn sd_ms(&self) -> f64 {
         if self.n < 2 {
             return 0.0;
         }
@@ -182,7 +182,7 @@ impl AbTimes {
     }
 
     /// The value of rank `r` printed by ab: in ms, rounded.
-    pub fn rank_ms(&self, r: u64) -> u64 {
+    pub(crate) fn rank_ms(&self, r: u64) -> u64 {
         self.bin_of_rank(r).0 as u64
     }
 
@@ -190,7 +190,7 @@ impl AbTimes {
     /// n/2 and n/2+1, else the value of rank n/2. Exact: two neighbouring ranks in
     /// one bin average into that bin; in different bins they are that bin's largest
     /// and the next one's smallest value, both kept.
-    pub fn median_ms(&self) -> u64 {
+    pub(crate) fn median_ms(&self) -> u64 {
         if self.n == 0 {
             return 0;
         }
@@ -277,15 +277,15 @@ impl<'de> Deserialize<'de> for AbTimes {
 /// Failed requests by class (ab's `Connect`, `Receive`, `Length`, `Exceptions`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AbFailed {
+pub(crate) struct AbFailed {
     /// Connection not established.
-    pub connect: u64,
+    pub(crate) connect: u64,
     /// Connection failed afterwards.
-    pub receive: u64,
+    pub(crate) receive: u64,
     /// Body length differs from the first reply's (counted always; `-l` hides it).
-    pub length: u64,
+    pub(crate) length: u64,
     /// Timeouts and unparsable replies.
-    pub exceptions: u64,
+    pub(crate) exceptions: u64,
 }
 
 impl Merge for AbFailed {
@@ -302,46 +302,46 @@ impl Merge for AbFailed {
 /// Everything ab prints about one server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AbServer {
+pub(crate) struct AbServer {
     /// The `Server:` header of its first reply (up to the first blank, as ab).
-    pub software: Option<String>,
+    pub(crate) software: Option<String>,
     /// ab's `SSL/TLS Protocol:` value, from the first TLS connection.
-    pub tls_protocol: Option<String>,
+    pub(crate) tls_protocol: Option<String>,
     /// ab's `Server Temp Key:` value.
-    pub tls_temp_key: Option<String>,
+    pub(crate) tls_temp_key: Option<String>,
     /// Body length of the first completed reply (ab's `Document Length`).
-    pub doc_length: Option<u64>,
+    pub(crate) doc_length: Option<u64>,
     /// Requests with a complete reply (`Complete requests`).
-    pub complete: u64,
+    pub(crate) complete: u64,
     /// Failed requests by class.
-    pub failed: AbFailed,
+    pub(crate) failed: AbFailed,
     /// Complete replies with a status outside 2xx.
-    pub non_2xx: u64,
+    pub(crate) non_2xx: u64,
     /// Complete replies after which the connection stayed open (`Keep-Alive requests`).
-    pub keep_alive: u64,
+    pub(crate) keep_alive: u64,
     /// Reply bytes (header, body, trailers) of complete replies (`Total transferred`).
-    pub bytes_read: u64,
+    pub(crate) bytes_read: u64,
     /// Body bytes of complete replies (`HTML transferred`).
-    pub body_read: u64,
+    pub(crate) body_read: u64,
     /// Request bytes of complete requests (`Total body sent`).
-    pub bytes_sent: u64,
+    pub(crate) bytes_sent: u64,
     /// When its first request started, µs after the start of the run (`u64::MAX`
     /// before).
     #[serde(with = "serial::max_is_null")]
-    pub first_start_us: u64,
+    pub(crate) first_start_us: u64,
     /// When its last request ended, µs after the start of the run.
-    pub last_end_us: u64,
+    pub(crate) last_end_us: u64,
     /// Connect times.
-    pub connect: AbTimes,
+    pub(crate) connect: AbTimes,
     /// Total minus connect time.
-    pub processing: AbTimes,
+    pub(crate) processing: AbTimes,
     /// Request written to first reply byte.
-    pub waiting: AbTimes,
+    pub(crate) waiting: AbTimes,
     /// Start to end of each request.
-    pub total: AbTimes,
+    pub(crate) total: AbTimes,
     /// The total times again, µs, for the percentile CSV.
     #[serde(with = "serial::histogram")]
-    pub total_hist: Histogram<u64>,
+    pub(crate) total_hist: Histogram<u64>,
 }
 
 impl Default for AbServer {
@@ -371,28 +371,28 @@ impl Default for AbServer {
 
 /// A complete reply, as `AbServer::on_complete` needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Completed {
+pub(crate) struct Completed {
     /// Its times.
-    pub times: CallTimes,
+    pub(crate) times: CallTimes,
     /// Status code.
-    pub status: u16,
+    pub(crate) status: u16,
     /// Header bytes.
-    pub header_bytes: u64,
+    pub(crate) header_bytes: u64,
     /// Body bytes.
-    pub body_bytes: u64,
+    pub(crate) body_bytes: u64,
     /// Trailer bytes (chunked).
-    pub footer_bytes: u64,
+    pub(crate) footer_bytes: u64,
     /// Request bytes.
-    pub sent_bytes: u64,
+    pub(crate) sent_bytes: u64,
     /// The connection stays open after it.
-    pub keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// When it ended, µs after the start of the run.
-    pub end_us: u64,
+    pub(crate) end_us: u64,
 }
 
 impl AbServer {
     /// A request completed.
-    pub fn on_complete(&mut self, c: &Completed) {
+    pub(crate) fn on_complete(&mut self, c: &Completed) {
         self.complete += 1;
         match self.doc_length {
             None => self.doc_length = Some(c.body_bytes),
@@ -419,13 +419,13 @@ impl AbServer {
     }
 
     /// A request (a connection) started at `at_us`.
-    pub fn on_start(&mut self, at_us: u64) {
+    pub(crate) fn on_start(&mut self, at_us: u64) {
         self.first_start_us = self.first_start_us.min(at_us);
     }
 
     /// The time ab reports (`Time taken for tests`), seconds: from the first request's
     /// start to the last one's end, or to `end_us` when given (a run cut short).
-    pub fn seconds(&self, end_us: Option<u64>) -> f64 {
+    pub(crate) fn seconds(&self, end_us: Option<u64>) -> f64 {
         let start = if self.first_start_us == u64::MAX {
             0
         } else {
@@ -435,7 +435,7 @@ impl AbServer {
     }
 
     /// `n` requests failed with `why`, the last at `end_us`.
-    pub fn on_failure(&mut self, why: AbFailure, n: u64, end_us: u64) {
+    pub(crate) fn on_failure(&mut self, why: AbFailure, n: u64, end_us: u64) {
         match why {
             AbFailure::Connect => self.failed.connect += n,
             AbFailure::Receive => self.failed.receive += n,
@@ -445,14 +445,14 @@ impl AbServer {
     }
 
     /// Failed requests: every class, Length ones only when lengths are checked.
-    pub fn failed_total(&self, check_length: bool) -> u64 {
+    pub(crate) fn failed_total(&self, check_length: bool) -> u64 {
         let f = &self.failed;
         f.connect + f.receive + f.exceptions + if check_length { f.length } else { 0 }
     }
 
     /// The total time of rank `r` (0-based), µs, from the histogram (µs precision up
     /// to 2 ms, 0.1 % above); the smallest and largest are exact.
-    pub fn total_rank_us(&self, r: u64) -> u64 {
+    pub(crate) fn total_rank_us(&self, r: u64) -> u64 {
         let n = self.total.n;
         if n == 0 {
             return 0;
@@ -499,9 +499,9 @@ impl Merge for AbServer {
 /// lb run recorded them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AbStats {
+pub(crate) struct AbStats {
     /// One entry per target.
-    pub servers: Vec<AbServer>,
+    pub(crate) servers: Vec<AbServer>,
 }
 
 /// Server by server. Length failures were counted by each engine against its own
@@ -514,7 +514,7 @@ impl Merge for AbStats {
 
 impl AbStats {
     /// The figures of target `i` (created on first use).
-    pub fn server(&mut self, i: usize) -> &mut AbServer {
+    pub(crate) fn server(&mut self, i: usize) -> &mut AbServer {
         if self.servers.len() <= i {
             self.servers.resize_with(i + 1, AbServer::default);
         }
@@ -522,7 +522,7 @@ impl AbStats {
     }
 
     /// Whether nothing was recorded (a classic run).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.servers.is_empty()
     }
 }

@@ -15,21 +15,21 @@ use crate::model::stats::merge::{Merge, MergeError};
 /// CPU use of the engines of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ClientCpu {
+pub(crate) struct ClientCpu {
     /// Engines measured.
-    pub engines: u64,
+    pub(crate) engines: u64,
     /// Their CPU time (user + system), summed, seconds.
-    pub cpu_s: f64,
+    pub(crate) cpu_s: f64,
     /// Their wall time, summed, seconds.
-    pub wall_s: f64,
+    pub(crate) wall_s: f64,
     /// The busiest engine's CPU time as a percentage of its wall time (100 = one core
     /// kept busy all the time).
-    pub busiest_pct: f64,
+    pub(crate) busiest_pct: f64,
 }
 
 impl ClientCpu {
     /// One engine used `cpu_s` seconds of CPU during `wall_s` seconds.
-    pub fn add_engine(&mut self, cpu_s: f64, wall_s: f64) {
+    pub(crate) fn add_engine(&mut self, cpu_s: f64, wall_s: f64) {
         self.engines += 1;
         self.cpu_s += cpu_s;
         self.wall_s += wall_s;

@@ -12,31 +12,31 @@ use super::merge::{Merge, MergeError};
 /// HTTP/2 figures of one engine (or merged from several).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct H2Stats {
+pub(crate) struct H2Stats {
     /// Connections that completed the preface exchange's first step (ALPN `h2` or
     /// prior knowledge) and sent their preface.
-    pub connections: u64,
+    pub(crate) connections: u64,
     /// Streams opened (requests sent).
-    pub streams: u64,
+    pub(crate) streams: u64,
     /// Request header blocks: HPACK bytes on the wire.
-    pub request_header_wire: u64,
+    pub(crate) request_header_wire: u64,
     /// Request header fields: Σ name + value (decoded).
-    pub request_header_decoded: u64,
+    pub(crate) request_header_decoded: u64,
     /// Reply header blocks (HEADERS + CONTINUATION payloads) of completed replies.
-    pub reply_header_wire: u64,
+    pub(crate) reply_header_wire: u64,
     /// Their decoded size, Σ name + value (`Reply size [B]: header` + footer).
-    pub reply_header_decoded: u64,
+    pub(crate) reply_header_decoded: u64,
     /// Streams the server reset with RST_STREAM (each counted as an `other` error).
-    pub streams_reset: u64,
+    pub(crate) streams_reset: u64,
     /// GOAWAY frames received.
-    pub goaways: u64,
+    pub(crate) goaways: u64,
     /// Connections ended because the server broke the protocol (a subset of the
     /// `other` errors).
-    pub protocol_errors: u64,
+    pub(crate) protocol_errors: u64,
 }
 
 /// 1 − wire / decoded as a percentage (h2load's "space savings"); 0 without headers.
-pub fn savings(wire: u64, decoded: u64) -> f64 {
+pub(crate) fn savings(wire: u64, decoded: u64) -> f64 {
     if decoded == 0 {
         0.0
     } else {

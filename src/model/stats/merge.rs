@@ -17,16 +17,16 @@ use hdrhistogram::Histogram;
 
 /// Why two statistics could not be merged, and where (`servers[1].response`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MergeError {
+pub(crate) struct MergeError {
     /// Field path, outermost first (empty at the value that failed).
-    pub path: String,
+    pub(crate) path: String,
     /// What went wrong.
-    pub what: String,
+    pub(crate) what: String,
 }
 
 impl MergeError {
     /// An error at the value being merged; callers prefix the path with `within`.
-    pub fn new(what: impl Into<String>) -> Self {
+    pub(crate) fn new(what: impl Into<String>) -> Self {
         MergeError {
             path: String::new(),
             what: what.into(),
@@ -34,7 +34,7 @@ impl MergeError {
     }
 
     /// The same error one level up: `seg` is a field name or an `[index]`.
-    pub fn within(mut self, seg: &str) -> Self {
+    pub(crate) fn within(mut self, seg: &str) -> Self {
         self.path = if self.path.is_empty() {
             seg.to_string()
         } else if self.path.starts_with('[') {
@@ -59,7 +59,7 @@ impl fmt::Display for MergeError {
 impl std::error::Error for MergeError {}
 
 /// Adds another value of the same kind into this one, exactly.
-pub trait Merge {
+pub(crate) trait Merge {
     /// Adds `other` into `self`; on error `self` may be partly merged.
     fn merge(&mut self, other: &Self) -> Result<(), MergeError>;
 }
@@ -116,19 +116,19 @@ impl Merge for Histogram<u64> {
 }
 
 /// The larger of two values (extremes such as the longest lifetime).
-pub fn max<T: Ord + Copy>(a: &mut T, b: &T) -> Result<(), MergeError> {
+pub(crate) fn max<T: Ord + Copy>(a: &mut T, b: &T) -> Result<(), MergeError> {
     *a = (*a).max(*b);
     Ok(())
 }
 
 /// The smaller of two values (extremes such as the shortest lifetime).
-pub fn min<T: Ord + Copy>(a: &mut T, b: &T) -> Result<(), MergeError> {
+pub(crate) fn min<T: Ord + Copy>(a: &mut T, b: &T) -> Result<(), MergeError> {
     *a = (*a).min(*b);
     Ok(())
 }
 
 /// Keeps the first known of two optional facts (the name a server gave first).
-pub fn first<T: Clone>(a: &mut Option<T>, b: &Option<T>) -> Result<(), MergeError> {
+pub(crate) fn first<T: Clone>(a: &mut Option<T>, b: &Option<T>) -> Result<(), MergeError> {
     if a.is_none() {
         a.clone_from(b);
     }
@@ -136,12 +136,12 @@ pub fn first<T: Clone>(a: &mut Option<T>, b: &Option<T>) -> Result<(), MergeErro
 }
 
 /// Keeps `a` (facts that are the same in both, such as an interval's length).
-pub fn keep<T>(_a: &mut T, _b: &T) -> Result<(), MergeError> {
+pub(crate) fn keep<T>(_a: &mut T, _b: &T) -> Result<(), MergeError> {
     Ok(())
 }
 
 /// `Merge::merge` as a rule of `merge_fields!`.
-pub fn sum<T: Merge>(a: &mut T, b: &T) -> Result<(), MergeError> {
+pub(crate) fn sum<T: Merge>(a: &mut T, b: &T) -> Result<(), MergeError> {
     a.merge(b)
 }
 

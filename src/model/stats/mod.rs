@@ -15,30 +15,30 @@
 //! A new group of measurements is a struct of its own in its own file here, with the
 //! same derives and a `Merge` impl, and one field (plus one line in `new` and `merge`).
 
-pub mod ab;
-pub mod client;
-pub mod h2;
-pub mod merge;
-pub mod pacing;
-pub mod pool;
-pub mod quantile;
-pub mod serial;
-pub mod timeline;
+pub(crate) mod ab;
+pub(crate) mod client;
+pub(crate) mod h2;
+pub(crate) mod merge;
+pub(crate) mod pacing;
+pub(crate) mod pool;
+pub(crate) mod quantile;
+pub(crate) mod serial;
+pub(crate) mod timeline;
 
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-pub use merge::{Merge, MergeError};
-pub use quantile::quantile_ms;
+pub(crate) use merge::{Merge, MergeError};
+pub(crate) use quantile::quantile_ms;
 
 use client::ClientCpu;
 use timeline::{Timeline, Totals};
 
 /// Per-connection failure classes, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     /// The client's own watchdog (`--timeout`) fired.
     ClientTimo,
     /// The kernel reported ETIMEDOUT.
@@ -58,7 +58,7 @@ pub enum ErrorKind {
 }
 
 /// Number of `ErrorKind` variants.
-pub const ERROR_KINDS: usize = 8;
+pub(crate) const ERROR_KINDS: usize = 8;
 
 impl ErrorKind {
     /// Every kind, in report order: the one list of error counters. Every output
@@ -97,7 +97,7 @@ impl ErrorKind {
 
     /// Classifies an errno from a failed socket operation (docs/compatibility.md §3.1,
     /// with EADDRNOTAVAIL as `addrunavail`: compatibility.md, bug 8).
-    pub fn from_errno(errno: i32) -> ErrorKind {
+    pub(crate) fn from_errno(errno: i32) -> ErrorKind {
         match errno {
             libc::EMFILE | libc::EINVAL => ErrorKind::FdUnavail,
             libc::ENFILE => ErrorKind::FtabFull,
@@ -110,22 +110,22 @@ impl ErrorKind {
     }
 
     /// Index into `Stats::errors`.
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 }
 
 /// Number of 1-ms lifetime bins (0–100 s), as httperf.
-pub const LIFETIME_BINS: usize = 100_000;
+pub(crate) const LIFETIME_BINS: usize = 100_000;
 
 /// Lowest value the latency histograms tell apart, µs.
-pub const HIST_LOW_US: u64 = 1;
+pub(crate) const HIST_LOW_US: u64 = 1;
 
 /// Highest value tracked by the latency histograms, µs (1 hour).
-pub const HIST_MAX_US: u64 = 3_600_000_000;
+pub(crate) const HIST_MAX_US: u64 = 3_600_000_000;
 
 /// Significant decimal digits of the latency histograms.
-pub const HIST_SIGFIG: u8 = 3;
+pub(crate) const HIST_SIGFIG: u8 = 3;
 
 /// Latency histograms in microseconds (each a base64 HdrHistogram V2 string in JSON).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -150,7 +150,7 @@ pub struct Histograms {
 
 /// An empty latency histogram with rshperf's bounds (every histogram of a `Stats` has
 /// them, so adding two never fails).
-pub fn new_histogram() -> Histogram<u64> {
+pub(crate) fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(HIST_LOW_US, HIST_MAX_US, HIST_SIGFIG)
         .expect("static histogram bounds are valid")
 }
@@ -200,14 +200,14 @@ pub struct ServerStats {
     /// Requests completely written.
     pub requests: u64,
     /// Completed replies by status class.
-    pub replies_by_class: [u64; 10],
+    pub(crate) replies_by_class: [u64; 10],
     /// Error counters, indexed by `ErrorKind::index`.
-    pub errors: [u64; ERROR_KINDS],
+    pub(crate) errors: [u64; ERROR_KINDS],
     /// Response times (send start → status line), µs.
     #[serde(with = "serial::histogram")]
     pub response: Histogram<u64>,
     /// Sum of response times, µs.
-    pub response_sum_us: u64,
+    pub(crate) response_sum_us: u64,
 }
 
 impl Default for ServerStats {
@@ -246,13 +246,13 @@ impl Merge for ServerStats {
 /// One reply-rate sample: replies completed in the interval and its length.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RateSample {
+pub(crate) struct RateSample {
     /// Replies completed during the interval.
-    pub replies: u64,
+    pub(crate) replies: u64,
     /// Completed (successful) sessions during the interval.
-    pub sessions: u64,
+    pub(crate) sessions: u64,
     /// Interval length, seconds.
-    pub seconds: f64,
+    pub(crate) seconds: f64,
 }
 
 /// Samples of several engines or runs are added interval by interval; the interval is
@@ -277,53 +277,53 @@ pub struct Stats {
     pub connections: u64,
     /// Most connection objects alive at once in the whole process (the engines of one
     /// run share the count: `tally`).
-    pub max_concurrent: u64,
+    pub(crate) max_concurrent: u64,
     /// Most connects started in one event-loop iteration (see `note_connect_burst`);
     /// with several engines, the longest burst of any one of them.
-    pub max_burst: u64,
+    pub(crate) max_burst: u64,
     /// Successful connects ("connected" events).
-    pub connects: u64,
+    pub(crate) connects: u64,
     /// Sum of connect times, µs.
-    pub connect_sum_us: u64,
+    pub(crate) connect_sum_us: u64,
     /// Requests completely written.
     pub requests: u64,
     /// Bytes of those requests.
-    pub request_bytes: u64,
+    pub(crate) request_bytes: u64,
     /// Completed replies by status class (index = status / 100, 0..=9).
-    pub replies_by_class: [u64; 10],
+    pub(crate) replies_by_class: [u64; 10],
     /// Completed replies with status 200 and 302 (`--periodic-stats`).
     pub status_200_302: [u64; 2],
     /// Final status lines seen (response-time events).
-    pub responses: u64,
+    pub(crate) responses: u64,
     /// Sum of response times, µs.
-    pub response_sum_us: u64,
+    pub(crate) response_sum_us: u64,
     /// Sum of transfer times over completed replies, µs.
-    pub transfer_sum_us: u64,
+    pub(crate) transfer_sum_us: u64,
     /// Header bytes over completed replies.
-    pub reply_header_bytes: u64,
+    pub(crate) reply_header_bytes: u64,
     /// Content bytes over completed replies.
-    pub reply_content_bytes: u64,
+    pub(crate) reply_content_bytes: u64,
     /// Footer bytes over completed replies.
-    pub reply_footer_bytes: u64,
+    pub(crate) reply_footer_bytes: u64,
     /// Connections with at least one reply, at their end.
-    pub lifetimes: u64,
+    pub(crate) lifetimes: u64,
     /// Sum of their lifetimes, µs.
-    pub lifetime_sum_us: u64,
+    pub(crate) lifetime_sum_us: u64,
     /// Sum of squared lifetimes, µs².
     #[serde(with = "serial::decimal_u128")]
-    pub lifetime_sumsq_us: u128,
+    pub(crate) lifetime_sumsq_us: u128,
     /// Shortest lifetime, µs (u64::MAX when none).
     #[serde(with = "serial::max_is_null")]
-    pub lifetime_min_us: u64,
+    pub(crate) lifetime_min_us: u64,
     /// Longest lifetime, µs.
-    pub lifetime_max_us: u64,
+    pub(crate) lifetime_max_us: u64,
     /// Lifetimes per 1-ms bin; lifetimes of 100 s and more are in the last element.
     #[serde(with = "serial::sparse_bins")]
     pub lifetime_bins: Vec<u64>,
     /// Error counters, indexed by `ErrorKind::index`.
-    pub errors: [u64; ERROR_KINDS],
+    pub(crate) errors: [u64; ERROR_KINDS],
     /// Reply-rate samples (every 5 s, the first offset by client id).
-    pub rate_samples: Vec<RateSample>,
+    pub(crate) rate_samples: Vec<RateSample>,
     /// TLS handshakes completed in full / resumed.
     pub tls_handshakes: [u64; 2],
     /// Sessions that completed successfully.
@@ -331,11 +331,11 @@ pub struct Stats {
     /// Sessions that failed.
     pub sessions_failed: u64,
     /// "Connected" events on connections of successful sessions.
-    pub session_connects_ok: u64,
+    pub(crate) session_connects_ok: u64,
     /// Sum of lifetimes of successful sessions, µs.
-    pub session_life_ok_us: u64,
+    pub(crate) session_life_ok_us: u64,
     /// Sum of lifetimes of failed sessions, µs.
-    pub session_life_failed_us: u64,
+    pub(crate) session_life_failed_us: u64,
     /// Sessions (successful and failed) by number of completed replies.
     pub session_lengths: Vec<u64>,
     /// Per-server figures (`--servers` with more than one server; else empty).
@@ -343,32 +343,32 @@ pub struct Stats {
     /// Latency histograms.
     /// What happened in each second (`--timeline`, the JSON `timeline`).
     #[serde(default)]
-    pub timeline: Timeline,
+    pub(crate) timeline: Timeline,
     /// The engines' own CPU use (client-bound detection).
     #[serde(default)]
-    pub client: ClientCpu,
+    pub(crate) client: ClientCpu,
     /// How the engines kept the schedule (overload policy, spinning).
     #[serde(default)]
-    pub pacing: pacing::PacingStats,
+    pub(crate) pacing: pacing::PacingStats,
     /// `rshperf ab` and `lb`: ab's per-server figures (absent from documents otherwise).
     #[serde(default, skip_serializing_if = "ab::AbStats::is_empty")]
-    pub ab: ab::AbStats,
+    pub(crate) ab: ab::AbStats,
     /// Latency histograms (last: the document's `histograms` member is split off).
     #[serde(rename = "histograms")]
     pub hist: Histograms,
     /// HTTP/2 figures (all zero without `--http-version 2`; absent from documents
     /// written before HTTP/2).
     #[serde(default)]
-    pub http2: h2::H2Stats,
+    pub(crate) http2: h2::H2Stats,
     /// `--call-rate` figures (all zero otherwise; absent from documents written
     /// before `--call-rate`).
     #[serde(default)]
-    pub pool: pool::PoolStats,
+    pub(crate) pool: pool::PoolStats,
 }
 
 /// Records `v` µs, clamped into the histograms' range: a value beyond an hour counts as
 /// an hour rather than being dropped (the histogram's count stays the event count).
-pub fn record(h: &mut Histogram<u64>, v: u64) {
+pub(crate) fn record(h: &mut Histogram<u64>, v: u64) {
     h.record(v.clamp(HIST_LOW_US, HIST_MAX_US))
         .expect("a value clamped into the bounds the histogram was made with");
 }
@@ -385,7 +385,7 @@ impl Default for Stats {
 
 impl Stats {
     /// Empty statistics.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Stats {
             connections: 0,
             max_concurrent: 0,
@@ -430,7 +430,7 @@ impl Stats {
 
     /// Ends the timeline's current second (`open` connections are open, `at_s`
     /// seconds since the start); called by the engine once a second and at its end.
-    pub fn roll_timeline(&mut self, open: u64, at_s: f64) {
+    pub(crate) fn roll_timeline(&mut self, open: u64, at_s: f64) {
         let mut replies = [0; 5];
         replies.copy_from_slice(&self.replies_by_class[1..=5]);
         let now = Totals {
@@ -442,12 +442,12 @@ impl Stats {
     }
 
     /// A connection reached the connecting stage.
-    pub fn on_connecting(&mut self) {
+    pub(crate) fn on_connecting(&mut self) {
         self.connections += 1;
     }
 
     /// A connection became established after `d` (TLS: handshake done).
-    pub fn on_connected(&mut self, d: Duration) {
+    pub(crate) fn on_connected(&mut self, d: Duration) {
         let v = us(d);
         self.connects += 1;
         self.connect_sum_us += v;
@@ -455,19 +455,19 @@ impl Stats {
     }
 
     /// An arrival started `late` after its scheduled time.
-    pub fn on_lateness(&mut self, late: Duration) {
+    pub(crate) fn on_lateness(&mut self, late: Duration) {
         record(&mut self.hist.lateness, us(late));
         self.timeline.on_lateness(us(late));
     }
 
     /// A request of `bytes` bytes was completely written.
-    pub fn on_request_sent(&mut self, bytes: u64) {
+    pub(crate) fn on_request_sent(&mut self, bytes: u64) {
         self.requests += 1;
         self.request_bytes += bytes;
     }
 
     /// The final status line of a reply arrived `d` after its send start.
-    pub fn on_response(&mut self, d: Duration) {
+    pub(crate) fn on_response(&mut self, d: Duration) {
         let v = us(d);
         self.responses += 1;
         self.response_sum_us += v;
@@ -476,7 +476,7 @@ impl Stats {
     }
 
     /// A reply completed; `transfer` = status line → completion.
-    pub fn on_reply(
+    pub(crate) fn on_reply(
         &mut self,
         status: u16,
         header: u64,
@@ -500,7 +500,7 @@ impl Stats {
     }
 
     /// A connection that completed at least one reply ended after `d`.
-    pub fn on_lifetime(&mut self, d: Duration) {
+    pub(crate) fn on_lifetime(&mut self, d: Duration) {
         let v = us(d);
         self.lifetimes += 1;
         self.lifetime_sum_us += v;
@@ -515,18 +515,18 @@ impl Stats {
     }
 
     /// A connection failed (or timed out) with this classification.
-    pub fn on_error(&mut self, kind: ErrorKind) {
+    pub(crate) fn on_error(&mut self, kind: ErrorKind) {
         self.errors[kind.index()] += 1;
     }
 
     /// A TLS handshake completed, resumed or in full.
-    pub fn on_tls_handshake(&mut self, resumed: bool) {
+    pub(crate) fn on_tls_handshake(&mut self, resumed: bool) {
         self.tls_handshakes[usize::from(resumed)] += 1;
     }
 
     /// A session ended: `ok` (completed) or failed, after `life`, having had `connects`
     /// connected events and `replies` completed replies.
-    pub fn on_session(&mut self, ok: bool, life: Duration, connects: u64, replies: u64) {
+    pub(crate) fn on_session(&mut self, ok: bool, life: Duration, connects: u64, replies: u64) {
         if ok {
             self.sessions_ok += 1;
             self.session_connects_ok += connects;
@@ -548,7 +548,7 @@ impl Stats {
     }
 
     /// All completed replies, whatever their class (reply-rate samples count these).
-    pub fn all_replies(&self) -> u64 {
+    pub(crate) fn all_replies(&self) -> u64 {
         self.replies_by_class.iter().sum()
     }
 
@@ -561,7 +561,7 @@ impl Stats {
     /// sessions, bins, per-server figures) fit in 64 bits: true for anything measured,
     /// not for numbers read from a document anyone could write. `rshperf merge` calls it
     /// before printing, so no report arithmetic can overflow.
-    pub fn check_totals(&self) -> Result<(), MergeError> {
+    pub(crate) fn check_totals(&self) -> Result<(), MergeError> {
         fn total<'a>(what: &str, v: impl IntoIterator<Item = &'a u64>) -> Result<(), MergeError> {
             v.into_iter()
                 .try_fold(0u64, |t, &x| t.checked_add(x))
@@ -600,7 +600,7 @@ impl Stats {
     /// shared count, and their rate samples with the clock's). Fails, naming the field, when a sum
     /// overflows or a histogram holds values out of range (both possible only with
     /// numbers read from a document); `self` is then partly merged.
-    pub fn merge(&mut self, o: &Stats) -> Result<(), MergeError> {
+    pub(crate) fn merge(&mut self, o: &Stats) -> Result<(), MergeError> {
         crate::merge_fields!(Stats, self, o;
             connections: sum,
             max_concurrent: sum,

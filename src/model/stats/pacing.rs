@@ -15,38 +15,38 @@ use crate::model::stats::merge::{Merge, MergeError};
 /// What the engines did to keep the schedule.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PacingStats {
+pub(crate) struct PacingStats {
     /// Arrivals the overload policy started later than the engine could have (the
     /// catch-up bound per loop turn, or the cap on connections in flight).
-    pub deferred: u64,
+    pub(crate) deferred: u64,
     /// Of the deferred arrivals, those that waited for a connection to close (the
     /// table or the cap on connections in flight was full), not for the per-turn
     /// bound: the server held connections, the engine was not short of CPU.
     #[serde(default)]
-    pub waited: u64,
+    pub(crate) waited: u64,
     /// Arrivals due before the run ended (`--runtime`, a signal) that it never
     /// started.
-    pub unstarted: u64,
+    pub(crate) unstarted: u64,
     /// Most connections in flight while an engine is behind schedule, summed over
     /// engines (0: no cap, `--overload=queue` or a closed loop).
-    pub inflight_cap: u64,
+    pub(crate) inflight_cap: u64,
     /// Loopback source addresses connections were spread over (0: the kernel chose).
-    pub source_addrs: u64,
+    pub(crate) source_addrs: u64,
     /// Arrivals the engine waited for by spinning.
-    pub spins: u64,
+    pub(crate) spins: u64,
     /// Time spent spinning, µs.
-    pub spin_us: u64,
+    pub(crate) spin_us: u64,
     /// Timer wake-ups measured (the engine slept until a deadline).
-    pub wakeups: u64,
+    pub(crate) wakeups: u64,
     /// Sum of how late those wake-ups came after their deadline, µs.
-    pub wake_late_sum_us: u64,
+    pub(crate) wake_late_sum_us: u64,
     /// The latest wake-up, µs after its deadline.
-    pub wake_late_max_us: u64,
+    pub(crate) wake_late_max_us: u64,
 }
 
 impl PacingStats {
     /// A timer wake-up came `late_us` after its deadline.
-    pub fn on_wakeup(&mut self, late_us: u64) {
+    pub(crate) fn on_wakeup(&mut self, late_us: u64) {
         self.wakeups += 1;
         self.wake_late_sum_us = self.wake_late_sum_us.saturating_add(late_us);
         self.wake_late_max_us = self.wake_late_max_us.max(late_us);

@@ -20,31 +20,31 @@ use super::{new_histogram, record, serial, us};
 /// Call-rate figures of one engine (or merged from several).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PoolStats {
+pub(crate) struct PoolStats {
     /// Connections the pool keeps open (`--num-conns`, summed over engines).
-    pub connections: u64,
+    pub(crate) connections: u64,
     /// Calls whose scheduled time came before the end of the run.
-    pub scheduled: u64,
+    pub(crate) scheduled: u64,
     /// Calls taken by a connection (queued on it for sending).
-    pub issued: u64,
+    pub(crate) issued: u64,
     /// Calls answered (a complete reply, or a stream reset by the server).
-    pub completed: u64,
+    pub(crate) completed: u64,
     /// Calls lost with a connection that failed before their reply.
-    pub lost: u64,
+    pub(crate) lost: u64,
     /// Calls still waiting for a connection when the run ended.
-    pub unsent: u64,
+    pub(crate) unsent: u64,
     /// Most calls waiting for a connection at once.
-    pub max_waiting: u64,
+    pub(crate) max_waiting: u64,
     /// Connections opened to replace one the server closed or that failed.
-    pub reconnects: u64,
+    pub(crate) reconnects: u64,
     /// Connections given up after failing twice in a row without a reply.
-    pub given_up: u64,
+    pub(crate) given_up: u64,
     /// Scheduled time → taken by a connection, µs.
     #[serde(with = "serial::histogram")]
-    pub lateness: Histogram<u64>,
+    pub(crate) lateness: Histogram<u64>,
     /// Scheduled time → first byte of the reply, µs.
     #[serde(with = "serial::histogram")]
-    pub response: Histogram<u64>,
+    pub(crate) response: Histogram<u64>,
 }
 
 impl Default for PoolStats {
@@ -85,19 +85,19 @@ impl Merge for PoolStats {
 
 impl PoolStats {
     /// A call was taken by a connection `late` after its scheduled time.
-    pub fn on_issued(&mut self, late: Duration) {
+    pub(crate) fn on_issued(&mut self, late: Duration) {
         self.issued += 1;
         record(&mut self.lateness, us(late));
     }
 
     /// The first byte of a call's reply came `d` after its scheduled time.
-    pub fn on_response(&mut self, d: Duration) {
+    pub(crate) fn on_response(&mut self, d: Duration) {
         self.completed += 1;
         record(&mut self.response, us(d));
     }
 
     /// Whether this run used `--call-rate`.
-    pub fn is_used(&self) -> bool {
+    pub(crate) fn is_used(&self) -> bool {
         self.connections > 0
     }
 }

@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 /// The value at quantile `q` (0..=1) of a µs histogram, in ms; 0.0 when it is empty.
 /// `q` ≥ 1 gives the largest recorded value. Values are the highest value equivalent
 /// to the recorded one (3 significant digits: within 0.1 %).
-pub fn quantile_ms(h: &Histogram<u64>, q: f64) -> f64 {
+pub(crate) fn quantile_ms(h: &Histogram<u64>, q: f64) -> f64 {
     if h.is_empty() {
         return 0.0;
     }

@@ -25,7 +25,7 @@ const V2_COOKIE: u32 = 0x1c84_9313;
 const V2_HEADER: usize = 40;
 
 /// HdrHistogram V2 (uncompressed) serialization, base64 (standard alphabet, padded).
-pub fn encode_histogram(h: &Histogram<u64>) -> String {
+pub(crate) fn encode_histogram(h: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
     V2Serializer::new()
         .serialize(h, &mut bytes)
@@ -44,7 +44,7 @@ fn be_u64(b: &[u8], at: usize) -> u64 {
 /// The reverse of `encode_histogram`, for histograms rshperf wrote: anything else (other
 /// bounds, compressed, a payload length that does not match, counts whose total
 /// overflows) is refused.
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+pub(crate) fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
     let bytes = BASE64
         .decode(text)
         .map_err(|e| format!("bad base64: {e}"))?;
@@ -81,17 +81,17 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
 }
 
 /// `#[serde(with = "serial::histogram")]`: a histogram as a base64 V2 string.
-pub mod histogram {
+pub(crate) mod histogram {
     use hdrhistogram::Histogram;
     use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
 
     /// Writes `encode_histogram(h)`.
-    pub fn serialize<S: Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&super::encode_histogram(h))
     }
 
     /// Reads and checks a histogram (`decode_histogram`).
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
         let text = String::deserialize(d)?;
         super::decode_histogram(&text).map_err(D::Error::custom)
     }
@@ -99,14 +99,14 @@ pub mod histogram {
 
 /// `#[serde(with = "serial::sparse_bins")]`: the dense 1-ms lifetime bins as
 /// `[[bin, count], …]` for the non-zero bins, ascending.
-pub mod sparse_bins {
+pub(crate) mod sparse_bins {
     use serde::ser::SerializeSeq;
     use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
 
     use crate::model::stats::LIFETIME_BINS;
 
     /// Writes the non-zero bins as pairs.
-    pub fn serialize<S: Serializer>(bins: &[u64], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(bins: &[u64], s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(None)?;
         for (i, &c) in bins.iter().enumerate().filter(|&(_, &c)| c != 0) {
             seq.serialize_element(&(i, c))?;
@@ -116,7 +116,7 @@ pub mod sparse_bins {
 
     /// Reads pairs back into `LIFETIME_BINS + 1` dense bins; a bin out of range or not
     /// above the one before is an error.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
         let pairs = Vec::<(u64, u64)>::deserialize(d)?;
         let mut bins = vec![0; LIFETIME_BINS + 1];
         let mut next = 0u64;
@@ -141,16 +141,16 @@ pub mod sparse_bins {
 
 /// `#[serde(with = "serial::decimal_u128")]`: a 128-bit sum as a decimal string (JSON
 /// readers do not all take integers beyond 64 bits).
-pub mod decimal_u128 {
+pub(crate) mod decimal_u128 {
     use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
 
     /// Writes the decimal digits as a string.
-    pub fn serialize<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&v.to_string())
     }
 
     /// Reads a string of decimal digits.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
         let text = String::deserialize(d)?;
         text.parse()
             .map_err(|_| D::Error::custom(format!("{text:?} is not a decimal string")))
@@ -159,11 +159,11 @@ pub mod decimal_u128 {
 
 /// `#[serde(with = "serial::max_is_null")]`: a minimum that is `u64::MAX` until a first
 /// value arrives, written `null` in that state.
-pub mod max_is_null {
+pub(crate) mod max_is_null {
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// Writes `null` for `u64::MAX`, else the number.
-    pub fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
         match *v {
             u64::MAX => s.serialize_none(),
             n => s.serialize_some(&n),
@@ -171,7 +171,7 @@ pub mod max_is_null {
     }
 
     /// Reads `null` as `u64::MAX`.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
         Ok(Option::<u64>::deserialize(d)?.unwrap_or(u64::MAX))
     }
 }

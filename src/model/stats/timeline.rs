@@ -25,10 +25,10 @@ const SUB_BITS: u32 = 4;
 /// Values are clamped to 2^36 µs (19 hours).
 const MAX_EXP: u32 = 36;
 /// Number of buckets: exact below 16 µs, then 16 per power of two up to 2^36.
-pub const BUCKETS: usize = ((MAX_EXP - SUB_BITS + 1) as usize) * SUB as usize;
+pub(crate) const BUCKETS: usize = ((MAX_EXP - SUB_BITS + 1) as usize) * SUB as usize;
 
 /// The bucket of a value in µs.
-pub fn bucket_of(us: u64) -> usize {
+pub(crate) fn bucket_of(us: u64) -> usize {
     let v = us.min((1u64 << MAX_EXP) - 1);
     if v < SUB {
         return v as usize;
@@ -39,7 +39,7 @@ pub fn bucket_of(us: u64) -> usize {
 }
 
 /// The highest value (µs) that falls into bucket `i`.
-pub fn bucket_high(i: usize) -> u64 {
+pub(crate) fn bucket_high(i: usize) -> u64 {
     let i = i as u64;
     if i < SUB {
         return i;
@@ -53,7 +53,7 @@ pub fn bucket_high(i: usize) -> u64 {
 /// A compact histogram of µs values: its non-zero buckets as `(bucket, count)` pairs,
 /// ascending. Quantiles are bucket highs (at most 1/16 above the true value).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LogHist(pub Vec<(u16, u32)>);
+pub(crate) struct LogHist(pub Vec<(u16, u32)>);
 
 impl Merge for Timeline {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
@@ -76,12 +76,12 @@ impl LogHist {
     }
 
     /// Number of values.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.0.iter().map(|&(_, c)| u64::from(c)).sum()
     }
 
     /// The value at quantile `q` (0 < q ≤ 1) in µs, 0 when empty.
-    pub fn quantile_us(&self, q: f64) -> u64 {
+    pub(crate) fn quantile_us(&self, q: f64) -> u64 {
         let total = self.count();
         if total == 0 {
             return 0;
@@ -100,7 +100,7 @@ impl LogHist {
     }
 
     /// Adds another histogram's counts (both ascending; the result too).
-    pub fn merge(&mut self, o: &LogHist) {
+    pub(crate) fn merge(&mut self, o: &LogHist) {
         if o.0.is_empty() {
             return;
         }
@@ -140,33 +140,35 @@ impl LogHist {
 /// One second of the run (the last one may be shorter: see `Timeline::end_s`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Interval {
+pub(crate) struct Interval {
     /// Arrivals (connections or sessions) scheduled in this second and issued.
-    pub offered: u64,
+    pub(crate) offered: u64,
     /// Connections that reached the connecting stage.
-    pub connections: u64,
+    pub(crate) connections: u64,
     /// Completed replies by status class 1xx..=5xx.
-    pub replies: [u64; 5],
+    pub(crate) replies: [u64; 5],
     /// Failures by kind (`ErrorKind` order).
-    pub errors: [u64; ERROR_KINDS],
+    pub(crate) errors: [u64; ERROR_KINDS],
     /// Connections open when the second ended.
-    pub open: u64,
+    pub(crate) open: u64,
     /// Response times (send start → status line), µs.
-    pub response: LogHist,
+    pub(crate) response: LogHist,
     /// Longest response time, µs (exact).
-    pub response_max_us: u64,
+    pub(crate) response_max_us: u64,
     /// Arrival lateness of the arrivals issued in this second, µs.
-    pub lateness: LogHist,
+    pub(crate) lateness: LogHist,
 }
 
 impl Interval {
     /// Completed replies of all status classes 1–5.
-    pub fn replies_total(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn replies_total(&self) -> u64 {
         self.replies.iter().sum()
     }
 
     /// Sum of the error counters.
-    pub fn errors_total(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn errors_total(&self) -> u64 {
         self.errors.iter().sum()
     }
 
@@ -188,13 +190,13 @@ impl Interval {
 
 /// The running totals a roll-over takes its deltas from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Totals {
+pub(crate) struct Totals {
     /// `Stats::connections`.
-    pub connections: u64,
+    pub(crate) connections: u64,
     /// `Stats::replies_by_class[1..=5]`.
-    pub replies: [u64; 5],
+    pub(crate) replies: [u64; 5],
     /// `Stats::errors`.
-    pub errors: [u64; ERROR_KINDS],
+    pub(crate) errors: [u64; ERROR_KINDS],
 }
 
 /// The second being recorded: dense histograms and the totals at its start.
@@ -224,11 +226,11 @@ impl Default for Working {
 /// The per-second record of a run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Timeline {
+pub(crate) struct Timeline {
     /// One element per second since the start, in order.
-    pub intervals: Vec<Interval>,
+    pub(crate) intervals: Vec<Interval>,
     /// Seconds from the start to the end of the last interval (the run's end).
-    pub end_s: f64,
+    pub(crate) end_s: f64,
     #[serde(skip)]
     working: Working,
 }
@@ -242,7 +244,7 @@ impl PartialEq for Timeline {
 impl Timeline {
     /// An arrival scheduled `scheduled_s` seconds after the start was issued. An
     /// arrival of a second that has not been rolled over yet counts in the current one.
-    pub fn offered(&mut self, scheduled_s: u64) {
+    pub(crate) fn offered(&mut self, scheduled_s: u64) {
         match usize::try_from(scheduled_s)
             .ok()
             .and_then(|i| self.intervals.get_mut(i))
@@ -253,19 +255,19 @@ impl Timeline {
     }
 
     /// A response time, µs.
-    pub fn on_response(&mut self, us: u64) {
+    pub(crate) fn on_response(&mut self, us: u64) {
         self.working.response[bucket_of(us)] += 1;
         self.working.response_max_us = self.working.response_max_us.max(us);
     }
 
     /// An arrival's lateness, µs.
-    pub fn on_lateness(&mut self, us: u64) {
+    pub(crate) fn on_lateness(&mut self, us: u64) {
         self.working.lateness[bucket_of(us)] += 1;
     }
 
     /// Ends the current second: `now` are the running totals, `open` the connections
     /// open, `at_s` the time since the start (the end of this interval).
-    pub fn roll(&mut self, now: Totals, open: u64, at_s: f64) {
+    pub(crate) fn roll(&mut self, now: Totals, open: u64, at_s: f64) {
         let w = &mut self.working;
         let sub = |a: u64, b: u64| a.saturating_sub(b);
         let mut replies = [0; 5];
@@ -295,7 +297,7 @@ impl Timeline {
     }
 
     /// Adds another timeline (same start) interval by interval (`Merge::merge`).
-    pub fn add(&mut self, o: &Timeline) {
+    pub(crate) fn add(&mut self, o: &Timeline) {
         if self.intervals.len() < o.intervals.len() {
             self.intervals
                 .resize_with(o.intervals.len(), Interval::default);
@@ -308,7 +310,7 @@ impl Timeline {
 
     /// Length of interval `i` in seconds: 1, except for the last one, which ends at
     /// `end_s`.
-    pub fn seconds(&self, i: usize) -> f64 {
+    pub(crate) fn seconds(&self, i: usize) -> f64 {
         if i + 1 == self.intervals.len() {
             (self.end_s - i as f64).clamp(0.0, 1.0)
         } else {

@@ -25,58 +25,58 @@ use crate::model::workload::stripe_share;
 
 /// One group of users working against the same budget.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Group {
+pub(crate) struct Group {
     /// Units in flight at most (over all engines when `ClosedLoop::split`).
-    pub users: u64,
+    pub(crate) users: u64,
     /// Units to start in all (connections or sessions).
-    pub units: u64,
+    pub(crate) units: u64,
     /// A request budget spent over keep-alive connections (ab's `-k`): each connection
     /// issues one call at a time while the budget lasts. None: every connection makes
     /// `--num-calls` calls.
-    pub calls: Option<u64>,
+    pub(crate) calls: Option<u64>,
 }
 
 /// The closed-loop description of a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClosedLoop {
+pub(crate) struct ClosedLoop {
     /// The groups; with `per_target`, group g works for target g only.
-    pub groups: Vec<Group>,
+    pub(crate) groups: Vec<Group>,
     /// One group per target (ab, lb); else one group whose connections go to the
     /// targets round-robin by arrival, as in the open loop.
-    pub per_target: bool,
+    pub(crate) per_target: bool,
     /// Split each group's users over the engines (`--concurrency`, ab, lb); false gives
     /// every engine `users` of its own (httperf's sequential mode: one per engine).
-    pub split: bool,
+    pub(crate) split: bool,
     /// How often a request whose connection failed before it was sent is tried again
     /// on a new connection (lb's `-m`); 0 for none.
-    pub retries: u8,
+    pub(crate) retries: u8,
     /// Record ab's per-request figures (`stats::ab`) and print ab's heartbeat.
-    pub ab: Option<AbRecording>,
+    pub(crate) ab: Option<AbRecording>,
 }
 
 /// What `rshperf ab` and `rshperf lb` want recorded besides the classic statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct AbRecording {
+pub(crate) struct AbRecording {
     /// Print `Completed N requests` on stderr every this many completed requests (ab's
     /// heartbeat; 0 for none).
-    pub heartbeat: u64,
+    pub(crate) heartbeat: u64,
 }
 
 /// One engine's part of a group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GroupShare {
+pub(crate) struct GroupShare {
     /// Units in flight at most.
-    pub users: u64,
+    pub(crate) users: u64,
     /// Units to start.
-    pub units: u64,
+    pub(crate) units: u64,
     /// Request budget (keep-alive mode).
-    pub calls: Option<u64>,
+    pub(crate) calls: Option<u64>,
 }
 
 impl ClosedLoop {
     /// The closed loop of a plain run of `cfg` with `units` units: `--concurrency`, or
     /// httperf's sequential mode when there is no rate; None for the open loop.
-    pub fn from_config(cfg: &Config, units: u64) -> Option<ClosedLoop> {
+    pub(crate) fn from_config(cfg: &Config, units: u64) -> Option<ClosedLoop> {
         if cfg.load.concurrency > 0 {
             Some(ClosedLoop::concurrency(cfg.load.concurrency, units))
         } else if matches!(cfg.load.period, Period::Sequential) {
@@ -87,7 +87,7 @@ impl ClosedLoop {
     }
 
     /// httperf's sequential mode: one user per engine, `units` units in all.
-    pub fn sequential(units: u64) -> ClosedLoop {
+    pub(crate) fn sequential(units: u64) -> ClosedLoop {
         ClosedLoop {
             groups: vec![Group {
                 users: 1,
@@ -102,7 +102,7 @@ impl ClosedLoop {
     }
 
     /// `--concurrency C`: C users over all engines, `units` units in all.
-    pub fn concurrency(users: u64, units: u64) -> ClosedLoop {
+    pub(crate) fn concurrency(users: u64, units: u64) -> ClosedLoop {
         ClosedLoop {
             split: true,
             groups: vec![Group {
@@ -115,13 +115,13 @@ impl ClosedLoop {
     }
 
     /// Units of the whole run (all groups, all engines).
-    pub fn units(&self) -> u64 {
+    pub(crate) fn units(&self) -> u64 {
         self.groups.iter().map(|g| g.units).sum()
     }
 
     /// The part of every group that engine `stripe` of `stripes` runs (the same
     /// striping as arrivals: the shares of all stripes add up to the whole).
-    pub fn share(&self, stripe: u32, stripes: u32) -> Vec<GroupShare> {
+    pub(crate) fn share(&self, stripe: u32, stripes: u32) -> Vec<GroupShare> {
         self.groups
             .iter()
             .map(|g| GroupShare {
@@ -137,7 +137,7 @@ impl ClosedLoop {
     }
 
     /// The group a unit with global arrival number `arrival` belongs to.
-    pub fn group_of(&self, arrival: u64) -> usize {
+    pub(crate) fn group_of(&self, arrival: u64) -> usize {
         if self.per_target && !self.groups.is_empty() {
             usize::try_from(arrival % self.groups.len() as u64).unwrap_or(0)
         } else {
@@ -148,7 +148,7 @@ impl ClosedLoop {
     /// The global arrival number of unit `k` (global over the engines) of group `g`:
     /// `k` itself for one group; with `per_target`, numbers ≡ g (mod groups), so the
     /// round-robin target choice `arrival mod targets` picks target g.
-    pub fn arrival_of(&self, g: usize, k: u64) -> u64 {
+    pub(crate) fn arrival_of(&self, g: usize, k: u64) -> u64 {
         if self.per_target {
             k * self.groups.len() as u64 + g as u64
         } else {

@@ -13,16 +13,16 @@ use crate::wire::error::Error;
 
 /// What the options add to requests.
 #[derive(Debug, Clone)]
-pub struct Extra {
+pub(crate) struct Extra {
     /// Header lines for every request (`--add-header-file` verbatim, then
     /// `--header-file` lines, then `Content-Type:`), each ending in CRLF.
-    pub lines: Vec<u8>,
+    pub(crate) lines: Vec<u8>,
     /// `--body-file`: the body of the fixed request and its `Content-Length:` line.
-    pub body: Option<(Body, Vec<u8>)>,
+    pub(crate) body: Option<(Body, Vec<u8>)>,
 }
 
 /// Reads the files `cfg` names.
-pub fn from_config(cfg: &Config) -> Result<Extra, Error> {
+pub(crate) fn from_config(cfg: &Config) -> Result<Extra, Error> {
     let mut lines = match &cfg.request.add_header_file {
         Some(f) => std::fs::read(f)
             .map_err(|e| Error::Startup(format!("failed to open header file {f}: {e}")))?,
@@ -49,7 +49,7 @@ pub fn from_config(cfg: &Config) -> Result<Extra, Error> {
 }
 
 /// Checks the header file `name` and returns its lines, each ending in CRLF.
-pub fn parse(name: &str, bytes: &[u8]) -> Result<Vec<u8>, Error> {
+pub(crate) fn parse(name: &str, bytes: &[u8]) -> Result<Vec<u8>, Error> {
     let mut out = Vec::with_capacity(bytes.len() + 16);
     let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
     if lines.last().is_some_and(|l| l.is_empty()) {

@@ -5,13 +5,13 @@
 //! workload (request-oriented, `--wsess`, `--wsesslog`, `--wsesspage`) and the URI generator
 //! (`--uri`, `--wlog`, `--wset`) as a function of a per-engine call cursor.
 
-pub mod closed;
-pub mod headers;
+pub(crate) mod closed;
+pub(crate) mod headers;
 pub mod page;
-pub mod rate;
+pub(crate) mod rate;
 pub mod sesslog;
-pub mod target;
-pub mod uri;
+pub(crate) mod target;
+pub(crate) mod uri;
 
 use crate::model::call::{CallRef, Requests};
 use crate::model::config::{Config, WsetSpec};
@@ -21,16 +21,16 @@ use crate::wire::tls::TlsSettings;
 
 /// One burst of a `--wsesslog` session template.
 #[derive(Debug, Clone)]
-pub struct BurstPlan {
+pub(crate) struct BurstPlan {
     /// Its calls (the first goes alone, the rest once it is answered).
-    pub calls: Vec<CallRef>,
+    pub(crate) calls: Vec<CallRef>,
     /// Think time after it (None: the option's default).
-    pub think: Option<f64>,
+    pub(crate) think: Option<f64>,
 }
 
 /// What the arrivals are.
 #[derive(Debug, Clone)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// One connection per arrival (`--num-conns`, `--num-calls`, `--burst-length`).
     Request,
     /// `--wsess=N1,N2,X` with `--burst-length`.
@@ -85,19 +85,19 @@ enum UriSource {
 #[derive(Debug, Clone)]
 pub struct Workload {
     /// Every request of the run, renderable by `CallRef`.
-    pub requests: Requests,
+    pub(crate) requests: Requests,
     /// Request-oriented or session workload.
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     uri: UriSource,
     /// TLS settings (`--ssl`).
-    pub tls: Option<TlsSettings>,
+    pub(crate) tls: Option<TlsSettings>,
     /// The servers, used round-robin by arrival.
-    pub targets: Vec<target::Target>,
+    pub(crate) targets: Vec<target::Target>,
     /// `--myaddr`: source addresses, used round-robin.
-    pub local: Vec<std::net::IpAddr>,
+    pub(crate) local: Vec<std::net::IpAddr>,
     /// The closed loop a front end chose (ab, lb); None: the one of the run's `Config`
     /// (`closed_loop`).
-    pub closed: Option<ClosedLoop>,
+    pub(crate) closed: Option<ClosedLoop>,
 }
 
 impl Workload {
@@ -193,18 +193,18 @@ impl Workload {
     }
 
     /// Gives target i its own URI `uris[i]` (ab and lb with several URLs).
-    pub fn set_target_uris(&mut self, uris: Vec<String>) {
+    pub(crate) fn set_target_uris(&mut self, uris: Vec<String>) {
         self.requests.uris = uris;
         self.uri = UriSource::PerTarget;
     }
 
     /// Whether arrivals are sessions.
-    pub fn is_session(&self) -> bool {
+    pub(crate) fn is_session(&self) -> bool {
         !matches!(self.kind, Kind::Request)
     }
 
     /// Number of arrivals of the whole run (all stripes): sessions or connections.
-    pub fn arrivals(&self, cfg: &Config) -> u64 {
+    pub(crate) fn arrivals(&self, cfg: &Config) -> u64 {
         match &self.closed {
             Some(c) => c.units(),
             None => units_of(cfg),
@@ -213,7 +213,7 @@ impl Workload {
 
     /// The closed loop of a run of this workload at `cfg`: the front end's, else
     /// `--concurrency` or httperf's sequential mode; None for the open loop.
-    pub fn closed_loop(&self, cfg: &Config) -> Option<ClosedLoop> {
+    pub(crate) fn closed_loop(&self, cfg: &Config) -> Option<ClosedLoop> {
         self.closed
             .clone()
             .or_else(|| ClosedLoop::from_config(cfg, units_of(cfg)))
@@ -221,7 +221,7 @@ impl Workload {
 
     /// The request of call number `cursor` on a connection to `target`; None when a
     /// non-looping `--wlog` is exhausted.
-    pub fn call_ref_to(&self, cursor: u64, target: usize) -> Option<CallRef> {
+    pub(crate) fn call_ref_to(&self, cursor: u64, target: usize) -> Option<CallRef> {
         match &self.uri {
             UriSource::PerTarget => u32::try_from(target).ok().map(CallRef::Uri),
             _ => self.call_ref(cursor),
@@ -230,7 +230,7 @@ impl Workload {
 
     /// The request of call number `cursor` of an engine; None when a non-looping
     /// `--wlog` is exhausted.
-    pub fn call_ref(&self, cursor: u64) -> Option<CallRef> {
+    pub(crate) fn call_ref(&self, cursor: u64) -> Option<CallRef> {
         match &self.uri {
             UriSource::Fixed | UriSource::PerTarget => Some(CallRef::Fixed),
             UriSource::Wlog { repeat } => {
@@ -284,7 +284,7 @@ fn units_of(cfg: &Config) -> u64 {
 
 /// The URI of every `--wset` file, indexed by file number (`uri::Wset` naming).
 fn wset_uris(prefix: &str, spec: &WsetSpec) -> Vec<String> {
-    let mut names = uri::Wset::new(prefix, spec, 0, 1);
+    let mut names = uri::Wset::new(prefix, spec);
     (0..spec.files.max(1))
         .map(|f| names.uri_of(f).to_string())
         .collect()
@@ -292,7 +292,7 @@ fn wset_uris(prefix: &str, spec: &WsetSpec) -> Vec<String> {
 
 /// Connections engine `stripe` of `stripes` makes out of `total`: arrivals
 /// k < total with k mod stripes == stripe.
-pub fn stripe_share(total: u64, stripe: u32, stripes: u32) -> u64 {
+pub(crate) fn stripe_share(total: u64, stripe: u32, stripes: u32) -> u64 {
     let (s, n) = (u64::from(stripe), u64::from(stripes.max(1)));
     if total > s {
         (total - s).div_ceil(n)
@@ -350,7 +350,7 @@ mod tests {
             (7, 0.7, 2, 4),
         ] {
             let spec = WsetSpec { files, miss_rate };
-            let mut running = uri::Wset::new("/w", &spec, client, clients);
+            let mut running = uri::Walk::new("/w", &spec, client, clients);
             let mut w = Workload {
                 requests: Requests::new(&cfg, b""),
                 kind: Kind::Request,

@@ -18,7 +18,7 @@ use crate::model::workload::target::Target;
 use crate::wire::error::Error;
 
 /// Longest request-target fetched (nginx's default request-line limit is 8 KiB).
-pub const MAX_URI: usize = 8192;
+pub(crate) const MAX_URI: usize = 8192;
 
 /// Why a reference is not fetched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl Origin {
 
 /// The origin of each target (same order as `targets`): its `Host:` value, and with a
 /// single `--server` also the server string itself.
-pub fn origins(cfg: &Config, targets: &[Target]) -> Vec<Origin> {
+pub(crate) fn origins(cfg: &Config, targets: &[Target]) -> Vec<Origin> {
     targets
         .iter()
         .map(|t| {
@@ -95,7 +95,7 @@ pub fn origins(cfg: &Config, targets: &[Target]) -> Vec<Origin> {
 
 /// httperf's start-up check: the page URI must be an absolute path (it is the base of
 /// the page's relative references).
-pub fn check_page_uri(uri: &str) -> Result<(), Error> {
+pub(crate) fn check_page_uri(uri: &str) -> Result<(), Error> {
     if uri.starts_with('/') {
         Ok(())
     } else {

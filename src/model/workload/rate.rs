@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-pub use crate::model::config::Period;
+pub(crate) use crate::model::config::Period;
 
 /// Multiplier of the `erand48` recurrence.
 const ERAND48_A: u64 = 0x5_DEEC_E66D;
@@ -23,14 +23,14 @@ const ERAND48_MASK: u64 = (1 << 48) - 1;
 
 /// httperf's 48-bit linear congruential generator (`erand48`), bit-exact with glibc.
 #[derive(Debug, Clone)]
-pub struct Erand48 {
+pub(crate) struct Erand48 {
     state: u64,
 }
 
 impl Erand48 {
     /// The generator httperf seeds for client `id`: words `0x1234 ^ id`,
     /// `0x5678 ^ (id << 8)`, `0x9abc ^ !id` (id truncated to 16 bits).
-    pub fn for_client(id: u32) -> Self {
+    pub(crate) fn for_client(id: u32) -> Self {
         let id = u64::from(id as u16);
         let w0 = (0x1234 ^ id) & 0xffff;
         let w1 = (0x5678 ^ (id << 8)) & 0xffff;
@@ -41,7 +41,7 @@ impl Erand48 {
     }
 
     /// The next value in [0, 1), exactly `x / 2^48`.
-    pub fn next_f64(&mut self) -> f64 {
+    pub(crate) fn next_f64(&mut self) -> f64 {
         self.state = ERAND48_A.wrapping_mul(self.state).wrapping_add(ERAND48_C) & ERAND48_MASK;
         // 48 bits fit in the 53-bit significand: the conversion and the division by a
         // power of two are both exact, like glibc's bit assembly of the double.
@@ -62,7 +62,7 @@ fn to_attos(seconds: f64) -> u128 {
 
 /// The global arrival schedule, restricted to one stripe.
 #[derive(Debug, Clone)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     /// The process; `Sequential` makes the schedule empty.
     period: Period,
     /// Random numbers for `u` and `e`.
@@ -86,7 +86,7 @@ impl Schedule {
     /// arrivals k with k mod `stripes` == `stripe` (use 0/1 for all arrivals).
     /// Panics never; `Period::Sequential` yields nothing (the caller paces itself).
     /// `stripes == 0` is treated as 1 and `stripe` is taken mod `stripes`.
-    pub fn new(period: &Period, client_id: u32, stripe: u32, stripes: u32) -> Self {
+    pub(crate) fn new(period: &Period, client_id: u32, stripe: u32, stripes: u32) -> Self {
         let stripes = u64::from(stripes.max(1));
         Schedule {
             period: period.clone(),
@@ -103,7 +103,7 @@ impl Schedule {
     /// Offset from t0 of this stripe's next arrival (the first global arrival, k = 0,
     /// is at offset 0). Offsets are absolute (t0 + Σ draws), so they never drift.
     /// Returns None for `Period::Sequential`.
-    pub fn next_offset(&mut self) -> Option<Duration> {
+    pub(crate) fn next_offset(&mut self) -> Option<Duration> {
         if matches!(self.period, Period::Sequential) {
             return None;
         }

@@ -22,11 +22,11 @@ const METHODS: [&str; 9] = [
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateRequest {
     /// The URI, sent verbatim.
-    pub uri: String,
+    pub(crate) uri: String,
     /// The method (`GET` unless `method=` says otherwise), spelled as in the table.
-    pub method: String,
+    pub(crate) method: String,
     /// The request body from `contents=` (empty: no body).
-    pub body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 /// Requests issued together, followed by a think time.
@@ -46,7 +46,7 @@ pub struct SessionTemplate {
 }
 
 /// Reads and parses session file `path`.
-pub fn parse_file(path: &str) -> Result<Vec<SessionTemplate>, Error> {
+pub(crate) fn parse_file(path: &str) -> Result<Vec<SessionTemplate>, Error> {
     let text =
         std::fs::read(path).map_err(|e| Error::Startup(format!("can't open {path}: {e}")))?;
     parse(path, &text)

@@ -13,17 +13,17 @@ use crate::wire::error::Error;
 
 /// One server of the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     /// Where to connect.
-    pub addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     /// The `Host:` value.
-    pub host: String,
+    pub(crate) host: String,
     /// How reports name it (`host:port` as given).
-    pub label: String,
+    pub(crate) label: String,
 }
 
 /// The targets of `cfg`: its one server, or the entries of `--servers`.
-pub fn from_config(cfg: &Config) -> Result<Vec<Target>, Error> {
+pub(crate) fn from_config(cfg: &Config) -> Result<Vec<Target>, Error> {
     let Some(file) = &cfg.target.servers else {
         let addr = *cfg
             .target
@@ -42,7 +42,7 @@ pub fn from_config(cfg: &Config) -> Result<Vec<Target>, Error> {
 }
 
 /// Parses and resolves a `--servers` file named `name` with default port `port`.
-pub fn parse(name: &str, bytes: &[u8], port: u16) -> Result<Vec<Target>, Error> {
+pub(crate) fn parse(name: &str, bytes: &[u8], port: u16) -> Result<Vec<Target>, Error> {
     let text = String::from_utf8_lossy(bytes);
     let mut targets = Vec::new();
     for (i, entry) in text.split(['\0', '\n']).enumerate() {

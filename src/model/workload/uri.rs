@@ -13,11 +13,11 @@ use crate::wire::error::Error;
 /// starts at 0, so the first value is 0xB / 2^48 (checked against glibc 2.36). It is
 /// where httperf's `--wset` miss probability starts. (0.39646477376027534 is the first
 /// value on systems whose unseeded state is POSIX's 0x1234ABCD330E, not glibc's.)
-pub const DRAND48_FIRST: f64 = 11.0 / 281_474_976_710_656.0;
+pub(crate) const DRAND48_FIRST: f64 = 11.0 / 281_474_976_710_656.0;
 
 /// The `--wlog` URI list: entries in file order, optionally repeating.
 #[derive(Debug, Clone)]
-pub struct Wlog {
+pub(crate) struct Wlog {
     /// All entries, concatenated.
     text: String,
     /// `(start, end)` of each entry in `text`.
@@ -30,14 +30,14 @@ pub struct Wlog {
 
 impl Wlog {
     /// Reads the file of `spec` (NUL-separated URIs).
-    pub fn from_file(spec: &WlogSpec) -> Result<Wlog, Error> {
+    pub(crate) fn from_file(spec: &WlogSpec) -> Result<Wlog, Error> {
         let bytes = std::fs::read(&spec.file)
             .map_err(|e| Error::Startup(format!("can't open {}: {e}", spec.file)))?;
         Wlog::from_bytes(&spec.file, &bytes, spec.repeat)
     }
 
     /// Splits `bytes` at NUL bytes, skipping empty entries; `name` is used in errors.
-    pub fn from_bytes(name: &str, bytes: &[u8], repeat: bool) -> Result<Wlog, Error> {
+    pub(crate) fn from_bytes(name: &str, bytes: &[u8], repeat: bool) -> Result<Wlog, Error> {
         if bytes.is_empty() {
             return Err(Error::Startup(format!("file {name} is empty")));
         }
@@ -71,7 +71,7 @@ impl Wlog {
     /// then ends the test, as httperf does).
     // Not an `Iterator`: the URI is lent from `self`.
     #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> Option<&str> {
+    pub(crate) fn next(&mut self) -> Option<&str> {
         if self.pos == self.spans.len() {
             if !self.repeat {
                 return None;
@@ -84,40 +84,36 @@ impl Wlog {
     }
 
     /// Number of URIs in the list.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.spans.len()
     }
 
     /// Always false: a list without URIs is refused at construction.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.spans.is_empty()
     }
 }
 
 /// The `--wset=N,X` generator of one client.
 #[derive(Debug, Clone)]
-pub struct Wset {
+pub(crate) struct Wset {
     /// The URI under construction; its first `prefix_len` bytes are the prefix.
     buf: String,
     prefix_len: usize,
     /// Number of decimal digits in a path (one per power of ten below N).
     digits: u32,
-    files: u64,
-    stride: u64,
-    miss_rate: f64,
-    miss_prob: f64,
-    file_num: u64,
 }
 
 impl Wset {
-    /// The generator for client `client_id` of `num_clients` (`--client=I/N`) with URI
-    /// prefix `prefix` (`--uri`).
+    /// The names of `spec`'s files under the URI prefix `prefix` (`--uri`).
     ///
     /// Unlike httperf (compatibility.md, bug 10), a prefix ending in `/` is used
     /// without that slash, so `/wset/` and `/wset` both give `/wset/0/0/1.html`, and
     /// `/` gives `/0/0/1.html`. With N = 1 the path has no digits and the prefix is
     /// used as given (`/wset.html`, `/.html`).
-    pub fn new(prefix: &str, spec: &WsetSpec, client_id: u32, num_clients: u32) -> Wset {
+    pub(crate) fn new(prefix: &str, spec: &WsetSpec) -> Wset {
         let files = spec.files.max(1);
         let mut digits = 0u32;
         let mut j: u64 = 1;
@@ -138,34 +134,11 @@ impl Wset {
             prefix_len: buf.len(),
             buf,
             digits,
-            files,
-            stride: u64::from(num_clients.max(1)),
-            miss_rate: spec.miss_rate,
-            miss_prob: DRAND48_FIRST,
-            // httperf starts at the client id as is; keep it inside the working set.
-            file_num: u64::from(client_id) % files,
         }
-    }
-
-    /// The URI of the next call (lent from an internal buffer, rewritten per call).
-    // Not an `Iterator`: the URI is lent from `self`.
-    #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> &str {
-        self.miss_prob += self.miss_rate;
-        if self.miss_prob >= 1.0 {
-            self.miss_prob -= 1.0;
-            self.file_num += self.stride;
-            if self.file_num >= self.files {
-                self.file_num -= self.files;
-                // Only more clients than files get here; httperf would leave the set.
-                self.file_num %= self.files;
-            }
-        }
-        self.uri_of(self.file_num)
     }
 
     /// The URI of file number `file` (lent from the internal buffer).
-    pub fn uri_of(&mut self, file: u64) -> &str {
+    pub(crate) fn uri_of(&mut self, file: u64) -> &str {
         self.buf.truncate(self.prefix_len);
         for i in (0..self.digits).rev() {
             let digit = (file / 10u64.pow(i)) % 10;
@@ -177,15 +150,60 @@ impl Wset {
     }
 }
 
+/// httperf's step-by-step walk of the working set, for client `client_id` of
+/// `num_clients`: the reference the workload's closed form is tested against.
+#[cfg(test)]
+pub(crate) struct Walk {
+    names: Wset,
+    files: u64,
+    stride: u64,
+    miss_rate: f64,
+    miss_prob: f64,
+    file_num: u64,
+}
+
+#[cfg(test)]
+impl Walk {
+    /// The walk of client `client_id` of `num_clients` (`--client=I/N`).
+    pub(crate) fn new(prefix: &str, spec: &WsetSpec, client_id: u32, num_clients: u32) -> Walk {
+        let files = spec.files.max(1);
+        Walk {
+            names: Wset::new(prefix, spec),
+            files,
+            stride: u64::from(num_clients.max(1)),
+            miss_rate: spec.miss_rate,
+            miss_prob: DRAND48_FIRST,
+            // httperf starts at the client id as is; keep it inside the working set.
+            file_num: u64::from(client_id) % files,
+        }
+    }
+
+    /// The URI of the next call.
+    #[allow(clippy::should_implement_trait)]
+    pub(crate) fn next(&mut self) -> &str {
+        self.miss_prob += self.miss_rate;
+        if self.miss_prob >= 1.0 {
+            self.miss_prob -= 1.0;
+            self.file_num += self.stride;
+            if self.file_num >= self.files {
+                self.file_num -= self.files;
+                // Only more clients than files get here; httperf would leave the set.
+                self.file_num %= self.files;
+            }
+        }
+        self.names.uri_of(self.file_num)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn wset(prefix: &str, files: u64, miss_rate: f64, id: u32, n: u32) -> Wset {
-        Wset::new(prefix, &WsetSpec { files, miss_rate }, id, n)
+    fn wset(prefix: &str, files: u64, miss_rate: f64, id: u32, n: u32) -> Walk {
+        Walk::new(prefix, &WsetSpec { files, miss_rate }, id, n)
     }
 
-    fn take(w: &mut Wset, k: usize) -> Vec<String> {
+    fn take(w: &mut Walk, k: usize) -> Vec<String> {
         (0..k).map(|_| w.next().to_string()).collect()
     }
 
@@ -276,12 +294,12 @@ mod tests {
         let mut w = wset("/some/prefix/", 1_000_000, 0.3, 0, 1);
         let cap = {
             w.next();
-            w.buf.capacity()
+            w.names.buf.capacity()
         };
         for _ in 0..1000 {
             w.next();
         }
-        assert_eq!(w.buf.capacity(), cap);
+        assert_eq!(w.names.buf.capacity(), cap);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::lines::{header_value, Lines};
 /// Longest header line examined (longer lines are not cookies we can keep anyway).
 const MAX_LINE: usize = 4096;
 /// Longest cookie kept (httperf's limit).
-pub const MAX_COOKIE: usize = 245;
+pub(crate) const MAX_COOKIE: usize = 245;
 /// Longest server name kept (ab's buffer).
 const MAX_SERVER: usize = 1023;
 
@@ -28,7 +28,7 @@ enum Wanted {
 /// Assembles header lines and remembers the last value of the wanted header
 /// (`Set-Cookie` by default).
 #[derive(Debug, Clone, Default)]
-pub struct CookieScan {
+pub(crate) struct CookieScan {
     lines: Lines,
     found: Option<Vec<u8>>,
     wanted: Wanted,
@@ -61,7 +61,7 @@ fn examine(line: &[u8], wanted: Wanted, found: &mut Option<Vec<u8>>) {
 
 impl CookieScan {
     /// A scan for the `Server:` name instead (ab's `Server Software`).
-    pub fn server() -> CookieScan {
+    pub(crate) fn server() -> CookieScan {
         CookieScan {
             wanted: Wanted::Server,
             ..CookieScan::default()
@@ -69,14 +69,14 @@ impl CookieScan {
     }
 
     /// Feeds header-block bytes.
-    pub fn feed(&mut self, bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
         let (found, wanted) = (&mut self.found, self.wanted);
         self.lines
             .feed(bytes, MAX_LINE, |line| examine(line, wanted, found));
     }
 
     /// The value found since the last call, if any.
-    pub fn take(&mut self) -> Option<Vec<u8>> {
+    pub(crate) fn take(&mut self) -> Option<Vec<u8>> {
         self.lines.clear();
         self.found.take()
     }

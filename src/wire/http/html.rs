@@ -45,15 +45,15 @@ pub const MAX_REFS: usize = 512;
 /// Longest reference kept (bytes).
 pub const MAX_REF: usize = 8192;
 /// Most bytes of references kept per reply.
-pub const MAX_TEXT: usize = 256 * 1024;
+pub(crate) const MAX_TEXT: usize = 256 * 1024;
 /// Bytes the tokenizer may hold in one unfinished token before the scan gives up.
-pub const MAX_PENDING: usize = 1024 * 1024;
+pub(crate) const MAX_PENDING: usize = 1024 * 1024;
 /// Longest header line examined.
 const MAX_LINE: usize = 16 * 1024;
 
 /// A limit that cut a scan short (reported once per run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limit {
+pub(crate) enum Limit {
     /// A reply had more than `MAX_REFS` references (or `MAX_TEXT` bytes of them).
     Refs,
     /// A token longer than `MAX_PENDING` bytes: the rest of the body was not scanned.
@@ -62,7 +62,7 @@ pub enum Limit {
 
 impl Limit {
     /// What happened, for the one-line warning.
-    pub fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         match self {
             Limit::Refs => format!(
                 "a page embeds more than {MAX_REFS} objects (or {} KiB of URIs); only the \
@@ -342,12 +342,12 @@ impl PageScan {
     }
 
     /// A limit that cut a scan short since the last call, if any.
-    pub fn take_limit(&mut self) -> Option<Limit> {
+    pub(crate) fn take_limit(&mut self) -> Option<Limit> {
         self.found.borrow_mut().limit.take()
     }
 
     /// Forgets everything (the connection slot is reused).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.end_reply(0);
         let mut found = self.found.borrow_mut();
         found.text.clear();

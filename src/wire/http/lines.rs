@@ -7,7 +7,7 @@
 
 /// Assembles lines ending in LF (one CR before it is dropped).
 #[derive(Debug, Clone, Default)]
-pub struct Lines {
+pub(crate) struct Lines {
     line: Vec<u8>,
     over: bool,
 }
@@ -15,7 +15,7 @@ pub struct Lines {
 impl Lines {
     /// Feeds `bytes`; calls `each` with every line completed that is at most `max` bytes
     /// long (CR excluded from neither the limit nor the line before stripping).
-    pub fn feed(&mut self, bytes: &[u8], max: usize, mut each: impl FnMut(&[u8])) {
+    pub(crate) fn feed(&mut self, bytes: &[u8], max: usize, mut each: impl FnMut(&[u8])) {
         for &b in bytes {
             if b == b'\n' {
                 if !self.over {
@@ -31,7 +31,7 @@ impl Lines {
     }
 
     /// Drops a partial line (the reply ended or the connection is reused).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.line.clear();
         self.over = false;
     }
@@ -39,7 +39,7 @@ impl Lines {
 
 /// The value of header line `line` if its name is `name` (case-insensitive), with the
 /// white space around it trimmed.
-pub fn header_value<'l>(line: &'l [u8], name: &[u8]) -> Option<&'l [u8]> {
+pub(crate) fn header_value<'l>(line: &'l [u8], name: &[u8]) -> Option<&'l [u8]> {
     let colon = line.iter().position(|&b| b == b':')?;
     if !line[..colon].eq_ignore_ascii_case(name) {
         return None;

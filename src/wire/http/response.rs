@@ -29,7 +29,7 @@ pub enum ReplyError {
 }
 
 /// Largest accepted header block (and trailer block), bytes.
-pub const MAX_HEADER_BLOCK: u64 = 64 * 1024;
+pub(crate) const MAX_HEADER_BLOCK: u64 = 64 * 1024;
 
 /// Receives raw pieces of the reply as they are parsed (for `--print-reply` and
 /// `--session-cookies`). Every method has an empty default; the parser is generic over
@@ -46,7 +46,9 @@ pub trait ReplySink {
 }
 
 /// A sink that ignores everything.
-pub struct NoSink;
+#[cfg(test)]
+pub(crate) struct NoSink;
+#[cfg(test)]
 impl ReplySink for NoSink {}
 
 /// What `feed` found in the bytes it was given.

@@ -10,14 +10,14 @@
 /// Incremental lossy UTF-8 decoding: the same text as `String::from_utf8_lossy` of the
 /// whole input, however it is split.
 #[derive(Debug, Default)]
-pub struct Utf8Carry {
+pub(crate) struct Utf8Carry {
     carry: [u8; 4],
     len: usize,
 }
 
 impl Utf8Carry {
     /// Appends the text of `bytes` (after what was carried) to `out`.
-    pub fn decode(&mut self, mut bytes: &[u8], out: &mut String) {
+    pub(crate) fn decode(&mut self, mut bytes: &[u8], out: &mut String) {
         if self.len > 0 {
             // Complete (or reject) the sequence carried from the last piece.
             let mut tmp = [0u8; 8];

@@ -38,7 +38,7 @@ const MAX_STREAM_ID: u32 = (1 << 31) - 1;
 const MAX_REFUSED: u32 = 100;
 
 /// Why the connection must end: the code for GOAWAY and a reason for traces.
-pub type H2Error = FrameError;
+pub(crate) type H2Error = FrameError;
 
 fn err(code: u32, reason: &'static str) -> H2Error {
     FrameError { code, reason }
@@ -245,7 +245,7 @@ impl<T> H2<T> {
 
     /// The request header encoder (its table follows the server's
     /// SETTINGS_HEADER_TABLE_SIZE): blocks must be encoded in the order of `open`.
-    pub fn encoder(&mut self) -> &mut Encoder {
+    pub(crate) fn encoder(&mut self) -> &mut Encoder {
         &mut self.encoder
     }
 

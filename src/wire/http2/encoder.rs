@@ -24,13 +24,13 @@ use super::hpack::{put_indexed, put_integer, put_string, STATIC};
 
 /// The largest table the encoder uses (the protocol's initial
 /// SETTINGS_HEADER_TABLE_SIZE: larger settings are not taken up).
-pub const DEFAULT_TABLE: usize = 4096;
+pub(crate) const DEFAULT_TABLE: usize = 4096;
 /// Per-entry overhead in the table size (RFC 7541 §4.1).
 const ENTRY_OVERHEAD: usize = 32;
 
 /// Appends `name: value` to a plain field list (u32 LE name length, u32 LE value
 /// length, name, value).
-pub fn put_plain(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+pub(crate) fn put_plain(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(&u32::try_from(name.len()).unwrap_or(u32::MAX).to_le_bytes());
     out.extend_from_slice(&u32::try_from(value.len()).unwrap_or(u32::MAX).to_le_bytes());
     out.extend_from_slice(name);
@@ -38,7 +38,7 @@ pub fn put_plain(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 }
 
 /// The (name, value) pairs of a plain field list, in order (a malformed tail ends it).
-pub fn plain_fields(mut list: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+pub(crate) fn plain_fields(mut list: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
     std::iter::from_fn(move || {
         let word = |b: &[u8], k: usize| -> Option<usize> {
             let w: [u8; 4] = b.get(k..k + 4)?.try_into().ok()?;
@@ -72,7 +72,7 @@ impl Entry {
 
 /// The request-side HPACK state of one connection.
 #[derive(Debug)]
-pub struct Encoder {
+pub(crate) struct Encoder {
     /// Entries newest first (dynamic index 62 + position).
     entries: VecDeque<Entry>,
     /// Buffers of evicted entries, reused by later ones.
@@ -100,7 +100,7 @@ impl Default for Encoder {
 
 impl Encoder {
     /// Forgets the table (a new connection), keeping the buffers.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.evict_to(0);
         self.max = DEFAULT_TABLE;
         self.pending = None;
@@ -108,7 +108,7 @@ impl Encoder {
 
     /// The server's SETTINGS_HEADER_TABLE_SIZE is `setting`: the table shrinks at
     /// once (and says so at the start of the next block) or grows up to our default.
-    pub fn set_limit(&mut self, setting: usize) {
+    pub(crate) fn set_limit(&mut self, setting: usize) {
         let max = setting.min(DEFAULT_TABLE);
         if max == self.max {
             return;
@@ -119,12 +119,14 @@ impl Encoder {
     }
 
     /// The table's current size (RFC 7541 §4.1).
-    pub fn table_size(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn table_size(&self) -> usize {
         self.size
     }
 
     /// Entries in the table.
-    pub fn entries(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> usize {
         self.entries.len()
     }
 
@@ -155,7 +157,7 @@ impl Encoder {
 
     /// Encodes the plain field list `fields` (see `put_plain`) as one header block
     /// appended to `out`.
-    pub fn encode(&mut self, fields: &[u8], out: &mut Vec<u8>) {
+    pub(crate) fn encode(&mut self, fields: &[u8], out: &mut Vec<u8>) {
         if let Some(low) = self.pending.take() {
             if low < self.max {
                 put_integer(out, 0x20, 5, low as u64);
@@ -168,7 +170,7 @@ impl Encoder {
     }
 
     /// Encodes one field (`name` lowercase).
-    pub fn field(&mut self, name: &[u8], value: &[u8], out: &mut Vec<u8>) {
+    pub(crate) fn field(&mut self, name: &[u8], value: &[u8], out: &mut Vec<u8>) {
         let mut name_index = None;
         for (i, e) in self.entries.iter().enumerate() {
             if e.name() == name {

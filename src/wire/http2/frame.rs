@@ -9,15 +9,15 @@
 //! is `conn::H2`'s business, which is the only caller besides tests and the fuzzer.
 
 /// The client connection preface (§3.4).
-pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+pub(crate) const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// Size of a frame header.
-pub const HEAD: usize = 9;
+pub(crate) const HEAD: usize = 9;
 /// The initial flow-control window and SETTINGS_MAX_FRAME_SIZE's default.
-pub const DEFAULT_WINDOW: u32 = 65_535;
+pub(crate) const DEFAULT_WINDOW: u32 = 65_535;
 /// SETTINGS_MAX_FRAME_SIZE's default (and our value: we accept no larger frames).
-pub const DEFAULT_MAX_FRAME: u32 = 16_384;
+pub(crate) const DEFAULT_MAX_FRAME: u32 = 16_384;
 /// Largest flow-control window (§6.9.1).
-pub const MAX_WINDOW: i64 = (1 << 31) - 1;
+pub(crate) const MAX_WINDOW: i64 = (1 << 31) - 1;
 
 /// Frame types (§6).
 pub mod kind {
@@ -97,20 +97,20 @@ pub mod setting {
 
 /// A frame header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Head {
+pub(crate) struct Head {
     /// Payload length.
-    pub len: u32,
+    pub(crate) len: u32,
     /// Frame type.
-    pub kind: u8,
+    pub(crate) kind: u8,
     /// Flags.
-    pub flags: u8,
+    pub(crate) flags: u8,
     /// Stream identifier (reserved bit cleared).
-    pub stream: u32,
+    pub(crate) stream: u32,
 }
 
 impl Head {
     /// Parses the 9 header bytes.
-    pub fn parse(b: &[u8; HEAD]) -> Head {
+    pub(crate) fn parse(b: &[u8; HEAD]) -> Head {
         Head {
             len: u32::from_be_bytes([0, b[0], b[1], b[2]]),
             kind: b[3],
@@ -120,7 +120,7 @@ impl Head {
     }
 
     /// Whether `f` is set.
-    pub fn has(&self, f: u8) -> bool {
+    pub(crate) fn has(&self, f: u8) -> bool {
         self.flags & f != 0
     }
 }
@@ -144,24 +144,25 @@ pub fn put_settings(out: &mut Vec<u8>, pairs: &[(u16, u32)]) {
 }
 
 /// Appends a SETTINGS acknowledgement.
-pub fn put_settings_ack(out: &mut Vec<u8>) {
+pub(crate) fn put_settings_ack(out: &mut Vec<u8>) {
     put_head(out, 0, kind::SETTINGS, flag::ACK, 0);
 }
 
 /// Appends a WINDOW_UPDATE.
-pub fn put_window_update(out: &mut Vec<u8>, stream: u32, increment: u32) {
+pub(crate) fn put_window_update(out: &mut Vec<u8>, stream: u32, increment: u32) {
     put_head(out, 4, kind::WINDOW_UPDATE, 0, stream);
     out.extend_from_slice(&(increment & 0x7fff_ffff).to_be_bytes());
 }
 
 /// Appends a PING acknowledgement echoing `data`.
-pub fn put_ping_ack(out: &mut Vec<u8>, data: &[u8]) {
+pub(crate) fn put_ping_ack(out: &mut Vec<u8>, data: &[u8]) {
     put_head(out, 8, kind::PING, flag::ACK, 0);
     out.extend_from_slice(data);
 }
 
 /// Appends a RST_STREAM.
-pub fn put_rst_stream(out: &mut Vec<u8>, stream: u32, code: u32) {
+#[cfg(test)]
+pub(crate) fn put_rst_stream(out: &mut Vec<u8>, stream: u32, code: u32) {
     put_head(out, 4, kind::RST_STREAM, 0, stream);
     out.extend_from_slice(&code.to_be_bytes());
 }
@@ -184,7 +185,7 @@ pub struct FrameError {
 
 /// What `Reader::next` found.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Item<'a> {
+pub(crate) enum Item<'a> {
     /// A complete non-DATA frame: its header and payload.
     Frame(Head, &'a [u8]),
     /// DATA payload bytes of the frame `head` (padding removed); `end` on the last
@@ -214,7 +215,7 @@ enum At {
 
 /// Cuts a byte stream into frames (see the module header).
 #[derive(Debug)]
-pub struct Reader {
+pub(crate) struct Reader {
     head_buf: [u8; HEAD],
     head_len: usize,
     head: Head,
@@ -226,7 +227,7 @@ pub struct Reader {
 
 impl Reader {
     /// A reader accepting payloads up to `max_frame` bytes.
-    pub fn new(max_frame: u32) -> Reader {
+    pub(crate) fn new(max_frame: u32) -> Reader {
         Reader {
             head_buf: [0; HEAD],
             head_len: 0,
@@ -238,20 +239,21 @@ impl Reader {
     }
 
     /// Back to the start of a stream (buffers kept).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.head_len = 0;
         self.at = At::Header;
         self.payload.clear();
     }
 
     /// Whether the reader is between frames.
-    pub fn idle(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn idle(&self) -> bool {
         self.at == At::Header && self.head_len == 0
     }
 
     /// Takes the next item from `input`, advancing it past the bytes used. None when
     /// `input` is used up without completing an item.
-    pub fn next<'s, 'i: 's>(
+    pub(crate) fn next<'s, 'i: 's>(
         &'s mut self,
         input: &mut &'i [u8],
     ) -> Result<Option<Item<'s>>, FrameError> {

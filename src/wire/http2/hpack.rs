@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use super::huffman;
 
 /// The static table (RFC 7541 appendix A); index 1 is element 0.
-pub const STATIC: [(&str, &str); 61] = [
+pub(crate) const STATIC: [(&str, &str); 61] = [
     (":authority", ""),
     (":method", "GET"),
     (":method", "POST"),
@@ -288,7 +288,7 @@ impl Decoder {
     }
 
     /// Forgets everything (a new connection on the same slot), keeping the buffers.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.table.evict_to(0);
         self.table.max = self.limit;
         self.scratch.clear();
@@ -461,19 +461,20 @@ pub fn put_integer(out: &mut Vec<u8>, flags: u8, n: u32, v: u64) {
 }
 
 /// Appends a raw (not Huffman-coded) string literal.
-pub fn put_string(out: &mut Vec<u8>, s: &[u8]) {
+pub(crate) fn put_string(out: &mut Vec<u8>, s: &[u8]) {
     put_integer(out, 0, 7, s.len() as u64);
     out.extend_from_slice(s);
 }
 
 /// Appends the static-table entry `index` as an indexed field.
-pub fn put_indexed(out: &mut Vec<u8>, index: usize) {
+pub(crate) fn put_indexed(out: &mut Vec<u8>, index: usize) {
     put_integer(out, 0x80, 7, index as u64);
 }
 
 /// Appends `name: value` as a literal without indexing, naming the static-table name
 /// when there is one. `name` must be lowercase.
-pub fn put_literal(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+#[cfg(test)]
+pub(crate) fn put_literal(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     match static_name(name) {
         Some(i) => put_integer(out, 0, 4, i as u64),
         None => {
@@ -486,7 +487,8 @@ pub fn put_literal(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 
 /// Appends `name: value`: an indexed field when the static table holds the pair,
 /// else a literal (`put_literal`).
-pub fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+#[cfg(test)]
+pub(crate) fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     match STATIC
         .iter()
         .position(|(n, v)| n.as_bytes() == name && v.as_bytes() == value && !v.is_empty())
@@ -497,7 +499,8 @@ pub fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 }
 
 /// The static-table index of the first entry named `name`.
-pub fn static_name(name: &[u8]) -> Option<usize> {
+#[cfg(test)]
+pub(crate) fn static_name(name: &[u8]) -> Option<usize> {
     STATIC
         .iter()
         .position(|(n, _)| n.as_bytes() == name)

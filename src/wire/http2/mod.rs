@@ -1,6 +1,6 @@
 //! HTTP/2 (RFC 9113), client side, sans I/O.
 pub mod conn;
-pub mod encoder;
+pub(crate) mod encoder;
 pub mod frame;
 pub mod hpack;
 pub mod huffman;

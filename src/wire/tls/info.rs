@@ -14,7 +14,7 @@ use super::TlsConn;
 
 /// ab's `SSL/TLS Protocol:` value (`TLSv1.3,TLS_AES_256_GCM_SHA384,2048,256`) and
 /// `Server Temp Key:` value (`X25519 253 bits`) of an established connection.
-pub fn summary(tls: &TlsConn) -> (String, Option<String>) {
+pub(crate) fn summary(tls: &TlsConn) -> (String, Option<String>) {
     let c = tls.connection();
     let version = match c.protocol_version() {
         Some(ProtocolVersion::TLSv1_3) => "TLSv1.3".to_string(),

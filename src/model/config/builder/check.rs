@@ -23,7 +23,7 @@ impl ConfigBuilder {
     /// Validates and resolves: the `Config`, or the first error (with the warnings
     /// found before it). Checks run in httperf's order: typed values, the URL, the
     /// call rate, the `--server` value, combinations, then resolution.
-    pub fn build(mut self) -> Result<Built, Rejected> {
+    pub(crate) fn build(mut self) -> Result<Built, Rejected> {
         match self.finish() {
             Ok(()) => Ok(Built {
                 config: self.c,

@@ -48,7 +48,7 @@ use crate::wire::url::TargetUrl;
 
 /// A configuration under construction: httperf's defaults plus what was set.
 #[derive(Debug, Clone)]
-pub struct ConfigBuilder {
+pub(crate) struct ConfigBuilder {
     /// The configuration so far (resolved fields are filled by `build`).
     c: Config,
     /// `port` if set.
@@ -74,7 +74,7 @@ pub struct ConfigBuilder {
 #[derive(Debug, Clone)]
 pub struct Built {
     /// The configuration.
-    pub config: Config,
+    pub(crate) config: Config,
     /// Warnings, in the order the options were given.
     pub warnings: Vec<Warning>,
 }
@@ -93,7 +93,7 @@ macro_rules! setters {
     ($($(#[$doc:meta])* $name:ident: $ty:ty => $($field:ident).+;)*) => {
         $(
             $(#[$doc])*
-            pub fn $name(&mut self, value: $ty) -> &mut Self {
+            pub(crate) fn $name(&mut self, value: $ty) -> &mut Self {
                 self.c.$($field).+ = value;
                 self
             }
@@ -106,7 +106,7 @@ macro_rules! text_setters {
     ($($(#[$doc:meta])* $name:ident => $($field:ident).+;)*) => {
         $(
             $(#[$doc])*
-            pub fn $name(&mut self, value: impl Into<String>) -> &mut Self {
+            pub(crate) fn $name(&mut self, value: impl Into<String>) -> &mut Self {
                 self.c.$($field).+ = Some(value.into());
                 self
             }
@@ -122,7 +122,7 @@ impl Default for ConfigBuilder {
 
 impl ConfigBuilder {
     /// httperf's defaults (`Config::builder()`).
-    pub fn new() -> ConfigBuilder {
+    pub(crate) fn new() -> ConfigBuilder {
         ConfigBuilder {
             c: Config::defaults(),
             port: None,
@@ -138,12 +138,12 @@ impl ConfigBuilder {
     }
 
     /// The warnings so far (a front end that fails before `build` prints them first).
-    pub fn warnings(&self) -> &[Warning] {
+    pub(crate) fn warnings(&self) -> &[Warning] {
         &self.warnings
     }
 
     /// Adds a warning of the front end's (e.g. an ignored operand), kept in order.
-    pub fn warn(&mut self, warning: Warning) -> &mut Self {
+    pub(crate) fn warn(&mut self, warning: Warning) -> &mut Self {
         self.warnings.push(warning);
         self
     }
@@ -156,7 +156,7 @@ impl ConfigBuilder {
     // --- target -------------------------------------------------------------------
 
     /// `--server`: host name or address (no port, no URL).
-    pub fn server(&mut self, host: impl Into<String>) -> &mut Self {
+    pub(crate) fn server(&mut self, host: impl Into<String>) -> &mut Self {
         self.c.target.server = host.into();
         self.server_given = true;
         self.names_target("--server");
@@ -164,40 +164,40 @@ impl ConfigBuilder {
     }
 
     /// `--servers=F`: a file of servers used round-robin.
-    pub fn servers(&mut self, file: impl Into<String>) -> &mut Self {
+    pub(crate) fn servers(&mut self, file: impl Into<String>) -> &mut Self {
         self.c.target.servers = Some(file.into());
         self.names_target("--servers");
         self
     }
 
     /// `--uri`.
-    pub fn uri(&mut self, uri: impl Into<String>) -> &mut Self {
+    pub(crate) fn uri(&mut self, uri: impl Into<String>) -> &mut Self {
         self.c.target.uri = uri.into();
         self.names_target("--uri");
         self
     }
 
     /// `--port` (default 80, or 443 with TLS).
-    pub fn port(&mut self, port: u16) -> &mut Self {
+    pub(crate) fn port(&mut self, port: u16) -> &mut Self {
         self.port = Some(port);
         self
     }
 
     /// A URL operand: server, port, URI and TLS at once. A second URL is an error.
-    pub fn url(&mut self, url: TargetUrl) -> &mut Self {
+    pub(crate) fn url(&mut self, url: TargetUrl) -> &mut Self {
         self.urls.push(url);
         self
     }
 
     /// `--method` (echoed when given, even `GET`).
-    pub fn method(&mut self, method: impl Into<String>) -> &mut Self {
+    pub(crate) fn method(&mut self, method: impl Into<String>) -> &mut Self {
         self.c.request.method = method.into();
         self.c.request.method_given = true;
         self
     }
 
     /// `--add-header` as typed: escapes are processed now (unknown ones warned about).
-    pub fn add_header(&mut self, raw: &str) -> &mut Self {
+    pub(crate) fn add_header(&mut self, raw: &str) -> &mut Self {
         let (bytes, warnings) = unescape_header(raw);
         self.warnings
             .extend(warnings.into_iter().map(Warning::HeaderEscape));
@@ -207,51 +207,51 @@ impl ConfigBuilder {
     }
 
     /// `--myaddr` (repeatable): a local address of the pool.
-    pub fn myaddr(&mut self, addr: impl Into<String>) -> &mut Self {
+    pub(crate) fn myaddr(&mut self, addr: impl Into<String>) -> &mut Self {
         self.c.target.myaddr.push(addr.into());
         self
     }
 
     /// `--send-buffer` (SO_SNDBUF); 0 keeps the kernel's default (ab's and lb's).
-    pub fn send_buffer(&mut self, bytes: u32) -> &mut Self {
+    pub(crate) fn send_buffer(&mut self, bytes: u32) -> &mut Self {
         self.c.sockets.send_buffer = bytes;
         self.c.sockets.buffers_given.0 = true;
         self
     }
 
     /// `--recv-buffer` (SO_RCVBUF); 0 keeps the kernel's default (ab's and lb's).
-    pub fn recv_buffer(&mut self, bytes: u32) -> &mut Self {
+    pub(crate) fn recv_buffer(&mut self, bytes: u32) -> &mut Self {
         self.c.sockets.recv_buffer = bytes;
         self.c.sockets.buffers_given.1 = true;
         self
     }
 
     /// `--metrics-listen`.
-    pub fn metrics_listen(&mut self, addr: SocketAddr) -> &mut Self {
+    pub(crate) fn metrics_listen(&mut self, addr: SocketAddr) -> &mut Self {
         self.c.output.metrics_listen = Some(addr);
         self
     }
 
     /// `--print-reply`.
-    pub fn print_reply(&mut self, what: PrintWhat) -> &mut Self {
+    pub(crate) fn print_reply(&mut self, what: PrintWhat) -> &mut Self {
         self.c.output.print_reply = Some(what);
         self
     }
 
     /// `--print-request`.
-    pub fn print_request(&mut self, what: PrintWhat) -> &mut Self {
+    pub(crate) fn print_request(&mut self, what: PrintWhat) -> &mut Self {
         self.c.output.print_request = Some(what);
         self
     }
 
     /// `--fail-on=EXPR`, parsed by `model::threshold::parse`.
-    pub fn fail_on(&mut self, threshold: crate::model::threshold::Threshold) -> &mut Self {
+    pub(crate) fn fail_on(&mut self, threshold: crate::model::threshold::Threshold) -> &mut Self {
         self.c.output.fail_on.push(threshold);
         self
     }
 
     /// `-v`: one more level of verbosity.
-    pub fn verbose(&mut self) -> &mut Self {
+    pub(crate) fn verbose(&mut self) -> &mut Self {
         self.c.output.verbose = self.c.output.verbose.saturating_add(1);
         self
     }
@@ -259,21 +259,22 @@ impl ConfigBuilder {
     // --- load ---------------------------------------------------------------------
 
     /// `--num-conns`.
-    pub fn num_conns(&mut self, n: u64) -> &mut Self {
+    pub(crate) fn num_conns(&mut self, n: u64) -> &mut Self {
         self.c.load.num_conns = n;
         self.num_conns_given = true;
         self
     }
 
     /// `--num-calls`.
-    pub fn num_calls(&mut self, n: u64) -> &mut Self {
+    pub(crate) fn num_calls(&mut self, n: u64) -> &mut Self {
         self.c.load.num_calls = n;
         self.num_calls_given = true;
         self
     }
 
     /// `--rate X`: connections per second, deterministic; 0 means sequential.
-    pub fn rate(&mut self, per_second: f64) -> &mut Self {
+    #[cfg(test)]
+    pub(crate) fn rate(&mut self, per_second: f64) -> &mut Self {
         self.rate_given = true;
         self.c.load.period = if per_second > 0.0 && (1.0 / per_second).is_finite() {
             Period::Deterministic(1.0 / per_second)
@@ -284,51 +285,51 @@ impl ConfigBuilder {
     }
 
     /// `--rate` already turned into its schedule (`value`'s `parse_rate`).
-    pub fn rate_period(&mut self, period: Period) -> &mut Self {
+    pub(crate) fn rate_period(&mut self, period: Period) -> &mut Self {
         self.rate_given = true;
         self.c.load.period = period;
         self
     }
 
     /// `--period`: the inter-arrival process.
-    pub fn period(&mut self, period: Period) -> &mut Self {
+    pub(crate) fn period(&mut self, period: Period) -> &mut Self {
         self.period_given = true;
         self.c.load.period = period;
         self
     }
 
     /// `--overload`.
-    pub fn overload(&mut self, overload: Overload) -> &mut Self {
+    pub(crate) fn overload(&mut self, overload: Overload) -> &mut Self {
         self.c.pacing.overload = overload;
         self
     }
 
     /// `--spin`.
-    pub fn spin(&mut self, spin: Spin) -> &mut Self {
+    pub(crate) fn spin(&mut self, spin: Spin) -> &mut Self {
         self.c.pacing.spin = spin;
         self
     }
 
     /// `--pin`.
-    pub fn pin(&mut self) -> &mut Self {
+    pub(crate) fn pin(&mut self) -> &mut Self {
         self.c.pacing.pin = true;
         self
     }
 
     /// `--realtime`.
-    pub fn realtime(&mut self) -> &mut Self {
+    pub(crate) fn realtime(&mut self) -> &mut Self {
         self.c.pacing.realtime = true;
         self
     }
 
     /// `--client=I/N`.
-    pub fn client(&mut self, id: u32, of: u32) -> &mut Self {
+    pub(crate) fn client(&mut self, id: u32, of: u32) -> &mut Self {
         (self.c.load.client_id, self.c.load.num_clients) = (id, of);
         self
     }
 
     /// `--partition=I/N`.
-    pub fn partition(&mut self, index: u32, of: u32) -> &mut Self {
+    pub(crate) fn partition(&mut self, index: u32, of: u32) -> &mut Self {
         self.c.load.partition = (index, of);
         self
     }
@@ -431,26 +432,26 @@ impl ConfigBuilder {
     // --- TLS ------------------------------------------------------------------------
 
     /// `--ssl`.
-    pub fn tls(&mut self) -> &mut Self {
+    pub(crate) fn tls(&mut self) -> &mut Self {
         self.c.tls.enabled = true;
         self
     }
 
     /// `--ssl-protocol` (implies `--ssl`).
-    pub fn tls_protocol(&mut self, protocol: SslProtocol) -> &mut Self {
+    pub(crate) fn tls_protocol(&mut self, protocol: SslProtocol) -> &mut Self {
         self.c.tls.protocol = Some(protocol);
         self.c.tls.enabled = true;
         self
     }
 
     /// `--ssl-no-reuse`.
-    pub fn tls_no_reuse(&mut self) -> &mut Self {
+    pub(crate) fn tls_no_reuse(&mut self) -> &mut Self {
         self.c.tls.no_reuse = true;
         self
     }
 
     /// `--ssl-verify[=yes|no]`.
-    pub fn tls_verify(&mut self, verify: bool) -> &mut Self {
+    pub(crate) fn tls_verify(&mut self, verify: bool) -> &mut Self {
         self.c.tls.verify = verify;
         self
     }
