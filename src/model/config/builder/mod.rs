@@ -10,10 +10,11 @@
 //! server name and ALPN, and server resolution. It prints nothing: warnings are
 //! returned (`Built::warnings`, `Rejected::warnings`) for the front end to print.
 //! Value parsing from text is not here: httperf's syntax is `config::value`'s, used
-//! by `front::httperf`. `build` and its checks are in `check`.
+//! by `front::httperf`. `build` and its checks are in `check`. The example below
+//! (crate-private, so not a doctest) runs as the unit test `the_module_example_holds`.
 //!
-//! ```
-//! use rshperf::model::config::{Config, ConfigError, HttpVersion};
+//! ```ignore
+//! use crate::model::config::{Config, ConfigError, HttpVersion};
 //!
 //! let mut b = Config::builder();
 //! b.server("127.0.0.1")

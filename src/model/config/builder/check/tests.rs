@@ -493,3 +493,24 @@ fn myaddr_entries_and_ranges() {
         ConfigError::MyaddrTooMany
     );
 }
+
+#[test]
+fn the_module_example_holds() {
+    use crate::model::config::{Config, ConfigError, HttpVersion};
+    let mut b = Config::builder();
+    b.server("127.0.0.1")
+        .port(8080)
+        .uri("/index.html")
+        .num_conns(100)
+        .rate(50.0)
+        .http_version(HttpVersion::V11);
+    let built = b.build().expect("a valid configuration");
+    assert!(built.warnings.is_empty());
+    assert_eq!(built.config.load.num_conns, 100);
+    assert!(built.config.echo_line().contains(" --rate=50 "));
+
+    let mut b = Config::builder();
+    b.server("127.0.0.1").concurrency(8).rate(10.0);
+    let refused = b.build().expect_err("a closed loop has no rate");
+    assert_eq!(refused.error, ConfigError::ConcurrencyAndRate);
+}
