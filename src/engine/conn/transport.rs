@@ -13,7 +13,6 @@ use std::io::{self, Read, Write};
 use crate::wire::stream::Stream;
 
 /// A connection's byte stream, and the two checks a non-blocking connect needs.
-/// (`pub`: it bounds the methods of `Conn`, which the engine layer exports.)
 pub(crate) trait Transport: Read + Write {
     /// The pending socket error (`SO_ERROR`): a failed non-blocking connect reports
     /// itself here.
