@@ -24,6 +24,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use crate::model::report::Sessions;
 use crate::model::report::{Facts, Report};
 use crate::model::run::{RunInfo, RunMeta};
 use crate::model::stats::Stats;
@@ -32,7 +33,7 @@ use crate::output::extras::call_rate_lines;
 use crate::output::json::{document, stats_from_json};
 use crate::output::percentiles::write_percentiles;
 use crate::output::servers::write_servers;
-use crate::output::session::{write_session_block, SessionSummary};
+use crate::output::session::write_session_block;
 use crate::output::summary::Summary;
 use crate::wire::error::Error;
 
@@ -439,10 +440,7 @@ pub(crate) fn write_text<W: Write>(
     write_report(out, &summary, 0)?;
     let sessions = merged.stats.sessions_ok + merged.stats.sessions_failed;
     if sessions > 0 || inputs.iter().any(Input::is_session) {
-        write_session_block(
-            out,
-            &SessionSummary::new(&merged.stats, merged.run.duration),
-        )?;
+        write_session_block(out, &Sessions::of(&merged.stats, merged.run.duration))?;
     }
     write_servers(
         out,

@@ -20,7 +20,7 @@ use crate::output::html;
 use crate::output::json;
 use crate::output::percentiles::write_percentiles;
 use crate::output::servers::write_servers;
-use crate::output::session::{write_session_block, SessionSummary};
+use crate::output::session::write_session_block;
 use crate::output::summary::Summary;
 use crate::output::threshold;
 use crate::output::timeline;
@@ -46,7 +46,7 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         let mut out = io::BufWriter::new(io::stdout().lock());
         let _ = write_report(&mut out, &summary, cfg.output.verbose);
         if work.is_session() {
-            let _ = write_session_block(&mut out, &SessionSummary::new(stats, info.duration));
+            let _ = write_session_block(&mut out, &report.sessions);
         }
         let labels: Vec<String> = work.targets.iter().map(|t| t.label.clone()).collect();
         let _ = write_servers(&mut out, &stats.servers, &labels, info.duration);

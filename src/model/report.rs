@@ -336,6 +336,33 @@ pub(crate) struct Sessions {
 }
 
 impl Sessions {
+    /// The session figures of `stats` for a test of `duration` seconds. The rate's
+    /// `avg` is completed sessions ÷ duration, as httperf's; means of nothing are 0.0.
+    pub(crate) fn of(stats: &Stats, duration: f64) -> Sessions {
+        let ok = stats.sessions_ok;
+        let mut rate = RateSummary::from_rates(
+            stats
+                .rate_samples
+                .iter()
+                .map(|r| r.sessions as f64 / r.seconds),
+        );
+        rate.avg = ok as f64 / duration;
+        Sessions {
+            rate,
+            completed: ok,
+            total: ok + stats.sessions_failed,
+            connections_per_session: if ok == 0 {
+                0.0
+            } else {
+                stats.session_connects_ok as f64 / ok as f64
+            },
+            lifetime_s: mean_s(stats.session_life_ok_us, ok),
+            failtime_s: mean_s(stats.session_life_failed_us, stats.sessions_failed),
+            length_histogram: stats.session_lengths.clone(),
+            failed: stats.sessions_failed,
+        }
+    }
+
     /// Whether no session ended (the member is left out).
     fn is_empty(&self) -> bool {
         self.total == 0
@@ -556,7 +583,7 @@ fn mean_s(sum_us: u64, n: u64) -> f64 {
     if n == 0 {
         0.0
     } else {
-        sum_us as f64 / n as f64 / 1e6
+        sum_us as f64 / 1e6 / n as f64
     }
 }
 
@@ -635,28 +662,7 @@ impl Report {
                 resumed: stats.tls_handshakes[1],
             },
         };
-        let ok = stats.sessions_ok;
-        let mut session_rate = RateSummary::from_rates(
-            stats
-                .rate_samples
-                .iter()
-                .map(|r| r.sessions as f64 / r.seconds),
-        );
-        session_rate.avg = ok as f64 / d;
-        let sessions = Sessions {
-            rate: session_rate,
-            completed: ok,
-            total: ok + stats.sessions_failed,
-            connections_per_session: if ok == 0 {
-                0.0
-            } else {
-                stats.session_connects_ok as f64 / ok as f64
-            },
-            lifetime_s: mean_s(stats.session_life_ok_us, ok),
-            failtime_s: mean_s(stats.session_life_failed_us, stats.sessions_failed),
-            length_histogram: stats.session_lengths.clone(),
-            failed: stats.sessions_failed,
-        };
+        let sessions = Sessions::of(stats, d);
         let servers = stats
             .servers
             .iter()

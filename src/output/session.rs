@@ -1,43 +1,18 @@
 //! The session block of the classic report (docs/compatibility.md §2.3.3), for
 //! `--wsess` and `--wsesslog` runs.
 //!
-//! Owns the session figures (`SessionSummary`, derived from `Stats`) and their text,
-//! which follows the second `Errors` line. Does not measure sessions (the session
-//! workload feeds `Stats::on_session` and the `sessions` of the rate samples) and does
-//! no I/O beyond the given writer. Called by the runner after the classic report, via
-//! `classic::write_sessions` or directly.
+//! Owns the text of the session figures (`model::report::Sessions`, the schema's), which
+//! follows the second `Errors` line. Does not measure sessions (the session workload
+//! feeds `Stats::on_session` and the `sessions` of the rate samples) and does no I/O
+//! beyond the given writer. Called by the runner and by `merge` after the classic report.
 
 use std::io::{self, Write};
 
-use crate::model::stats::Stats;
+use crate::model::report::Sessions;
 use crate::wire::cfmt::fixed;
 
-use super::summary::RateSummary;
-
-/// Every figure of the session block.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SessionSummary {
-    /// Session-rate samples (sess/s): min, max and stddev over the 5-s samples (0.0
-    /// without samples); `avg` is completed sessions ÷ test duration, as httperf.
-    pub(crate) rate: RateSummary,
-    /// Sessions that completed.
-    pub(crate) completed: u64,
-    /// Sessions that completed or failed.
-    pub(crate) total: u64,
-    /// Connects of successful sessions per successful session (0.0 if none).
-    pub(crate) connections_per_session: f64,
-    /// Mean lifetime of successful sessions, seconds (0.0 if none).
-    pub(crate) lifetime_s: f64,
-    /// Mean lifetime of failed sessions, seconds (0.0 if none).
-    pub(crate) failtime_s: f64,
-    /// Sessions by number of completed replies, index 0 up to the largest number of
-    /// replies any session completed (at least one entry).
-    pub(crate) histogram: Vec<u64>,
-}
-
-/// `a / b` as C computes it, with x86's negative-sign NaN for 0/0 (printed `-nan`).
-fn c_div(a: f64, b: f64) -> f64 {
-    let x = a / b;
+/// httperf's spelling of an undefined rate: C's 0/0 on x86 is a negative NaN (`-nan`).
+fn c_nan(x: f64) -> f64 {
     if x.is_nan() {
         -f64::NAN
     } else {
@@ -45,64 +20,17 @@ fn c_div(a: f64, b: f64) -> f64 {
     }
 }
 
-/// `a / b`, or 0.0 when `b` is 0.
-fn mean(a: f64, b: u64) -> f64 {
-    if b == 0 {
-        0.0
-    } else {
-        a / b as f64
-    }
-}
-
-impl SessionSummary {
-    /// The session figures of `stats` for a test of `duration` seconds.
-    pub(crate) fn new(stats: &Stats, duration: f64) -> SessionSummary {
-        let mut rate = RateSummary::from_rates(
-            stats
-                .rate_samples
-                .iter()
-                .map(|s| c_div(s.sessions as f64, s.seconds)),
-        );
-        rate.avg = c_div(stats.sessions_ok as f64, duration);
-        let last = stats
-            .session_lengths
-            .iter()
-            .rposition(|&n| n != 0)
-            .unwrap_or(0);
-        let mut histogram: Vec<u64> = stats
-            .session_lengths
-            .iter()
-            .take(last + 1)
-            .copied()
-            .collect();
-        if histogram.is_empty() {
-            histogram.push(0);
-        }
-        SessionSummary {
-            rate,
-            completed: stats.sessions_ok,
-            total: stats.sessions_ok + stats.sessions_failed,
-            connections_per_session: mean(stats.session_connects_ok as f64, stats.sessions_ok),
-            lifetime_s: mean(stats.session_life_ok_us as f64 / 1e6, stats.sessions_ok),
-            failtime_s: mean(
-                stats.session_life_failed_us as f64 / 1e6,
-                stats.sessions_failed,
-            ),
-            histogram,
-        }
-    }
-}
-
 /// Writes the session block, starting with a blank line.
-pub(crate) fn write_session_block<W: Write>(out: &mut W, s: &SessionSummary) -> io::Result<()> {
+pub(crate) fn write_session_block<W: Write>(out: &mut W, s: &Sessions) -> io::Result<()> {
     let r = &s.rate;
+    let (min, avg, max, stddev) = (c_nan(r.min), c_nan(r.avg), c_nan(r.max), c_nan(r.stddev));
     writeln!(
         out,
         "\nSession rate [sess/s]: min {} avg {} max {} stddev {} ({}/{})",
-        fixed(r.min, 2),
-        fixed(r.avg, 2),
-        fixed(r.max, 2),
-        fixed(r.stddev, 2),
+        fixed(min, 2),
+        fixed(avg, 2),
+        fixed(max, 2),
+        fixed(stddev, 2),
         s.completed,
         s.total
     )?;
@@ -113,8 +41,11 @@ pub(crate) fn write_session_block<W: Write>(out: &mut W, s: &SessionSummary) -> 
     )?;
     writeln!(out, "Session lifetime [s]: {}", fixed(s.lifetime_s, 1))?;
     writeln!(out, "Session failtime [s]: {}", fixed(s.failtime_s, 1))?;
+    // Up to the largest length any session reached (at least one entry).
+    let h = &s.length_histogram;
+    let last = h.iter().rposition(|&n| n != 0).unwrap_or(0);
     write!(out, "Session length histogram:")?;
-    for n in &s.histogram {
+    for n in h.iter().take(last + 1).chain(h.is_empty().then_some(&0)) {
         write!(out, " {n}")?;
     }
     writeln!(out)
@@ -124,11 +55,12 @@ pub(crate) fn write_session_block<W: Write>(out: &mut W, s: &SessionSummary) -> 
 mod tests {
     use super::*;
     use crate::model::stats::RateSample;
+    use crate::model::stats::Stats;
     use std::time::Duration;
 
     fn render(stats: &Stats, duration: f64) -> String {
         let mut out = Vec::new();
-        write_session_block(&mut out, &SessionSummary::new(stats, duration)).expect("Vec write");
+        write_session_block(&mut out, &Sessions::of(stats, duration)).expect("Vec write");
         String::from_utf8(out).expect("ASCII")
     }
 
@@ -216,9 +148,10 @@ mod tests {
                 seconds,
             });
         }
-        let sum = SessionSummary::new(&s, 10.0);
+        let sum = Sessions::of(&s, 10.0);
         assert_eq!((sum.completed, sum.total), (2, 4));
-        assert_eq!(sum.histogram, vec![1, 1, 2]);
+        // The schema keeps the whole vector; the text stops at the last non-zero entry.
+        assert_eq!(sum.length_histogram, vec![1, 1, 2, 0, 0]);
         assert_eq!((sum.rate.min, sum.rate.max, sum.rate.avg), (2.0, 4.0, 0.2));
         // Rates 2, 4, 3.75: mean 3.25, sample stddev sqrt(1.1875).
         assert!((sum.rate.stddev - 1.1875f64.sqrt()).abs() < 1e-12);

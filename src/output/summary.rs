@@ -2,4 +2,4 @@
 //! the model layer (`model::summary`), beside the report schema they feed; re-exported
 //! here so the outputs keep their short paths.
 
-pub(crate) use crate::model::summary::{RateSummary, Summary};
+pub(crate) use crate::model::summary::Summary;
