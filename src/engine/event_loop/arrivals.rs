@@ -117,3 +117,24 @@ impl<'c> Engine<'c> {
         u64::from(self.plan.stripe) + started.saturating_sub(1) * u64::from(self.plan.stripes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::clock::{Clock, Sim};
+
+    use super::super::rig;
+
+    #[test]
+    fn arrival_indexes_follow_the_stripe() {
+        let cfg = rig::config(10.0, 9);
+        let clock = Sim::new(std::time::Instant::now());
+        rig::with_engine(&cfg, 1, 3, clock.now(), |e| {
+            let mut got = Vec::new();
+            for _ in 0..3 {
+                e.pacer.begin();
+                got.push(e.arrival_index());
+            }
+            assert_eq!(got, [1, 4, 7]);
+        });
+    }
+}

@@ -40,6 +40,8 @@ mod pacer;
 mod page;
 mod pool;
 mod request;
+#[cfg(test)]
+mod rig;
 mod run;
 mod session;
 mod spare;

@@ -268,3 +268,64 @@ impl<'c> Engine<'c> {
         self.stats.pacing.unstarted += self.pacer.unstarted(end);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use crate::engine::clock::{Clock, Sim};
+
+    use super::super::rig;
+
+    #[test]
+    fn the_timeline_rolls_each_second_that_is_over_once() {
+        let cfg = rig::config(10.0, 5);
+        let clock = Sim::new(Instant::now());
+        let t0 = clock.now();
+        rig::with_engine(&cfg, 0, 1, t0, |e| {
+            clock.advance(Duration::from_millis(999));
+            e.on_tick(clock.now());
+            assert_eq!(e.stats.timeline.intervals.len(), 0);
+            assert_eq!(e.next_tick, t0 + Duration::from_secs(1));
+            clock.advance(Duration::from_millis(1501));
+            e.on_tick(clock.now());
+            assert_eq!(e.stats.timeline.intervals.len(), 2);
+            assert_eq!(e.next_tick, t0 + Duration::from_secs(3));
+            // The same instant again rolls nothing.
+            e.on_tick(clock.now());
+            assert_eq!(e.stats.timeline.intervals.len(), 2);
+        });
+    }
+
+    #[test]
+    fn the_engine_wakes_for_the_earliest_deadline_and_stops_at_the_runtime() {
+        let mut cfg = rig::config(10.0, 5);
+        let clock = Sim::new(Instant::now());
+        let t0 = clock.now();
+        // No arrival pending (the pacer is not started): the timeline's second.
+        rig::with_engine(&cfg, 0, 1, t0, |e| {
+            assert_eq!(e.next_deadline(t0), Some(t0 + Duration::from_secs(1)));
+            e.pacer.start();
+            // The first arrival (at t0) comes first, less the spin window; once it
+            // has started, the second (at t0 + 0.1 s).
+            let window = e.spinner.window();
+            assert_eq!(e.next_deadline(t0), Some(t0 - window));
+            e.pacer.begin();
+            e.pacer.schedule_next();
+            assert_eq!(
+                e.next_deadline(t0),
+                Some(t0 + Duration::from_millis(100) - window)
+            );
+        });
+        cfg.load.runtime = 0.5;
+        rig::with_engine(&cfg, 0, 1, t0, |e| {
+            assert_eq!(e.next_deadline(t0), Some(t0 + Duration::from_millis(500)));
+            clock.advance(Duration::from_millis(499));
+            e.on_deadlines(clock.now());
+            assert_eq!(e.stop, None);
+            clock.advance(Duration::from_millis(1));
+            e.on_deadlines(clock.now());
+            assert_eq!(e.stop, Some(t0 + Duration::from_millis(500)));
+        });
+    }
+}
