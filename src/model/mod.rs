@@ -6,6 +6,7 @@ pub(crate) mod call;
 pub mod config;
 pub(crate) mod pacing;
 pub(crate) mod report;
+pub(crate) mod significance;
 pub mod run;
 pub mod stats;
 pub(crate) mod summary;
