@@ -3,6 +3,7 @@
 //! report schema. Imports only the wire layer.
 
 pub(crate) mod call;
+pub(crate) mod compare;
 pub mod config;
 pub(crate) mod pacing;
 pub(crate) mod report;
