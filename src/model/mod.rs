@@ -4,6 +4,7 @@
 
 pub(crate) mod call;
 pub(crate) mod compare;
+pub(crate) mod gate;
 pub mod config;
 pub(crate) mod pacing;
 pub(crate) mod report;
