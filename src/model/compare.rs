@@ -169,11 +169,38 @@ const QUANTILES: [(f64, &str, &str); 4] = [
 /// figures of the report (5-s samples) are compared as the per-second reply rate.
 pub(crate) const SYNONYMS: [(&str, &str); 1] = [("reply_rate_avg", "replies_rate")];
 
+/// A whole comparison: what was compared, at which level, the figures and the gates.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Comparison {
+    /// The base documents, as named on the command line.
+    pub(crate) base_files: Vec<String>,
+    /// The new documents.
+    pub(crate) new_files: Vec<String>,
+    /// The significance level.
+    pub(crate) alpha: f64,
+    /// The compared figures, in table order.
+    pub(crate) rows: Vec<Row>,
+    /// The regression gates' outcomes, in the order given.
+    pub(crate) gates: Vec<crate::model::gate::Outcome>,
+    /// Workload differences `--force` let pass (empty otherwise).
+    pub(crate) forced: Vec<String>,
+}
+
+impl Comparison {
+    /// Whether a gate tripped.
+    pub(crate) fn failed(&self) -> bool {
+        self.gates.iter().any(|g| g.failed)
+    }
+}
+
 /// One run: its statistics and its duration and CPU times.
 pub(crate) type Run = (Stats, RunInfo);
 
 /// Per-second samples of `count` over the full seconds of every run.
-fn per_second(runs: &[Run], count: impl Fn(&crate::model::stats::timeline::Interval) -> u64) -> Vec<f64> {
+fn per_second(
+    runs: &[Run],
+    count: impl Fn(&crate::model::stats::timeline::Interval) -> u64,
+) -> Vec<f64> {
     let mut out = Vec::new();
     for (stats, _) in runs {
         let t = &stats.timeline;
@@ -213,9 +240,18 @@ fn mean(xs: &[f64]) -> f64 {
 /// Compares `new` against `base` (each a group of runs, pooled) figure by figure.
 pub(crate) fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<Row> {
     let mut rows = Vec::new();
-    let rates: [(&str, &str, &str, fn(&crate::model::stats::timeline::Interval) -> u64); 2] = [
-        ("replies_rate", "reply rate", "replies/s", |iv| iv.replies_total()),
-        ("connections_rate", "connection rate", "conn/s", |iv| iv.connections),
+    let rates: [(
+        &str,
+        &str,
+        &str,
+        fn(&crate::model::stats::timeline::Interval) -> u64,
+    ); 2] = [
+        ("replies_rate", "reply rate", "replies/s", |iv| {
+            iv.replies_total()
+        }),
+        ("connections_rate", "connection rate", "conn/s", |iv| {
+            iv.connections
+        }),
     ];
     for (figure, label, unit, count) in rates {
         let (b, n) = (per_second(base, count), per_second(new, count));
@@ -323,12 +359,20 @@ pub(crate) mod tests {
         let mut s = Stats::new();
         let mut totals = Totals::default();
         for sec in 0..seconds {
-            let n = if sec % 2 == 0 { rate + jitter } else { rate - jitter };
+            let n = if sec % 2 == 0 {
+                rate + jitter
+            } else {
+                rate - jitter
+            };
             for i in 0..n {
                 s.on_connecting();
                 s.on_connected(Duration::from_micros(100));
                 s.on_request_sent(60);
-                let us = if i % 100 == 99 { 2000 * ms } else { 1000 * ms + i % 50 };
+                let us = if i % 100 == 99 {
+                    2000 * ms
+                } else {
+                    1000 * ms + i % 50
+                };
                 s.on_response(Duration::from_micros(us));
                 s.timeline.on_response(us);
                 s.on_reply(200, 100, 100, 0, Duration::from_micros(10));

@@ -172,10 +172,19 @@ mod tests {
             }
         );
         let g = parse("reply-rate<-5%", &COMPARED).expect("valid");
-        assert_eq!((g.figure.as_str(), g.op, g.limit_pct), ("replies_rate", Op::Lt, -5.0));
+        assert_eq!(
+            (g.figure.as_str(), g.op, g.limit_pct),
+            ("replies_rate", Op::Lt, -5.0)
+        );
         let g = parse("replies.rate<=-5.5%", &COMPARED).expect("valid");
-        assert_eq!((g.figure.as_str(), g.op, g.limit_pct), ("replies_rate", Op::Le, -5.5));
-        assert_eq!(parse("errors>=50%", &COMPARED).expect("valid").figure, "errors_total");
+        assert_eq!(
+            (g.figure.as_str(), g.op, g.limit_pct),
+            ("replies_rate", Op::Le, -5.5)
+        );
+        assert_eq!(
+            parse("errors>=50%", &COMPARED).expect("valid").figure,
+            "errors_total"
+        );
     }
 
     #[test]
@@ -226,7 +235,11 @@ mod tests {
         );
         let o = judge(&g, &[row(21.0, 0.02)], 0.01);
         assert!(!o.failed && !o.significant);
-        assert!(o.message.ends_with("past the limit but not significant"), "{}", o.message);
+        assert!(
+            o.message.ends_with("past the limit but not significant"),
+            "{}",
+            o.message
+        );
         let o = judge(&g, &[row(5.0, 0.0)], 0.01);
         assert!(!o.failed && o.significant);
         assert!(o.message.ends_with("within the limit"));
@@ -234,7 +247,10 @@ mod tests {
         assert_eq!((o.failed, o.change_pct), (false, None));
         assert_eq!(o.message, "p99>+10%: not tested (no data)");
         assert_eq!(pct(f64::INFINITY), "+inf%");
-        assert_eq!((level(0.01), level(0.001), level(0.003)), ("99".into(), "99.9".into(), "99.7".into()));
+        assert_eq!(
+            (level(0.01), level(0.001), level(0.003)),
+            ("99".into(), "99.9".into(), "99.7".into())
+        );
         assert_eq!(pct(-0.04), "-0.0%");
     }
 }

@@ -4,12 +4,12 @@
 
 pub(crate) mod call;
 pub(crate) mod compare;
-pub(crate) mod gate;
 pub mod config;
+pub(crate) mod gate;
 pub(crate) mod pacing;
 pub(crate) mod report;
-pub(crate) mod significance;
 pub mod run;
+pub(crate) mod significance;
 pub mod stats;
 pub(crate) mod summary;
 pub(crate) mod threshold;

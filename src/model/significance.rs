@@ -451,7 +451,11 @@ mod tests {
     fn special_functions_match_tables() {
         // Γ(5) = 24, Γ(0.5) = √π.
         assert!(close(ln_gamma(5.0), 24f64.ln(), 1e-12));
-        assert!(close(ln_gamma(0.5), std::f64::consts::PI.sqrt().ln(), 1e-12));
+        assert!(close(
+            ln_gamma(0.5),
+            std::f64::consts::PI.sqrt().ln(),
+            1e-12
+        ));
         // I_x(1, 1) = x; I_x(2, 1) = x².
         assert!(close(beta_inc(1.0, 1.0, 0.3), 0.3, 1e-12));
         assert!(close(beta_inc(2.0, 1.0, 0.3), 0.09, 1e-12));
@@ -553,7 +557,10 @@ mod tests {
         let slow = spread(1.2, 2.4, 10_000);
         let c = quantile_change(&base, &slow, 0.99, (1.99, 2.388), 0.01).expect("data");
         assert!(close(c.pct, 20.0, 1e-9));
-        assert!(c.significant(0.01) && c.ci.0 > 15.0 && c.ci.1 < 25.0, "{c:?}");
+        assert!(
+            c.significant(0.01) && c.ci.0 > 15.0 && c.ci.1 < 25.0,
+            "{c:?}"
+        );
         // The same shift seen in 100 values is not significant at p99.9 (the
         // quantile is the maximum of the sample).
         let few = spread(1.0, 2.0, 100);
