@@ -4,6 +4,7 @@
 
 pub(crate) mod ab;
 pub mod cli;
+pub(crate) mod compare;
 pub mod dispatch;
 pub(crate) mod help;
 pub mod httperf;
