@@ -12,6 +12,7 @@ use crate::front::subcommand::{self, Subcommand};
 // One path per module, not `crate::front::{…}`: the layer test reads `crate::LAYER::MODULE`.
 use crate::front::ab;
 use crate::front::compare;
+use crate::front::completions;
 use crate::front::help;
 use crate::front::merge;
 use crate::front::serve;
@@ -61,7 +62,18 @@ pub const COMMANDS: &[Subcommand] = &[
         main: ab::lb_main,
         help: ab::lb::usage,
     },
+    Subcommand {
+        name: "completions",
+        about: "print a shell completion script (bash, zsh, fish)",
+        main: completions_main,
+        help: subcommand::help_text::<completions::CompletionsOptions>,
+    },
 ];
+
+/// `rshperf completions SHELL`, for the commands of this list.
+fn completions_main(args: &[String]) -> i32 {
+    completions::completions_main(args, COMMANDS)
+}
 
 /// `demo`'s `--help` text (httperf's options, so not clap's).
 fn demo_help() -> String {

@@ -5,6 +5,7 @@
 pub(crate) mod ab;
 pub mod cli;
 pub(crate) mod compare;
+pub(crate) mod completions;
 pub mod dispatch;
 pub(crate) mod help;
 pub mod httperf;

@@ -17,6 +17,7 @@ use hdrhistogram::Histogram;
 
 use crate::model::run::RunInfo;
 use crate::model::significance::{self, Change};
+use crate::model::stats::timeline::Interval;
 use crate::model::stats::{quantile_ms, Stats};
 
 /// Which direction of a figure is an improvement.
@@ -197,10 +198,7 @@ impl Comparison {
 pub(crate) type Run = (Stats, RunInfo);
 
 /// Per-second samples of `count` over the full seconds of every run.
-fn per_second(
-    runs: &[Run],
-    count: impl Fn(&crate::model::stats::timeline::Interval) -> u64,
-) -> Vec<f64> {
+fn per_second(runs: &[Run], count: impl Fn(&Interval) -> u64) -> Vec<f64> {
     let mut out = Vec::new();
     for (stats, _) in runs {
         let t = &stats.timeline;
@@ -237,17 +235,20 @@ fn mean(xs: &[f64]) -> f64 {
     significance::mean_var(xs).0
 }
 
+/// A rate compared: (figure, label, unit, the count of one second).
+type RateFigure = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&Interval) -> u64,
+);
+
 /// Compares `new` against `base` (each a group of runs, pooled) figure by figure.
 pub(crate) fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<Row> {
     let mut rows = Vec::new();
-    let rates: [(
-        &str,
-        &str,
-        &str,
-        fn(&crate::model::stats::timeline::Interval) -> u64,
-    ); 2] = [
+    let rates: [RateFigure; 2] = [
         ("replies_rate", "reply rate", "replies/s", |iv| {
-            iv.replies_total()
+            iv.replies.iter().sum()
         }),
         ("connections_rate", "connection rate", "conn/s", |iv| {
             iv.connections
