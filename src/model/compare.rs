@@ -4,8 +4,13 @@
 //!
 //! Rates (connections and replies per second) are the per-second samples of the
 //! runs' timelines (full seconds only), pooled over the runs of a group and tested
-//! with Welch's t-test; latency quantiles (response, connect, lateness: p50, p90, p99,
-//! p99.9) come from the runs' HdrHistograms added together, tested with the exact
+//! with Welch's t-test. Latency quantiles (response, connect, lateness: p50, p90, p99,
+//! p99.9) are shown from the runs' HdrHistograms added together; response and lateness
+//! are tested on the quantiles of each second (the timeline's per-second histograms)
+//! with Welch's t-test on their logarithms, because requests of one second share the
+//! machine's state: a busy second moves all of them, and a test that took them as
+//! independent (the bootstrap over the whole histogram) would call noise significant.
+//! Connect times, which the timeline does not keep per second, fall back to the exact
 //! bootstrap of the quantile over the histogram; the error rate (errors per
 //! connection) with the two-proportion z-test; the client's CPU per reply with
 //! Welch's t-test over the runs (one value per run, so only with two runs or more a
@@ -46,6 +51,8 @@ pub(crate) enum Test {
     WelchSeconds,
     /// Welch's t-test over one value per run.
     WelchRuns,
+    /// Welch's t-test over the logarithms of the per-second quantiles.
+    WelchLogSeconds,
     /// The exact bootstrap of a quantile over the recorded histogram.
     Bootstrap,
     /// The two-proportion z-test.
@@ -58,6 +65,7 @@ impl Test {
         match self {
             Test::WelchSeconds => "welch-seconds",
             Test::WelchRuns => "welch-runs",
+            Test::WelchLogSeconds => "welch-log-seconds",
             Test::Bootstrap => "bootstrap",
             Test::Proportions => "z-test",
         }
@@ -68,14 +76,18 @@ impl Test {
         match self {
             Test::WelchSeconds => "Welch's t-test over the per-second samples (full seconds)",
             Test::WelchRuns => "Welch's t-test over one value per run",
+            Test::WelchLogSeconds => {
+                "Welch's t-test over the logarithms of the per-second quantiles (full seconds)"
+            }
             Test::Bootstrap => "bootstrap of the quantile over the recorded histograms",
             Test::Proportions => "two-proportion z-test",
         }
     }
 
     /// Every test, in legend order.
-    pub(crate) const ALL: [Test; 4] = [
+    pub(crate) const ALL: [Test; 5] = [
         Test::WelchSeconds,
+        Test::WelchLogSeconds,
         Test::Bootstrap,
         Test::Proportions,
         Test::WelchRuns,
@@ -230,6 +242,30 @@ fn buckets(h: &Histogram<u64>) -> Vec<(f64, u64)> {
         .collect()
 }
 
+/// The smallest per-second quantile the log test takes, ms (one histogram unit).
+const QUANTILE_FLOOR_MS: f64 = 0.001;
+
+/// The `q` quantile of histogram `hist` in each full second of every run that recorded
+/// a value in it, ms; None for a histogram the timeline does not keep per second
+/// (only `response` and `lateness`).
+fn per_second_quantile(runs: &[Run], hist: &str, q: f64) -> Option<Vec<f64>> {
+    let mut out = Vec::new();
+    for (stats, _) in runs {
+        let t = &stats.timeline;
+        for (i, iv) in t.intervals.iter().enumerate() {
+            let h = match hist {
+                "response" => &iv.response,
+                "lateness" => &iv.lateness,
+                _ => return None,
+            };
+            if t.seconds(i) >= 1.0 && h.count() > 0 {
+                out.push(h.quantile_us(q) as f64 / 1000.0);
+            }
+        }
+    }
+    Some(out)
+}
+
 /// The mean of a sample (NaN when empty).
 fn mean(xs: &[f64]) -> f64 {
     significance::mean_var(xs).0
@@ -273,10 +309,17 @@ pub(crate) fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<Row> {
         let (bb, bn) = (buckets(&hb), buckets(&hn));
         for (q, key, label) in QUANTILES {
             let (vb, vn) = (quantile_ms(&hb, q), quantile_ms(&hn, q));
-            let change = if hb.is_empty() || hn.is_empty() {
-                None
-            } else {
-                significance::quantile_change(&bb, &bn, q, (vb, vn), alpha)
+            let seconds = |runs: &[Run]| per_second_quantile(runs, hist, q);
+            let (test, change) = match (seconds(base), seconds(new)) {
+                _ if hb.is_empty() || hn.is_empty() => (Test::Bootstrap, None),
+                (Some(sb), Some(sn)) => (
+                    Test::WelchLogSeconds,
+                    significance::log_change(&sb, &sn, QUANTILE_FLOOR_MS, alpha),
+                ),
+                _ => (
+                    Test::Bootstrap,
+                    significance::quantile_change(&bb, &bn, q, (vb, vn), alpha),
+                ),
             };
             rows.push(Row {
                 figure: format!("percentiles_{hist}_{key}"),
@@ -287,7 +330,7 @@ pub(crate) fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<Row> {
                 base: if hb.is_empty() { f64::NAN } else { vb },
                 new: if hn.is_empty() { f64::NAN } else { vn },
                 change,
-                test: Test::Bootstrap,
+                test,
             });
         }
     }
@@ -429,10 +472,14 @@ pub(crate) mod tests {
         let base = [run(10, 200, 5, 2, 0, 0.5)];
         let slow = [run(10, 200, 5, 3, 0, 0.5)];
         let rows = compare(&base, &slow, 0.01);
-        // p99 sits on the edge of the 1 % of slow replies: a resample's p99 is as often
-        // one as the other, so the bootstrap cannot tell; p90 can.
+        // Response quantiles are tested second by second; connect times (no per-second
+        // histograms) with the bootstrap.
         let p99 = row(&rows, "percentiles_response_p99");
-        assert_eq!(p99.verdict(0.01), Verdict::NoChange, "{p99:?}");
+        assert_eq!(
+            (p99.verdict(0.01), p99.test),
+            (Verdict::Slower, Test::WelchLogSeconds)
+        );
+        assert_eq!(row(&rows, "percentiles_connect_p99").test, Test::Bootstrap);
         let p90 = row(&rows, "percentiles_response_p90");
         assert_eq!(p90.verdict(0.01), Verdict::Slower);
         // Above 2.048 ms the histogram's buckets are 2 µs wide: 3.044 reads 3.045.

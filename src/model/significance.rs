@@ -10,6 +10,8 @@
 //!   so the bootstrap distribution of the quantile is known per bucket; the ratio of
 //!   the new to the base quantile is then sampled from the two (independent)
 //!   distributions with a fixed-seed generator, so the answer is reproducible.
+//! * `log_change`: Welch's t-test on the logarithms of per-second quantiles (latency),
+//!   the change as a ratio of geometric means.
 //! * `proportions`: the two-proportion z-test (error rate).
 //!
 //! The special functions (log-gamma, the regularized incomplete beta function, the
@@ -272,6 +274,21 @@ pub(crate) fn mean_change(base: &[f64], new: &[f64], alpha: f64) -> Option<Chang
     })
 }
 
+/// `welch` on the logarithms of positive samples (per-second quantiles), as a relative
+/// change: the ratio of the geometric means, its interval and p-value. Values below
+/// `floor` count as `floor` (a quantile of 0 µs has no logarithm). None when a sample
+/// has fewer than two values.
+pub(crate) fn log_change(base: &[f64], new: &[f64], floor: f64, alpha: f64) -> Option<Change> {
+    let logs = |xs: &[f64]| xs.iter().map(|x| x.max(floor).ln()).collect::<Vec<f64>>();
+    let w = welch(&logs(base), &logs(new), alpha)?;
+    let pct = |d: f64| 100.0 * (d.exp() - 1.0);
+    Some(Change {
+        pct: pct(w.diff),
+        ci: (pct(w.ci.0), pct(w.ci.1)),
+        p: w.p,
+    })
+}
+
 /// Two-proportion z-test of `new_k / new_n` against `base_k / base_n` (pooled variance
 /// for the test, Wald interval for the difference); the change is relative to the
 /// base proportion. None when a side has no trials.
@@ -509,6 +526,30 @@ mod tests {
         assert_eq!(other.p, 0.0);
         let m = mean_change(&c, &[210.0; 5], 0.01).expect("samples");
         assert!(close(m.pct, 5.0, 1e-12) && m.significant(0.01));
+    }
+
+    #[test]
+    fn log_change_is_a_ratio_of_geometric_means() {
+        // Every value 20 % higher, same spread in log terms: +20 %, exactly.
+        let base = [5.0, 5.5, 4.8, 5.2, 5.1];
+        let new: Vec<f64> = base.iter().map(|x| x * 1.2).collect();
+        let c = log_change(&base, &new, 0.001, 0.01).expect("samples");
+        assert!(close(c.pct, 20.0, 1e-9), "{c:?}");
+        assert!(
+            c.significant(0.01) && c.ci.0 > 10.0 && c.ci.1 < 30.0,
+            "{c:?}"
+        );
+        // The interval is the Welch interval of the logs, mapped back.
+        let logs = |xs: &[f64]| xs.iter().map(|x| x.ln()).collect::<Vec<f64>>();
+        let w = welch(&logs(&base), &logs(&new), 0.01).expect("samples");
+        assert!(close(c.ci.0, 100.0 * (w.ci.0.exp() - 1.0), 1e-9));
+        // Noisy seconds: +20 % on average but no significance.
+        let noisy = [5.0, 9.0, 4.0, 8.0, 4.5];
+        let c = log_change(&base, &noisy, 0.001, 0.01).expect("samples");
+        assert!(!c.significant(0.01), "{c:?}");
+        // Zeros are floored.
+        let c = log_change(&[0.0, 0.0], &[0.0, 0.0], 0.001, 0.01).expect("samples");
+        assert_eq!((c.pct, c.p), (0.0, 1.0));
     }
 
     #[test]
