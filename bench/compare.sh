@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Does `rshperf compare` tell a 20 % slower server from noise? Alternating runs against
 # the loopback nginx (scripts/nginx.sh, port 8080) behind bench/delay_proxy.py, a
-# stand-in application server whose handler takes 5 ms (base) or 6 ms (the slowed
-# build: +20 % handler time).
+# stand-in application server whose handler takes 50 ms (base) or 60 ms (the slowed
+# build: +20 % handler time, about +20 % response time: nginx answers /1k.html in a
+# fraction of a millisecond).
 #
 #   bash bench/compare.sh [PAIRS]        (default 10)
 #
@@ -22,7 +23,7 @@ proxy_port=${PROXY_PORT:-18480}
 out=${OUT:-/tmp/rshperf-compare-bench}
 mkdir -p "$out"
 delay_file="$out/delay_ms"
-echo 5 >"$delay_file"
+echo 50 >"$delay_file"
 python3 bench/delay_proxy.py "$proxy_port" "$http_port" "$delay_file" >"$out/proxy.log" 2>&1 &
 proxy=$!
 trap 'kill "$proxy" 2>/dev/null || true' EXIT
@@ -50,9 +51,9 @@ PY
 }
 tp=0 fp=0
 for i in $(seq "$pairs"); do
-    run "base$i" 5
-    run "slow$i" 6
-    run "again$i" 5
+    run "base$i" 50
+    run "slow$i" 60
+    run "again$i" 50
     slow=$(verdict "base$i" "slow$i")
     same=$(verdict "base$i" "again$i")
     [[ $slow == trip* ]] && tp=$((tp + 1))

@@ -8,8 +8,8 @@ Listens on 127.0.0.1:LISTEN_PORT and relays every connection to 127.0.0.1:UPSTRE
 read from DELAY_FILE when the connection is accepted, so one listening port serves the
 base and the slowed runs alike) before it goes upstream: with one request per
 connection, a reply arrives the delay later. The proxy stands for an application
-server in front of nginx whose handler takes DELAY ms: 5 ms for the base build, 6 ms
-for a build 20 % slower. Prints "listening" on stdout when ready; runs until killed.
+server in front of nginx whose handler takes DELAY ms: 50 ms for the base build,
+60 ms for a build 20 % slower. Prints "listening" on stdout when ready; runs until killed.
 """
 
 import asyncio

@@ -95,7 +95,10 @@ fn junit_cases(xml: &str) -> Vec<(String, Option<String>)> {
         .collect();
     let failures = cases.iter().filter(|c| c.1.is_some()).count().to_string();
     for el in [root, suite] {
-        assert_eq!(el.attribute("tests"), Some(cases.len().to_string().as_str()));
+        assert_eq!(
+            el.attribute("tests"),
+            Some(cases.len().to_string().as_str())
+        );
         assert_eq!(el.attribute("failures"), Some(failures.as_str()));
     }
     cases
@@ -151,8 +154,14 @@ fn compare_tells_a_slower_server_and_gates_it() {
     assert_eq!(cases.len(), 2);
     assert_eq!(cases[0], ("errors>0".to_string(), None));
     assert_eq!(cases[1].0, "p50<0.5ms");
-    let failure = cases[1].1.as_deref().expect("p50 is above 0.5 ms: 1 ms delay");
-    assert!(failure.starts_with("threshold breached: p50<0.5ms (p50 = 1."), "{failure}");
+    let failure = cases[1]
+        .1
+        .as_deref()
+        .expect("p50 is above 0.5 ms: 1 ms delay");
+    assert!(
+        failure.starts_with("threshold breached: p50<0.5ms (p50 = 1."),
+        "{failure}"
+    );
     let out = run_json(slow.addr().port(), &b, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
@@ -182,7 +191,10 @@ fn compare_tells_a_slower_server_and_gates_it() {
     ]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("\nwarning: workloads differ (--force): "), "{stdout}");
+    assert!(
+        stdout.contains("\nwarning: workloads differ (--force): "),
+        "{stdout}"
+    );
     let p50 = stdout
         .lines()
         .find(|l| l.starts_with("response p50 [ms]"))
@@ -193,7 +205,10 @@ fn compare_tells_a_slower_server_and_gates_it() {
     let cases = junit_cases(&fs::read_to_string(&junit).expect("compare junit"));
     assert_eq!(cases.len(), 2);
     assert_eq!(cases[0].0, "p50>+10%");
-    assert!(cases[0].1.as_deref().is_some_and(|m| m.ends_with("past the limit and significant")));
+    assert!(cases[0]
+        .1
+        .as_deref()
+        .is_some_and(|m| m.ends_with("past the limit and significant")));
     assert_eq!(cases[1], ("reply-rate<-50%".to_string(), None));
 
     // Markdown: one table row per figure, the p50 row slower with an up arrow.
@@ -219,7 +234,10 @@ fn compare_tells_a_slower_server_and_gates_it() {
         .find(|f| f["figure"] == "percentiles_response_p50")
         .expect("p50");
     assert_eq!(fig["verdict"], "faster");
-    assert!(fig["change_pct"].as_f64().is_some_and(|c| c < -50.0), "{fig}");
+    assert!(
+        fig["change_pct"].as_f64().is_some_and(|c| c < -50.0),
+        "{fig}"
+    );
 }
 
 #[test]
@@ -243,10 +261,16 @@ fn compare_of_a_run_with_itself_and_refusals() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
-        stdout.starts_with(&format!("rshperf compare: base 2 runs ({a}, {a}), new 1 run ({a})\n")),
+        stdout.starts_with(&format!(
+            "rshperf compare: base 2 runs ({a}, {a}), new 1 run ({a})\n"
+        )),
         "{stdout}"
     );
-    for line in stdout.lines().skip(2).take_while(|l| !l.starts_with("Significant")) {
+    for line in stdout
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with("Significant"))
+    {
         assert!(
             line.contains("no significant change") || line.contains("not tested"),
             "{line}"
@@ -255,7 +279,8 @@ fn compare_of_a_run_with_itself_and_refusals() {
     assert!(stdout.contains("\npass p99>+10%: +0.0% "), "{stdout}");
 
     // A document of another schema version is refused by its version.
-    let mut doc: Value = serde_json::from_str(&fs::read_to_string(&a).expect("read")).expect("json");
+    let mut doc: Value =
+        serde_json::from_str(&fs::read_to_string(&a).expect("read")).expect("json");
     doc["version"] = 1.into();
     let old = dir.file("old.json");
     fs::write(&old, doc.to_string()).expect("write");
@@ -274,8 +299,14 @@ fn compare_of_a_run_with_itself_and_refusals() {
             vec!["compare", "--fail-on-regression", "p99>10ms", &a, &a],
             "rshperf: compare: --fail-on-regression: the limit in 'p99>10ms' is not a change in %",
         ),
-        (vec!["compare", &a], "rshperf: compare: give a BASE and at least one NEW"),
-        (vec!["compare", "/nonexistent.json", &a], "rshperf: compare: cannot read /nonexistent.json: "),
+        (
+            vec!["compare", &a],
+            "rshperf: compare: give a BASE and at least one NEW",
+        ),
+        (
+            vec!["compare", "/nonexistent.json", &a],
+            "rshperf: compare: cannot read /nonexistent.json: ",
+        ),
     ] {
         let out = support::run(&args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -298,7 +329,8 @@ fn run_junit_path_is_checked_before_the_load() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stderr).starts_with("rshperf: cannot write --junit file /nonexistent/dir/r.xml: "),
+        text(&out.stderr)
+            .starts_with("rshperf: cannot write --junit file /nonexistent/dir/r.xml: "),
         "{}",
         text(&out.stderr)
     );
@@ -308,4 +340,146 @@ fn run_junit_path_is_checked_before_the_load() {
 /// examples/ci/: the repository's path to the examples.
 fn ci_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ci")
+}
+
+/// Kills the server a workflow step started (its pid in `serve.pid`) if the test ends
+/// before the workflow's own stop step.
+struct KillServe(PathBuf);
+
+impl Drop for KillServe {
+    fn drop(&mut self) {
+        if let Ok(pid) = fs::read_to_string(self.0.join("serve.pid")) {
+            let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+}
+
+/// The examples parse as YAML with the structure the docs describe; the GitHub
+/// workflow's shell steps, run in order with bash (as Actions runs them) against
+/// `rshperf serve`, make a baseline on the first run and compare against it on the
+/// second, writing the markdown to the job summary and the JUnit reports.
+#[test]
+fn ci_examples_parse_and_the_workflow_steps_run_against_serve() {
+    let script = r#"
+import json, sys, yaml
+gh = yaml.safe_load(open(sys.argv[1]))
+on = gh.get("on", gh.get(True))
+assert on["push"]["branches"] == ["main"] and "pull_request" in on, on
+steps = gh["jobs"]["perf"]["steps"]
+uses = [s["uses"].split("@")[0] for s in steps if "uses" in s]
+assert uses == ["actions/checkout", "actions/cache/restore", "actions/cache/save",
+                "actions/upload-artifact"], uses
+gl = yaml.safe_load(open(sys.argv[2]))
+job = gl["perf"]
+assert job["artifacts"]["reports"]["junit"] == "perf/*-junit.xml", job["artifacts"]
+assert job["cache"]["paths"] == ["perf/baseline/"], job["cache"]
+body = "\n".join(job["script"])
+for needle in ["--json=", "compare", "--format markdown", "$PERF_GATES", "exit $status"]:
+    assert needle in body, needle
+runs = {s["id"]: s["run"] for s in steps if "id" in s and "run" in s}
+print(json.dumps({"env": gh["env"], "steps": runs}))
+"#;
+    let dir = ci_dir();
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(dir.join("github-actions.yml"))
+        .arg(dir.join("gitlab-ci.yml"))
+        .output();
+    let out = match out {
+        Ok(o) if text(&o.stderr).contains("No module named 'yaml'") => {
+            return support::skip(
+                "PyYAML not installed (package python3-yaml): CI examples not checked",
+            )
+        }
+        Ok(o) => o,
+        Err(e) => {
+            return support::skip(&format!(
+                "python3 not available ({e}): CI examples not checked"
+            ))
+        }
+    };
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let parsed: Value = serde_json::from_slice(&out.stdout).expect("JSON from python");
+    assert!(parsed["env"]["PERF_GATES"]
+        .as_str()
+        .is_some_and(|g| g.contains("p99>+10%")));
+
+    let scratch = Scratch::new("ci");
+    let _guard = KillServe(scratch.0.clone());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+        .to_string();
+    let summary = scratch.file("summary.md");
+    let step = |id: &str, sha: &str| -> Output {
+        let body = parsed["steps"][id]
+            .as_str()
+            .unwrap_or_else(|| panic!("step {id}"));
+        std::process::Command::new("bash")
+            .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", body])
+            .current_dir(&scratch.0)
+            .env("RSHPERF", env!("CARGO_BIN_EXE_rshperf"))
+            .env("PERF_PORT", &port)
+            .env("PERF_DIR", "perf")
+            .env(
+                "PERF_ARGS",
+                "--uri / --rate 200 --num-conns 400 --timeout 5",
+            )
+            .env(
+                "PERF_WARMUP",
+                "--uri / --rate 100 --num-conns 20 --timeout 5",
+            )
+            .env(
+                "PERF_GATES",
+                parsed["env"]["PERF_GATES"].as_str().unwrap_or(""),
+            )
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("GITHUB_SHA", sha)
+            .output()
+            .expect("run bash")
+    };
+    let perf = scratch.0.join("perf");
+    for (pass, sha) in ["first", "second"].iter().enumerate() {
+        let _ = fs::remove_file(&summary);
+        for id in ["serve", "run", "compare", "keep", "stop"] {
+            let out = step(id, sha);
+            let code = out.status.code();
+            let ok = if id == "compare" && pass == 1 {
+                // Two runs of one server: no regression, or (rarely) noise past a gate.
+                matches!(code, Some(0 | 3))
+            } else {
+                code == Some(0)
+            };
+            assert!(
+                ok,
+                "step {id} ({sha}): {code:?}\n{}{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+        let summary_text = fs::read_to_string(&summary).expect("job summary");
+        if pass == 0 {
+            assert_eq!(
+                summary_text,
+                "No baseline yet: the next run on main makes one.\n"
+            );
+            continue;
+        }
+        let rows = markdown_table(&summary_text);
+        assert_eq!(rows.len(), 1 + 16, "{summary_text}");
+        assert_eq!(rows[1][1], "reply rate (replies/s)");
+        let gates =
+            junit_cases(&fs::read_to_string(perf.join("compare-junit.xml")).expect("junit"));
+        let names: Vec<&str> = gates.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["p99>+10%", "reply-rate<-5%"]);
+    }
+    let run_cases = junit_cases(&fs::read_to_string(perf.join("run-junit.xml")).expect("junit"));
+    assert_eq!(run_cases, [("errors>0".to_string(), None)]);
+    let mut kept: Vec<String> = fs::read_dir(perf.join("baseline"))
+        .expect("baseline dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["first.json", "second.json"]);
 }
