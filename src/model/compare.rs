@@ -3,7 +3,7 @@
 //! the verdict.
 //!
 //! Rates (connections and replies per second) are the per-second samples of the
-//! runs' timelines (full seconds only), pooled over the runs of a group and tested
+//! runs' timelines (the last second too when it lasted half a second), pooled over the runs of a group and tested
 //! with Welch's t-test. Latency quantiles (response, connect, lateness: p50, p90, p99,
 //! p99.9) are shown from the runs' HdrHistograms added together; response and lateness
 //! are tested on the quantiles of each second (the timeline's per-second histograms)
@@ -74,10 +74,10 @@ impl Test {
     /// What it is, for the legend under the tables.
     pub(crate) fn description(self) -> &'static str {
         match self {
-            Test::WelchSeconds => "Welch's t-test over the per-second samples (full seconds)",
+            Test::WelchSeconds => "Welch's t-test over the per-second samples",
             Test::WelchRuns => "Welch's t-test over one value per run",
             Test::WelchLogSeconds => {
-                "Welch's t-test over the logarithms of the per-second quantiles (full seconds)"
+                "Welch's t-test over the logarithms of the per-second quantiles"
             }
             Test::Bootstrap => "bootstrap of the quantile over the recorded histograms",
             Test::Proportions => "two-proportion z-test",
@@ -209,14 +209,20 @@ impl Comparison {
 /// One run: its statistics and its duration and CPU times.
 pub(crate) type Run = (Stats, RunInfo);
 
-/// Per-second samples of `count` over the full seconds of every run.
+/// The shortest last second the per-second figures take, s: a run ends within a
+/// second, and a run of a few seconds cannot spare its last one.
+const MIN_SECOND_S: f64 = 0.5;
+
+/// Per-second rates of `count` over the seconds of every run (the last one, shorter,
+/// when it lasted `MIN_SECOND_S` at least).
 fn per_second(runs: &[Run], count: impl Fn(&Interval) -> u64) -> Vec<f64> {
     let mut out = Vec::new();
     for (stats, _) in runs {
         let t = &stats.timeline;
         for (i, iv) in t.intervals.iter().enumerate() {
-            if t.seconds(i) >= 1.0 {
-                out.push(count(iv) as f64);
+            let len = t.seconds(i);
+            if len >= MIN_SECOND_S {
+                out.push(count(iv) as f64 / len);
             }
         }
     }
@@ -245,7 +251,7 @@ fn buckets(h: &Histogram<u64>) -> Vec<(f64, u64)> {
 /// The smallest per-second quantile the log test takes, ms (one histogram unit).
 const QUANTILE_FLOOR_MS: f64 = 0.001;
 
-/// The `q` quantile of histogram `hist` in each full second of every run that recorded
+/// The `q` quantile of histogram `hist` in each second (as `per_second`) of every run that recorded
 /// a value in it, ms; None for a histogram the timeline does not keep per second
 /// (only `response` and `lateness`).
 fn per_second_quantile(runs: &[Run], hist: &str, q: f64) -> Option<Vec<f64>> {
@@ -258,7 +264,7 @@ fn per_second_quantile(runs: &[Run], hist: &str, q: f64) -> Option<Vec<f64>> {
                 "lateness" => &iv.lateness,
                 _ => return None,
             };
-            if t.seconds(i) >= 1.0 && h.count() > 0 {
+            if t.seconds(i) >= MIN_SECOND_S && h.count() > 0 {
                 out.push(h.quantile_us(q) as f64 / 1000.0);
             }
         }

@@ -347,7 +347,7 @@ reply rate [replies/s]     200.0  199.5   -0.2%    -0.9% … +0.4%  no significa
 response p99 [ms]          1.500  1.815  +21.0%  +18.0% … +24.5%  slower                 bootstrap
 errors per connection [%]  0.000  0.000   +0.0%    +0.0% … +0.0%  no significant change  z-test
 client CPU per reply [µs]   25.0      -       -                -  not tested             welch-runs
-Significant: p < alpha = 0.01 (the CI is at 99%). Tests: welch-seconds: Welch's t-test over the per-second samples (full seconds); bootstrap: bootstrap of the quantile over the recorded histograms; z-test: two-proportion z-test; welch-runs: Welch's t-test over one value per run.
+Significant: p < alpha = 0.01 (the CI is at 99%). Tests: welch-seconds: Welch's t-test over the per-second samples; bootstrap: bootstrap of the quantile over the recorded histograms; z-test: two-proportion z-test; welch-runs: Welch's t-test over one value per run.
 FAIL p99>+10%: +21.0% (99% CI +18.0% … +24.5%, p = 0.0001), past the limit and significant
 pass reply-rate<-5%: -0.2% (99% CI -0.9% … +0.4%, p = 0.3000), within the limit
 ";
@@ -368,7 +368,7 @@ Base: 2 runs (main-1.json, main-2.json). New: 1 run (pr.json).
 | = | errors per connection (%) | 0.000 | 0.000 | +0.0% | +0.0% … +0.0% | no significant change |
 | = | client CPU per reply (µs) | 25.0 | - | - | - | not tested |
 
-Significant: p < 0.01. Tests: welch-seconds: Welch's t-test over the per-second samples (full seconds); bootstrap: bootstrap of the quantile over the recorded histograms; z-test: two-proportion z-test; welch-runs: Welch's t-test over one value per run.
+Significant: p < 0.01. Tests: welch-seconds: Welch's t-test over the per-second samples; bootstrap: bootstrap of the quantile over the recorded histograms; z-test: two-proportion z-test; welch-runs: Welch's t-test over one value per run.
 
 **Regression gates**
 
