@@ -91,10 +91,14 @@ pub(crate) fn parse(expr: &str, compared: &[&str]) -> Result<Gate, String> {
     })
 }
 
-/// Formats a change in %, signed, one decimal (`+21.3%`, `-0.4%`, `+inf%`).
+/// Formats a change in %, signed, one decimal (`+21.3%`, `-0.4%`, `+inf%`); a change
+/// that rounds to zero is `+0.0%`, whatever the sign of the rounding error.
 pub(crate) fn pct(v: f64) -> String {
     if v.is_infinite() {
         return if v > 0.0 { "+inf%" } else { "-inf%" }.to_string();
+    }
+    if (v * 10.0).round() == 0.0 {
+        return "+0.0%".to_string();
     }
     format!("{v:+.1}%")
 }
@@ -251,6 +255,9 @@ mod tests {
             (level(0.01), level(0.001), level(0.003)),
             ("99".into(), "99.9".into(), "99.7".into())
         );
-        assert_eq!(pct(-0.04), "-0.0%");
+        assert_eq!(
+            (pct(-0.04), pct(-1e-15), pct(-0.05)),
+            ("+0.0%".into(), "+0.0%".into(), "-0.1%".into())
+        );
     }
 }
