@@ -117,6 +117,8 @@ pub(crate) enum Opt {
     Timeline,
     /// `--html=FILE` (rshperf).
     Html,
+    /// `--junit=FILE` (rshperf).
+    Junit,
     /// `--fail-on=EXPR` (rshperf, repeatable).
     FailOn,
     /// `--progress` (rshperf).
@@ -260,6 +262,7 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("csv", Opt::Csv, HasArg::Required),
     spec("timeline", Opt::Timeline, HasArg::Required),
     spec("html", Opt::Html, HasArg::Required),
+    spec("junit", Opt::Junit, HasArg::Required),
     spec("fail-on", Opt::FailOn, HasArg::Required),
     spec("progress", Opt::Progress, HasArg::No),
     spec("no-progress", Opt::NoProgress, HasArg::No),
@@ -292,6 +295,7 @@ impl Opt {
                 | Opt::Csv
                 | Opt::Timeline
                 | Opt::Html
+                | Opt::Junit
                 | Opt::FailOn
                 | Opt::Progress
                 | Opt::NoProgress
@@ -630,10 +634,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 75);
+        assert_eq!(names.len(), 76);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 75);
+        assert_eq!(names.len(), 76);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }

@@ -3,7 +3,7 @@
 //! httperf-style run.
 //!
 //! Every other front module sits below this one: the subcommands (`serve`, `demo`,
-//! `merge`, `sweep`, `ab`, `lb`) share their clap conventions through `subcommand`,
+//! `merge`, `compare`, `sweep`, `ab`, `lb`) share their clap conventions through `subcommand`,
 //! `cli::parse` returns `Command::Help` without knowing the rest of the help, and
 //! this module joins `cli`'s usage lines, `help`'s description and the command list,
 //! so no front module imports one that imports it back. Called by `lib::run`.
@@ -11,6 +11,8 @@
 use crate::front::subcommand::{self, Subcommand};
 // One path per module, not `crate::front::{…}`: the layer test reads `crate::LAYER::MODULE`.
 use crate::front::ab;
+use crate::front::compare;
+use crate::front::completions;
 use crate::front::help;
 use crate::front::merge;
 use crate::front::serve;
@@ -37,6 +39,12 @@ pub const COMMANDS: &[Subcommand] = &[
         help: subcommand::help_text::<merge::MergeOptions>,
     },
     Subcommand {
+        name: "compare",
+        about: "compare --json runs against a baseline: faster, slower or no significant change",
+        main: compare::compare_main,
+        help: subcommand::help_text::<compare::CompareOptions>,
+    },
+    Subcommand {
         name: "sweep",
         about: "run rising rates against a server and find its knee (capacity)",
         main: sweep::sweep_main,
@@ -54,7 +62,18 @@ pub const COMMANDS: &[Subcommand] = &[
         main: ab::lb_main,
         help: ab::lb::usage,
     },
+    Subcommand {
+        name: "completions",
+        about: "print a shell completion script (bash, zsh, fish)",
+        main: completions_main,
+        help: subcommand::help_text::<completions::CompletionsOptions>,
+    },
 ];
+
+/// `rshperf completions SHELL`, for the commands of this list.
+fn completions_main(args: &[String]) -> i32 {
+    completions::completions_main(args, COMMANDS)
+}
 
 /// `demo`'s `--help` text (httperf's options, so not clap's).
 fn demo_help() -> String {

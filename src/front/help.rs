@@ -48,6 +48,7 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --timeline FILE      the run second by second, as CSV
   --html FILE          a self-contained HTML report with charts
   --fail-on EXPR       exit status 3 when a threshold is breached ('p99>50ms')
+  --junit FILE         JUnit XML, one test case per --fail-on threshold
   --threads N          N engines on one arrival schedule
   --partition I/N      one part of a multi-process or multi-machine run,
   --start-at T|+S      started together; `rshperf merge` joins the parts

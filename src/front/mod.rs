@@ -4,6 +4,8 @@
 
 pub(crate) mod ab;
 pub mod cli;
+pub(crate) mod compare;
+pub(crate) mod completions;
 pub mod dispatch;
 pub(crate) mod help;
 pub mod httperf;

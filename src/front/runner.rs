@@ -1,8 +1,9 @@
 //! The classic run: `rshperf [httperf options]` runs the engines (`engine::execute`)
 //! and prints the report: the classic text, the session block, per-server lines,
 //! percentiles, the pool, HTTP/2 and pacing lines, then `--json`, `--csv`,
-//! `--timeline`, `--html`, the findings on stderr and the `--fail-on` verdict (exit 3).
-//! Called by `lib::run` with a validated `Config`.
+//! `--timeline`, `--html`, the findings on stderr, the `--fail-on` verdict (exit 3) and
+//! its `--junit` report (whose path is checked before the load, so a run is not lost to
+//! an unwritable report). Called by `lib::run` with a validated `Config`.
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -19,6 +20,7 @@ use crate::output::error::OutputError;
 use crate::output::extras;
 use crate::output::html;
 use crate::output::json;
+use crate::output::junit;
 use crate::output::percentiles::write_percentiles;
 use crate::output::servers::write_servers;
 use crate::output::session::write_session_block;
@@ -30,6 +32,10 @@ use crate::wire::error::Error;
 /// Runs the test described by `cfg`, printing everything on stdout; returns the exit
 /// status (0, or 3 when a `--fail-on` threshold is breached).
 pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
+    if let Some(path) = &cfg.output.junit {
+        junit::check_writable(Path::new(path))
+            .map_err(|e| Error::Startup(format!("cannot write --junit file {path}: {e}")))?;
+    }
     let work = Workload::from_config(cfg)?;
     let exporter = cfg.output.metrics_listen.map(Exporter::start).transpose()?;
     let hooks = Hooks {
@@ -112,6 +118,12 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     let breached = threshold::breaches(&cfg.output.fail_on, &report);
     for b in &breached {
         eprintln!("rshperf: {b}");
+    }
+    if let Some(path) = &cfg.output.junit {
+        let cases = threshold::junit_cases(&cfg.output.fail_on, &report);
+        let xml = junit::document("rshperf", "rshperf.fail-on", &cases, info.duration);
+        junit::write_atomic(Path::new(path), &xml)
+            .map_err(|e| Error::Startup(format!("cannot write --junit file {path}: {e}")))?;
     }
     if let Some(e) = exporter {
         // The report is out: the last scrapes see the totals it printed.

@@ -3,10 +3,13 @@
 //! report schema. Imports only the wire layer.
 
 pub(crate) mod call;
+pub(crate) mod compare;
 pub mod config;
+pub(crate) mod gate;
 pub(crate) mod pacing;
 pub(crate) mod report;
 pub mod run;
+pub(crate) mod significance;
 pub mod stats;
 pub(crate) mod summary;
 pub(crate) mod threshold;

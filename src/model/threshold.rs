@@ -219,7 +219,7 @@ pub(crate) fn aliases() -> Vec<(String, Metric)> {
 }
 
 /// The metric `name` names (case-insensitive; `-` and `.` read as `_`).
-fn lookup(name: &str) -> Option<Metric> {
+pub(crate) fn lookup(name: &str) -> Option<Metric> {
     let key = name.to_lowercase().replace(['-', '.'], "_");
     if metric_names().contains(&key) {
         return Some(Metric {

@@ -4,7 +4,8 @@
 //! (`model::threshold`, names generated from the report schema); this module looks a
 //! threshold's figure up in a run's `Report` and words the breach (`rshperf:
 //! threshold breached: p99>50ms (p99 = 73.471 ms)`); the runner prints the breaches
-//! on stderr and exits 3. Computes no figure itself. A figure that is undefined
+//! on stderr and exits 3; `junit_cases` gives one JUnit test case per threshold
+//! (`--junit`). Computes no figure itself. A figure that is undefined
 //! (`null`: a rate over a zero test duration) satisfies no comparison except `!=`.
 
 #[cfg(test)]
@@ -13,6 +14,7 @@ pub(crate) use crate::model::threshold::{parse_all, Threshold};
 
 use crate::model::report::Report;
 use crate::model::threshold::{kind_of, Kind};
+use crate::output::junit::Case;
 use crate::wire::cfmt::fixed;
 
 /// Evaluation of a `Threshold` against a run's report.
@@ -46,17 +48,10 @@ fn message(t: &Threshold, actual: f64) -> Option<String> {
     if !t.op().holds(actual, t.limit()) {
         return None;
     }
-    let shown = match kind_of(&t.metric().figure) {
-        Kind::Count => fixed(actual, 0),
-        Kind::Rate(per) => format!("{} {per}", fixed(actual, 1)),
-        Kind::Millis => format!("{} ms", fixed(actual, 3)),
-        Kind::Seconds => format!("{} s", fixed(actual, 3)),
-        Kind::Percent => format!("{}%", fixed(actual, 1)),
-    };
     Some(format!(
-        "threshold breached: {} ({} = {shown})",
+        "threshold breached: {} ({})",
         t.expr(),
-        t.name()
+        measured(t, actual)
     ))
 }
 
@@ -64,6 +59,35 @@ impl Evaluate for Threshold {
     fn actual(&self, report: &Report) -> f64 {
         value_of(self, &report.metrics())
     }
+}
+
+/// The measured value of `t`'s figure as the messages show it (`p99 = 73.471 ms`).
+fn measured(t: &Threshold, actual: f64) -> String {
+    let shown = match kind_of(&t.metric().figure) {
+        Kind::Count => fixed(actual, 0),
+        Kind::Rate(per) => format!("{} {per}", fixed(actual, 1)),
+        Kind::Millis => format!("{} ms", fixed(actual, 3)),
+        Kind::Seconds => format!("{} s", fixed(actual, 3)),
+        Kind::Percent => format!("{}%", fixed(actual, 1)),
+    };
+    format!("{} = {shown}", t.name())
+}
+
+/// One JUnit test case per threshold, in order: named by the expression, failed with
+/// the breach message when breached, the measured value as its output.
+pub(crate) fn junit_cases(thresholds: &[Threshold], report: &Report) -> Vec<Case> {
+    let figures = report.metrics();
+    thresholds
+        .iter()
+        .map(|t| {
+            let actual = value_of(t, &figures);
+            Case {
+                name: t.expr().to_string(),
+                failure: message(t, actual),
+                output: measured(t, actual),
+            }
+        })
+        .collect()
 }
 
 /// The breach messages of `thresholds`, in order (empty when none is breached).
@@ -216,6 +240,24 @@ mod tests {
         let ts =
             parse_all(&["errors>0".into(), "p99>50".into(), "replies<20".into()]).expect("valid");
         assert_eq!(breaches(&ts, &report(&s, &RUN)).len(), 2);
+    }
+
+    #[test]
+    fn junit_cases_one_per_threshold() {
+        let ts = parse_all(&["errors>0".into(), "p99>50".into()]).expect("valid");
+        let cases = junit_cases(&ts, &report(&run(), &RUN));
+        let xml = crate::output::junit::document("rshperf", "rshperf.fail-on", &cases, 2.0);
+        crate::output::junit::tests::check_junit(
+            &xml,
+            &[
+                (
+                    "errors>0",
+                    Some("threshold breached: errors>0 (errors = 2)"),
+                ),
+                ("p99>50", None),
+            ],
+        );
+        assert_eq!(cases[1].output, "p99 = 10.007 ms");
     }
 
     #[test]

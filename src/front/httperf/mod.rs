@@ -92,6 +92,7 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         Opt::Csv => b.csv(nonempty(v, "--csv")?),
         Opt::Timeline => b.timeline(nonempty(v, "--timeline")?),
         Opt::Html => b.html(nonempty(v, "--html")?),
+        Opt::Junit => b.junit(nonempty(v, "--junit")?),
         Opt::FailOn => b.fail_on(crate::model::threshold::parse(v).map_err(ConfigError::from)?),
         Opt::Progress => b.progress(Some(true)),
         Opt::NoProgress => b.progress(Some(false)),

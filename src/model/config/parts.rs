@@ -264,6 +264,8 @@ pub(crate) struct OutputOptions {
     pub(crate) timeline: Option<String>,
     /// `--html=FILE`: one-file HTML report with charts.
     pub(crate) html: Option<String>,
+    /// `--junit=FILE`: JUnit XML, one test case per `--fail-on` threshold.
+    pub(crate) junit: Option<String>,
     /// `--fail-on=EXPR`, as typed, in order.
     pub(crate) fail_on: Vec<crate::model::threshold::Threshold>,
     /// `--progress` (Some(true)) / `--no-progress` (Some(false)); None = when stderr is
@@ -291,6 +293,7 @@ impl Default for OutputOptions {
             csv: None,
             timeline: None,
             html: None,
+            junit: None,
             fail_on: Vec::new(),
             progress: None,
             metrics_listen: None,

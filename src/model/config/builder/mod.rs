@@ -408,6 +408,8 @@ impl ConfigBuilder {
         timeline => output.timeline;
         /// `--html=FILE`.
         html => output.html;
+        /// `--junit=FILE`.
+        junit => output.junit;
         /// `--unix-socket=PATH`.
         unix_socket => target.unix_socket;
         /// `--body-file=F`.

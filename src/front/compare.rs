@@ -1,0 +1,432 @@
+//! `rshperf compare BASE.json NEW.json [NEW…]`: is the new build faster, slower, or
+//! not significantly different from the base?
+//!
+//! Owns the command line (clap, `subcommand`'s conventions), reading the `--json`
+//! documents of runs (this release's schema; documents of another version are refused
+//! by their version number), refusing to compare different workloads unless
+//! `--force`, pooling the runs of each side, the regression gates
+//! (`--fail-on-regression`) and the exit status: 0, 3 when a gate trips (past its
+//! limit and significant), 1 for bad options or refused inputs. The figures and tests
+//! are `model::compare`'s, the outputs `output::compare`'s and `output::junit`'s.
+//! Called by `dispatch` for `rshperf compare`.
+//!
+//! Which files are the base: without `--base`, the first file is the base and the
+//! rest are new runs; with `--base FILE` (repeatable: the last few main builds), every
+//! positional file is a new run. Each side's runs are pooled into one sample.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::model::compare::{compare, Comparison, Run};
+use crate::model::gate::{self, judge};
+use crate::output::compare::{markdown, text, to_json};
+use crate::output::json::stats_from_json;
+use crate::output::junit::{self, Case};
+use crate::wire::error::Error;
+
+/// Config members that define the workload: the runs compared must agree on all of
+/// them (`--force` compares anyway). The run's length (`num_conns`, `runtime_s`) may
+/// differ.
+const WORKLOAD_KEYS: [&str; 21] = [
+    "server",
+    "servers",
+    "port",
+    "uri",
+    "method",
+    "http_version",
+    "add_header",
+    "num_calls",
+    "burst_length",
+    "period",
+    "concurrency",
+    "call_rate",
+    "wsess",
+    "wsesslog",
+    "wsesspage",
+    "wlog",
+    "wset",
+    "ssl",
+    "unix_socket",
+    "body_file",
+    "threads",
+];
+
+/// The output formats of `rshperf compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// An aligned table for terminals and logs
+    Text,
+    /// A GitHub-flavoured markdown table (job summaries, PR comments)
+    Markdown,
+    /// A JSON document (format "rshperf-compare")
+    Json,
+}
+
+/// The options of `rshperf compare`.
+#[derive(Debug, Clone, PartialEq, clap::Parser)]
+#[command(
+    name = "compare",
+    about = "Compare the --json documents of new runs against base runs: faster, slower or no \
+significant change.",
+    long_about = "Compare the --json documents of new runs against base runs: for the reply and \
+connection rates (Welch's t-test over the per-second samples), the response, connect and \
+lateness quantiles p50 p90 p99 p99.9 (bootstrap over the recorded histograms), the errors per \
+connection (two-proportion z-test) and the client's CPU per reply, print both values, the change, \
+its confidence interval and a verdict. Without --base the first FILE is the base and the others \
+are new runs; with --base every FILE is a new run. The runs of each side are pooled. Runs of \
+different workloads are refused (exit status 1) unless --force. Exit status 3 when a \
+--fail-on-regression gate trips: the change is past its limit and significant."
+)]
+pub(crate) struct CompareOptions {
+    /// A base run (repeatable: the runs pool into one baseline); then every FILE is new
+    #[arg(long, value_name = "FILE")]
+    pub(crate) base: Vec<String>,
+    /// Significance level: a change is significant when p < ALPHA
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.01, value_parser = parse_alpha)]
+    pub(crate) alpha: f64,
+    /// Compare runs of different workloads (a warning names the differences)
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Exit 3 when METRIC changed past the limit and significantly, e.g. 'p99>+10%',
+    /// 'reply-rate<-5%' (repeatable; metric names as --fail-on)
+    #[arg(long, value_name = "EXPR")]
+    pub(crate) fail_on_regression: Vec<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+    /// Also write a JUnit XML report, one test case per gate, to FILE
+    #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub(crate) junit: Option<String>,
+    /// The --json documents: BASE then NEW… (or only NEW… with --base)
+    #[arg(value_name = "FILE.json", required = true)]
+    pub(crate) files: Vec<String>,
+}
+
+/// `--alpha`: a probability in (0, 0.5].
+fn parse_alpha(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|a| *a > 0.0 && *a <= 0.5)
+        .ok_or_else(|| format!("'{text}' is not a significance level in (0, 0.5]"))
+}
+
+/// Why `compare` could not answer (converted to the crate's `Error` at the boundary).
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub(crate) enum CompareError {
+    /// A bad option value (a gate, too few files).
+    #[error("rshperf: compare: {0}")]
+    Usage(String),
+    /// An input that cannot be read or is not a run of this schema.
+    #[error("rshperf: compare: {0}")]
+    Input(String),
+    /// Runs of different workloads without `--force`.
+    #[error("rshperf: compare: {0} (--force compares them anyway)")]
+    Workload(String),
+    /// An output that cannot be written.
+    #[error("rshperf: compare: {0}")]
+    Output(String),
+}
+
+impl From<CompareError> for Error {
+    fn from(e: CompareError) -> Error {
+        let text = e.to_string();
+        let text = text.strip_prefix("rshperf: ").unwrap_or(&text).to_string();
+        match e {
+            CompareError::Usage(_) => Error::Usage(text),
+            _ => Error::Startup(text),
+        }
+    }
+}
+
+/// One input document, read.
+#[derive(Debug, Clone)]
+pub(crate) struct Input {
+    /// The file name as given.
+    pub(crate) file: String,
+    /// Its `config` member.
+    pub(crate) config: Value,
+    /// Its statistics and run facts.
+    pub(crate) run: Run,
+}
+
+/// Reads a document's text; `file` names it in messages.
+pub(crate) fn read_text(file: &str, text: &str) -> Result<Input, CompareError> {
+    let bad = |m: String| CompareError::Input(format!("{file}: {m}"));
+    let doc: Value =
+        serde_json::from_str(text).map_err(|e| bad(format!("not a JSON document: {e}")))?;
+    if doc.get("format").and_then(Value::as_str) == Some(crate::output::compare::FORMAT) {
+        return Err(bad("is the output of rshperf compare, not of a run".into()));
+    }
+    let run = stats_from_json(&doc).map_err(bad)?;
+    let config = doc
+        .get("config")
+        .filter(|c| c.is_object())
+        .ok_or_else(|| bad("missing config".into()))?
+        .clone();
+    Ok(Input {
+        file: file.to_string(),
+        config,
+        run,
+    })
+}
+
+fn read_file(file: &str) -> Result<Input, CompareError> {
+    let text = fs::read_to_string(file)
+        .map_err(|e| CompareError::Input(format!("cannot read {file}: {e}")))?;
+    read_text(file, &text)
+}
+
+/// The workload differences between the first input and each other one, as
+/// `a.json and b.json differ in uri: "/x" vs "/y"`.
+pub(crate) fn differences(inputs: &[&Input]) -> Vec<String> {
+    let Some(first) = inputs.first() else {
+        return Vec::new();
+    };
+    let show = |v: Option<&Value>| v.map_or("(none)".to_string(), Value::to_string);
+    let mut out = Vec::new();
+    for inp in &inputs[1..] {
+        for key in WORKLOAD_KEYS {
+            let (a, b) = (first.config.get(key), inp.config.get(key));
+            if a != b {
+                out.push(format!(
+                    "{} and {} differ in {key}: {} vs {}",
+                    first.file,
+                    inp.file,
+                    show(a),
+                    show(b)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The files of each side: (base, new).
+fn sides(opts: &CompareOptions) -> Result<(Vec<String>, Vec<String>), CompareError> {
+    if !opts.base.is_empty() {
+        return Ok((opts.base.clone(), opts.files.clone()));
+    }
+    match opts.files.split_first() {
+        Some((base, new)) if !new.is_empty() => Ok((vec![base.clone()], new.to_vec())),
+        _ => Err(CompareError::Usage(
+            "give a BASE and at least one NEW document (or --base BASE and NEW…)".into(),
+        )),
+    }
+}
+
+/// Everything `compare` does but printing: the comparison of `opts`' files.
+pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareError> {
+    let (base_files, new_files) = sides(opts)?;
+    let read = |files: &[String]| {
+        files
+            .iter()
+            .map(|f| read_file(f))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let (base, new) = (read(&base_files)?, read(&new_files)?);
+    let all: Vec<&Input> = base.iter().chain(&new).collect();
+    let diffs = differences(&all);
+    let forced = match (diffs.first(), opts.force) {
+        (Some(first), false) => {
+            return Err(CompareError::Workload(format!(
+                "runs of different workloads: {first}"
+            )))
+        }
+        _ => diffs,
+    };
+    let runs = |v: Vec<Input>| v.into_iter().map(|i| i.run).collect::<Vec<Run>>();
+    let rows = compare(&runs(base), &runs(new), opts.alpha);
+    let names: Vec<&str> = rows.iter().map(|r| r.figure.as_str()).collect();
+    let gates = opts
+        .fail_on_regression
+        .iter()
+        .map(|e| {
+            gate::parse(e, &names)
+                .map_err(|m| CompareError::Usage(format!("--fail-on-regression: {m}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let gates = gates.iter().map(|g| judge(g, &rows, opts.alpha)).collect();
+    Ok(Comparison {
+        base_files,
+        new_files,
+        alpha: opts.alpha,
+        rows,
+        gates,
+        forced,
+    })
+}
+
+/// The JUnit cases of a comparison: one per gate.
+pub(crate) fn junit_cases(c: &Comparison) -> Vec<Case> {
+    c.gates
+        .iter()
+        .map(|g| Case {
+            name: g.gate.expr.clone(),
+            failure: g.failed.then(|| g.message.clone()),
+            output: g.message.clone(),
+        })
+        .collect()
+}
+
+fn try_compare(opts: &CompareOptions) -> Result<i32, CompareError> {
+    if let Some(path) = &opts.junit {
+        junit::check_writable(Path::new(path))
+            .map_err(|e| CompareError::Output(format!("cannot write --junit file {path}: {e}")))?;
+    }
+    let c = comparison(opts)?;
+    let out = match opts.format {
+        Format::Text => text(&c),
+        Format::Markdown => markdown(&c),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&to_json(&c))
+                .map_err(|e| CompareError::Output(e.to_string()))?;
+            s.push('\n');
+            s
+        }
+    };
+    if opts.format != Format::Text {
+        for f in &c.forced {
+            eprintln!("rshperf: compare: warning: workloads differ (--force): {f}");
+        }
+    }
+    crate::front::subcommand::print_stdout(&out);
+    if let Some(path) = &opts.junit {
+        let xml = junit::document("rshperf compare", "rshperf.compare", &junit_cases(&c), 0.0);
+        junit::write_atomic(Path::new(path), &xml)
+            .map_err(|e| CompareError::Output(format!("cannot write --junit file {path}: {e}")))?;
+    }
+    Ok(if c.failed() { 3 } else { 0 })
+}
+
+/// `rshperf compare …` (`args[0]` is `compare`): returns the exit status.
+pub(crate) fn compare_main(args: &[String]) -> i32 {
+    crate::front::subcommand::run::<CompareOptions>(args, |opts| {
+        try_compare(&opts).map_err(Error::from)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::front::subcommand::{parse, Parsed};
+    use crate::model::config::Config;
+    use crate::model::run::{RunInfo, RunMeta};
+    use crate::model::stats::Stats;
+    use crate::output::json::to_json as run_json;
+
+    fn opts(list: &[&str]) -> CompareOptions {
+        let args: Vec<String> = std::iter::once("compare")
+            .chain(list.iter().copied())
+            .map(String::from)
+            .collect();
+        match parse::<CompareOptions>(&args) {
+            Ok(Parsed::Run(o)) => o,
+            other => panic!("{list:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn options_and_sides() {
+        let o = opts(&["a.json", "b.json", "c.json"]);
+        assert_eq!(o.alpha, 0.01);
+        assert_eq!(o.format, Format::Text);
+        assert_eq!(
+            sides(&o).expect("sides"),
+            (
+                vec!["a.json".into()],
+                vec!["b.json".into(), "c.json".into()]
+            )
+        );
+        let o = opts(&[
+            "--base",
+            "m1.json",
+            "--base=m2.json",
+            "pr.json",
+            "--alpha",
+            "0.05",
+        ]);
+        assert_eq!(
+            sides(&o).expect("sides"),
+            (
+                vec!["m1.json".into(), "m2.json".into()],
+                vec!["pr.json".into()]
+            )
+        );
+        assert_eq!(o.alpha, 0.05);
+        assert!(matches!(
+            sides(&opts(&["a.json"])),
+            Err(CompareError::Usage(_))
+        ));
+        let args = |v: &[&str]| -> Vec<String> { v.iter().map(|s| s.to_string()).collect() };
+        let e = parse::<CompareOptions>(&args(&["compare", "--alpha", "0", "a", "b"]))
+            .expect_err("alpha 0")
+            .to_string();
+        assert!(
+            e.contains("'0' is not a significance level in (0, 0.5]"),
+            "{e}"
+        );
+        let e = parse::<CompareOptions>(&args(&["compare", "--format", "html", "a", "b"]))
+            .expect_err("format")
+            .to_string();
+        assert!(
+            e.starts_with("rshperf: compare: invalid value 'html' for '--format"),
+            "{e}"
+        );
+    }
+
+    /// The document of an empty run of `uri`, as `rshperf --json` writes it.
+    fn doc(uri: &str) -> String {
+        let cfg = Config::from_argv(&["rshperf", "--server=127.0.0.1", "--uri", uri])
+            .expect("valid test options");
+        let run = RunInfo {
+            duration: 1.0,
+            cpu_user: 0.0,
+            cpu_system: 0.0,
+        };
+        let meta = RunMeta {
+            start: std::time::UNIX_EPOCH,
+            end: std::time::UNIX_EPOCH,
+            partition: (0, 1),
+            threads: 1,
+            servers: Vec::new(),
+        };
+        run_json(&cfg, &Stats::new(), &run, &meta).to_string()
+    }
+
+    #[test]
+    fn documents_are_read_or_refused_by_name() {
+        let a = read_text("a.json", &doc("/x")).expect("a run");
+        let b = read_text("b.json", &doc("/y")).expect("a run");
+        assert_eq!(differences(&[&a, &a.clone()]), Vec::<String>::new());
+        assert_eq!(
+            differences(&[&a, &b]),
+            ["a.json and b.json differ in uri: \"/x\" vs \"/y\""]
+        );
+        let mut old: Value = serde_json::from_str(&doc("/x")).expect("json");
+        old["version"] = serde_json::json!(1);
+        let e = read_text("old.json", &old.to_string()).expect_err("version 1");
+        assert_eq!(
+            e.to_string(),
+            "rshperf: compare: old.json: unsupported rshperf-result version 1 (this rshperf \
+             reads 2; write the document again with this rshperf)"
+        );
+        let e = read_text("c.json", r#"{"format": "rshperf-compare"}"#).expect_err("compare");
+        assert_eq!(
+            e.to_string(),
+            "rshperf: compare: c.json: is the output of rshperf compare, not of a run"
+        );
+        let e = read_text("x.json", "{").expect_err("not json").to_string();
+        assert!(
+            e.starts_with("rshperf: compare: x.json: not a JSON document"),
+            "{e}"
+        );
+        let w = CompareError::Workload("runs of different workloads: …".into());
+        assert_eq!(
+            w.to_string(),
+            "rshperf: compare: runs of different workloads: … (--force compares them anyway)"
+        );
+        assert_eq!(Error::from(w).exit_code(), 1);
+    }
+}

@@ -1,0 +1,263 @@
+//! Regression gates of `rshperf compare` (`--fail-on-regression 'p99>+10%'`): the
+//! expression `METRIC OP [+|-]N%`, parsed once, and its verdict on a compared figure.
+//!
+//! The metric names are `--fail-on`'s (`model::threshold::lookup`: the schema's figure
+//! names and their aliases); a gate may name only a figure that `model::compare`
+//! compares (the report's 5-s reply-rate figures stand for the per-second reply rate,
+//! `compare::SYNONYMS`). A gate trips when the change is past its limit *and*
+//! significant at the comparison's level. Called by `front::compare`.
+
+use crate::model::compare::{Row, SYNONYMS};
+use crate::model::threshold::{lookup, Op};
+
+/// One parsed `--fail-on-regression` expression.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Gate {
+    /// The expression as typed (trimmed).
+    pub(crate) expr: String,
+    /// The compared figure it judges.
+    pub(crate) figure: String,
+    /// `>`, `>=`, `<` or `<=`.
+    pub(crate) op: Op,
+    /// The limit on the change, %.
+    pub(crate) limit_pct: f64,
+}
+
+/// The outcome of a gate.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Outcome {
+    /// The gate.
+    pub(crate) gate: Gate,
+    /// The measured change, % (None: not tested).
+    pub(crate) change_pct: Option<f64>,
+    /// Whether the change is significant.
+    pub(crate) significant: bool,
+    /// Whether the gate tripped (past the limit and significant).
+    pub(crate) failed: bool,
+    /// One line saying why: `p99>+10%: +21.3% (99% CI +18.0% … +24.9%), significant`.
+    pub(crate) message: String,
+}
+
+/// Parses `METRIC OP [+|-]N%`; `compared` are the figures `compare` produces. The error
+/// is a message to print after `rshperf: compare: --fail-on-regression: `.
+pub(crate) fn parse(expr: &str, compared: &[&str]) -> Result<Gate, String> {
+    let expr = expr.trim();
+    let Some(at) = expr.find(['<', '>']) else {
+        return Err(format!(
+            "no comparison in '{expr}' (use METRIC > +N% or METRIC < -N%, e.g. 'p99>+10%')"
+        ));
+    };
+    let name = expr[..at].trim();
+    if name.is_empty() {
+        return Err(format!("no metric in '{expr}'"));
+    }
+    let rest = &expr[at..];
+    let (op, rest) = [(">=", Op::Ge), ("<=", Op::Le), (">", Op::Gt), ("<", Op::Lt)]
+        .iter()
+        .find_map(|&(sym, op)| rest.strip_prefix(sym).map(|r| (op, r.trim())))
+        .ok_or_else(|| format!("bad comparison in '{expr}'"))?;
+    let Some(number) = rest.strip_suffix('%') else {
+        return Err(format!(
+            "the limit in '{expr}' is not a change in % (write e.g. +10% or -5%)"
+        ));
+    };
+    let limit_pct: f64 = number
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(|| format!("bad limit '{rest}' in '{expr}'"))?;
+    let metric = lookup(name).ok_or_else(|| {
+        format!(
+            "unknown metric '{name}' in '{expr}' (compared: {})",
+            compared.join(", ")
+        )
+    })?;
+    let figure = SYNONYMS
+        .iter()
+        .find(|(alias, _)| *alias == metric.figure)
+        .map_or(metric.figure.as_str(), |(_, f)| f);
+    if !compared.contains(&figure) {
+        return Err(format!(
+            "'{name}' ({figure}) is not a figure compare tests (compared: {})",
+            compared.join(", ")
+        ));
+    }
+    Ok(Gate {
+        expr: expr.to_string(),
+        figure: figure.to_string(),
+        op,
+        limit_pct,
+    })
+}
+
+/// Formats a change in %, signed, one decimal (`+21.3%`, `-0.4%`, `+inf%`); a change
+/// that rounds to zero is `+0.0%`, whatever the sign of the rounding error.
+pub(crate) fn pct(v: f64) -> String {
+    if v.is_infinite() {
+        return if v > 0.0 { "+inf%" } else { "-inf%" }.to_string();
+    }
+    if (v * 10.0).round() == 0.0 {
+        return "+0.0%".to_string();
+    }
+    format!("{v:+.1}%")
+}
+
+/// The confidence level of `alpha` in %, as few decimals as it needs (`99`, `99.9`).
+pub(crate) fn level(alpha: f64) -> String {
+    let text = format!("{:.4}", 100.0 * (1.0 - alpha));
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Judges `gate` against the compared `rows` at level `alpha`.
+pub(crate) fn judge(gate: &Gate, rows: &[Row], alpha: f64) -> Outcome {
+    let change = rows
+        .iter()
+        .find(|r| r.figure == gate.figure)
+        .and_then(|r| r.change);
+    let (change_pct, significant, failed, message) = match change {
+        None => (
+            None,
+            false,
+            false,
+            format!("{}: not tested (no data)", gate.expr),
+        ),
+        Some(c) => {
+            let significant = c.significant(alpha);
+            let past = gate.op.holds(c.pct, gate.limit_pct);
+            let level = level(alpha);
+            let why = match (past, significant) {
+                (true, true) => "past the limit and significant",
+                (true, false) => "past the limit but not significant",
+                (false, _) => "within the limit",
+            };
+            (
+                Some(c.pct),
+                significant,
+                past && significant,
+                format!(
+                    "{}: {} ({level}% CI {} … {}, p = {:.4}), {why}",
+                    gate.expr,
+                    pct(c.pct),
+                    pct(c.ci.0),
+                    pct(c.ci.1),
+                    c.p
+                ),
+            )
+        }
+    };
+    Outcome {
+        gate: gate.clone(),
+        change_pct,
+        significant,
+        failed,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::compare::{Aspect, Better, Test};
+    use crate::model::significance::Change;
+
+    const COMPARED: [&str; 3] = ["percentiles_response_p99", "replies_rate", "errors_total"];
+
+    #[test]
+    fn parses_aliases_names_and_signs() {
+        let g = parse(" p99 > +10% ", &COMPARED).expect("valid");
+        assert_eq!(
+            g,
+            Gate {
+                expr: "p99 > +10%".into(),
+                figure: "percentiles_response_p99".into(),
+                op: Op::Gt,
+                limit_pct: 10.0
+            }
+        );
+        let g = parse("reply-rate<-5%", &COMPARED).expect("valid");
+        assert_eq!(
+            (g.figure.as_str(), g.op, g.limit_pct),
+            ("replies_rate", Op::Lt, -5.0)
+        );
+        let g = parse("replies.rate<=-5.5%", &COMPARED).expect("valid");
+        assert_eq!(
+            (g.figure.as_str(), g.op, g.limit_pct),
+            ("replies_rate", Op::Le, -5.5)
+        );
+        assert_eq!(
+            parse("errors>=50%", &COMPARED).expect("valid").figure,
+            "errors_total"
+        );
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_judge() {
+        let e = |x: &str| parse(x, &COMPARED).expect_err(x);
+        assert!(e("p99+10%").starts_with("no comparison"));
+        assert!(e(">10%").starts_with("no metric"));
+        assert_eq!(
+            e("p99>10ms"),
+            "the limit in 'p99>10ms' is not a change in % (write e.g. +10% or -5%)"
+        );
+        assert!(e("p99>x%").starts_with("bad limit 'x%'"));
+        assert!(e("p99><10%").starts_with("bad limit"));
+        assert!(e("bogus>10%").starts_with("unknown metric 'bogus'"));
+        assert_eq!(
+            e("duration>10%"),
+            "'duration' (duration_s) is not a figure compare tests (compared: \
+             percentiles_response_p99, replies_rate, errors_total)"
+        );
+    }
+
+    fn row(pct: f64, p: f64) -> Row {
+        Row {
+            figure: "percentiles_response_p99".into(),
+            label: "response p99".into(),
+            unit: "ms",
+            better: Better::Lower,
+            aspect: Aspect::Speed,
+            base: 1.0,
+            new: 1.0 + pct / 100.0,
+            change: Some(Change {
+                pct,
+                ci: (pct - 3.0, pct + 3.0),
+                p,
+            }),
+            test: Test::Bootstrap,
+        }
+    }
+
+    #[test]
+    fn trips_only_past_the_limit_and_significant() {
+        let g = parse("p99>+10%", &COMPARED).expect("valid");
+        let o = judge(&g, &[row(21.25, 0.0001)], 0.01);
+        assert!(o.failed && o.significant);
+        assert_eq!(
+            o.message,
+            "p99>+10%: +21.2% (99% CI +18.2% … +24.2%, p = 0.0001), past the limit and significant"
+        );
+        let o = judge(&g, &[row(21.0, 0.02)], 0.01);
+        assert!(!o.failed && !o.significant);
+        assert!(
+            o.message.ends_with("past the limit but not significant"),
+            "{}",
+            o.message
+        );
+        let o = judge(&g, &[row(5.0, 0.0)], 0.01);
+        assert!(!o.failed && o.significant);
+        assert!(o.message.ends_with("within the limit"));
+        let o = judge(&g, &[], 0.01);
+        assert_eq!((o.failed, o.change_pct), (false, None));
+        assert_eq!(o.message, "p99>+10%: not tested (no data)");
+        assert_eq!(pct(f64::INFINITY), "+inf%");
+        assert_eq!(
+            (level(0.01), level(0.001), level(0.003)),
+            ("99".into(), "99.9".into(), "99.7".into())
+        );
+        assert_eq!(
+            (pct(-0.04), pct(-1e-15), pct(-0.05)),
+            ("+0.0%".into(), "+0.0%".into(), "-0.1%".into())
+        );
+    }
+}
