@@ -212,7 +212,12 @@ fn draw<'a>(chart: &Chart, buf: &'a mut String) -> Result<(), Box<dyn std::error
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0));
     let xs = xs.chain(chart.mark.iter().map(|m| m.0));
-    let (x0, x1) = chart.x_range.unwrap_or_else(|| range(xs, false));
+    let (x0, x1) = chart.x_range.unwrap_or_else(|| {
+        let (lo, hi) = range(xs, false);
+        // Points that are runs (dots) and the mark stay clear of the axes.
+        let pad = if chart.dots { (hi - lo) * 0.03 } else { 0.0 };
+        (lo - pad, hi + pad)
+    });
     let ys = chart
         .series
         .iter()
@@ -224,6 +229,8 @@ fn draw<'a>(chart: &Chart, buf: &'a mut String) -> Result<(), Box<dyn std::error
     let mut ctx = ChartBuilder::on(&plot)
         .caption(&chart.title, ("sans-serif", 20))
         .margin(14)
+        // Room for the last x label, centred on the right edge.
+        .margin_right(36)
         .x_label_area_size(48)
         .y_label_area_size(72)
         .build_cartesian_2d(x0..x1, y0..y1)?;
