@@ -163,10 +163,15 @@ pub(crate) fn verdict(reasons: &[String], client_bound: bool) -> Verdict {
     }
 }
 
+/// Shortest 1-s window that is a reply-rate sample, s: the last second of a schedule
+/// of whole seconds ends a little early (3 s at 500/s: the last arrival at 2.998 s).
+const MIN_WINDOW_S: f64 = 0.9;
+
 /// The reply-rate statistics of a step: httperf's 5-s samples (`five_s`) when the
-/// run had any; otherwise the replies of each whole second of `seconds` (the
-/// per-second timeline); a run shorter than one second is one sample over its
-/// `duration` (`replies` ÷ `duration`). So a step with replies never shows 0.
+/// run had any; otherwise the reply rate of each second of `seconds` (the per-second
+/// timeline) that lasted at least `MIN_WINDOW_S` (replies ÷ its length); a run
+/// without such a second is one sample over its `duration` (`replies` ÷ `duration`).
+/// So a step with replies never shows 0.
 pub(crate) fn reply_rate_samples(
     five_s: &RateSummary,
     seconds: &[Second],
@@ -178,8 +183,8 @@ pub(crate) fn reply_rate_samples(
     }
     let whole: Vec<f64> = seconds
         .iter()
-        .filter(|s| s.seconds >= 1.0)
-        .map(|s| s.replies as f64)
+        .filter(|s| s.seconds >= MIN_WINDOW_S)
+        .map(|s| s.replies as f64 / s.seconds)
         .collect();
     if !whole.is_empty() {
         RateSummary::from_rates(whole.into_iter())
@@ -350,6 +355,14 @@ mod tests {
         let r = reply_rate_samples(&none, &seconds, 3120, 3.4);
         assert_eq!((r.min, r.avg, r.max, r.samples), (900.0, 1000.0, 1100.0, 3));
         assert_eq!(r.stddev, 100.0);
+        // A 2.95-s step: its last second, 0.95 s long, is a sample of its own length.
+        let seconds = [
+            second(0, 1.0, 500),
+            second(1, 1.0, 500),
+            second(2, 0.95, 475),
+        ];
+        let r = reply_rate_samples(&none, &seconds, 1475, 2.95);
+        assert_eq!((r.min, r.avg, r.max, r.samples), (500.0, 500.0, 500.0, 3));
         // Shorter than a second: one sample over the whole step.
         let r = reply_rate_samples(&none, &[second(0, 0.5, 40)], 40, 0.5);
         assert_eq!(
