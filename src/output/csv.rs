@@ -3,8 +3,12 @@
 //! The columns (documented in `docs/json.md` §3) are the options that vary in sweeps
 //! (server, port, URI, rate, connections, calls, threads) after the timestamp, then
 //! every figure of the report schema's `Figures` (`model::report`) under its flattened
-//! name (`connections.rate` → `connections_rate`), unrounded, then the findings: no
-//! column list is kept here. RFC 4180 quoting. The header is written when the file is
+//! name (`connections.rate` → `connections_rate`), then the findings: no column list is
+//! kept here. Numbers are rounded to the figure's resolution, which follows from its
+//! unit (`model::threshold::kind_of`, the naming rules of docs/json.md §2.8): 1 µs
+//! for times, 0.1 for rates and percentages, 0.001 for Mbit/s and ratios of counts;
+//! then written as the shortest text that reads back as the rounded value (no float
+//! noise such as `0.0048070000000000005`). The timeline CSV shares `cell`. RFC 4180 quoting. The header is written when the file is
 //! new or empty, so a sweep script just repeats `--csv=sweep.csv`. Computes nothing
 //! itself. Called by the runner and sweep after the report.
 
@@ -17,6 +21,7 @@ use serde_json::Value;
 
 use crate::model::config::Config;
 use crate::model::report::{flat, to_value, Report};
+use crate::model::threshold::{kind_of, Kind};
 use crate::output::advice::{self, Advice};
 
 use super::json::rfc3339;
@@ -63,25 +68,48 @@ pub(crate) fn quote(field: &str) -> String {
     }
 }
 
-/// A float unrounded (shortest text that reads back exactly); empty when not finite.
-fn num(x: f64) -> String {
-    if x.is_finite() {
-        x.to_string()
-    } else {
-        String::new()
+/// Decimals of the figure (or timeline column) called `name`: its resolution.
+fn decimals(name: &str) -> usize {
+    // The timeline's `seconds` (the length of a second) is a time like `_s` figures.
+    if name == "seconds" {
+        return 6;
+    }
+    match kind_of(name) {
+        Kind::Millis => 3,
+        Kind::Seconds => 6,
+        Kind::Rate("Mbit/s") => 3,
+        Kind::Rate(_) | Kind::Percent => 1,
+        Kind::Count => 3,
     }
 }
 
-/// A schema value as a cell: integers as they are, floats unrounded (`num`), `null`
-/// (a figure that is not finite) empty, strings quoted.
-pub(crate) fn cell(v: &Value) -> String {
+/// `x` rounded to `decimals` places, as the shortest text that reads back as the
+/// rounded value (`0.005`, `200`, `4.312302`); empty when not finite.
+pub(crate) fn rounded(x: f64, decimals: usize) -> String {
+    if !x.is_finite() {
+        return String::new();
+    }
+    // The decimal rounding is exact (the fixed-point text); reading it back gives the
+    // double nearest to it, whose `Display` is the shortest text that reads back.
+    let r: f64 = format!("{x:.decimals$}").parse().unwrap_or(x);
+    if r == 0.0 {
+        "0".into()
+    } else {
+        r.to_string()
+    }
+}
+
+/// A schema value as the cell of column `name`: integers as they are, floats rounded
+/// to the column's resolution (`rounded`), `null` (a figure that is not finite) empty,
+/// strings quoted.
+pub(crate) fn cell(name: &str, v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
             (Some(u), _, _) => u.to_string(),
             (None, Some(i), _) => i.to_string(),
-            (None, None, Some(f)) => num(f),
+            (None, None, Some(f)) => rounded(f, decimals(name)),
             (None, None, None) => String::new(),
         },
         Value::String(s) => quote(s),
@@ -93,8 +121,9 @@ pub(crate) fn cell(v: &Value) -> String {
 /// run's findings (the last column: their keys joined with `;`).
 pub(crate) fn row(cfg: &Config, report: &Report, advice: &[Advice], now: SystemTime) -> String {
     let mean = cfg.load.period.mean();
+    // The option's value, to a millionth (1 / period is not always exact).
     let rate = if mean > 0.0 {
-        num(1.0 / mean)
+        rounded(1.0 / mean, 6)
     } else {
         String::new()
     };
@@ -113,7 +142,7 @@ pub(crate) fn row(cfg: &Config, report: &Report, advice: &[Advice], now: SystemT
     fields.extend(
         flat(&to_value(&report.figures), "")
             .iter()
-            .map(|(_, v)| cell(v)),
+            .map(|(name, v)| cell(name, v)),
     );
     fields.push(advice::keys(advice));
     fields.join(",")
@@ -247,7 +276,7 @@ mod tests {
             ("errors_connrefused", "1"),
             ("errors_client_timo", "0"),
             ("cpu_total_pct", "37.5"),
-            ("net_io_kb_per_s", "2.1953125"),
+            ("net_io_kb_per_s", "2.2"),
             ("findings", ""),
         ] {
             assert_eq!(at(&r, &plain, name), want, "{name}");
@@ -290,5 +319,37 @@ mod tests {
         assert_eq!(lines[2].split(',').nth(4), Some("20"));
         assert_eq!(lines[3], "");
         std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    #[test]
+    fn numbers_are_rounded_to_their_resolution_without_float_noise() {
+        let at = |name: &str, x: f64| cell(name, &serde_json::json!(x));
+        // Times to the µs (ms figures: 3 decimals; s figures: 6).
+        assert_eq!(at("replies_response_ms", 0.0048070000000000005), "0.005");
+        assert_eq!(at("percentiles_response_p99", 12.3456789), "12.346");
+        assert_eq!(at("connection_time_ms_avg", 2.0), "2");
+        assert_eq!(at("duration_s", 4.3123019320000004), "4.312302");
+        assert_eq!(at("cpu_user_s", 0.1 + 0.2), "0.3");
+        // Rates and percentages to 0.1.
+        assert_eq!(at("connections_rate", 199.96), "200");
+        assert_eq!(at("requests_rate", 0.30000000000000004), "0.3");
+        assert_eq!(at("reply_rate_stddev", 12.25), "12.2");
+        assert_eq!(at("net_io_kb_per_s", 2.1953125), "2.2");
+        assert_eq!(at("cpu_total_pct", 37.55), "37.5");
+        // Mbit/s and ratios of counts to 0.001.
+        assert_eq!(at("net_io_mbps", 0.017984), "0.018");
+        assert_eq!(at("connections_replies_per_conn", 1.0 / 3.0), "0.333");
+        // The timeline's columns follow the same rules.
+        assert_eq!(at("seconds", 0.4302000000000001), "0.4302");
+        assert_eq!(at("response_ms_p99", 1.0625000000000002), "1.063");
+        // Zero has no sign; what rounds to zero is 0; not finite is empty; large
+        // values keep their digits; integers stay integers.
+        assert_eq!(at("replies_transfer_ms", -0.0), "0");
+        assert_eq!(at("replies_transfer_ms", 0.0000004), "0");
+        assert_eq!(rounded(f64::NAN, 3), "");
+        assert_eq!(rounded(f64::INFINITY, 1), "");
+        assert_eq!(at("requests_rate", 123456789.06), "123456789.1");
+        assert_eq!(cell("connections_total", &serde_json::json!(42u64)), "42");
+        assert_eq!(rounded(-1.25, 1), "-1.2");
     }
 }

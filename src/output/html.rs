@@ -21,11 +21,12 @@ use crate::model::stats::ErrorKind;
 use crate::output::advice::Advice;
 use crate::output::error::RenderError;
 
-use super::chart::{self, Chart, Series};
+use super::chart::{self, Bands, Chart, Series};
 use super::summary::Summary;
 use super::timeline::rows;
 use crate::model::report::Second as Row;
 use crate::model::stats::quantile_ms;
+use hdrhistogram::Histogram;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:24px auto;max-width:940px;color:#222}\
 h1{font-size:22px}h2{font-size:17px;margin-top:28px}\
@@ -110,6 +111,38 @@ fn per_second(rows: &[Row], f: impl Fn(&Row) -> f64) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The label of the percentile 1 − 10^−`decade` (`0%`, `90%`, `99%`, `99.9%`, …).
+fn percentile_name(decade: usize) -> String {
+    match decade {
+        0 => "0%".into(),
+        1 => "90%".into(),
+        d => format!("99{}{}%", if d > 2 { "." } else { "" }, "9".repeat(d - 2)),
+    }
+}
+
+/// The response-time distribution as HdrHistogram's plotter draws it: x is
+/// log10(1/(1−p)), so 90 %, 99 %, 99.9 % … are equally spaced and the tail is
+/// readable. Points at p = 1 − 2^(−k/4) while 1/(1−p) stays within the count, then
+/// the maximum at log10(count); and the axis' decade names, at least up to 99 %.
+fn distribution(h: &Histogram<u64>) -> (Vec<(f64, f64)>, Vec<String>) {
+    let count = h.len() as f64;
+    let mut points = Vec::new();
+    if count > 0.0 {
+        for k in 0.. {
+            let inverse = 2f64.powf(f64::from(k) / 4.0);
+            if inverse > count {
+                break;
+            }
+            points.push((inverse.log10(), quantile_ms(h, 1.0 - 1.0 / inverse)));
+        }
+        if count > 1.0 {
+            points.push((count.log10(), quantile_ms(h, 1.0)));
+        }
+    }
+    let decades = (count.max(1.0).log10().ceil() as usize).max(2);
+    (points, (0..=decades).map(percentile_name).collect())
+}
+
 /// The charts of a single run.
 fn run_charts(run: &RunResult) -> Vec<Chart> {
     let rows = rows(&run.stats.timeline);
@@ -122,14 +155,7 @@ fn run_charts(run: &RunResult) -> Vec<Chart> {
             errors.push(Series::new(kind.name(), pts));
         }
     }
-    let response = &run.stats.hist.response;
-    let quantiles = [0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 0.9999, 1.0];
-    let names = ["p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99", "max"];
-    let distribution: Vec<(f64, f64)> = quantiles
-        .iter()
-        .enumerate()
-        .map(|(i, &q)| (i as f64, quantile_ms(response, q)))
-        .collect();
+    let (distribution, names) = distribution(&run.stats.hist.response);
     vec![
         Chart {
             title: "Offered vs achieved, per second".into(),
@@ -176,11 +202,11 @@ fn run_charts(run: &RunResult) -> Vec<Chart> {
         },
         Chart {
             title: "Response-time distribution (whole run)".into(),
-            x_desc: "percentile".into(),
+            x_desc: "percentile (log scale of 1/(1−p))".into(),
             y_desc: "response time [ms]".into(),
             series: vec![Series::new("response time", distribution)],
-            dots: true,
-            x_names: names.iter().map(|s| s.to_string()).collect(),
+            x_range: Some((0.0, (names.len() - 1) as f64)),
+            x_names: names,
             ..Chart::default()
         },
     ]
@@ -288,6 +314,8 @@ pub(crate) struct SweepPoint {
     pub(crate) client_cpu_pct: f64,
     /// `pass`, `fail` or `client`.
     pub(crate) verdict: String,
+    /// The run was client-bound: its figures describe the client.
+    pub(crate) client_bound: bool,
 }
 
 /// What a sweep page shows.
@@ -297,6 +325,8 @@ pub(crate) struct SweepPage {
     pub(crate) command: String,
     /// The sweep's parameters as (name, value).
     pub(crate) parameters: Vec<(String, String)>,
+    /// The unit of the rates (`conn/s` or `sessions/s`).
+    pub(crate) unit: &'static str,
     /// The steps in the order they ran.
     pub(crate) points: Vec<SweepPoint>,
     /// The rate to mark and its label (the knee, or the highest passing rate when the
@@ -306,15 +336,50 @@ pub(crate) struct SweepPage {
     pub(crate) conclusion: String,
 }
 
-/// The charts of a sweep (points in rate order).
+/// The legend text of the client-bound bands.
+pub(crate) const CLIENT_BOUND: &str =
+    "client-bound step: the client, not the server, was the limit";
+
+/// Shaded spans around the client-bound points of `pts` (sorted by x, the demanded
+/// request rate): half-way to the neighbouring steps on each side.
+fn client_spans(pts: &[SweepPoint]) -> Vec<(f64, f64)> {
+    let xs: Vec<f64> = pts.iter().map(|p| p.demanded).collect();
+    let gap = |i: usize, j: usize| (xs[j] - xs[i]).abs() / 2.0;
+    pts.iter()
+        .enumerate()
+        .filter(|(_, p)| p.client_bound)
+        .map(|(i, p)| {
+            let left = (i > 0).then(|| gap(i - 1, i));
+            let right = (i + 1 < xs.len()).then(|| gap(i, i + 1));
+            let fallback = (p.demanded * 0.02).max(0.5);
+            let l = left.or(right).unwrap_or(fallback);
+            let r = right.or(left).unwrap_or(fallback);
+            (p.demanded - l, p.demanded + r)
+        })
+        .collect()
+}
+
+/// The charts of a sweep (points in rate order). The x axis is the demanded request
+/// rate, the unit of the rate chart's y axis; client-bound steps are shaded on every
+/// chart.
 fn sweep_charts(page: &SweepPage) -> Vec<Chart> {
     let mut pts = page.points.clone();
     pts.sort_by(|a, b| a.rate.total_cmp(&b.rate));
-    let x = "demanded rate [arrivals/s]".to_string();
-    let line = |f: &dyn Fn(&SweepPoint) -> f64| pts.iter().map(|p| (p.rate, f(p))).collect();
-    let mark = page
-        .knee
-        .map(|(k, what)| (k, format!("{what}: {} arrivals/s", chart::axis_number(k))));
+    let x = "demanded request rate [req/s]".to_string();
+    let line = |f: &dyn Fn(&SweepPoint) -> f64| pts.iter().map(|p| (p.demanded, f(p))).collect();
+    let mark = page.knee.map(|(k, what)| {
+        let demanded = pts.iter().find(|p| p.rate == k).map_or(k, |p| p.demanded);
+        let mut label = format!("{what}: {} {}", chart::axis_number(k), page.unit);
+        if demanded != k {
+            label.push_str(&format!(" ({} req/s)", chart::axis_number(demanded)));
+        }
+        (demanded, label)
+    });
+    let spans = client_spans(&pts);
+    let bands = (!spans.is_empty()).then(|| Bands {
+        label: CLIENT_BOUND.into(),
+        spans,
+    });
     let chart = |title: &str, y: &str, series: Vec<Series>| Chart {
         title: title.into(),
         x_desc: x.clone(),
@@ -322,12 +387,13 @@ fn sweep_charts(page: &SweepPage) -> Vec<Chart> {
         series,
         mark: mark.clone(),
         dots: true,
-        x_names: Vec::new(),
+        bands: bands.clone(),
+        ..Chart::default()
     };
     vec![
         chart(
             "Demanded vs achieved request rate",
-            "requests/s",
+            "request rate [req/s]",
             vec![
                 Series::new("demanded req/s", line(&|p| p.demanded)),
                 Series::new("achieved (successful replies/s)", line(&|p| p.achieved)),
@@ -367,9 +433,14 @@ pub(crate) fn sweep_page(page: &SweepPage) -> Result<String, RenderError> {
     );
     for (i, p) in page.points.iter().enumerate() {
         steps.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.3}</td>\
+            "<tr{}><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.3}</td>\
              <td>{:.3}</td><td>{:.3}</td><td>{:.2}</td><td>{:.3}</td><td>{:.0}</td>\
              <td class=\"l\">{}</td></tr>\n",
+            if p.client_bound {
+                " class=\"client\""
+            } else {
+                ""
+            },
             i + 1,
             chart::axis_number(p.rate),
             p.demanded,
@@ -384,8 +455,26 @@ pub(crate) fn sweep_page(page: &SweepPage) -> Result<String, RenderError> {
         ));
     }
     steps.push_str("</table>\n");
+    let client: Vec<String> = page
+        .points
+        .iter()
+        .filter(|p| p.client_bound)
+        .map(|p| chart::axis_number(p.rate))
+        .collect();
+    let client = if client.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<p class=\"warn client\">Client-bound at {} {} (shaded on every chart): \
+             there the client, not the server, was the limit, and the figures describe \
+             the client.</p>\n",
+            client.join(", "),
+            page.unit,
+        )
+    };
     let body = format!(
-        "<h2>Result</h2>\n<p class=\"{}\">{}</p>\n{}<h2>Charts</h2>\n{}<h2>Steps</h2>\n{}",
+        "<h2>Result</h2>\n<p class=\"{}\">{}</p>\n{client}{}<h2>Charts</h2>\n{}\
+         <h2>Steps</h2>\n{}",
         // Green only for a server knee; a client limit or no pass is a warning.
         if matches!(page.knee, Some((_, "knee"))) {
             "ok"
@@ -412,30 +501,39 @@ mod tests {
         );
     }
 
-    #[test]
-    fn sweep_page_has_every_chart_series_and_step() {
-        let point = |rate: f64, verdict: &str| SweepPoint {
+    fn point(rate: f64, verdict: &str) -> SweepPoint {
+        SweepPoint {
             rate,
-            demanded: rate,
-            achieved: rate.min(250.0),
+            demanded: rate * 2.0,
+            achieved: (rate * 2.0).min(500.0),
             response_ms: [1.0, 2.0, 3.0],
             errors_pct: 0.0,
             lateness_p99_ms: 0.1,
             client_cpu_pct: 5.0,
             verdict: verdict.into(),
-        };
-        let page = SweepPage {
+            client_bound: verdict == "client",
+        }
+    }
+
+    fn page(points: Vec<SweepPoint>, knee: Option<(f64, &'static str)>) -> SweepPage {
+        SweepPage {
             command: "rshperf sweep --low-rate 100 <x>".into(),
             parameters: vec![("rate step".into(), "100".into())],
-            points: vec![
-                point(100.0, "pass"),
-                point(200.0, "pass"),
-                point(300.0, "fail"),
-            ],
-            knee: Some((200.0, "knee")),
+            unit: "sessions/s",
+            points,
+            knee,
             conclusion: "knee 200".into(),
-        };
-        let html = sweep_page(&page).expect("renders");
+        }
+    }
+
+    #[test]
+    fn sweep_page_has_every_chart_series_and_step() {
+        let points = vec![
+            point(100.0, "pass"),
+            point(200.0, "pass"),
+            point(300.0, "fail"),
+        ];
+        let html = sweep_page(&page(points, Some((200.0, "knee")))).expect("renders");
         assert!(html.starts_with("<!DOCTYPE html>\n<html"));
         for needed in [
             "demanded req/s",
@@ -443,12 +541,105 @@ mod tests {
             "p99",
             "errors %",
             "lateness p99",
-            "knee: 200 arrivals/s",
+            "knee: 200 sessions/s (400 req/s)",
+            "demanded request rate [req/s]",
+            "request rate [req/s]",
             "&lt;x&gt;",
         ] {
             assert!(html.contains(needed), "{needed}");
         }
         assert_eq!(html.matches("<svg").count(), 4);
         assert_eq!(html.matches("<tr><td>").count(), 3);
+        assert!(!html.contains(CLIENT_BOUND) && !html.contains("Client-bound"));
+    }
+
+    #[test]
+    fn client_bound_steps_are_shaded_on_every_chart_and_named_in_the_headline() {
+        let points = vec![
+            point(100.0, "pass"),
+            point(300.0, "client"),
+            point(200.0, "client"),
+        ];
+        let html = sweep_page(&page(
+            points,
+            Some((100.0, "highest passing rate (client limit above)")),
+        ))
+        .expect("renders");
+        let doc = roxmltree::Document::parse(html.trim_start_matches("<!DOCTYPE html>\n"))
+            .expect("well-formed");
+        let svgs: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.tag_name().name() == "svg")
+            .collect();
+        assert_eq!(svgs.len(), 4);
+        for svg in &svgs {
+            // Two shaded steps and the legend's key, and the legend's text.
+            let shaded = svg
+                .descendants()
+                .filter(|n| n.tag_name().name() == "rect" && n.attribute("fill") == Some("#FF9800"))
+                .count();
+            assert_eq!(shaded, 3);
+            assert!(svg
+                .descendants()
+                .any(|n| n.tag_name().name() == "text"
+                    && n.text().map(str::trim) == Some(CLIENT_BOUND)));
+        }
+        let headline = doc
+            .descendants()
+            .find(|n| n.attribute("class") == Some("warn client"))
+            .and_then(|n| n.text())
+            .expect("a client-bound headline");
+        assert_eq!(
+            headline,
+            "Client-bound at 300, 200 sessions/s (shaded on every chart): there the client, \
+             not the server, was the limit, and the figures describe the client."
+        );
+        let rows: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.tag_name().name() == "tr" && n.attribute("class") == Some("client"))
+            .collect();
+        assert_eq!(rows.len(), 2);
+        assert!(!html.contains("every step passed"));
+    }
+
+    #[test]
+    fn client_spans_reach_half_way_to_the_neighbours() {
+        let pts = vec![
+            point(100.0, "pass"),
+            point(200.0, "client"),
+            point(400.0, "client"),
+        ];
+        // x is the demanded request rate: 200, 400, 800.
+        assert_eq!(client_spans(&pts), [(300.0, 600.0), (600.0, 1000.0)]);
+        assert_eq!(client_spans(&[point(50.0, "client")]), [(98.0, 102.0)]);
+    }
+
+    #[test]
+    fn the_distribution_is_on_a_log_axis_of_one_over_one_minus_p() {
+        assert_eq!(
+            (0..5).map(percentile_name).collect::<Vec<_>>(),
+            ["0%", "90%", "99%", "99.9%", "99.99%"]
+        );
+        let mut h = Histogram::<u64>::new(3).expect("histogram");
+        for us in 1..=1000u64 {
+            h.record(us * 1000).expect("record");
+        }
+        let (points, names) = distribution(&h);
+        assert_eq!(names, ["0%", "90%", "99%", "99.9%"]);
+        // p = 1 − 2^(−k/4) for k = 0 ..= 39 (2^(39/4) ≤ 1000 < 2^10), then the maximum.
+        assert_eq!(points.len(), 41);
+        assert_eq!(points[0], (0.0, 1.0));
+        // p50 at log10(2), p90-ish points rise; the last is the max at log10(1000) = 3.
+        assert!((points[4].0 - 2f64.log10()).abs() < 1e-12);
+        assert!((points[4].1 - 500.0).abs() <= 0.5, "{:?}", points[4]);
+        let last = points.last().expect("a point");
+        assert!((last.0 - 3.0).abs() < 1e-12 && (last.1 - 1000.0).abs() <= 0.5);
+        assert!(points
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+        // No responses: no points, the axis still shows 90 % and 99 %.
+        let (points, names) = distribution(&Histogram::<u64>::new(3).expect("histogram"));
+        assert!(points.is_empty());
+        assert_eq!(names, ["0%", "90%", "99%"]);
     }
 }

@@ -35,7 +35,7 @@ pub(crate) fn csv(t: &Timeline) -> String {
     for r in rows(t) {
         let cells: Vec<String> = flat(&to_value(&r), "")
             .iter()
-            .map(|(_, v)| cell(v))
+            .map(|(name, v)| cell(name, v))
             .collect();
         text.push_str(&cells.join(","));
         text.push('\n');

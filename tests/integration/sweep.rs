@@ -155,6 +155,14 @@ fn the_walk_finds_the_knee_within_one_step_and_stops_past_it() {
         let cells: Vec<&str> = line.split('\t').collect();
         assert_eq!(cells.len(), 16, "{line}");
         assert_eq!(cells[0], format!("{rate}"));
+        // 1-s steps have no 5-s sample: min/avg/max/stddev_rep_rate come from the
+        // step's whole seconds, never a silent 0.0 on a step with replies.
+        let rep: Vec<f64> = cells[3..=6]
+            .iter()
+            .map(|c| c.parse().expect("a number"))
+            .collect();
+        assert!(rep[1] > 0.0, "avg_rep_rate: {line}");
+        assert!(rep[0] <= rep[1] && rep[1] <= rep[2], "{line}");
     }
     assert!(
         lines[1].ends_with("\tpass") && lines[2].ends_with("\tpass"),
@@ -186,10 +194,128 @@ fn the_walk_finds_the_knee_within_one_step_and_stops_past_it() {
         "p99",
         "errors %",
         "lateness p99",
-        ": 200 arrivals/s",
+        ": 200 conn/s",
+        "demanded request rate [req/s]",
     ] {
         assert!(page.contains(series), "{series} not in the sweep page");
     }
+}
+
+/// Every `<svg>` element of a well-formed page.
+fn charts(doc: &roxmltree::Document<'_>) -> usize {
+    doc.descendants()
+        .filter(|n| n.tag_name().name() == "svg")
+        .count()
+}
+
+#[test]
+fn a_client_bound_step_says_client_in_its_verdict_knee_line_and_html() {
+    // A million arrivals per second: each costs the client a socket and a connect,
+    // far more than the 1 µs the schedule allows, so the second step is client-bound
+    // on any machine (1000 arrivals: the median one starts milliseconds late, and a
+    // loaded machine only makes it later). The first step, 1000/s, passes on a quiet
+    // machine; on one so busy that it too is client-bound, the sweep must say so.
+    let server = CapacityServer::start(1_000_000.0);
+    let json = TempFile::new("cb-sweep-json", b"");
+    let html = TempFile::new("cb-sweep-html", b"");
+    let (stdout, stderr, code) = sweep(
+        server.port(),
+        &[
+            "--low-rate",
+            "1000",
+            "--high-rate",
+            "1000000",
+            "--rate-step",
+            "999000",
+            "--num-conns",
+            "1000",
+            "--json",
+            &json.path,
+            "--html",
+            &html.path,
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{stdout}");
+    assert!(
+        lines[2].starts_with("1000000\t") && lines[2].ends_with("\tclient"),
+        "{stdout}"
+    );
+    let doc = read_json(&json.path);
+    let steps = doc["steps"].as_array().expect("steps");
+    let findings = |s: &Value| -> Vec<String> {
+        s["run"]["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter_map(|f| f["finding"].as_str().map(String::from))
+            .collect()
+    };
+    assert_eq!(steps[1]["verdict"], "client");
+    assert!(findings(&steps[1]).contains(&"client_bound".to_string()));
+    let first_client = steps[0]["verdict"] == "client";
+    if first_client {
+        assert!(findings(&steps[0]).contains(&"client_bound".to_string()));
+        assert!(
+            lines[3].starts_with(
+                "# no knee: the client was the limit already at the first rate, 1000 conn/s ("
+            ),
+            "{}",
+            lines[3]
+        );
+    } else {
+        assert_eq!(steps[0]["verdict"], "pass", "{stdout}");
+        assert!(
+            lines[3].starts_with(
+                "# no server knee up to 1000 conn/s: the client was the limit at 1000000 conn/s ("
+            ),
+            "{}",
+            lines[3]
+        );
+    }
+    assert_eq!(doc["result"]["limit"]["verdict"], "client");
+    // The page: the client-bound steps shaded on every chart, with the legend's key,
+    // named in the headline; never "every step passed".
+    let page = well_formed(&html.path);
+    let body = page.strip_prefix("<!DOCTYPE html>\n").expect("doctype");
+    let dom = roxmltree::Document::parse(body).expect("parses");
+    assert_eq!(charts(&dom), 4);
+    let legend = "client-bound step: the client, not the server, was the limit";
+    for svg in dom.descendants().filter(|n| n.tag_name().name() == "svg") {
+        let shaded = svg
+            .descendants()
+            .filter(|n| n.tag_name().name() == "rect" && n.attribute("fill") == Some("#FF9800"))
+            .count();
+        // One band per client-bound step, and the legend's key.
+        assert_eq!(shaded, 1 + usize::from(first_client) + 1, "{page}");
+        assert!(svg
+            .descendants()
+            .any(|n| n.tag_name().name() == "text" && n.text().map(str::trim) == Some(legend)));
+    }
+    let headline = dom
+        .descendants()
+        .find(|n| n.attribute("class") == Some("warn client"))
+        .and_then(|n| n.text())
+        .expect("a client-bound headline");
+    let rates = if first_client {
+        "1000, 1000000"
+    } else {
+        "1000000"
+    };
+    assert!(
+        headline.starts_with(&format!(
+            "Client-bound at {rates} conn/s (shaded on every chart)"
+        )),
+        "{headline}"
+    );
+    assert!(!page.contains("every step passed"));
+    assert_eq!(
+        dom.descendants()
+            .filter(|n| n.tag_name().name() == "tr" && n.attribute("class") == Some("client"))
+            .count(),
+        1 + usize::from(first_client)
+    );
 }
 
 /// `sweep --find-max` from 50/s up to `high` with 1-s steps and `extra`; its stdout and
@@ -561,7 +687,8 @@ fn html_report_of_a_run_is_well_formed_and_holds_every_series() {
         "errors, all kinds",
         "open connections",
         "response time",
-        "p99.99",
+        "percentile (log scale of 1/(1−p))",
+        "99.9%",
         "time since start [s]",
         "command",
         "rshperf --timeout=5 --client=0/1",
@@ -731,7 +858,7 @@ fn a_sweep_without_a_knee_does_not_mark_one() {
     );
     let page = well_formed(&html.path);
     assert!(
-        page.contains("highest rate run (no knee): 100 arrivals/s"),
+        page.contains("highest rate run (no knee): 100 conn/s"),
         "the mark names what it is"
     );
     assert!(!page.contains("knee: 100"), "no knee is marked");

@@ -52,10 +52,12 @@ pub(crate) enum OutputFmt {
                   single_host and quiet are accepted and ignored.\n\n\
                   A step passes when its achieved rate of successful replies is at least \
                   --min-achieved % of the demanded request rate, it has at most --max-errors \
-                  errors and every --slo holds; a step that misses while the client could not \
-                  keep its schedule is the client's limit, not the server's. The table on \
-                  stdout has autobench's columns, then rshperf's; its last line (starting \
-                  with #) names the knee and whether the server or the client was the limit."
+                  errors and every --slo holds; a step whose run was client-bound (the client \
+                  could not keep its schedule) is marked client, whether or not it met them: \
+                  it is the client's limit, not the server's. The table on stdout has \
+                  autobench's columns (the reply-rate columns of a step shorter than 5 s come \
+                  from 1-s windows), then rshperf's; its last line (starting with #) names \
+                  the knee and whether the server or the client was the limit."
 )]
 pub(crate) struct SweepOpts {
     /// First rate, arrivals (connections or sessions) per second.

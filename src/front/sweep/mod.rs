@@ -27,6 +27,7 @@ use serde_json::{json, Value};
 use crate::engine::metrics::Exporter;
 use crate::engine::progress;
 use crate::model::workload::Workload;
+use crate::output::advice;
 use crate::output::error::OutputError;
 use crate::output::html::{self, SweepPage, SweepPoint};
 use crate::output::json;
@@ -201,12 +202,13 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         })?;
     }
     if let Some(path) = &o.html {
-        let page = html::sweep_page(&page(sweep, &steps, &outcome, &last)).map_err(|source| {
-            OutputError::Draw {
-                option: "--html",
-                source,
-            }
-        })?;
+        let page =
+            html::sweep_page(&page(sweep, &steps, &outcome, &last, unit)).map_err(|source| {
+                OutputError::Draw {
+                    option: "--html",
+                    source,
+                }
+            })?;
         std::fs::write(Path::new(path), page).map_err(|source| OutputError::File {
             option: "--html",
             path: path.clone(),
@@ -300,7 +302,13 @@ fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
     p
 }
 
-fn page(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> SweepPage {
+fn page(
+    sweep: &Sweep,
+    steps: &[Step],
+    outcome: &Outcome,
+    last: &str,
+    unit: &'static str,
+) -> SweepPage {
     let knee = outcome.knee.map(|k| match outcome.limit {
         Some((_, plan::Verdict::Client)) => (k, "highest passing rate (client limit above)"),
         None => (k, "highest rate run (no knee)"),
@@ -309,6 +317,7 @@ fn page(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> SweepPa
     SweepPage {
         command: sweep.command.clone(),
         parameters: parameters(sweep),
+        unit,
         points: steps
             .iter()
             .map(|s| SweepPoint {
@@ -324,6 +333,7 @@ fn page(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> SweepPa
                 lateness_p99_ms: s.figures.lateness_p99_ms,
                 client_cpu_pct: s.figures.client_cpu_pct,
                 verdict: s.verdict.name().to_string(),
+                client_bound: advice::is_client_bound(&s.advice),
             })
             .collect(),
         knee,

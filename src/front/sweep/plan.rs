@@ -22,8 +22,9 @@ pub(crate) enum Verdict {
     Pass,
     /// The server missed a criterion (rate, errors or an SLO).
     Fail,
-    /// A criterion was missed while the client did not keep its schedule: the step
-    /// says nothing about the server.
+    /// The run was client-bound (the client did not keep its schedule, or an engine
+    /// was saturated), whether or not it met the criteria: the step says nothing about
+    /// the server, and is never a passing step.
     Client,
 }
 

@@ -2,9 +2,10 @@
 //!
 //! Owns the step's `Config` (the base with `--rate` and, with `--const-test-time`,
 //! rate × T arrivals), the demanded and achieved request rates, the pass/fail rules
-//! (`--min-achieved`, `--max-errors`, `--slo`; a miss of a client-bound run is the
-//! client's, not the server's), and the figures of the
-//! table (autobench's and rshperf's). Runs the engines through `execute::execute`, like
+//! (`--min-achieved`, `--max-errors`, `--slo`; a client-bound run is the client's
+//! verdict, whether or not it met them), and the figures of the table (autobench's and
+//! rshperf's; the reply-rate columns of a step shorter than httperf's 5-s sample period
+//! come from 1-s windows). Runs the engines through `execute::execute`, like
 //! every front end; writes the step's `--csv` row when the per-run option is given.
 
 use std::path::Path;
@@ -14,8 +15,10 @@ use serde_json::Value;
 use crate::engine::execute::{self, ExecOptions, Hooks};
 use crate::engine::metrics::Exporter;
 use crate::model::config::Config;
+use crate::model::report::Second;
 use crate::model::report::{Facts, Report};
 use crate::model::stats::quantile_ms;
+use crate::model::summary::RateSummary;
 use crate::model::workload::rate::Period;
 use crate::model::workload::{Kind, Workload};
 use crate::output::advice::{self, Advice};
@@ -36,7 +39,7 @@ pub(crate) struct Figures {
     pub(crate) req_rate: f64,
     /// Connection rate, conn/s.
     pub(crate) con_rate: f64,
-    /// Reply-rate samples: min, avg, max, stddev (0 without a 5-s sample).
+    /// Reply-rate samples: min, avg, max, stddev (`reply_rate_samples`).
     pub(crate) rep_rate: [f64; 4],
     /// Mean response time, ms.
     pub(crate) resp_time_ms: f64,
@@ -146,6 +149,52 @@ pub(crate) fn config(sweep: &Sweep, rate: f64) -> Config {
     cfg
 }
 
+/// The verdict of a step that missed `reasons` (empty: it met every criterion);
+/// `client_bound`: the run's client-bound finding. A client-bound run is `Client`
+/// whether or not it met the criteria: its figures describe the client (a saturated
+/// engine, or one kept from its schedule), so it tells nothing about the server.
+pub(crate) fn verdict(reasons: &[String], client_bound: bool) -> Verdict {
+    if client_bound {
+        Verdict::Client
+    } else if reasons.is_empty() {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    }
+}
+
+/// Shortest 1-s window that is a reply-rate sample, s: the last second of a schedule
+/// of whole seconds ends a little early (3 s at 500/s: the last arrival at 2.998 s).
+const MIN_WINDOW_S: f64 = 0.9;
+
+/// The reply-rate statistics of a step: httperf's 5-s samples (`five_s`) when the
+/// run had any; otherwise the reply rate of each second of `seconds` (the per-second
+/// timeline) that lasted at least `MIN_WINDOW_S` (replies ÷ its length); a run
+/// without such a second is one sample over its `duration` (`replies` ÷ `duration`).
+/// So a step with replies never shows 0.
+pub(crate) fn reply_rate_samples(
+    five_s: &RateSummary,
+    seconds: &[Second],
+    replies: u64,
+    duration: f64,
+) -> RateSummary {
+    if five_s.samples > 0 {
+        return *five_s;
+    }
+    let whole: Vec<f64> = seconds
+        .iter()
+        .filter(|s| s.seconds >= MIN_WINDOW_S)
+        .map(|s| s.replies as f64 / s.seconds)
+        .collect();
+    if !whole.is_empty() {
+        RateSummary::from_rates(whole.into_iter())
+    } else if duration > 0.0 && replies > 0 {
+        RateSummary::from_rates(std::iter::once(replies as f64 / duration))
+    } else {
+        *five_s
+    }
+}
+
 /// Runs the step at `rate` and judges it; `metrics`: where it publishes
 /// (`--metrics-listen`) and its step number, from 1.
 pub(crate) fn run(
@@ -207,28 +256,20 @@ pub(crate) fn run(
     if result.interrupted {
         reasons.push("interrupted".into());
     }
-    // A miss while the client was behind its schedule or saturated says nothing
-    // about the server; a step that met every criterion passed whatever the client's
-    // jitter (the warning still says so).
     let estimate =
         (rate_missed && reasons.len() == 1).then(|| rate * achieved_pct / o.min_achieved);
-    let verdict = if reasons.is_empty() {
-        Verdict::Pass
-    } else if advice::is_client_bound(&advice) {
-        Verdict::Client
-    } else {
-        Verdict::Fail
-    };
+    let verdict = verdict(&reasons, advice::is_client_bound(&advice));
     let h = &stats.hist;
+    let samples = reply_rate_samples(
+        &summary.reply_rate,
+        &Second::all(&stats.timeline),
+        summary.replies,
+        result.info.duration,
+    );
     let figures = Figures {
         req_rate: summary.request_rate,
         con_rate: summary.conn_rate,
-        rep_rate: [
-            summary.reply_rate.min,
-            summary.reply_rate.avg,
-            summary.reply_rate.max,
-            summary.reply_rate.stddev,
-        ],
+        rep_rate: [samples.min, samples.avg, samples.max, samples.stddev],
         resp_time_ms: summary.response_avg_ms,
         net_io_kbs: summary.net_io_kb_per_s,
         errors_pct_of_replies: if summary.replies == 0 {
@@ -276,4 +317,63 @@ pub(crate) fn run(
         doc,
         interrupted: result.interrupted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_bound_step_is_the_clients_whether_or_not_it_met_the_criteria() {
+        let missed = vec!["achieved 80.0 % of the demanded rate (below 95 %)".to_string()];
+        assert_eq!(verdict(&[], false), Verdict::Pass);
+        assert_eq!(verdict(&missed, false), Verdict::Fail);
+        // An engine at its capacity that still met every criterion: not a plain pass.
+        assert_eq!(verdict(&[], true), Verdict::Client);
+        assert_eq!(verdict(&missed, true), Verdict::Client);
+    }
+
+    fn second(i: usize, seconds: f64, replies: u64) -> Second {
+        Second {
+            second: i,
+            seconds,
+            replies,
+            ..Second::default()
+        }
+    }
+
+    #[test]
+    fn short_steps_sample_the_reply_rate_over_whole_seconds() {
+        let none = RateSummary::from_rates(std::iter::empty());
+        // A 3.4-s step: three whole seconds (the partial fourth is left out).
+        let seconds = [
+            second(0, 1.0, 900),
+            second(1, 1.0, 1000),
+            second(2, 1.0, 1100),
+            second(3, 0.4, 120),
+        ];
+        let r = reply_rate_samples(&none, &seconds, 3120, 3.4);
+        assert_eq!((r.min, r.avg, r.max, r.samples), (900.0, 1000.0, 1100.0, 3));
+        assert_eq!(r.stddev, 100.0);
+        // A 2.95-s step: its last second, 0.95 s long, is a sample of its own length.
+        let seconds = [
+            second(0, 1.0, 500),
+            second(1, 1.0, 500),
+            second(2, 0.95, 475),
+        ];
+        let r = reply_rate_samples(&none, &seconds, 1475, 2.95);
+        assert_eq!((r.min, r.avg, r.max, r.samples), (500.0, 500.0, 500.0, 3));
+        // Shorter than a second: one sample over the whole step.
+        let r = reply_rate_samples(&none, &[second(0, 0.5, 40)], 40, 0.5);
+        assert_eq!(
+            (r.min, r.avg, r.max, r.stddev, r.samples),
+            (80.0, 80.0, 80.0, 0.0, 1)
+        );
+        // No replies: nothing to sample.
+        let r = reply_rate_samples(&none, &[second(0, 0.5, 0)], 0, 0.5);
+        assert_eq!(r, none);
+        // httperf's 5-s samples win when the step had any.
+        let five = RateSummary::from_rates([990.0, 1010.0].into_iter());
+        assert_eq!(reply_rate_samples(&five, &seconds, 3120, 10.2), five);
+    }
 }
