@@ -407,6 +407,7 @@ impl<S: Transport> Conn<S> {
             Ok(true) => {
                 ctx.stats.on_tls_handshake(tls.resumed());
                 if self.h2.is_some() && tls.alpn() != Some(crate::wire::tls::ALPN_H2) {
+                    ctx.stats.http2.alpn_refused += 1;
                     self.tls_error = Some(format!("{H2_REFUSED} (it chose no protocol)"));
                     return Err(ErrorKind::Other);
                 }
@@ -421,6 +422,7 @@ impl<S: Transport> Conn<S> {
                 };
                 self.tls_error = Some(
                     if self.h2.is_some() && e.to_string().contains("NoApplicationProtocol") {
+                        ctx.stats.http2.alpn_refused += 1;
                         format!("{e}: {H2_REFUSED}")
                     } else {
                         e.to_string()

@@ -224,11 +224,12 @@ fn runtime_without_num_conns_runs_arrivals_until_it_is_over() {
         "{duration}"
     );
     assert!(took < Duration::from_secs(10), "{took:?}");
-    // The echo line is httperf's for this command line.
+    // The echo line says what ran: the runtime, no connection count (httperf's
+    // `--num-conns=1` would say one connection).
     assert!(
         r.text.starts_with(&format!(
             "rshperf --runtime=1.5 --client=0/1 --server=127.0.0.1 --port={} --uri=/ \
-             --rate=20 --send-buffer=4096 --recv-buffer=16384 --num-conns=1 --num-calls=1\n",
+             --rate=20 --send-buffer=4096 --recv-buffer=16384 --num-calls=1\n",
             s.port()
         )),
         "{}",
@@ -262,10 +263,15 @@ fn json_says_whether_the_runtime_bounds_the_run() {
     };
     let v = doc(&["--runtime", "0.3", "--rate", "20", "--json", "-"]);
     assert_eq!(v["config"]["until_runtime"], true, "{v}");
-    assert_eq!(v["config"]["num_conns"], 1, "{v}");
+    assert_eq!(v["config"]["num_conns"], serde_json::Value::Null, "{v}");
+    assert_eq!(v["config"]["num_calls"], 1, "{v}");
+    assert!(v["config"]["echo"]
+        .as_str()
+        .is_some_and(|e| e.contains(" --runtime=0.3 ") && !e.contains("--num-conns")));
     assert_eq!(v["connections"]["total"], 6, "{v}");
     let v = doc(&["--runtime", "0.3", "--num-conns", "2", "--json", "-"]);
     assert_eq!(v["config"]["until_runtime"], false, "{v}");
+    assert_eq!(v["config"]["num_conns"], 2, "{v}");
 }
 
 // ---- 2. warnings when a run is probably not what was meant ----

@@ -64,6 +64,8 @@ pub(crate) fn every_field_set() -> Stats {
         streams_reset: 2,
         goaways: 1,
         protocol_errors: 1,
+        http1_answers: 1,
+        alpn_refused: 2,
     };
     s.pool = pool::PoolStats {
         connections: 2,
