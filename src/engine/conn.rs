@@ -374,7 +374,13 @@ impl<S: Transport> Conn<S> {
         };
         match stream.take_error() {
             Ok(None) => {}
-            Ok(Some(e)) | Err(e) => return Err(ErrorKind::from_errno(net::errno(&e))),
+            Ok(Some(e)) | Err(e) => {
+                let errno = net::errno(&e);
+                if ErrorKind::is_unroutable(errno) {
+                    ctx.stats.unroutable += 1;
+                }
+                return Err(ErrorKind::from_errno(errno));
+            }
         }
         // Writable without an error can still mean "not yet connected" after a
         // spurious wakeup; the peer address tells.

@@ -13,7 +13,6 @@
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::support::hostile_server::{HostileServer, Step};
 use crate::support::server::{Behavior, Server};
@@ -48,7 +47,10 @@ fn an_operand_that_names_a_server_is_an_error_before_anything_is_sent() {
     let p = s.port();
     for (operand, url) in [
         (format!("127.0.0.1:{p}"), format!("http://127.0.0.1:{p}/")),
-        (format!("127.0.0.1:{p}/x"), format!("http://127.0.0.1:{p}/x")),
+        (
+            format!("127.0.0.1:{p}/x"),
+            format!("http://127.0.0.1:{p}/x"),
+        ),
         ("localhost/x".to_string(), "http://localhost/x".to_string()),
     ] {
         let out = run(&[&operand, "--num-conns", "10"]);
@@ -70,8 +72,10 @@ fn an_operand_that_names_a_server_is_an_error_before_anything_is_sent() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         warnings(&text(&out.stderr)),
-        ["rshperf: warning: ignoring argument 'stray': not an option (httperf ignores it \
-          too; `rshperf --help` lists the options)"]
+        [
+            "rshperf: warning: ignoring argument 'stray': not an option (httperf ignores it \
+          too; `rshperf --help` lists the options)"
+        ]
     );
     assert_eq!(s.connections(), 1);
 }
@@ -79,7 +83,10 @@ fn an_operand_that_names_a_server_is_an_error_before_anything_is_sent() {
 #[test]
 fn a_healthy_short_run_is_silent_and_says_the_missing_sample_with_v_only() {
     let s = Server::start(Behavior::Fixed(10));
-    assert_eq!(stderr_of(s.port(), &["--num-conns", "20", "--rate", "200"]), "");
+    assert_eq!(
+        stderr_of(s.port(), &["--num-conns", "20", "--rate", "200"]),
+        ""
+    );
     let err = stderr_of(s.port(), &["--num-conns", "20", "--rate", "200", "-v"]);
     let notes: Vec<&str> = err
         .lines()
@@ -100,14 +107,22 @@ fn h2c_to_an_http1_only_port_says_it_does_not_speak_h2c() {
     let s = HostileServer::start(vec![
         Step::Request,
         Step::Send(
-            b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                .to_vec(),
+            b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
         ),
         Step::Close,
     ]);
     let err = stderr_of(
         s.port(),
-        &["--http-version", "2", "--num-conns", "3", "--rate", "100", "--timeout", "5"],
+        &[
+            "--http-version",
+            "2",
+            "--num-conns",
+            "3",
+            "--rate",
+            "100",
+            "--timeout",
+            "5",
+        ],
     );
     assert_eq!(
         warnings(&err),
@@ -177,11 +192,16 @@ fn bodies_that_stall_after_the_head_are_named_not_an_unreachable_server() {
 #[test]
 fn every_reply_5xx_points_at_the_request() {
     let s = Server::start(Behavior::Status(503, 0));
-    let err = stderr_of(s.port(), &["--uri", "/x", "--num-conns", "5", "--rate", "200"]);
+    let err = stderr_of(
+        s.port(),
+        &["--uri", "/x", "--num-conns", "5", "--rate", "200"],
+    );
     assert_eq!(
         warnings(&err),
-        ["rshperf: warning: all 5 replies were errors (4xx=0 5xx=5) — check --uri, --method \
-          and --add-header (--print-reply=header shows the replies)"]
+        [
+            "rshperf: warning: all 5 replies were errors (4xx=0 5xx=5) — check --uri, --method \
+          and --add-header (--print-reply=header shows the replies)"
+        ]
     );
 }
 
@@ -259,4 +279,119 @@ fn an_engine_starved_by_a_busy_process_is_named_as_kept_waiting() {
         "{err}"
     );
     assert!(!w[0].contains("capacity"), "{err}");
+}
+
+/// Runs rshperf with `args` inside a new network namespace after the shell commands
+/// `setup` (loopback up first); None (skipped) without `unshare`, `ip` or root.
+fn in_namespace(setup: &str, args: &str) -> Option<Output> {
+    for (tool, package) in [("unshare", "util-linux"), ("ip", "iproute2")] {
+        if !support::installed(tool) {
+            support::skip(&format!("`{tool}` not installed (package {package})"));
+            return None;
+        }
+    }
+    match Command::new("unshare").args(["-n", "true"]).output() {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            support::skip(&format!(
+                "cannot make a network namespace (root needed): {}",
+                text(&o.stderr).trim()
+            ));
+            return None;
+        }
+        Err(e) => {
+            support::skip(&format!("cannot run unshare: {e}"));
+            return None;
+        }
+    }
+    let bin = env!("CARGO_BIN_EXE_rshperf");
+    let script = format!("set -e; ip link set lo up; {setup}; set +e; {bin} {args}");
+    Some(
+        Command::new("timeout")
+            .args(["20", "unshare", "-n", "sh", "-c", &script])
+            .output()
+            .expect("run timeout unshare sh"),
+    )
+}
+
+#[test]
+fn an_address_nobody_answers_times_out_and_one_without_a_route_says_so() {
+    let args = "--server 198.18.0.1 --port 80 --num-conns 3 --rate 100 --timeout 1";
+    // A route into a dummy interface: the SYNs leave and nothing answers.
+    let Some(out) = in_namespace(
+        "ip link add d0 type dummy; ip addr add 198.18.0.2/24 dev d0; ip link set d0 up",
+        args,
+    ) else {
+        return;
+    };
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        warnings(&err),
+        [
+            "rshperf: warning: all 3 connections timed out (client-timo) — is 198.18.0.1:80 up \
+          and reachable, and --timeout long enough?"
+        ]
+    );
+    // No route at all (ENETUNREACH, counted as `other`), and a blackhole route
+    // (EINVAL, counted as `fd-unavail`): the route is the cause either way.
+    for (setup, what) in [
+        ("true", "failed (other)"),
+        (
+            "ip route add blackhole 198.18.0.0/24",
+            "failed (fd-unavail)",
+        ),
+    ] {
+        let Some(out) = in_namespace(setup, args) else {
+            return;
+        };
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert_eq!(
+            warnings(&err),
+            [format!(
+                "rshperf: warning: all 3 connections {what} — there is no route to \
+                 198.18.0.1:80: is the address right, and its network reachable from here?"
+            )],
+            "{setup}"
+        );
+    }
+}
+
+#[test]
+fn a_descriptor_limit_below_the_connections_needed_names_ulimit() {
+    if !support::installed("prlimit") {
+        return support::skip("`prlimit` not installed (package util-linux)");
+    }
+    // The server holds every connection; 16 descriptors leave the engine room for
+    // a few connections only, the rest are fd-unavail.
+    let s = HostileServer::start(vec![Step::Request, Step::Hold]);
+    let port = s.port().to_string();
+    let out = Command::new("prlimit")
+        .args(["--nofile=16:16", "--"])
+        .arg(env!("CARGO_BIN_EXE_rshperf"))
+        .args([
+            "--server",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--num-conns",
+            "40",
+            "--rate",
+            "1000",
+            "--timeout",
+            "1",
+        ])
+        .output()
+        .expect("run prlimit rshperf");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let report = text(&out.stdout);
+    eprintln!("{report}\n{err}");
+    assert!(
+        warnings(&err)
+            .iter()
+            .any(|w| w.contains("fd-unavail") && w.contains("ulimit -n")),
+        "{err}"
+    );
 }

@@ -41,6 +41,8 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
         .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)))
         .expect("ERROR_KINDS is not zero");
     let target = target_name(cfg, work);
+    // No route to the server: whatever counter the errno maps to, that is the cause.
+    let unroutable = st.unroutable >= failed;
     // What happened, as a participle ("10 connections refused"), and whether a single
     // connection needs "was" ("the connection was refused", "… timed out").
     let (what, passive, remedy) = match top {
@@ -84,6 +86,11 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
             false,
             "the system's file table is full".to_string(),
         ),
+    };
+    let remedy = if unroutable {
+        format!("there is no route to {target}: is the address right, and its network reachable from here?")
+    } else {
+        remedy
     };
     let text = if failed == 1 {
         let was = if passive { "was " } else { "" };
@@ -411,6 +418,33 @@ mod tests {
             let found = texts(&cfg, &work, &result(failing(4, &[(kind, 4)]), 0.1));
             assert_eq!(found, [(Finding::AllFailed, want.to_string())], "{kind:?}");
         }
+    }
+
+    #[test]
+    fn connects_without_a_route_name_the_route_whatever_counter_they_hit() {
+        let (cfg, work) = setup(&["--server", "198.18.0.1", "--port", "80"]);
+        // ENETUNREACH counts as `other`, a blackhole route's EINVAL as `fd-unavail`.
+        for (kind, what) in [
+            (ErrorKind::Other, "failed (other)"),
+            (ErrorKind::FdUnavail, "failed (fd-unavail)"),
+        ] {
+            let mut st = failing(3, &[(kind, 3)]);
+            st.unroutable = 3;
+            assert_eq!(
+                texts(&cfg, &work, &result(st, 0.1)),
+                [(
+                    Finding::AllFailed,
+                    format!(
+                        "all 3 connections {what} — there is no route to 198.18.0.1:80: is \
+                         the address right, and its network reachable from here?"
+                    )
+                )]
+            );
+        }
+        assert!(ErrorKind::is_unroutable(libc::ENETUNREACH));
+        assert!(ErrorKind::is_unroutable(libc::EHOSTUNREACH));
+        assert!(ErrorKind::is_unroutable(libc::EINVAL));
+        assert!(!ErrorKind::is_unroutable(libc::ECONNREFUSED));
     }
 
     #[test]
