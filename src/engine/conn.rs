@@ -374,7 +374,13 @@ impl<S: Transport> Conn<S> {
         };
         match stream.take_error() {
             Ok(None) => {}
-            Ok(Some(e)) | Err(e) => return Err(ErrorKind::from_errno(net::errno(&e))),
+            Ok(Some(e)) | Err(e) => {
+                let errno = net::errno(&e);
+                if ErrorKind::is_unroutable(errno) {
+                    ctx.stats.unroutable += 1;
+                }
+                return Err(ErrorKind::from_errno(errno));
+            }
         }
         // Writable without an error can still mean "not yet connected" after a
         // spurious wakeup; the peer address tells.
@@ -407,6 +413,7 @@ impl<S: Transport> Conn<S> {
             Ok(true) => {
                 ctx.stats.on_tls_handshake(tls.resumed());
                 if self.h2.is_some() && tls.alpn() != Some(crate::wire::tls::ALPN_H2) {
+                    ctx.stats.http2.alpn_refused += 1;
                     self.tls_error = Some(format!("{H2_REFUSED} (it chose no protocol)"));
                     return Err(ErrorKind::Other);
                 }
@@ -421,6 +428,7 @@ impl<S: Transport> Conn<S> {
                 };
                 self.tls_error = Some(
                     if self.h2.is_some() && e.to_string().contains("NoApplicationProtocol") {
+                        ctx.stats.http2.alpn_refused += 1;
                         format!("{e}: {H2_REFUSED}")
                     } else {
                         e.to_string()

@@ -1,12 +1,16 @@
-//! Non-option arguments: a URL as the target, and warnings for everything else.
+//! Non-option arguments: a URL as the target, an error for a server named without a
+//! scheme, and warnings for everything else.
 //!
 //! httperf ignores non-option arguments silently, so `rshperf http://host:8080/foo`
 //! used to test `localhost:80`. Here an `http://` or `https://` URL names the server,
-//! port and URI (and TLS); any other operand is still ignored, as httperf does, but
-//! named in a `rshperf: warning:` line with a hint where one fits (`--print-reply
-//! header` → `did you mean --print-reply=header?`). Owns the hint texts; the URL
-//! syntax is `wire::url`'s; `front::httperf` hands the URL to `ConfigBuilder::url`
-//! and the warnings to the builder, and prints them.
+//! port and URI (and TLS); an operand that names a server without a scheme
+//! (`host:port`, `host:port/path`, `localhost/x`, an IP address) is refused with the
+//! URL it stands for (`target_url`), since ignoring it would test another server;
+//! any other operand is still ignored, as httperf does, but named in a `rshperf:
+//! warning:` line with a hint where one fits (`--print-reply header` → `did you mean
+//! --print-reply=header?`). Owns the hint texts; the URL syntax is `wire::url`'s;
+//! `front::httperf` hands the URL to `ConfigBuilder::url`, the refusal to the caller
+//! and the warnings to the builder.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -29,6 +33,31 @@ pub(crate) fn warning(op: &Operand) -> String {
     }
 }
 
+/// The URL an operand stands for when it names a server without a scheme
+/// (`127.0.0.1:8080` → `http://127.0.0.1:8080/`, `localhost/x` → `http://localhost/x`,
+/// `::1` → `http://[::1]/`); None for anything else, and for a word right after a
+/// flag or an option with an optional value (`--print-reply header`: its hint fits).
+pub(crate) fn target_url(op: &Operand) -> Option<String> {
+    if op.after.is_some() {
+        return None;
+    }
+    let text = op.text.as_str();
+    let (host, path) = match text.find('/') {
+        Some(i) => text.split_at(i),
+        None => (text, "/"),
+    };
+    if !looks_like_host(host) {
+        return None;
+    }
+    // A bare IPv6 address goes in brackets; `[v6]:port` has them already.
+    let host = if host.parse::<std::net::Ipv6Addr>().is_ok() {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    };
+    Some(format!("http://{host}{path}"))
+}
+
 /// What the user probably meant by `op`, if anything fits.
 fn hint(op: &Operand) -> Option<String> {
     let text = op.text.as_str();
@@ -43,11 +72,6 @@ fn hint(op: &Operand) -> Option<String> {
     }
     if text.starts_with('/') {
         return Some(format!("did you mean --uri {text}?"));
-    }
-    if looks_like_host(text) {
-        return Some(format!(
-            "to test it, give the URL (http://{text}/) or --server and --port"
-        ));
     }
     None
 }
@@ -218,24 +242,6 @@ mod tests {
                 None,
                 "ignoring argument '/index.html': did you mean --uri /index.html?",
             ),
-            (
-                "127.0.0.1:8080",
-                None,
-                "ignoring argument '127.0.0.1:8080': to test it, give the URL \
-                 (http://127.0.0.1:8080/) or --server and --port",
-            ),
-            (
-                "example.com",
-                None,
-                "ignoring argument 'example.com': to test it, give the URL \
-                 (http://example.com/) or --server and --port",
-            ),
-            (
-                "localhost",
-                None,
-                "ignoring argument 'localhost': to test it, give the URL \
-                 (http://localhost/) or --server and --port",
-            ),
             ("-", None, "ignoring argument '-': not an option (httperf ignores it too; `rshperf --help` lists the options)"),
             ("foo", None, "ignoring argument 'foo': not an option (httperf ignores it too; `rshperf --help` lists the options)"),
         ];
@@ -243,11 +249,49 @@ mod tests {
             assert_eq!(warn(text, after), want, "{text}");
         }
         assert!(looks_like_host("web1:8080"));
+        assert!(looks_like_host("[::1]:8080"));
         assert!(looks_like_host("::1"));
         assert!(!looks_like_host("3"));
         assert!(!looks_like_host("1.5"));
         assert!(!looks_like_host("web"));
         assert!(!looks_like_host("a b"));
         assert!(!looks_like_host("x:"));
+    }
+
+    #[test]
+    fn operands_that_name_a_server_stand_for_a_url() {
+        let cases = [
+            ("127.0.0.1:8080", Some("http://127.0.0.1:8080/")),
+            (
+                "127.0.0.1:8080/1k.html",
+                Some("http://127.0.0.1:8080/1k.html"),
+            ),
+            ("localhost/x", Some("http://localhost/x")),
+            ("localhost", Some("http://localhost/")),
+            ("example.com", Some("http://example.com/")),
+            ("web1:8080/a/b?c", Some("http://web1:8080/a/b?c")),
+            ("::1", Some("http://[::1]/")),
+            ("[::1]:8080/x", Some("http://[::1]:8080/x")),
+            ("10.0.0.1", Some("http://10.0.0.1/")),
+            ("/index.html", None),
+            ("header", None),
+            ("web/x", None),
+            ("1.5", None),
+            ("x:/y", None),
+            ("-", None),
+        ];
+        for (text, want) in cases {
+            let op = Operand {
+                text: text.into(),
+                after: None,
+            };
+            assert_eq!(target_url(&op).as_deref(), want, "{text}");
+        }
+        // Right after an option whose optional value it may be: the hint fits better.
+        let op = Operand {
+            text: "localhost".into(),
+            after: Some(Opt::PrintReply),
+        };
+        assert_eq!(target_url(&op), None);
     }
 }

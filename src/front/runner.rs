@@ -114,7 +114,7 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
             }
         })?;
     }
-    advice::print(&advice);
+    advice::print(&advice, cfg.output.verbose > 0);
     let breached = threshold::breaches(&cfg.output.fail_on, &report);
     for b in &breached {
         eprintln!("rshperf: {b}");

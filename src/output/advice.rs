@@ -1,6 +1,7 @@
 //! Advice about a finished run: the `rshperf: warning: …` lines on stderr that say when
 //! a run is probably not what was meant (every connection failed, every reply an
-//! error, no reply-rate sample) or when the client, not the server, was the limit.
+//! error) or when the client, not the server, was the limit, and the notes `-v` adds
+//! (no reply-rate sample): a run that did what was asked prints nothing.
 //!
 //! Owns the rules (pure functions of the configuration and what the run measured) and
 //! their texts. The classic report and the exit status never change because of them;
@@ -28,6 +29,12 @@ pub(crate) enum Finding {
 }
 
 impl Finding {
+    /// Whether it is a fact about a run that did what was asked (printed with `-v`
+    /// only; JSON and CSV carry it always) rather than a warning.
+    pub(crate) fn is_note(self) -> bool {
+        matches!(self, Finding::NoRateSample)
+    }
+
     /// The finding's name in JSON and CSV.
     pub(crate) fn key(self) -> &'static str {
         match self {
@@ -57,8 +64,9 @@ const LATE_MIN_ARRIVALS: u64 = 100;
 /// Shortest schedule for the lateness rule, s: in a shorter one a single stall of the
 /// machine makes most arrivals late (unless the lag outgrows the whole schedule).
 const LATE_MIN_SPAN_S: f64 = 1.0;
-/// Busiest engine thread's CPU share (% of one core) that counts as saturated.
-const SATURATED_PCT: f64 = 95.0;
+/// Busiest engine thread's CPU share (% of one core) that counts as saturated,
+/// whatever else runs on the machine: an engine that busy has no room left.
+const SATURATED_PCT: f64 = 90.0;
 /// Shortest engine run (seconds of wall time summed over the engines) for the CPU
 /// rule: start-up work dominates shorter ones.
 const SATURATED_MIN_WALL_S: f64 = 0.5;
@@ -119,14 +127,14 @@ pub(crate) fn to_json(advice: &[Advice]) -> serde_json::Value {
 /// (lateness p50 above both 1 ms and 10 % of the mean inter-arrival time, over at
 /// least 100 arrivals and a schedule of at least 1 s or a lag longer than the whole
 /// schedule: most arrivals late, as when the client cannot sustain the rate and the
-/// lag builds up), or an engine thread kept a core saturated (≥ 95 % of its
+/// lag builds up), or an engine thread kept a core saturated (≥ 90 % of its
 /// wall time in CPU). A late tail alone (p99 over the limit, p50 within it, engine
 /// not saturated) is wake-up jitter of a shared machine, shown by the lateness
 /// percentiles but not warned about. Sequential runs (`--rate 0`) have no schedule to
 /// keep, and with `--max-connections` arrivals wait for the server by design. The
-/// text names the cause: an engine at its capacity (remedy: more engines, addresses,
-/// machines) or an engine kept waiting by other work on the machine (remedy: a
-/// quieter one).
+/// text names the cause (`limit`): an engine at its capacity (remedy: more engines,
+/// addresses, machines), arrivals held for free connections, or an engine kept
+/// waiting by other work on the machine (remedy: a quieter one).
 fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
     let mean_s = cfg.load.period.mean();
     if mean_s <= 0.0 {
@@ -144,41 +152,44 @@ fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
         && p50_ms > limit_ms;
     let cpu = &run.stats.client;
     let busy = cpu.busiest_pct.min(100.0);
-    let saturated = cpu.wall_s >= SATURATED_MIN_WALL_S && busy >= SATURATED_PCT;
     let late_text =
         format!("lateness p50 {p50_ms:.3} ms, p99 {p99_ms:.3} ms, limit {limit_ms:.3} ms");
     // Arrivals the overload policy held back while the engine itself was idle: they
     // waited for connections to close, not for CPU.
     let held = run.stats.pacing.waited;
-    let cause = match (behind, saturated) {
-        (false, false) => return None,
-        (true, true) => format!(
-            "arrivals started late ({late_text}) and an engine thread used {busy:.0} % of \
-             a core: the client was at its capacity"
+    let (cause, remedy) = match limit(behind, busy, cpu.wall_s, held)? {
+        Limit::Saturated if behind => (
+            format!(
+                "arrivals started late ({late_text}) and an engine thread used {busy:.0} % \
+                 of a core: the client was at its capacity"
+            ),
+            REMEDY_SATURATED,
         ),
-        (false, true) => format!(
-            "an engine thread used {busy:.0} % of a core ({late_text}): the client was at \
-             its capacity"
+        Limit::Saturated => (
+            format!(
+                "an engine thread used {busy:.0} % of a core ({late_text}): the client was \
+                 at its capacity"
+            ),
+            REMEDY_SATURATED,
         ),
-        (true, false) if held > 0 => format!(
-            "arrivals started late ({late_text}) while the busiest engine thread used only \
-             {busy:.0} % of a core: {held} arrivals waited for connections to close (the \
-             connection table or --overload=degrade's cap on connections in flight was \
-             full: the server holds connections longer than the schedule allows)"
+        Limit::Held => (
+            format!(
+                "arrivals started late ({late_text}) while the busiest engine thread used \
+                 only {busy:.0} % of a core: {held} arrivals waited for connections to close \
+                 (the connection table or --overload=degrade's cap on connections in flight \
+                 was full: the server holds connections longer than the schedule allows)"
+            ),
+            "a higher descriptor limit, a shorter --timeout, or --overload=queue for \
+             httperf's fd-unavail errors instead",
         ),
-        (true, false) => format!(
-            "arrivals started late ({late_text}) while the busiest engine thread used only \
-             {busy:.0} % of a core: other work on this machine kept the engine waiting"
+        Limit::Starved => (
+            format!(
+                "arrivals started late ({late_text}) while the busiest engine thread used \
+                 only {busy:.0} % of a core: other work on this machine kept the engine \
+                 waiting"
+            ),
+            "run on a quieter machine, or with fewer --threads than cores",
         ),
-    };
-    let remedy = if saturated {
-        "use --threads N, more source addresses with --myaddr, or more machines with \
-         --partition"
-    } else if held > 0 {
-        "a higher descriptor limit, a shorter --timeout, or --overload=queue for \
-         httperf's fd-unavail errors instead"
-    } else {
-        "run on a quieter machine, or with fewer --threads than cores"
     };
     Some(Advice {
         finding: Finding::ClientBound,
@@ -188,10 +199,58 @@ fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
     })
 }
 
-/// Prints `advice` on stderr, one `rshperf: warning: …` line each.
-pub(crate) fn print(advice: &[Advice]) {
-    for a in advice {
-        eprintln!("rshperf: warning: {}", a.text);
+/// The lines `advice` puts on stderr: `rshperf: warning: …` for each warning, and
+/// `rshperf: note: …` for each note (`Finding::is_note`) when `verbose` (`-v`); a
+/// run that did what was asked prints nothing.
+pub(crate) fn lines(advice: &[Advice], verbose: bool) -> Vec<String> {
+    advice
+        .iter()
+        .filter_map(|a| match (a.finding.is_note(), verbose) {
+            (false, _) => Some(format!("rshperf: warning: {}", a.text)),
+            (true, true) => Some(format!("rshperf: note: {}", a.text)),
+            (true, false) => None,
+        })
+        .collect()
+}
+
+/// The remedy for an engine at its capacity.
+const REMEDY_SATURATED: &str =
+    "use --threads N, more source addresses with --myaddr, or more machines with --partition";
+
+/// What limited a client that did not keep its schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    /// An engine thread used at least `SATURATED_PCT` of a core: the client's
+    /// capacity, whatever else ran.
+    Saturated,
+    /// Arrivals late while the engine had CPU to spare, and the overload policy held
+    /// some back for want of a free connection.
+    Held,
+    /// Arrivals late while the engine had CPU to spare and nothing held them: the
+    /// engine was kept waiting for a core by other work.
+    Starved,
+}
+
+/// The limit, from whether most arrivals were late (`behind`), the busiest engine's
+/// share of a core (`busy_pct`) over `wall_s` seconds of engine time, and the
+/// arrivals held for a free connection (`held`); None when the client kept its
+/// schedule. A saturated engine is the verdict whether or not arrivals were late;
+/// runs shorter than `SATURATED_MIN_WALL_S` are dominated by start-up and are not
+/// judged on CPU.
+fn limit(behind: bool, busy_pct: f64, wall_s: f64, held: u64) -> Option<Limit> {
+    let saturated = wall_s >= SATURATED_MIN_WALL_S && busy_pct >= SATURATED_PCT;
+    match (behind, saturated) {
+        (_, true) => Some(Limit::Saturated),
+        (false, false) => None,
+        (true, false) if held > 0 => Some(Limit::Held),
+        (true, false) => Some(Limit::Starved),
+    }
+}
+
+/// Prints `lines(advice, verbose)` on stderr.
+pub(crate) fn print(advice: &[Advice], verbose: bool) {
+    for line in lines(advice, verbose) {
+        eprintln!("{line}");
     }
 }
 
@@ -300,6 +359,49 @@ mod tests {
         assert!(assess_at("600", &run(&late[500..], 40.0, 10.0)).is_empty());
         let lag = vec![900_000; 500];
         assert_eq!(assess_at("600", &run(&lag, 40.0, 10.0)).len(), 1);
+    }
+
+    #[test]
+    fn the_limit_is_decided_on_measured_cpu_lateness_and_held_arrivals() {
+        use Limit::{Held, Saturated, Starved};
+        let cases = [
+            // (behind, busy %, engine wall s, held) → limit
+            (false, 10.0, 10.0, 0, None),
+            (false, 89.9, 10.0, 0, None),
+            (false, 90.0, 10.0, 0, Some(Saturated)),
+            (true, 90.0, 10.0, 0, Some(Saturated)),
+            (true, 93.0, 10.0, 500, Some(Saturated)),
+            (true, 95.0, 3.0, 0, Some(Saturated)),
+            (true, 89.9, 10.0, 0, Some(Starved)),
+            (true, 40.0, 10.0, 0, Some(Starved)),
+            (true, 40.0, 10.0, 1, Some(Held)),
+            // Too short to judge on CPU: only lateness counts.
+            (false, 99.0, 0.49, 0, None),
+            (true, 99.0, 0.49, 0, Some(Starved)),
+        ];
+        for (behind, busy, wall, held, want) in cases {
+            assert_eq!(
+                limit(behind, busy, wall, held),
+                want,
+                "{behind} {busy} {wall} {held}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_engine_at_93_percent_is_saturated_not_kept_waiting() {
+        let mut late = vec![50; 400];
+        late.extend([2000; 600]);
+        let advice = assess_at("1000", &run(&late, 93.0, 3.0));
+        assert_eq!(advice.len(), 1);
+        assert_eq!(
+            advice[0].text,
+            "client-bound: arrivals started late (lateness p50 2.000 ms, p99 2.000 ms, limit \
+             1.000 ms) and an engine thread used 93 % of a core: the client was at its \
+             capacity; the figures describe the client, not the server (use --threads N, \
+             more source addresses with --myaddr, or more machines with --partition)"
+        );
+        assert!(!advice[0].text.contains("other work"));
     }
 
     #[test]

@@ -134,8 +134,12 @@ pub(crate) fn row(cfg: &Config, report: &Report, advice: &[Advice], now: SystemT
         cfg.target.port.to_string(),
         quote(&cfg.target.uri),
         rate,
-        cfg.load.num_conns.to_string(),
-        cfg.load.num_calls.to_string(),
+        cfg.num_conns_bound()
+            .map(|n| n.to_string())
+            .unwrap_or_default(),
+        cfg.num_calls_bound()
+            .map(|n| n.to_string())
+            .unwrap_or_default(),
         cfg.load.threads.to_string(),
     ];
     debug_assert_eq!(fields.len(), CONFIG_COLUMNS.len());

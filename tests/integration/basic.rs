@@ -46,7 +46,7 @@ fn new_connection_per_request_matches_server_counts() {
         "{}",
         r.text
     );
-    assert_eq!(support::without_short_run_warning(&r.stderr), "");
+    assert_eq!(support::without_short_run_note(&r.stderr), "");
 }
 
 #[test]

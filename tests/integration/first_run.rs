@@ -224,11 +224,12 @@ fn runtime_without_num_conns_runs_arrivals_until_it_is_over() {
         "{duration}"
     );
     assert!(took < Duration::from_secs(10), "{took:?}");
-    // The echo line is httperf's for this command line.
+    // The echo line says what ran: the runtime, no connection count (httperf's
+    // `--num-conns=1` would say one connection).
     assert!(
         r.text.starts_with(&format!(
             "rshperf --runtime=1.5 --client=0/1 --server=127.0.0.1 --port={} --uri=/ \
-             --rate=20 --send-buffer=4096 --recv-buffer=16384 --num-conns=1 --num-calls=1\n",
+             --rate=20 --send-buffer=4096 --recv-buffer=16384 --num-calls=1\n",
             s.port()
         )),
         "{}",
@@ -262,17 +263,22 @@ fn json_says_whether_the_runtime_bounds_the_run() {
     };
     let v = doc(&["--runtime", "0.3", "--rate", "20", "--json", "-"]);
     assert_eq!(v["config"]["until_runtime"], true, "{v}");
-    assert_eq!(v["config"]["num_conns"], 1, "{v}");
+    assert_eq!(v["config"]["num_conns"], serde_json::Value::Null, "{v}");
+    assert_eq!(v["config"]["num_calls"], 1, "{v}");
+    assert!(v["config"]["echo"]
+        .as_str()
+        .is_some_and(|e| e.contains(" --runtime=0.3 ") && !e.contains("--num-conns")));
     assert_eq!(v["connections"]["total"], 6, "{v}");
     let v = doc(&["--runtime", "0.3", "--num-conns", "2", "--json", "-"]);
     assert_eq!(v["config"]["until_runtime"], false, "{v}");
+    assert_eq!(v["config"]["num_conns"], 2, "{v}");
 }
 
 // ---- 2. warnings when a run is probably not what was meant ----
 
-/// `rshperf: warning: the run took D s: …` (D depends on timing).
-fn is_no_sample_warning(line: &str) -> bool {
-    line.starts_with("rshperf: warning: the run took ")
+/// `rshperf: note: the run took D s: …` (D depends on timing).
+fn is_no_sample_note(line: &str) -> bool {
+    line.starts_with("rshperf: note: the run took ")
         && line.ends_with(
             " s: the reply rate is sampled every 5 s, so \"Reply rate\" has no sample (run \
              longer, e.g. --runtime 10 without --num-conns)",
@@ -308,20 +314,23 @@ fn every_reply_an_error_points_at_the_uri() {
         "rshperf: warning: all 5 replies were errors (4xx=5 5xx=0) — --uri index.html has no \
          leading / (try --uri /index.html)"
     );
-    // And it was short: the missing reply-rate sample is explained after.
-    assert_eq!(w.len(), 2, "{w:?}");
-    assert!(is_no_sample_warning(w[1]), "{w:?}");
+    // It was short too: the missing reply-rate sample is a note, -v only.
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(!r.stderr.contains("the run took"), "{}", r.stderr);
 }
 
 #[test]
-fn a_short_run_without_a_rate_sample_says_so_a_healthy_one_is_silent() {
+fn a_short_run_without_a_rate_sample_says_so_with_v_a_healthy_one_is_silent() {
     let s = Server::start(Behavior::Fixed(10));
     let r = run_ok(s.port(), &["--num-conns", "20", "--rate", "100"]);
     assert!(r.text.contains("(0 samples)"), "{}", r.text);
-    let w = warnings(&r.stderr);
+    // A run that did what was asked is silent; -v adds the note.
+    assert_eq!(r.stderr, "");
+    let r = run_ok(s.port(), &["--num-conns", "20", "--rate", "100", "-v"]);
+    let w: Vec<&str> = r.stderr.lines().collect();
     assert_eq!(w.len(), 1, "{w:?}");
-    assert!(is_no_sample_warning(w[0]), "{w:?}");
-    let took: f64 = w[0]["rshperf: warning: the run took ".len()..]
+    assert!(is_no_sample_note(w[0]), "{w:?}");
+    let took: f64 = w[0]["rshperf: note: the run took ".len()..]
         .split(' ')
         .next()
         .and_then(|t| t.parse().ok())

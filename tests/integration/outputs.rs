@@ -267,7 +267,7 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
         ],
     );
     let r = expect_code(&rshperf(&args), 0, &args);
-    assert_eq!(support::without_short_run_warning(&r.stderr), "");
+    assert_eq!(support::without_short_run_note(&r.stderr), "");
     assert!(
         r.text
             .starts_with("rshperf --client=0/1 --server=127.0.0.1 "),
@@ -415,7 +415,7 @@ fn json_to_stdout_is_one_document_and_nothing_else() {
         ],
     );
     let r = expect_code(&rshperf(&args), 0, &args);
-    assert_eq!(support::without_short_run_warning(&r.stderr), "");
+    assert_eq!(support::without_short_run_note(&r.stderr), "");
     assert!(
         r.text.starts_with('{') && r.text.ends_with("}\n"),
         "{}",
@@ -525,7 +525,7 @@ fn thresholds_that_hold_exit_0_even_for_a_run_without_rate_samples() {
         ],
     );
     let r = expect_code(&rshperf(&args), 0, &args);
-    assert_eq!(support::without_short_run_warning(&r.stderr), "");
+    assert_eq!(support::without_short_run_note(&r.stderr), "");
     assert_eq!(r.totals(), (100, 100, 100));
     // Shorter than 5 s: no sample, so reply-rate is replies / duration, not 0.
     assert_eq!(r.nums("Reply rate [replies/s]:")[4], 0.0);
@@ -543,7 +543,7 @@ fn thresholds_that_hold_exit_0_even_for_a_run_without_rate_samples() {
         ],
     );
     let r = expect_code(&rshperf(&args), 3, &args);
-    let stderr = support::without_short_run_warning(&r.stderr);
+    let stderr = support::without_short_run_note(&r.stderr);
     let line = stderr.trim_end();
     assert!(
         line.starts_with("rshperf: threshold breached: reply-rate>1 (reply-rate = ")
@@ -662,7 +662,7 @@ fn progress_shows_on_a_terminal_only_and_never_changes_stdout() {
     );
     assert!(terminal.contains("\r\x1b[2K"), "{terminal:?}");
     assert!(
-        support::without_short_run_warning(&terminal).ends_with("\r\x1b[2K"),
+        support::without_short_run_note(&terminal).ends_with("\r\x1b[2K"),
         "the line is cleared at the end: {terminal:?}"
     );
     let pty_stdout = fs::read_to_string(&pty_out).expect("read stdout");
@@ -677,7 +677,7 @@ fn progress_shows_on_a_terminal_only_and_never_changes_stdout() {
         .expect("run rshperf");
     assert_eq!(out.status.code(), Some(0));
     let err = fs::read_to_string(&err_file).expect("read stderr");
-    assert_eq!(support::without_short_run_warning(&err), "");
+    assert_eq!(support::without_short_run_note(&err), "");
     let file_stdout = text(&out.stdout);
 
     // stdout is the same report either way, timing figures aside.
@@ -702,7 +702,7 @@ fn progress_forced_onto_a_pipe() {
     let args = slow_run(s.port(), &["--progress"]);
     let r = expect_code(&rshperf(&args), 0, &args);
     assert!(has_progress(&r.stderr), "{:?}", r.stderr);
-    let progress = support::without_short_run_warning(&r.stderr);
+    let progress = support::without_short_run_note(&r.stderr);
     assert!(progress.ends_with("\r\x1b[2K"), "{:?}", r.stderr);
     assert!(
         !r.text.contains("rshperf: ") && !r.text.contains('\x1b'),
@@ -714,7 +714,7 @@ fn progress_forced_onto_a_pipe() {
     // The default on a pipe: nothing.
     let args = target(s.port(), &["--num-conns", "12", "--rate", "10"]);
     let r = expect_code(&rshperf(&args), 0, &args);
-    assert_eq!(support::without_short_run_warning(&r.stderr), "");
+    assert_eq!(support::without_short_run_note(&r.stderr), "");
 }
 
 #[test]
@@ -728,7 +728,7 @@ fn no_progress_keeps_a_terminal_quiet() {
     let (terminal, code) = under_pty(&slow_run(s.port(), &["--no-progress"]), &stdout);
     assert_eq!(code, Some(0), "{terminal}");
     assert_eq!(
-        support::without_short_run_warning(&terminal),
+        support::without_short_run_note(&terminal),
         "",
         "stderr on the terminal"
     );

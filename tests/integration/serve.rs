@@ -261,7 +261,7 @@ fn demo_runs_the_workload_against_the_built_in_server() {
     assert_eq!(r.totals(), (2000, 2000, 2000));
     assert_eq!(r.status(), [0, 2000, 0, 0, 0]);
     assert_eq!(r.error("total"), 0);
-    assert_eq!(support::without_short_run_warning(&r.stderr), "");
+    assert_eq!(support::without_short_run_note(&r.stderr), "");
 }
 
 #[test]

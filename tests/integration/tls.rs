@@ -103,7 +103,7 @@ fn keep_alive_calls_over_tls_do_full_handshakes() {
         assert_eq!(h.sni, None, "{h:?}");
     }
     assert!(s.failures().is_empty(), "{:?}", s.failures());
-    assert_eq!(support::without_short_run_warning(&r.stderr), "");
+    assert_eq!(support::without_short_run_note(&r.stderr), "");
 }
 
 #[test]
@@ -223,7 +223,7 @@ fn verification_with_the_ca_file_succeeds() {
     );
     assert_eq!(r.totals(), (3, 3, 3));
     assert_eq!(r.error("total"), 0);
-    assert_eq!(support::without_short_run_warning(&r.stderr), "");
+    assert_eq!(support::without_short_run_note(&r.stderr), "");
     s.settle();
     let hs = s.handshakes();
     assert_eq!(hs.len(), 3);

@@ -425,6 +425,9 @@ impl<S: Transport> Conn<S> {
             Ok(p) => p,
             Err(e) => {
                 ctx.stats.http2.protocol_errors += 1;
+                if crate::wire::http2::conn::is_not_h2(&e) && data.starts_with(b"HTTP/1.") {
+                    ctx.stats.http2.http1_answers += 1;
+                }
                 if ctx.debug > 0 {
                     eprintln!(
                         "rshperf: connection {}: HTTP/2 error: {} (code {:#x})",

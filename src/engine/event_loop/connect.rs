@@ -186,6 +186,9 @@ impl Engine<'_> {
             Err(SetupError::Connect(e)) => {
                 self.note_connecting(target);
                 let errno = net::errno(&e);
+                if ErrorKind::is_unroutable(errno) {
+                    self.stats.unroutable += 1;
+                }
                 Err(if errno == libc::EADDRINUSE {
                     ErrorKind::AddrUnavail
                 } else {

@@ -275,9 +275,8 @@ fn run(b: &Bench) -> Result<i32, Exit> {
             return Err(fail(format!("cannot write the gnuplot file: {e}")));
         }
     }
-    advice::print(&advice::assess_without_classic_report(
-        &plan.cfg, &plan.work, &run,
-    ));
+    let advice = advice::assess_without_classic_report(&plan.cfg, &plan.work, &run);
+    advice::print(&advice, false);
     // ab exits 1 after printing the results of an interrupted run; lb exits 0.
     Ok(i32::from(run.interrupted && b.tool == Tool::Ab))
 }

@@ -4,8 +4,9 @@
 //! so the first bad value is the one reported and later options override earlier
 //! ones) onto the builder's typed setters, through the value parsers of
 //! `model::config::value` (httperf's messages); then the operands: an
-//! `http://`/`https://` URL is the target (`ConfigBuilder::url`), anything else is
-//! ignored with a warning (`front::operand`). Prints the warnings `build` returns
+//! `http://`/`https://` URL is the target (`ConfigBuilder::url`), a server named
+//! without a scheme is refused with its URL, anything else is ignored with a warning
+//! (`front::operand`). Prints the warnings `build` returns
 //! (unknown `--add-header` escapes, ignored operands) on stderr before the run or the
 //! error. Called by `lib::run`, `demo` and `sweep`; `from_argv` is for tests and tools.
 
@@ -127,12 +128,19 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
 }
 
 /// Non-option arguments: a URL is the target (a second one ends the scan: `build`
-/// refuses it); anything else is ignored, as httperf does, with a warning.
+/// refuses it); a server named without a scheme is an error that gives the URL;
+/// anything else is ignored, as httperf does, with a warning.
 fn apply_operands(b: &mut ConfigBuilder, args: &Args) -> Result<(), ConfigError> {
     let mut urls = 0;
     for op in &args.operands {
         match operand::parse_url(&op.text) {
             None => {
+                if let Some(url) = operand::target_url(op) {
+                    return Err(ConfigError::OperandIsTarget {
+                        operand: op.text.clone(),
+                        url,
+                    });
+                }
                 b.warn(Warning::IgnoredOperand(operand::warning(op)));
             }
             Some(Err(m)) => return Err(ConfigError::BadUrl(m)),

@@ -147,7 +147,7 @@ fn echo_formats_numbers_with_percent_g() {
     );
     assert_eq!(
         echo(&format!("{base} --wset 1000,0.25 --runtime 1e-3")),
-        format!("rshperf --runtime=0.001 {tail} --send-buffer=4096 --recv-buffer=16384 --num-conns=1 --num-calls=1 --wset=1000,0.250")
+        format!("rshperf --runtime=0.001 {tail} --send-buffer=4096 --recv-buffer=16384 --num-calls=1 --wset=1000,0.250")
     );
 }
 

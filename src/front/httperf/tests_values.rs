@@ -372,12 +372,39 @@ fn runtime_without_num_conns_runs_until_the_runtime() {
             .until_runtime
     );
     assert!(!cfg(&["--rate", "10"]).load.until_runtime);
-    // The echo line is httperf's for the same command line.
+    // The echo line says what runs: the runtime, no connection count (httperf's
+    // `--num-conns=1` would say one connection).
     assert_eq!(
         cfg(&["--server", "127.0.0.1", "--runtime", "30", "--rate", "10"]).echo_line(),
         "rshperf --runtime=30 --client=0/1 --server=127.0.0.1 --port=80 --uri=/ --rate=10 \
-         --send-buffer=4096 --recv-buffer=16384 --num-conns=1 --num-calls=1"
+         --send-buffer=4096 --recv-buffer=16384 --num-calls=1"
     );
+    // With --num-conns the count is echoed; --call-rate without --num-calls runs
+    // calls until the runtime: no call count.
+    assert!(cfg(&[
+        "--server",
+        "127.0.0.1",
+        "--runtime",
+        "30",
+        "--num-conns",
+        "1"
+    ])
+    .echo_line()
+    .ends_with(" --num-conns=1 --num-calls=1"));
+    let calls = cfg(&[
+        "--server",
+        "127.0.0.1",
+        "--runtime",
+        "3",
+        "--call-rate",
+        "100",
+    ]);
+    assert!(
+        calls.echo_line().contains(" --num-conns=1 --call-rate=100"),
+        "{}",
+        calls.echo_line()
+    );
+    assert!(!calls.echo_line().contains("--num-calls"));
 }
 
 #[test]

@@ -1,13 +1,26 @@
 //! The command-line echo: the first line of the classic report, httperf's rendering
 //! of the configuration (docs/compatibility.md §2.2).
 //!
-//! Owns `Config::echo_line`; printed by the front ends before a run. A pure function
+//! Owns `Config::echo_line` and the counts it echoes (`num_conns_bound`,
+//! `num_calls_bound`, which JSON and CSV use too); printed by the front ends before a run. A pure function
 //! of the `Config`: every front end gets the same line for the same configuration.
 
 use super::{Config, HttpVersion, Period, PrintWhat};
 use crate::wire::cfmt;
 
 impl Config {
+    /// `--num-conns` when it bounds the run; None when `--runtime` without it does
+    /// (`until_runtime`). The echo line, JSON `config` and CSV say what ran.
+    pub(crate) fn num_conns_bound(&self) -> Option<u64> {
+        (!self.load.until_runtime).then_some(self.load.num_conns)
+    }
+
+    /// `--num-calls` when it bounds the run; None when `--call-rate` with `--runtime`
+    /// and without it runs calls until the runtime is over (`calls_until_runtime`).
+    pub(crate) fn num_calls_bound(&self) -> Option<u64> {
+        (!self.load.calls_until_runtime).then_some(self.load.num_calls)
+    }
+
     /// The command-line echo printed first (docs/compatibility.md §2.2, httperf 0.9.0
     /// layout plus master items only when their options are given, then ` --threads=N`
     /// if N > 1), without the trailing newline.
@@ -168,8 +181,14 @@ impl Config {
                     cfmt::fixed(w.think, 3)
                 ));
             } else {
-                add(format!("--num-conns={}", self.load.num_conns));
-                add(format!("--num-calls={}", self.load.num_calls));
+                // `--runtime` alone bounds the run: no count to echo (httperf's
+                // `--num-conns=1` would say one connection ran).
+                if let Some(n) = self.num_conns_bound() {
+                    add(format!("--num-conns={n}"));
+                }
+                if let Some(n) = self.num_calls_bound() {
+                    add(format!("--num-calls={n}"));
+                }
             }
             if self.load.burst_length != 1 {
                 add(format!("--burst-length={}", self.load.burst_length));

@@ -51,6 +51,16 @@ pub enum ConfigError {
     /// A URL operand that is not a valid URL.
     #[error("{0}")]
     BadUrl(#[from] UrlError),
+    /// An operand that names a server (`host:port`, `host:port/path`, `localhost/x`)
+    /// without a scheme: refused rather than ignored, so the run cannot test another
+    /// server than the one meant.
+    #[error("{operand} names a server but is not a URL: give the URL: {url}")]
+    OperandIsTarget {
+        /// The operand as typed.
+        operand: String,
+        /// The URL it stands for (`http://` added, `/` when it had no path).
+        url: String,
+    },
     /// Two URL operands.
     #[error("more than one URL ({first} and {second}); use --servers FILE for several servers")]
     MoreThanOneUrl {
@@ -294,6 +304,7 @@ impl ConfigError {
             ConfigError::JsonStdoutAndPrint => Some("--json"),
             ConfigError::SessionWorkloads
             | ConfigError::BadUrl(_)
+            | ConfigError::OperandIsTarget { .. }
             | ConfigError::MoreThanOneUrl { .. }
             | ConfigError::Unresolvable { .. } => None,
         }

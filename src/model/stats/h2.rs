@@ -1,6 +1,7 @@
 //! `H2Stats`: what only HTTP/2 connections measure — header compression both ways
-//! (h2load's "space savings"), streams reset by the server, GOAWAYs, and connections
-//! ended by a protocol error.
+//! (h2load's "space savings"), streams reset by the server, GOAWAYs, connections
+//! ended by a protocol error, and the two ways a server turns HTTP/2 down (an HTTP/1
+//! answer to the preface, no `h2` by ALPN), which `advice` names as the cause.
 //!
 //! Owns the figures and their merge; `Stats` holds one (`Stats::http2`). Fed by
 //! `conn::Conn` for connections that speak HTTP/2; all zero otherwise. Carried in JSON
@@ -33,6 +34,15 @@ pub(crate) struct H2Stats {
     /// Connections ended because the server broke the protocol (a subset of the
     /// `other` errors).
     pub(crate) protocol_errors: u64,
+    /// Of those, connections whose server answered the HTTP/2 preface with an
+    /// HTTP/1 reply: a port that does not speak h2c (absent from documents written
+    /// before it).
+    #[serde(default)]
+    pub(crate) http1_answers: u64,
+    /// TLS connections whose server did not offer `h2` by ALPN (each an `other`
+    /// error; absent from documents written before it).
+    #[serde(default)]
+    pub(crate) alpn_refused: u64,
 }
 
 /// 1 − wire / decoded as a percentage (h2load's "space savings"); 0 without headers.
@@ -56,6 +66,8 @@ impl Merge for H2Stats {
             streams_reset: sum,
             goaways: sum,
             protocol_errors: sum,
+            http1_answers: sum,
+            alpn_refused: sum,
         )
     }
 }

@@ -39,6 +39,7 @@ pub(crate) fn every_field_set() -> Stats {
     }
     s.max_concurrent = 7;
     s.max_burst = 3;
+    s.unroutable = 2;
     s.rate_samples.push(RateSample {
         replies: 30,
         sessions: 2,
@@ -64,6 +65,8 @@ pub(crate) fn every_field_set() -> Stats {
         streams_reset: 2,
         goaways: 1,
         protocol_errors: 1,
+        http1_answers: 1,
+        alpn_refused: 2,
     };
     s.pool = pool::PoolStats {
         connections: 2,
@@ -182,6 +185,7 @@ mod unit {
         assert_eq!(m.max_burst, full.max_burst);
         assert_eq!(m.status_200_302, [8, 8]);
         assert_eq!(m.tls_handshakes, [2, 4]);
+        assert_eq!(m.unroutable, 4);
         assert_eq!(m.lifetime_sumsq_us, 2 * full.lifetime_sumsq_us);
         assert_eq!(m.lifetime_min_us, full.lifetime_min_us);
         assert_eq!(m.lifetime_max_us, full.lifetime_max_us);

@@ -1,6 +1,8 @@
 //! The advice rules about what a run achieved: every connection failed (naming the
-//! dominant error and the target), every reply an error (with the `--uri` cause when
-//! that is it), and a short run without a reply-rate sample.
+//! dominant error, the target and the cause the engine saw: refused, never answered,
+//! bodies stalled after the heads, HTTP/2 turned down by ALPN or by an HTTP/1 answer,
+//! TLS against a plain port), every reply an error (with the `--uri` cause when that
+//! is it), and a short run without a reply-rate sample (a note, `-v` only).
 //!
 //! Each rule is a pure function of the configuration, the workload and the run's
 //! result, returning at most one `Advice`; `advice::assess` runs them with the other
@@ -9,7 +11,7 @@
 use super::{Advice, Finding};
 use crate::model::config::Config;
 use crate::model::run::RunResult;
-use crate::model::stats::{ErrorKind, ERROR_KINDS};
+use crate::model::stats::{ErrorKind, Stats, ERROR_KINDS};
 use crate::model::workload::Workload;
 
 /// httperf's reply-rate sampling interval, seconds (the engine's `SAMPLE_INTERVAL`).
@@ -39,6 +41,8 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
         .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)))
         .expect("ERROR_KINDS is not zero");
     let target = target_name(cfg, work);
+    // No route to the server: whatever counter the errno maps to, that is the cause.
+    let unroutable = st.unroutable >= failed;
     // What happened, as a participle ("10 connections refused"), and whether a single
     // connection needs "was" ("the connection was refused", "… timed out").
     let (what, passive, remedy) = match top {
@@ -50,7 +54,7 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
         i if i == ErrorKind::ClientTimo.index() => (
             "timed out (client-timo)".to_string(),
             false,
-            format!("is {target} up and reachable, and --timeout long enough?"),
+            timeout_remedy(st.responses, &target),
         ),
         i if i == ErrorKind::SocketTimo.index() => (
             "timed out in the kernel (socket-timo)".to_string(),
@@ -60,12 +64,12 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
         i if i == ErrorKind::ConnReset.index() => (
             "reset (connreset)".to_string(),
             true,
-            protocol_remedy(cfg, &target),
+            protocol_remedy(cfg, st, &target),
         ),
         i if i == ErrorKind::Other.index() => (
             "failed (other)".to_string(),
             false,
-            protocol_remedy(cfg, &target),
+            protocol_remedy(cfg, st, &target),
         ),
         i if i == ErrorKind::FdUnavail.index() => (
             "failed (fd-unavail)".to_string(),
@@ -83,6 +87,11 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
             "the system's file table is full".to_string(),
         ),
     };
+    let remedy = if unroutable {
+        format!("there is no route to {target}: is the address right, and its network reachable from here?")
+    } else {
+        remedy
+    };
     let text = if failed == 1 {
         let was = if passive { "was " } else { "" };
         format!("the connection {was}{what} — {remedy}")
@@ -98,9 +107,37 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
     })
 }
 
-/// The likely cause when the server's bytes were not what the client expected.
-fn protocol_remedy(cfg: &Config, target: &str) -> String {
-    if cfg.tls.enabled {
+/// The likely cause when connections timed out: with status lines in (`responses`)
+/// the server stalled the bodies after the heads; without, it never answered.
+fn timeout_remedy(responses: u64, target: &str) -> String {
+    match responses {
+        0 => format!("is {target} up and reachable, and --timeout long enough?"),
+        1 => format!(
+            "the status line arrived but the body did not complete: {target} stalled the \
+             body after the head (is --timeout long enough for it?)"
+        ),
+        n => format!(
+            "{n} status lines arrived but no body completed: {target} stalled the bodies \
+             after the heads (is --timeout long enough for them?)"
+        ),
+    }
+}
+
+/// The likely cause when the server's bytes were not what the client expected: a
+/// server that turned HTTP/2 down (by ALPN, or with an HTTP/1 answer) when the engine
+/// saw it, else TLS against a plain port or the other way round.
+fn protocol_remedy(cfg: &Config, st: &Stats, target: &str) -> String {
+    if st.http2.alpn_refused > 0 {
+        format!(
+            "{target} does not offer HTTP/2 over TLS (ALPN h2): drop --http-version 2, or \
+             use a port that serves h2"
+        )
+    } else if st.http2.http1_answers > 0 {
+        format!(
+            "{target} answered HTTP/2 with HTTP/1: it does not speak h2c (drop \
+             --http-version 2, or use a port that speaks HTTP/2)"
+        )
+    } else if cfg.tls.enabled {
         format!("did the TLS handshake fail? is {target} a TLS port (--ssl, https://)?")
     } else {
         format!("does {target} speak HTTP? a TLS port needs --ssl (or an https:// URL)")
@@ -293,6 +330,124 @@ mod tests {
     }
 
     #[test]
+    fn failures_name_the_cause_the_engine_saw_and_no_other() {
+        // HTTP/2 to a port that answered with HTTP/1.
+        let (cfg, work) = setup(&[
+            "--server",
+            "127.0.0.1",
+            "--port",
+            "8080",
+            "--http-version",
+            "2",
+        ]);
+        let mut st = failing(3, &[(ErrorKind::Other, 3)]);
+        st.http2.protocol_errors = 3;
+        st.http2.http1_answers = 3;
+        assert_eq!(
+            texts(&cfg, &work, &result(st, 0.1)),
+            [(
+                Finding::AllFailed,
+                "all 3 connections failed (other) — 127.0.0.1:8080 answered HTTP/2 with \
+                 HTTP/1: it does not speak h2c (drop --http-version 2, or use a port that \
+                 speaks HTTP/2)"
+                    .into()
+            )]
+        );
+        // h2 over TLS to a server without h2 in ALPN: not "is it a TLS port?".
+        let (cfg, work) = setup(&[
+            "--server",
+            "127.0.0.1",
+            "--port",
+            "8443",
+            "--ssl",
+            "--http-version",
+            "2",
+        ]);
+        let mut st = failing(2, &[(ErrorKind::Other, 2)]);
+        st.http2.alpn_refused = 2;
+        let found = texts(&cfg, &work, &result(st, 0.1));
+        assert_eq!(
+            found[0].1,
+            "all 2 connections failed (other) — 127.0.0.1:8443 does not offer HTTP/2 over TLS \
+             (ALPN h2): drop --http-version 2, or use a port that serves h2"
+        );
+        assert!(!found[0].1.contains("TLS port"));
+        // Status lines in, bodies stalled: not "is it up and reachable?".
+        let (cfg, work) = setup(&["--server", "127.0.0.1", "--port", "18080"]);
+        let mut st = failing(50, &[(ErrorKind::ClientTimo, 50)]);
+        st.responses = 50;
+        let found = texts(&cfg, &work, &result(st.clone(), 6.0));
+        assert_eq!(
+            found[0].1,
+            "all 50 connections timed out (client-timo) — 50 status lines arrived but no body \
+             completed: 127.0.0.1:18080 stalled the bodies after the heads (is --timeout long \
+             enough for them?)"
+        );
+        assert!(!found[0].1.contains("reachable"));
+        st.connections = 1;
+        st.errors[ErrorKind::ClientTimo.index()] = 1;
+        st.responses = 1;
+        assert_eq!(
+            texts(&cfg, &work, &result(st, 6.0))[0].1,
+            "the connection timed out (client-timo) — the status line arrived but the body did \
+             not complete: 127.0.0.1:18080 stalled the body after the head (is --timeout long \
+             enough for it?)"
+        );
+        // Out of descriptors, addresses or the system's file table.
+        for (kind, want) in [
+            (
+                ErrorKind::FdUnavail,
+                "all 4 connections failed (fd-unavail) — out of file descriptors: raise \
+                 `ulimit -n`",
+            ),
+            (
+                ErrorKind::AddrUnavail,
+                "all 4 connections failed (addrunavail) — no local address or port: check \
+                 --myaddr and net.ipv4.ip_local_port_range",
+            ),
+            (
+                ErrorKind::FtabFull,
+                "all 4 connections failed (ftab-full) — the system's file table is full",
+            ),
+            (
+                ErrorKind::SocketTimo,
+                "all 4 connections timed out in the kernel (socket-timo) — is 127.0.0.1:18080 \
+                 reachable (a firewall dropping SYNs)?",
+            ),
+        ] {
+            let found = texts(&cfg, &work, &result(failing(4, &[(kind, 4)]), 0.1));
+            assert_eq!(found, [(Finding::AllFailed, want.to_string())], "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn connects_without_a_route_name_the_route_whatever_counter_they_hit() {
+        let (cfg, work) = setup(&["--server", "198.18.0.1", "--port", "80"]);
+        // ENETUNREACH counts as `other`, a blackhole route's EINVAL as `fd-unavail`.
+        for (kind, what) in [
+            (ErrorKind::Other, "failed (other)"),
+            (ErrorKind::FdUnavail, "failed (fd-unavail)"),
+        ] {
+            let mut st = failing(3, &[(kind, 3)]);
+            st.unroutable = 3;
+            assert_eq!(
+                texts(&cfg, &work, &result(st, 0.1)),
+                [(
+                    Finding::AllFailed,
+                    format!(
+                        "all 3 connections {what} — there is no route to 198.18.0.1:80: is \
+                         the address right, and its network reachable from here?"
+                    )
+                )]
+            );
+        }
+        assert!(ErrorKind::is_unroutable(libc::ENETUNREACH));
+        assert!(ErrorKind::is_unroutable(libc::EHOSTUNREACH));
+        assert!(ErrorKind::is_unroutable(libc::EINVAL));
+        assert!(!ErrorKind::is_unroutable(libc::ECONNREFUSED));
+    }
+
+    #[test]
     fn all_error_replies_point_at_the_uri() {
         let mut st = Stats::new();
         st.connections = 20;
@@ -353,6 +508,13 @@ mod tests {
                  no sample (run longer, e.g. --runtime 10 without --num-conns)"
                     .into()
             )]
+        );
+        // A note, not a warning: on stderr with -v only.
+        let advice = assess(&cfg, &work, &result(st.clone(), 2.45));
+        assert!(super::super::lines(&advice, false).is_empty());
+        assert_eq!(
+            super::super::lines(&advice, true),
+            [format!("rshperf: note: {}", advice[0].text)]
         );
         // Front ends without the classic report do not get it.
         let short = result(st.clone(), 2.45);

@@ -441,6 +441,12 @@ impl<T> H2<T> {
     }
 }
 
+/// Whether `e` is the failure of a server whose first bytes were not HTTP/2's
+/// SETTINGS (an HTTP/1 server, or something else that is not an HTTP/2 server).
+pub(crate) fn is_not_h2(e: &H2Error) -> bool {
+    e.reason == NOT_H2
+}
+
 /// The first bytes are not an HTTP/2 server's SETTINGS.
 const NOT_H2: &str = "the server did not start with SETTINGS (not an HTTP/2 server?)";
 

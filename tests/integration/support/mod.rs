@@ -173,11 +173,11 @@ pub fn numbers(s: &str) -> Vec<f64> {
     out
 }
 
-/// `stderr` without the `rshperf: warning: the run took …` line (and its CR on a
-/// terminal) that a run shorter than the 5-s reply-rate interval ends with
+/// `stderr` without the `rshperf: note: the run took …` line (and its CR on a
+/// terminal) that `-v` adds to a run shorter than the 5-s reply-rate interval
 /// (advice.rs); for tests of short runs that check stderr for everything else.
-pub fn without_short_run_warning(stderr: &str) -> String {
-    const START: &str = "rshperf: warning: the run took ";
+pub fn without_short_run_note(stderr: &str) -> String {
+    const START: &str = "rshperf: note: the run took ";
     let mut out = stderr.to_string();
     while let Some(at) = out.find(START) {
         let end = out[at..].find('\n').map_or(out.len(), |n| at + n + 1);

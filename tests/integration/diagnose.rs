@@ -1,0 +1,396 @@
+//! Each diagnosis against the situation it names: an in-process server (or a process,
+//! a namespace, a limit) builds the situation, and the test asserts that stderr names
+//! that cause and no other. The decision rules themselves are unit-tested on values
+//! in `output::advice`; here the engine has to see the cause for real.
+//!
+//! Situations: an operand that names a server, an HTTP/1-only port under h2c, a TLS
+//! port without h2, bodies that stall after the head, every reply 5xx, a healthy run
+//! (silent), an engine starved by a busy thread on its CPU (nice 19 behind it), an
+//! address nobody answers and one without a route (a network namespace), and a
+//! descriptor limit (`prlimit`). Refused connections and
+//! 4xx replies are in `first_run.rs`; arrivals held for free connections in
+//! `sweep.rs`.
+
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::support::hostile_server::{HostileServer, Step};
+use crate::support::server::{Behavior, Server};
+use crate::support::tls_server::{Pki, TlsServer};
+use crate::support::{self, run};
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs rshperf against 127.0.0.1:`port` with `args`; exit 0 required; stderr.
+fn stderr_of(port: u16, args: &[&str]) -> String {
+    let port = port.to_string();
+    let mut all = vec!["--server", "127.0.0.1", "--port", &port];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert_eq!(out.status.code(), Some(0), "{all:?}: {}", text(&out.stderr));
+    text(&out.stderr)
+}
+
+/// The `rshperf: warning:` lines of `stderr`.
+fn warnings(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("rshperf: warning: "))
+        .collect()
+}
+
+#[test]
+fn an_operand_that_names_a_server_is_an_error_before_anything_is_sent() {
+    let s = Server::start(Behavior::Fixed(10));
+    let p = s.port();
+    for (operand, url) in [
+        (format!("127.0.0.1:{p}"), format!("http://127.0.0.1:{p}/")),
+        (
+            format!("127.0.0.1:{p}/x"),
+            format!("http://127.0.0.1:{p}/x"),
+        ),
+        ("localhost/x".to_string(), "http://localhost/x".to_string()),
+    ] {
+        let out = run(&[&operand, "--num-conns", "10"]);
+        assert_eq!(out.status.code(), Some(1), "{operand}");
+        assert_eq!(text(&out.stdout), "", "{operand}");
+        assert_eq!(
+            text(&out.stderr),
+            format!("rshperf: {operand} names a server but is not a URL: give the URL: {url}\n")
+        );
+    }
+    assert_eq!(s.connections(), 0);
+    // Other stray operands keep the warning, and the run goes on.
+    let out = run(&[
+        &format!("http://127.0.0.1:{p}/"),
+        "stray",
+        "--num-conns",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        warnings(&text(&out.stderr)),
+        [
+            "rshperf: warning: ignoring argument 'stray': not an option (httperf ignores it \
+          too; `rshperf --help` lists the options)"
+        ]
+    );
+    assert_eq!(s.connections(), 1);
+}
+
+#[test]
+fn a_healthy_short_run_is_silent_and_says_the_missing_sample_with_v_only() {
+    let s = Server::start(Behavior::Fixed(10));
+    assert_eq!(
+        stderr_of(s.port(), &["--num-conns", "20", "--rate", "200"]),
+        ""
+    );
+    let err = stderr_of(s.port(), &["--num-conns", "20", "--rate", "200", "-v"]);
+    let notes: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("rshperf: note: "))
+        .collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(
+        notes[0].starts_with("rshperf: note: the run took ")
+            && notes[0].ends_with(" so \"Reply rate\" has no sample (run longer, e.g. --runtime 10 without --num-conns)"),
+        "{err}"
+    );
+    assert!(warnings(&err).is_empty(), "{err}");
+}
+
+#[test]
+fn h2c_to_an_http1_only_port_says_it_does_not_speak_h2c() {
+    // What nginx's HTTP/1 port does with the preface: 400 and close.
+    let s = HostileServer::start(vec![
+        Step::Request,
+        Step::Send(
+            b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
+        ),
+        Step::Close,
+    ]);
+    let err = stderr_of(
+        s.port(),
+        &[
+            "--http-version",
+            "2",
+            "--num-conns",
+            "3",
+            "--rate",
+            "100",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(
+        warnings(&err),
+        [format!(
+            "rshperf: warning: all 3 connections failed (other) — 127.0.0.1:{} answered \
+             HTTP/2 with HTTP/1: it does not speak h2c (drop --http-version 2, or use a port \
+             that speaks HTTP/2)",
+            s.port()
+        )]
+    );
+    assert!(!err.contains("TLS"), "{err}");
+}
+
+#[test]
+fn h2_to_a_tls_port_without_h2_names_alpn_and_not_the_tls_port() {
+    let pki = Pki::new();
+    let s = TlsServer::start(pki.server_config(false));
+    let err = stderr_of(
+        s.port(),
+        &[
+            "--ssl",
+            "--http-version",
+            "2",
+            "--num-conns",
+            "3",
+            "--rate",
+            "100",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(
+        warnings(&err),
+        [format!(
+            "rshperf: warning: all 3 connections failed (other) — 127.0.0.1:{} does not \
+             offer HTTP/2 over TLS (ALPN h2): drop --http-version 2, or use a port that \
+             serves h2",
+            s.port()
+        )]
+    );
+    assert!(!err.contains("a TLS port"), "{err}");
+}
+
+#[test]
+fn bodies_that_stall_after_the_head_are_named_not_an_unreachable_server() {
+    let s = HostileServer::start(vec![
+        Step::Request,
+        Step::Send(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nabc".to_vec()),
+        Step::Hold,
+    ]);
+    let err = stderr_of(
+        s.port(),
+        &["--num-conns", "4", "--rate", "100", "--timeout", "1"],
+    );
+    assert_eq!(
+        warnings(&err),
+        [format!(
+            "rshperf: warning: all 4 connections timed out (client-timo) — 4 status lines \
+             arrived but no body completed: 127.0.0.1:{} stalled the bodies after the heads \
+             (is --timeout long enough for them?)",
+            s.port()
+        )]
+    );
+    assert!(!err.contains("reachable"), "{err}");
+}
+
+#[test]
+fn every_reply_5xx_points_at_the_request() {
+    let s = Server::start(Behavior::Status(503, 0));
+    let err = stderr_of(
+        s.port(),
+        &["--uri", "/x", "--num-conns", "5", "--rate", "200"],
+    );
+    assert_eq!(
+        warnings(&err),
+        [
+            "rshperf: warning: all 5 replies were errors (4xx=0 5xx=5) — check --uri, --method \
+          and --add-header (--print-reply=header shows the replies)"
+        ]
+    );
+}
+
+/// A busy loop pinned to `cpu` until `stop`.
+fn spin_on(cpu: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        pin_to(cpu);
+        let mut x = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+    })
+}
+
+/// Pins the calling thread to `cpu`.
+fn pin_to(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes inside it, and
+    // sched_setaffinity(0, …) reads it for the calling thread only.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+#[test]
+fn an_engine_starved_by_a_busy_process_is_named_as_kept_waiting() {
+    for (tool, package) in [("taskset", "util-linux"), ("nice", "coreutils")] {
+        if !support::installed(tool) {
+            return support::skip(&format!("`{tool}` not installed (package {package})"));
+        }
+    }
+    let s = Server::start(Behavior::Fixed(10));
+    // A busy thread on CPU 0 and rshperf on CPU 0 too, at nice 19: it runs when the
+    // busy thread's slice ends, so its arrivals start late while its own CPU use
+    // stays low.
+    let stop = Arc::new(AtomicBool::new(false));
+    let spinners: Vec<_> = (0..1).map(|_| spin_on(0, stop.clone())).collect();
+    let port = s.port().to_string();
+    let out: Output = Command::new("taskset")
+        .args(["-c", "0", "nice", "-n", "19"])
+        .arg(env!("CARGO_BIN_EXE_rshperf"))
+        .args([
+            "--server",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--rate",
+            "200",
+            "--num-conns",
+            "400",
+            "--timeout",
+            "5",
+        ])
+        .output()
+        .expect("run taskset nice rshperf");
+    stop.store(true, Ordering::Relaxed);
+    for t in spinners {
+        t.join().expect("spinner");
+    }
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let w = warnings(&err);
+    assert_eq!(w.len(), 1, "{err}");
+    assert!(
+        w[0].starts_with("rshperf: warning: client-bound: arrivals started late (lateness p50 "),
+        "{err}"
+    );
+    assert!(
+        w[0].contains(
+            " % of a core: other work on this machine kept the engine waiting; the figures \
+             describe the client, not the server (run on a quieter machine, or with fewer \
+             --threads than cores)"
+        ),
+        "{err}"
+    );
+    assert!(!w[0].contains("capacity"), "{err}");
+}
+
+/// Runs rshperf with `args` inside a new network namespace after the shell commands
+/// `setup` (loopback up first); None (skipped) without `unshare`, `ip` or root.
+fn in_namespace(setup: &str, args: &str) -> Option<Output> {
+    for (tool, package) in [("unshare", "util-linux"), ("ip", "iproute2")] {
+        if !support::installed(tool) {
+            support::skip(&format!("`{tool}` not installed (package {package})"));
+            return None;
+        }
+    }
+    match Command::new("unshare").args(["-n", "true"]).output() {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            support::skip(&format!(
+                "cannot make a network namespace (root needed): {}",
+                text(&o.stderr).trim()
+            ));
+            return None;
+        }
+        Err(e) => {
+            support::skip(&format!("cannot run unshare: {e}"));
+            return None;
+        }
+    }
+    let bin = env!("CARGO_BIN_EXE_rshperf");
+    let script = format!("set -e; ip link set lo up; {setup}; set +e; {bin} {args}");
+    Some(
+        Command::new("timeout")
+            .args(["20", "unshare", "-n", "sh", "-c", &script])
+            .output()
+            .expect("run timeout unshare sh"),
+    )
+}
+
+#[test]
+fn an_address_nobody_answers_times_out_and_one_without_a_route_says_so() {
+    let args = "--server 198.18.0.1 --port 80 --num-conns 3 --rate 100 --timeout 1";
+    // A route out through the loopback: the SYNs leave and nobody answers them.
+    let Some(out) = in_namespace("ip route add 198.18.0.0/24 dev lo", args) else {
+        return;
+    };
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        warnings(&err),
+        [
+            "rshperf: warning: all 3 connections timed out in the kernel (socket-timo) — is \
+          198.18.0.1:80 reachable (a firewall dropping SYNs)?"
+        ]
+    );
+    // No route at all (ENETUNREACH, counted as `other`), and a blackhole route
+    // (EINVAL, counted as `fd-unavail`): the route is the cause either way.
+    for (setup, what) in [
+        ("true", "failed (other)"),
+        (
+            "ip route add blackhole 198.18.0.0/24",
+            "failed (fd-unavail)",
+        ),
+    ] {
+        let Some(out) = in_namespace(setup, args) else {
+            return;
+        };
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert_eq!(
+            warnings(&err),
+            [format!(
+                "rshperf: warning: all 3 connections {what} — there is no route to \
+                 198.18.0.1:80: is the address right, and its network reachable from here?"
+            )],
+            "{setup}"
+        );
+    }
+}
+
+#[test]
+fn a_descriptor_limit_below_the_connections_needed_names_ulimit() {
+    if !support::installed("prlimit") {
+        return support::skip("`prlimit` not installed (package util-linux)");
+    }
+    // The server holds every connection; 16 descriptors leave the engine room for
+    // a few connections only, and with --overload=queue (httperf's way) the rest are
+    // fd-unavail at once.
+    let s = HostileServer::start(vec![Step::Request, Step::Hold]);
+    let port = s.port().to_string();
+    let out = Command::new("prlimit")
+        .args(["--nofile=16:16", "--"])
+        .arg(env!("CARGO_BIN_EXE_rshperf"))
+        .args([
+            "--server",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--num-conns",
+            "40",
+            "--rate",
+            "1000",
+            "--timeout",
+            "1",
+            "--overload=queue",
+        ])
+        .output()
+        .expect("run prlimit rshperf");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let w = warnings(&err);
+    assert_eq!(w.len(), 1, "{err}");
+    assert!(
+        w[0].starts_with("rshperf: warning: all 40 connections failed, ")
+            && w[0].ends_with(" failed (fd-unavail) — out of file descriptors: raise `ulimit -n`"),
+        "{err}"
+    );
+}
