@@ -138,7 +138,7 @@ impl<'c> Engine<'c> {
         self.stats.pacing.waited = self.pacer.catchup.waited;
         self.on_tick(end);
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
-        if at > self.stats.timeline.intervals.len() as f64 {
+        if at > self.stats.timeline.covered_s() as f64 {
             self.stats.roll_timeline(self.live, at);
         }
         if let Some(m) = self.metrics.as_mut() {
