@@ -246,7 +246,7 @@ fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, Error> {
     let allowed = net::allowed_cpus().map_err(StartupError::PinCores)?;
     let threads = cfg.load.threads.max(1);
     if crate::model::pacing::pin_core(&allowed, 0, threads).is_none() {
-        eprintln!(
+        crate::engine::note::note!(
             "rshperf: warning: --pin: {threads} engine threads for {} cores: threads not pinned",
             allowed.len()
         );
@@ -345,9 +345,11 @@ fn run_engines<'a>(
             scope.spawn(move || progress::display(b, t0));
         }
         let clock = scope.spawn(move || tally::clock(tally, t0, clock_opts, &mut io::stdout()));
-        let result = if threads == 1 {
-            engine(0).map(|o| vec![o]).map_err(start_err)
-        } else {
+        // A panicking engine must still end the clock below, or the run would hang.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if threads == 1 {
+                return engine(0).map(|o| vec![o]).map_err(start_err);
+            }
             let handles: Vec<_> = (0..threads)
                 .map(|j| scope.spawn(move || engine(j)))
                 .collect();
@@ -358,7 +360,8 @@ fn run_engines<'a>(
                     Err(_) => Err(StartupError::EnginePanicked.into()),
                 })
                 .collect()
-        };
+        }))
+        .unwrap_or_else(|_| Err(StartupError::EnginePanicked.into()));
         if let Some(b) = board {
             b.done.store(true, std::sync::atomic::Ordering::Relaxed);
         }

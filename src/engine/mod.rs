@@ -11,3 +11,4 @@ pub(crate) mod metrics;
 pub(crate) mod print;
 pub(crate) mod progress;
 pub(crate) mod tally;
+pub(crate) mod note;

@@ -516,16 +516,7 @@ fn read_input(file: &str) -> Result<Input, MergeError> {
 }
 
 fn write_json_dest(dest: &str, doc: &Value) -> io::Result<()> {
-    let write = |mut out: Box<dyn Write + '_>| {
-        serde_json::to_writer_pretty(&mut out, doc)?;
-        writeln!(out)?;
-        out.flush()
-    };
-    if dest == "-" {
-        write(Box::new(BufWriter::new(io::stdout().lock())))
-    } else {
-        write(Box::new(BufWriter::new(fs::File::create(dest)?)))
-    }
+    crate::output::json::write_value_to(dest, doc)
 }
 
 fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {

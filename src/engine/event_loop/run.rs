@@ -146,7 +146,7 @@ impl<'c> Engine<'c> {
         }
         self.tally.stop(&self.stats);
         if self.cfg.output.debug > 0 && self.nap.taken > 0 {
-            eprintln!(
+            crate::engine::note::note!(
                 "rshperf: {} HTTP/2 naps in {} poll turns",
                 self.nap.taken, self.iteration
             );

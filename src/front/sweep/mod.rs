@@ -207,7 +207,7 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
                 source,
             }
         })?;
-        std::fs::write(Path::new(path), page).map_err(|source| OutputError::File {
+        crate::output::file::write_bytes(Path::new(path), page.as_bytes()).map_err(|source| OutputError::File {
             option: "--html",
             path: path.clone(),
             source,
