@@ -89,7 +89,28 @@ pub(crate) fn execute_with<'a>(
         let _ = out.flush();
     }
 
-    std::thread::sleep(start_delay);
+    if wait_for_start(start_delay).map_err(StartupError::EventLoop)? {
+        // Interrupted before the start: the report says so and that nothing was sent.
+        let now = SystemTime::now();
+        let mut stats = Stats::new();
+        stats.interrupted = true;
+        return Ok(RunResult {
+            stats,
+            info: RunInfo {
+                duration: 0.0,
+                cpu_user: 0.0,
+                cpu_system: 0.0,
+            },
+            meta: RunMeta {
+                start: now,
+                end: now,
+                partition: cfg.load.partition,
+                threads: cfg.load.threads.max(1),
+                servers: work.targets.iter().map(|t| t.label.clone()).collect(),
+            },
+            interrupted: true,
+        });
+    }
     let threads = cfg.load.threads.max(1);
     let per_engine_fds =
         nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
@@ -163,6 +184,34 @@ pub(crate) fn execute_with<'a>(
         meta,
         interrupted,
     })
+}
+
+/// Waits `delay` (`--start-at`) unless SIGINT or SIGTERM comes first: then returns
+/// true at once (the signals are caught only while waiting).
+fn wait_for_start(delay: Duration) -> io::Result<bool> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    if delay.is_zero() {
+        return Ok(false);
+    }
+    let caught = Arc::new(AtomicBool::new(false));
+    let mut ids = Vec::new();
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        ids.push(signal_hook::flag::register(sig, Arc::clone(&caught))?);
+    }
+    let end = Instant::now() + delay;
+    // Short naps: a signal ends the wait within 20 ms.
+    while !caught.load(Ordering::Acquire) {
+        let now = Instant::now();
+        if now >= end {
+            break;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(20)));
+    }
+    for id in ids {
+        signal_hook::low_level::unregister(id);
+    }
+    Ok(caught.load(Ordering::Acquire))
 }
 
 /// Farthest ahead `--start-at` may lie (as its `+SECONDS` form allows).

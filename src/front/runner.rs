@@ -62,6 +62,9 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
             }
         }
     }
+    if run.interrupted {
+        eprintln!("rshperf: {}", interrupted_note(info.duration, stats.abandoned));
+    }
     let advice = advice::assess(cfg, &work, &run);
     fn named<'a>(option: &'static str, path: &'a str) -> impl FnOnce(io::Error) -> OutputError + 'a {
         move |source| OutputError::File {
@@ -92,7 +95,11 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         failed.extend(r.map_err(named("--html", path)).err());
     }
     advice::print(&advice);
-    let breached = threshold::breaches(&cfg.output.fail_on, &report);
+    let mut breached = threshold::breaches(&cfg.output.fail_on, &report);
+    if run.interrupted && !cfg.output.fail_on.is_empty() {
+        // Its figures cover part of the schedule: no threshold can be said to hold.
+        breached.insert(0, INTERRUPTED_BREACH.to_string());
+    }
     for b in &breached {
         eprintln!("rshperf: {b}");
     }
@@ -110,6 +117,21 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     } else {
         3
     })
+}
+
+/// The `--fail-on` verdict of an interrupted run.
+pub(crate) const INTERRUPTED_BREACH: &str =
+    "thresholds not met: the run was interrupted (SIGINT or SIGTERM)";
+
+/// The stderr line of an interrupted run that lasted `seconds` and left `open`
+/// connections open.
+pub(crate) fn interrupted_note(seconds: f64, open: u64) -> String {
+    let noun = if open == 1 {
+        "connection was"
+    } else {
+        "connections were"
+    };
+    format!("interrupted after {seconds:.1} s: {open} {noun} still open")
 }
 
 /// The text report on stdout: the classic report and the blocks after it.

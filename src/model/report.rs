@@ -308,6 +308,11 @@ pub(crate) struct Figures {
     pub(crate) net_io: NetIo,
     /// `errors`.
     pub(crate) errors: Errors,
+    /// `abandoned`: connections still open when the run stopped (outside httperf's
+    /// error counts; connections = successful + errors + abandoned).
+    pub(crate) abandoned: u64,
+    /// `interrupted`: SIGINT or SIGTERM cut the run short.
+    pub(crate) interrupted: bool,
     /// `percentiles`.
     pub(crate) percentiles: Percentiles,
     /// `tls_handshakes`.
@@ -648,6 +653,8 @@ impl Report {
                 total: s.errors_total,
                 by_kind: s.errors,
             },
+            abandoned: stats.abandoned,
+            interrupted: stats.interrupted,
             percentiles: Percentiles(
                 stats
                     .hist
