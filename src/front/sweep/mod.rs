@@ -116,6 +116,13 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         .servers
         .as_deref()
         .unwrap_or(&sweep.base.target.server);
+    // A path that cannot be written fails now, before the first step.
+    crate::output::file::probe_all(&[
+        ("--file", o.file.as_deref()),
+        ("--json", o.json.as_deref()),
+        ("--html", o.html.as_deref()),
+        ("--csv", sweep.base.output.csv.as_deref()),
+    ])?;
     let file = match &o.file {
         Some(path) => Some(File::create(path).map_err(|source| OutputError::Named {
             option: "--file",
