@@ -75,6 +75,7 @@ pub(crate) fn execute_with<'a>(
         // Threads started from here on (engines, clock) inherit the policy.
         net::set_thread_fifo(true).map_err(StartupError::Realtime)?;
     }
+    let start_wait = StartWait::arm(start_delay).map_err(StartupError::EventLoop)?;
     if opts.echo && text_out(cfg) {
         let mut out = io::stdout().lock();
         // A closed stdout must not stop the run or cause a panic: write errors are
@@ -89,7 +90,7 @@ pub(crate) fn execute_with<'a>(
         let _ = out.flush();
     }
 
-    if wait_for_start(start_delay).map_err(StartupError::EventLoop)? {
+    if start_wait.wait() {
         // Interrupted before the start: the report says so and that nothing was sent.
         let now = SystemTime::now();
         let mut stats = Stats::new();
@@ -186,32 +187,47 @@ pub(crate) fn execute_with<'a>(
     })
 }
 
-/// Waits `delay` (`--start-at`) unless SIGINT or SIGTERM comes first: then returns
-/// true at once (the signals are caught only while waiting).
-fn wait_for_start(delay: Duration) -> io::Result<bool> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-    if delay.is_zero() {
-        return Ok(false);
-    }
-    let caught = Arc::new(AtomicBool::new(false));
-    let mut ids = Vec::new();
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        ids.push(signal_hook::flag::register(sig, Arc::clone(&caught))?);
-    }
-    let end = Instant::now() + delay;
-    // Short naps: a signal ends the wait within 20 ms.
-    while !caught.load(Ordering::Acquire) {
-        let now = Instant::now();
-        if now >= end {
-            break;
+/// The `--start-at` wait: SIGINT and SIGTERM are caught from `arm` (before the echo
+/// line, so a signal sent once it is seen is never fatal) until `wait` returns.
+struct StartWait {
+    delay: Duration,
+    caught: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl StartWait {
+    /// Catches the signals when there is a wait.
+    fn arm(delay: Duration) -> io::Result<StartWait> {
+        let caught = std::sync::Arc::default();
+        let mut ids = Vec::new();
+        if !delay.is_zero() {
+            for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+                ids.push(signal_hook::flag::register(
+                    sig,
+                    std::sync::Arc::clone(&caught),
+                )?);
+            }
         }
-        std::thread::sleep((end - now).min(Duration::from_millis(20)));
+        Ok(StartWait { delay, caught, ids })
     }
-    for id in ids {
-        signal_hook::low_level::unregister(id);
+
+    /// Waits out the delay from now; true (at once) when a signal came first.
+    fn wait(self) -> bool {
+        use std::sync::atomic::Ordering;
+        let end = Instant::now() + self.delay;
+        // Short naps: a signal ends the wait within 20 ms.
+        while !self.caught.load(Ordering::Acquire) {
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(20)));
+        }
+        for id in self.ids {
+            signal_hook::low_level::unregister(id);
+        }
+        self.caught.load(Ordering::Acquire)
     }
-    Ok(caught.load(Ordering::Acquire))
 }
 
 /// Farthest ahead `--start-at` may lie (as its `+SECONDS` form allows).

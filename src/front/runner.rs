@@ -10,8 +10,8 @@ use std::path::Path;
 use crate::engine::execute::{execute_with, text_out, ExecOptions, Hooks};
 use crate::engine::metrics::Exporter;
 use crate::model::config::Config;
-use crate::model::run::RunResult;
 use crate::model::report::{Facts, Report};
+use crate::model::run::RunResult;
 use crate::model::workload::Workload;
 use crate::output::advice;
 use crate::output::classic::write_report;
@@ -63,10 +63,16 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         }
     }
     if run.interrupted {
-        eprintln!("rshperf: {}", interrupted_note(info.duration, stats.abandoned));
+        eprintln!(
+            "rshperf: {}",
+            interrupted_note(info.duration, stats.abandoned)
+        );
     }
     let advice = advice::assess(cfg, &work, &run);
-    fn named<'a>(option: &'static str, path: &'a str) -> impl FnOnce(io::Error) -> OutputError + 'a {
+    fn named<'a>(
+        option: &'static str,
+        path: &'a str,
+    ) -> impl FnOnce(io::Error) -> OutputError + 'a {
         move |source| OutputError::File {
             option,
             path: path.to_string(),

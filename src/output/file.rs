@@ -25,7 +25,10 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 fn resolve(path: &Path) -> (PathBuf, bool) {
     match fs::metadata(path) {
         Ok(m) if !m.is_file() => (path.to_path_buf(), true),
-        Ok(_) => (fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()), false),
+        Ok(_) => (
+            fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+            false,
+        ),
         // A dangling link: write the file it names.
         Err(_) => match fs::read_link(path) {
             Ok(to) => (path.parent().unwrap_or(Path::new("")).join(to), false),
@@ -72,7 +75,10 @@ pub(crate) fn probe(path: &Path) -> io::Result<()> {
         };
     }
     if fs::metadata(&target).is_ok_and(|m| m.is_dir()) {
-        return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory"));
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
     }
     let (tmp, file) = create_beside(&target)?;
     drop(file);

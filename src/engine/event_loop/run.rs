@@ -152,7 +152,8 @@ impl<'c> Engine<'c> {
         if self.cfg.output.debug > 0 && self.nap.taken > 0 {
             crate::engine::note::note!(
                 "rshperf: {} HTTP/2 naps in {} poll turns",
-                self.nap.taken, self.iteration
+                self.nap.taken,
+                self.iteration
             );
         }
         for id in self.signal_ids.drain(..) {

@@ -214,10 +214,12 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
                 source,
             }
         })?;
-        crate::output::file::write_bytes(Path::new(path), page.as_bytes()).map_err(|source| OutputError::File {
-            option: "--html",
-            path: path.clone(),
-            source,
+        crate::output::file::write_bytes(Path::new(path), page.as_bytes()).map_err(|source| {
+            OutputError::File {
+                option: "--html",
+                path: path.clone(),
+                source,
+            }
         })?;
     }
     if let Some(e) = exporter {
