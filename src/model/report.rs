@@ -308,15 +308,16 @@ pub(crate) struct Figures {
     pub(crate) net_io: NetIo,
     /// `errors`.
     pub(crate) errors: Errors,
-    /// `abandoned`: connections still open when the run stopped (outside httperf's
-    /// error counts; connections = successful + errors + abandoned).
-    pub(crate) abandoned: u64,
-    /// `interrupted`: SIGINT or SIGTERM cut the run short.
-    pub(crate) interrupted: bool,
     /// `percentiles`.
     pub(crate) percentiles: Percentiles,
     /// `tls_handshakes`.
     pub(crate) tls_handshakes: Tls,
+    /// `abandoned`: connections still open when the run stopped (outside httperf's
+    /// error counts; connections = successful + errors + abandoned). Last, as every
+    /// later figure: CSV columns are only ever appended.
+    pub(crate) abandoned: u64,
+    /// `interrupted`: SIGINT or SIGTERM cut the run short (a metric of 0 or 1).
+    pub(crate) interrupted: bool,
 }
 
 /// `sessions` (session workloads; serialised only when a session ended).
@@ -653,8 +654,6 @@ impl Report {
                 total: s.errors_total,
                 by_kind: s.errors,
             },
-            abandoned: stats.abandoned,
-            interrupted: stats.interrupted,
             percentiles: Percentiles(
                 stats
                     .hist
@@ -667,6 +666,8 @@ impl Report {
                 full: stats.tls_handshakes[0],
                 resumed: stats.tls_handshakes[1],
             },
+            abandoned: stats.abandoned,
+            interrupted: stats.interrupted,
         };
         let sessions = Sessions::of(stats, d);
         let servers = stats
@@ -716,6 +717,7 @@ impl Report {
         all.into_iter()
             .filter_map(|(name, v)| match v {
                 Value::Number(n) => Some((name, n.as_f64())),
+                Value::Bool(b) => Some((name, Some(f64::from(u8::from(b))))),
                 Value::Null => Some((name, None)),
                 _ => None,
             })

@@ -549,6 +549,8 @@ mod tests {
                 "errors",
                 "percentiles",
                 "tls_handshakes",
+                "abandoned",
+                "interrupted",
                 "sessions",
                 "timeline",
                 "raw",
