@@ -75,6 +75,7 @@ pub(crate) fn execute_with<'a>(
         // Threads started from here on (engines, clock) inherit the policy.
         net::set_thread_fifo(true).map_err(StartupError::Realtime)?;
     }
+    let start_wait = StartWait::arm(start_delay).map_err(StartupError::EventLoop)?;
     if opts.echo && text_out(cfg) {
         let mut out = io::stdout().lock();
         // A closed stdout must not stop the run or cause a panic: write errors are
@@ -89,7 +90,28 @@ pub(crate) fn execute_with<'a>(
         let _ = out.flush();
     }
 
-    std::thread::sleep(start_delay);
+    if start_wait.wait() {
+        // Interrupted before the start: the report says so and that nothing was sent.
+        let now = SystemTime::now();
+        let mut stats = Stats::new();
+        stats.interrupted = true;
+        return Ok(RunResult {
+            stats,
+            info: RunInfo {
+                duration: 0.0,
+                cpu_user: 0.0,
+                cpu_system: 0.0,
+            },
+            meta: RunMeta {
+                start: now,
+                end: now,
+                partition: cfg.load.partition,
+                threads: cfg.load.threads.max(1),
+                servers: work.targets.iter().map(|t| t.label.clone()).collect(),
+            },
+            interrupted: true,
+        });
+    }
     let threads = cfg.load.threads.max(1);
     let per_engine_fds =
         nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
@@ -163,6 +185,49 @@ pub(crate) fn execute_with<'a>(
         meta,
         interrupted,
     })
+}
+
+/// The `--start-at` wait: SIGINT and SIGTERM are caught from `arm` (before the echo
+/// line, so a signal sent once it is seen is never fatal) until `wait` returns.
+struct StartWait {
+    delay: Duration,
+    caught: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl StartWait {
+    /// Catches the signals when there is a wait.
+    fn arm(delay: Duration) -> io::Result<StartWait> {
+        let caught = std::sync::Arc::default();
+        let mut ids = Vec::new();
+        if !delay.is_zero() {
+            for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+                ids.push(signal_hook::flag::register(
+                    sig,
+                    std::sync::Arc::clone(&caught),
+                )?);
+            }
+        }
+        Ok(StartWait { delay, caught, ids })
+    }
+
+    /// Waits out the delay from now; true (at once) when a signal came first.
+    fn wait(self) -> bool {
+        use std::sync::atomic::Ordering;
+        let end = Instant::now() + self.delay;
+        // Short naps: a signal ends the wait within 20 ms.
+        while !self.caught.load(Ordering::Acquire) {
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(20)));
+        }
+        for id in self.ids {
+            signal_hook::low_level::unregister(id);
+        }
+        self.caught.load(Ordering::Acquire)
+    }
 }
 
 /// Farthest ahead `--start-at` may lie (as its `+SECONDS` form allows).
@@ -246,7 +311,7 @@ fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, Error> {
     let allowed = net::allowed_cpus().map_err(StartupError::PinCores)?;
     let threads = cfg.load.threads.max(1);
     if crate::model::pacing::pin_core(&allowed, 0, threads).is_none() {
-        eprintln!(
+        crate::engine::note::note!(
             "rshperf: warning: --pin: {threads} engine threads for {} cores: threads not pinned",
             allowed.len()
         );
@@ -345,9 +410,11 @@ fn run_engines<'a>(
             scope.spawn(move || progress::display(b, t0));
         }
         let clock = scope.spawn(move || tally::clock(tally, t0, clock_opts, &mut io::stdout()));
-        let result = if threads == 1 {
-            engine(0).map(|o| vec![o]).map_err(start_err)
-        } else {
+        // A panicking engine must still end the clock below, or the run would hang.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if threads == 1 {
+                return engine(0).map(|o| vec![o]).map_err(start_err);
+            }
             let handles: Vec<_> = (0..threads)
                 .map(|j| scope.spawn(move || engine(j)))
                 .collect();
@@ -358,7 +425,8 @@ fn run_engines<'a>(
                     Err(_) => Err(StartupError::EnginePanicked.into()),
                 })
                 .collect()
-        };
+        }))
+        .unwrap_or_else(|_| Err(StartupError::EnginePanicked.into()));
         if let Some(b) = board {
             b.done.store(true, std::sync::atomic::Ordering::Relaxed);
         }

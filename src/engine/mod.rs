@@ -8,6 +8,7 @@ pub(crate) mod error;
 pub(crate) mod event_loop;
 pub mod execute;
 pub(crate) mod metrics;
+pub(crate) mod note;
 pub(crate) mod print;
 pub(crate) mod progress;
 pub(crate) mod tally;

@@ -22,9 +22,11 @@ use serde_json::Value;
 use crate::model::compare::{compare, Comparison, Run};
 use crate::model::gate::{self, judge};
 use crate::output::compare::{markdown, text, to_json};
+use crate::output::error::OutputError;
+use crate::output::file;
 use crate::output::json::stats_from_json;
 use crate::output::junit::{self, Case};
-use crate::wire::error::Error;
+use crate::wire::error::{Error, InCommand};
 
 /// Config members that define the workload: the runs compared must agree on all of
 /// them (`--force` compares anyway). The run's length (`num_conns`, `runtime_s`) may
@@ -113,29 +115,37 @@ fn parse_alpha(text: &str) -> Result<f64, String> {
 }
 
 /// Why `compare` could not answer (converted to the crate's `Error` at the boundary).
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 pub(crate) enum CompareError {
     /// A bad option value (a gate, too few files).
-    #[error("rshperf: compare: {0}")]
+    #[error("{0}")]
     Usage(String),
     /// An input that cannot be read or is not a run of this schema.
-    #[error("rshperf: compare: {0}")]
+    #[error("{0}")]
     Input(String),
     /// Runs of different workloads without `--force`.
-    #[error("rshperf: compare: {0} (--force compares them anyway)")]
+    #[error("{0} (--force compares them anyway)")]
     Workload(String),
-    /// An output that cannot be written.
-    #[error("rshperf: compare: {0}")]
-    Output(String),
+    /// The `--junit` file cannot be written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// The JSON form of the comparison cannot be made.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
 }
 
 impl From<CompareError> for Error {
+    /// `rshperf: compare: <text>`; bad options are usage errors, the rest start-up.
     fn from(e: CompareError) -> Error {
-        let text = e.to_string();
-        let text = text.strip_prefix("rshperf: ").unwrap_or(&text).to_string();
-        match e {
-            CompareError::Usage(_) => Error::Usage(text),
-            _ => Error::Startup(text),
+        let usage = matches!(e, CompareError::Usage(_));
+        let e = InCommand {
+            command: "compare",
+            cause: e,
+        };
+        if usage {
+            Error::usage(e)
+        } else {
+            Error::startup(e)
         }
     }
 }
@@ -159,7 +169,7 @@ pub(crate) fn read_text(file: &str, text: &str) -> Result<Input, CompareError> {
     if doc.get("format").and_then(Value::as_str) == Some(crate::output::compare::FORMAT) {
         return Err(bad("is the output of rshperf compare, not of a run".into()));
     }
-    let run = stats_from_json(&doc).map_err(bad)?;
+    let run = stats_from_json(&doc).map_err(|e| bad(e.to_string()))?;
     let config = doc
         .get("config")
         .filter(|c| c.is_object())
@@ -272,16 +282,14 @@ pub(crate) fn junit_cases(c: &Comparison) -> Vec<Case> {
 
 fn try_compare(opts: &CompareOptions) -> Result<i32, CompareError> {
     if let Some(path) = &opts.junit {
-        junit::check_writable(Path::new(path))
-            .map_err(|e| CompareError::Output(format!("cannot write --junit file {path}: {e}")))?;
+        file::probe_all(&[("--junit", Some(path.as_str()))])?;
     }
     let c = comparison(opts)?;
     let out = match opts.format {
         Format::Text => text(&c),
         Format::Markdown => markdown(&c),
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&to_json(&c))
-                .map_err(|e| CompareError::Output(e.to_string()))?;
+            let mut s = serde_json::to_string_pretty(&to_json(&c))?;
             s.push('\n');
             s
         }
@@ -294,8 +302,11 @@ fn try_compare(opts: &CompareOptions) -> Result<i32, CompareError> {
     crate::front::subcommand::print_stdout(&out);
     if let Some(path) = &opts.junit {
         let xml = junit::document("rshperf compare", "rshperf.compare", &junit_cases(&c), 0.0);
-        junit::write_atomic(Path::new(path), &xml)
-            .map_err(|e| CompareError::Output(format!("cannot write --junit file {path}: {e}")))?;
+        file::write_bytes(Path::new(path), xml.as_bytes()).map_err(|source| OutputError::File {
+            option: "--junit",
+            path: path.clone(),
+            source,
+        })?;
     }
     Ok(if c.failed() { 3 } else { 0 })
 }

@@ -85,6 +85,10 @@ pub(crate) struct MergeOptions {
     /// Print the percentile lines
     #[arg(long, short = 'v')]
     pub(crate) percentiles: bool,
+    /// Exit with status 3 when a threshold of the merged report is breached, or when
+    /// a partition is missing or was interrupted (repeatable)
+    #[arg(long = "fail-on", value_name = "EXPR")]
+    pub(crate) fail_on: Vec<String>,
     /// The --json documents to merge, in this order
     #[arg(value_name = "FILE.json", required = true)]
     pub(crate) files: Vec<String>,
@@ -318,6 +322,16 @@ pub(crate) fn check(inputs: &[Input]) -> Result<Vec<String>, MergeError> {
         );
     }
     let mut warnings = Vec::new();
+    for inp in inputs.iter().filter(|i| i.stats.interrupted) {
+        let (i, n) = inp.partition;
+        warnings.push(format!(
+            "warning: {} (partition {i}/{n}{}) was interrupted: {} connections were still \
+             open; the report covers only part of the workload",
+            inp.file,
+            client_suffix(inp.client),
+            inp.stats.abandoned
+        ));
+    }
     if !missing.is_empty() {
         warnings.push(format!(
             "warning: partition{} {} missing: the report covers only part of the workload",
@@ -516,16 +530,7 @@ fn read_input(file: &str) -> Result<Input, MergeError> {
 }
 
 fn write_json_dest(dest: &str, doc: &Value) -> io::Result<()> {
-    let write = |mut out: Box<dyn Write + '_>| {
-        serde_json::to_writer_pretty(&mut out, doc)?;
-        writeln!(out)?;
-        out.flush()
-    };
-    if dest == "-" {
-        write(Box::new(BufWriter::new(io::stdout().lock())))
-    } else {
-        write(Box::new(BufWriter::new(fs::File::create(dest)?)))
-    }
+    crate::output::json::write_value_to(dest, doc)
 }
 
 fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
@@ -534,9 +539,17 @@ fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
         .iter()
         .map(|f| read_input(f))
         .collect::<Result<Vec<_>, _>>()?;
-    for w in check(&inputs)? {
+    let thresholds = crate::model::threshold::parse_all(&opts.fail_on)
+        .map_err(crate::model::config::ConfigError::from)?;
+    let warnings = check(&inputs)?;
+    for w in &warnings {
         eprintln!("rshperf: merge: {w}");
     }
+    // A missing or interrupted partition: the merged figures cover part of the
+    // workload, so no threshold can be said to hold.
+    let incomplete = warnings
+        .iter()
+        .any(|w| w.contains("covers only part of the workload"));
     let merged = merge(&inputs)?;
     if opts.json.as_deref() != Some("-") {
         let mut out = BufWriter::new(io::stdout().lock());
@@ -551,7 +564,17 @@ fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
             source,
         })?;
     }
-    Ok(0)
+    let mut breached = crate::output::threshold::breaches(&thresholds, &merged.report());
+    if incomplete && !thresholds.is_empty() {
+        breached.insert(
+            0,
+            "thresholds not met: a partition is missing or was interrupted".to_string(),
+        );
+    }
+    for b in &breached {
+        eprintln!("rshperf: merge: {b}");
+    }
+    Ok(if breached.is_empty() { 0 } else { 3 })
 }
 
 /// `rshperf merge …` (`args[0]` is `merge`): prints the merged report; returns the

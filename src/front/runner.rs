@@ -12,12 +12,14 @@ use crate::engine::execute::{execute_with, text_out, ExecOptions, Hooks};
 use crate::engine::metrics::Exporter;
 use crate::model::config::Config;
 use crate::model::report::{Facts, Report};
+use crate::model::run::RunResult;
 use crate::model::workload::Workload;
 use crate::output::advice;
 use crate::output::classic::write_report;
 use crate::output::csv;
 use crate::output::error::OutputError;
 use crate::output::extras;
+use crate::output::file;
 use crate::output::html;
 use crate::output::json;
 use crate::output::junit;
@@ -32,11 +34,16 @@ use crate::wire::error::Error;
 /// Runs the test described by `cfg`, printing everything on stdout; returns the exit
 /// status (0, or 3 when a `--fail-on` threshold is breached).
 pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
-    if let Some(path) = &cfg.output.junit {
-        junit::check_writable(Path::new(path))
-            .map_err(|e| Error::Startup(format!("cannot write --junit file {path}: {e}")))?;
-    }
     let work = Workload::from_config(cfg)?;
+    let o = &cfg.output;
+    // A path that cannot be written fails now, before the first connection.
+    file::probe_all(&[
+        ("--json", o.json.as_deref()),
+        ("--csv", o.csv.as_deref()),
+        ("--timeline", o.timeline.as_deref()),
+        ("--html", o.html.as_deref()),
+        ("--junit", o.junit.as_deref()),
+    ])?;
     let exporter = cfg.output.metrics_listen.map(Exporter::start).transpose()?;
     let hooks = Hooks {
         metrics: exporter.as_ref().map(|e| (e, None)),
@@ -49,85 +56,132 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         summary.periodic = Some(stats.status_200_302);
     }
     let report = Report::new(stats, info, &Facts::of(cfg.load.call_rate, &run.meta));
+    // Every output is attempted; each failure is reported and makes the status 1.
+    let mut failed: Vec<OutputError> = Vec::new();
     if text_out(cfg) {
-        let mut out = io::BufWriter::new(io::stdout().lock());
-        let _ = write_report(&mut out, &summary, cfg.output.verbose);
-        if work.is_session() {
-            let _ = write_session_block(&mut out, &report.sessions);
-        }
-        let labels: Vec<String> = work.targets.iter().map(|t| t.label.clone()).collect();
-        let _ = write_servers(&mut out, &stats.servers, &labels, info.duration);
-        if cfg.output.percentiles || cfg.output.verbose > 0 {
-            let _ = write_percentiles(&mut out, stats);
-        }
-        if cfg.tls.enabled && cfg.output.verbose > 0 {
-            let [full, resumed] = stats.tls_handshakes;
-            let _ = writeln!(out, "TLS handshakes: full {full} resumed {resumed}");
-        }
-        if let Some(c) = &report.call_rate {
-            let _ = writeln!(out, "{}", extras::call_rate_lines(c));
-        }
-        if cfg.output.verbose > 0 {
-            if let Some(h) = &report.http2 {
-                let _ = writeln!(out, "{}", extras::http2_lines(h));
-            }
-            for line in extras::pacing_lines(&stats.pacing) {
-                let _ = writeln!(out, "{line}");
+        if let Err(e) = write_text(cfg, &work, &run, &summary, &report) {
+            if !file::is_closed_pipe(&e) {
+                failed.push(OutputError::Stdout(e));
             }
         }
-        let _ = out.flush();
+    }
+    if run.interrupted {
+        eprintln!(
+            "rshperf: {}",
+            interrupted_note(info.duration, stats.abandoned)
+        );
     }
     let advice = advice::assess(cfg, &work, &run);
+    fn named<'a>(
+        option: &'static str,
+        path: &'a str,
+    ) -> impl FnOnce(io::Error) -> OutputError + 'a {
+        move |source| OutputError::File {
+            option,
+            path: path.to_string(),
+            source,
+        }
+    }
     if let Some(dest) = &cfg.output.json {
         let mut doc = json::document(json::config_json(cfg), &report, stats, info, &run.meta);
         doc["findings"] = advice::to_json(&advice);
-        json::write_value_to(dest, &doc).map_err(|source| OutputError::File {
-            option: "--json",
-            path: dest.clone(),
-            source,
-        })?;
+        let done = json::write_value_to(dest, &doc);
+        match done {
+            Err(e) if dest == "-" && file::is_closed_pipe(&e) => {}
+            r => failed.extend(r.map_err(named("--json", dest)).err()),
+        }
     }
     if let Some(path) = &cfg.output.csv {
-        csv::append_row(Path::new(path), cfg, &report, &advice).map_err(|source| {
-            OutputError::File {
-                option: "--csv",
-                path: path.clone(),
-                source,
-            }
-        })?;
+        let r = csv::append_row(Path::new(path), cfg, &report, &advice);
+        failed.extend(r.map_err(named("--csv", path)).err());
     }
     if let Some(path) = &cfg.output.timeline {
-        timeline::write_csv(Path::new(path), &stats.timeline).map_err(|source| {
-            OutputError::File {
-                option: "--timeline",
-                path: path.clone(),
-                source,
-            }
-        })?;
+        let r = timeline::write_csv(Path::new(path), &stats.timeline);
+        failed.extend(r.map_err(named("--timeline", path)).err());
     }
     if let Some(path) = &cfg.output.html {
-        html::write_run(Path::new(path), cfg, &run, &summary, &advice).map_err(|source| {
-            OutputError::File {
-                option: "--html",
-                path: path.clone(),
-                source,
-            }
-        })?;
+        let r = html::write_run(Path::new(path), cfg, &run, &summary, &advice);
+        failed.extend(r.map_err(named("--html", path)).err());
     }
     advice::print(&advice, cfg.output.verbose > 0);
-    let breached = threshold::breaches(&cfg.output.fail_on, &report);
+    let mut breached = threshold::breaches(&cfg.output.fail_on, &report);
+    if run.interrupted && !cfg.output.fail_on.is_empty() {
+        // Its figures cover part of the schedule: no threshold can be said to hold.
+        breached.insert(0, INTERRUPTED_BREACH.to_string());
+    }
     for b in &breached {
         eprintln!("rshperf: {b}");
     }
     if let Some(path) = &cfg.output.junit {
         let cases = threshold::junit_cases(&cfg.output.fail_on, &report);
         let xml = junit::document("rshperf", "rshperf.fail-on", &cases, info.duration);
-        junit::write_atomic(Path::new(path), &xml)
-            .map_err(|e| Error::Startup(format!("cannot write --junit file {path}: {e}")))?;
+        let r = file::write_bytes(Path::new(path), xml.as_bytes());
+        failed.extend(r.map_err(named("--junit", path)).err());
+    }
+    for e in &failed {
+        eprintln!("rshperf: {e}");
     }
     if let Some(e) = exporter {
         // The report is out: the last scrapes see the totals it printed.
         e.linger(cfg.output.metrics_linger);
     }
-    Ok(if breached.is_empty() { 0 } else { 3 })
+    Ok(if !failed.is_empty() {
+        1
+    } else if breached.is_empty() {
+        0
+    } else {
+        3
+    })
+}
+
+/// The `--fail-on` verdict of an interrupted run.
+pub(crate) const INTERRUPTED_BREACH: &str =
+    "thresholds not met: the run was interrupted (SIGINT or SIGTERM)";
+
+/// The stderr line of an interrupted run that lasted `seconds` and left `open`
+/// connections open.
+pub(crate) fn interrupted_note(seconds: f64, open: u64) -> String {
+    let noun = if open == 1 {
+        "connection was"
+    } else {
+        "connections were"
+    };
+    format!("interrupted after {seconds:.1} s: {open} {noun} still open")
+}
+
+/// The text report on stdout: the classic report and the blocks after it.
+fn write_text(
+    cfg: &Config,
+    work: &Workload,
+    run: &RunResult,
+    summary: &Summary<'_>,
+    report: &Report,
+) -> io::Result<()> {
+    let (stats, info) = (&run.stats, &run.info);
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    write_report(&mut out, summary, cfg.output.verbose)?;
+    if work.is_session() {
+        write_session_block(&mut out, &report.sessions)?;
+    }
+    let labels: Vec<String> = work.targets.iter().map(|t| t.label.clone()).collect();
+    write_servers(&mut out, &stats.servers, &labels, info.duration)?;
+    if cfg.output.percentiles || cfg.output.verbose > 0 {
+        write_percentiles(&mut out, stats)?;
+    }
+    if cfg.tls.enabled && cfg.output.verbose > 0 {
+        let [full, resumed] = stats.tls_handshakes;
+        writeln!(out, "TLS handshakes: full {full} resumed {resumed}")?;
+    }
+    if let Some(c) = &report.call_rate {
+        writeln!(out, "{}", extras::call_rate_lines(c))?;
+    }
+    if cfg.output.verbose > 0 {
+        if let Some(h) = &report.http2 {
+            writeln!(out, "{}", extras::http2_lines(h))?;
+        }
+        for line in extras::pacing_lines(&stats.pacing) {
+            writeln!(out, "{line}")?;
+        }
+    }
+    out.flush()
 }

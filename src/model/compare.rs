@@ -219,8 +219,7 @@ fn per_second(runs: &[Run], count: impl Fn(&Interval) -> u64) -> Vec<f64> {
     let mut out = Vec::new();
     for (stats, _) in runs {
         let t = &stats.timeline;
-        for (i, iv) in t.intervals.iter().enumerate() {
-            let len = t.seconds(i);
+        for (_, len, iv) in t.spans() {
             if len >= MIN_SECOND_S {
                 out.push(count(iv) as f64 / len);
             }
@@ -258,13 +257,13 @@ fn per_second_quantile(runs: &[Run], hist: &str, q: f64) -> Option<Vec<f64>> {
     let mut out = Vec::new();
     for (stats, _) in runs {
         let t = &stats.timeline;
-        for (i, iv) in t.intervals.iter().enumerate() {
+        for (_, len, iv) in t.spans() {
             let h = match hist {
                 "response" => &iv.response,
                 "lateness" => &iv.lateness,
                 _ => return None,
             };
-            if t.seconds(i) >= MIN_SECOND_S && h.count() > 0 {
+            if len >= MIN_SECOND_S && h.count() > 0 {
                 out.push(h.quantile_us(q) as f64 / 1000.0);
             }
         }

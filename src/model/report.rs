@@ -312,6 +312,12 @@ pub(crate) struct Figures {
     pub(crate) percentiles: Percentiles,
     /// `tls_handshakes`.
     pub(crate) tls_handshakes: Tls,
+    /// `abandoned`: connections still open when the run stopped (outside httperf's
+    /// error counts; connections = successful + errors + abandoned). Last, as every
+    /// later figure: CSV columns are only ever appended.
+    pub(crate) abandoned: u64,
+    /// `interrupted`: SIGINT or SIGTERM cut the run short (a metric of 0 or 1).
+    pub(crate) interrupted: bool,
 }
 
 /// `sessions` (session workloads; serialised only when a session ended).
@@ -497,9 +503,10 @@ pub(crate) struct SecondResponse {
 /// One second of the run (`timeline[]`, and a row of `--timeline`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub(crate) struct Second {
-    /// Index of the second (0 = the first second of the run).
-    pub(crate) second: usize,
-    /// Its length in seconds (1, less for the last one).
+    /// Start of the interval, seconds since the start of the run (0 = the first
+    /// second; one row per second for the first hour, coarser later).
+    pub(crate) second: u64,
+    /// Its length in seconds (1, 10, 60, … as coarsened; less for the last one).
     pub(crate) seconds: f64,
     /// Arrivals scheduled in this second.
     pub(crate) offered: u64,
@@ -520,14 +527,14 @@ pub(crate) struct Second {
 }
 
 impl Second {
-    /// The figures of interval `i` of `t`.
-    fn of(t: &Timeline, i: usize, iv: &Interval) -> Second {
+    /// The figures of the interval `iv` that starts at `start` s and lasts `seconds`.
+    fn of(start: u64, seconds: f64, iv: &Interval) -> Second {
         let ms = |us: u64| us as f64 / 1000.0;
         let q = |p: f64| ms(iv.response.quantile_us(p).min(iv.response_max_us));
         let status = Status(iv.replies);
         Second {
-            second: i,
-            seconds: t.seconds(i),
+            second: start,
+            seconds,
             offered: iv.offered,
             connections: iv.connections,
             replies: status.0.iter().sum(),
@@ -547,10 +554,8 @@ impl Second {
 
     /// Every second of `t`, in order.
     pub(crate) fn all(t: &Timeline) -> Vec<Second> {
-        t.intervals
-            .iter()
-            .enumerate()
-            .map(|(i, iv)| Second::of(t, i, iv))
+        t.spans()
+            .map(|(start, seconds, iv)| Second::of(start, seconds, iv))
             .collect()
     }
 }
@@ -661,6 +666,8 @@ impl Report {
                 full: stats.tls_handshakes[0],
                 resumed: stats.tls_handshakes[1],
             },
+            abandoned: stats.abandoned,
+            interrupted: stats.interrupted,
         };
         let sessions = Sessions::of(stats, d);
         let servers = stats
@@ -710,6 +717,7 @@ impl Report {
         all.into_iter()
             .filter_map(|(name, v)| match v {
                 Value::Number(n) => Some((name, n.as_f64())),
+                Value::Bool(b) => Some((name, Some(f64::from(u8::from(b))))),
                 Value::Null => Some((name, None)),
                 _ => None,
             })

@@ -12,8 +12,7 @@
 //! new or empty, so a sweep script just repeats `--csv=sweep.csv`. Computes nothing
 //! itself. Called by the runner and sweep after the report.
 
-use std::fs::OpenOptions;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -154,23 +153,17 @@ pub(crate) fn row(cfg: &Config, report: &Report, advice: &[Advice], now: SystemT
 
 /// Appends this run's row to `path` (created if missing), preceded by the header when
 /// the file is new or empty. Lines end in LF (friendlier to shell tools than RFC 4180's
-/// CRLF, which readers accept either way). Header and row go out in one write.
+/// CRLF, which readers accept either way). The file is replaced atomically
+/// (`file::append_atomic`): a failure leaves the earlier rows as they were.
 pub(crate) fn append_row(
     path: &Path,
     cfg: &Config,
     report: &Report,
     advice: &[Advice],
 ) -> io::Result<()> {
-    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
-    let mut text = String::new();
-    if file.metadata()?.len() == 0 {
-        text.push_str(&header(report));
-        text.push('\n');
-    }
-    text.push_str(&row(cfg, report, advice, SystemTime::now()));
-    text.push('\n');
-    file.write_all(text.as_bytes())?;
-    file.flush()
+    let head = format!("{}\n", header(report));
+    let line = format!("{}\n", row(cfg, report, advice, SystemTime::now()));
+    super::file::append_atomic(path, head.as_bytes(), line.as_bytes())
 }
 
 #[cfg(test)]

@@ -111,6 +111,10 @@ pub(crate) enum OutputError {
         #[source]
         source: io::Error,
     },
+    /// The text report cannot be written to stdout (a full disk, EIO; not a closed
+    /// pipe, which ends the output quietly).
+    #[error("cannot write the report to stdout: {0}")]
+    Stdout(#[source] io::Error),
     /// The sweep's table cannot be written.
     #[error("cannot write the table: {0}")]
     Table(#[source] io::Error),
@@ -155,6 +159,10 @@ mod tests {
                     source: io(),
                 },
                 "cannot write --file t: entity not found",
+            ),
+            (
+                OutputError::Stdout(io()),
+                "cannot write the report to stdout: entity not found",
             ),
             (
                 OutputError::Table(io()),

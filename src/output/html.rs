@@ -11,7 +11,6 @@
 //! XML (XHTML syntax), so tests and tools can parse it. Called by the runner and the
 //! sweep; does no I/O beyond writing the named file.
 
-use std::fs;
 use std::io;
 use std::path::Path;
 
@@ -292,7 +291,7 @@ pub(crate) fn write_run(
     advice: &[Advice],
 ) -> io::Result<()> {
     let page = run_page(cfg, run, summary, advice).map_err(io::Error::other)?;
-    fs::write(path, page)
+    super::file::write_bytes(path, page.as_bytes())
 }
 
 /// One step of a sweep, as the page shows it.

@@ -21,7 +21,6 @@
 //! and a third of the file is the tests (exact round trip, merge equivalence, layout,
 //! rejected documents).
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -300,17 +299,17 @@ pub(crate) fn write_json<W: Write>(
 }
 
 /// Writes a document pretty-printed, with a final newline, to stdout when `dest` is
-/// `-`, else to the file `dest` (created or truncated).
+/// `-`, else to the file `dest` (replaced atomically: `file::write_atomic`).
 pub(crate) fn write_value_to(dest: &str, doc: &Value) -> io::Result<()> {
-    let write = |mut out: Box<dyn Write + '_>| {
-        serde_json::to_writer_pretty(&mut out, doc)?;
+    let write = |out: &mut dyn Write| {
+        serde_json::to_writer_pretty(&mut *out, doc)?;
         writeln!(out)?;
         out.flush()
     };
     if dest == "-" {
-        write(Box::new(BufWriter::new(io::stdout().lock())))
+        write(&mut BufWriter::new(io::stdout().lock()))
     } else {
-        write(Box::new(BufWriter::new(File::create(dest)?)))
+        super::file::write_atomic(std::path::Path::new(dest), write)
     }
 }
 
@@ -550,6 +549,8 @@ mod tests {
                 "errors",
                 "percentiles",
                 "tls_handshakes",
+                "abandoned",
+                "interrupted",
                 "sessions",
                 "timeline",
                 "raw",

@@ -1,13 +1,9 @@
 //! JUnit XML for CI test reporters (Jenkins, GitLab, GitHub): one `<testcase>` per
 //! `--fail-on` threshold of a run, or per regression gate of `rshperf compare`, a
 //! `<failure>` carrying the measured value when it tripped. Written by hand (five
-//! entities to escape) rather than through an XML crate; `write_atomic` replaces the
-//! file in one rename, so a reader never sees half of it. Called by `front::runner`
-//! and `front::compare`.
-
-use std::fs;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+//! entities to escape) rather than through an XML crate; the callers write it with
+//! `output::file` (temporary file and rename). Called by `front::runner` and
+//! `front::compare`.
 
 /// One test case.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,43 +64,6 @@ pub(crate) fn document(suite: &str, classname: &str, cases: &[Case], time_s: f64
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
-}
-
-/// The temporary file `write_atomic` writes before renaming it to `path`.
-fn temp_of(path: &Path) -> PathBuf {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(format!(".tmp.{}", std::process::id()));
-    path.with_file_name(name)
-}
-
-/// Checks, before a run, that `path` can be written: its directory exists and takes a
-/// new file (made and removed at once), and `path` is not a directory.
-pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
-    if path.is_dir() {
-        return Err(io::Error::other("is a directory"));
-    }
-    let tmp = temp_of(path);
-    fs::File::create(&tmp)?;
-    fs::remove_file(&tmp)
-}
-
-/// Writes `text` to `path` through a temporary file in the same directory and a
-/// rename, so `path` holds the old or the new document, never a part.
-pub(crate) fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
-    let tmp = temp_of(path);
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
 }
 
 #[cfg(test)]
@@ -191,21 +150,5 @@ pub(crate) mod tests {
         let empty = document("rshperf", "x", &[], 0.0);
         check_junit(&empty, &[]);
         assert_eq!(escape("a\u{1}b"), "a?b");
-    }
-
-    #[test]
-    fn atomic_write_replaces_and_check_refuses_bad_paths() {
-        let dir = std::env::temp_dir().join(format!("rshperf-junit-{}", std::process::id()));
-        fs::create_dir_all(&dir).expect("temp dir");
-        let path = dir.join("r.xml");
-        check_writable(&path).expect("writable");
-        assert!(!path.exists() && !temp_of(&path).exists());
-        write_atomic(&path, "one").expect("write");
-        write_atomic(&path, "two").expect("write");
-        assert_eq!(fs::read_to_string(&path).expect("read"), "two");
-        assert!(!temp_of(&path).exists());
-        assert!(check_writable(&dir).is_err());
-        assert!(check_writable(&dir.join("no/such/dir/r.xml")).is_err());
-        fs::remove_dir_all(&dir).expect("clean up");
     }
 }

@@ -10,6 +10,7 @@ pub(crate) mod compare;
 pub(crate) mod csv;
 pub mod error;
 pub(crate) mod extras;
+pub(crate) mod file;
 pub(crate) mod html;
 pub mod json;
 pub(crate) mod junit;

@@ -6,8 +6,7 @@
 //! column list is kept here. Computes nothing. Called by the runner (CSV) and
 //! `output::html` (charts, through `rows`).
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io;
 use std::path::Path;
 
 use crate::model::report::{flat, to_value, Second};
@@ -43,11 +42,9 @@ pub(crate) fn csv(t: &Timeline) -> String {
     text
 }
 
-/// `--timeline=FILE`: writes the CSV (the file is created or truncated).
+/// `--timeline=FILE`: writes the CSV (replaced atomically: `file::write_atomic`).
 pub(crate) fn write_csv(path: &Path, t: &Timeline) -> io::Result<()> {
-    let mut out = BufWriter::new(File::create(path)?);
-    out.write_all(csv(t).as_bytes())?;
-    out.flush()
+    super::file::write_bytes(path, csv(t).as_bytes())
 }
 
 #[cfg(test)]

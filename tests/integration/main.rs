@@ -16,6 +16,7 @@ mod http2_hpack;
 mod layers;
 mod merge;
 mod metrics;
+mod nothing_lost;
 mod outputs;
 mod pacing;
 mod package;

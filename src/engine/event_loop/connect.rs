@@ -266,7 +266,7 @@ impl Engine<'_> {
         if !REPORTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
             // TLS 1.3 servers reject client certificates after the client's Finished,
             // so such alerts come as read errors: still a failed handshake to the user.
-            eprintln!(
+            crate::engine::note::note!(
                 "rshperf: TLS handshake failed: {reason} (further failures are only counted)"
             );
         }

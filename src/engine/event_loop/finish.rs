@@ -34,7 +34,7 @@ impl<'c> Engine<'c> {
                 srv.errors[kind.index()] += 1;
             }
             if self.cfg.output.debug > 0 {
-                eprintln!("rshperf: connection {} failed: {kind:?}", id.index());
+                crate::engine::note::note!("rshperf: connection {} failed: {kind:?}", id.index());
             }
         }
         if conn.replies > 0 {

@@ -137,8 +137,12 @@ impl<'c> Engine<'c> {
         self.stats.pacing.deferred = self.pacer.catchup.deferred;
         self.stats.pacing.waited = self.pacer.catchup.waited;
         self.on_tick(end);
+        // Connections open now neither completed nor failed: the report counts them
+        // as abandoned, so connections = successful + errors + abandoned.
+        self.stats.abandoned += self.live;
+        self.stats.interrupted |= self.interrupted;
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
-        if at > self.stats.timeline.intervals.len() as f64 {
+        if at > self.stats.timeline.covered_s() as f64 {
             self.stats.roll_timeline(self.live, at);
         }
         if let Some(m) = self.metrics.as_mut() {
@@ -146,9 +150,10 @@ impl<'c> Engine<'c> {
         }
         self.tally.stop(&self.stats);
         if self.cfg.output.debug > 0 && self.nap.taken > 0 {
-            eprintln!(
+            crate::engine::note::note!(
                 "rshperf: {} HTTP/2 naps in {} poll turns",
-                self.nap.taken, self.iteration
+                self.nap.taken,
+                self.iteration
             );
         }
         for id in self.signal_ids.drain(..) {

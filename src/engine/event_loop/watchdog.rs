@@ -49,7 +49,7 @@ impl<'c> Engine<'c> {
         match timers::fired(&mut conn.armed, deadline, now) {
             timers::Fired::TimedOut => {
                 if self.cfg.output.debug > 0 {
-                    eprintln!("rshperf: connection {} timed out", id.index());
+                    crate::engine::note::note!("rshperf: connection {} timed out", id.index());
                 }
                 self.finish(id, Some(ErrorKind::ClientTimo), now);
             }

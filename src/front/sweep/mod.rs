@@ -117,6 +117,13 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         .servers
         .as_deref()
         .unwrap_or(&sweep.base.target.server);
+    // A path that cannot be written fails now, before the first step.
+    crate::output::file::probe_all(&[
+        ("--file", o.file.as_deref()),
+        ("--json", o.json.as_deref()),
+        ("--html", o.html.as_deref()),
+        ("--csv", sweep.base.output.csv.as_deref()),
+    ])?;
     let file = match &o.file {
         Some(path) => Some(File::create(path).map_err(|source| OutputError::Named {
             option: "--file",
@@ -209,10 +216,12 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
                     source,
                 }
             })?;
-        std::fs::write(Path::new(path), page).map_err(|source| OutputError::File {
-            option: "--html",
-            path: path.clone(),
-            source,
+        crate::output::file::write_bytes(Path::new(path), page.as_bytes()).map_err(|source| {
+            OutputError::File {
+                option: "--html",
+                path: path.clone(),
+                source,
+            }
         })?;
     }
     if let Some(e) = exporter {

@@ -335,7 +335,7 @@ mod tests {
 
     fn second(i: usize, seconds: f64, replies: u64) -> Second {
         Second {
-            second: i,
+            second: i as u64,
             seconds,
             replies,
             ..Second::default()

@@ -127,6 +127,12 @@ pub(crate) fn min<T: Ord + Copy>(a: &mut T, b: &T) -> Result<(), MergeError> {
     Ok(())
 }
 
+/// Either of two flags (a merged run was interrupted when any part was).
+pub(crate) fn any(a: &mut bool, b: &bool) -> Result<(), MergeError> {
+    *a |= *b;
+    Ok(())
+}
+
 /// Keeps the first known of two optional facts (the name a server gave first).
 pub(crate) fn first<T: Clone>(a: &mut Option<T>, b: &Option<T>) -> Result<(), MergeError> {
     if a.is_none() {
@@ -148,7 +154,7 @@ pub(crate) fn sum<T: Merge>(a: &mut T, b: &T) -> Result<(), MergeError> {
 /// Merges `$other` into `$self` (both `$ty`) field by field, one `field: rule` per
 /// line, where rule is `sum` (the field's `Merge`: counters added with overflow
 /// checks, containers element by element, histograms added, sub-structs by their own
-/// `Merge`), `max`, `min`, `first` or `keep` (functions of `stats::merge`). Evaluates to
+/// `Merge`), `max`, `min`, `any`, `first` or `keep` (functions of `stats::merge`). Evaluates to
 /// `Result<(), MergeError>`; an error names the field.
 ///
 /// The list cannot miss a field: it also destructures `$other` without `..`, so a

@@ -358,6 +358,13 @@ pub struct Stats {
     /// The engines' own CPU use (client-bound detection).
     #[serde(default)]
     pub(crate) client: ClientCpu,
+    /// Connections still open when the run stopped (a signal, `--runtime`): neither
+    /// completed nor failed. `connections` = successful + errors + `abandoned`.
+    #[serde(default)]
+    pub(crate) abandoned: u64,
+    /// Whether SIGINT or SIGTERM cut the run short.
+    #[serde(default)]
+    pub(crate) interrupted: bool,
     /// How the engines kept the schedule (overload policy, spinning).
     #[serde(default)]
     pub(crate) pacing: pacing::PacingStats,
@@ -433,6 +440,8 @@ impl Stats {
             hist: Histograms::new(),
             timeline: Timeline::default(),
             client: ClientCpu::default(),
+            abandoned: 0,
+            interrupted: false,
             pacing: pacing::PacingStats::default(),
             ab: ab::AbStats::default(),
             http2: h2::H2Stats::default(),
@@ -649,6 +658,8 @@ impl Stats {
             hist: sum,
             timeline: sum,
             client: sum,
+            abandoned: sum,
+            interrupted: any,
             pacing: sum,
             ab: sum,
             http2: sum,

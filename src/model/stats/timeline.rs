@@ -8,10 +8,17 @@
 //! array each (528 `u32` buckets, allocated once) that is compacted to its non-zero
 //! buckets when the second ends. No per-request records.
 //!
+//! Bounded at any run length: the first hour is kept a second per interval, later
+//! seconds are merged exactly (counts add, histograms add) into coarser intervals as
+//! each group completes (`TIERS`: 10 s from the first hour, 60 s from 6 h, 600 s from
+//! 24 h, 3600 s from a week, a day from 30 days), so a 24-hour run holds 6,480
+//! intervals. An interval's `width` says how many seconds it covers.
+//!
 //! Fed by `Stats` (`on_response`, `on_lateness`) and by the engine (`offered` at each
 //! arrival, `Stats::roll_timeline` from its deadline handling once a second and at the
-//! end). Merged interval by interval (engines share their start, so their seconds
-//! align). Formatting is in `report::timeline`; this file does no I/O.
+//! end). Merged span by span (engines share their start, so their intervals align;
+//! a coarser interval absorbs the finer ones it covers). Formatting is in
+//! `report::timeline`; this file does no I/O.
 
 use serde::{Deserialize, Serialize};
 
@@ -50,10 +57,71 @@ pub(crate) fn bucket_high(i: usize) -> u64 {
     ((SUB + sub) << shift) + (1u64 << shift) - 1
 }
 
+/// Coarser intervals: from `.0` seconds on, groups of `.1` seconds (aligned on `.0`)
+/// are merged into one interval as soon as they are complete. Each width divides the
+/// next tier's start offset, so the groups nest.
+pub(crate) const TIERS: [(u64, u64); 5] = [
+    (3_600, 10),
+    (21_600, 60),
+    (86_400, 600),
+    (604_800, 3_600),
+    (2_592_000, 86_400),
+];
+
 /// A compact histogram of µs values: its non-zero buckets as `(bucket, count)` pairs,
 /// ascending. Quantiles are bucket highs (at most 1/16 above the true value).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Serialized as one string `"bucket:count,…"` (a pretty-printed array of pairs costs
+/// ~50 bytes a bucket); the older `[[bucket, count], …]` form is read too.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct LogHist(pub Vec<(u16, u32)>);
+
+impl Serialize for LogHist {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut text = String::with_capacity(self.0.len() * 8);
+        for (n, (b, c)) in self.0.iter().enumerate() {
+            if n > 0 {
+                text.push(',');
+            }
+            text.push_str(&format!("{b}:{c}"));
+        }
+        s.serialize_str(&text)
+    }
+}
+
+/// The two accepted forms of a `LogHist`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum LogHistRepr {
+    Text(String),
+    Pairs(Vec<(u16, u32)>),
+}
+
+impl<'de> Deserialize<'de> for LogHist {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let pairs = match LogHistRepr::deserialize(d)? {
+            LogHistRepr::Pairs(p) => p,
+            LogHistRepr::Text(t) if t.is_empty() => Vec::new(),
+            LogHistRepr::Text(t) => t
+                .split(',')
+                .map(|pair| {
+                    let (b, c) = pair.split_once(':')?;
+                    Some((b.parse().ok()?, c.parse().ok()?))
+                })
+                .collect::<Option<Vec<(u16, u32)>>>()
+                .ok_or_else(|| {
+                    D::Error::custom("bad log histogram: expected \"bucket:count,…\"")
+                })?,
+        };
+        let ascending = pairs.windows(2).all(|w| w[0].0 < w[1].0);
+        if !ascending || pairs.iter().any(|&(b, _)| usize::from(b) >= BUCKETS) {
+            return Err(D::Error::custom(
+                "bad log histogram: buckets must be ascending and below 528",
+            ));
+        }
+        Ok(LogHist(pairs))
+    }
+}
 
 impl Merge for Timeline {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
@@ -65,14 +133,16 @@ impl Merge for Timeline {
 impl LogHist {
     /// The non-zero buckets of a dense array.
     fn from_dense(dense: &[u32]) -> LogHist {
-        LogHist(
+        // Sized exactly: a run keeps thousands of these.
+        let mut pairs = Vec::with_capacity(dense.iter().filter(|&&c| c != 0).count());
+        pairs.extend(
             dense
                 .iter()
                 .enumerate()
                 .filter(|&(_, &c)| c != 0)
-                .map(|(i, &c)| (i as u16, c))
-                .collect(),
-        )
+                .map(|(i, &c)| (i as u16, c)),
+        );
+        LogHist(pairs)
     }
 
     /// Number of values.
@@ -137,10 +207,14 @@ impl LogHist {
     }
 }
 
-/// One second of the run (the last one may be shorter: see `Timeline::end_s`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// One interval of the run: a second, or `width` seconds once coarsened (the last one
+/// may be shorter: see `Timeline::end_s`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Interval {
+    /// Seconds covered (1 unless coarsened; absent from JSON when 1).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub(crate) width: u64,
     /// Arrivals (connections or sessions) scheduled in this second and issued.
     pub(crate) offered: u64,
     /// Connections that reached the connecting stage.
@@ -159,6 +233,32 @@ pub(crate) struct Interval {
     pub(crate) lateness: LogHist,
 }
 
+/// `Interval::width`'s default.
+fn one() -> u64 {
+    1
+}
+
+/// Whether a width is the default one (left out of JSON).
+fn is_one(w: &u64) -> bool {
+    *w == 1
+}
+
+impl Default for Interval {
+    fn default() -> Self {
+        Interval {
+            width: 1,
+            offered: 0,
+            connections: 0,
+            replies: [0; 5],
+            errors: [0; ERROR_KINDS],
+            open: 0,
+            response: LogHist::default(),
+            response_max_us: 0,
+            lateness: LogHist::default(),
+        }
+    }
+}
+
 impl Interval {
     /// Completed replies of all status classes 1–5.
     #[cfg(test)]
@@ -172,7 +272,9 @@ impl Interval {
         self.errors.iter().sum()
     }
 
-    fn merge(&mut self, o: &Interval) {
+    /// Adds `o`'s counts and histograms (not `open` nor `width`, which depend on how
+    /// the two relate: see `Timeline::coarsen` and `Timeline::add`).
+    fn add_counts(&mut self, o: &Interval) {
         self.offered += o.offered;
         self.connections += o.connections;
         for (a, b) in self.replies.iter_mut().zip(o.replies) {
@@ -181,7 +283,6 @@ impl Interval {
         for (a, b) in self.errors.iter_mut().zip(o.errors) {
             *a += b;
         }
-        self.open += o.open;
         self.response.merge(&o.response);
         self.response_max_us = self.response_max_us.max(o.response_max_us);
         self.lateness.merge(&o.lateness);
@@ -227,12 +328,16 @@ impl Default for Working {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Timeline {
-    /// One element per second since the start, in order.
+    /// The intervals since the start, in order, contiguous (a second each for the
+    /// first hour, then coarser: `TIERS`).
     pub(crate) intervals: Vec<Interval>,
     /// Seconds from the start to the end of the last interval (the run's end).
     pub(crate) end_s: f64,
     #[serde(skip)]
     working: Working,
+    /// Whole seconds the intervals cover (the sum of their widths).
+    #[serde(skip)]
+    covered: u64,
 }
 
 impl PartialEq for Timeline {
@@ -245,13 +350,25 @@ impl Timeline {
     /// An arrival scheduled `scheduled_s` seconds after the start was issued. An
     /// arrival of a second that has not been rolled over yet counts in the current one.
     pub(crate) fn offered(&mut self, scheduled_s: u64) {
-        match usize::try_from(scheduled_s)
-            .ok()
-            .and_then(|i| self.intervals.get_mut(i))
-        {
-            Some(past) => past.offered += 1,
-            None => self.working.offered += 1,
+        if scheduled_s >= self.covered {
+            self.working.offered += 1;
+            return;
         }
+        // A late arrival: its second is recent, so search from the end.
+        let mut end = self.covered;
+        for iv in self.intervals.iter_mut().rev() {
+            let start = end.saturating_sub(iv.width);
+            if scheduled_s >= start {
+                iv.offered += 1;
+                return;
+            }
+            end = start;
+        }
+    }
+
+    /// Whole seconds the intervals cover.
+    pub(crate) fn covered_s(&self) -> u64 {
+        self.covered
     }
 
     /// A response time, µs.
@@ -279,6 +396,7 @@ impl Timeline {
             *e = sub(now.errors[i], w.base.errors[i]);
         }
         self.intervals.push(Interval {
+            width: 1,
             offered: w.offered,
             connections: sub(now.connections, w.base.connections),
             replies,
@@ -294,28 +412,112 @@ impl Timeline {
         w.offered = 0;
         w.base = now;
         self.end_s = at_s;
+        self.covered += 1;
+        self.coarsen();
     }
 
-    /// Adds another timeline (same start) interval by interval (`Merge::merge`).
+    /// Merges each group of `TIERS` that the last roll-over completed into one
+    /// interval (finer tiers first, so a 60-s group is made of 10-s ones).
+    fn coarsen(&mut self) {
+        let end = self.covered;
+        for &(from, width) in &TIERS {
+            if end <= from || (end - from) % width != 0 {
+                continue;
+            }
+            let mut span = 0;
+            let mut n = 0;
+            for iv in self.intervals.iter().rev() {
+                if span >= width {
+                    break;
+                }
+                span += iv.width;
+                n += 1;
+            }
+            if n < 2 || span != width {
+                continue;
+            }
+            let tail = self.intervals.split_off(self.intervals.len() - n);
+            let mut group = tail[0].clone();
+            for later in &tail[1..] {
+                group.add_counts(later);
+                group.open = later.open;
+            }
+            group.width = width;
+            group.response.0.shrink_to_fit();
+            group.lateness.0.shrink_to_fit();
+            self.intervals.push(group);
+        }
+    }
+
+    /// Adds another timeline with the same start (`Merge::merge`). Overlapping
+    /// intervals become one that spans both: counts and histograms add, `open` is
+    /// the sum of each side's value at the end of the span. Intervals of the same
+    /// layout pair up one to one; a coarser one absorbs the finer ones it covers.
     pub(crate) fn add(&mut self, o: &Timeline) {
-        if self.intervals.len() < o.intervals.len() {
-            self.intervals
-                .resize_with(o.intervals.len(), Interval::default);
+        let mine = std::mem::take(&mut self.intervals);
+        let sides = [mine.as_slice(), o.intervals.as_slice()];
+        let (mut at, mut start) = ([0usize; 2], [0u64; 2]);
+        let mut out: Vec<Interval> = Vec::with_capacity(mine.len().max(o.intervals.len()));
+        // The interval being built: its start, end, counts and each side's last `open`.
+        let mut cur: Option<(u64, u64, Interval, [u64; 2])> = None;
+        loop {
+            let next = (0..2)
+                .filter(|&s| at[s] < sides[s].len())
+                .min_by_key(|&s| (start[s], u64::MAX - sides[s][at[s]].width));
+            let Some(side) = next else { break };
+            let iv = &sides[side][at[side]];
+            let (s0, s1) = (start[side], start[side] + iv.width.max(1));
+            at[side] += 1;
+            start[side] = s1;
+            match cur.as_mut() {
+                Some((_, end, acc, open)) if s0 < *end => {
+                    acc.add_counts(iv);
+                    *end = (*end).max(s1);
+                    open[side] = iv.open;
+                }
+                _ => {
+                    if let Some(done) = cur.take() {
+                        out.push(Self::close(done));
+                    }
+                    let mut open = [0; 2];
+                    open[side] = iv.open;
+                    cur = Some((s0, s1, iv.clone(), open));
+                }
+            }
         }
-        for (a, b) in self.intervals.iter_mut().zip(&o.intervals) {
-            a.merge(b);
+        if let Some(done) = cur.take() {
+            out.push(Self::close(done));
         }
+        self.covered = out.iter().map(|iv| iv.width).sum();
+        self.intervals = out;
         self.end_s = self.end_s.max(o.end_s);
     }
 
-    /// Length of interval `i` in seconds: 1, except for the last one, which ends at
-    /// `end_s`.
-    pub(crate) fn seconds(&self, i: usize) -> f64 {
-        if i + 1 == self.intervals.len() {
-            (self.end_s - i as f64).clamp(0.0, 1.0)
-        } else {
-            1.0
-        }
+    /// The interval `add` built over `[start, end)`.
+    fn close((start, end, mut iv, open): (u64, u64, Interval, [u64; 2])) -> Interval {
+        iv.width = end - start;
+        iv.open = open[0] + open[1];
+        iv
+    }
+
+    /// Each interval with its start (s) and its length in seconds: `width`, except
+    /// for the last one, which ends at `end_s`.
+    pub(crate) fn spans(&self) -> impl Iterator<Item = (u64, f64, &Interval)> {
+        let last = self.intervals.len().saturating_sub(1);
+        let end_s = self.end_s;
+        self.intervals
+            .iter()
+            .enumerate()
+            .scan(0u64, move |start, (i, iv)| {
+                let s0 = *start;
+                *start += iv.width;
+                let len = if i == last {
+                    (end_s - s0 as f64).clamp(0.0, iv.width as f64)
+                } else {
+                    iv.width as f64
+                };
+                Some((s0, len, iv))
+            })
     }
 }
 
@@ -376,8 +578,8 @@ mod tests {
         assert_eq!(t.intervals[0].open, 5);
         assert_eq!(t.intervals[1].response.count(), 1);
         assert_eq!(t.end_s, 1.5);
-        assert_eq!(t.seconds(0), 1.0);
-        assert_eq!(t.seconds(1), 0.5);
+        let lens: Vec<(u64, f64)> = t.spans().map(|(s, len, _)| (s, len)).collect();
+        assert_eq!(lens, [(0, 1.0), (1, 0.5)]);
         let ascending = t.intervals[0]
             .response
             .0
@@ -421,5 +623,125 @@ mod tests {
         let text = serde_json::to_string(&t).expect("serialize");
         let back: Timeline = serde_json::from_str(&text).expect("deserialize");
         assert_eq!(back, t);
+    }
+
+    /// Feeds `seconds` seconds of `per_s` responses each (log-uniform 50 µs – 0.5 s from
+    /// a fixed LCG, so about every bucket of that range is used) and one connection
+    /// and reply per response.
+    fn soak(seconds: u64, per_s: u64) -> Timeline {
+        let mut t = Timeline::default();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut now = Totals::default();
+        for s in 0..seconds {
+            for _ in 0..per_s {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                let octaves = (x >> 40) as f64 / (1u64 << 24) as f64 * 13.3;
+                t.on_response((50.0 * octaves.exp2()) as u64);
+                t.on_lateness((x >> 58) * 10);
+                t.offered(s);
+            }
+            now.connections += per_s;
+            now.replies[1] += per_s;
+            t.roll(now, s % 7, (s + 1) as f64);
+        }
+        t
+    }
+
+    /// Bytes the timeline holds on the heap (vectors at their capacity).
+    fn heap_bytes(t: &Timeline) -> usize {
+        let pair = std::mem::size_of::<(u16, u32)>();
+        t.intervals.capacity() * std::mem::size_of::<Interval>()
+            + t.intervals
+                .iter()
+                .map(|iv| (iv.response.0.capacity() + iv.lateness.0.capacity()) * pair)
+                .sum::<usize>()
+            + 2 * BUCKETS * std::mem::size_of::<u32>()
+    }
+
+    #[test]
+    fn a_day_stays_bounded_in_memory_and_json_and_keeps_every_count() {
+        let t = soak(86_400, 200);
+        // 3600 seconds, then 10-s intervals to 6 h, then 60-s ones.
+        assert_eq!(t.intervals.len(), 3_600 + 1_800 + 1_080);
+        assert_eq!(t.covered_s(), 86_400);
+        let widths: Vec<u64> = t.intervals.iter().map(|iv| iv.width).collect();
+        assert!(widths[..3_600].iter().all(|&w| w == 1));
+        assert!(widths[3_600..5_400].iter().all(|&w| w == 10));
+        assert!(widths[5_400..].iter().all(|&w| w == 60));
+        let starts: Vec<u64> = t.spans().map(|(s, _, _)| s).collect();
+        assert_eq!(starts[3_600], 3_600);
+        assert_eq!(starts[5_400], 21_600);
+        assert_eq!(starts[6_479], 86_340);
+        let responses: u64 = t.intervals.iter().map(|iv| iv.response.count()).sum();
+        let offered: u64 = t.intervals.iter().map(|iv| iv.offered).sum();
+        let replies: u64 = t.intervals.iter().map(|iv| iv.replies[1]).sum();
+        assert_eq!(
+            (responses, offered, replies),
+            (17_280_000, 17_280_000, 17_280_000)
+        );
+        // A 60-s interval keeps its last second's open count.
+        assert_eq!(t.intervals[6_479].open, 86_399 % 7);
+        let heap = heap_bytes(&t);
+        let raw = serde_json::to_string_pretty(&t).expect("serialize").len();
+        let seconds = serde_json::to_string_pretty(&crate::model::report::Second::all(&t))
+            .expect("serialize")
+            .len();
+        eprintln!("a day: heap {heap} B, raw JSON {raw} B, timeline JSON {seconds} B");
+        assert!(heap < 20_000_000, "heap {heap}");
+        assert!(raw + seconds < 20_000_000, "JSON {raw} + {seconds}");
+    }
+
+    #[test]
+    fn coarse_intervals_merge_with_finer_ones_and_round_trip() {
+        let (a, b) = (soak(3_605, 3), soak(3_610, 2));
+        assert_eq!(a.intervals.len(), 3_605);
+        assert_eq!(b.intervals.len(), 3_601);
+        let mut m = Timeline::default();
+        m.add(&a);
+        m.add(&b);
+        assert_eq!(m.intervals.len(), 3_601);
+        assert_eq!(m.covered_s(), 3_610);
+        let last = &m.intervals[3_600];
+        assert_eq!(last.width, 10);
+        assert_eq!(last.response.count(), 5 * 3 + 10 * 2);
+        assert_eq!(last.connections, 5 * 3 + 10 * 2);
+        // Each side's open count at the end of the span: a's second 3604, b's 3609.
+        assert_eq!(last.open, 3_604 % 7 + 3_609 % 7);
+        assert_eq!(m.intervals[7].response.count(), 5);
+        assert_eq!(m.intervals[7].open, 2 * (7 % 7));
+        let text = serde_json::to_string(&m).expect("serialize");
+        assert!(
+            text.contains(r#""width":10"#),
+            "{}",
+            &text[text.len() - 300..]
+        );
+        let mut back: Timeline = serde_json::from_str(&text).expect("deserialize");
+        assert_eq!(back, m);
+        let mut again = Timeline::default();
+        again.add(&back);
+        assert_eq!(again.covered_s(), 3_610);
+        back.end_s = 3_605.5;
+        let lens: Vec<(u64, f64)> = back.spans().skip(3_599).map(|(s, l, _)| (s, l)).collect();
+        assert_eq!(lens, [(3_599, 1.0), (3_600, 5.5)]);
+    }
+
+    #[test]
+    fn log_histograms_read_both_forms_and_refuse_bad_ones() {
+        let h = LogHist(vec![(3, 1), (40, 7)]);
+        assert_eq!(serde_json::to_string(&h).expect("ser"), r#""3:1,40:7""#);
+        let text: LogHist = serde_json::from_str(r#""3:1,40:7""#).expect("text");
+        let pairs: LogHist = serde_json::from_str("[[3,1],[40,7]]").expect("pairs");
+        assert_eq!((text.clone(), pairs), (h.clone(), h));
+        let empty: LogHist = serde_json::from_str(r#""""#).expect("empty");
+        assert_eq!(empty, LogHist::default());
+        for bad in [
+            r#""40:1,3:1""#,
+            r#""3:1,3:1""#,
+            r#""528:1""#,
+            r#""3-1""#,
+            r#""3:x""#,
+        ] {
+            assert!(serde_json::from_str::<LogHist>(bad).is_err(), "{bad}");
+        }
     }
 }
