@@ -7,6 +7,7 @@ pub(crate) mod cfmt;
 pub mod error;
 pub mod http;
 pub mod http2;
+pub mod http3;
 // The only module with `unsafe`: small syscall wrappers, each with a SAFETY comment.
 #[allow(unsafe_code)]
 pub mod net;
