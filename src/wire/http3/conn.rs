@@ -80,6 +80,10 @@ pub struct H3<T> {
     /// Our unidirectional streams with bytes QUIC has not accepted yet.
     ours: Vec<(StreamId, Vec<u8>)>,
     started: bool,
+    /// Our control and QPACK streams.
+    critical: [Option<StreamId>; 3],
+    /// The server's stream limit was reached (until QUIC says otherwise).
+    blocked: bool,
     peer_uni: Vec<PeerUni>,
     control: Option<usize>,
     control_reader: Reader,
@@ -104,6 +108,8 @@ impl<T> H3<T> {
         H3 {
             ours: Vec::new(),
             started: false,
+            critical: [None; 3],
+            blocked: false,
             peer_uni: Vec::new(),
             control: None,
             control_reader: Reader::new(MAX_FRAME),
@@ -123,6 +129,8 @@ impl<T> H3<T> {
             self.spare.push(b);
         }
         self.started = false;
+        self.critical = [None; 3];
+        self.blocked = false;
         self.peer_uni.clear();
         self.control = None;
         self.control_reader.reset();
@@ -135,8 +143,8 @@ impl<T> H3<T> {
     }
 
     /// Opens our control stream (SETTINGS) and QPACK encoder and decoder streams.
-    /// Call once the connection can open streams (at once: 0-RTT or 1-RTT keys are
-    /// not needed to queue stream data).
+    /// Call once the connection can open streams: when it is connected (the server's
+    /// stream limits are known), or at once when 0-RTT remembered them.
     pub fn start(&mut self, conn: &mut Connection) -> Result<(), H3Error> {
         if self.started {
             return Ok(());
@@ -151,15 +159,19 @@ impl<T> H3<T> {
                 (setting::MAX_FIELD_SECTION_SIZE, MAX_SECTION),
             ],
         );
-        for bytes in [
+        for (k, bytes) in [
             control,
             vec![stream_type::QPACK_ENCODER as u8],
             vec![stream_type::QPACK_DECODER as u8],
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let id = conn.streams().open(Dir::Uni).ok_or(err(
                 code::STREAM_CREATION_ERROR,
                 "the server allows us no unidirectional streams",
             ))?;
+            self.critical[k] = Some(id);
             self.ours.push((id, bytes));
         }
         self.flush_ours(conn);
@@ -171,10 +183,11 @@ impl<T> H3<T> {
         self.reqs.len()
     }
 
-    /// True when a new request may be opened now: no GOAWAY and a stream is free
-    /// under the server's limit.
-    pub fn can_open(&self, conn: &Connection) -> bool {
-        self.goaway.is_none() && (conn.max_concurrent_streams(Dir::Bi) as usize) > self.reqs.len()
+    /// True when a new request may be opened now: started, no GOAWAY, and the last
+    /// attempt did not find the server's stream limit reached (QUIC says when
+    /// streams are available again).
+    pub fn can_open(&self) -> bool {
+        self.started && self.goaway.is_none() && !self.blocked
     }
 
     /// The server said GOAWAY.
@@ -197,6 +210,7 @@ impl<T> H3<T> {
             return Err(tag);
         }
         let Some(id) = conn.streams().open(Dir::Bi) else {
+            self.blocked = true;
             return Err(tag);
         };
         let mut out = self.spare.pop().unwrap_or_default();
@@ -279,35 +293,34 @@ impl<T> H3<T> {
             }
             StreamEvent::Stopped { id, error_code } => {
                 if let Some(i) = self.reqs.iter().position(|r| r.id == id) {
-                    let c = error_code.into_inner();
-                    // A server may stop our sending with H3_NO_ERROR once it has its
-                    // answer (§4.1); anything else fails the call.
-                    if c != code::NO_ERROR || !self.reqs[i].written {
+                    // Once the request is out, a server may stop reading it (with
+                    // H3_NO_ERROR, §4.1, or a QUIC stack's 0 when it drops the
+                    // stream); the reply side says what became of the call. Before
+                    // that, the request can never be complete: the call fails.
+                    if !self.reqs[i].written {
                         let r = self.reqs.swap_remove(i);
                         let _ = conn.recv_stream(id).stop(VarInt::from_u32(0x10c));
-                        self.end_failed(r, c, ev);
+                        self.end_failed(r, error_code.into_inner(), ev);
                     }
-                } else if self.ours.iter().any(|(o, _)| *o == id) || self.started {
+                } else if self.critical.contains(&Some(id)) {
                     return Err(err(
                         code::CLOSED_CRITICAL_STREAM,
                         "the server stopped one of our critical streams",
                     ));
                 }
             }
+            StreamEvent::Available { dir: Dir::Bi } => self.blocked = false,
             StreamEvent::Finished { .. } | StreamEvent::Available { .. } => {}
         }
         Ok(())
     }
 
-    /// Fails every stream (the connection is gone), giving back the tags through
-    /// `reset` (answered calls are not here). Returns how many.
-    pub fn drain(&mut self, ev: &mut impl Events<T>) -> usize {
-        let n = self.reqs.len();
-        while let Some(r) = self.reqs.pop() {
-            self.spare.push(Vec::new());
-            ev.reset(r.tag, 0);
+    /// Takes back the tags of every open stream (the connection is going away).
+    pub fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
+        for r in &mut self.reqs {
+            self.spare.push(std::mem::take(&mut r.out));
         }
-        n
+        self.reqs.drain(..).map(|r| r.tag)
     }
 
     /// Writes what QUIC accepts of our unidirectional streams' pending bytes.
@@ -393,7 +406,10 @@ impl<T> H3<T> {
             Some(Ok(())) => {
                 let r = self.reqs.swap_remove(i);
                 if !r.reader.idle() {
-                    return Err(err(code::FRAME_ERROR, "a reply stream ended inside a frame"));
+                    return Err(err(
+                        code::FRAME_ERROR,
+                        "a reply stream ended inside a frame",
+                    ));
                 }
                 if !r.final_seen {
                     self.end_failed(r, code::MESSAGE_ERROR, ev);
@@ -436,7 +452,10 @@ impl<T> H3<T> {
             match item {
                 Item::Data { bytes, .. } => {
                     if !r.final_seen {
-                        return Err(err(code::FRAME_UNEXPECTED, "DATA before the reply's HEADERS"));
+                        return Err(err(
+                            code::FRAME_UNEXPECTED,
+                            "DATA before the reply's HEADERS",
+                        ));
                     }
                     r.reply.content_bytes += bytes.len() as u64;
                     ev.data(&r.tag, bytes);
@@ -661,8 +680,8 @@ fn check_settings(mut p: &[u8]) -> Result<(), H3Error> {
     let mut n = 0;
     while !p.is_empty() {
         let (id, a) = varint::get(p).ok_or(err(code::FRAME_ERROR, "a SETTINGS frame cut short"))?;
-        let (_, b) = varint::get(&p[a..])
-            .ok_or(err(code::FRAME_ERROR, "a SETTINGS frame cut short"))?;
+        let (_, b) =
+            varint::get(&p[a..]).ok_or(err(code::FRAME_ERROR, "a SETTINGS frame cut short"))?;
         p = &p[a + b..];
         if setting::H2_ONLY.contains(&id) {
             return Err(err(code::SETTINGS_ERROR, "an HTTP/2 setting in SETTINGS"));

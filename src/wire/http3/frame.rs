@@ -354,7 +354,10 @@ mod tests {
 
     fn sample() -> (Vec<u8>, Vec<(u64, Vec<u8>)>) {
         let mut s = Vec::new();
-        put_settings(&mut s, &[(setting::QPACK_MAX_TABLE_CAPACITY, 0), (0x21, 70_000)]);
+        put_settings(
+            &mut s,
+            &[(setting::QPACK_MAX_TABLE_CAPACITY, 0), (0x21, 70_000)],
+        );
         put_head(&mut s, kind::HEADERS, 3);
         s.extend_from_slice(b"abc");
         put_head(&mut s, 0x1f * 7 + 0x21, 5); // a grease type: skipped
@@ -364,7 +367,10 @@ mod tests {
         put_head(&mut s, kind::DATA, 0);
         put_goaway(&mut s, 400);
         let want = vec![
-            (kind::SETTINGS, vec![0x01, 0x00, 0x21, 0x80, 0x01, 0x11, 0x70]),
+            (
+                kind::SETTINGS,
+                vec![0x01, 0x00, 0x21, 0x80, 0x01, 0x11, 0x70],
+            ),
             (kind::HEADERS, b"abc".to_vec()),
             (kind::DATA, b"1234".to_vec()),
             (kind::DATA, vec![]),
@@ -415,6 +421,9 @@ mod tests {
         let mut s = Vec::new();
         put_head(&mut s, 0x06, 2);
         s.extend_from_slice(b"pi");
-        assert_eq!(items(&s, &[1], 64).expect("frame"), vec![(0x06, b"pi".to_vec())]);
+        assert_eq!(
+            items(&s, &[1], 64).expect("frame"),
+            vec![(0x06, b"pi".to_vec())]
+        );
     }
 }

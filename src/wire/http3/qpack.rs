@@ -70,8 +70,14 @@ pub(crate) const STATIC: [(&str, &str); 99] = [
     ("content-type", "text/plain;charset=utf-8"),
     ("range", "bytes=0-"),
     ("strict-transport-security", "max-age=31536000"),
-    ("strict-transport-security", "max-age=31536000; includesubdomains"),
-    ("strict-transport-security", "max-age=31536000; includesubdomains; preload"),
+    (
+        "strict-transport-security",
+        "max-age=31536000; includesubdomains",
+    ),
+    (
+        "strict-transport-security",
+        "max-age=31536000; includesubdomains; preload",
+    ),
     ("vary", "accept-encoding"),
     ("vary", "origin"),
     ("x-content-type-options", "nosniff"),
@@ -214,7 +220,9 @@ impl Decoder {
     ) -> Result<u64, H3Error> {
         let (ric, at) = int(block, 0, 8)?;
         if ric != 0 {
-            return Err(bad("a reference to the QPACK dynamic table, which we disabled"));
+            return Err(bad(
+                "a reference to the QPACK dynamic table, which we disabled",
+            ));
         }
         // Sign bit and Delta Base: meaningless without a dynamic table.
         let (_, mut at) = int(block, at, 7)?;
@@ -224,7 +232,9 @@ impl Decoder {
             let (name, value);
             if b & 0x80 != 0 {
                 if b & 0x40 == 0 {
-                    return Err(bad("a reference to the QPACK dynamic table, which we disabled"));
+                    return Err(bad(
+                        "a reference to the QPACK dynamic table, which we disabled",
+                    ));
                 }
                 let (i, next) = int(block, at, 6)?;
                 at = next;
@@ -240,7 +250,9 @@ impl Decoder {
             }
             if b & 0x40 != 0 {
                 if b & 0x10 == 0 {
-                    return Err(bad("a reference to the QPACK dynamic table, which we disabled"));
+                    return Err(bad(
+                        "a reference to the QPACK dynamic table, which we disabled",
+                    ));
                 }
                 let (i, next) = int(block, at, 4)?;
                 let (n, _) = static_entry(i)?;
@@ -255,7 +267,9 @@ impl Decoder {
                 name = self.get(block, n, true);
                 value = self.get(block, v, false);
             } else {
-                return Err(bad("a reference to the QPACK dynamic table, which we disabled"));
+                return Err(bad(
+                    "a reference to the QPACK dynamic table, which we disabled",
+                ));
             }
             size += (name.len() + value.len()) as u64;
             if size > limit {
@@ -287,7 +301,11 @@ impl Decoder {
         if !huff {
             return Ok((Src::Raw(from, to), to));
         }
-        let out = if is_name { &mut self.name } else { &mut self.value };
+        let out = if is_name {
+            &mut self.name
+        } else {
+            &mut self.value
+        };
         out.clear();
         huffman::decode(&block[from..to], out).map_err(|_| bad("a bad Huffman string"))?;
         Ok((Src::Scratch, to))
@@ -376,8 +394,10 @@ mod tests {
         }
         assert_eq!(&out[..4], &[0, 0, 0xc0 | 17, 0xc0 | 23]);
         let got = fields(&out).expect("round trip");
-        let want: Vec<(String, String)> =
-            want.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
         assert_eq!(got, want);
         // Every cut of the section fails cleanly (never a panic, never a field past
         // the cut decoded from garbage).
@@ -415,7 +435,10 @@ mod tests {
     fn limits_and_bad_indexes() {
         let mut b = vec![0, 0];
         put_integer(&mut b, 0xc0, 6, 99);
-        assert_eq!(fields(&b).expect_err("index 99").code, code::QPACK_DECOMPRESSION_FAILED);
+        assert_eq!(
+            fields(&b).expect_err("index 99").code,
+            code::QPACK_DECOMPRESSION_FAILED
+        );
         let mut b = vec![0, 0];
         put_field(&mut b, b"x-big", &[b'a'; 100]);
         let e = Decoder::new().decode(&b, 50, |_, _| {}).expect_err("limit");
