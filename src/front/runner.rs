@@ -64,6 +64,9 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
             if let Some(h) = &report.http2 {
                 let _ = writeln!(out, "{}", extras::http2_lines(h));
             }
+            if let Some(h) = &report.http3 {
+                let _ = writeln!(out, "{}", extras::http3_lines(h));
+            }
             for line in extras::pacing_lines(&stats.pacing) {
                 let _ = writeln!(out, "{line}");
             }

@@ -125,7 +125,9 @@ pub(crate) fn start_connect_udp(
         .connect(&SockAddr::from(addr))
         .map_err(SetupError::Connect)?;
     let udp = std::net::UdpSocket::from(socket);
-    Ok(Connect::Done(Stream::Udp(mio::net::UdpSocket::from_std(udp))))
+    Ok(Connect::Done(Stream::Udp(mio::net::UdpSocket::from_std(
+        udp,
+    ))))
 }
 
 /// Creates a non-blocking unix domain stream socket, applies the buffer sizes and

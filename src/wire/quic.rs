@@ -28,6 +28,10 @@ pub const ALPN_H3: &[u8] = b"h3";
 /// Largest UDP payload read or written.
 pub const MAX_DATAGRAM: usize = 65_527;
 
+/// The largest UDP payload we accept (transport parameter max_udp_payload_size): the
+/// engine reads datagrams into a small stack buffer.
+pub const MAX_UDP_PAYLOAD: u16 = 1472;
+
 /// The transport settings of our client connections: the server may open a few
 /// unidirectional streams (control, QPACK) and no bidirectional ones; large receive
 /// windows (replies are never buffered beyond what a read hands out); `idle` is the
@@ -79,7 +83,10 @@ impl Quic {
         remote: SocketAddr,
         server_name: &str,
     ) -> Result<Quic, quinn_proto::ConnectError> {
-        let mut endpoint = Endpoint::new(Arc::new(EndpointConfig::default()), None, true, None);
+        let mut ec = EndpointConfig::default();
+        // Valid (1200..=65527): cannot fail.
+        let _ = ec.max_udp_payload_size(MAX_UDP_PAYLOAD);
+        let mut endpoint = Endpoint::new(Arc::new(ec), None, true, None);
         let (handle, conn) = endpoint.connect(now, config, remote, server_name)?;
         Ok(Quic {
             endpoint,
