@@ -47,7 +47,9 @@ fn try_run(argv: &[String]) -> Result<i32, Error> {
     };
     let cfg = front::httperf::config(&args)?;
     if let Some(opt) = cfg.unsupported() {
-        return Err(Error::Usage(format!("{opt} is not supported yet")));
+        return Err(Error::Unsupported {
+            option: opt.to_string(),
+        });
     }
     front::runner::run(&cfg)
 }

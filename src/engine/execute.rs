@@ -15,6 +15,7 @@ use std::io::{self, Write};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::engine::conn::ReplyObserver;
+use crate::engine::error::StartupError;
 use crate::engine::event_loop::{CallObserver, Engine, Outcome, Plan};
 use crate::engine::metrics::{Exporter, RunLabels, Slot};
 use crate::engine::print::Printer;
@@ -68,17 +69,11 @@ pub(crate) fn execute_with<'a>(
     hooks: Hooks<'a>,
 ) -> Result<RunResult, Error> {
     let start_delay = start_delay(cfg, SystemTime::now())?;
-    let nofile = net::raise_nofile_limit()
-        .map_err(|e| Error::Startup(format!("failed to get number of open file limit: {e}")))?;
+    let nofile = net::raise_nofile_limit().map_err(StartupError::Rlimit)?;
     let pin = pin_cores(cfg)?;
     if cfg.pacing.realtime {
         // Threads started from here on (engines, clock) inherit the policy.
-        net::set_thread_fifo(true).map_err(|e| {
-            Error::Startup(format!(
-                "--realtime: cannot run the engines with SCHED_FIFO: {e} \
-                 (it needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO above 0; or leave out --realtime)"
-            ))
-        })?;
+        net::set_thread_fifo(true).map_err(StartupError::Realtime)?;
     }
     if opts.echo && text_out(cfg) {
         let mut out = io::stdout().lock();
@@ -140,9 +135,7 @@ pub(crate) fn execute_with<'a>(
     let mut interrupted = false;
     let (mut cpu_user, mut cpu_system) = (Duration::ZERO, Duration::ZERO);
     for (o, cpu) in &outcomes {
-        stats
-            .merge(&o.stats)
-            .map_err(|e| Error::Startup(format!("cannot merge the engines' statistics: {e}")))?;
+        stats.merge(&o.stats).map_err(StartupError::MergeStats)?;
         stopped = stopped.max(o.stopped);
         interrupted |= o.interrupted;
         cpu_user += cpu.user;
@@ -191,10 +184,10 @@ fn start_delay(cfg: &Config, now: SystemTime) -> Result<Duration, Error> {
     };
     match Duration::try_from_secs_f64(secs.max(0.0)) {
         Ok(d) if d <= MAX_START_DELAY => Ok(d),
-        _ => Err(Error::Usage(format!(
-            "--start-at: the start time is more than 7 days ({} s) away",
-            MAX_START_DELAY.as_secs()
-        ))),
+        _ => Err(StartupError::StartTooLate {
+            max_secs: MAX_START_DELAY.as_secs(),
+        }
+        .into()),
     }
 }
 
@@ -250,8 +243,7 @@ fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, Error> {
     if !cfg.pacing.pin {
         return Ok(None);
     }
-    let allowed = net::allowed_cpus()
-        .map_err(|e| Error::Startup(format!("--pin: cannot read the allowed cores: {e}")))?;
+    let allowed = net::allowed_cpus().map_err(StartupError::PinCores)?;
     let threads = cfg.load.threads.max(1);
     if crate::model::pacing::pin_core(&allowed, 0, threads).is_none() {
         eprintln!(
@@ -283,7 +275,7 @@ fn run_engines<'a>(
         pin,
         metrics,
     } = shared;
-    let start_err = |e: io::Error| Error::Startup(format!("cannot start the event loop: {e}"));
+    let start_err = |e: io::Error| Error::from(StartupError::EventLoop(e));
     // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
     let (part, parts) = cfg.load.partition;
     let stripes = parts.max(1) * threads;
@@ -363,7 +355,7 @@ fn run_engines<'a>(
                 .into_iter()
                 .map(|h| match h.join() {
                     Ok(r) => r.map_err(start_err),
-                    Err(_) => Err(Error::Startup("an engine thread panicked".into())),
+                    Err(_) => Err(StartupError::EnginePanicked.into()),
                 })
                 .collect()
         };
@@ -372,9 +364,7 @@ fn run_engines<'a>(
         }
         tally.finish();
         clock.thread().unpark();
-        let samples = clock
-            .join()
-            .map_err(|_| Error::Startup("the clock thread panicked".into()))?;
+        let samples = clock.join().map_err(|_| StartupError::ClockPanicked)?;
         result.map(|outcomes| (outcomes, samples))
     })
 }

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use crate::engine::error::StartupError;
 use crate::model::stats::{Stats, ERROR_KINDS};
 use crate::wire::error::Error;
 
@@ -271,19 +272,16 @@ const READ_TIMEOUT: Duration = Duration::from_secs(2);
 impl Exporter {
     /// Binds `addr` and starts the responder thread.
     pub(crate) fn start(addr: SocketAddr) -> Result<Exporter, Error> {
-        let listener = TcpListener::bind(addr).map_err(|e| {
-            Error::Startup(format!("--metrics-listen: cannot listen on {addr}: {e}"))
-        })?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| Error::Startup(format!("--metrics-listen: {e}")))?;
+        let listener =
+            TcpListener::bind(addr).map_err(|source| StartupError::MetricsBind { addr, source })?;
+        let addr = listener.local_addr().map_err(StartupError::MetricsAddr)?;
         eprintln!("rshperf: serving metrics on http://{addr}/metrics");
         let state = Arc::new(State::default());
         let st = state.clone();
         let thread = std::thread::Builder::new()
             .name("rshperf-metrics".into())
             .spawn(move || serve(&listener, &st))
-            .map_err(|e| Error::Startup(format!("--metrics-listen: cannot start: {e}")))?;
+            .map_err(StartupError::MetricsThread)?;
         Ok(Exporter {
             addr,
             state,

@@ -4,6 +4,7 @@
 
 pub(crate) mod clock;
 pub(crate) mod conn;
+pub(crate) mod error;
 pub(crate) mod event_loop;
 pub mod execute;
 pub(crate) mod metrics;

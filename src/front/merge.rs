@@ -37,6 +37,10 @@ use crate::output::session::write_session_block;
 use crate::output::summary::Summary;
 use crate::wire::error::Error;
 
+mod error;
+
+use error::MergeError;
+
 /// Config members that define the workload: inputs must agree on all of them.
 const WORKLOAD_KEYS: [&str; 17] = [
     "server",
@@ -113,22 +117,33 @@ pub(crate) struct Input {
 
 impl Input {
     /// Reads a document from its text; `file` names it in messages.
-    pub(crate) fn from_text(file: &str, text: &str) -> Result<Input, String> {
-        let doc: Value =
-            serde_json::from_str(text).map_err(|e| format!("{file}: not a JSON document: {e}"))?;
+    pub(crate) fn from_text(file: &str, text: &str) -> Result<Input, MergeError> {
+        let doc: Value = serde_json::from_str(text).map_err(|source| MergeError::NotJson {
+            file: file.to_string(),
+            source,
+        })?;
         Input::from_json(file, &doc)
     }
 
     /// Reads a parsed document; `file` names it in messages.
-    pub(crate) fn from_json(file: &str, doc: &Value) -> Result<Input, String> {
-        let (stats, run) = stats_from_json(doc).map_err(|e| format!("{file}: {e}"))?;
-        let bad = |what: &str| format!("{file}: {what}");
+    pub(crate) fn from_json(file: &str, doc: &Value) -> Result<Input, MergeError> {
+        let (stats, run) = stats_from_json(doc).map_err(|source| MergeError::Doc {
+            file: file.to_string(),
+            source,
+        })?;
+        let bad = |member: &'static str, expected: &'static str| MergeError::BadMember {
+            file: file.to_string(),
+            member,
+            expected,
+        };
         let config = doc
             .get("config")
             .filter(|c| c.is_object())
-            .ok_or_else(|| bad("missing config"))?
+            .ok_or_else(|| MergeError::MissingConfig {
+                file: file.to_string(),
+            })?
             .clone();
-        let pair = |v: Option<&Value>, what: &str| -> Result<(u32, u32), String> {
+        let pair = |v: Option<&Value>, what: &'static str| -> Result<(u32, u32), MergeError> {
             let nums: Option<Vec<u32>> = v.and_then(Value::as_array).and_then(|a| {
                 a.iter()
                     .map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()))
@@ -136,7 +151,7 @@ impl Input {
             });
             match nums.as_deref() {
                 Some(&[i, n]) if i < n => Ok((i, n)),
-                _ => Err(bad(&format!("{what} is not [I, N] with I < N"))),
+                _ => Err(bad(what, "[I, N] with I < N")),
             }
         };
         let run_member = doc.get("run");
@@ -146,14 +161,14 @@ impl Input {
             .and_then(|r| r.get("threads"))
             .and_then(Value::as_u64)
             .and_then(|t| u32::try_from(t).ok())
-            .ok_or_else(|| bad("run.threads is not an unsigned integer"))?;
+            .ok_or_else(|| bad("run.threads", "an unsigned integer"))?;
         let start = doc
             .get("start")
             .and_then(|s| s.get("unix"))
             .and_then(Value::as_f64)
-            .ok_or_else(|| bad("start.unix is not a number"))?;
+            .ok_or_else(|| bad("start.unix", "a number"))?;
         if !run.duration.is_finite() || run.duration < 0.0 {
-            return Err(bad("duration_s is not a duration"));
+            return Err(bad("duration_s", "a duration"));
         }
         // The names, one per raw.servers element: `run.servers` (documents of earlier
         // releases name them only in the figures, `servers[].server`).
@@ -172,11 +187,11 @@ impl Input {
             doc.get("servers"),
         ) {
             (Some(list), _) => {
-                names(list, None).ok_or_else(|| bad("run.servers is not a list of names"))?
+                names(list, None).ok_or_else(|| bad("run.servers", "a list of names"))?
             }
             (None, None) => Vec::new(),
             (None, Some(list)) => names(list, Some("server"))
-                .ok_or_else(|| bad("servers is not a list of {\"server\": NAME, …}"))?,
+                .ok_or_else(|| bad("servers", "a list of {\"server\": NAME, …}"))?,
         };
         // `--call-rate`: every part ran the whole rate's share of one schedule, so the
         // target is the parts' common `config.call_rate` (0: not given).
@@ -185,14 +200,14 @@ impl Input {
             Some(v) => v
                 .as_f64()
                 .filter(|r| r.is_finite() && *r >= 0.0)
-                .ok_or_else(|| bad("config.call_rate is not a rate"))?,
+                .ok_or_else(|| bad("config.call_rate", "a rate"))?,
         };
         if servers.len() != stats.servers.len() {
-            return Err(bad(&format!(
-                "servers names {} servers but raw.servers holds {}",
-                servers.len(),
-                stats.servers.len()
-            )));
+            return Err(MergeError::ServerCount {
+                file: file.to_string(),
+                named: servers.len(),
+                held: stats.servers.len(),
+            });
         }
         Ok(Input {
             file: file.to_string(),
@@ -229,43 +244,44 @@ impl Input {
 
 /// Refuses inputs that are not partitions of one workload; returns warnings (missing
 /// partitions) for stderr.
-pub(crate) fn check(inputs: &[Input]) -> Result<Vec<String>, String> {
+pub(crate) fn check(inputs: &[Input]) -> Result<Vec<String>, MergeError> {
     let Some(first) = inputs.first() else {
-        return Err("no input files".into());
+        return Err(MergeError::NoInputs);
     };
     for inp in &inputs[1..] {
         for key in WORKLOAD_KEYS {
             let (a, b) = (first.config.get(key), inp.config.get(key));
             if a != b {
                 let show = |v: Option<&Value>| v.map_or("(none)".to_string(), Value::to_string);
-                return Err(format!(
-                    "{} and {} are runs of different workloads: {key} {} vs {}",
-                    first.file,
-                    inp.file,
-                    show(a),
-                    show(b)
-                ));
+                return Err(MergeError::DifferentWorkloads {
+                    first: first.file.clone(),
+                    other: inp.file.clone(),
+                    key,
+                    a: show(a),
+                    b: show(b),
+                });
             }
         }
         if inp.servers != first.servers {
-            return Err(format!(
-                "{} and {} are runs against different servers: [{}] vs [{}]",
-                first.file,
-                inp.file,
-                first.servers.join(", "),
-                inp.servers.join(", ")
-            ));
+            return Err(MergeError::DifferentServers {
+                first: first.file.clone(),
+                other: inp.file.clone(),
+                a: first.servers.clone(),
+                b: inp.servers.clone(),
+            });
         }
         for (what, mine, theirs) in [
             ("partition", inp.partition, first.partition),
             ("client", inp.client, first.client),
         ] {
             if mine.1 != theirs.1 {
-                return Err(format!(
-                    "{} is {what} {}/{} but {} is {what} {}/{}: inputs must split the \
-                     workload the same way",
-                    inp.file, mine.0, mine.1, first.file, theirs.0, theirs.1
-                ));
+                return Err(MergeError::DifferentSplit {
+                    file: inp.file.clone(),
+                    what,
+                    mine,
+                    first: first.file.clone(),
+                    theirs,
+                });
             }
         }
     }
@@ -273,13 +289,12 @@ pub(crate) fn check(inputs: &[Input]) -> Result<Vec<String>, String> {
     for inp in inputs {
         let key = (inp.client.0, inp.partition.0);
         if let Some(&(_, _, other)) = seen.iter().find(|&&(c, p, _)| (c, p) == key) {
-            return Err(format!(
-                "{other} and {} are both partition {}/{}{}: each partition may be merged once",
-                inp.file,
-                inp.partition.0,
-                inp.partition.1,
-                client_suffix(inp.client)
-            ));
+            return Err(MergeError::Duplicate {
+                other: other.to_string(),
+                file: inp.file.clone(),
+                partition: inp.partition,
+                client: inp.client,
+            });
         }
         seen.push((key.0, key.1, &inp.file));
     }
@@ -363,7 +378,7 @@ impl Merged {
 
 /// Merges checked inputs; fails (naming the input and the field) when a sum would
 /// overflow or a total the report needs does not fit in 64 bits.
-pub(crate) fn merge(inputs: &[Input]) -> Result<Merged, String> {
+pub(crate) fn merge(inputs: &[Input]) -> Result<Merged, MergeError> {
     let mut stats = Stats::new();
     let start = inputs
         .iter()
@@ -374,16 +389,17 @@ pub(crate) fn merge(inputs: &[Input]) -> Result<Merged, String> {
     for inp in inputs {
         stats
             .merge(&inp.stats)
-            .map_err(|e| format!("cannot add {}: {e}", inp.file))?;
+            .map_err(|source| MergeError::CannotAdd {
+                file: inp.file.clone(),
+                source,
+            })?;
         // Relative to the earliest start, so one input keeps its duration exactly.
         duration = duration.max(inp.start - start + inp.run.duration);
         cpu_user += inp.run.cpu_user;
         cpu_system += inp.run.cpu_system;
         threads = threads.saturating_add(inp.threads);
     }
-    stats
-        .check_totals()
-        .map_err(|e| format!("the merged figures are out of range: {e}"))?;
+    stats.check_totals().map_err(MergeError::OutOfRange)?;
     Ok(Merged {
         stats,
         run: RunInfo {
@@ -491,8 +507,11 @@ pub(crate) fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&
     doc
 }
 
-fn read_input(file: &str) -> Result<Input, String> {
-    let text = fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+fn read_input(file: &str) -> Result<Input, MergeError> {
+    let text = fs::read_to_string(file).map_err(|source| MergeError::Read {
+        file: file.to_string(),
+        source,
+    })?;
     Input::from_text(file, &text)
 }
 
@@ -510,17 +529,15 @@ fn write_json_dest(dest: &str, doc: &Value) -> io::Result<()> {
 }
 
 fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
-    let fail = |m: String| Error::Startup(format!("merge: {m}"));
     let inputs = opts
         .files
         .iter()
         .map(|f| read_input(f))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(fail)?;
-    for w in check(&inputs).map_err(fail)? {
+        .collect::<Result<Vec<_>, _>>()?;
+    for w in check(&inputs)? {
         eprintln!("rshperf: merge: {w}");
     }
-    let merged = merge(&inputs).map_err(fail)?;
+    let merged = merge(&inputs)?;
     if opts.json.as_deref() != Some("-") {
         let mut out = BufWriter::new(io::stdout().lock());
         // As a run: a closed stdout does not fail the merge.
@@ -529,8 +546,10 @@ fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
     }
     if let Some(dest) = &opts.json {
         let doc = merged_json(&inputs, &merged, Some(dest));
-        write_json_dest(dest, &doc)
-            .map_err(|e| fail(format!("cannot write --json file {dest}: {e}")))?;
+        write_json_dest(dest, &doc).map_err(|source| MergeError::WriteJson {
+            dest: dest.clone(),
+            source,
+        })?;
     }
     Ok(0)
 }
@@ -677,7 +696,7 @@ mod tests {
         let a = input("p0.json", &doc("/x", 0, 2, 30, 1000.0, 9.5));
         let b = input("p1.json", &doc("/x", 1, 2, 20, 1000.5, 9.5));
         let inputs = [a, b];
-        assert_eq!(check(&inputs), Ok(vec![]));
+        assert!(check(&inputs).expect("checked").is_empty());
         let m = merge(&inputs).expect("mergeable");
         assert_eq!(m.stats.connections, 50);
         assert_eq!(m.stats.replies(), 50);
@@ -737,7 +756,7 @@ mod tests {
         assert_eq!(d["connections"]["total"], 50);
         assert_eq!(d["duration_s"], 10.0);
         let again = [input("all.json", &d)];
-        assert_eq!(check(&again), Ok(vec![]));
+        assert!(check(&again).expect("checked").is_empty());
         let m2 = merge(&again).expect("mergeable");
         assert_eq!(m2.run, m.run);
         let d2 = merged_json(&again, &m2, Some("all.json"));
@@ -763,18 +782,24 @@ mod tests {
         let p0 = input("p0.json", &doc("/x", 0, 3, 3, 0.0, 1.0));
         let p1 = input("p1.json", &doc("/x", 1, 3, 3, 0.0, 1.0));
         let other = input("q1.json", &doc("/y", 1, 3, 3, 0.0, 1.0));
-        let e = check(&[p0.clone(), other]).expect_err("different uri");
+        let e = check(&[p0.clone(), other])
+            .expect_err("different uri")
+            .to_string();
         assert_eq!(
             e,
             "p0.json and q1.json are runs of different workloads: uri \"/x\" vs \"/y\""
         );
-        let e = check(&[p0.clone(), p1.clone(), p0.clone()]).expect_err("duplicate");
+        let e = check(&[p0.clone(), p1.clone(), p0.clone()])
+            .expect_err("duplicate")
+            .to_string();
         assert_eq!(
             e,
             "p0.json and p0.json are both partition 0/3: each partition may be merged once"
         );
         let four = input("r.json", &doc("/x", 1, 4, 3, 0.0, 1.0));
-        let e = check(&[p0.clone(), four]).expect_err("different N");
+        let e = check(&[p0.clone(), four])
+            .expect_err("different N")
+            .to_string();
         assert!(
             e.starts_with("r.json is partition 1/4 but p0.json is partition 0/3"),
             "{e}"
@@ -795,20 +820,28 @@ mod tests {
 
     #[test]
     fn bad_documents_name_the_file() {
-        let e = Input::from_text("x.json", "{not json").expect_err("not JSON");
+        let e = Input::from_text("x.json", "{not json")
+            .expect_err("not JSON")
+            .to_string();
         assert!(e.starts_with("x.json: not a JSON document: "), "{e}");
         let mut d = doc("/x", 0, 1, 1, 0.0, 1.0);
         d["version"] = json!(9);
-        let e = Input::from_text("v.json", &d.to_string()).expect_err("version");
+        let e = Input::from_text("v.json", &d.to_string())
+            .expect_err("version")
+            .to_string();
         assert!(
             e.starts_with("v.json: unsupported rshperf-result version 9"),
             "{e}"
         );
         let mut d = doc("/x", 0, 1, 1, 0.0, 1.0);
         d["run"]["partition"] = json!([2, 2]);
-        let e = Input::from_json("p.json", &d).expect_err("partition");
+        let e = Input::from_json("p.json", &d)
+            .expect_err("partition")
+            .to_string();
         assert_eq!(e, "p.json: run.partition is not [I, N] with I < N");
-        let e = Input::from_text("e.json", "[]").expect_err("not a document");
+        let e = Input::from_text("e.json", "[]")
+            .expect_err("not a document")
+            .to_string();
         assert_eq!(e, "e.json: not an rshperf-result document");
     }
 }

@@ -15,6 +15,7 @@ use crate::model::workload::Workload;
 use crate::output::advice;
 use crate::output::classic::write_report;
 use crate::output::csv;
+use crate::output::error::OutputError;
 use crate::output::extras;
 use crate::output::html;
 use crate::output::json;
@@ -77,20 +78,38 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     if let Some(dest) = &cfg.output.json {
         let mut doc = json::document(json::config_json(cfg), &report, stats, info, &run.meta);
         doc["findings"] = advice::to_json(&advice);
-        json::write_value_to(dest, &doc)
-            .map_err(|e| Error::Startup(format!("cannot write --json file {dest}: {e}")))?;
+        json::write_value_to(dest, &doc).map_err(|source| OutputError::File {
+            option: "--json",
+            path: dest.clone(),
+            source,
+        })?;
     }
     if let Some(path) = &cfg.output.csv {
-        csv::append_row(Path::new(path), cfg, &report, &advice)
-            .map_err(|e| Error::Startup(format!("cannot write --csv file {path}: {e}")))?;
+        csv::append_row(Path::new(path), cfg, &report, &advice).map_err(|source| {
+            OutputError::File {
+                option: "--csv",
+                path: path.clone(),
+                source,
+            }
+        })?;
     }
     if let Some(path) = &cfg.output.timeline {
-        timeline::write_csv(Path::new(path), &stats.timeline)
-            .map_err(|e| Error::Startup(format!("cannot write --timeline file {path}: {e}")))?;
+        timeline::write_csv(Path::new(path), &stats.timeline).map_err(|source| {
+            OutputError::File {
+                option: "--timeline",
+                path: path.clone(),
+                source,
+            }
+        })?;
     }
     if let Some(path) = &cfg.output.html {
-        html::write_run(Path::new(path), cfg, &run, &summary, &advice)
-            .map_err(|e| Error::Startup(format!("cannot write --html file {path}: {e}")))?;
+        html::write_run(Path::new(path), cfg, &run, &summary, &advice).map_err(|source| {
+            OutputError::File {
+                option: "--html",
+                path: path.clone(),
+                source,
+            }
+        })?;
     }
     advice::print(&advice);
     let breached = threshold::breaches(&cfg.output.fail_on, &report);

@@ -9,6 +9,7 @@
 //! `request.rs`, pre-rendered replies in `reply.rs`. Called by `lib::run` when argv[1]
 //! is `serve` or `demo`.
 
+mod error;
 mod reply;
 mod request;
 mod server;
@@ -23,6 +24,7 @@ use crate::front::cli::{self, Command, Opt};
 use crate::front::httperf;
 use crate::model::config::Config;
 use crate::wire::error::Error;
+use error::ServeError;
 
 pub use server::{spawn, ServeHandle};
 
@@ -99,10 +101,10 @@ pub(crate) struct ServeArgs {
 }
 
 /// `--delay`: milliseconds from 0 to 10^9 (about 11.6 days).
-fn parse_delay_ms(v: &str) -> Result<f64, String> {
+fn parse_delay_ms(v: &str) -> Result<f64, ServeError> {
     match v.parse::<f64>() {
         Ok(ms) if (0.0..=1e9).contains(&ms) => Ok(ms),
-        _ => Err("expected milliseconds from 0 to 1000000000".into()),
+        _ => Err(ServeError::Delay),
     }
 }
 
@@ -114,7 +116,9 @@ impl ServeArgs {
             .to_socket_addrs()
             .ok()
             .and_then(|mut a| a.next())
-            .ok_or_else(|| Error::Usage(format!("serve: cannot resolve address '{host}'")))?;
+            .ok_or_else(|| ServeError::Resolve {
+                host: host.to_string(),
+            })?;
         Ok(ServeOptions {
             addr,
             body_size: usize::try_from(self.body_size)
@@ -144,15 +148,13 @@ pub(crate) fn serve_main(args: &[String]) -> i32 {
 }
 
 fn serve(opts: ServeOptions) -> Result<i32, Error> {
-    let fail = |m: String| Error::Startup(format!("serve: {m}"));
     // Registered before the server starts, so a signal never finds the default action.
-    let mut signals =
-        Signals::new([SIGINT, SIGTERM]).map_err(|e| fail(format!("cannot handle signals: {e}")))?;
+    let mut signals = Signals::new([SIGINT, SIGTERM]).map_err(ServeError::Signals)?;
     let addr = opts.addr;
-    let handle = spawn(opts).map_err(|e| fail(format!("cannot listen on {addr}: {e}")))?;
+    let handle = spawn(opts).map_err(|source| ServeError::Listen { addr, source })?;
     eprintln!("rshperf serve: listening on http://{}/", handle.addr());
     let _ = signals.forever().next();
-    handle.stop().map_err(|e| fail(e.to_string()))?;
+    handle.stop().map_err(ServeError::Stop)?;
     Ok(0)
 }
 
@@ -182,21 +184,17 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
         }
         Command::Run(a) => {
             if a.given(Opt::Server) || a.given(Opt::Servers) || a.given(Opt::Port) {
-                return Err(Error::Usage(
-                    "demo: --server/--port are chosen by demo".into(),
-                ));
+                return Err(ServeError::DemoServerOption.into());
             }
             if let Some(url) = a
                 .operands
                 .iter()
                 .find(|o| crate::front::operand::parse_url(&o.text).is_some())
             {
-                return Err(Error::Usage(format!(
-                    "demo: {} names a server, but demo loads its own; give only workload \
-                     options (rshperf demo --rate 100 --num-conns 500), or run \
-                     rshperf {} ... to load that server",
-                    url.text, url.text
-                )));
+                return Err(ServeError::DemoUrl {
+                    url: url.text.clone(),
+                }
+                .into());
             }
             a
         }
@@ -205,17 +203,19 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
         addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         ..ServeOptions::default()
     })
-    .map_err(|e| Error::Startup(format!("demo: cannot start the server: {e}")))?;
+    .map_err(ServeError::DemoStart)?;
     let mut builder = Config::builder();
     builder.server("127.0.0.1").port(server.addr().port());
     let cfg = httperf::finish(httperf::build_with(builder, &args))?;
     if let Some(opt) = cfg.unsupported() {
-        return Err(Error::Usage(format!("{opt} is not supported yet")));
+        return Err(Error::Unsupported {
+            option: opt.to_string(),
+        });
     }
     let result = crate::front::runner::run(&cfg);
     let stopped = server.stop();
     let code = result?;
-    stopped.map_err(|e| Error::Startup(format!("demo: server: {e}")))?;
+    stopped.map_err(ServeError::DemoStop)?;
     Ok(code)
 }
 

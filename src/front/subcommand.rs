@@ -11,7 +11,7 @@
 //! * `rshperf CMD --help` (or `-h`, or `rshperf help CMD`) prints the help on stdout,
 //!   exit status 0;
 //! * a bad option or value prints `rshperf: CMD: ` and clap's message (what is wrong,
-//!   the usage line, where to find help) on stderr, exit status 1 (`Error::Usage`);
+//!   the usage line, where to find help) on stderr, exit status 1 (`Error::Subcommand`);
 //! * long options may be abbreviated to a unique prefix, as with getopt_long, and take
 //!   their value as `--opt=V` or `--opt V`; output is plain (no colour), wrapped at
 //!   100 columns at most.
@@ -67,7 +67,7 @@ pub(crate) fn help_text<T: CommandFactory>() -> String {
 }
 
 /// Parses `args` (`args[0]` is the subcommand's name) into `T`. Errors are
-/// `Error::Usage("NAME: <clap's message>")`, shown as `rshperf: NAME: …`.
+/// `Error::Subcommand` (NAME and clap's message), shown as `rshperf: NAME: …`.
 pub(crate) fn parse<T: Parser>(args: &[String]) -> Result<Parsed<T>, Error> {
     let name = args.first().map_or("?", String::as_str);
     match parse_with(command::<T>(name), args)? {
@@ -90,11 +90,14 @@ pub(crate) fn parse_with(cmd: clap::Command, args: &[String]) -> Result<Parsed<A
     }
 }
 
-/// clap's error as `Error::Usage("NAME: <clap's message>")`, without clap's `error: `.
+/// clap's error as `Error::Subcommand` (NAME and its message, without clap's `error: `).
 fn usage(name: &str, e: clap::Error) -> Error {
     let text = e.render().to_string();
     let text = text.strip_prefix("error: ").unwrap_or(&text).trim_end();
-    Error::Usage(format!("{name}: {text}"))
+    Error::Subcommand {
+        name: name.to_string(),
+        text: text.to_string(),
+    }
 }
 
 /// Parses `args` into `T` and runs `body` with it: the whole `NAME_main` of a
@@ -207,7 +210,7 @@ mod tests {
         }
         assert!(matches!(
             parse::<Probe>(&args(&["--version"])),
-            Err(Error::Usage(_))
+            Err(Error::Subcommand { .. })
         ));
     }
 }

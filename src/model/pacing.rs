@@ -92,29 +92,43 @@ impl Spin {
     }
 }
 
+/// A pacing option's value that is not one; the text is printed after `rshperf: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PacingError {
+    /// `--overload` given something other than a policy.
+    #[error("--overload: `{value}' is not a policy (expected degrade or queue)")]
+    Overload {
+        /// The value as typed.
+        value: String,
+    },
+    /// `--spin` given something other than `auto`, `off` or microseconds in range.
+    #[error("--spin: `{value}' is not auto, off or a number of microseconds from 0 to {}", SPIN_MAX.as_micros())]
+    Spin {
+        /// The value as typed.
+        value: String,
+    },
+}
+
 /// Parses `--overload=degrade|queue`.
-pub(crate) fn parse_overload(v: &str) -> Result<Overload, String> {
+pub(crate) fn parse_overload(v: &str) -> Result<Overload, PacingError> {
     match v {
         "degrade" => Ok(Overload::Degrade),
         "queue" => Ok(Overload::Queue),
-        _ => Err(format!(
-            "--overload: `{v}' is not a policy (expected degrade or queue)"
-        )),
+        _ => Err(PacingError::Overload {
+            value: v.to_string(),
+        }),
     }
 }
 
 /// Parses `--spin=auto|off|USEC` (USEC: whole microseconds, 0 = off, at most 10000).
-pub(crate) fn parse_spin(v: &str) -> Result<Spin, String> {
+pub(crate) fn parse_spin(v: &str) -> Result<Spin, PacingError> {
     match v {
         "auto" => return Ok(Spin::Auto),
         "off" => return Ok(Spin::Off),
         _ => {}
     }
-    let bad = || {
-        format!(
-            "--spin: `{v}' is not auto, off or a number of microseconds from 0 to {}",
-            SPIN_MAX.as_micros()
-        )
+    let bad = || PacingError::Spin {
+        value: v.to_string(),
     };
     if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
@@ -182,6 +196,12 @@ mod tests {
         assert_eq!(parse_overload("queue"), Ok(Overload::Queue));
         assert_eq!(
             parse_overload("drop"),
+            Err(PacingError::Overload {
+                value: "drop".into()
+            })
+        );
+        assert_eq!(
+            parse_overload("drop").map_err(|e| e.to_string()),
             Err("--overload: `drop' is not a policy (expected degrade or queue)".into())
         );
     }
@@ -198,7 +218,7 @@ mod tests {
         );
         for bad in ["", "-5", "1.5", "10001", "99999999999999999999999", "fast"] {
             assert_eq!(
-                parse_spin(bad),
+                parse_spin(bad).map_err(|e| e.to_string()),
                 Err(format!(
                     "--spin: `{bad}' is not auto, off or a number of microseconds from 0 to 10000"
                 )),

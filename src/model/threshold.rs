@@ -64,7 +64,7 @@ impl Op {
 
 /// What a metric measures, which decides the units its value may carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// A number of events (or a ratio of them); no unit.
     Count,
     /// Per second; no unit or `/s`. The label names the unit in messages.
@@ -282,25 +282,92 @@ fn split_number(text: &str) -> (&str, &str) {
     (&text[..end], text[end..].trim())
 }
 
-/// Parses `METRIC OP VALUE[UNIT]` (spaces allowed around each part). The error is a
-/// message to print after `rshperf: --fail-on: `.
-pub(crate) fn parse(expr: &str) -> Result<Threshold, String> {
+/// Why a threshold expression does not parse; the text is printed after
+/// `rshperf: --fail-on: ` (or `rshperf: sweep: --slo: `).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThresholdError {
+    /// No comparison operator.
+    #[error("no comparison in '{expr}' (use METRIC OP VALUE with OP one of > >= < <= == !=)")]
+    NoComparison {
+        /// The expression (trimmed).
+        expr: String,
+    },
+    /// Nothing before the operator.
+    #[error("no metric in '{expr}'")]
+    NoMetric {
+        /// The expression (trimmed).
+        expr: String,
+    },
+    /// A metric name that is not one.
+    #[error(
+        "unknown metric '{name}' in '{expr}' (metrics include errors_total, \
+         replies_total, reply_rate_avg, percentiles_response_p99 (p99), \
+         connection_time_ms_connect, cpu_total_pct; see docs/json.md)"
+    )]
+    UnknownMetric {
+        /// The metric as typed.
+        name: String,
+        /// The expression (trimmed).
+        expr: String,
+    },
+    /// An operator that is not one of the six.
+    #[error("bad comparison in '{expr}' (use one of > >= < <= == !=)")]
+    BadComparison {
+        /// The expression (trimmed).
+        expr: String,
+    },
+    /// Nothing after the operator.
+    #[error("no value in '{expr}'")]
+    NoValue {
+        /// The expression (trimmed).
+        expr: String,
+    },
+    /// A value that is not a finite number.
+    #[error("bad value '{value}' in '{expr}'")]
+    BadValue {
+        /// The value (with its unit) as typed.
+        value: String,
+        /// The expression (trimmed).
+        expr: String,
+    },
+    /// A unit the metric does not take.
+    #[error("bad unit '{unit}' in '{expr}': {name} is {}", unit_rule(*kind))]
+    BadUnit {
+        /// The unit (lowercased).
+        unit: String,
+        /// The expression (trimmed).
+        expr: String,
+        /// The metric as typed.
+        name: String,
+        /// What the metric measures.
+        kind: Kind,
+    },
+}
+
+/// The units a metric of `kind` takes, for `ThresholdError::BadUnit`.
+fn unit_rule(kind: Kind) -> String {
+    match kind {
+        Kind::Count => "a count and takes no unit".to_string(),
+        Kind::Rate(per) => format!("a rate ({per}) and takes no unit or /s"),
+        Kind::Millis | Kind::Seconds => "a time: use us, ms or s".to_string(),
+        Kind::Percent => "a percentage: use % or no unit".to_string(),
+    }
+}
+
+/// Parses `METRIC OP VALUE[UNIT]` (spaces allowed around each part).
+pub(crate) fn parse(expr: &str) -> Result<Threshold, ThresholdError> {
     let expr = expr.trim();
+    let e = || expr.to_string();
     let Some(at) = expr.find(['<', '>', '=', '!']) else {
-        return Err(format!(
-            "no comparison in '{expr}' (use METRIC OP VALUE with OP one of > >= < <= == !=)"
-        ));
+        return Err(ThresholdError::NoComparison { expr: e() });
     };
     let name = expr[..at].trim();
     if name.is_empty() {
-        return Err(format!("no metric in '{expr}'"));
+        return Err(ThresholdError::NoMetric { expr: e() });
     }
-    let metric = lookup(name).ok_or_else(|| {
-        format!(
-            "unknown metric '{name}' in '{expr}' (metrics include errors_total, \
-             replies_total, reply_rate_avg, percentiles_response_p99 (p99), \
-             connection_time_ms_connect, cpu_total_pct; see docs/json.md)"
-        )
+    let metric = lookup(name).ok_or_else(|| ThresholdError::UnknownMetric {
+        name: name.to_string(),
+        expr: e(),
     })?;
     let rest = &expr[at..];
     let (op, rest) = [
@@ -313,21 +380,22 @@ pub(crate) fn parse(expr: &str) -> Result<Threshold, String> {
     ]
     .iter()
     .find_map(|&(sym, op)| rest.strip_prefix(sym).map(|r| (op, r.trim())))
-    .ok_or_else(|| format!("bad comparison in '{expr}' (use one of > >= < <= == !=)"))?;
+    .ok_or_else(|| ThresholdError::BadComparison { expr: e() })?;
     if rest.starts_with(['<', '>', '=', '!']) {
-        return Err(format!(
-            "bad comparison in '{expr}' (use one of > >= < <= == !=)"
-        ));
+        return Err(ThresholdError::BadComparison { expr: e() });
     }
     if rest.is_empty() {
-        return Err(format!("no value in '{expr}'"));
+        return Err(ThresholdError::NoValue { expr: e() });
     }
     let (number, unit) = split_number(rest);
     let value: f64 = number
         .parse()
         .ok()
         .filter(|v: &f64| v.is_finite())
-        .ok_or_else(|| format!("bad value '{rest}' in '{expr}'"))?;
+        .ok_or_else(|| ThresholdError::BadValue {
+            value: rest.to_string(),
+            expr: e(),
+        })?;
     let unit = unit.to_lowercase();
     let scale = match (kind_of(&metric.figure), unit.as_str()) {
         (Kind::Count, "") | (Kind::Rate(_), "" | "/s") | (Kind::Percent, "" | "%") => 1.0,
@@ -337,13 +405,12 @@ pub(crate) fn parse(expr: &str) -> Result<Threshold, String> {
         (Kind::Seconds, "ms") => 1e-3,
         (Kind::Seconds, "us" | "µs") => 1e-6,
         (kind, _) => {
-            let what = match kind {
-                Kind::Count => "a count and takes no unit".to_string(),
-                Kind::Rate(per) => format!("a rate ({per}) and takes no unit or /s"),
-                Kind::Millis | Kind::Seconds => "a time: use us, ms or s".to_string(),
-                Kind::Percent => "a percentage: use % or no unit".to_string(),
-            };
-            return Err(format!("bad unit '{unit}' in '{expr}': {name} is {what}"));
+            return Err(ThresholdError::BadUnit {
+                unit,
+                expr: e(),
+                name: name.to_string(),
+                kind,
+            });
         }
     };
     Ok(Threshold {
@@ -356,7 +423,7 @@ pub(crate) fn parse(expr: &str) -> Result<Threshold, String> {
 }
 
 /// Parses every expression (in order); the first error wins.
-pub(crate) fn parse_all(exprs: &[String]) -> Result<Vec<Threshold>, String> {
+pub(crate) fn parse_all(exprs: &[String]) -> Result<Vec<Threshold>, ThresholdError> {
     exprs.iter().map(|e| parse(e)).collect()
 }
 
@@ -369,7 +436,7 @@ mod tests {
     }
 
     fn err(expr: &str) -> String {
-        parse(expr).expect_err(expr)
+        parse(expr).expect_err(expr).to_string()
     }
 
     #[test]
@@ -510,6 +577,7 @@ mod tests {
         assert!(err("6xx>1").contains("unknown metric"));
         assert!(parse_all(&["errors>0".into(), "nope<1".into()])
             .expect_err("second is bad")
+            .to_string()
             .contains("'nope'"));
     }
 }

@@ -8,6 +8,8 @@
 
 use plotters::prelude::*;
 
+use crate::output::error::RenderError;
+
 /// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Series {
@@ -93,10 +95,13 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     (lo, hi)
 }
 
-/// The chart as an `<svg>` element (no XML declaration), or the error text.
-pub(crate) fn svg(chart: &Chart) -> Result<String, String> {
+/// The chart as an `<svg>` element (no XML declaration).
+pub(crate) fn svg(chart: &Chart) -> Result<String, RenderError> {
     let mut buf = String::new();
-    draw(chart, &mut buf).map_err(|e| format!("chart '{}': {e}", chart.title))?;
+    draw(chart, &mut buf).map_err(|e| RenderError::Chart {
+        title: chart.title.clone(),
+        cause: e.to_string(),
+    })?;
     // The backend writes one SVG document; keep the element only.
     let start = buf.find("<svg").unwrap_or(0);
     Ok(buf[start..].trim_end().to_string())

@@ -19,6 +19,7 @@ use crate::model::config::Config;
 use crate::model::run::RunResult;
 use crate::model::stats::ErrorKind;
 use crate::output::advice::Advice;
+use crate::output::error::RenderError;
 
 use super::chart::{self, Chart, Series};
 use super::summary::Summary;
@@ -87,7 +88,7 @@ fn verdict(advice: &[Advice]) -> String {
 }
 
 /// Charts as `<figure>` elements.
-fn figures(charts: &[Chart]) -> Result<String, String> {
+fn figures(charts: &[Chart]) -> Result<String, RenderError> {
     let mut out = String::new();
     for c in charts {
         out.push_str("<figure>");
@@ -191,7 +192,7 @@ pub(crate) fn run_page(
     run: &RunResult,
     summary: &Summary<'_>,
     advice: &[Advice],
-) -> Result<String, String> {
+) -> Result<String, RenderError> {
     let s = summary;
     let h = &run.stats.hist;
     let errors: Vec<String> = ErrorKind::ALL
@@ -355,7 +356,7 @@ fn sweep_charts(page: &SweepPage) -> Vec<Chart> {
 }
 
 /// The page of a sweep.
-pub(crate) fn sweep_page(page: &SweepPage) -> Result<String, String> {
+pub(crate) fn sweep_page(page: &SweepPage) -> Result<String, RenderError> {
     let mut params = vec![("command".to_string(), page.command.clone())];
     params.extend(page.parameters.iter().cloned());
     let mut steps = String::from(

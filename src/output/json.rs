@@ -35,6 +35,7 @@ use crate::model::workload::rate::Period;
 use crate::model::report::Facts;
 use crate::model::report::{to_value, Report};
 use crate::model::run::{RunInfo, RunMeta};
+use crate::output::error::DocError;
 
 /// The `format` member of every document.
 pub(crate) const FORMAT: &str = "rshperf-result";
@@ -314,36 +315,43 @@ pub(crate) fn write_value_to(dest: &str, doc: &Value) -> io::Result<()> {
 }
 
 /// Member `key` of object `v`; `at` names `v` in messages.
-fn get<'a>(v: &'a Value, at: &str, key: &str) -> Result<&'a Value, String> {
-    v.get(key).ok_or_else(|| format!("missing {at}{key}"))
+fn get<'a>(v: &'a Value, at: &'static str, key: &'static str) -> Result<&'a Value, DocError> {
+    v.get(key).ok_or(DocError::Missing { path: at, key })
 }
 
-fn get_u64(v: &Value, at: &str, key: &str) -> Result<u64, String> {
-    get(v, at, key)?
-        .as_u64()
-        .ok_or_else(|| format!("{at}{key} is not an unsigned integer"))
+/// Member `key` of `v` as an unsigned integer.
+fn get_u64(v: &Value, at: &'static str, key: &'static str) -> Result<u64, DocError> {
+    get(v, at, key)?.as_u64().ok_or(DocError::WrongType {
+        path: at,
+        key,
+        expected: "an unsigned integer",
+    })
 }
 
-fn get_f64(v: &Value, at: &str, key: &str) -> Result<f64, String> {
-    get(v, at, key)?
-        .as_f64()
-        .ok_or_else(|| format!("{at}{key} is not a number"))
+/// Member `key` of `v` as a number.
+fn get_f64(v: &Value, at: &'static str, key: &'static str) -> Result<f64, DocError> {
+    get(v, at, key)?.as_f64().ok_or(DocError::WrongType {
+        path: at,
+        key,
+        expected: "a number",
+    })
 }
 
 /// Rebuilds the `Stats` and `RunInfo` a document was made from (for merging runs):
 /// every field exactly, histograms included. A member missing, of the wrong type, out
 /// of range or unknown (it would be lost) is an error naming it, e.g.
 /// `raw.errors: invalid length 2, expected an array of length 8`.
-pub fn stats_from_json(v: &Value) -> Result<(Stats, RunInfo), String> {
+pub fn stats_from_json(v: &Value) -> Result<(Stats, RunInfo), DocError> {
     if v.get("format").and_then(Value::as_str) != Some(FORMAT) {
-        return Err(format!("not an {FORMAT} document"));
+        return Err(DocError::NotADocument { format: FORMAT });
     }
     let version = get_u64(v, "", "version")?;
     if version != VERSION {
-        return Err(format!(
-            "unsupported {FORMAT} version {version} (this rshperf reads {VERSION}; \
-             write the document again with this rshperf)"
-        ));
+        return Err(DocError::Version {
+            format: FORMAT,
+            version,
+            reads: VERSION,
+        });
     }
     // The run's own facts are in `run`; documents of earlier rshperf releases have them
     // only among the figures (`duration_s`, `cpu.user_s`, `cpu.system_s`).
@@ -363,11 +371,9 @@ pub fn stats_from_json(v: &Value) -> Result<(Stats, RunInfo), String> {
         }
     };
     let mut raw = get(v, "", "raw")?.clone();
-    let members = raw.as_object_mut().ok_or("raw is not an object")?;
+    let members = raw.as_object_mut().ok_or(DocError::RawNotObject)?;
     if members.contains_key(HISTOGRAMS) {
-        return Err(format!(
-            "raw.{HISTOGRAMS}: unknown member (it belongs at the top level)"
-        ));
+        return Err(DocError::Misplaced { key: HISTOGRAMS });
     }
     members.insert(HISTOGRAMS.into(), get(v, "", HISTOGRAMS)?.clone());
     let stats: Stats = serde_path_to_error::deserialize(&raw).map_err(|e| {
@@ -377,7 +383,10 @@ pub fn stats_from_json(v: &Value) -> Result<(Stats, RunInfo), String> {
             p if p.starts_with(HISTOGRAMS) => p.to_string(),
             p => format!("raw.{p}"),
         };
-        format!("{at}: {}", e.inner())
+        DocError::Member {
+            path: at,
+            source: e.into_inner(),
+        }
     })?;
     Ok((stats, run))
 }
@@ -672,7 +681,7 @@ mod tests {
         let err = |edit: &dyn Fn(&mut Value)| {
             let mut v = good.clone();
             edit(&mut v);
-            stats_from_json(&v).expect_err("refused")
+            stats_from_json(&v).expect_err("refused").to_string()
         };
         assert_eq!(
             err(&|v| v["format"] = json!("httperf")),

@@ -7,6 +7,7 @@ pub(crate) mod advice;
 pub(crate) mod chart;
 pub(crate) mod classic;
 pub(crate) mod csv;
+pub mod error;
 pub(crate) mod extras;
 pub(crate) mod html;
 pub mod json;

@@ -38,8 +38,6 @@ use rustls::{
     SignatureScheme, SupportedProtocolVersion,
 };
 
-use crate::wire::error::Error;
-
 /// The ALPN protocol offered for HTTP/1.x.
 const ALPN_HTTP11: &[u8] = b"http/1.1";
 /// The ALPN protocol offered, alone, with `--http-version 2` (RFC 9113 §3.2).
@@ -47,7 +45,7 @@ pub(crate) const ALPN_H2: &[u8] = b"h2";
 
 /// `--ssl-protocol`: the TLS version pinned (min = max), or `Auto` (negotiate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SslProtocol {
+pub enum SslProtocol {
     /// Negotiate the highest version both sides support.
     Auto,
     /// TLS 1.0 (`TLSv1`, `TLSv1.0`, `TLSv1_0`).
@@ -124,7 +122,7 @@ impl TlsOptions {
 /// the text is the one printed after `rshperf: ` (a front end with other option
 /// letters, ab's, words it itself by matching the variant).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum TlsOptionError {
+pub enum TlsOptionError {
     /// A file of `option` that cannot be used (unreadable, no or bad PEM, no usable
     /// certificate or key): `cause` says why.
     #[error("{option} {path}: {cause}")]
@@ -181,13 +179,6 @@ pub(crate) enum TlsOptionError {
     /// rustls refused the verifier.
     #[error("--ssl-verify: {0}")]
     Verifier(String),
-}
-
-impl From<TlsOptionError> for Error {
-    /// An option error: `rshperf: <text>`.
-    fn from(e: TlsOptionError) -> Error {
-        Error::Usage(e.to_string())
-    }
 }
 
 /// Everything TLS that is decided once per run: the client configuration (resumption

@@ -11,6 +11,7 @@
 //! Called by `lib::run` for the `ab` and `lb` subcommands; returns the exit status.
 
 pub(crate) mod args;
+mod error;
 pub(crate) mod files;
 pub(crate) mod getopt;
 pub(crate) mod lb;
@@ -218,7 +219,7 @@ fn run(b: &Bench) -> Result<i32, Exit> {
         stderr: format!("{}: {msg}\n", b.prog()),
     };
     let beat = heartbeat(b);
-    let plan = setup::build(b, beat).map_err(fail)?;
+    let plan = setup::build(b, beat).map_err(|e| fail(e.to_string()))?;
     let gnuplot = match &b.gnuplot {
         Some(path) => Some(
             files::Gnuplot::create(path)

@@ -11,12 +11,13 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use super::{Bench, Tool};
 use crate::model::call::{Body, RequestParts, Requests};
-use crate::model::config::{Config, ConfigError, SslProtocol};
+use crate::model::config::{Config, SslProtocol};
 use crate::model::workload::closed::{AbRecording, ClosedLoop, Group};
 use crate::model::workload::target::Target;
 use crate::model::workload::Workload;
-use crate::wire::error::Error;
-use crate::wire::tls::{TlsOptionError, TlsSettings};
+use crate::wire::tls::TlsSettings;
+
+use super::error::SetupError;
 
 /// The User-Agent of ab and lb requests: as long as ab's `ApacheBench/2.3`, so that
 /// request sizes (and `Total body sent`) match ab's.
@@ -36,12 +37,15 @@ pub(crate) struct Plan {
 }
 
 /// The first address of `host:port`.
-fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+fn resolve(host: &str, port: u16) -> Result<SocketAddr, SetupError> {
     (host, port)
         .to_socket_addrs()
         .ok()
         .and_then(|mut a| a.next())
-        .ok_or_else(|| format!("cannot resolve host {host} (port {port})"))
+        .ok_or_else(|| SetupError::Resolve {
+            host: host.to_string(),
+            port,
+        })
 }
 
 /// The value of `-H` headers named `name` (case-insensitive), if the user gave one.
@@ -99,15 +103,15 @@ pub(crate) fn request_parts(b: &Bench, uri: &str) -> RequestParts {
     }
 }
 
-/// Builds the run of `b`; `heartbeat` is ab's progress interval (0: none). Errors are
-/// one-line messages for the caller to prefix.
-pub(crate) fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
+/// Builds the run of `b`; `heartbeat` is ab's progress interval (0: none). Errors
+/// print (in ab's words) as one-line messages for the caller to prefix.
+pub(crate) fn build(b: &Bench, heartbeat: u64) -> Result<Plan, SetupError> {
     let https = b.urls.first().is_some_and(|u| u.https);
     if b.urls.iter().any(|u| u.https != https) {
-        return Err("all URLs must use the same scheme (http or https)".into());
+        return Err(SetupError::MixedSchemes);
     }
     if https && b.proxy.is_some() {
-        return Err("-X (a proxy) is not supported with https URLs".into());
+        return Err(SetupError::ProxyWithHttps);
     }
     let mut targets = Vec::with_capacity(b.urls.len());
     let mut uris = Vec::with_capacity(b.urls.len());
@@ -135,7 +139,7 @@ pub(crate) fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
         let name = user_header(b, "Host").unwrap_or(&u.host);
         sni.push((https && !b.no_sni && name.parse::<IpAddr>().is_err()).then(|| name.to_string()));
     }
-    let first = targets.first().ok_or("no URL to benchmark")?;
+    let first = targets.first().ok_or(SetupError::NoUrl)?;
     let mut builder = Config::builder();
     builder
         .server(first.addr.ip().to_string())
@@ -170,13 +174,11 @@ pub(crate) fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
     builder.send_buffer(window).recv_buffer(window);
     let cfg = builder
         .build()
-        .map_err(|r| ab_config_error(&r.error))?
+        .map_err(|r| SetupError::Config(r.error))?
         .config;
     // TLS first, for ab's wording of its option errors (the workload builds it again).
-    TlsSettings::from_options(&cfg.tls).map_err(|e| ab_tls_error(&e))?;
-    let mut work = Workload::from_config(&cfg).map_err(|e| match e {
-        Error::Usage(m) | Error::Startup(m) | Error::Getopt(m) => m,
-    })?;
+    TlsSettings::from_options(&cfg.tls)?;
+    let mut work = Workload::from_config(&cfg)?;
     let parts = request_parts(b, &uris[0]);
     let mut head = Vec::new();
     let host = targets[0].host.clone();
@@ -209,54 +211,12 @@ pub(crate) fn build(b: &Bench, heartbeat: u64) -> Result<Plan, String> {
     })
 }
 
-/// A refused configuration in ab's words: `-B` for `--myaddr`. ab's own parser has
-/// checked the other values it passes.
-fn ab_config_error(e: &ConfigError) -> String {
-    match e {
-        ConfigError::MyaddrBound {
-            entry,
-            first,
-            address,
-        } => format!(
-            "invalid {} address {address} in -B {entry}",
-            if *first { "starting" } else { "ending" }
-        ),
-        ConfigError::MyaddrTooMany => "-B: more than 65536 addresses".to_string(),
-        e => e.to_string(),
-    }
-}
-
-/// A TLS option error in ab's words: its letters (`-E`, `-Z`, `-f`) for the options
-/// they set.
-fn ab_tls_error(e: &TlsOptionError) -> String {
-    match e {
-        TlsOptionError::File {
-            option: "--ssl-certificate" | "--ssl-key",
-            path,
-            cause,
-        } => format!("-E {path}: {cause}"),
-        TlsOptionError::Protocol { protocol } => format!(
-            "-f {} is not offered by rustls (use auto, TLSv1.2 or TLSv1.3)",
-            protocol.name()
-        ),
-        TlsOptionError::Versions(m) => format!("-f: {m}"),
-        TlsOptionError::Ciphers(m) => format!("-Z: {m}"),
-        TlsOptionError::CiphersForProtocol { spec, protocol } => format!(
-            "-Z: no cipher suite in '{spec}' can be used with -f {}",
-            protocol.name()
-        ),
-        TlsOptionError::KeyMismatch { cert, key } => format!(
-            "-E {cert} and -E {key} do not match (SSL certificate and key failed \
-             consistency check)"
-        ),
-        e => e.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::front::ab::args;
+    use crate::front::ab::error::ab_tls_error;
+    use crate::wire::tls::TlsOptionError;
 
     fn bench(a: &[&str]) -> Bench {
         let mut v = vec!["ab".to_string()];
@@ -355,12 +315,12 @@ mod tests {
         );
         let mixed = build(&bench(&["http://127.0.0.1:1/", "https://127.0.0.1:2/"]), 0);
         assert_eq!(
-            mixed.err().as_deref(),
+            mixed.err().map(|e| e.to_string()).as_deref(),
             Some("all URLs must use the same scheme (http or https)")
         );
         let unknown = build(&bench(&["http://no-such-host.invalid/"]), 0);
         assert_eq!(
-            unknown.err().as_deref(),
+            unknown.err().map(|e| e.to_string()).as_deref(),
             Some("cannot resolve host no-such-host.invalid (port 80)")
         );
     }
@@ -370,7 +330,7 @@ mod tests {
         let https = |extra: &[&str]| {
             let mut a = extra.to_vec();
             a.push("https://127.0.0.1:1/");
-            build(&bench(&a), 0).err().expect("refused")
+            build(&bench(&a), 0).err().expect("refused").to_string()
         };
         assert_eq!(
             https(&["-Z", "RC4-MD5"]),
@@ -397,7 +357,8 @@ mod tests {
                 &bench(&["-B", "10.0.0.x-10.0.0.2", "http://127.0.0.1:1/"]),
                 0
             )
-            .err(),
+            .err()
+            .map(|e| e.to_string()),
             Some("invalid starting address 10.0.0.x in -B 10.0.0.x-10.0.0.2".into())
         );
         assert_eq!(
@@ -405,7 +366,8 @@ mod tests {
                 &bench(&["-B", "no-such-host.invalid", "http://127.0.0.1:1/"]),
                 0
             )
-            .err(),
+            .err()
+            .map(|e| e.to_string()),
             Some("invalid address list no-such-host.invalid (not an address or host name)".into())
         );
     }

@@ -92,7 +92,7 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         Opt::Csv => b.csv(nonempty(v, "--csv")?),
         Opt::Timeline => b.timeline(nonempty(v, "--timeline")?),
         Opt::Html => b.html(nonempty(v, "--html")?),
-        Opt::FailOn => b.fail_on(crate::model::threshold::parse(v).map_err(ConfigError::FailOn)?),
+        Opt::FailOn => b.fail_on(crate::model::threshold::parse(v).map_err(ConfigError::from)?),
         Opt::Progress => b.progress(Some(true)),
         Opt::NoProgress => b.progress(Some(false)),
         Opt::Partition => {
@@ -101,16 +101,8 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         }
         Opt::StartAt => b.start_at(Some(value::parse_start_at(v)?)),
         Opt::Concurrency => b.concurrency(rule::CONCURRENCY.parse(v)?),
-        Opt::Overload => {
-            b.overload(
-                pacing::parse_overload(v).map_err(|_| ConfigError::Overload {
-                    value: v.to_string(),
-                })?,
-            )
-        }
-        Opt::Spin => b.spin(pacing::parse_spin(v).map_err(|_| ConfigError::Spin {
-            value: v.to_string(),
-        })?),
+        Opt::Overload => b.overload(pacing::parse_overload(v).map_err(ConfigError::from)?),
+        Opt::Spin => b.spin(pacing::parse_spin(v).map_err(ConfigError::from)?),
         Opt::Pin => b.pin(),
         Opt::Realtime => b.realtime(),
         Opt::CallRate => b.call_rate(rule::CALL_RATE.parse(v)?),
@@ -204,8 +196,6 @@ pub fn from_argv(argv: &[&str]) -> Result<Config, Error> {
     let owned: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
     match cli::parse(&owned)? {
         Command::Run(args) => config(&args),
-        Command::Help(_) | Command::Version(_) => Err(Error::Usage(
-            "-h/--help and -V/--version do not describe a run".into(),
-        )),
+        Command::Help(_) | Command::Version(_) => Err(Error::NotARun),
     }
 }

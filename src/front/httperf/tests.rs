@@ -398,13 +398,17 @@ fn call_rate_sets_the_schedule_and_refuses_what_does_not_fit() {
 fn pacing_errors_say_what_pacing_says() {
     for v in ["drop", ""] {
         let typed = ConfigError::Overload { value: v.into() };
-        let text = crate::model::pacing::parse_overload(v).expect_err("refused");
+        let text = crate::model::pacing::parse_overload(v)
+            .expect_err("refused")
+            .to_string();
         assert_eq!(typed.to_string(), text);
         assert_eq!(err(&["--overload", v]), format!("rshperf: {text}"));
     }
     for v in ["fast", "20000", "-1"] {
         let typed = ConfigError::Spin { value: v.into() };
-        let text = crate::model::pacing::parse_spin(v).expect_err("refused");
+        let text = crate::model::pacing::parse_spin(v)
+            .expect_err("refused")
+            .to_string();
         assert_eq!(typed.to_string(), text);
         assert_eq!(err(&["--spin", v]), format!("rshperf: {text}"));
     }

@@ -318,11 +318,11 @@ fn later_rate_or_period_wins() {
 fn help_and_version_are_not_runs() {
     assert!(matches!(
         super::from_argv(&["rshperf", "-h"]),
-        Err(Error::Usage(_))
+        Err(Error::NotARun)
     ));
     assert!(matches!(
         super::from_argv(&["rshperf", "--server=127.0.0.1", "-V"]),
-        Err(Error::Usage(_))
+        Err(Error::NotARun)
     ));
 }
 

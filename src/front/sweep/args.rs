@@ -24,6 +24,8 @@ use crate::model::config::Config;
 use crate::output::threshold::{self, Threshold};
 use crate::wire::error::Error;
 
+use super::error::SweepError;
+
 /// Table format on stdout or in `--file`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum OutputFmt {
@@ -189,11 +191,6 @@ const REFUSED: [(Opt, &str); 10] = [
     ),
 ];
 
-/// A usage error of the sweep: `rshperf: sweep: MSG`.
-fn usage(msg: String) -> Error {
-    Error::Usage(format!("sweep: {msg}"))
-}
-
 /// httperf's long options that are run options of a sweep: every one but `--help`
 /// (clap's, the sweep's help) and those the sweep's own options (`SweepOpts`) name.
 fn run_options(sweep: &clap::Command) -> Vec<&'static OptSpec> {
@@ -275,7 +272,7 @@ fn run_argv(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<Vec<String>, Er
             // Only after `--` can an operand begin with `-`; httperf would take it
             // for an option.
             if v.starts_with('-') {
-                return Err(usage(format!("unexpected argument '{v}'")));
+                return Err(SweepError::UnexpectedArgument(v).into());
             }
             words.push((i, v));
         }
@@ -296,34 +293,33 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
         ClapParsed::Help(text) => return Ok(Parsed::Help(text)),
         ClapParsed::Run(m) => m,
     };
-    let opts = SweepOpts::from_arg_matches(&m).map_err(|e| usage(e.to_string()))?;
+    let opts = SweepOpts::from_arg_matches(&m).map_err(SweepError::from)?;
     let httperf_argv = run_argv(&m, &runs)?;
     let run_args = match cli::parse(&httperf_argv)? {
         Command::Run(a) => a,
-        Command::Help(_) | Command::Version(_) => {
-            return Err(usage(
-                "-h and -V are not per-run options; see rshperf sweep --help".into(),
-            ))
-        }
+        Command::Help(_) | Command::Version(_) => return Err(SweepError::HelpInRun.into()),
     };
     for (opt, why) in REFUSED {
         if run_args.given(opt) {
-            return Err(usage(format!(
-                "{} cannot be used with sweep: {why}",
-                opt.long_name()
-            )));
+            return Err(SweepError::Refused {
+                option: opt.long_name(),
+                why,
+            }
+            .into());
         }
     }
     let fixed_conns = run_args.given(Opt::NumConns);
     let sessions = run_args.given(Opt::Wsess) || run_args.given(Opt::Wsesslog);
     let mut base = crate::front::httperf::config(&run_args)?;
     if let Some(opt) = base.unsupported() {
-        return Err(Error::Usage(format!("{opt} is not supported yet")));
+        return Err(Error::Unsupported {
+            option: opt.to_string(),
+        });
     }
     // The sweep prints its own table: no per-run text on stdout.
     base.output.verbose = 0;
     check(&opts, fixed_conns)?;
-    let slo = threshold::parse_all(&opts.slo).map_err(|m| usage(format!("--slo: {m}")))?;
+    let slo = threshold::parse_all(&opts.slo).map_err(SweepError::from)?;
     let mut opts = opts;
     if opts.const_test_time.is_none() && !fixed_conns && !sessions {
         opts.const_test_time = Some(5.0);
@@ -341,51 +337,41 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
 }
 
 /// Checks between the sweep's options.
-fn check(o: &SweepOpts, fixed_conns: bool) -> Result<(), Error> {
-    let positive = |v: f64, name: &str| {
+fn check(o: &SweepOpts, fixed_conns: bool) -> Result<(), SweepError> {
+    let positive = |v: f64, name: &'static str| {
         if v.is_finite() && v > 0.0 {
             Ok(())
         } else {
-            Err(usage(format!("{name} must be a positive number")))
+            Err(SweepError::NotPositive(name))
         }
     };
     positive(o.low_rate, "--low-rate")?;
     positive(o.high_rate, "--high-rate")?;
     if o.high_rate < o.low_rate {
-        return Err(usage("--high-rate must not be below --low-rate".into()));
+        return Err(SweepError::HighBelowLow);
     }
     match (o.rate_step, o.find_max) {
         (Some(s), _) => positive(s, "--rate-step")?,
-        (None, false) => {
-            return Err(usage(
-                "give --rate-step (the walk) or --find-max (the search)".into(),
-            ))
-        }
+        (None, false) => return Err(SweepError::NoWalk),
         (None, true) => {}
     }
     if let Some(t) = o.const_test_time {
         positive(t, "--const-test-time")?;
         if fixed_conns {
-            return Err(usage(
-                "--const-test-time sets --num-conns from the rate: give one of them".into(),
-            ));
+            return Err(SweepError::ConstTimeAndConns);
         }
     }
     if !(o.cool_down.is_finite() && o.cool_down >= 0.0) {
-        return Err(usage("--cool-down must be 0 or more seconds".into()));
+        return Err(SweepError::CoolDown);
     }
     if !(o.min_achieved > 0.0 && o.min_achieved <= 100.0) {
-        return Err(usage(
-            "--min-achieved must be a percentage above 0 and at most 100".into(),
-        ));
+        return Err(SweepError::MinAchieved);
     }
     if !(o.precision > 0.0 && o.precision < 100.0) {
-        return Err(usage(
-            "--precision must be a percentage between 0 and 100".into(),
-        ));
+        return Err(SweepError::Precision);
     }
     if o.past_knee == 0 {
-        return Err(usage("--past-knee must be at least 1".into()));
+        return Err(SweepError::PastKnee);
     }
     Ok(())
 }

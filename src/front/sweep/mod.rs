@@ -8,6 +8,7 @@
 //! for `rshperf sweep`.
 
 pub(crate) mod args;
+mod error;
 pub(crate) mod plan;
 pub(crate) mod step;
 pub(crate) mod table;
@@ -26,9 +27,11 @@ use serde_json::{json, Value};
 use crate::engine::metrics::Exporter;
 use crate::engine::progress;
 use crate::model::workload::Workload;
+use crate::output::error::OutputError;
 use crate::output::html::{self, SweepPage, SweepPoint};
 use crate::output::json;
 use crate::wire::error::Error;
+use error::SweepError;
 
 use args::{Parsed, Sweep};
 use plan::{Outcome, Planner, Strategy};
@@ -114,14 +117,15 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         .as_deref()
         .unwrap_or(&sweep.base.target.server);
     let file = match &o.file {
-        Some(path) => Some(
-            File::create(path)
-                .map_err(|e| Error::Startup(format!("cannot write --file {path}: {e}")))?,
-        ),
+        Some(path) => Some(File::create(path).map_err(|source| OutputError::Named {
+            option: "--file",
+            path: path.clone(),
+            source,
+        })?),
         None => None,
     };
     let mut out = TableOut { file };
-    let write_err = |e: io::Error| Error::Startup(format!("cannot write the table: {e}"));
+    let write_err = OutputError::Table;
     out.line(&table::header(host, o.output_fmt))
         .map_err(write_err)?;
     let show = progress::wanted(sweep.base.output.progress);
@@ -190,14 +194,24 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     }
     if let Some(dest) = &o.json {
         let doc = document(sweep, &steps, &outcome, &last);
-        json::write_value_to(dest, &doc)
-            .map_err(|e| Error::Startup(format!("cannot write --json file {dest}: {e}")))?;
+        json::write_value_to(dest, &doc).map_err(|source| OutputError::File {
+            option: "--json",
+            path: dest.clone(),
+            source,
+        })?;
     }
     if let Some(path) = &o.html {
-        let page = html::sweep_page(&page(sweep, &steps, &outcome, &last))
-            .map_err(|e| Error::Startup(format!("cannot draw the --html report: {e}")))?;
-        std::fs::write(Path::new(path), page)
-            .map_err(|e| Error::Startup(format!("cannot write --html file {path}: {e}")))?;
+        let page = html::sweep_page(&page(sweep, &steps, &outcome, &last)).map_err(|source| {
+            OutputError::Draw {
+                option: "--html",
+                source,
+            }
+        })?;
+        std::fs::write(Path::new(path), page).map_err(|source| OutputError::File {
+            option: "--html",
+            path: path.clone(),
+            source,
+        })?;
     }
     if let Some(e) = exporter {
         e.linger(sweep.base.output.metrics_linger);
@@ -217,8 +231,7 @@ impl Stop {
     fn register() -> Result<Stop, Error> {
         let flag = Arc::new(AtomicBool::new(false));
         for sig in [SIGINT, SIGTERM] {
-            signal_hook::flag::register(sig, Arc::clone(&flag))
-                .map_err(|e| Error::Startup(format!("cannot handle signals: {e}")))?;
+            signal_hook::flag::register(sig, Arc::clone(&flag)).map_err(SweepError::Signals)?;
         }
         Ok(Stop { flag })
     }

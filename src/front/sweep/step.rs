@@ -20,6 +20,7 @@ use crate::model::workload::rate::Period;
 use crate::model::workload::{Kind, Workload};
 use crate::output::advice::{self, Advice};
 use crate::output::csv;
+use crate::output::error::OutputError;
 use crate::output::json;
 use crate::output::summary::Summary;
 use crate::output::threshold::Evaluate;
@@ -242,8 +243,13 @@ pub(crate) fn run(
         client_cpu_pct: stats.client.busiest_pct,
     };
     if let Some(path) = &cfg.output.csv {
-        csv::append_row(Path::new(path), &cfg, &report, &advice)
-            .map_err(|e| Error::Startup(format!("cannot write --csv file {path}: {e}")))?;
+        csv::append_row(Path::new(path), &cfg, &report, &advice).map_err(|source| {
+            OutputError::File {
+                option: "--csv",
+                path: path.clone(),
+                source,
+            }
+        })?;
     }
     let doc = sweep.opts.json.is_some().then(|| {
         let mut doc = json::document(

@@ -11,6 +11,8 @@
 
 use thiserror::Error as ThisError;
 
+use crate::model::pacing::PacingError;
+use crate::model::threshold::ThresholdError;
 use crate::wire::error::Error;
 use crate::wire::url::UrlError;
 
@@ -167,9 +169,9 @@ pub enum ConfigError {
         /// The mean of `--period`.
         mean: f64,
     },
-    /// A `--fail-on` expression that does not parse (the text says why).
+    /// A `--fail-on` expression that does not parse.
     #[error("--fail-on: {0}")]
-    FailOn(String),
+    FailOn(#[from] ThresholdError),
     /// `--overload` given something other than a policy.
     #[error("--overload: `{value}' is not a policy (expected degrade or queue)")]
     Overload {
@@ -298,6 +300,16 @@ impl ConfigError {
     }
 }
 
+impl From<PacingError> for ConfigError {
+    /// The same refusal, as the configuration's error.
+    fn from(e: PacingError) -> ConfigError {
+        match e {
+            PacingError::Overload { value } => ConfigError::Overload { value },
+            PacingError::Spin { value } => ConfigError::Spin { value },
+        }
+    }
+}
+
 impl From<ConfigError> for Error {
     /// The fatal error `main` prints: `rshperf: <text>` (the resolver's failure is a
     /// start-up error; httperf's `session_init` limits keep httperf's prefix).
@@ -306,8 +318,8 @@ impl From<ConfigError> for Error {
             ConfigError::SessionLimit { .. } => {
                 Error::Getopt(format!("{}.session_init: {e}", super::PROG))
             }
-            ConfigError::Unresolvable { .. } => Error::Startup(e.to_string()),
-            e => Error::Usage(e.to_string()),
+            ConfigError::Unresolvable { .. } => Error::startup(e),
+            e => Error::usage(e),
         }
     }
 }

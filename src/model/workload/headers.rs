@@ -7,9 +7,9 @@
 //! and reading the body once into a shared `call::Body`. Called by
 //! `Workload::from_config`; the lines and body are rendered by `call::Requests`.
 
+use super::error::WorkloadError;
 use crate::model::call::{self, Body};
 use crate::model::config::Config;
-use crate::wire::error::Error;
 
 /// What the options add to requests.
 #[derive(Debug, Clone)]
@@ -22,15 +22,20 @@ pub(crate) struct Extra {
 }
 
 /// Reads the files `cfg` names.
-pub(crate) fn from_config(cfg: &Config) -> Result<Extra, Error> {
+pub(crate) fn from_config(cfg: &Config) -> Result<Extra, WorkloadError> {
     let mut lines = match &cfg.request.add_header_file {
-        Some(f) => std::fs::read(f)
-            .map_err(|e| Error::Startup(format!("failed to open header file {f}: {e}")))?,
+        Some(f) => std::fs::read(f).map_err(|source| WorkloadError::AddHeaderFile {
+            file: f.clone(),
+            source,
+        })?,
         None => Vec::new(),
     };
     if let Some(f) = &cfg.request.header_file {
-        let bytes = std::fs::read(f)
-            .map_err(|e| Error::Usage(format!("--header-file {f}: cannot read it: {e}")))?;
+        let bytes = std::fs::read(f).map_err(|source| WorkloadError::Unreadable {
+            option: "--header-file",
+            file: f.clone(),
+            source,
+        })?;
         lines.extend_from_slice(&parse(f, &bytes)?);
     }
     if let Some(t) = &cfg.request.content_type {
@@ -38,8 +43,11 @@ pub(crate) fn from_config(cfg: &Config) -> Result<Extra, Error> {
     }
     let body = match &cfg.request.body_file {
         Some(f) => {
-            let body = call::read_body(f)
-                .map_err(|e| Error::Usage(format!("--body-file {f}: cannot read it: {e}")))?;
+            let body = call::read_body(f).map_err(|source| WorkloadError::Unreadable {
+                option: "--body-file",
+                file: f.clone(),
+                source,
+            })?;
             let length = format!("Content-Length: {}\r\n", body.len()).into_bytes();
             Some((body, length))
         }
@@ -49,7 +57,7 @@ pub(crate) fn from_config(cfg: &Config) -> Result<Extra, Error> {
 }
 
 /// Checks the header file `name` and returns its lines, each ending in CRLF.
-pub(crate) fn parse(name: &str, bytes: &[u8]) -> Result<Vec<u8>, Error> {
+pub(crate) fn parse(name: &str, bytes: &[u8]) -> Result<Vec<u8>, WorkloadError> {
     let mut out = Vec::with_capacity(bytes.len() + 16);
     let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
     if lines.last().is_some_and(|l| l.is_empty()) {
@@ -60,12 +68,11 @@ pub(crate) fn parse(name: &str, bytes: &[u8]) -> Result<Vec<u8>, Error> {
         if line.iter().all(u8::is_ascii_whitespace) || line.first() == Some(&b'#') {
             continue;
         }
-        let bad = |why: &str| {
-            Error::Usage(format!(
-                "--header-file {name}: line {}: {why}: '{}'",
-                i + 1,
-                String::from_utf8_lossy(line).escape_debug()
-            ))
+        let bad = |cause: &'static str| WorkloadError::HeaderLine {
+            file: name.to_string(),
+            line: i + 1,
+            cause,
+            text: String::from_utf8_lossy(line).into_owned(),
         };
         let Some(colon) = line.iter().position(|&b| b == b':') else {
             return Err(bad("expected 'Name: value'"));
@@ -116,7 +123,7 @@ mod tests {
         let err = |text: &[u8]| parse("hdrs.txt", text).expect_err("malformed").to_string();
         assert_eq!(
             err(b"X-A: 1\nno colon here\n"),
-            "rshperf: --header-file hdrs.txt: line 2: expected 'Name: value': 'no colon here'"
+            "--header-file hdrs.txt: line 2: expected 'Name: value': 'no colon here'"
         );
         assert!(err(b"\n\n: v\n").contains("line 3: empty header name"));
         assert!(err(b"Bad Name: v\n").contains("line 1: header names are tokens"));

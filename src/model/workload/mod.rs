@@ -6,6 +6,7 @@
 //! (`--uri`, `--wlog`, `--wset`) as a function of a per-engine call cursor.
 
 pub(crate) mod closed;
+pub mod error;
 pub(crate) mod headers;
 pub mod page;
 pub(crate) mod rate;
@@ -16,8 +17,8 @@ pub(crate) mod uri;
 use crate::model::call::{CallRef, Requests};
 use crate::model::config::{Config, WsetSpec};
 use crate::model::workload::closed::ClosedLoop;
-use crate::wire::error::Error;
 use crate::wire::tls::TlsSettings;
+use error::WorkloadError;
 
 /// One burst of a `--wsesslog` session template.
 #[derive(Debug, Clone)]
@@ -102,7 +103,7 @@ pub struct Workload {
 
 impl Workload {
     /// Reads the files named by `cfg` and renders every request.
-    pub fn from_config(cfg: &Config) -> Result<Workload, Error> {
+    pub fn from_config(cfg: &Config) -> Result<Workload, WorkloadError> {
         let extra = headers::from_config(cfg)?;
         let header_file = extra.lines.clone();
         let mut requests = match extra.body {

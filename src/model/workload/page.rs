@@ -13,9 +13,9 @@
 
 use std::net::Ipv6Addr;
 
+use super::error::WorkloadError;
 use crate::model::config::Config;
 use crate::model::workload::target::Target;
-use crate::wire::error::Error;
 
 /// Longest request-target fetched (nginx's default request-line limit is 8 KiB).
 pub(crate) const MAX_URI: usize = 8192;
@@ -95,13 +95,11 @@ pub(crate) fn origins(cfg: &Config, targets: &[Target]) -> Vec<Origin> {
 
 /// httperf's start-up check: the page URI must be an absolute path (it is the base of
 /// the page's relative references).
-pub(crate) fn check_page_uri(uri: &str) -> Result<(), Error> {
+pub(crate) fn check_page_uri(uri: &str) -> Result<(), WorkloadError> {
     if uri.starts_with('/') {
         Ok(())
     } else {
-        Err(Error::Usage(
-            "URI specified with --uri must be absolute".into(),
-        ))
+        Err(WorkloadError::RelativePageUri)
     }
 }
 
@@ -376,7 +374,7 @@ mod tests {
         for bad in ["index.html", "", "http://x/y"] {
             assert_eq!(
                 check_page_uri(bad).map_err(|e| e.to_string()),
-                Err("rshperf: URI specified with --uri must be absolute".into()),
+                Err("URI specified with --uri must be absolute".into()),
                 "{bad}"
             );
         }

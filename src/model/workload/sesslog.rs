@@ -10,7 +10,7 @@
 //! session workload (engine side) instantiates the templates round-robin. Called once
 //! at start-up by whoever sets up a `--wsesslog` run.
 
-use crate::wire::error::Error;
+use super::error::WorkloadError;
 
 /// Request methods `method=` is matched against, by prefix, first match wins (as
 /// httperf master's table, which adds PROPFIND and REPORT to 0.9.0's).
@@ -46,14 +46,16 @@ pub struct SessionTemplate {
 }
 
 /// Reads and parses session file `path`.
-pub(crate) fn parse_file(path: &str) -> Result<Vec<SessionTemplate>, Error> {
-    let text =
-        std::fs::read(path).map_err(|e| Error::Startup(format!("can't open {path}: {e}")))?;
+pub(crate) fn parse_file(path: &str) -> Result<Vec<SessionTemplate>, WorkloadError> {
+    let text = std::fs::read(path).map_err(|source| WorkloadError::Open {
+        file: path.to_string(),
+        source,
+    })?;
     parse(path, &text)
 }
 
 /// Parses the text of a session file; `name` is used in error messages.
-pub fn parse(name: &str, text: &[u8]) -> Result<Vec<SessionTemplate>, Error> {
+pub fn parse(name: &str, text: &[u8]) -> Result<Vec<SessionTemplate>, WorkloadError> {
     let mut lines = Lines::new(text);
     let mut sessions = Vec::new();
     let mut current: Vec<Burst> = Vec::new();
@@ -91,7 +93,9 @@ pub fn parse(name: &str, text: &[u8]) -> Result<Vec<SessionTemplate>, Error> {
         sessions.push(SessionTemplate { bursts: current });
     }
     if sessions.is_empty() {
-        return Err(Error::Usage(format!("{name}: no sessions found")));
+        return Err(WorkloadError::NoSessions {
+            file: name.to_string(),
+        });
     }
     Ok(sessions)
 }
@@ -104,8 +108,12 @@ struct At<'a> {
 }
 
 impl At<'_> {
-    fn err(&self, what: impl std::fmt::Display) -> Error {
-        Error::Usage(format!("{}:{}: {what}", self.name, self.line))
+    fn err(&self, what: impl std::fmt::Display) -> WorkloadError {
+        WorkloadError::SessionLine {
+            file: self.name.to_string(),
+            line: self.line,
+            cause: what.to_string(),
+        }
     }
 }
 
@@ -168,7 +176,7 @@ fn parse_request<'a>(
     mut line: &'a [u8],
     start: usize,
     lines: &mut Lines<'a>,
-) -> Result<(TemplateRequest, Option<f64>), Error> {
+) -> Result<(TemplateRequest, Option<f64>), WorkloadError> {
     let end = token_end(line, start);
     let uri = std::str::from_utf8(&line[start..end])
         .map_err(|_| at.err("URI is not valid UTF-8"))?
@@ -249,7 +257,7 @@ fn parse_contents<'a>(
     mut i: usize,
     lines: &mut Lines<'a>,
     body: &mut Vec<u8>,
-) -> Result<(&'a [u8], usize), Error> {
+) -> Result<(&'a [u8], usize), WorkloadError> {
     let mut quote: Option<u8> = None;
     loop {
         let Some(&c) = line.get(i) else {
@@ -307,7 +315,9 @@ mod tests {
 
     fn err(text: &str) -> String {
         match parse("f.log", text.as_bytes()) {
-            Err(Error::Usage(m)) => m,
+            Err(e @ (WorkloadError::SessionLine { .. } | WorkloadError::NoSessions { .. })) => {
+                e.to_string()
+            }
             other => panic!("expected a usage error for {text:?}, got {other:?}"),
         }
     }
@@ -455,7 +465,8 @@ mod tests {
         let s = parse("f", b"/a\n  /b").expect("valid");
         assert_eq!(s[0].bursts[0].requests.len(), 2);
         match parse_file("/nonexistent/rshperf-sess.log") {
-            Err(Error::Startup(m)) => {
+            Err(e @ WorkloadError::Open { .. }) => {
+                let m = e.to_string();
                 assert!(
                     m.starts_with("can't open /nonexistent/rshperf-sess.log: "),
                     "{m}"

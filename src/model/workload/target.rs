@@ -8,8 +8,8 @@
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
+use super::error::WorkloadError;
 use crate::model::config::Config;
-use crate::wire::error::Error;
 
 /// One server of the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,26 +23,28 @@ pub(crate) struct Target {
 }
 
 /// The targets of `cfg`: its one server, or the entries of `--servers`.
-pub(crate) fn from_config(cfg: &Config) -> Result<Vec<Target>, Error> {
+pub(crate) fn from_config(cfg: &Config) -> Result<Vec<Target>, WorkloadError> {
     let Some(file) = &cfg.target.servers else {
         let addr = *cfg
             .target
             .addrs
             .first()
-            .ok_or_else(|| Error::Startup("no server address".into()))?;
+            .ok_or(WorkloadError::NoServerAddress)?;
         return Ok(vec![Target {
             addr,
             host: cfg.host_header().to_string(),
             label: format!("{}:{}", cfg.target.server, cfg.target.port),
         }]);
     };
-    let bytes =
-        std::fs::read(file).map_err(|e| Error::Startup(format!("can't open {file}: {e}")))?;
+    let bytes = std::fs::read(file).map_err(|source| WorkloadError::Open {
+        file: file.clone(),
+        source,
+    })?;
     parse(file, &bytes, cfg.target.port)
 }
 
 /// Parses and resolves a `--servers` file named `name` with default port `port`.
-pub(crate) fn parse(name: &str, bytes: &[u8], port: u16) -> Result<Vec<Target>, Error> {
+pub(crate) fn parse(name: &str, bytes: &[u8], port: u16) -> Result<Vec<Target>, WorkloadError> {
     let text = String::from_utf8_lossy(bytes);
     let mut targets = Vec::new();
     for (i, entry) in text.split(['\0', '\n']).enumerate() {
@@ -50,18 +52,19 @@ pub(crate) fn parse(name: &str, bytes: &[u8], port: u16) -> Result<Vec<Target>, 
         if entry.is_empty() || entry.starts_with('#') {
             continue;
         }
-        let (host, port) = split_host_port(entry, port).ok_or_else(|| {
-            Error::Usage(format!(
-                "{name}: entry {}: bad server '{entry}' (expected host or host:port)",
-                i + 1
-            ))
-        })?;
+        let (host, port) =
+            split_host_port(entry, port).ok_or_else(|| WorkloadError::BadServer {
+                file: name.to_string(),
+                entry: i + 1,
+                server: entry.to_string(),
+            })?;
         let addr = (host.as_str(), port)
             .to_socket_addrs()
             .ok()
             .and_then(|mut a| a.next())
-            .ok_or_else(|| {
-                Error::Startup(format!("{name}: cannot resolve server address '{host}'"))
+            .ok_or_else(|| WorkloadError::Unresolvable {
+                file: name.to_string(),
+                host: host.clone(),
             })?;
         let host_header = match host.parse::<IpAddr>() {
             Ok(IpAddr::V6(_)) => format!("[{host}]"),
@@ -74,7 +77,9 @@ pub(crate) fn parse(name: &str, bytes: &[u8], port: u16) -> Result<Vec<Target>, 
         });
     }
     if targets.is_empty() {
-        return Err(Error::Usage(format!("{name}: no servers found")));
+        return Err(WorkloadError::NoServers {
+            file: name.to_string(),
+        });
     }
     Ok(targets)
 }

@@ -6,8 +6,8 @@
 //! next URI per call, and ends the run when `Wlog::next` says the list is exhausted.
 //! Neither generator allocates per call.
 
+use super::error::WorkloadError;
 use crate::model::config::{WlogSpec, WsetSpec};
-use crate::wire::error::Error;
 
 /// The first value of glibc's `drand48()` in a process that never seeded it: the state
 /// starts at 0, so the first value is 0xB / 2^48 (checked against glibc 2.36). It is
@@ -30,16 +30,24 @@ pub(crate) struct Wlog {
 
 impl Wlog {
     /// Reads the file of `spec` (NUL-separated URIs).
-    pub(crate) fn from_file(spec: &WlogSpec) -> Result<Wlog, Error> {
-        let bytes = std::fs::read(&spec.file)
-            .map_err(|e| Error::Startup(format!("can't open {}: {e}", spec.file)))?;
+    pub(crate) fn from_file(spec: &WlogSpec) -> Result<Wlog, WorkloadError> {
+        let bytes = std::fs::read(&spec.file).map_err(|source| WorkloadError::Open {
+            file: spec.file.clone(),
+            source,
+        })?;
         Wlog::from_bytes(&spec.file, &bytes, spec.repeat)
     }
 
     /// Splits `bytes` at NUL bytes, skipping empty entries; `name` is used in errors.
-    pub(crate) fn from_bytes(name: &str, bytes: &[u8], repeat: bool) -> Result<Wlog, Error> {
+    pub(crate) fn from_bytes(
+        name: &str,
+        bytes: &[u8],
+        repeat: bool,
+    ) -> Result<Wlog, WorkloadError> {
         if bytes.is_empty() {
-            return Err(Error::Startup(format!("file {name} is empty")));
+            return Err(WorkloadError::EmptyLog {
+                file: name.to_string(),
+            });
         }
         let mut text = String::with_capacity(bytes.len());
         let mut spans = Vec::new();
@@ -47,17 +55,18 @@ impl Wlog {
             if entry.is_empty() {
                 continue;
             }
-            let uri = std::str::from_utf8(entry).map_err(|_| {
-                Error::Startup(format!("{name}: entry {} is not valid UTF-8", k + 1))
+            let uri = std::str::from_utf8(entry).map_err(|_| WorkloadError::LogEntryNotUtf8 {
+                file: name.to_string(),
+                entry: k + 1,
             })?;
             let start = text.len();
             text.push_str(uri);
             spans.push((start, text.len()));
         }
         if spans.is_empty() {
-            return Err(Error::Startup(format!(
-                "{name} does not contain any valid URIs"
-            )));
+            return Err(WorkloadError::NoUris {
+                file: name.to_string(),
+            });
         }
         Ok(Wlog {
             text,
@@ -323,21 +332,19 @@ mod tests {
     #[test]
     fn wlog_errors() {
         let e = |b: &[u8]| Wlog::from_bytes("log", b, false).expect_err("invalid");
-        assert_eq!(e(b""), Error::Startup("file log is empty".into()));
-        assert_eq!(
-            e(b"\0\0\0"),
-            Error::Startup("log does not contain any valid URIs".into())
-        );
-        assert_eq!(
+        assert!(matches!(e(b""), WorkloadError::EmptyLog { file } if file == "log"));
+        assert!(matches!(e(b"\0\0\0"), WorkloadError::NoUris { file } if file == "log"));
+        assert!(matches!(
             e(b"/a\0/\xff\0"),
-            Error::Startup("log: entry 2 is not valid UTF-8".into())
-        );
+            WorkloadError::LogEntryNotUtf8 { file, entry: 2 } if file == "log"
+        ));
         let spec = WlogSpec {
             repeat: false,
             file: "/nonexistent/rshperf.wlog".into(),
         };
         match Wlog::from_file(&spec) {
-            Err(Error::Startup(m)) => {
+            Err(e @ WorkloadError::Open { .. }) => {
+                let m = e.to_string();
                 assert!(
                     m.starts_with("can't open /nonexistent/rshperf.wlog: "),
                     "{m}"

@@ -240,9 +240,11 @@ fn server_values_are_host_names() {
     let mut b = ConfigBuilder::new();
     b.server("");
     let e = refused(&b, "cannot resolve server address '': empty host name");
+    let top = Error::from(e);
+    assert!(matches!(top, Error::Startup(_)));
     assert_eq!(
-        Error::from(e),
-        Error::Startup("cannot resolve server address '': empty host name".into())
+        top.to_string(),
+        "rshperf: cannot resolve server address '': empty host name"
     );
 }
 

@@ -1,0 +1,157 @@
+//! `ServeError`: what `rshperf serve` and `rshperf demo` refuse or cannot start.
+//!
+//! Owns the texts printed after `rshperf: serve: ` or `rshperf: demo: ` (option
+//! values, the listener, signals, the in-process server) and `--delay`'s value error
+//! (shown by clap). Made by `front::serve`; `From` gives the top-level error.
+
+use std::io;
+use std::net::SocketAddr;
+
+use thiserror::Error as ThisError;
+
+use crate::wire::error::{Error, InCommand};
+
+/// Why the server (or the demo around it) cannot run.
+#[derive(Debug, ThisError)]
+pub(crate) enum ServeError {
+    /// `--delay` out of range (clap prints it after the option).
+    #[error("expected milliseconds from 0 to 1000000000")]
+    Delay,
+    /// `--address` does not resolve.
+    #[error("cannot resolve address '{host}'")]
+    Resolve {
+        /// The host as given.
+        host: String,
+    },
+    /// SIGINT/SIGTERM cannot be handled.
+    #[error("cannot handle signals: {0}")]
+    Signals(#[source] io::Error),
+    /// The listener cannot be set up.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// The server did not stop cleanly.
+    #[error("{0}")]
+    Stop(#[source] io::Error),
+    /// `demo` given `--server`, `--servers` or `--port`.
+    #[error("--server/--port are chosen by demo")]
+    DemoServerOption,
+    /// `demo` given a URL.
+    #[error(
+        "{url} names a server, but demo loads its own; give only workload \
+         options (rshperf demo --rate 100 --num-conns 500), or run \
+         rshperf {url} ... to load that server"
+    )]
+    DemoUrl {
+        /// The URL as typed.
+        url: String,
+    },
+    /// `demo`'s server cannot start.
+    #[error("cannot start the server: {0}")]
+    DemoStart(#[source] io::Error),
+    /// `demo`'s server did not stop cleanly.
+    #[error("server: {0}")]
+    DemoStop(#[source] io::Error),
+}
+
+impl From<ServeError> for Error {
+    /// `rshperf: serve: <text>` or `rshperf: demo: <text>`; option values are usage
+    /// errors, the rest start-up errors.
+    fn from(e: ServeError) -> Error {
+        let command = match e {
+            ServeError::DemoServerOption
+            | ServeError::DemoUrl { .. }
+            | ServeError::DemoStart(_)
+            | ServeError::DemoStop(_) => "demo",
+            _ => "serve",
+        };
+        let usage = matches!(
+            e,
+            ServeError::Delay
+                | ServeError::Resolve { .. }
+                | ServeError::DemoServerOption
+                | ServeError::DemoUrl { .. }
+        );
+        let e = InCommand { command, cause: e };
+        if usage {
+            Error::usage(e)
+        } else {
+            Error::startup(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_with_their_prefix() {
+        let io = || io::Error::from(io::ErrorKind::AddrInUse);
+        let cases = [
+            (
+                ServeError::Delay,
+                "rshperf: serve: expected milliseconds from 0 to 1000000000",
+                true,
+            ),
+            (
+                ServeError::Resolve { host: "x".into() },
+                "rshperf: serve: cannot resolve address 'x'",
+                true,
+            ),
+            (
+                ServeError::Signals(io()),
+                "rshperf: serve: cannot handle signals: address in use",
+                false,
+            ),
+            (
+                ServeError::Listen {
+                    addr: "127.0.0.1:80".parse().expect("addr"),
+                    source: io(),
+                },
+                "rshperf: serve: cannot listen on 127.0.0.1:80: address in use",
+                false,
+            ),
+            (
+                ServeError::Stop(io()),
+                "rshperf: serve: address in use",
+                false,
+            ),
+            (
+                ServeError::DemoServerOption,
+                "rshperf: demo: --server/--port are chosen by demo",
+                true,
+            ),
+            (
+                ServeError::DemoUrl {
+                    url: "http://h/".into(),
+                },
+                "rshperf: demo: http://h/ names a server, but demo loads its own; give only \
+                 workload options (rshperf demo --rate 100 --num-conns 500), or run rshperf \
+                 http://h/ ... to load that server",
+                true,
+            ),
+            (
+                ServeError::DemoStart(io()),
+                "rshperf: demo: cannot start the server: address in use",
+                false,
+            ),
+            (
+                ServeError::DemoStop(io()),
+                "rshperf: demo: server: address in use",
+                false,
+            ),
+        ];
+        for (e, text, usage) in cases {
+            let top = Error::from(e);
+            assert_eq!(top.to_string(), text);
+            assert_eq!(matches!(top, Error::Usage(_)), usage, "{text}");
+            assert_eq!(top.exit_code(), 1);
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! `SweepError`: what `rshperf sweep` refuses on its command line, or cannot set up.
+//!
+//! Owns the texts printed after `rshperf: sweep: ` (option checks, options a sweep
+//! cannot take, `--slo`) and the signal set-up failure (after `rshperf: `). Made by
+//! `sweep::args` and `sweep::run`; `From` gives the top-level error.
+
+use std::io;
+
+use thiserror::Error as ThisError;
+
+use crate::model::threshold::ThresholdError;
+use crate::wire::error::{Error, InCommand};
+
+/// Why a sweep cannot run.
+#[derive(Debug, ThisError)]
+pub(crate) enum SweepError {
+    /// clap refused the sweep's own options.
+    #[error("{0}")]
+    Clap(#[from] clap::Error),
+    /// A run operand that looks like an option.
+    #[error("unexpected argument '{0}'")]
+    UnexpectedArgument(String),
+    /// `-h` or `-V` among the run options.
+    #[error("-h and -V are not per-run options; see rshperf sweep --help")]
+    HelpInRun,
+    /// A run option a sweep cannot take.
+    #[error("{option} cannot be used with sweep: {why}")]
+    Refused {
+        /// The option's long name.
+        option: String,
+        /// Why.
+        why: &'static str,
+    },
+    /// A value that must be a positive number.
+    #[error("{0} must be a positive number")]
+    NotPositive(&'static str),
+    /// `--high-rate` below `--low-rate`.
+    #[error("--high-rate must not be below --low-rate")]
+    HighBelowLow,
+    /// Neither `--rate-step` nor `--find-max`.
+    #[error("give --rate-step (the walk) or --find-max (the search)")]
+    NoWalk,
+    /// `--const-test-time` and `--num-conns`.
+    #[error("--const-test-time sets --num-conns from the rate: give one of them")]
+    ConstTimeAndConns,
+    /// A negative `--cool-down`.
+    #[error("--cool-down must be 0 or more seconds")]
+    CoolDown,
+    /// `--min-achieved` out of range.
+    #[error("--min-achieved must be a percentage above 0 and at most 100")]
+    MinAchieved,
+    /// `--precision` out of range.
+    #[error("--precision must be a percentage between 0 and 100")]
+    Precision,
+    /// `--past-knee 0`.
+    #[error("--past-knee must be at least 1")]
+    PastKnee,
+    /// A `--slo` expression that does not parse.
+    #[error("--slo: {0}")]
+    Slo(#[from] ThresholdError),
+    /// SIGINT/SIGTERM handlers cannot be installed.
+    #[error("cannot handle signals: {0}")]
+    Signals(#[source] io::Error),
+}
+
+impl From<SweepError> for Error {
+    /// Option errors are `rshperf: sweep: <text>`; the signal set-up is a start-up
+    /// error, `rshperf: <text>`.
+    fn from(e: SweepError) -> Error {
+        match e {
+            SweepError::Signals(_) => Error::startup(e),
+            e => Error::usage(InCommand {
+                command: "sweep",
+                cause: e,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_with_their_prefix() {
+        let cases = [
+            (
+                SweepError::UnexpectedArgument("-x".into()),
+                "rshperf: sweep: unexpected argument '-x'",
+            ),
+            (
+                SweepError::HelpInRun,
+                "rshperf: sweep: -h and -V are not per-run options; see rshperf sweep --help",
+            ),
+            (
+                SweepError::Refused {
+                    option: "--hog".into(),
+                    why: "a sweep runs in one process",
+                },
+                "rshperf: sweep: --hog cannot be used with sweep: a sweep runs in one process",
+            ),
+            (
+                SweepError::NotPositive("--low-rate"),
+                "rshperf: sweep: --low-rate must be a positive number",
+            ),
+            (
+                SweepError::HighBelowLow,
+                "rshperf: sweep: --high-rate must not be below --low-rate",
+            ),
+            (
+                SweepError::NoWalk,
+                "rshperf: sweep: give --rate-step (the walk) or --find-max (the search)",
+            ),
+            (
+                SweepError::ConstTimeAndConns,
+                "rshperf: sweep: --const-test-time sets --num-conns from the rate: give one of them",
+            ),
+            (
+                SweepError::CoolDown,
+                "rshperf: sweep: --cool-down must be 0 or more seconds",
+            ),
+            (
+                SweepError::MinAchieved,
+                "rshperf: sweep: --min-achieved must be a percentage above 0 and at most 100",
+            ),
+            (
+                SweepError::Precision,
+                "rshperf: sweep: --precision must be a percentage between 0 and 100",
+            ),
+            (
+                SweepError::PastKnee,
+                "rshperf: sweep: --past-knee must be at least 1",
+            ),
+            (
+                SweepError::Slo(ThresholdError::NoValue { expr: "p99>".into() }),
+                "rshperf: sweep: --slo: no value in 'p99>'",
+            ),
+            (
+                SweepError::Signals(io::Error::from(io::ErrorKind::Other)),
+                "rshperf: cannot handle signals: other error",
+            ),
+        ];
+        for (e, text) in cases {
+            let top = Error::from(e);
+            assert_eq!(top.to_string(), text);
+            assert_eq!(top.exit_code(), 1);
+        }
+    }
+}
