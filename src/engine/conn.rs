@@ -299,7 +299,6 @@ impl<S: Transport> Conn<S> {
         self.tls = None;
         self.tls_error = None;
         self.reset_h2(http2);
-        self.reset_h3(false);
     }
 
     /// The earliest watchdog deadline, if any.

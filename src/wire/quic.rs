@@ -32,6 +32,14 @@ pub const MAX_DATAGRAM: usize = 65_527;
 /// engine reads datagrams into a small stack buffer.
 pub const MAX_UDP_PAYLOAD: u16 = 1472;
 
+/// The transport settings of the engine's connections (`transport` with a 30 s idle
+/// timeout: the engine's own `--timeout` watchdogs decide before QUIC gives up), made
+/// once per process.
+pub fn engine_transport() -> Arc<TransportConfig> {
+    static T: std::sync::OnceLock<Arc<TransportConfig>> = std::sync::OnceLock::new();
+    Arc::clone(T.get_or_init(|| transport(Duration::from_secs(30))))
+}
+
 /// The transport settings of our client connections: the server may open a few
 /// unidirectional streams (control, QPACK) and no bidirectional ones; large receive
 /// windows (replies are never buffered beyond what a read hands out); `idle` is the

@@ -11,6 +11,7 @@ mod hostile;
 mod hostile_h2;
 mod http2;
 mod http2_hpack;
+mod http3;
 mod http3_wire;
 mod layers;
 mod merge;

@@ -83,8 +83,8 @@ impl<S: Transport> Conn<S> {
         self.h3.is_some()
     }
 
-    /// Makes the slot speak HTTP/3 (or not) for its next connection.
-    pub(super) fn reset_h3(&mut self, http3: bool) {
+    /// Makes the slot speak HTTP/3 (or not) for its next connection (after `reset`).
+    pub(crate) fn reset_h3(&mut self, http3: bool) {
         match (http3, self.h3.as_mut()) {
             (true, Some(h)) => h.reset(),
             (true, None) => self.h3 = Some(Box::default()),
@@ -177,6 +177,7 @@ impl<S: Transport> Conn<S> {
             self.on_connected(now, ctx);
             return Ok(true);
         }
+        self.flush_h3(now)?;
         Ok(false)
     }
 
