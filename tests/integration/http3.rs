@@ -76,9 +76,17 @@ fn sessions_resume_on_their_next_connection() {
     let r = run3(s.port(), &args);
     assert_eq!(r.status(), [0, 12, 0, 0, 0], "{}\n{}", r.text, r.stderr);
     assert_eq!(r.error("total"), 0, "{}", r.text);
-    assert_eq!(s.requests(), 12);
-    assert_eq!(s.connections(), 6);
-    assert_eq!(s.resumed(), 3, "each session's second connection resumes");
+    // A call sent as the GOAWAY crossed it is refused and sent again on the next
+    // connection (the server may have read it: it counts it as well).
+    assert!(s.requests() >= 12);
+    let conns = s.connections();
+    assert!(conns >= 6, "{conns}");
+    assert_eq!(r.totals().0, conns, "{}", r.text);
+    assert_eq!(
+        s.resumed(),
+        conns - 3,
+        "every connection but a session's first resumes"
+    );
     let mut no_reuse = args.to_vec();
     no_reuse.push("--ssl-no-reuse");
     let s2 = H3Server::start(

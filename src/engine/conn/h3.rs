@@ -348,7 +348,8 @@ impl<S: Transport> Conn<S> {
             }
             return Step::Fail(kind);
         }
-        if h.proto.going_away() {
+        if h.proto.going_away() && !self.closing {
+            ctx.stats.http3.goaways += 1;
             self.closing = true;
         }
         let in_flight = h.proto.in_flight();
