@@ -741,7 +741,7 @@ impl<'c> Engine<'c> {
         if self
             .table
             .get_mut(id)
-            .is_some_and(|c| c.is_mux() && c.wants_write())
+            .is_some_and(|c| c.is_h2() && c.wants_write())
         {
             self.mark_dirty(id);
         }
@@ -833,7 +833,7 @@ impl<'c> Engine<'c> {
             .get(conn.target)
             .map_or("", |t| t.host.as_str());
         let printing = self.observer.is_some();
-        let (len, printed) = if conn.is_mux() {
+        let (len, printed) = if conn.is_h2() {
             // (`--wsesspage` is refused with HTTP/2: see `Config::unsupported`.)
             let (len, header) = conn.stage_h2(&self.work.requests, what, host, cookie);
             let mut text = Vec::new();
@@ -931,8 +931,7 @@ impl<'c> Engine<'c> {
     /// deadline leaves the earlier timer in place: it re-arms itself when it fires.
     fn arm_watchdog(&mut self, id: ConnId) {
         if let Some(conn) = self.table.get_mut(id) {
-            // HTTP/3: QUIC's own timer shares the connection's one timer.
-            let deadline = conn.timer_due();
+            let deadline = conn.deadline();
             timers::arm(
                 &mut self.wheel,
                 &mut conn.armed,
@@ -957,18 +956,6 @@ impl<'c> Engine<'c> {
     }
 
     fn on_watchdog(&mut self, id: ConnId, now: Instant) {
-        if self.table.get_mut(id).is_some_and(|c| c.is_h3()) {
-            // QUIC's timer (acks, loss detection) if it is due; then the watchdog.
-            let (table, mut ctx, _) = self.ctx();
-            let step = table
-                .get_mut(id)
-                .map_or(Step::Continue, |c| c.on_timer_h3(now, &mut ctx));
-            self.process_completions(now);
-            if step != Step::Continue {
-                self.after_step(id, step, now);
-                return;
-            }
-        }
         let Some(conn) = self.table.get_mut(id) else {
             return;
         };
@@ -981,8 +968,7 @@ impl<'c> Engine<'c> {
                 self.finish(id, Some(ErrorKind::ClientTimo), now);
             }
             timers::Fired::Rearm => self.arm_watchdog(id),
-            // No watchdog deadline; HTTP/3's QUIC timer may still need one.
-            timers::Fired::Idle => self.arm_watchdog(id),
+            timers::Fired::Idle => {}
         }
     }
 
@@ -1022,7 +1008,6 @@ impl<'c> Engine<'c> {
         if fail.is_none() {
             conn.close_tls();
         }
-        conn.close_h3(now, &mut self.stats);
         // Closing the descriptor also removes it from the epoll set.
         conn.stream = None;
         let owner = conn.owner;
