@@ -224,3 +224,37 @@ fn nothing_listening_is_connrefused() {
     let r = run3(port, &["--num-conns", "2", "--rate", "50"]);
     assert_eq!(r.error("connrefused"), 2, "{}\n{}", r.text, r.stderr);
 }
+
+#[test]
+fn quic_0rtt_sends_resumed_requests_early() {
+    let pki = Pki::new();
+    let s = H3Server::start(
+        pki.server_config(false),
+        Opts {
+            body: 10,
+            goaway_after: Some(2),
+            ..Opts::default()
+        },
+    );
+    let r = run3(
+        s.port(),
+        &[
+            "--wsess",
+            "2,4,0",
+            "--rate",
+            "20",
+            "--burst-length",
+            "1",
+            "--quic-0rtt",
+            "-v",
+        ],
+    );
+    assert_eq!(r.status(), [0, 8, 0, 0, 0], "{}\n{}", r.text, r.stderr);
+    assert_eq!(r.error("total"), 0, "{}", r.text);
+    let quic = r.nums("HTTP/3 QUIC:");
+    // Every connection after a session's first has a ticket that allows early data.
+    let conns = s.connections() as f64;
+    assert_eq!(quic[3], conns - 2.0, "0-RTT sent: {quic:?}\n{}", r.text);
+    assert!(quic[4] <= quic[3], "{quic:?}");
+    assert!(r.text.contains("--quic-0rtt"), "echoed: {}", r.text);
+}

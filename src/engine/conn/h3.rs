@@ -181,22 +181,33 @@ impl<S: Transport> Conn<S> {
         Ok(false)
     }
 
-    /// Datagrams may have arrived: reads them all, then handles what they brought.
+    /// Datagrams may have arrived: reads them all and handles what they brought.
+    /// New streams, acknowledgements and the rest go out on the connection's write
+    /// turn at the end of the poll turn (`writable_h3`), in as few datagrams as QUIC
+    /// can pack them.
     pub(super) fn readable_h3(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
         let step = self.drive_h3(now, ctx);
         if step != Step::Continue {
             return step;
         }
-        self.after_h3(now, ctx)
+        self.goaway_done()
     }
 
     /// The engine's once-a-turn write: opens streams for queued calls, sends what
     /// QUIC has.
     pub(super) fn writable_h3(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
-        self.pump_h3(now, ctx);
-        match self.flush_h3(now) {
-            Ok(()) => Step::Continue,
-            Err(k) => Step::Fail(k),
+        self.after_h3(now, ctx)
+    }
+
+    /// Close once a GOAWAY's last reply is in.
+    fn goaway_done(&mut self) -> Step {
+        match self.h3.as_ref() {
+            Some(h) if h.proto.going_away() && h.proto.in_flight() == 0 => {
+                self.closing = true;
+                Step::Close
+            }
+            Some(_) => Step::Continue,
+            None => Step::Fail(ErrorKind::Other),
         }
     }
 
@@ -252,14 +263,7 @@ impl<S: Transport> Conn<S> {
         if let Err(k) = self.flush_h3(now) {
             return Step::Fail(k);
         }
-        let Some(h) = self.h3.as_ref() else {
-            return Step::Fail(ErrorKind::Other);
-        };
-        if h.proto.going_away() && h.proto.in_flight() == 0 {
-            self.closing = true;
-            return Step::Close;
-        }
-        Step::Continue
+        self.goaway_done()
     }
 
     /// Handles the QUIC connection's events: the handshake's end, stream events for
@@ -300,7 +304,15 @@ impl<S: Transport> Conn<S> {
                         s.http3.zero_rtt_accepted += 1;
                     }
                     s.on_tls_handshake(accepted);
-                    if !h.early {
+                    if h.early && !accepted {
+                        // 0-RTT rejected: QUIC dropped the early streams; their calls
+                        // go back to the queue and HTTP/3 starts again in 1-RTT.
+                        for t in h.proto.drain() {
+                            sink.refused.push(t);
+                        }
+                        h.proto.reset();
+                    }
+                    if !h.early || !accepted {
                         if let Err(e) = h.proto.start(q.conn()) {
                             failure = Some((ErrorKind::Other, format!("HTTP/3: {e}")));
                             break;

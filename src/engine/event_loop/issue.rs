@@ -130,7 +130,7 @@ impl<'c> Engine<'c> {
                 continue;
             }
             let Some(id) = self.dirty.pop() else { break };
-            if self.table.get_mut(id).is_some_and(|c| c.is_h2()) && self.h2.held(id) {
+            if self.table.get_mut(id).is_some_and(|c| c.is_mux()) && self.h2.held(id) {
                 continue;
             }
             let (table, mut ctx, _) = self.ctx();
