@@ -1,5 +1,5 @@
 //! `--http-version 3` end to end: rshperf against the in-process HTTP/3 server (quinn
-//! + h3) and the hostile one. Calls as request streams with `--burst-length` streams
+//! and h3) and the hostile one. Calls as request streams with `--burst-length` streams
 //! in flight, the `http3` verbose lines, sessions that resume their TLS session on
 //! a new connection (and `--ssl-no-reuse`), `--call-rate`, and every way a server can
 //! fail counted in the classic error counters with its reason once on stderr. Every

@@ -56,7 +56,7 @@ pub(super) fn echo(cmd: &str) -> String {
 fn option_errors_of_httperf() {
     // docs/compatibility.md A.16 (the getopt ones are tested in cli.rs, and here
     // end to end).
-    let cases: [(&[&str], &str); 17] = [
+    let cases: [(&[&str], &str); 16] = [
         (
             &["--ser", "127.0.0.1", "--port", "18080", "--num-conns", "1"],
             "rshperf: option '--ser' is ambiguous; possibilities: '--server' '--server-name' '--servers'",

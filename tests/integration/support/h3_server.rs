@@ -138,7 +138,7 @@ async fn serve(
         let k = seq.fetch_add(1, Ordering::SeqCst) + 1;
         served += 1;
         let body = opts.body;
-        let reset = opts.reset_every.is_some_and(|e| k % e == 0);
+        let reset = opts.reset_every.is_some_and(|e| k.is_multiple_of(e));
         let c = Arc::clone(&counts);
         tokio::spawn(async move {
             if reset {
