@@ -2,13 +2,17 @@
 # rshperf benchmark suite: targets P1..P7 plus --hog and ab anchors,
 # side by side with httperf 0.9.0 / wrk / ab on the same machine, loopback only.
 #
-#   bench/run.sh [--quick] [--h2-only] [--cr-only] [--out DIR]
+#   bench/run.sh [--quick] [--h2-only] [--h3-only] [--cr-only] [--out DIR]
 #
 #   --quick   skip the anchor runs that no pass/fail decision needs (httperf at
 #             P1, P5, P6 and --hog); the targets themselves run unchanged.
 #   --h2-only run only the HTTP/2 rows (H2C, H2S: h2load -n $H2_N -c 50 -m 10
 #             against rshperf --http-version 2 on nginx's 8082 h2c and 8444 h2,
 #             $H2_ROUNDS alternating rounds each, medians compared)
+#   --h3-only run only the HTTP/3 row (H3: `oha -n $H3_N -c 50 -p 10 --http-version 3`
+#             against rshperf --http-version 3 with 50 connections x 10 streams in
+#             flight, /1k.html from the loopback caddy of scripts/caddy.sh on
+#             $CADDY_PORT; $H3_ROUNDS alternating rounds, medians compared)
 #   --cr-only run only the call-rate row (CR: --call-rate $CR_RATE
 #             over 50 keep-alive connections for $CR_S s against nginx on 8080:
 #             achieved rate within 0.5 %, lateness p99 <= 1 ms; $CR_ROUNDS rounds,
@@ -65,6 +69,10 @@ root=$(cd "$here/.." && pwd)
 QUICK=0
 PERF=0
 H2_ONLY=0
+H3_ONLY=0
+H3_N=${H3_N:-100000}
+H3_ROUNDS=${H3_ROUNDS:-3}
+CADDY_PORT=${CADDY_PORT:-8445}
 H2_N=${H2_N:-200000}
 H2_ROUNDS=${H2_ROUNDS:-3}
 AB12_ONLY=0
@@ -85,6 +93,7 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift ;;
     --perf) PERF=1 ;;
     --h2-only) H2_ONLY=1 ;;
+    --h3-only) H3_ONLY=1 ;;
     --ab12) AB12_ONLY=1 ;;
     --integrations-only) INTEG_ONLY=1 ;;
     --pacing) PACING_ONLY=1 ;;
@@ -118,6 +127,13 @@ if [ $H2_ONLY = 1 ]; then
   for t in h2load python3 ss timeout; do
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
+fi
+if [ $H3_ONLY = 1 ]; then
+  for t in oha python3 ss timeout; do
+    command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+  done
+  (exec 3<>"/dev/tcp/127.0.0.1/$CADDY_PORT") 2>/dev/null \
+    || die "no caddy on $CADDY_PORT: bash scripts/caddy.sh start"
 fi
 if [ $AB12_ONLY = 1 ]; then
   for t in ab python3 ss timeout; do
@@ -159,6 +175,9 @@ META=$OUT/suite.meta
 meta() { echo "$1=$2" >> "$META"; }
 meta quick $QUICK
 meta h2_only $H2_ONLY
+meta h3_only $H3_ONLY
+meta h3_n "$H3_N"
+meta h3_rounds "$H3_ROUNDS"
 meta h2_n "$H2_N"
 meta h2_rounds "$H2_ROUNDS"
 meta cr_only $CR_ONLY
@@ -407,6 +426,31 @@ h2_rows() {
       --num-conns 50 --num-calls "$calls" --burst-length 10 --rate 10000 --timeout 5
   done
 }
+# ---------------------------------------------------------------- H3
+# HTTP/3: oha (built with --features http3) `-n N -c 50 -p 10 --http-version 3`
+# against rshperf's equivalent, 50 connections of N/50 calls with 10 streams in
+# flight each, on caddy's HTTP/3 port. CPU per request = (user + sys) / requests.
+# oha's own requests/sec counts the ~30 s it waits at the end for its QUIC
+# connections to time out; the summary also gives its rate from Little's law
+# (c x p / mean latency), which leaves that wait out.
+h3_rows() {
+  local calls=$(( H3_N / 50 )) k
+  for k in $(seq 1 "$H3_ROUNDS"); do
+    settle 2
+    run H3.oha.$k 180 oha -n "$H3_N" -c 50 -p 10 --http-version 3 --insecure --no-tui \
+      --output-format json "https://$HOST:$CADDY_PORT$URI"
+    settle 2
+    run H3.rsh.$k 180 "$RSH" --server $HOST --port $CADDY_PORT --uri $URI --http-version 3 \
+      --num-conns 50 --num-calls "$calls" --burst-length 10 --rate 10000 --timeout 10
+  done
+}
+if [ $H3_ONLY = 1 ]; then
+  h3_rows
+  meta suite_runtime_s $(( $(date +%s) - T_START ))
+  echo
+  python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
 # ---------------------------------------------------------------- UX, BODY, MET
 # UX: the same run over nginx's unix socket and over TCP, alternating,
 # 3 each (median CPU per connection from /usr/bin/time; counts must be equal).

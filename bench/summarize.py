@@ -260,6 +260,11 @@ for _k in range(1, CR_ROUNDS + 1):
     for _who in ("rsh", "wrk2"):
         _n = "CR.%s.%d" % (_who, _k)
         R[_n] = Run(_n)
+H3_ROUNDS = int(SUITE.get("h3_rounds", "0") or 0)
+for _k in range(1, H3_ROUNDS + 1):
+    for _who in ("rsh", "oha"):
+        _n = "H3.%s.%d" % (_who, _k)
+        R[_n] = Run(_n)
 for _tag in ("H2C", "H2S"):
     for _k in range(1, H2_ROUNDS + 1):
         for _who in ("rsh", "h2load"):
@@ -544,6 +549,49 @@ for tag, port in (("H2C", "8082 h2c"), ("H2S", "8444 h2 over TLS")):
         continue
     rows.append((label, fig, anc, ratio, verdict(ok)))
 
+# ------------------------------------------------------------------ H3 (HTTP/3 vs oha)
+# Rounds alternate oha and rshperf (runs H3.oha.K, H3.rsh.K). oha writes JSON: its
+# requestsPerSec includes the ~30 s it waits at the end for its QUIC connections to
+# time out, so its rate is also given by Little's law (50 x 10 in flight / mean
+# latency). The verdict takes the better of oha's two rates.
+H3_N = int(SUITE.get("h3_n", "100000") or 100000)
+
+
+def oha_doc(run):
+    try:
+        return json.loads(run.out)
+    except (ValueError, AttributeError):
+        return None
+
+
+if H3_ROUNDS:
+    pairs = [(R["H3.rsh.%d" % k], R["H3.oha.%d" % k]) for k in range(1, H3_ROUNDS + 1)]
+    good = [(a, h, oha_doc(h)) for a, h in pairs]
+    good = [(a, h, d) for a, h, d in good if "reqs" in a.r and d and a.cpu is not None and h.cpu is not None]
+    label = "H3 oha -n %d -c 50 -p 10 --http-version 3, caddy" % H3_N
+    if good and len(good) == len(pairs):
+        a_rate = [a.r["req_rate"] for a, _, _ in good]
+        o_rate = [d["summary"]["requestsPerSec"] for _, _, d in good]
+        o_little = [500.0 / d["summary"]["average"] if d["summary"].get("average") else 0.0 for _, _, d in good]
+        o_ok = [sum(v for k, v in d.get("statusCodeDistribution", {}).items() if k.startswith("2")) for _, _, d in good]
+        a_cpr = [a.cpu / max(1, a.r["reqs"]) * 1e6 for a, _, _ in good]
+        o_cpr = [h.cpu / H3_N * 1e6 for _, h, _ in good]
+        fig = "%s req/s, %.2f us CPU/req (median of %d; %s)" % (
+            fmt_rate(median(a_rate)), median(a_cpr), len(good),
+            "; ".join(sorted(set("%d 2xx, %s" % (a.r.get("2xx", 0), err_str(a.r)) for a, _, _ in good))))
+        anc = "oha: %s req/s as reported, %s by Little's law, %.2f us CPU/req (median of %d; 2xx %s)" % (
+            fmt_rate(median(o_rate)), fmt_rate(median(o_little)), median(o_cpr), len(good),
+            ", ".join(str(x) for x in o_ok))
+        best = max(median(o_rate), median(o_little))
+        rate, cpr = median(a_rate) / best, median(a_cpr) / median(o_cpr)
+        ratio = "rate %.2fx (vs oha's better figure), CPU/req %.2fx" % (rate, cpr)
+        ok = (rate >= 1 and cpr <= 0.5
+              and all(a.r.get("errors") == 0 and a.r.get("2xx") == H3_N for a, _, _ in good))
+        rows.append((label, fig, anc, ratio, verdict(ok)))
+    elif any(a.present or h.present for a, h in pairs):
+        rows.append((label, "missing data (rc %s)" % ", ".join("%s/%s" % (a.rc, h.rc) for a, h in pairs),
+                     "-", "-", verdict(False)))
+
 # ------------------------------------------------------------------ CR (--call-rate over 50 keep-alive connections)
 # CR_ROUNDS rounds (runs CR.rsh.K and CR.wrk2.K; a suite from before rounds has CR.rsh
 # and CR.wrk2): the figures are medians over the rounds, each round listed after them.
@@ -696,6 +744,8 @@ if SUITE.get("integ_only") == "1":
     rows = [r for r in rows if r[0].startswith(("UX", "BODY", "MET"))]
 if SUITE.get("h2_only") == "1":
     rows = [row for row in rows if row[0].startswith("H2")]
+if SUITE.get("h3_only") == "1":
+    rows = [row for row in rows if row[0].startswith("H3")]
 if SUITE.get("ab12_only") == "1":
     rows = [r for r in rows if r[0].startswith("AB12")]
 if SUITE.get("cr_only") == "1":

@@ -12,7 +12,9 @@
 //! in `conn/h2.rs`: chosen at connect time, feeding the same `Completion`s.
 
 mod h2;
+mod h3;
 pub(crate) mod send;
+mod staged;
 #[cfg(test)]
 pub(crate) mod tests;
 pub(crate) mod transport;
@@ -183,6 +185,8 @@ pub(crate) struct Conn<S = Stream> {
     pub(crate) tls_error: Option<String>,
     /// The HTTP/2 side (`--http-version 2`); None for HTTP/1.x.
     h2: Option<Box<h2::H2Side>>,
+    /// The HTTP/3 side (`--http-version 3`); None otherwise.
+    h3: Option<Box<h3::H3Side>>,
 }
 
 /// Reads an HTTP/2 connection makes past a short read in one readiness event
@@ -256,6 +260,7 @@ impl<S: Transport> Conn<S> {
             tls_error: None,
             target: 0,
             h2: None,
+            h3: None,
         }
     }
 
@@ -306,7 +311,7 @@ impl<S: Transport> Conn<S> {
 
     /// Calls on this connection not yet answered (queued or awaiting a reply).
     pub(crate) fn outstanding(&self) -> usize {
-        self.calls.len() + self.in_flight_h2()
+        self.calls.len() + self.in_flight_h2() + self.in_flight_h3()
     }
 
     /// Whether a call queued now would go out at once with fewer than `depth` calls
@@ -317,10 +322,29 @@ impl<S: Transport> Conn<S> {
             && !self.closing
             && self.outstanding() < depth
             && (!self.is_h2() || self.can_open_h2())
+            && (!self.is_h3() || self.can_open_h3())
+    }
+
+    /// Whether calls are multiplexed as streams (HTTP/2 or HTTP/3).
+    pub(crate) fn is_mux(&self) -> bool {
+        self.is_h2() || self.is_h3()
+    }
+
+    /// When the connection's timer must fire: its watchdog deadline or, for HTTP/3,
+    /// QUIC's own timer if earlier.
+    pub(crate) fn timer_due(&mut self) -> Option<Instant> {
+        match (self.deadline(), self.wake()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// True while request bytes (or TLS records) are unwritten.
     pub(crate) fn wants_write(&self) -> bool {
+        // HTTP/3: QUIC decides at each write whether it has a datagram to send.
+        if self.is_h3() {
+            return self.phase == Phase::Active;
+        }
         self.phase == Phase::Active
             && (self.send.pending() || self.tls.as_ref().is_some_and(TlsConn::wants_write))
     }
@@ -337,6 +361,11 @@ impl<S: Transport> Conn<S> {
         }
         if self.calls.is_empty() {
             self.parser.start(call.head);
+        }
+        if self.is_h3() {
+            // Opened as a stream on the connection's next write turn.
+            self.calls.push_back(call);
+            return;
         }
         if self.is_h2() {
             // No send watchdog for a call that waits for a free stream: its frames
@@ -356,6 +385,7 @@ impl<S: Transport> Conn<S> {
     /// Takes back every unanswered call (the connection is going away).
     pub(crate) fn drain_calls(&mut self) -> impl Iterator<Item = Call> + '_ {
         self.drain_h2();
+        self.drain_h3();
         self.sent = 0;
         self.partial = 0;
         self.send.clear();
@@ -385,7 +415,7 @@ impl<S: Transport> Conn<S> {
         // Writable without an error can still mean "not yet connected" after a
         // spurious wakeup; the peer address tells.
         match stream.check_connected() {
-            Ok(_) if self.tls.is_some() => {
+            Ok(_) if self.tls.is_some() || self.is_h3() => {
                 self.phase = Phase::Handshaking;
                 self.on_handshake_ready(now, ctx)
             }
@@ -405,6 +435,9 @@ impl<S: Transport> Conn<S> {
         now: Instant,
         ctx: &mut Ctx<'_>,
     ) -> Result<bool, ErrorKind> {
+        if self.is_h3() {
+            return self.handshake_h3(now, ctx);
+        }
         let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) else {
             return Err(ErrorKind::Other);
         };
@@ -463,6 +496,9 @@ impl<S: Transport> Conn<S> {
     /// the pending pieces (request heads and shared bodies) per round, one piece at
     /// a time through TLS.
     pub(crate) fn on_writable(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+        if self.is_h3() {
+            return self.writable_h3(now, ctx);
+        }
         while self.send.pending() {
             let Some(stream) = self.stream.as_mut() else {
                 return Step::Fail(ErrorKind::Other);
@@ -547,6 +583,9 @@ impl<S: Transport> Conn<S> {
         closed: bool,
         ctx: &mut Ctx<'_>,
     ) -> Step {
+        if self.is_h3() {
+            return self.readable_h3(now, ctx);
+        }
         let mut looks = if self.is_h2() { H2_LOOKS } else { 0 };
         loop {
             let Some(stream) = self.stream.as_mut() else {

@@ -89,6 +89,8 @@ pub(crate) enum Opt {
     SslCiphers,
     /// `--ssl-no-reuse`.
     SslNoReuse,
+    /// `--quic-0rtt`.
+    Quic0rtt,
     /// `--ssl-certificate=F` (master).
     SslCertificate,
     /// `--ssl-key=F` (master).
@@ -238,6 +240,7 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("ssl", Opt::Ssl, HasArg::No),
     spec("ssl-ciphers", Opt::SslCiphers, HasArg::Required),
     spec("ssl-no-reuse", Opt::SslNoReuse, HasArg::No),
+    spec("quic-0rtt", Opt::Quic0rtt, HasArg::No),
     spec("ssl-certificate", Opt::SslCertificate, HasArg::Required),
     spec("ssl-key", Opt::SslKey, HasArg::Required),
     spec("ssl-verify", Opt::SslVerify, HasArg::Optional),

@@ -37,7 +37,8 @@ Options (httperf's; long options may be abbreviated to a unique prefix):
              --recv-buffer
   TLS        --ssl (or an https:// URL), --ssl-protocol, --ssl-ciphers,
              --ssl-verify, --ssl-ca-file, --ssl-ca-path, --ssl-certificate,
-             --ssl-key, --ssl-no-reuse, --tls-server-name
+             --ssl-key, --ssl-no-reuse, --tls-server-name, --quic-0rtt
+             (0-RTT requests with --http-version 3)
   output     -v (more), --print-request, --print-reply (trace messages),
              --periodic-stats, -V (version)
 

@@ -179,6 +179,9 @@ fn write_text(
         if let Some(h) = &report.http2 {
             writeln!(out, "{}", extras::http2_lines(h))?;
         }
+        if let Some(h) = &report.http3 {
+            writeln!(out, "{}", extras::http3_lines(h))?;
+        }
         for line in extras::pacing_lines(&stats.pacing) {
             writeln!(out, "{line}")?;
         }

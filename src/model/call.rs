@@ -221,7 +221,9 @@ fn header_lines(cfg: &Config, extra: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let mut r = Vec::with_capacity(96);
     match cfg.request.http_version {
         // HTTP/2 requests are rendered from the same lines by `render_h2`.
-        HttpVersion::V11 | HttpVersion::V2 => r.extend_from_slice(b" HTTP/1.1\r\n"),
+        HttpVersion::V11 | HttpVersion::V2 | HttpVersion::V3 => {
+            r.extend_from_slice(b" HTTP/1.1\r\n")
+        }
         HttpVersion::V10 => r.extend_from_slice(b" HTTP/1.0\r\n"),
     }
     r.extend_from_slice(b"User-Agent: ");

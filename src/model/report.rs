@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use crate::model::run::{RunInfo, RunMeta};
 use crate::model::stats::h2::{savings, H2Stats};
+use crate::model::stats::h3::H3Stats;
 use crate::model::stats::timeline::{Interval, Timeline};
 use crate::model::stats::{quantile_ms, ErrorKind, ServerStats, Stats, ERROR_KINDS};
 use crate::model::summary::{RateSummary, Summary};
@@ -454,6 +455,18 @@ pub(crate) struct Http2 {
     pub(crate) reply_space_savings_pct: f64,
 }
 
+/// `http3` (`--http-version 3` runs): the counters of `raw.http3` and their means.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Http3 {
+    /// The counters of `raw.http3`.
+    #[serde(flatten)]
+    pub(crate) counters: H3Stats,
+    /// Mean handshake time, ms.
+    pub(crate) handshake_ms: f64,
+    /// Mean smoothed RTT at the end of a connection, ms.
+    pub(crate) rtt_ms: f64,
+}
+
 /// `call_rate` (`--call-rate` runs).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct CallRate {
@@ -576,6 +589,9 @@ pub(crate) struct Report {
     /// HTTP/2 figures (`--http-version 2` runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) http2: Option<Http2>,
+    /// HTTP/3 figures (`--http-version 3` runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) http3: Option<Http3>,
     /// Call-rate figures (`--call-rate` runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) call_rate: Option<CallRate>,
@@ -682,6 +698,12 @@ impl Report {
             request_space_savings_pct: savings(h.request_header_wire, h.request_header_decoded),
             reply_space_savings_pct: savings(h.reply_header_wire, h.reply_header_decoded),
         });
+        let h = &stats.http3;
+        let http3 = (h.connections > 0).then(|| Http3 {
+            counters: h.clone(),
+            handshake_ms: h.handshake_ms(),
+            rtt_ms: h.rtt_ms(),
+        });
         let p = &stats.pool;
         let call_rate = p.is_used().then(|| CallRate {
             target_per_s: facts.call_rate,
@@ -703,6 +725,7 @@ impl Report {
             sessions,
             servers,
             http2,
+            http3,
             call_rate,
             timeline: Second::all(&stats.timeline),
         }

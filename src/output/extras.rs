@@ -2,10 +2,10 @@
 //! block (`--call-rate`), and with `-v` the HTTP/2 and pacing lines.
 //!
 //! Owns their wording; the figures are the report schema's (`Report::call_rate`,
-//! `Report::http2`) and, for pacing, the raw `PacingStats` (counters the report shows
+//! `Report::http2`, `Report::http3`) and, for pacing, the raw `PacingStats` (counters the report shows
 //! as they are). Pure: returns text. Called by the runner and `rshperf merge`.
 
-use crate::model::report::{CallRate, Http2, Spread};
+use crate::model::report::{CallRate, Http2, Http3, Spread};
 use crate::model::stats::pacing::PacingStats;
 
 /// `avg … p50 … p90 … p99 … max …` in ms.
@@ -63,6 +63,28 @@ pub(crate) fn http2_lines(h: &Http2) -> String {
     )
 }
 
+/// The `-v` HTTP/3 line (no final line end).
+pub(crate) fn http3_lines(h: &Http3) -> String {
+    let c = &h.counters;
+    format!(
+        "HTTP/3: connections {} streams {} reset {} goaway {} protocol-errors {}\n\
+         HTTP/3 QUIC: handshakes {} (mean {:.3} ms) 0-RTT {} sent {} accepted \
+         packets {} sent {} lost rtt {:.3} ms",
+        c.connections,
+        c.streams,
+        c.streams_reset,
+        c.goaways,
+        c.protocol_errors,
+        c.handshakes,
+        h.handshake_ms,
+        c.zero_rtt_sent,
+        c.zero_rtt_accepted,
+        c.packets_sent,
+        c.packets_lost,
+        h.rtt_ms,
+    )
+}
+
 /// The `-v` pacing lines: the overload policy's figures, then precise pacing's.
 pub(crate) fn pacing_lines(p: &PacingStats) -> [String; 2] {
     let wake_mean = if p.wakeups > 0 {
@@ -92,6 +114,7 @@ mod tests {
     use crate::model::report::{Facts, Report};
     use crate::model::run::RunInfo;
     use crate::model::stats::h2::H2Stats;
+    use crate::model::stats::h3::H3Stats;
     use crate::model::stats::merge::Merge;
     use crate::model::stats::pool::PoolStats;
     use crate::model::stats::Stats;
@@ -158,6 +181,34 @@ mod tests {
             "HTTP/2: connections 2 streams 20 reset 0 goaway 0 protocol-errors 0\n\
              HTTP/2 header compression: requests 600 B sent for 1200 B (space savings \
              50.00%) replies 500 B received for 2000 B (space savings 75.00%)"
+        );
+    }
+
+    #[test]
+    fn http3_lines_show_counters_and_means() {
+        assert!(report(&Stats::new(), 1.0, 0.0).http3.is_none());
+        let mut s = Stats::new();
+        s.http3 = H3Stats {
+            connections: 2,
+            handshakes: 2,
+            handshake_sum_us: 3_000,
+            zero_rtt_sent: 1,
+            zero_rtt_accepted: 1,
+            streams: 20,
+            streams_reset: 1,
+            goaways: 1,
+            protocol_errors: 0,
+            packets_sent: 100,
+            packets_lost: 2,
+            rtt_sum_us: 500,
+            rtt_samples: 2,
+        };
+        let r = report(&s, 1.0, 0.0);
+        assert_eq!(
+            http3_lines(r.http3.as_ref().expect("used")),
+            "HTTP/3: connections 2 streams 20 reset 1 goaway 1 protocol-errors 0\n\
+             HTTP/3 QUIC: handshakes 2 (mean 1.500 ms) 0-RTT 1 sent 1 accepted packets 100 \
+             sent 2 lost rtt 0.250 ms"
         );
     }
 

@@ -119,6 +119,7 @@ pub(crate) fn config_json(cfg: &Config) -> Value {
         crate::model::config::HttpVersion::V10 => "1.0",
         crate::model::config::HttpVersion::V11 => "1.1",
         crate::model::config::HttpVersion::V2 => "2",
+        crate::model::config::HttpVersion::V3 => "3",
     };
     let start_at = match cfg.load.start_at {
         None => Value::Null,

@@ -7,9 +7,11 @@ pub(crate) mod cfmt;
 pub mod error;
 pub mod http;
 pub mod http2;
+pub mod http3;
 // The only module with `unsafe`: small syscall wrappers, each with a SAFETY comment.
 #[allow(unsafe_code)]
 pub mod net;
+pub mod quic;
 pub(crate) mod stream;
 pub(crate) mod table;
 pub(crate) mod timer;

@@ -28,6 +28,9 @@ pub(crate) struct SocketOptions {
     pub(crate) reset_on_close: bool,
 }
 
+/// SO_RCVBUF asked for HTTP/3's UDP sockets.
+const UDP_RECV_BUFFER: usize = 1 << 21;
+
 /// How a connect attempt started.
 #[derive(Debug)]
 pub(crate) enum Connect {
@@ -97,6 +100,34 @@ pub(crate) fn connect_prepared(socket: Socket, addr: SocketAddr) -> Result<Conne
     } else {
         Connect::InProgress(stream)
     })
+}
+
+/// Creates a non-blocking UDP socket for `addr` (HTTP/3), bound to `local` if given,
+/// and connects it (a connected UDP socket reads only its server's datagrams and
+/// reports ICMP errors as `ECONNREFUSED`). Always `Connect::Done`: there is no
+/// handshake below QUIC. httperf's small TCP buffer defaults do not apply: the receive
+/// buffer is raised (best effort, up to the kernel's `rmem_max`) so that a burst of
+/// replies is not dropped before the engine reads it.
+pub(crate) fn start_connect_udp(
+    addr: SocketAddr,
+    local: Option<SocketAddr>,
+) -> Result<Connect, SetupError> {
+    let domain = Domain::for_address(addr);
+    let socket = Socket::new(domain, Type::DGRAM.nonblocking(), Some(Protocol::UDP))
+        .map_err(SetupError::Socket)?;
+    let _ = socket.set_recv_buffer_size(UDP_RECV_BUFFER);
+    if let Some(local) = local {
+        socket
+            .bind(&SockAddr::from(local))
+            .map_err(SetupError::Connect)?;
+    }
+    socket
+        .connect(&SockAddr::from(addr))
+        .map_err(SetupError::Connect)?;
+    let udp = std::net::UdpSocket::from(socket);
+    Ok(Connect::Done(Stream::Udp(mio::net::UdpSocket::from_std(
+        udp,
+    ))))
 }
 
 /// Creates a non-blocking unix domain stream socket, applies the buffer sizes and

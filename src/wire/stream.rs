@@ -1,4 +1,5 @@
-//! A connection's socket: TCP, or a unix domain socket (`--unix-socket`).
+//! A connection's socket: TCP, a unix domain socket (`--unix-socket`), or a connected
+//! UDP socket (`--http-version 3`).
 //!
 //! Owns the one enum the connection machine reads and writes through, so that
 //! everything above it (HTTP/1.x, HTTP/2, TLS, the watchdogs) is the same for both
@@ -19,6 +20,9 @@ pub(crate) enum Stream {
     Tcp(mio::net::TcpStream),
     /// A unix domain stream socket (`--unix-socket`).
     Unix(mio::net::UnixStream),
+    /// A connected UDP socket (`--http-version 3`): a read is one datagram, a write
+    /// sends one.
+    Udp(mio::net::UdpSocket),
 }
 
 impl Stream {
@@ -27,6 +31,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.take_error(),
             Stream::Unix(s) => s.take_error(),
+            Stream::Udp(s) => s.take_error(),
         }
     }
 
@@ -36,6 +41,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.peer_addr().map(|_| ()),
             Stream::Unix(s) => s.peer_addr().map(|_| ()),
+            Stream::Udp(s) => s.peer_addr().map(|_| ()),
         }
     }
 }
@@ -45,6 +51,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Udp(s) => s.recv(buf),
         }
     }
 }
@@ -54,6 +61,7 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Udp(s) => s.send(buf),
         }
     }
 
@@ -61,6 +69,8 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write_vectored(bufs),
             Stream::Unix(s) => s.write_vectored(bufs),
+            // Datagrams are never gathered: the first non-empty slice is one.
+            Stream::Udp(s) => s.send(bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| b)),
         }
     }
 
@@ -68,6 +78,7 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.flush(),
             Stream::Unix(s) => s.flush(),
+            Stream::Udp(_) => Ok(()),
         }
     }
 }
@@ -77,6 +88,7 @@ impl Source for Stream {
         match self {
             Stream::Tcp(s) => s.register(r, token, interests),
             Stream::Unix(s) => s.register(r, token, interests),
+            Stream::Udp(s) => s.register(r, token, interests),
         }
     }
 
@@ -84,6 +96,7 @@ impl Source for Stream {
         match self {
             Stream::Tcp(s) => s.reregister(r, token, interests),
             Stream::Unix(s) => s.reregister(r, token, interests),
+            Stream::Udp(s) => s.reregister(r, token, interests),
         }
     }
 
@@ -91,6 +104,7 @@ impl Source for Stream {
         match self {
             Stream::Tcp(s) => s.deregister(r),
             Stream::Unix(s) => s.deregister(r),
+            Stream::Udp(s) => s.deregister(r),
         }
     }
 }

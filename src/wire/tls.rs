@@ -18,6 +18,7 @@
 
 mod cipher;
 mod info;
+mod quic;
 #[cfg(test)]
 mod tests;
 
@@ -100,6 +101,10 @@ pub(crate) struct TlsOptions {
     pub(crate) ca_path: Option<String>,
     /// Offer `h2` alone by ALPN (`--http-version 2`), else `http/1.1`.
     pub(crate) alpn_h2: bool,
+    /// HTTP/3 over QUIC (`--http-version 3`): ALPN `h3` alone, TLS 1.3.
+    pub(crate) quic: bool,
+    /// `--quic-0rtt`: send requests as 0-RTT data when a session allows.
+    pub(crate) early_data: bool,
 }
 
 impl TlsOptions {
@@ -243,12 +248,15 @@ impl TlsSettings {
                     e => file_error("--ssl-key", key_path, e),
                 })?,
         };
-        config.alpn_protocols = if cfg.alpn_h2 {
+        config.alpn_protocols = if cfg.quic {
+            vec![crate::wire::quic::ALPN_H3.to_vec()]
+        } else if cfg.alpn_h2 {
             vec![ALPN_H2.to_vec()]
         } else {
             vec![ALPN_HTTP11.to_vec()]
         };
         config.resumption = Resumption::disabled();
+        config.enable_early_data = cfg.quic && cfg.early_data;
         Ok(Some(TlsSettings {
             config: Arc::new(config),
             server_name: server_name(cfg)?,

@@ -848,7 +848,7 @@ fn malformed_command_lines_exit_1_with_one_line() {
         &["--period", "v1"],
         &["--period", "enan"],
         // Other values.
-        &["--http-version", "3.0"],
+        &["--http-version", "4.0"],
         &["--wset", "x"],
         &["--wsess", "1,2"],
         // Missing files / unsupported session logs (any `rshperf: ` message).

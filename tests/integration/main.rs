@@ -13,6 +13,8 @@ mod hostile;
 mod hostile_h2;
 mod http2;
 mod http2_hpack;
+mod http3;
+mod http3_wire;
 mod layers;
 mod merge;
 mod metrics;

@@ -27,101 +27,21 @@ use crate::wire::http::cookie::CookieScan;
 use crate::wire::http2::conn::{Events, Reply, H2};
 use crate::wire::table::ConnId;
 
+use super::staged::{u32_of, Staged, RECORD_HEAD};
+
 #[cfg(test)]
 mod tests;
 
 /// A call in flight as a stream.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tagged {
-    call: Call,
-    reply_start: Instant,
-    /// HPACK bytes and decoded size of its header block.
-    block: u32,
-    decoded: u32,
+    pub(super) call: Call,
+    pub(super) reply_start: Instant,
+    /// HPACK (or QPACK) bytes and decoded size of its header block.
+    pub(super) block: u32,
+    pub(super) decoded: u32,
     /// Where its staged request is held (`Staged::held`).
-    slot: u32,
-}
-
-/// Bytes of a staged record's header: field list length, body length, decoded
-/// size (u32 LE each).
-const RECORD_HEAD: usize = 12;
-
-/// The staged requests of one connection: each a record of `RECORD_HEAD` bytes, the
-/// plain field list, the body. Buffers are recycled: nothing allocates per request
-/// once warmed up.
-#[derive(Debug, Default)]
-struct Staged {
-    /// Records of the queued calls, in the order of `Conn::calls`.
-    queued: std::collections::VecDeque<Vec<u8>>,
-    /// Records of open streams, by `Tagged::slot` (empty: a free slot).
-    held: Vec<Vec<u8>>,
-    /// Free slots of `held`.
-    free: Vec<u32>,
-    /// Unused buffers.
-    spare: Vec<Vec<u8>>,
-}
-
-impl Staged {
-    /// A new record at the back of the queue, to be filled.
-    fn push(&mut self) -> &mut Vec<u8> {
-        let mut rec = self.spare.pop().unwrap_or_default();
-        rec.clear();
-        self.queued.push_back(rec);
-        let n = self.queued.len() - 1;
-        &mut self.queued[n]
-    }
-
-    /// Moves the front record to a held slot.
-    fn hold_front(&mut self) -> u32 {
-        let rec = self.queued.pop_front().unwrap_or_default();
-        match self.free.pop() {
-            Some(i) => {
-                if let Some(h) = self.held.get_mut(i as usize) {
-                    *h = rec;
-                }
-                i
-            }
-            None => {
-                self.held.push(rec);
-                u32_of(self.held.len() - 1)
-            }
-        }
-    }
-
-    /// Takes a held record out of its slot.
-    fn take(&mut self, slot: u32) -> Vec<u8> {
-        match self.held.get_mut(slot as usize) {
-            Some(h) => {
-                self.free.push(slot);
-                std::mem::take(h)
-            }
-            None => Vec::new(),
-        }
-    }
-
-    /// The stream of `slot` ended: its record is done with.
-    fn release(&mut self, slot: u32) {
-        let rec = self.take(slot);
-        self.spare.push(rec);
-    }
-
-    /// The stream of `slot` was refused: its record goes back to the front.
-    fn requeue(&mut self, slot: u32) {
-        let rec = self.take(slot);
-        self.queued.push_front(rec);
-    }
-
-    /// Forgets every record, keeping the buffers.
-    fn clear(&mut self) {
-        self.spare.extend(self.queued.drain(..));
-        for h in &mut self.held {
-            if h.capacity() > 0 {
-                self.spare.push(std::mem::take(h));
-            }
-        }
-        self.free.clear();
-        self.free.extend((0..self.held.len()).rev().map(u32_of));
-    }
+    pub(super) slot: u32,
 }
 
 /// The HTTP/2 state of one connection slot (kept, with its buffers, across the
@@ -146,20 +66,21 @@ impl H2Side {
     }
 }
 
-/// Turns protocol events into statistics and completions.
-struct Sink<'a, 'b> {
-    now: Instant,
-    ctx: &'a mut Ctx<'b>,
-    cookie: &'a mut Option<CookieScan>,
-    refused: &'a mut Vec<Tagged>,
-    staged: &'a mut Staged,
-    replies: &'a mut u64,
-    conn: ConnId,
-    target: usize,
-}
-
-fn u32_of(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
+/// Turns protocol events into statistics and completions (HTTP/2's, and HTTP/3's with
+/// `h3`: the events are the same, the protocol counters differ).
+pub(super) struct Sink<'a, 'b> {
+    pub(super) now: Instant,
+    pub(super) ctx: &'a mut Ctx<'b>,
+    pub(super) cookie: &'a mut Option<CookieScan>,
+    pub(super) refused: &'a mut Vec<Tagged>,
+    pub(super) staged: &'a mut Staged,
+    pub(super) replies: &'a mut u64,
+    pub(super) conn: ConnId,
+    pub(super) target: usize,
+    /// HTTP/3: count in `stats.http3`.
+    pub(super) h3: bool,
+    /// A reply made progress (status, data, end or reset): the reply watchdog restarts.
+    pub(super) progress: bool,
 }
 
 impl Events<Tagged> for Sink<'_, '_> {
@@ -170,6 +91,10 @@ impl Events<Tagged> for Sink<'_, '_> {
         if let Some(s) = stats.servers.get_mut(self.target) {
             s.requests += 1;
         }
+        if self.h3 {
+            stats.http3.streams += 1;
+            return;
+        }
         let h = &mut stats.http2;
         h.streams += 1;
         h.request_header_wire += u64::from(tag.block);
@@ -177,6 +102,7 @@ impl Events<Tagged> for Sink<'_, '_> {
     }
 
     fn status(&mut self, tag: &mut Tagged, _status: u16) {
+        self.progress = true;
         tag.reply_start = self.now;
         let d = self.now.saturating_duration_since(tag.call.send_start);
         note_response(self.ctx, self.target, d);
@@ -201,6 +127,7 @@ impl Events<Tagged> for Sink<'_, '_> {
     }
 
     fn data(&mut self, tag: &Tagged, bytes: &[u8]) {
+        self.progress = true;
         if let Some(o) = self.ctx.observer.as_mut() {
             o.body(tag.call.id, bytes);
         }
@@ -216,9 +143,12 @@ impl Events<Tagged> for Sink<'_, '_> {
             transfer,
         );
         *self.replies += 1;
-        let h = &mut self.ctx.stats.http2;
-        h.reply_header_wire += r.header_wire;
-        h.reply_header_decoded += r.header_bytes + r.footer_bytes;
+        self.progress = true;
+        if !self.h3 {
+            let h = &mut self.ctx.stats.http2;
+            h.reply_header_wire += r.header_wire;
+            h.reply_header_decoded += r.header_bytes + r.footer_bytes;
+        }
         if let Some(o) = self.ctx.observer.as_mut() {
             o.done(tag.call.id, r.header_bytes, r.content_bytes, r.footer_bytes);
         }
@@ -252,7 +182,12 @@ impl Events<Tagged> for Sink<'_, '_> {
         if let Some(s) = stats.servers.get_mut(self.target) {
             s.errors[ErrorKind::Other.index()] += 1;
         }
-        stats.http2.streams_reset += 1;
+        self.progress = true;
+        if self.h3 {
+            stats.http3.streams_reset += 1;
+        } else {
+            stats.http2.streams_reset += 1;
+        }
         if let Some(o) = self.ctx.observer.as_mut() {
             o.abort(tag.call.id);
         }
@@ -292,7 +227,7 @@ impl<S: Transport> Conn<S> {
         }
     }
 
-    /// Renders call `what` for HTTP/2 into the staging area (encoded and sent when it
+    /// Renders call `what` for HTTP/2 (or HTTP/3) into the staging area (encoded and sent when it
     /// gets a stream); returns (request length, header length) as `Requests::render`
     /// does, counting the plain field list as the header (the HPACK block, known at
     /// stream open, replaces it in `Call::len`).
@@ -303,6 +238,9 @@ impl<S: Transport> Conn<S> {
         host: &str,
         cookie: Option<&[u8]>,
     ) -> (usize, usize) {
+        if self.is_h3() {
+            return self.stage_h3(requests, what, host, cookie);
+        }
         let Some(h) = self.h2.as_mut() else {
             return (0, 0);
         };
@@ -391,6 +329,8 @@ impl<S: Transport> Conn<S> {
             replies: &mut self.replies,
             conn: self.id,
             target: self.target,
+            h3: false,
+            progress: false,
         };
         let r = f(&mut h.proto, &mut self.send.buf, &mut sink);
         for t in h.refused.drain(..).rev() {

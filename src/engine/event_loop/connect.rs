@@ -37,11 +37,13 @@ impl Engine<'_> {
         self.stats.max_concurrent = self.stats.max_concurrent.max(open);
         let timeout = self.timeout;
         let http2 = self.cfg.request.http_version == crate::model::config::HttpVersion::V2;
+        let http3 = self.cfg.request.http_version == crate::model::config::HttpVersion::V3;
         let slot = self
             .table
             .alloc(|| <Conn>::new(ConnId::from_token(Token(0)), now))
             .map(|(id, conn)| {
                 conn.reset(id, now, owner, timeout, http2);
+                conn.reset_h3(http3);
                 conn.target = target;
                 id
             });
@@ -49,7 +51,14 @@ impl Engine<'_> {
             self.fail_setup(now, owner, ErrorKind::FdUnavail);
             return None;
         };
-        if let Some(settings) = &self.work.tls {
+        if http3 {
+            if !self.start_quic(id, owner, target) {
+                self.report_tls_error(id);
+                self.note_connecting(target);
+                self.finish(id, Some(ErrorKind::Other), now);
+                return None;
+            }
+        } else if let Some(settings) = &self.work.tls {
             let cache = match owner {
                 Owner::Session { sess, .. } => {
                     self.sessions.get_mut(sess).and_then(|s| s.tls_cache())
@@ -74,7 +83,7 @@ impl Engine<'_> {
                 if connected {
                     let (table, mut ctx, _) = self.ctx();
                     let done = match table.get_mut(id) {
-                        Some(c) if c.tls.is_some() => {
+                        Some(c) if c.tls.is_some() || c.is_h3() => {
                             c.phase = Phase::Handshaking;
                             c.on_handshake_ready(now, &mut ctx)
                         }
@@ -109,6 +118,39 @@ impl Engine<'_> {
         }
     }
 
+    /// HTTP/3: gives slot `id` its QUIC client configuration (the session's TLS
+    /// cache for session workloads), server address and name. False (the reason in
+    /// the connection's `tls_error`) when rustls cannot do QUIC with the TLS options.
+    fn start_quic(&mut self, id: ConnId, owner: Owner, target: usize) -> bool {
+        let Some(settings) = &self.work.tls else {
+            return false;
+        };
+        let cache = match owner {
+            Owner::Session { sess, .. } => self.sessions.get_mut(sess).and_then(|s| s.tls_cache()),
+            _ => None,
+        };
+        let transport = crate::wire::quic::engine_transport();
+        let config = settings.quic_config(cache.as_ref(), &transport);
+        let addr = self.work.targets.get(target).map(|t| t.addr);
+        let name = settings.server_name_text();
+        let Some(conn) = self.table.get_mut(id) else {
+            return false;
+        };
+        match (config, addr) {
+            (Some(c), Some(a)) => {
+                conn.set_quic(c, a, name);
+                true
+            }
+            _ => {
+                conn.tls_error = Some(
+                    "QUIC needs TLS 1.3 with TLS_AES_128_GCM_SHA256 (check --ssl-protocol and --ssl-ciphers)"
+                        .to_string(),
+                );
+                false
+            }
+        }
+    }
+
     /// Creates, binds and connects the socket of slot `id`. Ok(Some(connected)) when
     /// the socket exists, Ok(None) when `socket()` itself failed with EMFILE-like
     /// errors (counted by the caller), Err(kind) for failures after it was counted.
@@ -118,6 +160,10 @@ impl Engine<'_> {
         let result = match self.cfg.target.unix_socket.as_deref() {
             // `--unix-socket`: no source address or port to choose.
             Some(path) => net::start_connect_unix(std::path::Path::new(path), &self.opts),
+            None if self.cfg.request.http_version == crate::model::config::HttpVersion::V3 => {
+                let (source, _) = self.next_source(addr);
+                net::start_connect_udp(addr, source.map(|ip| SocketAddr::new(ip, 0)))
+            }
             None => self.start_tcp(id, addr),
         };
         self.on_started(id, target, result)

@@ -83,7 +83,7 @@ impl<'c> Engine<'c> {
         if self
             .table
             .get_mut(id)
-            .is_some_and(|c| c.is_h2() && c.wants_write())
+            .is_some_and(|c| c.is_mux() && c.wants_write())
         {
             self.mark_dirty(id);
         }
@@ -91,7 +91,7 @@ impl<'c> Engine<'c> {
     }
 
     /// Hands completed calls to their workload.
-    fn process_completions(&mut self, now: Instant) {
+    pub(super) fn process_completions(&mut self, now: Instant) {
         while !self.completions.is_empty() {
             let batch = std::mem::take(&mut self.completions);
             for c in &batch {

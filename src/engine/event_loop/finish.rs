@@ -49,6 +49,7 @@ impl<'c> Engine<'c> {
         if fail.is_none() {
             conn.close_tls();
         }
+        conn.close_h3(now, &mut self.stats);
         // Closing the descriptor also removes it from the epoll set.
         conn.stream = None;
         let owner = conn.owner;

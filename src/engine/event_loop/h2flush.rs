@@ -1,4 +1,4 @@
-//! HTTP/2 write coalescing: one write per connection per poll turn.
+//! HTTP/2 (and HTTP/3) write coalescing: one write per connection per poll turn.
 //!
 //! Over HTTP/1 the engine writes a connection's new requests as soon as the handler
 //! that queued them returns (httperf's timing). Over HTTP/2 a connection carries many

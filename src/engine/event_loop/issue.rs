@@ -52,7 +52,7 @@ impl<'c> Engine<'c> {
             .get(conn.target)
             .map_or("", |t| t.host.as_str());
         let printing = self.observer.is_some();
-        let (len, printed) = if conn.is_h2() {
+        let (len, printed) = if conn.is_mux() {
             // (`--wsesspage` is refused with HTTP/2: see `Config::unsupported`.)
             let (len, header) = conn.stage_h2(&self.work.requests, what, host, cookie);
             let mut text = Vec::new();
@@ -130,7 +130,7 @@ impl<'c> Engine<'c> {
                 continue;
             }
             let Some(id) = self.dirty.pop() else { break };
-            if self.table.get_mut(id).is_some_and(|c| c.is_h2()) && self.h2.held(id) {
+            if self.table.get_mut(id).is_some_and(|c| c.is_mux()) && self.h2.held(id) {
                 continue;
             }
             let (table, mut ctx, _) = self.ctx();

@@ -171,7 +171,7 @@ impl Engine<'_> {
             in_burst,
         };
         let num_calls = self.cfg.load.num_calls;
-        let after = plan.on_reply(conn.is_h2(), conn.closing, num_calls);
+        let after = plan.on_reply(conn.is_mux(), conn.closing, num_calls);
         conn.owner = Owner::Request {
             calls_left: plan.calls_left,
             in_burst: plan.in_burst,

@@ -1,5 +1,6 @@
 //! The timer wheel's side of the engine: arming a connection's watchdog, expiring
-//! timers, and a watchdog that fires (timed out, re-armed or idle).
+//! timers, and a watchdog that fires (timed out, re-armed or idle); an HTTP/3
+//! connection's QUIC timer shares its watchdog timer (`Conn::timer_due`).
 //!
 //! The decisions are `timers`' (pure, tested on the simulated clock); think-time
 //! timers go to `session`, timed-out connections to `finish`. Called by `run`,
@@ -7,6 +8,7 @@
 
 use std::time::Instant;
 
+use crate::engine::conn::Step;
 use crate::model::stats::ErrorKind;
 use crate::wire::table::ConnId;
 
@@ -17,7 +19,8 @@ impl<'c> Engine<'c> {
     /// deadline leaves the earlier timer in place: it re-arms itself when it fires.
     pub(super) fn arm_watchdog(&mut self, id: ConnId) {
         if let Some(conn) = self.table.get_mut(id) {
-            let deadline = conn.deadline();
+            // HTTP/3: QUIC's own timer shares the connection's one timer.
+            let deadline = conn.timer_due();
             timers::arm(
                 &mut self.wheel,
                 &mut conn.armed,
@@ -42,6 +45,18 @@ impl<'c> Engine<'c> {
     }
 
     fn on_watchdog(&mut self, id: ConnId, now: Instant) {
+        if self.table.get_mut(id).is_some_and(|c| c.is_h3()) {
+            // QUIC's timer (acks, loss detection) if it is due; then the watchdog.
+            let (table, mut ctx, _) = self.ctx();
+            let step = table
+                .get_mut(id)
+                .map_or(Step::Continue, |c| c.on_timer_h3(now, &mut ctx));
+            self.process_completions(now);
+            if step != Step::Continue {
+                self.after_step(id, step, now);
+                return;
+            }
+        }
         let Some(conn) = self.table.get_mut(id) else {
             return;
         };
@@ -54,7 +69,8 @@ impl<'c> Engine<'c> {
                 self.finish(id, Some(ErrorKind::ClientTimo), now);
             }
             timers::Fired::Rearm => self.arm_watchdog(id),
-            timers::Fired::Idle => {}
+            // No watchdog deadline; HTTP/3's QUIC timer may still need one.
+            timers::Fired::Idle => self.arm_watchdog(id),
         }
     }
 }

@@ -79,6 +79,7 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         Opt::Ssl => b.tls(),
         Opt::SslCiphers => b.tls_ciphers(v),
         Opt::SslNoReuse => b.tls_no_reuse(),
+        Opt::Quic0rtt => b.quic_0rtt(),
         Opt::SslCertificate => b.tls_certificate(v),
         Opt::SslKey => b.tls_key(v),
         Opt::SslVerify => b.tls_verify(value::yes_no(value)),

@@ -84,6 +84,7 @@ impl Config {
             HttpVersion::V10 => add("--http-version=1.0".into()),
             HttpVersion::V11 => {}
             HttpVersion::V2 => add("--http-version=2".into()),
+            HttpVersion::V3 => add("--http-version=3".into()),
         }
         if self.load.max_connections != 0 {
             add(format!("--max-connections={}", self.load.max_connections));
@@ -127,6 +128,9 @@ impl Config {
         }
         if self.tls.no_reuse {
             add("--ssl-no-reuse".into());
+        }
+        if self.tls.early_data {
+            add("--quic-0rtt".into());
         }
         if let Some(f) = &self.tls.certificate {
             add(format!("--ssl-cert={f}"));

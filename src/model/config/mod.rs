@@ -121,7 +121,7 @@ impl Config {
     /// ones given on the command line: one connection carries many streams, and the
     /// small httperf defaults would cut every window of replies into small segments.
     pub(crate) fn socket_buffers(&self) -> (usize, usize) {
-        let h2 = self.request.http_version == HttpVersion::V2;
+        let h2 = matches!(self.request.http_version, HttpVersion::V2 | HttpVersion::V3);
         let pick = |size: u32, given: bool| if h2 && !given { 0 } else { size as usize };
         (
             pick(self.sockets.send_buffer, self.sockets.buffers_given.0),
@@ -134,10 +134,21 @@ impl Config {
     /// implemented now; the hook stays for options added before their feature.
     pub(crate) fn unsupported(&self) -> Option<&'static str> {
         // The page scan reads one reply at a time; HTTP/2 multiplexes them.
-        let checks = [(
-            self.sessions.wsesspage.is_some() && self.request.http_version == HttpVersion::V2,
-            "--wsesspage with --http-version 2",
-        )];
+        let version = self.request.http_version;
+        let checks = [
+            (
+                self.sessions.wsesspage.is_some() && version == HttpVersion::V2,
+                "--wsesspage with --http-version 2",
+            ),
+            (
+                self.sessions.wsesspage.is_some() && version == HttpVersion::V3,
+                "--wsesspage with --http-version 3",
+            ),
+            (
+                self.target.unix_socket.is_some() && version == HttpVersion::V3,
+                "--unix-socket with --http-version 3",
+            ),
+        ];
         checks
             .iter()
             .find(|(given, _)| *given)

@@ -14,6 +14,9 @@ pub(crate) enum HttpVersion {
     /// HTTP/2 (rshperf's own): h2 over TLS with ALPN under `--ssl`, else h2c with
     /// prior knowledge. Each call is a stream.
     V2,
+    /// HTTP/3 over QUIC (rshperf's own): always TLS 1.3 (ALPN h3) over UDP. Each call
+    /// is a request stream.
+    V3,
 }
 
 /// Which parts of requests or replies `--print-request`/`--print-reply` prints.

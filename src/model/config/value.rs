@@ -55,10 +55,13 @@ pub(crate) fn parse_ssl_protocol(arg: &str) -> Result<SslProtocol, ConfigError> 
 }
 
 /// `--http-version`: httperf's `%u.%u`, then only 1.0 and 1.1; and rshperf's `2`
-/// (also `2.0`), which httperf rejects as an illegal version number.
+/// (also `2.0`) and `3` (also `3.0`), which httperf rejects as illegal version numbers.
 pub(crate) fn parse_http_version(arg: &str) -> Result<HttpVersion, ConfigError> {
     if arg == "2" || arg == "2.0" {
         return Ok(HttpVersion::V2);
+    }
+    if arg == "3" || arg == "3.0" {
+        return Ok(HttpVersion::V3);
     }
     let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
     let nmaj = digits(arg);
@@ -78,7 +81,7 @@ pub(crate) fn parse_http_version(arg: &str) -> Result<HttpVersion, ConfigError> 
         ((1, 1), true) => Ok(HttpVersion::V11),
         _ => Err(bad(
             "--http-version",
-            format!("unsupported HTTP version {arg} (expected 1.0, 1.1 or 2)"),
+            format!("unsupported HTTP version {arg} (expected 1.0, 1.1, 2 or 3)"),
         )),
     }
 }

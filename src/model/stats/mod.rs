@@ -18,6 +18,7 @@
 pub(crate) mod ab;
 pub(crate) mod client;
 pub(crate) mod h2;
+pub(crate) mod h3;
 pub(crate) mod merge;
 pub(crate) mod pacing;
 pub(crate) mod pool;
@@ -378,6 +379,10 @@ pub struct Stats {
     /// written before HTTP/2).
     #[serde(default)]
     pub(crate) http2: h2::H2Stats,
+    /// HTTP/3 figures (all zero without `--http-version 3`; absent from documents
+    /// written before HTTP/3).
+    #[serde(default)]
+    pub(crate) http3: h3::H3Stats,
     /// `--call-rate` figures (all zero otherwise; absent from documents written
     /// before `--call-rate`).
     #[serde(default)]
@@ -445,6 +450,7 @@ impl Stats {
             pacing: pacing::PacingStats::default(),
             ab: ab::AbStats::default(),
             http2: h2::H2Stats::default(),
+            http3: h3::H3Stats::default(),
             pool: pool::PoolStats::default(),
         }
     }
@@ -663,6 +669,7 @@ impl Stats {
             pacing: sum,
             ab: sum,
             http2: sum,
+            http3: sum,
             pool: sum,
         )
     }

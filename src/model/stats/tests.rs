@@ -68,6 +68,21 @@ pub(crate) fn every_field_set() -> Stats {
         http1_answers: 1,
         alpn_refused: 2,
     };
+    s.http3 = h3::H3Stats {
+        connections: 2,
+        handshakes: 2,
+        handshake_sum_us: 4_100,
+        zero_rtt_sent: 1,
+        zero_rtt_accepted: 1,
+        streams: 30,
+        streams_reset: 1,
+        goaways: 1,
+        protocol_errors: 1,
+        packets_sent: 90,
+        packets_lost: 3,
+        rtt_sum_us: 700,
+        rtt_samples: 2,
+    };
     s.pool = pool::PoolStats {
         connections: 2,
         scheduled: 45,

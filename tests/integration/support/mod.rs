@@ -4,6 +4,8 @@
 pub mod ab_server;
 pub mod capacity_server;
 pub mod h2_server;
+pub mod h3_hostile;
+pub mod h3_server;
 pub mod hostile_server;
 pub mod measure;
 pub mod page_server;

@@ -220,6 +220,11 @@ impl ConfigBuilder {
             // A body is sent with POST unless --method says otherwise (as ab's -p).
             c.request.method = "POST".to_string();
         }
+        if c.request.http_version == HttpVersion::V3 {
+            // HTTP/3 is always TLS 1.3 (over QUIC).
+            c.tls.enabled = true;
+            c.tls.quic = true;
+        }
         c.target.port = self.port.unwrap_or(if c.tls.enabled { 443 } else { 80 });
         let host_source = c.target.server_name.as_deref().unwrap_or(&c.target.server);
         c.target.host = host_value(host_source);

@@ -447,6 +447,12 @@ impl ConfigBuilder {
         self
     }
 
+    /// `--quic-0rtt`: HTTP/3 requests go as 0-RTT data when a resumed session allows.
+    pub(crate) fn quic_0rtt(&mut self) -> &mut Self {
+        self.c.tls.early_data = true;
+        self
+    }
+
     /// `--ssl-no-reuse`.
     pub(crate) fn tls_no_reuse(&mut self) -> &mut Self {
         self.c.tls.no_reuse = true;

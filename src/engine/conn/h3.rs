@@ -1,0 +1,509 @@
+//! The HTTP/3 side of a connection (`--http-version 3`): drives a QUIC connection
+//! (`wire::quic::Quic`) and `http3::conn::H3` for a `Conn` over its connected UDP
+//! socket, and turns their events into the same statistics and `Completion`s as
+//! HTTP/2's (`h2::Sink`, counting in `stats.http3`).
+//!
+//! A call is a request stream. Calls are staged at issue time as for HTTP/2
+//! (`staged::Staged`: plain field list and body) and QPACK-encoded (static table and
+//! literals) when they get a stream: on the connection's turn to write
+//! (`on_writable`, once per poll turn), or right after datagrams were read. The
+//! connection counts as connected when the QUIC handshake completes, or at once when
+//! `--quic-0rtt` and a resumed session let requests go as 0-RTT data. QUIC's own
+//! timer (acks, loss detection, idle) is `wake`: the engine arms the connection's
+//! timer at the earlier of it and the watchdog deadline and calls `on_timer_h3`.
+//! A connection lost with an error, a protocol error of the server, or an HTTP/3
+//! error fails the connection (`other`; silence is `client-timo` through the
+//! watchdogs), its reason kept for the engine to print once. Called only by `Conn`.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use quinn_proto::{ConnectionError, Event, VarInt};
+
+use super::h2::{Sink, Tagged};
+use super::staged::{u32_of, Staged, RECORD_HEAD};
+use super::{after, Conn, Ctx, Phase, Step, Transport};
+use crate::model::call::{CallRef, Requests};
+use crate::model::stats::ErrorKind;
+use crate::wire::http2::encoder::plain_fields;
+use crate::wire::http3::conn::H3;
+use crate::wire::http3::frame::code;
+use crate::wire::http3::qpack;
+use crate::wire::quic::Quic;
+
+/// Bytes read per datagram: more than the largest UDP payload we allow the server
+/// (`wire::quic::MAX_UDP_PAYLOAD`).
+const READ_BUF: usize = 2048;
+
+/// The HTTP/3 state of one connection slot (kept, with its buffers, across the
+/// slot's connections).
+#[derive(Debug, Default)]
+pub(crate) struct H3Side {
+    proto: H3<Tagged>,
+    quic: Option<Quic>,
+    /// What `start` connects with (given by the engine at open).
+    start: Option<(quinn_proto::ClientConfig, SocketAddr, String)>,
+    staged: Staged,
+    /// The QPACK section being sent (scratch).
+    block: Vec<u8>,
+    refused: Vec<Tagged>,
+    /// The handshake completed.
+    handshaken: bool,
+    /// Requests went out as 0-RTT data.
+    early: bool,
+}
+
+impl H3Side {
+    fn reset(&mut self) {
+        self.proto.reset();
+        self.quic = None;
+        self.start = None;
+        self.staged.clear();
+        self.refused.clear();
+        self.handshaken = false;
+        self.early = false;
+    }
+}
+
+/// How a lost connection is counted, and why (for stderr).
+fn lost_kind(reason: &ConnectionError) -> (ErrorKind, bool) {
+    match reason {
+        ConnectionError::TimedOut => (ErrorKind::ClientTimo, false),
+        ConnectionError::Reset => (ErrorKind::ConnReset, false),
+        ConnectionError::ApplicationClosed(c) if c.error_code.into_inner() == code::NO_ERROR => {
+            (ErrorKind::ConnReset, false)
+        }
+        _ => (ErrorKind::Other, true),
+    }
+}
+
+impl<S: Transport> Conn<S> {
+    /// Whether this connection speaks HTTP/3.
+    pub(crate) fn is_h3(&self) -> bool {
+        self.h3.is_some()
+    }
+
+    /// Makes the slot speak HTTP/3 (or not) for its next connection (after `reset`).
+    pub(crate) fn reset_h3(&mut self, http3: bool) {
+        match (http3, self.h3.as_mut()) {
+            (true, Some(h)) => h.reset(),
+            (true, None) => self.h3 = Some(Box::default()),
+            (false, _) => self.h3 = None,
+        }
+    }
+
+    /// What the QUIC connection will start with: the client configuration (TLS
+    /// settings and session), the server's address and the TLS server name.
+    pub(crate) fn set_quic(
+        &mut self,
+        config: quinn_proto::ClientConfig,
+        remote: SocketAddr,
+        server_name: String,
+    ) {
+        if let Some(h) = self.h3.as_mut() {
+            h.start = Some((config, remote, server_name));
+        }
+    }
+
+    /// Renders call `what` into the staging area (see `stage_h2`).
+    pub(super) fn stage_h3(
+        &mut self,
+        requests: &Requests,
+        what: CallRef,
+        host: &str,
+        cookie: Option<&[u8]>,
+    ) -> (usize, usize) {
+        let Some(h) = self.h3.as_mut() else {
+            return (0, 0);
+        };
+        let rec = h.staged.push();
+        rec.extend_from_slice(&[0; RECORD_HEAD]);
+        let r = requests.render_h2(what, host, cookie, rec);
+        let fields = [u32_of(r.block), u32_of(r.body), u32_of(r.decoded)];
+        for (k, v) in fields.iter().enumerate() {
+            rec[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        (r.block + r.body, r.block)
+    }
+
+    /// Starts the QUIC connection (the socket is connected): its Initial goes out.
+    /// Ok(true) when requests may go at once (0-RTT), Ok(false) while the handshake
+    /// runs.
+    fn start_quic(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Result<bool, ErrorKind> {
+        let Some(h) = self.h3.as_mut() else {
+            return Err(ErrorKind::Other);
+        };
+        let Some((config, remote, name)) = h.start.take() else {
+            return Err(ErrorKind::Other);
+        };
+        ctx.stats.http3.connections += 1;
+        let mut quic = Quic::connect(now, config, remote, &name).map_err(|e| {
+            self.tls_error = Some(format!("QUIC: {e}"));
+            ErrorKind::Other
+        })?;
+        // A resumed session with 0-RTT keys: requests go now (`--quic-0rtt` only
+        // enables early data in the TLS configuration).
+        let early = quic.conn_ref().has_0rtt();
+        if early {
+            h.proto.start(quic.conn()).map_err(|e| {
+                self.tls_error = Some(format!("HTTP/3: {e}"));
+                ErrorKind::Other
+            })?;
+            h.early = true;
+            ctx.stats.http3.zero_rtt_sent += 1;
+        }
+        h.quic = Some(quic);
+        Ok(early)
+    }
+
+    /// The handshake phase of an HTTP/3 connection: starts QUIC on the first call,
+    /// then reads and writes datagrams; Ok(true) once connected (handshake done, or
+    /// 0-RTT started).
+    pub(super) fn handshake_h3(
+        &mut self,
+        now: Instant,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<bool, ErrorKind> {
+        if self.h3.as_ref().is_some_and(|h| h.quic.is_none()) && self.start_quic(now, ctx)? {
+            self.on_connected(now, ctx);
+            self.flush_h3(now)?;
+            return Ok(true);
+        }
+        match self.drive_h3(now, ctx) {
+            Step::Continue | Step::Close | Step::PeerClosed => {}
+            Step::Fail(kind) => return Err(kind),
+        }
+        if self.h3.as_ref().is_some_and(|h| h.handshaken) {
+            self.on_connected(now, ctx);
+            return Ok(true);
+        }
+        self.flush_h3(now)?;
+        Ok(false)
+    }
+
+    /// Datagrams may have arrived: reads them all and handles what they brought.
+    /// New streams, acknowledgements and the rest go out on the connection's write
+    /// turn at the end of the poll turn (`writable_h3`), in as few datagrams as QUIC
+    /// can pack them.
+    pub(super) fn readable_h3(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+        let step = self.drive_h3(now, ctx);
+        if step != Step::Continue {
+            return step;
+        }
+        self.goaway_done()
+    }
+
+    /// The engine's once-a-turn write: opens streams for queued calls, sends what
+    /// QUIC has.
+    pub(super) fn writable_h3(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+        self.after_h3(now, ctx)
+    }
+
+    /// Close once a GOAWAY's last reply is in.
+    fn goaway_done(&mut self) -> Step {
+        match self.h3.as_ref() {
+            Some(h) if h.proto.going_away() && h.proto.in_flight() == 0 => {
+                self.closing = true;
+                Step::Close
+            }
+            Some(_) => Step::Continue,
+            None => Step::Fail(ErrorKind::Other),
+        }
+    }
+
+    /// QUIC's timer fired (if due): handles it, then its consequences.
+    pub(crate) fn on_timer_h3(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+        let Some(q) = self.h3.as_mut().and_then(|h| h.quic.as_mut()) else {
+            return Step::Continue;
+        };
+        if q.timeout().is_none_or(|t| t > now) {
+            return Step::Continue;
+        }
+        q.on_timeout(now);
+        let step = self.events_h3(now, ctx);
+        if step != Step::Continue {
+            return step;
+        }
+        if self.phase == Phase::Active {
+            return self.after_h3(now, ctx);
+        }
+        match self.flush_h3(now) {
+            Ok(()) => Step::Continue,
+            Err(k) => Step::Fail(k),
+        }
+    }
+
+    /// When QUIC's timer next needs `on_timer_h3`.
+    pub(crate) fn wake(&mut self) -> Option<Instant> {
+        self.h3
+            .as_mut()
+            .and_then(|h| h.quic.as_mut())
+            .and_then(Quic::timeout)
+    }
+
+    /// Reads every datagram, then handles the connection's events.
+    fn drive_h3(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+        let (Some(h), Some(stream)) = (self.h3.as_mut(), self.stream.as_mut()) else {
+            return Step::Fail(ErrorKind::Other);
+        };
+        let Some(q) = h.quic.as_mut() else {
+            return Step::Fail(ErrorKind::Other);
+        };
+        let mut buf = [0u8; READ_BUF];
+        if let Err(e) = q.receive(now, |b| stream.read(b), &mut buf) {
+            return Step::Fail(ErrorKind::from_errno(crate::wire::net::errno(&e)));
+        }
+        self.events_h3(now, ctx)
+    }
+
+    /// After reading in the active phase: opens streams, sends, sets the reply
+    /// watchdog, and closes once a GOAWAY's last reply is in.
+    fn after_h3(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+        self.pump_h3(now, ctx);
+        if let Err(k) = self.flush_h3(now) {
+            return Step::Fail(k);
+        }
+        self.goaway_done()
+    }
+
+    /// Handles the QUIC connection's events: the handshake's end, stream events for
+    /// HTTP/3, a lost connection.
+    fn events_h3(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Step {
+        let Some(h) = self.h3.as_mut() else {
+            return Step::Fail(ErrorKind::Other);
+        };
+        let Some(q) = h.quic.as_mut() else {
+            return Step::Fail(ErrorKind::Other);
+        };
+        let mut sink = Sink {
+            now,
+            ctx,
+            cookie: &mut self.cookie,
+            refused: &mut h.refused,
+            staged: &mut h.staged,
+            replies: &mut self.replies,
+            conn: self.id,
+            target: self.target,
+            h3: true,
+            progress: false,
+        };
+        let mut failure = None;
+        while let Some(ev) = q.poll() {
+            match ev {
+                Event::Connected => {
+                    h.handshaken = true;
+                    let s = &mut sink.ctx.stats;
+                    s.http3.handshakes += 1;
+                    let us = now.saturating_duration_since(self.started).as_micros();
+                    s.http3.handshake_sum_us += u64::try_from(us).unwrap_or(u64::MAX);
+                    // quinn does not expose rustls' handshake kind: a handshake
+                    // counts as resumed when the server accepted our 0-RTT (which
+                    // only a resumed session can carry).
+                    let accepted = h.early && q.conn_ref().accepted_0rtt();
+                    if accepted {
+                        s.http3.zero_rtt_accepted += 1;
+                    }
+                    s.on_tls_handshake(accepted);
+                    if h.early && !accepted {
+                        // 0-RTT rejected: QUIC dropped the early streams; their calls
+                        // go back to the queue and HTTP/3 starts again in 1-RTT.
+                        for t in h.proto.drain() {
+                            sink.refused.push(t);
+                        }
+                        h.proto.reset();
+                    }
+                    if !h.early || !accepted {
+                        if let Err(e) = h.proto.start(q.conn()) {
+                            failure = Some((ErrorKind::Other, format!("HTTP/3: {e}")));
+                            break;
+                        }
+                    }
+                }
+                Event::Stream(se) => {
+                    if let Err(e) = h.proto.on_stream_event(q.conn(), se, &mut sink) {
+                        sink.ctx.stats.http3.protocol_errors += 1;
+                        q.conn()
+                            .close(now, VarInt::from_u32(e.code as u32), bytes::Bytes::new());
+                        failure = Some((ErrorKind::Other, format!("HTTP/3 server error: {e}")));
+                        break;
+                    }
+                }
+                Event::ConnectionLost { reason } => {
+                    let (kind, say) = lost_kind(&reason);
+                    if say {
+                        sink.ctx.stats.http3.protocol_errors += 1;
+                    }
+                    failure = Some((
+                        kind,
+                        if say {
+                            format!("QUIC: {reason}")
+                        } else {
+                            String::new()
+                        },
+                    ));
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if failure.is_none() {
+            h.proto.refuse_beyond_goaway(q.conn(), &mut sink);
+        }
+        let progress = sink.progress;
+        for t in h.refused.drain(..).rev() {
+            self.calls.push_front(t.call);
+            h.staged.requeue(t.slot);
+        }
+        if let Some((kind, why)) = failure {
+            if !why.is_empty() {
+                self.tls_error = Some(why);
+            }
+            return Step::Fail(kind);
+        }
+        if h.proto.going_away() && !self.closing {
+            ctx.stats.http3.goaways += 1;
+            self.closing = true;
+        }
+        let in_flight = h.proto.in_flight();
+        self.recv_deadline = match (in_flight, progress) {
+            (0, _) => None,
+            (_, true) => after(now, ctx.reply_timeout),
+            (_, false) => self.recv_deadline.or(after(now, ctx.reply_timeout)),
+        };
+        Step::Continue
+    }
+
+    /// Opens streams for queued calls while the server allows.
+    fn pump_h3(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        let Some(h) = self.h3.as_mut() else {
+            return;
+        };
+        let Some(q) = h.quic.as_mut() else {
+            return;
+        };
+        let mut sink = Sink {
+            now,
+            ctx,
+            cookie: &mut self.cookie,
+            refused: &mut h.refused,
+            staged: &mut h.staged,
+            replies: &mut self.replies,
+            conn: self.id,
+            target: self.target,
+            h3: true,
+            progress: false,
+        };
+        let mut opened = false;
+        while h.proto.can_open() {
+            let Some(mut call) = self.calls.pop_front() else {
+                break;
+            };
+            let slot = sink.staged.hold_front();
+            let rec = sink
+                .staged
+                .held
+                .get(slot as usize)
+                .map_or(&[][..], Vec::as_slice);
+            let word = |k: usize| {
+                rec.get(4 * k..4 * k + 4)
+                    .and_then(|b| b.try_into().ok())
+                    .map_or(0, u32::from_le_bytes) as usize
+            };
+            let (fields, body, decoded) = (word(0), word(1), word(2));
+            let start = RECORD_HEAD.min(rec.len());
+            let mid = (start + fields).min(rec.len());
+            let end = (mid + body).min(rec.len());
+            h.block.clear();
+            qpack::put_prefix(&mut h.block);
+            for (n, v) in plain_fields(&rec[start..mid]) {
+                qpack::put_field(&mut h.block, n, v);
+            }
+            call.send_start = now;
+            call.len = h.block.len() + (end - mid);
+            let tag = Tagged {
+                call,
+                reply_start: now,
+                block: u32_of(h.block.len()),
+                decoded: u32_of(decoded),
+                slot,
+            };
+            let body = rec[mid..end].to_vec();
+            match h.proto.open(q.conn(), tag, &h.block, &body, &mut sink) {
+                Ok(()) => opened = true,
+                Err(tag) => {
+                    self.calls.push_front(tag.call);
+                    sink.staged.requeue(tag.slot);
+                    break;
+                }
+            }
+        }
+        if opened && self.recv_deadline.is_none() {
+            self.recv_deadline = after(now, ctx.reply_timeout);
+        }
+    }
+
+    /// Sends every datagram QUIC has (a full socket keeps the rest for the next
+    /// turn; a send error is the connection's: ICMP unreachable on a connected
+    /// socket).
+    fn flush_h3(&mut self, now: Instant) -> Result<(), ErrorKind> {
+        let (Some(h), Some(stream)) = (self.h3.as_mut(), self.stream.as_mut()) else {
+            return Err(ErrorKind::Other);
+        };
+        let Some(q) = h.quic.as_mut() else {
+            return Ok(());
+        };
+        q.flush(now, |b| stream.write(b))
+            .map(|_| ())
+            .map_err(|e| ErrorKind::from_errno(crate::wire::net::errno(&e)))
+    }
+
+    /// Closes the QUIC connection (H3_NO_ERROR, best effort: one flush) and counts
+    /// its packet figures.
+    pub(crate) fn close_h3(&mut self, now: Instant, ctx_stats: &mut crate::model::stats::Stats) {
+        let Some(h) = self.h3.as_mut() else {
+            return;
+        };
+        let Some(mut q) = h.quic.take() else {
+            return;
+        };
+        let st = q.conn_ref().stats();
+        let s = &mut ctx_stats.http3;
+        s.packets_sent += st.path.sent_packets;
+        s.packets_lost += st.path.lost_packets;
+        if h.handshaken {
+            s.rtt_sum_us += u64::try_from(q.conn_ref().rtt().as_micros()).unwrap_or(u64::MAX);
+            s.rtt_samples += 1;
+        }
+        if !q.conn_ref().is_closed() {
+            q.conn().close(
+                now,
+                VarInt::from_u32(code::NO_ERROR as u32),
+                bytes::Bytes::new(),
+            );
+            if let Some(stream) = self.stream.as_mut() {
+                let _ = q.flush(now, |b| stream.write(b));
+            }
+        }
+    }
+
+    /// Whether a call queued now gets a stream at once.
+    pub(super) fn can_open_h3(&self) -> bool {
+        self.calls.is_empty() && self.h3.as_ref().is_some_and(|h| h.proto.can_open())
+    }
+
+    /// Streams in flight (part of `outstanding`).
+    pub(super) fn in_flight_h3(&self) -> usize {
+        self.h3.as_ref().map_or(0, |h| h.proto.in_flight())
+    }
+
+    /// Moves the calls of open streams back to the queue (the connection is going
+    /// away) and forgets the staged requests.
+    pub(super) fn drain_h3(&mut self) {
+        if let Some(h) = self.h3.as_mut() {
+            for t in h.proto.drain() {
+                self.calls.push_front(t.call);
+            }
+            h.staged.clear();
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! The glue between quinn-proto's sans-I/O QUIC (`Endpoint`, `Connection`) and one
+//! connected, non-blocking UDP socket: datagrams in, datagrams out, the connection's
+//! timer, and the events HTTP/3 reads its streams from.
+//!
+//! One `Quic` is one client connection with an endpoint of its own (the socket is
+//! connected to the server, so nothing needs routing between connections). It owns no
+//! socket: `receive` reads datagrams through a `recv` function (a connected UDP socket
+//! gives one datagram a call) and `flush` writes them through a `send` function,
+//! keeping the one that found the socket full for next time. Segmentation offload is off: one datagram
+//! a write. Used by `engine::conn` for `--http-version 3` and by the tests, which
+//! drive it with `wire::http3::conn::H3` against an in-process server.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use quinn_proto::crypto::rustls::QuicClientConfig;
+use quinn_proto::{
+    ClientConfig, Connection, ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig, Event,
+    IdleTimeout, TransportConfig, VarInt,
+};
+
+/// The ALPN protocol of HTTP/3.
+pub const ALPN_H3: &[u8] = b"h3";
+
+/// Largest UDP payload read or written.
+pub const MAX_DATAGRAM: usize = 65_527;
+
+/// The largest UDP payload we accept (transport parameter max_udp_payload_size): the
+/// engine reads datagrams into a small stack buffer.
+pub const MAX_UDP_PAYLOAD: u16 = 1472;
+
+/// The transport settings of the engine's connections (`transport` with a 30 s idle
+/// timeout: the engine's own `--timeout` watchdogs decide before QUIC gives up), made
+/// once per process.
+pub fn engine_transport() -> Arc<TransportConfig> {
+    static T: std::sync::OnceLock<Arc<TransportConfig>> = std::sync::OnceLock::new();
+    Arc::clone(T.get_or_init(|| transport(Duration::from_secs(30))))
+}
+
+/// The transport settings of our client connections: the server may open a few
+/// unidirectional streams (control, QPACK) and no bidirectional ones; large receive
+/// windows (replies are never buffered beyond what a read hands out); `idle` is the
+/// QUIC idle timeout (the engine's own `--timeout` fires first when it is shorter).
+pub fn transport(idle: Duration) -> Arc<TransportConfig> {
+    let mut t = TransportConfig::default();
+    t.max_concurrent_bidi_streams(VarInt::from_u32(0))
+        .max_concurrent_uni_streams(VarInt::from_u32(16))
+        .stream_receive_window(VarInt::from_u32(1 << 24))
+        .receive_window(VarInt::from_u32(1 << 30))
+        .max_idle_timeout(IdleTimeout::try_from(idle).ok())
+        .enable_segmentation_offload(false);
+    Arc::new(t)
+}
+
+/// A QUIC client configuration from a rustls one (which must offer ALPN `h3` and TLS
+/// 1.3 with TLS_AES_128_GCM_SHA256); None when rustls cannot do QUIC with it.
+pub fn client_config(
+    tls: Arc<rustls::ClientConfig>,
+    transport: &Arc<TransportConfig>,
+) -> Option<ClientConfig> {
+    let crypto = QuicClientConfig::try_from(tls).ok()?;
+    let mut c = ClientConfig::new(Arc::new(crypto));
+    c.transport_config(Arc::clone(transport));
+    Some(c)
+}
+
+/// One client connection and its endpoint (see the module header).
+#[derive(Debug)]
+pub struct Quic {
+    endpoint: Endpoint,
+    handle: ConnectionHandle,
+    conn: Connection,
+    remote: SocketAddr,
+    /// The datagram being sent: `out[..out_len]` (0: none pending).
+    out: Vec<u8>,
+    out_len: usize,
+    /// Counters: datagrams sent and received.
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+}
+
+impl Quic {
+    /// Starts a connection to `remote` (its Initial packet is ready to `flush`).
+    /// `server_name` is SNI and the verification name.
+    pub fn connect(
+        now: Instant,
+        config: ClientConfig,
+        remote: SocketAddr,
+        server_name: &str,
+    ) -> Result<Quic, quinn_proto::ConnectError> {
+        let mut ec = EndpointConfig::default();
+        // Valid (1200..=65527): cannot fail.
+        let _ = ec.max_udp_payload_size(MAX_UDP_PAYLOAD);
+        let mut endpoint = Endpoint::new(Arc::new(ec), None, true, None);
+        let (handle, conn) = endpoint.connect(now, config, remote, server_name)?;
+        Ok(Quic {
+            endpoint,
+            handle,
+            conn,
+            remote,
+            out: Vec::with_capacity(MAX_DATAGRAM),
+            out_len: 0,
+            datagrams_sent: 0,
+            datagrams_received: 0,
+        })
+    }
+
+    /// The connection, for streams and state.
+    pub fn conn(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// The connection, read only.
+    pub fn conn_ref(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The next application event of the connection.
+    pub fn poll(&mut self) -> Option<Event> {
+        self.conn.poll()
+    }
+
+    /// Feeds one received datagram.
+    pub fn on_datagram(&mut self, now: Instant, data: &[u8]) {
+        self.datagrams_received += 1;
+        let mut scratch = Vec::new();
+        let event = self.endpoint.handle(
+            now,
+            self.remote,
+            None,
+            None,
+            BytesMut::from(data),
+            &mut scratch,
+        );
+        if let Some(DatagramEvent::ConnectionEvent(h, e)) = event {
+            if h == self.handle {
+                self.conn.handle_event(e);
+            }
+        }
+        self.endpoint_events();
+    }
+
+    /// Passes the connection's endpoint events (connection IDs retired, drained) and
+    /// the endpoint's answers back.
+    fn endpoint_events(&mut self) {
+        while let Some(e) = self.conn.poll_endpoint_events() {
+            if let Some(back) = self.endpoint.handle_event(self.handle, e) {
+                self.conn.handle_event(back);
+            }
+        }
+    }
+
+    /// When `on_timeout` must next be called.
+    pub fn timeout(&mut self) -> Option<Instant> {
+        self.conn.poll_timeout()
+    }
+
+    /// The connection's timer fired (idle timeout, loss detection, ACK delay, …).
+    pub fn on_timeout(&mut self, now: Instant) {
+        self.conn.handle_timeout(now);
+        self.endpoint_events();
+    }
+
+    /// Reads datagrams with `recv` until it has none (`WouldBlock`), feeding each;
+    /// `buf` is the read buffer (at least `MAX_DATAGRAM` bytes to never truncate).
+    /// Returns how many were read; an error other than `WouldBlock` is returned
+    /// (a connected UDP socket reports ICMP errors, `ECONNREFUSED`, this way).
+    pub fn receive(
+        &mut self,
+        now: Instant,
+        mut recv: impl FnMut(&mut [u8]) -> io::Result<usize>,
+        buf: &mut [u8],
+    ) -> io::Result<usize> {
+        let mut n = 0;
+        loop {
+            match recv(buf) {
+                Ok(len) => {
+                    n += 1;
+                    self.on_datagram(now, &buf[..len]);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes every datagram the connection has to send with `send`; Ok(false) when the socket
+    /// filled up first (the datagram is kept: call again when writable).
+    pub fn flush(
+        &mut self,
+        now: Instant,
+        mut send: impl FnMut(&[u8]) -> io::Result<usize>,
+    ) -> io::Result<bool> {
+        loop {
+            if self.out_len == 0 {
+                self.out.clear();
+                match self.conn.poll_transmit(now, 1, &mut self.out) {
+                    Some(t) => self.out_len = t.size,
+                    None => return Ok(true),
+                }
+            }
+            match send(&self.out[..self.out_len]) {
+                Ok(_) => {
+                    self.out_len = 0;
+                    self.datagrams_sent += 1;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    // A lost datagram is QUIC's business; the error (ICMP unreachable
+                    // on a connected socket) is the caller's.
+                    self.out_len = 0;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// True once the connection is closed and drained (nothing more to send).
+    pub fn is_drained(&self) -> bool {
+        self.conn.is_drained()
+    }
+}

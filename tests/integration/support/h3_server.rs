@@ -1,0 +1,199 @@
+//! An in-process HTTP/3 server on 127.0.0.1:0 (UDP) built on quinn, h3 and
+//! h3-quinn, on a tokio runtime of its own thread: someone else's QUIC and HTTP/3
+//! check rshperf's client. h3 sends grease (reserved settings, frame and stream types)
+//! by default, which the client must ignore.
+//!
+//! Every request is answered `200` with `body` bytes, or as `Opts` says: a stream reset
+//! every k-th request, a graceful GOAWAY after n requests on a connection. The server
+//! counts connections, requests and handshakes that resumed a TLS session, so tests
+//! compare rshperf's report with what arrived.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+
+use bytes::Bytes;
+use rustls::ServerConfig;
+
+/// How the server behaves.
+#[derive(Clone, Debug, Default)]
+pub struct Opts {
+    /// Content bytes of every reply.
+    pub body: usize,
+    /// Reset (H3_INTERNAL_ERROR) every k-th request of the server.
+    pub reset_every: Option<u64>,
+    /// Send GOAWAY after this many requests on a connection.
+    pub goaway_after: Option<usize>,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS (QUIC's bidirectional stream limit).
+    pub max_streams: Option<u32>,
+}
+
+/// What the server counted.
+#[derive(Debug, Default)]
+pub struct Counts {
+    /// QUIC connections accepted.
+    pub connections: AtomicU64,
+    /// Requests whose headers arrived.
+    pub requests: AtomicU64,
+    /// Replies completely sent.
+    pub replies: AtomicU64,
+    /// Connections whose handshake resumed a session.
+    pub resumed: AtomicU64,
+}
+
+/// A running server (stops when the test process ends).
+pub struct H3Server {
+    addr: SocketAddr,
+    counts: Arc<Counts>,
+}
+
+/// The QUIC server configuration for `tls` (ALPN h3, 0-RTT allowed).
+fn quic_config(mut tls: ServerConfig, opts: &Opts, counts: &Arc<Counts>) -> quinn::ServerConfig {
+    tls.alpn_protocols = vec![b"h3".to_vec()];
+    tls.max_early_data_size = u32::MAX;
+    tls.send_tls13_tickets = 2;
+    tls.session_storage = Arc::new(CountingStore {
+        inner: rustls::server::ServerSessionMemoryCache::new(1024),
+        counts: Arc::clone(counts),
+    });
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(Arc::new(tls)).expect("quic");
+    let mut cfg = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let mut t = quinn::TransportConfig::default();
+    if let Some(m) = opts.max_streams {
+        t.max_concurrent_bidi_streams(m.into());
+    }
+    cfg.transport_config(Arc::new(t));
+    cfg
+}
+
+impl H3Server {
+    /// Starts a server with `tls` (its certificate; ALPN is set here).
+    pub fn start(tls: ServerConfig, opts: Opts) -> H3Server {
+        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind udp");
+        let addr = sock.local_addr().expect("addr");
+        let counts = Arc::new(Counts::default());
+        let c = Arc::clone(&counts);
+        let cfg = quic_config(tls, &opts, &counts);
+        thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let ep = quinn::Endpoint::new(
+                    quinn::EndpointConfig::default(),
+                    Some(cfg),
+                    sock,
+                    Arc::new(quinn::TokioRuntime),
+                )
+                .expect("endpoint");
+                let seq = Arc::new(AtomicU64::new(0));
+                while let Some(incoming) = ep.accept().await {
+                    let (c, opts, seq) = (Arc::clone(&c), opts.clone(), Arc::clone(&seq));
+                    tokio::spawn(async move {
+                        let _ = serve(incoming, opts, c, seq).await;
+                    });
+                }
+            });
+        });
+        H3Server { addr, counts }
+    }
+
+    /// The UDP port.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// Handshakes that resumed a TLS session.
+    pub fn resumed(&self) -> u64 {
+        self.counts.resumed.load(Ordering::SeqCst)
+    }
+
+    /// Requests seen.
+    pub fn requests(&self) -> u64 {
+        self.counts.requests.load(Ordering::SeqCst)
+    }
+
+    /// Connections accepted.
+    pub fn connections(&self) -> u64 {
+        self.counts.connections.load(Ordering::SeqCst)
+    }
+}
+
+/// Serves one connection.
+async fn serve(
+    incoming: quinn::Incoming,
+    opts: Opts,
+    counts: Arc<Counts>,
+    seq: Arc<AtomicU64>,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let conn = incoming.accept()?.await?;
+    counts.connections.fetch_add(1, Ordering::SeqCst);
+    let mut h3 = h3::server::Connection::new(h3_quinn::Connection::new(conn)).await?;
+    let mut served = 0usize;
+    while let Some(resolver) = h3.accept().await? {
+        let (_req, mut stream) = resolver.resolve_request().await?;
+        counts.requests.fetch_add(1, Ordering::SeqCst);
+        let k = seq.fetch_add(1, Ordering::SeqCst) + 1;
+        served += 1;
+        let body = opts.body;
+        let reset = opts.reset_every.is_some_and(|e| k.is_multiple_of(e));
+        let c = Arc::clone(&counts);
+        tokio::spawn(async move {
+            if reset {
+                stream.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
+                return;
+            }
+            let resp = http::Response::builder()
+                .status(200)
+                .body(())
+                .expect("resp");
+            if stream.send_response(resp).await.is_err() {
+                return;
+            }
+            if body > 0
+                && stream
+                    .send_data(Bytes::from(vec![b'x'; body]))
+                    .await
+                    .is_err()
+            {
+                return;
+            }
+            if stream.finish().await.is_ok() {
+                c.replies.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        if opts.goaway_after.is_some_and(|g| served >= g) {
+            h3.shutdown(0).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A TLS session store that counts the sessions taken for resumption (TLS 1.3
+/// resumes by taking its ticket's session: one take is one resumed handshake).
+#[derive(Debug)]
+struct CountingStore {
+    inner: Arc<dyn rustls::server::StoresServerSessions>,
+    counts: Arc<Counts>,
+}
+
+impl rustls::server::StoresServerSessions for CountingStore {
+    fn put(&self, key: Vec<u8>, value: Vec<u8>) -> bool {
+        self.inner.put(key, value)
+    }
+    fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.inner.get(key)
+    }
+    fn take(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let v = self.inner.take(key);
+        if v.is_some() {
+            self.counts.resumed.fetch_add(1, Ordering::SeqCst);
+        }
+        v
+    }
+    fn can_cache(&self) -> bool {
+        true
+    }
+}
