@@ -327,8 +327,8 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
     let header: Vec<&str> = lines[0].split(',').collect();
     assert_eq!(header.len(), 100, "{}", lines[0]);
     assert_eq!(header[..4], ["timestamp", "server", "port", "uri"]);
-    // The figure columns are the document's figures, flattened: same names, same
-    // values (both unrounded).
+    // The figure columns are the document's figures, flattened: same names, the
+    // values rounded to their resolution (JSON is unrounded), without float noise.
     let mut flat = Vec::new();
     flatten(&doc, "", &mut flat);
     let figures: Vec<&(String, Value)> = flat
@@ -340,12 +340,25 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
     assert_eq!(names, header[8..header.len() - 1]);
     let cells: Vec<&str> = lines[1].split(',').collect();
     for ((name, v), cell) in figures.iter().zip(&cells[8..]) {
-        let want = match v {
-            Value::Null => String::new(),
-            Value::Number(n) if n.is_f64() => n.as_f64().expect("f64").to_string(),
-            other => other.to_string(),
-        };
-        assert_eq!(*cell, want, "CSV {name} vs JSON");
+        match v {
+            Value::Number(n) if n.is_f64() => {
+                let json = n.as_f64().expect("f64");
+                let csv: f64 = cell
+                    .parse()
+                    .unwrap_or_else(|_| panic!("CSV {name}: {cell}"));
+                // Rates and percentages to 0.1, everything else to 0.001 or finer.
+                let coarse =
+                    name.contains("rate") || name.ends_with("_pct") || name.ends_with("_kb_per_s");
+                let half = if coarse { 0.05 } else { 0.0005 };
+                assert!(
+                    (csv - json).abs() <= half + 1e-9,
+                    "CSV {name} {cell} vs JSON {json}"
+                );
+                assert_eq!(csv.to_string(), *cell, "CSV {name}: shortest text");
+            }
+            Value::Null => assert_eq!(*cell, "", "CSV {name}"),
+            other => assert_eq!(*cell, other.to_string(), "CSV {name} vs JSON"),
+        }
     }
     let col = |row: &str, name: &str| -> String {
         let i = header
