@@ -125,14 +125,14 @@ pub(crate) const STATIC: [(&str, &str); 99] = [
 
 /// Appends the field section prefix of a section that uses no dynamic table
 /// (Required Insert Count 0, Delta Base 0).
-pub(crate) fn put_prefix(out: &mut Vec<u8>) {
+pub fn put_prefix(out: &mut Vec<u8>) {
     out.extend_from_slice(&[0, 0]);
 }
 
 /// Appends `name: value` as a field line: the static entry when the table holds the
 /// pair, else a literal value under the static name when there is one, else a literal
 /// name and value. `name` must be lowercase.
-pub(crate) fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+pub fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     let mut by_name = None;
     for (i, (n, v)) in STATIC.iter().enumerate() {
         if n.as_bytes() == name {
