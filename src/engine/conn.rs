@@ -379,16 +379,28 @@ impl<S: Transport> Conn<S> {
         // Writable without an error can still mean "not yet connected" after a
         // spurious wakeup; the peer address tells.
         match stream.check_connected() {
-            Ok(_) if self.tls.is_some() => {
-                self.phase = Phase::Handshaking;
-                self.on_handshake_ready(now, ctx)
-            }
-            Ok(_) => {
-                self.on_connected(now, ctx);
-                Ok(true)
-            }
+            Ok(_) => self.on_connect_clean(now, ctx),
             Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => Ok(false),
             Err(e) => Err(ErrorKind::from_errno(net::errno(&e))),
+        }
+    }
+
+    /// The socket became writable while connecting and the poll reported no error
+    /// and no hang-up: the connect completed, with no `SO_ERROR` or `getpeername`
+    /// call. (Linux's `tcp_poll` reports no writability in SYN-SENT; a failed connect
+    /// comes with EPOLLERR and EPOLLHUP, which go to `on_connect_ready`.) Starts the
+    /// TLS handshake or becomes active; returns whether it is now connected.
+    pub(crate) fn on_connect_clean(
+        &mut self,
+        now: Instant,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<bool, ErrorKind> {
+        if self.tls.is_some() {
+            self.phase = Phase::Handshaking;
+            self.on_handshake_ready(now, ctx)
+        } else {
+            self.on_connected(now, ctx);
+            Ok(true)
         }
     }
 
