@@ -25,6 +25,8 @@
 #             SYN schedule deviation at 600/s and 5,000/s of rshperf and
 #             httperf (tcpdump, syn_pacing.py) with their CPU seconds, and
 #             rshperf at --rate 17000 vs --rate 10000 vs httperf at 17000
+#   --syscalls run only SYSCALLS: system calls per connection (strace -c -f)
+#             of rshperf and httperf at --rate 2000 --num-conns 4000
 #   --sweep-only run only SWEEP: the rate walk
 #             `sweep --low-rate 2000 --high-rate 30000 --rate-step 2000
 #             --const-test-time 3` against nginx, then the same line with
@@ -69,6 +71,7 @@ H2_N=${H2_N:-200000}
 H2_ROUNDS=${H2_ROUNDS:-3}
 AB12_ONLY=0
 PACING_ONLY=0
+SYSCALLS_ONLY=0
 INTEG_ONLY=0
 AB_N=${AB_N:-200000}
 CR_ONLY=0
@@ -88,6 +91,7 @@ while [ $# -gt 0 ]; do
     --ab12) AB12_ONLY=1 ;;
     --integrations-only) INTEG_ONLY=1 ;;
     --pacing) PACING_ONLY=1 ;;
+    --syscalls) SYSCALLS_ONLY=1 ;;
     --cr-only) CR_ONLY=1 ;;
     --sweep-only) SWEEP_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
@@ -374,6 +378,22 @@ pacing_rows() {
   settle 5
   run OVL.rsh10 90 "${RSH_BASE[@]}" --rate 10000 --num-conns 30000 --timeout 5
 }
+# ---------------------------------------------------------------- SYSCALLS
+# System calls per connection of the request-oriented workload (one request per
+# connection, 2,000/s x 4,000, strace -c -f), rshperf and httperf.
+syscall_rows() {
+  settle 3
+  run SYS.rsh 90 strace -c -f -o "$OUT/SYS.rsh.strace" "${RSH_BASE[@]}" --rate 2000 --num-conns 4000
+  settle 3
+  run SYS.httperf 90 strace -c -f -o "$OUT/SYS.httperf.strace" "${HP_BASE[@]}" --rate 2000 --num-conns 4000
+}
+if [ $SYSCALLS_ONLY = 1 ]; then
+  meta syscalls_only 1
+  syscall_rows
+  echo
+  python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
 if [ $PACING_ONLY = 1 ]; then
   meta pacing_only 1
   pacing_rows
@@ -561,6 +581,7 @@ fi
 
 # ---------------------------------------------------------------- PACE, OVL
 pacing_rows
+syscall_rows
 
 # ---------------------------------------------------------------- hog
 settle 3

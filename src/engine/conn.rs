@@ -175,8 +175,9 @@ pub(crate) struct Conn<S = Stream> {
     pub(crate) cookie: Option<CookieScan>,
     /// Embedded-object scanning (`--wsesspage`).
     pub(crate) page: Option<PageScan>,
-    /// The TLS layer (`--ssl`).
-    pub(crate) tls: Option<TlsConn>,
+    /// The TLS layer (`--ssl`): boxed, as rustls' connection state is larger than
+    /// the rest of the slot and plain connections never need it.
+    pub(crate) tls: Option<Box<TlsConn>>,
     /// Index of its target (`--servers`).
     pub(crate) target: usize,
     /// Why the TLS handshake failed (reported once per run by the engine).
@@ -322,7 +323,7 @@ impl<S: Transport> Conn<S> {
     /// True while request bytes (or TLS records) are unwritten.
     pub(crate) fn wants_write(&self) -> bool {
         self.phase == Phase::Active
-            && (self.send.pending() || self.tls.as_ref().is_some_and(TlsConn::wants_write))
+            && (self.send.pending() || self.tls.as_deref().is_some_and(TlsConn::wants_write))
     }
 
     /// The send queue, for rendering a call into it before `queue`.

@@ -436,3 +436,19 @@ fn room_is_fewer_unanswered_calls_than_the_depth_on_an_open_connection() {
     assert!(r.conn.has_room(2));
     assert_eq!(r.conn.outstanding(), 1);
 }
+
+#[test]
+fn connection_slots_stay_small() {
+    // One slot per open connection: 18,000 open connections must fit in 45 MiB
+    // with their heap buffers, so the slot itself stays a fraction of 2.5 KiB.
+    let conn = std::mem::size_of::<Conn>();
+    let call = std::mem::size_of::<Call>();
+    let parser = std::mem::size_of::<ReplyParser>();
+    let tls = std::mem::size_of::<crate::wire::tls::TlsConn>();
+    eprintln!(
+        "size_of: Conn {conn} B, Call {call} B, ReplyParser {parser} B, TlsConn {tls} B (boxed)"
+    );
+    assert!(conn <= 800, "Conn is {conn} bytes");
+    assert!(call <= 96, "Call is {call} bytes");
+    assert!(parser <= 256, "ReplyParser is {parser} bytes");
+}

@@ -58,7 +58,7 @@ impl Engine<'_> {
             };
             let tls = settings.new_connection(cache.as_ref());
             match (tls, self.table.get_mut(id)) {
-                (Ok(t), Some(c)) => c.tls = Some(t),
+                (Ok(t), Some(c)) => c.tls = Some(Box::new(t)),
                 (Err(e), Some(c)) => {
                     c.tls_error = Some(e.to_string());
                     self.report_tls_error(id);
