@@ -133,17 +133,22 @@ if [ $CR_ONLY = 1 ]; then
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
+if [ $SYSCALLS_ONLY = 1 ]; then
+  for t in strace httperf curl python3 ss timeout; do
+    command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+  done
+fi
 if [ $INTEG_ONLY = 1 ]; then
   for t in prometheus curl python3 ss timeout; do
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
-for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump python3 ss timeout); do
+for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump strace python3 ss timeout); do
   command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
 done
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (apt-get install time)"
 if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
-[ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
+[ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
 [ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash scripts/nginx.sh start"
 fi
@@ -157,7 +162,7 @@ fi
 
 mkdir -p "$OUT"
 rm -f "$OUT"/*.out "$OUT"/*.err "$OUT"/*.time "$OUT"/*.cmd "$OUT"/*.meta "$OUT"/*.pcap "$OUT"/*.pacing "$OUT"/*.json \
-  "$OUT"/*.rss "$OUT"/*.tcpdump "$OUT"/*.rc "$OUT"/*.net0 "$OUT"/*.net1 "$OUT"/*.perf "$OUT"/*.perf.data "$OUT"/summary.txt
+  "$OUT"/*.rss "$OUT"/*.strace "$OUT"/*.tcpdump "$OUT"/*.rc "$OUT"/*.net0 "$OUT"/*.net1 "$OUT"/*.perf "$OUT"/*.perf.data "$OUT"/summary.txt
 META=$OUT/suite.meta
 : > "$META"
 meta() { echo "$1=$2" >> "$META"; }
