@@ -28,7 +28,10 @@
 #   --pacing  run only PACE600, PACE5000 and OVL:
 #             SYN schedule deviation at 600/s and 5,000/s of rshperf and
 #             httperf (tcpdump, syn_pacing.py) with their CPU seconds, and
-#             rshperf at --rate 17000 vs --rate 10000 vs httperf at 17000
+#             OVL: rshperf's knee (sweep --find-max), then rshperf and httperf
+#             at 1.5x and 2x it in $OVL_ROUNDS alternating rounds
+#   --syscalls run only SYSCALLS: system calls per connection (strace -c -f)
+#             of rshperf and httperf at --rate 2000 --num-conns 4000
 #   --sweep-only run only SWEEP: the rate walk
 #             `sweep --low-rate 2000 --high-rate 30000 --rate-step 2000
 #             --const-test-time 3` against nginx, then the same line with
@@ -54,6 +57,7 @@
 #        CR_RATE, CR_S=rate and seconds of the CR row (default 20000 and 10)
 #        CR_ROUNDS=rounds of the CR row (default 3; rshperf then wrk2 in each round,
 #        the summary takes medians)
+#        OVL_ROUNDS=alternating rounds of the OVL rows (default 3)
 #        WRK2=path to a wrk2 binary (default: `wrk2` on PATH; it is not packaged:
 #        build github.com/giltene/wrk2 with `make`)
 #        RSHPERF=path to the binary (default target/release/rshperf, built
@@ -77,6 +81,7 @@ H2_N=${H2_N:-200000}
 H2_ROUNDS=${H2_ROUNDS:-3}
 AB12_ONLY=0
 PACING_ONLY=0
+SYSCALLS_ONLY=0
 INTEG_ONLY=0
 AB_N=${AB_N:-200000}
 CR_ONLY=0
@@ -85,6 +90,7 @@ SWEEP_ROUNDS=${SWEEP_ROUNDS:-1}
 CR_RATE=${CR_RATE:-20000}
 CR_S=${CR_S:-10}
 CR_ROUNDS=${CR_ROUNDS:-3}
+OVL_ROUNDS=${OVL_ROUNDS:-3}
 WRK2=${WRK2:-$(command -v wrk2 2>/dev/null)}
 OUT=/tmp/rshperf-bench
 while [ $# -gt 0 ]; do
@@ -97,6 +103,7 @@ while [ $# -gt 0 ]; do
     --ab12) AB12_ONLY=1 ;;
     --integrations-only) INTEG_ONLY=1 ;;
     --pacing) PACING_ONLY=1 ;;
+    --syscalls) SYSCALLS_ONLY=1 ;;
     --cr-only) CR_ONLY=1 ;;
     --sweep-only) SWEEP_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
@@ -145,17 +152,22 @@ if [ $CR_ONLY = 1 ]; then
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
+if [ $SYSCALLS_ONLY = 1 ]; then
+  for t in strace httperf curl python3 ss timeout; do
+    command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+  done
+fi
 if [ $INTEG_ONLY = 1 ]; then
   for t in prometheus curl python3 ss timeout; do
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
-for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump python3 ss timeout); do
+for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump strace python3 ss timeout); do
   command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
 done
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (apt-get install time)"
 if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
-[ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
+[ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
 [ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash scripts/nginx.sh start"
 fi
@@ -169,7 +181,7 @@ fi
 
 mkdir -p "$OUT"
 rm -f "$OUT"/*.out "$OUT"/*.err "$OUT"/*.time "$OUT"/*.cmd "$OUT"/*.meta "$OUT"/*.pcap "$OUT"/*.pacing "$OUT"/*.json \
-  "$OUT"/*.rss "$OUT"/*.tcpdump "$OUT"/*.rc "$OUT"/*.net0 "$OUT"/*.net1 "$OUT"/*.perf "$OUT"/*.perf.data "$OUT"/summary.txt
+  "$OUT"/*.rss "$OUT"/*.strace "$OUT"/*.tcpdump "$OUT"/*.rc "$OUT"/*.net0 "$OUT"/*.net1 "$OUT"/*.perf "$OUT"/*.perf.data "$OUT"/summary.txt
 META=$OUT/suite.meta
 : > "$META"
 meta() { echo "$1=$2" >> "$META"; }
@@ -373,9 +385,11 @@ fi
 # PACE: SYNs on the wire against the schedule (syn_pacing.py, period
 # 1e6/rate us) at 600/s and 5,000/s, rshperf (default --spin=auto) then httperf
 # (busy-polls), 3 s each; CPU seconds from /usr/bin/time.
-# OVL: past the client's capacity. rshperf at --rate 17000 (1.5x its error-free
-# capacity here) must achieve >= 90 % of what it achieves error-free at --rate
-# 10000, and at least httperf's rate on the same 17000 line.
+# OVL: past the client's capacity. `rshperf sweep --find-max` finds rshperf's own
+# clean maximum (the knee) in this run; then $OVL_ROUNDS rounds alternate rshperf
+# and httperf at 1.5x and 2x the knee (3 s of arrivals, --timeout 5). Pass per
+# round: rshperf completes >= httperf's connections/s at both, with 0 errors and
+# the client-bound warning.
 pacing_rows() {
   local rate
   for rate in 600 5000; do
@@ -387,12 +401,41 @@ pacing_rows() {
       run_captured PACE$rate.httperf 30 "${HP_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --recv-buffer $WIN
   done
   settle 5
-  run OVL.rsh17 90 "${RSH_BASE[@]}" --rate 17000 --num-conns 51000 --timeout 5
-  settle 5
-  run OVL.httperf17 90 "${HP_BASE[@]}" --rate 17000 --num-conns 51000 --timeout 5
-  settle 5
-  run OVL.rsh10 90 "${RSH_BASE[@]}" --rate 10000 --num-conns 30000 --timeout 5
+  run OVL.knee 300 "$RSH" sweep --server $HOST --port $PORT --uri $URI --low-rate 5000 \
+    --high-rate 60000 --find-max --precision 5 --const-test-time 3 --no-progress \
+    --json "$OUT/OVL.knee.json"
+  local knee k m rate
+  knee=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["result"]["knee"] or 0))' \
+    "$OUT/OVL.knee.json" 2>/dev/null || echo 0)
+  meta ovl_knee "$knee"
+  meta ovl_rounds "$OVL_ROUNDS"
+  [ "$knee" -gt 0 ] || { echo "  OVL: no knee found, rows skipped"; return; }
+  for k in $(seq 1 "$OVL_ROUNDS"); do
+    for m in 15 20; do
+      rate=$(( knee * m / 10 ))
+      settle 5
+      run OVL.rsh$m.$k 90 "${RSH_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --timeout 5
+      settle 5
+      run OVL.httperf$m.$k 90 "${HP_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --timeout 5
+    done
+  done
 }
+# ---------------------------------------------------------------- SYSCALLS
+# System calls per connection of the request-oriented workload (one request per
+# connection, 2,000/s x 4,000, strace -c -f), rshperf and httperf.
+syscall_rows() {
+  settle 3
+  run SYS.rsh 90 strace -c -f -o "$OUT/SYS.rsh.strace" "${RSH_BASE[@]}" --rate 2000 --num-conns 4000
+  settle 3
+  run SYS.httperf 90 strace -c -f -o "$OUT/SYS.httperf.strace" "${HP_BASE[@]}" --rate 2000 --num-conns 4000
+}
+if [ $SYSCALLS_ONLY = 1 ]; then
+  meta syscalls_only 1
+  syscall_rows
+  echo
+  python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
 if [ $PACING_ONLY = 1 ]; then
   meta pacing_only 1
   pacing_rows
@@ -605,6 +648,7 @@ fi
 
 # ---------------------------------------------------------------- PACE, OVL
 pacing_rows
+syscall_rows
 
 # ---------------------------------------------------------------- hog
 settle 3

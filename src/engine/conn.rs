@@ -177,8 +177,9 @@ pub(crate) struct Conn<S = Stream> {
     pub(crate) cookie: Option<CookieScan>,
     /// Embedded-object scanning (`--wsesspage`).
     pub(crate) page: Option<PageScan>,
-    /// The TLS layer (`--ssl`).
-    pub(crate) tls: Option<TlsConn>,
+    /// The TLS layer (`--ssl`): boxed, as rustls' connection state is larger than
+    /// the rest of the slot and plain connections never need it.
+    pub(crate) tls: Option<Box<TlsConn>>,
     /// Index of its target (`--servers`).
     pub(crate) target: usize,
     /// Why the TLS handshake failed (reported once per run by the engine).
@@ -346,7 +347,7 @@ impl<S: Transport> Conn<S> {
             return self.phase == Phase::Active;
         }
         self.phase == Phase::Active
-            && (self.send.pending() || self.tls.as_ref().is_some_and(TlsConn::wants_write))
+            && (self.send.pending() || self.tls.as_deref().is_some_and(TlsConn::wants_write))
     }
 
     /// The send queue, for rendering a call into it before `queue`.
@@ -415,16 +416,28 @@ impl<S: Transport> Conn<S> {
         // Writable without an error can still mean "not yet connected" after a
         // spurious wakeup; the peer address tells.
         match stream.check_connected() {
-            Ok(_) if self.tls.is_some() || self.is_h3() => {
-                self.phase = Phase::Handshaking;
-                self.on_handshake_ready(now, ctx)
-            }
-            Ok(_) => {
-                self.on_connected(now, ctx);
-                Ok(true)
-            }
+            Ok(_) => self.on_connect_clean(now, ctx),
             Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => Ok(false),
             Err(e) => Err(ErrorKind::from_errno(net::errno(&e))),
+        }
+    }
+
+    /// The socket became writable while connecting and the poll reported no error
+    /// and no hang-up: the connect completed, with no `SO_ERROR` or `getpeername`
+    /// call. (Linux's `tcp_poll` reports no writability in SYN-SENT; a failed connect
+    /// comes with EPOLLERR and EPOLLHUP, which go to `on_connect_ready`.) Starts the
+    /// TLS handshake or becomes active; returns whether it is now connected.
+    pub(crate) fn on_connect_clean(
+        &mut self,
+        now: Instant,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<bool, ErrorKind> {
+        if self.tls.is_some() || self.is_h3() {
+            self.phase = Phase::Handshaking;
+            self.on_handshake_ready(now, ctx)
+        } else {
+            self.on_connected(now, ctx);
+            Ok(true)
         }
     }
 

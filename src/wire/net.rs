@@ -26,6 +26,10 @@ pub(crate) struct SocketOptions {
     pub(crate) recv_buffer: usize,
     /// SO_LINGER {on, 0}: close sends RST (`--close-with-reset`).
     pub(crate) reset_on_close: bool,
+    /// TCP_NODELAY. Needless when a connection carries one request written by one
+    /// `writev` to a fresh socket (Nagle holds a segment only while earlier data is
+    /// unacknowledged): the engine turns it off then, saving a system call.
+    pub(crate) nodelay: bool,
 }
 
 /// SO_RCVBUF asked for HTTP/3's UDP sockets.
@@ -163,7 +167,9 @@ pub(crate) fn start_connect_unix(
 }
 
 fn configure(socket: &Socket, opts: &SocketOptions, bound: bool) -> io::Result<()> {
-    socket.set_tcp_nodelay(true)?;
+    if opts.nodelay {
+        socket.set_tcp_nodelay(true)?;
+    }
     configure_buffers(socket, opts)?;
     if bound {
         // Ports of our own choosing may still be in TIME_WAIT from an earlier run.
@@ -207,6 +213,44 @@ fn set_bind_address_no_port(socket: &Socket) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Loopback connections that may go out from one source address within a
+/// TIME_WAIT period before its ephemeral ports are under pressure: half the
+/// kernel's port range (`ip_local_port_range`), less the TIME_WAIT sockets the
+/// machine has now (`/proc/net/sockstat`) unless the kernel reuses their ports for
+/// loopback connects a second later (`tcp_tw_reuse` 1 or 2, 2 being Linux's
+/// default): then earlier runs' TIME_WAIT sockets take no port from this one.
+/// Linux's defaults when unreadable.
+pub(crate) fn port_pressure_budget() -> u64 {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let range = read("/proc/sys/net/ipv4/ip_local_port_range")
+        .and_then(|s| port_range_size(&s))
+        .unwrap_or(60999 - 32768 + 1);
+    let reuse = read("/proc/sys/net/ipv4/tcp_tw_reuse").is_none_or(|s| s.trim() != "0");
+    let tw = if !reuse {
+        read("/proc/net/sockstat")
+            .and_then(|s| time_wait_count(&s))
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    (range / 2).saturating_sub(tw)
+}
+
+/// The number of ports in `ip_local_port_range`'s text ("32768\t60999").
+fn port_range_size(text: &str) -> Option<u64> {
+    let mut it = text.split_whitespace().map(|w| w.parse::<u64>().ok());
+    let (lo, hi) = (it.next()??, it.next()??);
+    hi.checked_sub(lo).map(|d| d + 1)
+}
+
+/// The TIME_WAIT count of `/proc/net/sockstat` (the `tw` field of its TCP line).
+fn time_wait_count(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("TCP:"))?;
+    let mut words = line.split_whitespace();
+    words.find(|w| *w == "tw")?;
+    words.next()?.parse().ok()
 }
 
 /// The errno of an `io::Error` (EIO when it carries none).
@@ -620,6 +664,19 @@ mod tests {
         p.release(5000);
         assert_eq!(p.take(), Some(5000));
         assert_eq!(p.take(), None);
+    }
+
+    #[test]
+    fn port_pressure_reads_the_range_and_time_wait_count() {
+        assert_eq!(port_range_size("32768\t60999\n"), Some(28232));
+        assert_eq!(port_range_size("40000 40009"), Some(10));
+        assert_eq!(port_range_size("5 4"), None);
+        assert_eq!(port_range_size("x"), None);
+        let sockstat = "sockets: used 63\nTCP: inuse 5 orphan 0 tw 1234 alloc 7 mem 191\n";
+        assert_eq!(time_wait_count(sockstat), Some(1234));
+        assert_eq!(time_wait_count("TCP: inuse 5\n"), None);
+        // This machine's figures give a budget below half the largest range.
+        assert!(port_pressure_budget() <= 65536 / 2);
     }
 
     #[test]

@@ -549,17 +549,16 @@ fn myaddr_uses_the_source_addresses_round_robin() {
     }
 }
 
-/// Local ports run out (a network namespace of our own with 10 ephemeral ports):
-/// the rest of the connections count as `addrunavail` and the run ends at once. With
-/// `--overload=queue` (httperf's policy): the default spreads loopback connections over
-/// several source addresses, each with its own ports (`tests/integration/pacing.rs`).
-/// Needs root (to make the namespace), util-linux `unshare` and iproute2 `ip`.
-#[test]
-fn exhausted_local_ports_are_addrunavail() {
+/// Runs rshperf with `args` against `rshperf serve` on 127.0.0.1:8080 in a network
+/// namespace of our own whose ephemeral port range is `ports` ("40000 40009"); its
+/// report, or None when the test was skipped. Needs root (to make the namespace),
+/// util-linux `unshare` and iproute2 `ip`.
+fn in_port_namespace(ports: &str, args: &str) -> Option<support::Report> {
     let bin = env!("CARGO_BIN_EXE_rshperf");
     for (tool, package) in [("unshare", "util-linux"), ("ip", "iproute2")] {
         if !support::installed(tool) {
-            return support::skip(&format!("`{tool}` not installed (package {package})"));
+            support::skip(&format!("`{tool}` not installed (package {package})"));
+            return None;
         }
     }
     match std::process::Command::new("unshare")
@@ -568,28 +567,29 @@ fn exhausted_local_ports_are_addrunavail() {
     {
         Ok(o) if o.status.success() => {}
         Ok(o) => {
-            return support::skip(&format!(
+            support::skip(&format!(
                 "cannot make a network namespace (root needed): {}",
                 String::from_utf8_lossy(&o.stderr).trim()
-            ))
+            ));
+            return None;
         }
-        Err(e) => return support::skip(&format!("cannot run unshare: {e}")),
+        Err(e) => {
+            support::skip(&format!("cannot run unshare: {e}"));
+            return None;
+        }
     }
-    // In the namespace: loopback up, ten local ports, `serve` on 8080 (waiting for
-    // its "listening" line), then the test, from one source address
-    // (`--overload=queue`: the default would spread over 16 loopback addresses).
+    // In the namespace: loopback up, the port range, `serve` on 8080 (waiting for
+    // its "listening" line), then the run.
     let script = format!(
         "set -e; ip link set lo up; \
-         echo '40000 40009' > /proc/sys/net/ipv4/ip_local_port_range; \
+         echo '{ports}' > /proc/sys/net/ipv4/ip_local_port_range; \
          log=$(mktemp); {bin} serve --port 8080 2>\"$log\" & \
          n=0; until grep -q listening \"$log\"; do \
            n=$((n+1)); [ $n -lt 2000 ] || exit 9; sleep 0.01; done; \
          set +e; \
-         {bin} --server 127.0.0.1 --port 8080 --num-conns 30 --rate 1000 --timeout 2 \
-           --overload=queue; \
+         {bin} --server 127.0.0.1 --port 8080 {args}; \
          rc=$?; kill $!; rm -f \"$log\"; exit $rc"
     );
-    let start = Instant::now();
     let out = std::process::Command::new("timeout")
         .args(["20", "unshare", "-n", "sh", "-c", &script])
         .output()
@@ -600,12 +600,49 @@ fn exhausted_local_ports_are_addrunavail() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let r = support::Report {
+    Some(support::Report {
         text: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::new(),
+    })
+}
+
+/// Local ports run out (ten ephemeral ports): the rest of the connections count as
+/// `addrunavail` and the run ends at once. With `--overload=queue` (httperf's
+/// policy), from one source address: the default spreads loopback connections over
+/// several source addresses once ports are under pressure (the next test).
+#[test]
+fn exhausted_local_ports_are_addrunavail() {
+    let start = Instant::now();
+    let Some(r) = in_port_namespace(
+        "40000 40009",
+        "--num-conns 30 --rate 1000 --timeout 2 --overload=queue",
+    ) else {
+        return;
     };
     assert_eq!(r.totals(), (30, 10, 10), "{}", r.text);
     assert_eq!(r.error("addrunavail"), 20);
     assert_eq!(r.error("total"), 20);
     assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+/// Ports under pressure (40 ephemeral ports, 60 connections within a second): the
+/// first 20 (half the range) go out from the kernel's address, the rest are spread
+/// over 16 loopback source addresses, each with its own ports: no errors.
+#[test]
+fn ports_under_pressure_spread_loopback_connections() {
+    let Some(r) = in_port_namespace("40000 40039", "--num-conns 60 --rate 1000 --timeout 2 -v")
+    else {
+        return;
+    };
+    assert_eq!(r.totals(), (60, 60, 60), "{}", r.text);
+    assert_eq!(r.error("total"), 0);
+    assert!(r.text.contains(" source-addrs 16\n"), "{}", r.text);
+    // The same with httperf's policy runs out of ports.
+    let Some(q) = in_port_namespace(
+        "40000 40039",
+        "--num-conns 60 --rate 1000 --timeout 2 --overload=queue",
+    ) else {
+        return;
+    };
+    assert_eq!(q.error("addrunavail"), 20, "{}", q.text);
 }

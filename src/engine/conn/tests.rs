@@ -407,6 +407,20 @@ fn connect_completion_is_checked_before_the_connection_counts() {
 }
 
 #[test]
+fn a_clean_writable_event_connects_without_asking_the_socket() {
+    // No error or hang-up with the writability: connected, and neither SO_ERROR nor
+    // the peer address is read (the pending error stays untaken).
+    let mut r = Rig::new(false);
+    let t = r.at(ms(4));
+    r.mem().connecting = true;
+    r.mem().so_error.set(Some(libc::ECONNREFUSED));
+    let clean = r.with(|c, ctx| c.on_connect_clean(t, ctx));
+    assert_eq!(clean, Ok(true));
+    assert_eq!((r.conn.phase, r.conn.connected), (Phase::Active, t));
+    assert_eq!(r.mem().so_error.get(), Some(libc::ECONNREFUSED));
+}
+
+#[test]
 fn room_is_fewer_unanswered_calls_than_the_depth_on_an_open_connection() {
     let mut r = Rig::new(false);
     let t1 = r.at(ms(1));
@@ -421,4 +435,20 @@ fn room_is_fewer_unanswered_calls_than_the_depth_on_an_open_connection() {
     r.receive(r.at(ms(2)), &reply(200, 0));
     assert!(r.conn.has_room(2));
     assert_eq!(r.conn.outstanding(), 1);
+}
+
+#[test]
+fn connection_slots_stay_small() {
+    // One slot per open connection: 18,000 open connections must fit in 45 MiB
+    // with their heap buffers, so the slot itself stays a fraction of 2.5 KiB.
+    let conn = std::mem::size_of::<Conn>();
+    let call = std::mem::size_of::<Call>();
+    let parser = std::mem::size_of::<ReplyParser>();
+    let tls = std::mem::size_of::<crate::wire::tls::TlsConn>();
+    eprintln!(
+        "size_of: Conn {conn} B, Call {call} B, ReplyParser {parser} B, TlsConn {tls} B (boxed)"
+    );
+    assert!(conn <= 800, "Conn is {conn} bytes");
+    assert!(call <= 96, "Call is {call} bytes");
+    assert!(parser <= 256, "ReplyParser is {parser} bytes");
 }

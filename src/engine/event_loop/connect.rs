@@ -67,7 +67,7 @@ impl Engine<'_> {
             };
             let tls = settings.new_connection(cache.as_ref());
             match (tls, self.table.get_mut(id)) {
-                (Ok(t), Some(c)) => c.tls = Some(t),
+                (Ok(t), Some(c)) => c.tls = Some(Box::new(t)),
                 (Err(e), Some(c)) => {
                     c.tls_error = Some(e.to_string());
                     self.report_tls_error(id);
@@ -264,12 +264,16 @@ impl Engine<'_> {
 
     /// The next `--myaddr` source address of the same family as `addr` (round-robin)
     /// and the index of its `--hog` port pool; without `--myaddr`, a loopback source
-    /// address (`spread`) or None, and pool 0.
+    /// address once ports are under pressure (`spread`) or None, and pool 0.
     pub(super) fn next_source(&mut self, addr: SocketAddr) -> (Option<std::net::IpAddr>, usize) {
         let local = &self.work.local;
         if local.is_empty() {
             // `--overload=degrade`: a loopback target gets several source addresses.
-            return (self.spread.source(addr), 0);
+            let source = self.spread.source(addr, Instant::now());
+            if source.is_some() {
+                self.stats.pacing.source_addrs = u64::from(super::spread::ADDRS);
+            }
+            return (source, 0);
         }
         for _ in 0..local.len() {
             let i = self.local_rr % local.len();

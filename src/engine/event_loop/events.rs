@@ -39,6 +39,10 @@ impl<'c> Engine<'c> {
         let mut step = Step::Continue;
         if conn.phase != Phase::Active {
             let result = match conn.phase {
+                // Only an error or hang-up needs SO_ERROR to tell a refused connect.
+                Phase::Connecting if ready.writable && !ready.closed => {
+                    conn.on_connect_clean(now, &mut ctx)
+                }
                 Phase::Connecting if ready.writable => conn.on_connect_ready(now, &mut ctx),
                 Phase::Handshaking => conn.on_handshake_ready(now, &mut ctx),
                 _ => return,

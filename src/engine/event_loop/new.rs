@@ -67,7 +67,13 @@ impl<'c> Engine<'c> {
             None
         };
         let runtime_end = timers::duration_of(cfg.load.runtime).and_then(|d| t0.checked_add(d));
-        let spread = spread::Spread::new(cfg.pacing.overload, work.local.len(), cfg.sockets.hog);
+        // Each engine has its share of the ports before spreading.
+        let spread = spread::Spread::new(
+            cfg.pacing.overload,
+            work.local.len(),
+            cfg.sockets.hog,
+            crate::wire::net::port_pressure_budget() / u64::from(plan.stripes.max(1)),
+        );
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let tx = sender.try_clone()?;
@@ -92,9 +98,6 @@ impl<'c> Engine<'c> {
                     st.servers.resize_with(work.targets.len(), Default::default);
                 }
                 st.pacing.inflight_cap = catchup.cap();
-                if spread.spreads(work.targets.iter().map(|t| t.addr)) {
-                    st.pacing.source_addrs = u64::from(spread::ADDRS);
-                }
                 st
             },
             buf: vec![0; READ_BUFFER],
@@ -109,6 +112,7 @@ impl<'c> Engine<'c> {
                 send_buffer: cfg.socket_buffers().0,
                 recv_buffer: cfg.socket_buffers().1,
                 reset_on_close: cfg.sockets.close_with_reset,
+                nodelay: !single_write(cfg, work),
             },
             ports: if cfg.sockets.hog {
                 (0..work.local.len().max(1))
@@ -192,4 +196,20 @@ impl<'c> Engine<'c> {
         self.calls = o;
         self
     }
+}
+
+/// Whether every connection of the run carries one bodiless HTTP/1.x request over
+/// plain TCP, written at once to a fresh socket: no write ever follows
+/// unacknowledged data, so Nagle's algorithm never holds one (TCP_NODELAY would
+/// be a system call per connection for nothing).
+fn single_write(cfg: &Config, work: &Workload) -> bool {
+    cfg.load.num_calls <= 1
+        && cfg.load.call_rate <= 0.0
+        && cfg.request.http_version != HttpVersion::V2
+        && cfg.request.body_file.is_none()
+        && cfg.request.wlog.is_none()
+        && cfg.sessions.wsess.is_none()
+        && cfg.sessions.wsesslog.is_none()
+        && cfg.sessions.wsesspage.is_none()
+        && work.tls.is_none()
 }

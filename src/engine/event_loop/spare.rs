@@ -99,6 +99,7 @@ mod tests {
                 send_buffer: 0,
                 recv_buffer: 0,
                 reset_on_close: false,
+                nodelay: true,
             },
         )
         .expect("a socket");
