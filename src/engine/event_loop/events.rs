@@ -1,0 +1,141 @@
+//! Readiness of one connection: connect and handshake completion, writes, reads,
+//! then the completed calls handed to their workload and the step's consequence
+//! (re-arm the watchdog, close, fail).
+//!
+//! Owns `on_event` (one poll event), `process_completions`, `after_step`,
+//! `on_connected` and the borrow split `ctx` the connection needs. The connection
+//! machine is `conn::Conn`; closing is `finish`. Called by `run` and `flush`.
+
+use std::time::Instant;
+
+use crate::engine::conn::{Conn, Ctx, Owner, Phase, ReplyObserver, Step};
+use crate::model::stats::ErrorKind;
+use crate::wire::table::{ConnId, Table};
+
+use super::{Engine, Ready};
+
+impl<'c> Engine<'c> {
+    pub(super) fn ctx(&mut self) -> (&mut Table<Conn>, Ctx<'_>, &mut [u8]) {
+        let ctx = Ctx {
+            stats: &mut self.stats,
+            timeout: self.timeout,
+            reply_timeout: self.reply_timeout,
+            debug: self.cfg.output.debug,
+            completions: &mut self.completions,
+            observer: self
+                .observer
+                .as_deref_mut()
+                .map(|o| o as &mut dyn ReplyObserver),
+        };
+        (&mut self.table, ctx, &mut self.buf)
+    }
+
+    pub(super) fn on_event(&mut self, id: ConnId, ready: Ready) {
+        let now = Instant::now();
+        let (table, mut ctx, buf) = self.ctx();
+        let Some(conn) = table.get_mut(id) else {
+            return;
+        };
+        let mut step = Step::Continue;
+        if conn.phase != Phase::Active {
+            let result = match conn.phase {
+                Phase::Connecting if ready.writable => conn.on_connect_ready(now, &mut ctx),
+                Phase::Handshaking => conn.on_handshake_ready(now, &mut ctx),
+                _ => return,
+            };
+            match result {
+                Ok(true) => {
+                    // Queue the first calls, then handle the rest of this event: data
+                    // or a FIN may have arrived with the connect completion, and an
+                    // edge-triggered poll will not report them again.
+                    self.on_connected(id, now);
+                    self.flush();
+                    let (table, mut ctx, buf) = self.ctx();
+                    let Some(conn) = table.get_mut(id) else {
+                        return;
+                    };
+                    if ready.readable {
+                        step = conn.on_readable(now, buf, ready.closed, &mut ctx);
+                    }
+                }
+                Ok(false) => return,
+                Err(kind) => {
+                    self.report_tls_error(id);
+                    step = Step::Fail(kind);
+                }
+            }
+        } else {
+            if ready.writable && conn.wants_write() {
+                step = conn.on_writable(now, &mut ctx);
+            }
+            if step == Step::Continue && ready.readable {
+                step = conn.on_readable(now, buf, ready.closed, &mut ctx);
+            }
+        }
+        self.process_completions(now);
+        self.after_step(id, step, now);
+        if self.pool_has_waiting() {
+            // A connection may have room now (an HTTP/2 server's SETTINGS, a reply).
+            self.pool_dispatch(now);
+        }
+        // HTTP/2 answers to what was read (acks, window updates) wait for the
+        // connection's one write of this turn (`h2flush`).
+        if self
+            .table
+            .get_mut(id)
+            .is_some_and(|c| c.is_h2() && c.wants_write())
+        {
+            self.mark_dirty(id);
+        }
+        self.flush();
+    }
+
+    /// Hands completed calls to their workload.
+    fn process_completions(&mut self, now: Instant) {
+        while !self.completions.is_empty() {
+            let batch = std::mem::take(&mut self.completions);
+            for c in &batch {
+                self.nap
+                    .on_response(c.first_byte.saturating_duration_since(c.call.send_start));
+                let owner = self.table.get_mut(c.conn).map(|conn| conn.owner);
+                match owner {
+                    Some(Owner::Request { .. }) => self.request_on_completion(c, now),
+                    Some(Owner::Pool { .. }) => self.pool_on_completion(c, now),
+                    Some(Owner::Session { sess, slot }) => {
+                        self.session_on_completion(c, sess, slot, now)
+                    }
+                    Some(Owner::Orphan) | None => {}
+                }
+            }
+            let mut batch = batch;
+            batch.clear();
+            if self.completions.is_empty() {
+                self.completions = batch;
+            }
+        }
+    }
+
+    pub(super) fn after_step(&mut self, id: ConnId, step: Step, now: Instant) {
+        match step {
+            Step::Continue => self.arm_watchdog(id),
+            Step::Close => self.finish(id, None, now),
+            Step::PeerClosed => {
+                let busy = self.table.get_mut(id).is_some_and(|c| c.outstanding() > 0);
+                self.finish(id, busy.then_some(ErrorKind::ConnReset), now);
+            }
+            Step::Fail(kind) => self.finish(id, Some(kind), now),
+        }
+    }
+
+    /// A connection became established: the workload may send.
+    pub(super) fn on_connected(&mut self, id: ConnId, now: Instant) {
+        let owner = self.table.get_mut(id).map(|c| c.owner);
+        match owner {
+            Some(Owner::Request { .. }) => self.request_on_connected(id, now),
+            Some(Owner::Pool { .. }) => self.pool_dispatch(now),
+            Some(Owner::Session { sess, .. }) => self.session_on_connected(id, sess),
+            _ => {}
+        }
+        self.mark_dirty(id);
+    }
+}

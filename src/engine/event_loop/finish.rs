@@ -1,0 +1,93 @@
+//! Closing a connection: its failure and lifetime counted, its watchdog cancelled,
+//! its `--hog` port released, its socket closed and slot freed, its unanswered calls
+//! aborted, and its owner (request, pool, session, closed loop) told.
+//!
+//! Called by `events`, `issue` (`flush`) and `watchdog`.
+
+use std::time::Instant;
+
+use crate::engine::conn::Owner;
+use crate::model::stats::ErrorKind;
+use crate::wire::table::ConnId;
+
+use super::Engine;
+
+impl<'c> Engine<'c> {
+    /// Ends connection `id`: counts the failure (if any) and its lifetime (if it had a
+    /// reply), closes the socket, frees the slot, tells its owner.
+    pub(super) fn finish(&mut self, id: ConnId, fail: Option<ErrorKind>, now: Instant) {
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
+        if let Some((_, t)) = conn.armed.take() {
+            self.wheel.cancel(t);
+        }
+        if conn.tls_error.is_some() {
+            self.report_tls_error(id);
+        }
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
+        if let Some(kind) = fail {
+            self.stats.on_error(kind);
+            if let Some(srv) = self.stats.servers.get_mut(conn.target) {
+                srv.errors[kind.index()] += 1;
+            }
+            if self.cfg.output.debug > 0 {
+                eprintln!("rshperf: connection {} failed: {kind:?}", id.index());
+            }
+        }
+        if conn.replies > 0 {
+            self.stats
+                .on_lifetime(now.saturating_duration_since(conn.started));
+        }
+        if let Some((pool, port)) = conn.port.take() {
+            if let Some(ports) = self.ports.get_mut(pool) {
+                ports.release(port);
+            }
+        }
+        if fail.is_none() {
+            conn.close_tls();
+        }
+        // Closing the descriptor also removes it from the epoll set.
+        conn.stream = None;
+        let owner = conn.owner;
+        let replies = conn.replies;
+        let mut leftovers = std::mem::take(&mut self.leftovers);
+        leftovers.extend(conn.drain_calls());
+        if let Some(o) = self.observer.as_deref_mut() {
+            for c in &leftovers {
+                o.abort(c.id);
+            }
+        }
+        self.table.free(id);
+        self.dirty.retain(|d| *d != id);
+        self.conn_gone();
+        self.leftovers = leftovers;
+        self.on_closed(owner, Some(id), fail, replies, now);
+        self.leftovers.clear();
+    }
+
+    /// Tells a connection's owner it is gone (`self.leftovers` holds its unanswered
+    /// calls).
+    pub(super) fn on_closed(
+        &mut self,
+        owner: Owner,
+        id: Option<ConnId>,
+        fail: Option<ErrorKind>,
+        replies: u64,
+        now: Instant,
+    ) {
+        match owner {
+            Owner::Request { .. } if self.closed.is_some() => {
+                self.closed_request_end(owner, fail, now)
+            }
+            Owner::Request { .. } => self.on_unit_done(now),
+            Owner::Pool { slot } => self.pool_on_closed(slot, fail, replies, now),
+            Owner::Session { sess, slot } => {
+                self.session_on_conn_closed(sess, slot, id, fail, replies, now)
+            }
+            Owner::Orphan => {}
+        }
+    }
+}

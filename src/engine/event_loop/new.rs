@@ -1,0 +1,195 @@
+//! Building an engine: the poll, the timerfd and signal pipe registered in it, the
+//! connection and session tables, the timer wheel, the arrival schedule with its
+//! overload policy, and the optional pieces a run asks for (closed loop, call-rate
+//! pool, metrics publisher, call observer).
+//!
+//! Owns `Engine::new` and its `with_*` additions; the fields are declared in the
+//! module (`event_loop`), the loop that runs them is `run`. Called by `execute`.
+
+use std::io;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use mio::net::UnixStream;
+use mio::unix::SourceFd;
+use mio::{Interest, Poll};
+
+use crate::engine::conn::ReplyObserver;
+use crate::engine::tally::EngineTally;
+use crate::model::config::{Config, HttpVersion};
+use crate::model::stats::Stats;
+use crate::model::workload::rate::Schedule;
+use crate::model::workload::Workload;
+use crate::wire::net::{PortPool, SocketOptions, TimerFd};
+use crate::wire::table::Table;
+use crate::wire::timer::TimerWheel;
+
+use super::{
+    burst, catchup, closed, dispatch, h2flush, h2nap, pacer, spare, spin, spread, timers,
+    CallObserver, Engine, Plan, READ_BUFFER, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN,
+};
+
+impl<'c> Engine<'c> {
+    /// Sets up an engine for `plan`, starting at `t0`.
+    pub(crate) fn new(
+        cfg: &'c Config,
+        work: &'c Workload,
+        observer: Option<Box<dyn ReplyObserver + 'c>>,
+        progress: Option<&'c crate::engine::progress::Slot>,
+        tally: EngineTally<'c>,
+        plan: Plan,
+        t0: Instant,
+    ) -> io::Result<Engine<'c>> {
+        let poll = Poll::new()?;
+        let timerfd = TimerFd::new()?;
+        poll.registry().register(
+            &mut SourceFd(&timerfd.as_raw_fd()),
+            TIMER_TOKEN,
+            Interest::READABLE,
+        )?;
+        let (rx, sender) = std::os::unix::net::UnixStream::pair()?;
+        rx.set_nonblocking(true)?;
+        sender.set_nonblocking(true)?;
+        let mut signal = UnixStream::from_std(rx);
+        poll.registry()
+            .register(&mut signal, SIGNAL_TOKEN, Interest::READABLE)?;
+        let closed_loop = work.closed_loop(cfg).is_some();
+        // Seconds between this engine's arrivals (its stripe of the schedule).
+        let mean_period = if closed_loop {
+            0.0
+        } else {
+            cfg.load.period.mean() * f64::from(plan.stripes.max(1))
+        };
+        let catchup = catchup::CatchUp::new(cfg.pacing.overload, mean_period, plan.capacity);
+        let batch_tick = if cfg.load.call_rate > 0.0 {
+            dispatch::batch_tick(mean_period, cfg.pacing.spin)
+        } else {
+            None
+        };
+        let runtime_end = timers::duration_of(cfg.load.runtime).and_then(|d| t0.checked_add(d));
+        let spread = spread::Spread::new(cfg.pacing.overload, work.local.len(), cfg.sockets.hog);
+        let mut signal_ids = Vec::new();
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            let tx = sender.try_clone()?;
+            signal_ids.push(signal_hook::low_level::pipe::register(sig, tx)?);
+        }
+        Ok(Engine {
+            cfg,
+            work,
+            plan,
+            poll,
+            table: Table::new(plan.capacity),
+            sessions: Table::new(usize::MAX),
+            wheel: TimerWheel::new(t0, Duration::from_millis(1), 2 * plan.capacity + 16),
+            fired: Vec::new(),
+            timerfd,
+            timer_armed: None,
+            _signal: signal,
+            signal_ids,
+            stats: {
+                let mut st = Stats::new();
+                if work.targets.len() > 1 {
+                    st.servers.resize_with(work.targets.len(), Default::default);
+                }
+                st.pacing.inflight_cap = catchup.cap();
+                if spread.spreads(work.targets.iter().map(|t| t.addr)) {
+                    st.pacing.source_addrs = u64::from(spread::ADDRS);
+                }
+                st
+            },
+            buf: vec![0; READ_BUFFER],
+            completions: Vec::new(),
+            leftovers: Vec::new(),
+            dirty: Vec::new(),
+            h2: h2flush::Held::default(),
+            nap: h2nap::Nap::new(cfg.request.http_version == HttpVersion::V2),
+            to_close: Vec::new(),
+            observer,
+            opts: SocketOptions {
+                send_buffer: cfg.socket_buffers().0,
+                recv_buffer: cfg.socket_buffers().1,
+                reset_on_close: cfg.sockets.close_with_reset,
+            },
+            ports: if cfg.sockets.hog {
+                (0..work.local.len().max(1))
+                    .map(|_| PortPool::new())
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            local_rr: 0,
+            pacer: pacer::Pacer::new(
+                Schedule::new(
+                    &cfg.load.period,
+                    cfg.load.client_id,
+                    plan.stripe,
+                    plan.stripes,
+                ),
+                t0,
+                plan.arrivals,
+                runtime_end,
+                catchup,
+                // (A call-rate pool has no catch-up bound: a due call only joins its
+                // FIFO; the closed loop has no schedule.)
+                !closed_loop && cfg.load.call_rate <= 0.0,
+            ),
+            spread,
+            // A batched call rate wakes on its tick, not before each call.
+            spinner: spin::Spinner::new(
+                if batch_tick.is_some() {
+                    crate::model::pacing::Spin::Off
+                } else {
+                    cfg.pacing.spin
+                },
+                mean_period,
+            ),
+            spare: spare::SpareSlot::default(),
+            closed: work
+                .closed_loop(cfg)
+                .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
+            pool: (cfg.load.call_rate > 0.0).then(|| {
+                dispatch::PoolState::new(
+                    cfg.load.num_conns,
+                    cfg.load.burst_length,
+                    plan.arrivals,
+                    (plan.stripe, plan.stripes),
+                    batch_tick,
+                )
+            }),
+            calls: None,
+            t0,
+            timeout: timers::duration_of(cfg.sockets.timeout),
+            reply_timeout: timers::duration_of(cfg.sockets.timeout + cfg.sessions.think_timeout),
+            next_call_id: u64::from(plan.stripe),
+            done: 0,
+            live: 0,
+            iteration: 0,
+            bursts: burst::Bursts::default(),
+            tally,
+            next_tick: t0 + TIMELINE_INTERVAL,
+            progress,
+            metrics: None,
+            next_progress: progress.map(|_| t0 + crate::engine::progress::INTERVAL),
+            runtime_end,
+            stop: None,
+            interrupted: false,
+        })
+    }
+
+    /// Publishes into this metrics slot (`--metrics-listen`) every second and at
+    /// the end.
+    pub(crate) fn with_metrics(mut self, slot: Option<&'c crate::engine::metrics::Slot>) -> Self {
+        if let Some(slot) = slot {
+            self.metrics = Some(crate::engine::metrics::Publisher::new(slot));
+            let first = self.t0 + crate::engine::progress::INTERVAL;
+            self.next_progress.get_or_insert(first);
+        }
+        self
+    }
+
+    /// Adds the observer of completed requests (ab's `-g`).
+    pub(crate) fn with_call_observer(mut self, o: Option<Box<dyn CallObserver + 'c>>) -> Self {
+        self.calls = o;
+        self
+    }
+}

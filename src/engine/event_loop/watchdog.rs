@@ -1,0 +1,60 @@
+//! The timer wheel's side of the engine: arming a connection's watchdog, expiring
+//! timers, and a watchdog that fires (timed out, re-armed or idle).
+//!
+//! The decisions are `timers`' (pure, tested on the simulated clock); think-time
+//! timers go to `session`, timed-out connections to `finish`. Called by `run`,
+//! `events` and the workload halves.
+
+use std::time::Instant;
+
+use crate::model::stats::ErrorKind;
+use crate::wire::table::ConnId;
+
+use super::{timers, Engine, Timer};
+
+impl<'c> Engine<'c> {
+    /// Makes sure a timer is pending no later than the connection's deadline. A later
+    /// deadline leaves the earlier timer in place: it re-arms itself when it fires.
+    pub(super) fn arm_watchdog(&mut self, id: ConnId) {
+        if let Some(conn) = self.table.get_mut(id) {
+            let deadline = conn.deadline();
+            timers::arm(
+                &mut self.wheel,
+                &mut conn.armed,
+                deadline,
+                Timer::Watchdog(id),
+            );
+        }
+    }
+
+    pub(super) fn on_timers(&mut self, now: Instant) {
+        let mut fired = std::mem::take(&mut self.fired);
+        self.wheel.expire(now, |t| fired.push(t));
+        for &t in &fired {
+            match t {
+                Timer::Watchdog(id) => self.on_watchdog(id, now),
+                Timer::Think(sess) => self.session_on_think(sess, now),
+            }
+        }
+        fired.clear();
+        self.fired = fired;
+        self.flush();
+    }
+
+    fn on_watchdog(&mut self, id: ConnId, now: Instant) {
+        let Some(conn) = self.table.get_mut(id) else {
+            return;
+        };
+        let deadline = conn.deadline();
+        match timers::fired(&mut conn.armed, deadline, now) {
+            timers::Fired::TimedOut => {
+                if self.cfg.output.debug > 0 {
+                    eprintln!("rshperf: connection {} timed out", id.index());
+                }
+                self.finish(id, Some(ErrorKind::ClientTimo), now);
+            }
+            timers::Fired::Rearm => self.arm_watchdog(id),
+            timers::Fired::Idle => {}
+        }
+    }
+}
