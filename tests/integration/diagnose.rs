@@ -239,6 +239,8 @@ fn an_engine_starved_by_a_busy_process_is_named_as_kept_waiting() {
     // A busy thread on CPU 0 and rshperf on CPU 0 too, at nice 19: it runs when the
     // busy thread's slice ends, so its arrivals start late while its own CPU use
     // stays low.
+    // Not while the README's examples run: they must not be kept waiting.
+    let _quiet = support::cpu_quiet();
     let stop = Arc::new(AtomicBool::new(false));
     let spinners: Vec<_> = (0..1).map(|_| spin_on(0, stop.clone())).collect();
     let port = s.port().to_string();
@@ -316,21 +318,8 @@ fn in_namespace(setup: &str, args: &str) -> Option<Output> {
 }
 
 #[test]
-fn an_address_nobody_answers_times_out_and_one_without_a_route_says_so() {
+fn an_address_without_a_route_names_the_route() {
     let args = "--server 198.18.0.1 --port 80 --num-conns 3 --rate 100 --timeout 1";
-    // A route out through the loopback: the SYNs leave and nobody answers them.
-    let Some(out) = in_namespace("ip route add 198.18.0.0/24 dev lo", args) else {
-        return;
-    };
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
-    assert_eq!(
-        warnings(&err),
-        [
-            "rshperf: warning: all 3 connections timed out in the kernel (socket-timo) — is \
-          198.18.0.1:80 reachable (a firewall dropping SYNs)?"
-        ]
-    );
     // No route at all (ENETUNREACH, counted as `other`), and a blackhole route
     // (EINVAL, counted as `fd-unavail`): the route is the cause either way.
     for (setup, what) in [

@@ -6,7 +6,8 @@
 //! with `rshperf` a shell function that runs the binary under test and records its
 //! exit status and stderr. A transcript block (`$ rshperf …` followed by output) runs
 //! its `$ ` lines only. `.ci/run` starts the nginx; elsewhere the test skips when it
-//! does not answer (`support::skip`).
+//! does not answer (`support::skip`). A run that a busy machine kept waiting (the
+//! client-bound warning that says so) is repeated, up to twice.
 
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
@@ -91,17 +92,32 @@ rshperf() {
   return "$rc"
 }
 "#;
+    let _quiet = support::cpu_quiet();
     for block in &blocks {
-        let _ = std::fs::remove_file(&log);
-        let out = Command::new("bash")
-            .arg("-c")
-            .arg(format!("{prelude}{block}\n"))
-            .current_dir(&scratch)
-            .env("RSHPERF_BIN", env!("CARGO_BIN_EXE_rshperf"))
-            .env("RSHPERF_LOG", &log)
-            .output()
-            .expect("run bash");
-        let record = std::fs::read_to_string(&log).unwrap_or_default();
+        // On a machine busy with other work (the rest of this suite), rshperf rightly
+        // says so ("other work on this machine kept the engine waiting"): that is
+        // the machine, not the example, so such a run is repeated, up to twice.
+        let mut tries = 0;
+        let (out, record) = loop {
+            let _ = std::fs::remove_file(&log);
+            let out = Command::new("bash")
+                .arg("-c")
+                .arg(format!("{prelude}{block}\n"))
+                .current_dir(&scratch)
+                .env("RSHPERF_BIN", env!("CARGO_BIN_EXE_rshperf"))
+                .env("RSHPERF_LOG", &log)
+                .output()
+                .expect("run bash");
+            let record = std::fs::read_to_string(&log).unwrap_or_default();
+            let starved = record.lines().any(|l| {
+                l.starts_with("rshperf: warning: client-bound: ")
+                    && l.contains(": other work on this machine kept the engine waiting;")
+            });
+            tries += 1;
+            if !starved || tries == 3 {
+                break (out, record);
+            }
+        };
         let stdout = String::from_utf8_lossy(&out.stdout);
         let tail: String = {
             let chars: Vec<char> = stdout.chars().collect();

@@ -70,6 +70,13 @@ pub fn wait_until(what: &str, limit: Duration, ready: impl Fn() -> bool) {
     }
 }
 
+/// Held by a test that keeps a CPU busy on purpose (`diagnose.rs`) and by one that
+/// needs the client not to be kept waiting (`readme.rs`), so they never overlap.
+pub fn cpu_quiet() -> std::sync::MutexGuard<'static, ()> {
+    static QUIET: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    QUIET.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The most a short run may take before a test calls it hung. Only a hang guard:
 /// how long a decision takes (a timeout firing, a think time, pacing) is tested on
 /// simulated time in the engine's unit tests, never against the wall clock of a
