@@ -6,6 +6,7 @@ mod basic;
 mod bodies;
 mod call_rate;
 mod edge;
+mod faults;
 mod first_run;
 mod hostile;
 mod hostile_h2;

@@ -3,6 +3,7 @@
 
 pub mod ab_server;
 pub mod capacity_server;
+pub mod fault_proxy;
 pub mod h2_server;
 pub mod hostile_server;
 pub mod measure;
