@@ -373,6 +373,7 @@ fn a_server_killed_and_restarted_mid_run_is_refused_while_down_then_recovers() {
             "-",
         ])
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start rshperf");
     let conns = || up.get(|c| &c.connections);

@@ -280,6 +280,9 @@ pub struct UpCounts {
     pub replies: AtomicU64,
 }
 
+/// One incarnation of an `UpServer`: its stop flag and its open connections.
+type Life = (Arc<AtomicBool>, Arc<Mutex<Vec<TcpStream>>>);
+
 /// A counting HTTP/1.1 server (keep-alive, pipelining, Content-Length bodies) that
 /// can be stopped and started again on its port.
 pub struct UpServer {
@@ -288,7 +291,7 @@ pub struct UpServer {
     pub counts: Arc<UpCounts>,
     early: bool,
     /// The current incarnation's stop flag and its open connections.
-    life: Mutex<Option<(Arc<AtomicBool>, Arc<Mutex<Vec<TcpStream>>>)>>,
+    life: Mutex<Option<Life>>,
 }
 
 /// Content bytes of every reply.
