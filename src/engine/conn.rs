@@ -11,6 +11,8 @@
 //! HTTP/2 connections (`--http-version 2`) are the same `Conn` with its protocol side
 //! in `conn/h2.rs`: chosen at connect time, feeding the same `Completion`s.
 
+#[cfg(test)]
+mod early_tests;
 mod h2;
 mod h3;
 pub(crate) mod send;
@@ -169,6 +171,11 @@ pub(crate) struct Conn<S = Stream> {
     sent: usize,
     /// Bytes of `calls[sent]` already written.
     partial: usize,
+    /// The header block of `calls[sent]` is written (it counts as a request).
+    head_counted: bool,
+    /// Unwritten body bytes of calls the server already answered: written before the
+    /// next call starts, so the connection stays in step (see `on_reply_done`).
+    owed: usize,
     reply_start: Instant,
     parser: ReplyParser,
     send_deadline: Option<Instant>,
@@ -251,6 +258,8 @@ impl<S: Transport> Conn<S> {
             calls: VecDeque::new(),
             sent: 0,
             partial: 0,
+            head_counted: false,
+            owed: 0,
             reply_start: now,
             parser: ReplyParser::new(),
             send_deadline: None,
@@ -289,6 +298,8 @@ impl<S: Transport> Conn<S> {
         self.calls.clear();
         self.sent = 0;
         self.partial = 0;
+        self.head_counted = false;
+        self.owed = 0;
         self.send_deadline = after(now, timeout);
         self.recv_deadline = None;
         if let Some(c) = self.cookie.as_mut() {
@@ -357,7 +368,7 @@ impl<S: Transport> Conn<S> {
 
     /// Queues `call`, whose `call.len` bytes were just appended to the send buffer.
     pub(crate) fn queue(&mut self, mut call: Call, now: Instant, timeout: Option<Duration>) {
-        if self.sent == self.calls.len() && self.partial == 0 {
+        if self.sent == self.calls.len() && self.partial == 0 && self.owed == 0 {
             call.send_start = now;
         }
         if self.calls.is_empty() {
@@ -389,6 +400,8 @@ impl<S: Transport> Conn<S> {
         self.drain_h3();
         self.sent = 0;
         self.partial = 0;
+        self.head_counted = false;
+        self.owed = 0;
         self.send.clear();
         self.calls.drain(..)
     }
@@ -531,6 +544,7 @@ impl<S: Transport> Conn<S> {
                     if self.is_h2() {
                         self.written_h2(k, now, ctx);
                     } else {
+                        ctx.stats.on_request_bytes(k as u64);
                         self.partial += k;
                         self.account_written(now, ctx);
                     }
@@ -556,6 +570,18 @@ impl<S: Transport> Conn<S> {
         Step::Continue
     }
 
+    /// What a watchdog that fired means: a failure (`client-timo`), or `None` when
+    /// the connection only owes the rest of a body the server already answered and
+    /// finishing it took longer than the timeout. Closing then loses no reply, and
+    /// the calls not yet begun go back to the workload.
+    pub(crate) fn timed_out(&self) -> Option<ErrorKind> {
+        if self.owed > 0 {
+            None
+        } else {
+            Some(ErrorKind::ClientTimo)
+        }
+    }
+
     /// Sends TLS close_notify (best effort) before a normal close.
     pub(crate) fn close_tls(&mut self) {
         if let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) {
@@ -564,18 +590,33 @@ impl<S: Transport> Conn<S> {
         }
     }
 
-    /// Marks calls whose bytes are now all written.
+    /// Counts what the bytes written so far (`partial`) completed: the owed rest of
+    /// answered calls first, then heads written (requests) and calls completely
+    /// written.
     fn account_written(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        if self.owed > 0 {
+            let k = self.partial.min(self.owed);
+            self.owed -= k;
+            self.partial -= k;
+            if self.owed > 0 {
+                return;
+            }
+            // The answered call's body is out: the next call's send starts now.
+            if let Some(next) = self.calls.get_mut(self.sent) {
+                next.send_start = now;
+            }
+        }
         while let Some(c) = self.calls.get_mut(self.sent) {
+            if !self.head_counted && self.partial >= c.head_len {
+                self.head_counted = true;
+                count_request(ctx, self.target);
+            }
             if self.partial < c.len {
                 break;
             }
             self.partial -= c.len;
+            self.head_counted = false;
             c.written = Some(now);
-            ctx.stats.on_request_sent(c.len as u64);
-            if let Some(s) = ctx.stats.servers.get_mut(self.target) {
-                s.requests += 1;
-            }
             if self.sent == 0 {
                 self.recv_deadline = after(now, ctx.reply_timeout);
             }
@@ -657,6 +698,10 @@ impl<S: Transport> Conn<S> {
                 // The server said it closes after the last reply; ignore the rest.
                 return Step::Close;
             }
+            if self.owed > 0 {
+                // A reply to a request not yet begun: the server is out of step.
+                return Step::Fail(ErrorKind::Other);
+            }
             let Some(head) = self.calls.front() else {
                 // Bytes with no call waiting for them.
                 return Step::Fail(ErrorKind::Other);
@@ -737,13 +782,17 @@ impl<S: Transport> Conn<S> {
         if self.sent > 0 {
             self.sent -= 1;
         } else {
-            // Answered before its request was completely written: drop the rest.
-            let rest = call.len.saturating_sub(self.partial);
-            self.send.advance(rest);
-            self.partial = 0;
-            if let Some(next) = self.calls.front_mut() {
-                next.send_start = now;
+            // Answered before its request was completely written (a server that
+            // answers at once and discards the body): the reply proves the head
+            // arrived, and the rest of the body is still owed. It is written before
+            // the next call starts, so the server never reads our next request as
+            // body bytes; a closing reply ends the connection instead (below).
+            if !self.head_counted {
+                count_request(ctx, self.target);
             }
+            self.head_counted = false;
+            self.owed = call.len.saturating_sub(self.partial);
+            self.partial = 0;
         }
         if ctx.debug > 0 {
             eprintln!(
@@ -794,6 +843,15 @@ impl<S: Transport> Conn<S> {
             return Step::Close;
         }
         Step::Fail(ErrorKind::ConnReset)
+    }
+}
+
+/// Counts a call whose header block was written as a request, overall and for
+/// server `target`.
+fn count_request(ctx: &mut Ctx<'_>, target: usize) {
+    ctx.stats.on_request_started();
+    if let Some(s) = ctx.stats.servers.get_mut(target) {
+        s.requests += 1;
     }
 }
 

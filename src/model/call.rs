@@ -54,6 +54,9 @@ pub(crate) struct Call {
     pub(crate) what: CallRef,
     /// Request length in bytes.
     pub(crate) len: usize,
+    /// Length of its header block (the request line and headers): once these bytes
+    /// are written the call counts as a request.
+    pub(crate) head_len: usize,
     /// The method is exactly `HEAD` (no reply body).
     pub(crate) head: bool,
     /// When it became the head of the send queue (response time starts here).

@@ -8,6 +8,7 @@ mod call_rate;
 mod compare;
 mod diagnose;
 mod edge;
+mod faults;
 mod first_run;
 mod hostile;
 mod hostile_h2;

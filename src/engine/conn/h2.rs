@@ -84,13 +84,14 @@ pub(super) struct Sink<'a, 'b> {
 }
 
 impl Events<Tagged> for Sink<'_, '_> {
+    fn started(&mut self, _tag: &mut Tagged) {
+        super::count_request(self.ctx, self.target);
+    }
+
     fn written(&mut self, tag: &mut Tagged, bytes: u64) {
         tag.call.written = Some(self.now);
         let stats = &mut *self.ctx.stats;
-        stats.on_request_sent(bytes);
-        if let Some(s) = stats.servers.get_mut(self.target) {
-            s.requests += 1;
-        }
+        stats.on_request_bytes(bytes);
         if self.h3 {
             stats.http3.streams += 1;
             return;

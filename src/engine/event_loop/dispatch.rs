@@ -498,6 +498,7 @@ mod tests {
             id: 0,
             what: CallRef::Fixed,
             len: 0,
+            head_len: 0,
             head: false,
             send_start: due,
             written: None,

@@ -52,7 +52,7 @@ impl<'c> Engine<'c> {
             .get(conn.target)
             .map_or("", |t| t.host.as_str());
         let printing = self.observer.is_some();
-        let (len, printed) = if conn.is_mux() {
+        let (len, head_len, printed) = if conn.is_mux() {
             // (`--wsesspage` is refused with HTTP/2: see `Config::unsupported`.)
             let (len, header) = conn.stage_h2(&self.work.requests, what, host, cookie);
             let mut text = Vec::new();
@@ -64,8 +64,7 @@ impl<'c> Engine<'c> {
             } else {
                 0
             };
-            let _ = header;
-            (len, printing.then_some((text, h)))
+            (len, header, printing.then_some((text, h)))
         } else {
             let page_uri = page::call_uri(&mut self.sessions, conn.owner, what);
             let requests = &self.work.requests;
@@ -84,7 +83,7 @@ impl<'c> Engine<'c> {
                 };
                 (text, header)
             });
-            (len, printed)
+            (len, header, printed)
         };
         if self.cfg.output.verbose > 0 && self.cfg.output.json.as_deref() != Some("-") {
             if let CallRef::Uri(i) = what {
@@ -104,6 +103,7 @@ impl<'c> Engine<'c> {
             id: call_id,
             what,
             len,
+            head_len,
             head: self.work.requests.is_head(what),
             send_start: now,
             written: None,

@@ -9,7 +9,6 @@
 use std::time::Instant;
 
 use crate::engine::conn::Step;
-use crate::model::stats::ErrorKind;
 use crate::wire::table::ConnId;
 
 use super::{timers, Engine, Timer};
@@ -63,10 +62,11 @@ impl<'c> Engine<'c> {
         let deadline = conn.deadline();
         match timers::fired(&mut conn.armed, deadline, now) {
             timers::Fired::TimedOut => {
+                let fail = conn.timed_out();
                 if self.cfg.output.debug > 0 {
                     crate::engine::note::note!("rshperf: connection {} timed out", id.index());
                 }
-                self.finish(id, Some(ErrorKind::ClientTimo), now);
+                self.finish(id, fail, now);
             }
             timers::Fired::Rearm => self.arm_watchdog(id),
             // No watchdog deadline; HTTP/3's QUIC timer may still need one.

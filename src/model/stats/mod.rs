@@ -487,9 +487,21 @@ impl Stats {
         self.timeline.on_lateness(us(late));
     }
 
-    /// A request of `bytes` bytes was completely written.
+    /// A request of `bytes` bytes was written (its head, then the rest).
+    #[cfg(test)]
     pub(crate) fn on_request_sent(&mut self, bytes: u64) {
+        self.on_request_started();
+        self.on_request_bytes(bytes);
+    }
+
+    /// A call's header block was written: it counts as a request from now on, whether
+    /// or not its body is ever finished.
+    pub(crate) fn on_request_started(&mut self) {
         self.requests += 1;
+    }
+
+    /// `bytes` more request bytes were completely written.
+    pub(crate) fn on_request_bytes(&mut self, bytes: u64) {
         self.request_bytes += bytes;
     }
 

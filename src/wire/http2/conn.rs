@@ -63,6 +63,9 @@ pub struct Reply {
 
 /// What the connection reports to its driver.
 pub trait Events<T> {
+    /// The header block of `tag`'s request is written: from now on it counts as a
+    /// request, whether or not its body is ever finished.
+    fn started(&mut self, _tag: &mut T) {}
     /// The request of the stream tagged `tag` is completely written: `bytes` frame
     /// bytes (headers and DATA, frame headers included).
     fn written(&mut self, tag: &mut T, bytes: u64);
@@ -102,6 +105,10 @@ struct Stream<T> {
     /// its last frame.
     wire_bytes: u64,
     wire_end: u64,
+    /// The connection's output total after its header block; `started` once that
+    /// much reached the socket.
+    head_end: u64,
+    started: bool,
     written: bool,
 }
 
@@ -289,6 +296,7 @@ impl<T> H2<T> {
             }
         }
         self.sent_header_wire += block.len() as u64;
+        let head_end = self.out_total + (out.len() - before) as u64;
         let mut s = Stream {
             id,
             tag,
@@ -301,6 +309,8 @@ impl<T> H2<T> {
             end_sent: body.is_empty(),
             wire_bytes: 0,
             wire_end: 0,
+            head_end,
+            started: false,
             written: false,
         };
         if !body.is_empty() {
@@ -322,6 +332,10 @@ impl<T> H2<T> {
     pub fn on_written(&mut self, n: usize, ev: &mut impl Events<T>) {
         self.written_total += n as u64;
         for s in &mut self.streams {
+            if !s.started && s.head_end <= self.written_total {
+                s.started = true;
+                ev.started(&mut s.tag);
+            }
             if !s.written && s.end_sent && s.wire_end <= self.written_total {
                 s.written = true;
                 ev.written(&mut s.tag, s.wire_bytes);
@@ -593,7 +607,7 @@ fn on_data<T>(
     }
     if head.has(flag::END_STREAM) {
         let s = c.streams.swap_remove(i);
-        finish(s, ev);
+        finish(s, out, ev);
     } else if s.unacked >= STREAM_WINDOW / 2 {
         frame::put_window_update(out, s.id, s.unacked);
         s.unacked = 0;
@@ -601,8 +615,16 @@ fn on_data<T>(
     Ok(())
 }
 
-/// A stream's reply is complete.
-fn finish<T>(mut s: Stream<T>, ev: &mut impl Events<T>) {
+/// A stream's reply is complete. If our request body is not all sent (the server
+/// answered early), the stream is reset with NO_ERROR (RFC 9113 §8.1) and no more
+/// of its DATA goes out: the held-back rest is dropped with the stream.
+fn finish<T>(mut s: Stream<T>, out: &mut Vec<u8>, ev: &mut impl Events<T>) {
+    if !s.end_sent {
+        frame::put_rst_stream(out, s.id, code::NO_ERROR);
+    }
+    if !s.started {
+        ev.started(&mut s.tag);
+    }
     if !s.written {
         // Answered before its request was all written: count it as sent now.
         ev.written(&mut s.tag, s.wire_bytes);
@@ -846,7 +868,7 @@ fn on_block<T>(
     bytes: &[u8],
     b: Block,
     c: &mut Conn<'_, T>,
-    _out: &mut Vec<u8>,
+    out: &mut Vec<u8>,
     ev: &mut impl Events<T>,
 ) -> Result<(), H2Error> {
     let i = find(c.streams, b.stream);
@@ -902,7 +924,7 @@ fn on_block<T>(
     }
     if b.end_stream {
         let s = c.streams.swap_remove(i);
-        finish(s, ev);
+        finish(s, out, ev);
     }
     Ok(())
 }

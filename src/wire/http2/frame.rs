@@ -161,7 +161,6 @@ pub(crate) fn put_ping_ack(out: &mut Vec<u8>, data: &[u8]) {
 }
 
 /// Appends a RST_STREAM.
-#[cfg(test)]
 pub(crate) fn put_rst_stream(out: &mut Vec<u8>, stream: u32, code: u32) {
     put_head(out, 4, kind::RST_STREAM, 0, stream);
     out.extend_from_slice(&code.to_be_bytes());

@@ -353,6 +353,8 @@ impl<T> H3<T> {
         }
         if s.finish().is_ok() {
             r.written = true;
+            // QUIC takes the head and the body together: the request starts here.
+            ev.started(&mut r.tag);
             ev.written(&mut r.tag, r.bytes);
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod ab_server;
 pub mod capacity_server;
+pub mod fault_proxy;
 pub mod h2_server;
 pub mod h3_hostile;
 pub mod h3_server;
