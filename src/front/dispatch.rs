@@ -12,7 +12,7 @@ use crate::front::subcommand::{self, Subcommand};
 // One path per module, not `crate::front::{…}`: the layer test reads `crate::LAYER::MODULE`.
 use crate::front::ab;
 use crate::front::help;
-use crate::front::merge;
+use crate::front::sweep_merge;
 use crate::front::serve;
 use crate::front::sweep;
 
@@ -33,8 +33,8 @@ pub const COMMANDS: &[Subcommand] = &[
     Subcommand {
         name: "merge",
         about: "merge the --json documents of the partitions of one workload",
-        main: merge::merge_main,
-        help: subcommand::help_text::<merge::MergeOptions>,
+        main: sweep_merge::merge_main,
+        help: sweep_merge::help,
     },
     Subcommand {
         name: "sweep",
