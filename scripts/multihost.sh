@@ -173,7 +173,7 @@ for _ in $(seq 150); do
   if sinfo -h -o %t 2>/dev/null | grep -qE '^(idle|mix|alloc)'; then up=1; break; fi
   sleep 0.2
 done
-[ -n "$up" ] || { echo "multihost: the Slurm node did not come up" >&2; tail -5 "$s"/*.log >&2; exit 1; }
+[ -n "$up" ] || { echo "multihost: the Slurm node did not come up" >&2; tail -n 5 "$s"/*.log "$s"/munge/*.log >&2; sinfo >&2; exit 1; }
 d=$w/slurm-out; mkdir -p "$d"
 # Each task enters the namespace of its own index and names its document by its index;
 # the partition comes from SLURM_PROCID and SLURM_NTASKS (--partition auto).

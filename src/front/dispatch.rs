@@ -12,9 +12,9 @@ use crate::front::subcommand::{self, Subcommand};
 // One path per module, not `crate::front::{…}`: the layer test reads `crate::LAYER::MODULE`.
 use crate::front::ab;
 use crate::front::help;
-use crate::front::sweep_merge;
 use crate::front::serve;
 use crate::front::sweep;
+use crate::front::sweep_merge;
 
 /// Every subcommand, in the order `rshperf help` lists them.
 pub const COMMANDS: &[Subcommand] = &[

@@ -14,6 +14,7 @@ mod http2_hpack;
 mod layers;
 mod merge;
 mod metrics;
+mod multihost;
 mod outputs;
 mod pacing;
 mod page;

@@ -53,15 +53,15 @@ pub(crate) fn sweep_main(args: &[String]) -> i32 {
             let _ = out.flush();
             0
         }
-        Ok(Parsed::Run(mut sweep)) => match partition::resolve(&mut sweep, &process_env)
-            .and_then(|()| run(&sweep))
-        {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("{e}");
-                e.exit_code()
+        Ok(Parsed::Run(mut sweep)) => {
+            match partition::resolve(&mut sweep, &process_env).and_then(|()| run(&sweep)) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("{e}");
+                    e.exit_code()
+                }
             }
-        },
+        }
         Err(e) => {
             eprintln!("{e}");
             e.exit_code()
@@ -168,9 +168,7 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
                 None => break,
             },
             None => match planner.next() {
-                Some(r) if o.stop_after_step.is_none_or(|k| steps.len() < k as usize) => {
-                    (r, None)
-                }
+                Some(r) if o.stop_after_step.is_none_or(|k| steps.len() < k as usize) => (r, None),
                 _ => break,
             },
         };
@@ -293,8 +291,7 @@ fn partition_members(doc: &mut Value, sweep: &Sweep, work: &Workload, starts: &[
     doc["argv"] = json!(sweep.argv);
     doc["parameters"]["partition"] = json!([i, n]);
     doc["parameters"]["stop_after_step"] = json!(sweep.opts.stop_after_step);
-    doc["parameters"]["calls_per_arrival"] =
-        json!(step::calls_per_arrival(&sweep.base, work));
+    doc["parameters"]["calls_per_arrival"] = json!(step::calls_per_arrival(&sweep.base, work));
     doc["parameters"]["ideal_tail_s"] = json!(step::tail_of(work));
     if let Some(list) = doc["steps"].as_array_mut() {
         for (s, at) in list.iter_mut().zip(starts) {

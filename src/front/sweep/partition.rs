@@ -32,7 +32,10 @@ pub(crate) struct Slot {
 
 /// Sets the sweep's partition from its `--partition` (`auto`: from `env`, as
 /// `auto_partition::resolve` takes it).
-pub(crate) fn resolve(sweep: &mut Sweep, env: &dyn Fn(&str) -> Option<String>) -> Result<(), Error> {
+pub(crate) fn resolve(
+    sweep: &mut Sweep,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), Error> {
     let (i, n) = match sweep.partition {
         None => return Ok(()),
         Some(PartitionSpec::Fixed(i, n)) => (i, n),
@@ -65,9 +68,15 @@ pub(crate) fn schedule(sweep: &Sweep, work: &Workload, now: SystemTime) -> Optio
     let first = match sweep.base.load.start_at {
         Some(StartAt::Unix(t)) => t,
         Some(StartAt::After(s)) => {
-            now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64() + s
+            now.duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs_f64()
+                + s
         }
-        None => now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64(),
+        None => now
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64(),
     };
     let tail = step::tail_of(work);
     let mut start = first;
@@ -125,16 +134,37 @@ mod tests {
         let work = Workload::from_config(&s.base).expect("workload");
         let slots = schedule(&s, &work, UNIX_EPOCH).expect("partitioned");
         // 2 s of arrivals and 1.5 s of cool-down per step.
-        let expect = [(100.0, 1000.0), (200.0, 1003.5), (300.0, 1007.0), (400.0, 1010.5)];
+        let expect = [
+            (100.0, 1000.0),
+            (200.0, 1003.5),
+            (300.0, 1007.0),
+            (400.0, 1010.5),
+        ];
         assert_eq!(
             slots,
             expect.map(|(rate, start)| Slot { rate, start }).to_vec()
         );
-        let s = with(&["--partition", "0/2", "--start-at", "+4", "--stop-after-step", "2"]);
+        let s = with(&[
+            "--partition",
+            "0/2",
+            "--start-at",
+            "+4",
+            "--stop-after-step",
+            "2",
+        ]);
         let slots = schedule(&s, &work, UNIX_EPOCH + Duration::from_secs(10)).expect("slots");
         assert_eq!(
             slots,
-            [Slot { rate: 100.0, start: 14.0 }, Slot { rate: 200.0, start: 17.5 }]
+            [
+                Slot {
+                    rate: 100.0,
+                    start: 14.0
+                },
+                Slot {
+                    rate: 200.0,
+                    start: 17.5
+                }
+            ]
         );
         assert_eq!(schedule(&with(&[]), &work, UNIX_EPOCH), None);
     }
@@ -142,14 +172,35 @@ mod tests {
     #[test]
     fn a_fixed_number_of_conns_makes_windows_that_shrink_with_the_rate() {
         let s = sweep(&[
-            "--server", "127.0.0.1", "--low-rate", "100", "--high-rate", "200", "--rate-step",
-            "100", "--num-conns", "100", "--partition", "0/2", "--start-at", "50",
+            "--server",
+            "127.0.0.1",
+            "--low-rate",
+            "100",
+            "--high-rate",
+            "200",
+            "--rate-step",
+            "100",
+            "--num-conns",
+            "100",
+            "--partition",
+            "0/2",
+            "--start-at",
+            "50",
         ]);
         let work = Workload::from_config(&s.base).expect("workload");
         let slots = schedule(&s, &work, UNIX_EPOCH).expect("slots");
         assert_eq!(
             slots,
-            [Slot { rate: 100.0, start: 50.0 }, Slot { rate: 200.0, start: 51.0 }]
+            [
+                Slot {
+                    rate: 100.0,
+                    start: 50.0
+                },
+                Slot {
+                    rate: 200.0,
+                    start: 51.0
+                }
+            ]
         );
     }
 
@@ -161,8 +212,17 @@ mod tests {
         assert_eq!(s.partition, Some(PartitionSpec::Auto(None)));
         resolve(&mut s, &lookup).expect("resolved");
         assert_eq!(s.base.load.partition, (1, 2));
-        let mut s = with(&["--partition", "auto", "--partitions", "3", "--start-at", "+1"]);
-        let e = resolve(&mut s, &lookup).expect_err("inconsistent").to_string();
+        let mut s = with(&[
+            "--partition",
+            "auto",
+            "--partitions",
+            "3",
+            "--start-at",
+            "+1",
+        ]);
+        let e = resolve(&mut s, &lookup)
+            .expect_err("inconsistent")
+            .to_string();
         assert_eq!(
             e,
             "rshperf: sweep: --partition auto: SLURM_NTASKS=2 but 3 partitions were given"
@@ -173,8 +233,13 @@ mod tests {
         resolve(&mut s, &lookup).expect("resolved");
         assert_eq!(s.base.load.partition, (2, 3));
         let mut s = with(&["--partition", "auto", "--start-at", "+1"]);
-        let e = resolve(&mut s, &|_| None).expect_err("no scheduler").to_string();
-        assert!(e.starts_with("rshperf: sweep: --partition auto: no scheduler's"), "{e}");
+        let e = resolve(&mut s, &|_| None)
+            .expect_err("no scheduler")
+            .to_string();
+        assert!(
+            e.starts_with("rshperf: sweep: --partition auto: no scheduler's"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -214,7 +279,14 @@ mod tests {
              auto/N)"
         );
         assert_eq!(
-            err(&["--partition", "auto/2", "--partitions", "3", "--start-at", "+1"]),
+            err(&[
+                "--partition",
+                "auto/2",
+                "--partitions",
+                "3",
+                "--start-at",
+                "+1"
+            ]),
             "rshperf: sweep: --partition auto/2 and --partitions 3 disagree"
         );
         assert_eq!(

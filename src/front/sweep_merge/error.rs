@@ -34,7 +34,9 @@ pub(crate) enum SweepMergeError {
         member: &'static str,
     },
     /// Sweeps whose parameters differ.
-    #[error("{first} and {other} are partitions of different sweeps: parameters.{member} {a} vs {b}")]
+    #[error(
+        "{first} and {other} are partitions of different sweeps: parameters.{member} {a} vs {b}"
+    )]
     Different {
         /// The first input.
         first: String,

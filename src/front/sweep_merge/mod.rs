@@ -113,7 +113,12 @@ const PER_PARTITION: [&str; 1] = ["partition"];
 /// The partition (I, N) a sweep document names.
 fn partition_of(file: &str, doc: &Value) -> Result<(u64, u64), SweepMergeError> {
     let p = doc["parameters"]["partition"].as_array();
-    match p.map(|a| (a.first().and_then(Value::as_u64), a.get(1).and_then(Value::as_u64))) {
+    match p.map(|a| {
+        (
+            a.first().and_then(Value::as_u64),
+            a.get(1).and_then(Value::as_u64),
+        )
+    }) {
         Some((Some(i), Some(n))) if i < n => Ok((i, n)),
         _ => Err(SweepMergeError::NotPartitioned {
             file: file.to_string(),
@@ -354,8 +359,19 @@ fn merge_sweeps(docs: &[(String, Value)], opts: &MergeAllOptions) -> Result<(), 
     }
     if let Some(dest) = &opts.json {
         let mut doc = sweep_mod::document(&sweep, &steps, &outcome, &last);
+        // What a merge needs, so that the merged sweep can be merged again.
+        let first = &docs[0].1;
         doc["merged_from"] = json!(files);
+        doc["argv"] = first["argv"].clone();
         doc["parameters"]["partition"] = json!([0, 1]);
+        for key in ["stop_after_step", "calls_per_arrival", "ideal_tail_s"] {
+            doc["parameters"][key] = first["parameters"][key].clone();
+        }
+        if let Some(list) = doc["steps"].as_array_mut() {
+            for (j, s) in list.iter_mut().enumerate() {
+                s["start_unix"] = first["steps"][j]["start_unix"].clone();
+            }
+        }
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
         if dest == "-" {
             subcommand::print_stdout(&text);
@@ -368,11 +384,12 @@ fn merge_sweeps(docs: &[(String, Value)], opts: &MergeAllOptions) -> Result<(), 
         }
     }
     if let Some(path) = &opts.html {
-        let page = html::sweep_page(&sweep_mod::page(&sweep, &steps, &outcome, &last))
-            .map_err(|source| crate::output::error::OutputError::Draw {
+        let page = html::sweep_page(&sweep_mod::page(&sweep, &steps, &outcome, &last)).map_err(
+            |source| crate::output::error::OutputError::Draw {
                 option: "--html",
                 source,
-            })?;
+            },
+        )?;
         fs::write(path, page).map_err(|source| SweepMergeError::Write {
             option: "--html",
             path: path.clone(),

@@ -152,10 +152,7 @@ pub fn resolve(
             _ => Err(AutoPartitionError::NotANumber { var, value }),
         }
     };
-    let Some((s, raw)) = SCHEDULERS
-        .iter()
-        .find_map(|s| env(s.index).map(|v| (s, v)))
-    else {
+    let Some((s, raw)) = SCHEDULERS.iter().find_map(|s| env(s.index).map(|v| (s, v))) else {
         return Err(AutoPartitionError::NoScheduler);
     };
     let index = number(s.index, raw)?;
@@ -308,7 +305,13 @@ mod tests {
             "--partition auto: SLURM_PROCID=x1 is not a decimal number"
         );
         assert_eq!(
-            text(&[("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "-2")], None),
+            text(
+                &[
+                    ("OMPI_COMM_WORLD_RANK", "0"),
+                    ("OMPI_COMM_WORLD_SIZE", "-2")
+                ],
+                None
+            ),
             "--partition auto: OMPI_COMM_WORLD_SIZE=-2 is not a decimal number"
         );
         assert_eq!(
