@@ -6,6 +6,9 @@
 #   scripts/nginx.sh start     start it (or reload it with a new configuration)
 #   scripts/nginx.sh stop      stop it
 #   scripts/nginx.sh status    say which of its ports answer
+#   scripts/nginx.sh config    only write the documents, certificates and nginx.conf
+#                              (for a caller that starts nginx itself, e.g. in a
+#                              network namespace: scripts/multihost.sh)
 #
 # Listens on (one worker process; the environment variable that moves each):
 #   http://127.0.0.1:8080, http://[::1]:8080   HTTP/1.x                 HTTP_PORT
@@ -36,6 +39,9 @@
 # $NGINX_DIR/nginx.sock). Runs as the calling user; nothing is installed. Example:
 #   HTTP_PORT=18080 TLS_PORT=18443 H2C_PORT=18082 H2_PORT=18444 bash scripts/nginx.sh start
 # (status needs the same variables; bench/run.sh reads them too).
+# LISTEN_ADDR (default 127.0.0.1) moves the IPv4 listeners to another address;
+# LISTEN_IPV6=off drops the [::1] listener; ACCESS_LOG=FILE logs every request as
+# "$msec $remote_addr $request_uri $status" (default: no access log).
 set -euo pipefail
 cmd=${1:-start}
 dir=${NGINX_DIR:-/tmp/rshperf-nginx-local}
@@ -44,12 +50,15 @@ tls_port=${TLS_PORT:-8443}
 h2c_port=${H2C_PORT:-8082}
 h2_port=${H2_PORT:-8444}
 socket=${NGINX_SOCKET:-$dir/nginx.sock}
+addr=${LISTEN_ADDR:-127.0.0.1}
+ipv6=${LISTEN_IPV6:-on}
+access_log=${ACCESS_LOG:-}
 
 running() { [ -f "$dir/nginx.pid" ] && kill -0 "$(cat "$dir/nginx.pid" 2>/dev/null)" 2>/dev/null; }
 
 answers() {
   # bash's /dev/tcp: no curl needed.
-  { exec 3<>"/dev/tcp/127.0.0.1/$http_port"; } 2>/dev/null || return 1
+  { exec 3<>"/dev/tcp/$addr/$http_port"; } 2>/dev/null || return 1
   printf 'GET /1k.html HTTP/1.0\r\n\r\n' >&3
   head -c 12 <&3 | grep -q '^HTTP/1.1 200'
   local ok=$?
@@ -59,7 +68,7 @@ answers() {
 
 # listens PORT: something accepts TCP connections on 127.0.0.1:PORT.
 listens() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+  (exec 3<>"/dev/tcp/$addr/$1") 2>/dev/null
 }
 
 documents() {
@@ -113,7 +122,11 @@ certificate() {
 
 config() {
   # nginx 1.25.1 moved HTTP/2 from a listen parameter to the http2 directive.
-  local version h2_listen=" http2" h2_on=""
+  local version h2_listen=" http2" h2_on="" v6_listen="" log="access_log off;"
+  [ "$ipv6" = off ] || v6_listen="listen [::1]:$http_port;"
+  if [ -n "$access_log" ]; then
+    log="log_format stamp '\$msec \$remote_addr \$request_uri \$status'; access_log $access_log stamp;"
+  fi
   version=$(nginx -v 2>&1 | sed -n 's|.*nginx/\([0-9.]*\).*|\1|p')
   if [ "$(printf '%s\n' 1.25.1 "$version" | sort -V | head -1)" = 1.25.1 ]; then
     h2_listen=""; h2_on="http2 on;"
@@ -146,7 +159,7 @@ error_log $dir/error.log error;
 worker_rlimit_nofile 100000;
 events { worker_connections 50000; }
 http {
-  access_log off;
+  $log
   client_body_temp_path $dir/tmp/body;
   proxy_temp_path $dir/tmp/proxy;
   fastcgi_temp_path $dir/tmp/fastcgi;
@@ -164,16 +177,16 @@ http {
   ssl_session_cache shared:tls:4m;
   # HTTP/1.x: TCP, TLS and the unix socket.
   server {
-    listen 127.0.0.1:$http_port backlog=16384;
-    listen [::1]:$http_port;
-    listen 127.0.0.1:$tls_port ssl backlog=16384;
+    listen $addr:$http_port backlog=16384;
+    $v6_listen
+    listen $addr:$tls_port ssl backlog=16384;
     listen unix:$socket backlog=16384;
     include $dir/locations.conf;
   }
   # HTTP/2: h2c with prior knowledge, and h2 over TLS (ALPN offers h2 and http/1.1).
   server {
-    listen 127.0.0.1:$h2c_port$h2_listen backlog=16384;
-    listen 127.0.0.1:$h2_port ssl$h2_listen backlog=16384;
+    listen $addr:$h2c_port$h2_listen backlog=16384;
+    listen $addr:$h2_port ssl$h2_listen backlog=16384;
     $h2_on
     include $dir/locations.conf;
   }
@@ -182,6 +195,13 @@ EOF
 }
 
 case "$cmd" in
+config)
+  mkdir -p "$dir/tmp"
+  documents
+  certificate
+  config
+  echo "$dir/nginx.conf"
+  ;;
 start)
   command -v nginx >/dev/null || { echo "nginx is not installed (apt-get install -y nginx-light)" >&2; exit 2; }
   command -v openssl >/dev/null || { echo "openssl is not installed (apt-get install -y openssl)" >&2; exit 2; }
@@ -228,7 +248,7 @@ status)
   fi
   ;;
 *)
-  echo "usage: $0 start|stop|status" >&2
+  echo "usage: $0 start|stop|status|config" >&2
   exit 2
   ;;
 esac

@@ -120,8 +120,7 @@ pub(crate) fn execute_with<'a>(
         slots: (0..threads).map(|_| progress::Slot::default()).collect(),
         done: Default::default(),
     });
-    let wall_start = SystemTime::now();
-    let t0 = Instant::now();
+    let (wall_start, t0) = anchor(cfg, SystemTime::now(), Instant::now());
     let tally = Tally::new(threads as usize);
     let metric_slots = hooks.metrics.map(|(exporter, step)| {
         let labels = RunLabels {
@@ -253,6 +252,31 @@ fn start_delay(cfg: &Config, now: SystemTime) -> Result<Duration, Error> {
             max_secs: MAX_START_DELAY.as_secs(),
         }
         .into()),
+    }
+}
+
+/// Longest a wake-up after `--start-at=UNIX` may lag for the schedule to stay
+/// anchored at that moment.
+const MAX_ANCHOR_LAG: Duration = Duration::from_secs(1);
+
+/// The run's start (wall clock, monotonic) from the wake-up (`now`, `mono`): with
+/// `--start-at=UNIX` the schedule begins at that moment itself, so that processes on
+/// several machines share arrival k's time, whenever each woke; the oversleep is then
+/// lateness of the first arrivals, measured. A process that woke more than
+/// `MAX_ANCHOR_LAG` late (it started after the moment) starts at once.
+fn anchor(cfg: &Config, now: SystemTime, mono: Instant) -> (SystemTime, Instant) {
+    let Some(StartAt::Unix(t)) = cfg.load.start_at else {
+        return (now, mono);
+    };
+    let Ok(at) = Duration::try_from_secs_f64(t.max(0.0)).map(|d| UNIX_EPOCH + d) else {
+        return (now, mono);
+    };
+    match now.duration_since(at) {
+        Ok(lag) if lag <= MAX_ANCHOR_LAG => match mono.checked_sub(lag) {
+            Some(m) => (at, m),
+            None => (now, mono),
+        },
+        _ => (now, mono),
     }
 }
 
@@ -472,5 +496,33 @@ mod tests {
                 "rshperf: --start-at: the start time is more than 7 days (604800 s) away"
             );
         }
+    }
+
+    #[test]
+    fn the_schedule_is_anchored_at_an_absolute_start_moment() {
+        let cfg = |arg: &str| {
+            let opt = format!("--start-at={arg}");
+            Config::from_argv(&["rshperf", "--server=127.0.0.1", &opt]).expect("valid options")
+        };
+        let at = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let mono = Instant::now();
+        // Woke 7 ms late: the run starts at the moment itself, 7 ms before the wake-up.
+        let woke = at + Duration::from_millis(7);
+        assert_eq!(
+            anchor(&cfg("1700000000"), woke, mono),
+            (at, mono - Duration::from_millis(7))
+        );
+        // Exactly at the limit, still anchored; beyond it (started after the moment),
+        // at once.
+        assert_eq!(
+            anchor(&cfg("1700000000"), at + MAX_ANCHOR_LAG, mono),
+            (at, mono - MAX_ANCHOR_LAG)
+        );
+        let late = at + MAX_ANCHOR_LAG + Duration::from_millis(1);
+        assert_eq!(anchor(&cfg("1700000000"), late, mono), (late, mono));
+        // A relative start and no start: the wake-up.
+        assert_eq!(anchor(&cfg("+2"), woke, mono), (woke, mono));
+        let plain = Config::from_argv(&["rshperf", "--server=127.0.0.1"]).expect("valid");
+        assert_eq!(anchor(&plain, woke, mono), (woke, mono));
     }
 }

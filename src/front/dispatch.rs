@@ -14,9 +14,9 @@ use crate::front::ab;
 use crate::front::compare;
 use crate::front::completions;
 use crate::front::help;
-use crate::front::merge;
 use crate::front::serve;
 use crate::front::sweep;
+use crate::front::sweep_merge;
 
 /// Every subcommand, in the order `rshperf help` lists them.
 pub const COMMANDS: &[Subcommand] = &[
@@ -35,8 +35,8 @@ pub const COMMANDS: &[Subcommand] = &[
     Subcommand {
         name: "merge",
         about: "merge the --json documents of the partitions of one workload",
-        main: merge::merge_main,
-        help: subcommand::help_text::<merge::MergeOptions>,
+        main: sweep_merge::merge_main,
+        help: sweep_merge::help,
     },
     Subcommand {
         name: "compare",

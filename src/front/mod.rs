@@ -15,3 +15,4 @@ pub(crate) mod runner;
 pub mod serve;
 pub mod subcommand;
 pub(crate) mod sweep;
+pub(crate) mod sweep_merge;

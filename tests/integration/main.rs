@@ -19,6 +19,7 @@ mod http3_wire;
 mod layers;
 mod merge;
 mod metrics;
+mod multihost;
 mod nothing_lost;
 mod outputs;
 mod pacing;

@@ -357,7 +357,7 @@ fn a_full_stdout_is_an_error_and_a_closed_pipe_is_not() {
     let out = child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(support::without_short_run_warning(&stderr), "");
+    assert_eq!(support::without_short_run_note(&stderr), "");
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod tests_values;
 
 use crate::front::cli::{self, Args, Command, Opt};
 use crate::front::operand;
+use crate::model::config::auto_partition;
 use crate::model::config::number::{self as rule};
 use crate::model::config::value::{self, nonempty};
 use crate::model::config::{self, Built, Config, ConfigBuilder, ConfigError, Rejected, Warning};
@@ -99,7 +100,14 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         Opt::Progress => b.progress(Some(true)),
         Opt::NoProgress => b.progress(Some(false)),
         Opt::Partition => {
-            let (i, n) = value::parse_partition(v)?;
+            let (i, n) = match auto_count(v)? {
+                Some(given) => auto_partition::resolve(&auto_partition::process_env, given)
+                    .map_err(|e| ConfigError::Malformed {
+                        option: "--partition",
+                        message: e.to_string(),
+                    })?,
+                None => value::parse_partition(v)?,
+            };
             b.partition(i, n)
         }
         Opt::StartAt => b.start_at(Some(value::parse_start_at(v)?)),
@@ -208,4 +216,23 @@ pub fn from_argv(argv: &[&str]) -> Result<Config, Error> {
         Command::Run(args) => config(&args),
         Command::Help(_) | Command::Version(_) => Err(Error::NotARun),
     }
+}
+
+/// `--partition=auto` (Some(None)) or `auto/N` (Some(Some(N))); None for `I/N`.
+fn auto_count(v: &str) -> Result<Option<Option<u32>>, ConfigError> {
+    let Some(rest) = v.strip_prefix("auto") else {
+        return Ok(None);
+    };
+    if rest.is_empty() {
+        return Ok(Some(None));
+    }
+    let n = rest
+        .strip_prefix('/')
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse::<u32>().ok())
+        .ok_or_else(|| ConfigError::Malformed {
+            option: "--partition",
+            message: format!("illegal partition {v} (expected I/N, auto or auto/N)"),
+        })?;
+    Ok(Some(Some(n)))
 }

@@ -20,6 +20,7 @@ use clap::{Arg, ArgAction, ArgMatches, FromArgMatches, Parser, ValueEnum};
 
 use crate::front::cli::{self, Command, HasArg, Opt, OptSpec, OPTIONS};
 use crate::front::subcommand::{self, Parsed as ClapParsed};
+use crate::model::config::value;
 use crate::model::config::Config;
 use crate::output::threshold::{self, Threshold};
 use crate::wire::error::Error;
@@ -102,6 +103,24 @@ pub(crate) struct SweepOpts {
     /// % apart.
     #[arg(long = "precision", value_name = "PERCENT", default_value_t = 2.0)]
     pub(crate) precision: f64,
+    /// Run this partition of every step: I/N (arrivals k with k mod N = I, as a run's
+    /// --partition), or auto (I and N from Slurm, a Kubernetes Indexed Job, MPI or GNU
+    /// parallel). Needs --start-at; walks every step (see --stop-after-step).
+    #[arg(long = "partition", value_name = "I/N|auto")]
+    pub(crate) partition: Option<String>,
+    /// With --partition auto: the partition count, where the scheduler does not export
+    /// it (Kubernetes, GNU parallel); checked against it where it does.
+    #[arg(long = "partitions", value_name = "N")]
+    pub(crate) partitions: Option<u32>,
+    /// With --partition: when the first step starts (UNIX_SECONDS, or +SECONDS from
+    /// now); step j starts at this time plus the steps before it (their arrival
+    /// windows) and their cool-downs, the same moment in every partition.
+    #[arg(long = "start-at", value_name = "TIME")]
+    pub(crate) start_at: Option<String>,
+    /// Run at most this many steps (a partitioned sweep cannot stop past the knee by
+    /// itself: it walks to --high-rate unless told this).
+    #[arg(long = "stop-after-step", value_name = "K")]
+    pub(crate) stop_after_step: Option<u32>,
     /// Table format.
     #[arg(long = "output-fmt", value_enum, value_name = "FMT", default_value_t = OutputFmt::Tsv)]
     pub(crate) output_fmt: OutputFmt,
@@ -136,6 +155,21 @@ pub(crate) struct Sweep {
     pub(crate) base: Config,
     /// The command line as typed, for the report.
     pub(crate) command: String,
+    /// The arguments after `sweep`, for the document (`rshperf merge` parses them
+    /// again to judge the merged steps by the same rules).
+    pub(crate) argv: Vec<String>,
+    /// `--partition`, as given (`auto` is resolved by `partition`, from the
+    /// environment, when the sweep runs).
+    pub(crate) partition: Option<PartitionSpec>,
+}
+
+/// A sweep's `--partition`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PartitionSpec {
+    /// `I/N`.
+    Fixed(u32, u32),
+    /// `auto` (with `--partitions N` or `auto/N`: the count given).
+    Auto(Option<u32>),
 }
 
 /// What the command line asks for.
@@ -165,7 +199,7 @@ const NO_VALUE: &str = "\0";
 const TARGETS: &str = "targets";
 
 /// httperf options a sweep sets or cannot use, with the reason.
-const REFUSED: [(Opt, &str); 10] = [
+const REFUSED: [(Opt, &str); 8] = [
     (
         Opt::Rate,
         "the sweep sets the rate: use --low-rate, --high-rate and --rate-step",
@@ -182,8 +216,6 @@ const REFUSED: [(Opt, &str); 10] = [
         Opt::Timeline,
         "each step's timeline is in the --json document",
     ),
-    (Opt::Partition, "a sweep runs in one process"),
-    (Opt::StartAt, "a sweep runs in one process"),
     (Opt::PrintRequest, "the sweep's table is on stdout"),
     (Opt::PrintReply, "the sweep's table is on stdout"),
     (Opt::PeriodicStats, "the sweep's table is on stdout"),
@@ -321,6 +353,10 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
     // The sweep prints its own table: no per-run text on stdout.
     base.output.verbose = 0;
     check(&opts, fixed_conns)?;
+    let partition = partition_spec(&opts)?;
+    if let Some(t) = &opts.start_at {
+        base.load.start_at = Some(value::parse_start_at(t)?);
+    }
     let slo = threshold::parse_all(&opts.slo).map_err(SweepError::from)?;
     let mut opts = opts;
     if opts.const_test_time.is_none() && !fixed_conns && !sessions {
@@ -335,7 +371,50 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
         slo,
         base,
         command,
+        argv: args.to_vec(),
+        partition,
     })))
+}
+
+/// `--partition`, `--partitions` and `--start-at` of a sweep, checked together.
+fn partition_spec(o: &SweepOpts) -> Result<Option<PartitionSpec>, Error> {
+    let Some(p) = &o.partition else {
+        if o.partitions.is_some() {
+            return Err(SweepError::PartitionsAlone.into());
+        }
+        if o.start_at.is_some() {
+            return Err(SweepError::StartAtAlone.into());
+        }
+        return Ok(None);
+    };
+    if o.find_max {
+        return Err(SweepError::FindMaxPartition.into());
+    }
+    if o.start_at.is_none() {
+        return Err(SweepError::PartitionWithoutStart.into());
+    }
+    let spec = match p.strip_prefix("auto") {
+        Some("") => PartitionSpec::Auto(o.partitions),
+        Some(rest) => {
+            let n = rest
+                .strip_prefix('/')
+                .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|n| n.parse::<u32>().ok())
+                .ok_or_else(|| SweepError::BadPartition(p.clone()))?;
+            match o.partitions {
+                Some(g) if g != n => return Err(SweepError::PartitionsDiffer(n, g).into()),
+                _ => PartitionSpec::Auto(Some(n)),
+            }
+        }
+        None => {
+            let (i, n) = value::parse_partition(p)?;
+            if o.partitions.is_some() {
+                return Err(SweepError::PartitionsAlone.into());
+            }
+            PartitionSpec::Fixed(i, n)
+        }
+    };
+    Ok(Some(spec))
 }
 
 /// Checks between the sweep's options.
@@ -374,6 +453,9 @@ fn check(o: &SweepOpts, fixed_conns: bool) -> Result<(), SweepError> {
     }
     if o.past_knee == 0 {
         return Err(SweepError::PastKnee);
+    }
+    if o.stop_after_step == Some(0) {
+        return Err(SweepError::StopAfterStep);
     }
     Ok(())
 }

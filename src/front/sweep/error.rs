@@ -55,6 +55,36 @@ pub(crate) enum SweepError {
     /// `--past-knee 0`.
     #[error("--past-knee must be at least 1")]
     PastKnee,
+    /// `--find-max` with `--partition`.
+    #[error(
+        "--find-max cannot be used with --partition: the search picks each rate from the \
+         results of the steps before it, which no partition has alone; walk with --rate-step"
+    )]
+    FindMaxPartition,
+    /// `--partition` without `--start-at`.
+    #[error(
+        "--partition needs --start-at: every partition must start each step at the same \
+         moment"
+    )]
+    PartitionWithoutStart,
+    /// `--partitions` without `--partition auto`.
+    #[error("--partitions goes with --partition auto")]
+    PartitionsAlone,
+    /// `--start-at` without `--partition`.
+    #[error("--start-at goes with --partition (a sweep in one process starts at once)")]
+    StartAtAlone,
+    /// A malformed `--partition auto/N`.
+    #[error("--partition: illegal partition {0} (expected I/N, auto or auto/N)")]
+    BadPartition(String),
+    /// `--partition auto/N` and `--partitions M` with M ≠ N.
+    #[error("--partition auto/{0} and --partitions {1} disagree")]
+    PartitionsDiffer(u32, u32),
+    /// `--partition auto` found no usable partition in the environment.
+    #[error("{0}")]
+    AutoPartition(#[from] crate::model::config::auto_partition::AutoPartitionError),
+    /// `--stop-after-step 0`.
+    #[error("--stop-after-step must be at least 1")]
+    StopAfterStep,
     /// A `--slo` expression that does not parse.
     #[error("--slo: {0}")]
     Slo(#[from] ThresholdError),

@@ -9,6 +9,7 @@
 
 pub(crate) mod args;
 mod error;
+pub(crate) mod partition;
 pub(crate) mod plan;
 pub(crate) mod step;
 pub(crate) mod table;
@@ -18,7 +19,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 
@@ -26,6 +27,8 @@ use serde_json::{json, Value};
 
 use crate::engine::metrics::Exporter;
 use crate::engine::progress;
+use crate::model::config::auto_partition::process_env;
+use crate::model::config::StartAt;
 use crate::model::workload::Workload;
 use crate::output::advice;
 use crate::output::error::OutputError;
@@ -51,13 +54,15 @@ pub(crate) fn sweep_main(args: &[String]) -> i32 {
             let _ = out.flush();
             0
         }
-        Ok(Parsed::Run(sweep)) => match run(&sweep) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("{e}");
-                e.exit_code()
+        Ok(Parsed::Run(mut sweep)) => {
+            match partition::resolve(&mut sweep, &process_env).and_then(|()| run(&sweep)) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("{e}");
+                    e.exit_code()
+                }
             }
-        },
+        }
         Err(e) => {
             eprintln!("{e}");
             e.exit_code()
@@ -147,16 +152,64 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     let mut steps: Vec<Step> = Vec::new();
     let stop = Stop::register()?;
     let mut cut_short = None;
-    while let Some(rate) = planner.next() {
-        if !steps.is_empty() && o.cool_down > 0.0 {
-            stop.wait(Duration::from_secs_f64(o.cool_down));
+    let fixed = partition::schedule(sweep, &work, SystemTime::now());
+    if let Some(slots) = &fixed {
+        let (i, n) = sweep.base.load.partition;
+        eprintln!(
+            "rshperf sweep: partition {i}/{n}: {} steps at fixed moments{}; merge the \
+             partitions' --json documents with rshperf merge",
+            slots.len(),
+            if o.stop_after_step.is_some() {
+                " (--stop-after-step)"
+            } else {
+                ", up to --high-rate: the stop past the knee needs every partition's \
+                 results (--stop-after-step K stops earlier)"
+            }
+        );
+    }
+    let mut slots = fixed.clone().map(Vec::into_iter);
+    let mut starts = Vec::new();
+    loop {
+        let (rate, at) = match &mut slots {
+            Some(it) => match it.next() {
+                Some(slot) => (slot.rate, Some(slot.start)),
+                None => break,
+            },
+            None => match planner.next() {
+                Some(r) if o.stop_after_step.is_none_or(|k| steps.len() < k as usize) => (r, None),
+                _ => break,
+            },
+        };
+        match at {
+            Some(t) => stop.wait(Duration::from_secs_f64((t - unix_now()).max(0.0))),
+            None if !steps.is_empty() && o.cool_down > 0.0 => {
+                stop.wait(Duration::from_secs_f64(o.cool_down))
+            }
+            None => {}
         }
         if stop.requested() {
             cut_short = Some(rate);
             break;
         }
         let number = u32::try_from(steps.len() + 1).unwrap_or(u32::MAX);
-        let step = step::run(sweep, &work, rate, exporter.as_ref().map(|e| (e, number)))?;
+        let metrics = exporter.as_ref().map(|e| (e, number));
+        let step = match at {
+            Some(t) => {
+                let late = unix_now() - t;
+                if late > LATE_START_S {
+                    eprintln!(
+                        "rshperf: warning: step {number} at {} {unit} starts {late:.3} s \
+                         late: the step before it overran its moment (raise --cool-down)",
+                        table::short(rate)
+                    );
+                }
+                let mut at_t = sweep.clone();
+                at_t.base.load.start_at = Some(StartAt::Unix(t));
+                step::run(&at_t, &work, rate, metrics)?
+            }
+            None => step::run(sweep, &work, rate, metrics)?,
+        };
+        starts.push(at);
         out.line(&table::row(&step, o.output_fmt))
             .map_err(write_err)?;
         for a in &step.advice {
@@ -201,7 +254,8 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         println!("{last}");
     }
     if let Some(dest) = &o.json {
-        let doc = document(sweep, &steps, &outcome, &last);
+        let mut doc = document(sweep, &steps, &outcome, &last);
+        partition_members(&mut doc, sweep, &work, &starts);
         json::write_value_to(dest, &doc).map_err(|source| OutputError::File {
             option: "--json",
             path: dest.clone(),
@@ -228,6 +282,33 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         e.linger(sweep.base.output.metrics_linger);
     }
     Ok(())
+}
+
+/// How late a partitioned step may start before the sweep warns, s.
+const LATE_START_S: f64 = 0.05;
+
+/// The wall clock, seconds since the epoch.
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
+}
+
+/// The members `rshperf merge` rebuilds a partitioned sweep from: the arguments, the
+/// partition, the workload's requests per arrival and ideal tail, each step's moment.
+fn partition_members(doc: &mut Value, sweep: &Sweep, work: &Workload, starts: &[Option<f64>]) {
+    let (i, n) = sweep.base.load.partition;
+    doc["argv"] = json!(sweep.argv);
+    doc["parameters"]["partition"] = json!([i, n]);
+    doc["parameters"]["stop_after_step"] = json!(sweep.opts.stop_after_step);
+    doc["parameters"]["calls_per_arrival"] = json!(step::calls_per_arrival(&sweep.base, work));
+    doc["parameters"]["ideal_tail_s"] = json!(step::tail_of(work));
+    if let Some(list) = doc["steps"].as_array_mut() {
+        for (s, at) in list.iter_mut().zip(starts) {
+            s["start_unix"] = json!(at);
+        }
+    }
 }
 
 /// SIGINT/SIGTERM for the whole sweep: between steps (the cool-down) the engine's own
@@ -311,7 +392,8 @@ fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
     p
 }
 
-fn page(
+/// The `--html` page of `steps`.
+pub(crate) fn page(
     sweep: &Sweep,
     steps: &[Step],
     outcome: &Outcome,
@@ -351,7 +433,7 @@ fn page(
 }
 
 /// The `--json` document: parameters, every step with its run document, the result.
-fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> Value {
+pub(crate) fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> Value {
     let o = &sweep.opts;
     let list: Vec<Value> = steps
         .iter()

@@ -17,10 +17,12 @@ use crate::engine::metrics::Exporter;
 use crate::model::config::Config;
 use crate::model::report::Second;
 use crate::model::report::{Facts, Report};
+use crate::model::run::RunInfo;
 use crate::model::stats::quantile_ms;
+use crate::model::stats::Stats;
 use crate::model::summary::RateSummary;
 use crate::model::workload::rate::Period;
-use crate::model::workload::{Kind, Workload};
+use crate::model::workload::{stripe_share, Kind, Workload};
 use crate::output::advice::{self, Advice};
 use crate::output::csv;
 use crate::output::error::OutputError;
@@ -195,6 +197,47 @@ pub(crate) fn reply_rate_samples(
     }
 }
 
+/// The share of the arrivals `cfg`'s partition makes (1 without `--partition`).
+pub(crate) fn partition_share(cfg: &Config, arrivals: u64) -> f64 {
+    let (i, n) = cfg.load.partition;
+    if n <= 1 || arrivals == 0 {
+        return 1.0;
+    }
+    stripe_share(arrivals, i, n) as f64 / arrivals as f64
+}
+
+/// What a step measured, as `judge` needs it: one partition's run, or the merge of
+/// every partition's.
+pub(crate) struct Measured<'a> {
+    /// Demanded arrival rate of the whole step.
+    pub(crate) rate: f64,
+    /// Arrivals of the whole step (every partition's).
+    pub(crate) arrivals: u64,
+    /// The share of those arrivals these figures cover (1 for a whole step).
+    pub(crate) share: f64,
+    /// Requests per arrival (`calls_per_arrival`).
+    pub(crate) calls_per_arrival: f64,
+    /// The shortest time an arrival lasts past its start (`ideal_tail`), s.
+    pub(crate) ideal_tail: f64,
+    /// The statistics.
+    pub(crate) stats: &'a Stats,
+    /// Duration and CPU times.
+    pub(crate) info: &'a RunInfo,
+    /// The figures derived from them.
+    pub(crate) report: &'a Report,
+    /// Findings (client-bound, …).
+    pub(crate) advice: Vec<Advice>,
+    /// Whether SIGINT/SIGTERM stopped it.
+    pub(crate) interrupted: bool,
+    /// The run's document, when the sweep writes `--json`.
+    pub(crate) doc: Option<Value>,
+}
+
+/// The ideal tail of a workload (for `Measured::ideal_tail`), s.
+pub(crate) fn tail_of(work: &Workload) -> f64 {
+    ideal_tail(work)
+}
+
 /// Runs the step at `rate` and judges it; `metrics`: where it publishes
 /// (`--metrics-listen`) and its step number, from 1.
 pub(crate) fn run(
@@ -210,18 +253,64 @@ pub(crate) fn run(
     };
     let result = execute::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
     let stats = &result.stats;
-    let summary = Summary::new(stats, &result.info);
     let report = Report::new(
         stats,
         &result.info,
         &Facts::of(cfg.load.call_rate, &result.meta),
     );
     let advice = advice::assess_without_classic_report(&cfg, work, &result);
+    if let Some(path) = &cfg.output.csv {
+        csv::append_row(Path::new(path), &cfg, &report, &advice).map_err(|source| {
+            OutputError::File {
+                option: "--csv",
+                path: path.clone(),
+                source,
+            }
+        })?;
+    }
+    let doc = sweep.opts.json.is_some().then(|| {
+        let mut doc = json::document(
+            json::config_json(&cfg),
+            &report,
+            stats,
+            &result.info,
+            &result.meta,
+        );
+        doc["findings"] = advice::to_json(&advice);
+        doc
+    });
     let arrivals = work.arrivals(&cfg);
-    let demanded = rate * calls_per_arrival(&cfg, work);
+    Ok(judge(
+        sweep,
+        Measured {
+            rate,
+            arrivals,
+            share: partition_share(&cfg, arrivals),
+            calls_per_arrival: calls_per_arrival(&cfg, work),
+            ideal_tail: ideal_tail(work),
+            stats,
+            info: &result.info,
+            report: &report,
+            advice,
+            interrupted: result.interrupted,
+            doc,
+        },
+    ))
+}
+
+/// Judges what a step measured: the achieved rate against this share's demanded rate
+/// over the schedule's window, `--max-errors`, `--slo`; the verdict (a miss of a
+/// client-bound step is the client's); the table's figures.
+pub(crate) fn judge(sweep: &Sweep, m: Measured<'_>) -> Step {
+    let (stats, rate) = (m.stats, m.rate);
+    let summary = Summary::new(stats, m.info);
+    let report = m.report;
+    let advice = m.advice;
+    let arrivals = m.arrivals;
+    let demanded = rate * m.calls_per_arrival * m.share;
     let ok: u64 = stats.replies_by_class[1..=3].iter().sum();
     let span = arrivals as f64 / rate;
-    let window = span.max(result.info.duration - ideal_tail(work));
+    let window = span.max(m.info.duration - m.ideal_tail);
     let achieved = if window > 0.0 {
         ok as f64 / window
     } else {
@@ -248,12 +337,12 @@ pub(crate) fn run(
         ));
     }
     for t in &sweep.slo {
-        let actual = t.actual(&report);
+        let actual = t.actual(report);
         if !t.op().holds(actual, t.limit()) {
             reasons.push(format!("SLO {} missed (actual {actual:.3})", t.expr()));
         }
     }
-    if result.interrupted {
+    if m.interrupted {
         reasons.push("interrupted".into());
     }
     let estimate =
@@ -264,7 +353,7 @@ pub(crate) fn run(
         &summary.reply_rate,
         &Second::all(&stats.timeline),
         summary.replies,
-        result.info.duration,
+        m.info.duration,
     );
     let figures = Figures {
         req_rate: summary.request_rate,
@@ -283,27 +372,7 @@ pub(crate) fn run(
         lateness_p99_ms: quantile_ms(&h.lateness, 0.99),
         client_cpu_pct: stats.client.busiest_pct,
     };
-    if let Some(path) = &cfg.output.csv {
-        csv::append_row(Path::new(path), &cfg, &report, &advice).map_err(|source| {
-            OutputError::File {
-                option: "--csv",
-                path: path.clone(),
-                source,
-            }
-        })?;
-    }
-    let doc = sweep.opts.json.is_some().then(|| {
-        let mut doc = json::document(
-            json::config_json(&cfg),
-            &report,
-            stats,
-            &result.info,
-            &result.meta,
-        );
-        doc["findings"] = advice::to_json(&advice);
-        doc
-    });
-    Ok(Step {
+    Step {
         rate,
         arrivals,
         demanded,
@@ -314,9 +383,9 @@ pub(crate) fn run(
         verdict,
         reasons,
         estimate,
-        doc,
-        interrupted: result.interrupted,
-    })
+        doc: m.doc,
+        interrupted: m.interrupted,
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 //! `--add-header-file`): their workloads do. Called by the front ends; read by the
 //! workload, the engine and the outputs.
 
+pub(crate) mod auto_partition;
 mod builder;
 mod echo;
 mod error;
