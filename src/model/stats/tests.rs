@@ -101,6 +101,8 @@ pub(crate) fn every_field_set() -> Stats {
     s.timeline.offered(0);
     s.roll_timeline(5, 0.5);
     s.client.add_engine(0.25, 1.0);
+    s.abandoned = 3;
+    s.interrupted = true;
     s.pacing = pacing::PacingStats {
         deferred: 4,
         waited: 3,
