@@ -421,7 +421,7 @@ impl Timeline {
     fn coarsen(&mut self) {
         let end = self.covered;
         for &(from, width) in &TIERS {
-            if end <= from || (end - from) % width != 0 {
+            if end <= from || !(end - from).is_multiple_of(width) {
                 continue;
             }
             let mut span = 0;
@@ -708,7 +708,7 @@ mod tests {
         // Each side's open count at the end of the span: a's second 3604, b's 3609.
         assert_eq!(last.open, 3_604 % 7 + 3_609 % 7);
         assert_eq!(m.intervals[7].response.count(), 5);
-        assert_eq!(m.intervals[7].open, 2 * (7 % 7));
+        assert_eq!(m.intervals[8].open, 1 + 1); // 8 % 7 on each side
         let text = serde_json::to_string(&m).expect("serialize");
         assert!(
             text.contains(r#""width":10"#),
