@@ -637,10 +637,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 76);
+        assert_eq!(names.len(), 77);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 76);
+        assert_eq!(names.len(), 77);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }

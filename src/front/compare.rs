@@ -419,7 +419,7 @@ mod tests {
         old["version"] = serde_json::json!(1);
         let e = read_text("old.json", &old.to_string()).expect_err("version 1");
         assert_eq!(
-            e.to_string(),
+            Error::from(e).to_string(),
             "rshperf: compare: old.json: unsupported rshperf-result version 1 (this rshperf \
              reads 2; write the document again with this rshperf)"
         );

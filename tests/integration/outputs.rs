@@ -325,7 +325,7 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
     assert_eq!(lines.len(), 2, "{first}");
     assert!(first.ends_with('\n'));
     let header: Vec<&str> = lines[0].split(',').collect();
-    assert_eq!(header.len(), 100, "{}", lines[0]);
+    assert_eq!(header.len(), 102, "{}", lines[0]);
     assert_eq!(header[..4], ["timestamp", "server", "port", "uri"]);
     // The figure columns are the document's figures, flattened: same names, the
     // values rounded to their resolution (JSON is unrounded), without float noise.
@@ -370,8 +370,10 @@ fn percentiles_json_and_csv_of_one_run_agree_with_the_report() {
             .expect("a field per column")
             .to_string()
     };
-    assert_eq!(lines[1].split(',').count(), 100, "{}", lines[1]);
+    assert_eq!(lines[1].split(',').count(), 102, "{}", lines[1]);
     assert_eq!(col(lines[1], "connections_total"), "200");
+    assert_eq!(col(lines[1], "abandoned"), "0");
+    assert_eq!(col(lines[1], "interrupted"), "false");
     assert_eq!(col(lines[1], "replies_total"), "400");
     assert_eq!(col(lines[1], "status_2xx"), "400");
     assert_eq!(col(lines[1], "errors_total"), "0");
