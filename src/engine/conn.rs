@@ -506,7 +506,7 @@ impl<S: Transport> Conn<S> {
         ctx.stats
             .on_connected(now.saturating_duration_since(self.started));
         if ctx.debug > 0 {
-            eprintln!(
+            crate::engine::note::note!(
                 "rshperf: connection {} connected after {:?}",
                 self.id.index(),
                 now - self.started
@@ -719,7 +719,7 @@ impl<S: Transport> Conn<S> {
                 Err(e) => {
                     if ctx.debug > 0 {
                         let head = String::from_utf8_lossy(&data[..data.len().min(64)]);
-                        eprintln!(
+                        crate::engine::note::note!(
                             "rshperf: connection {}: bad reply: {e:?} at {head:?}",
                             self.id.index()
                         );
@@ -795,7 +795,7 @@ impl<S: Transport> Conn<S> {
             self.partial = 0;
         }
         if ctx.debug > 0 {
-            eprintln!(
+            crate::engine::note::note!(
                 "rshperf: connection {}: reply {} ({} content bytes)",
                 self.id.index(),
                 r.status,
