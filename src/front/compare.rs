@@ -425,19 +425,20 @@ mod tests {
         );
         let e = read_text("c.json", r#"{"format": "rshperf-compare"}"#).expect_err("compare");
         assert_eq!(
-            e.to_string(),
+            Error::from(e).to_string(),
             "rshperf: compare: c.json: is the output of rshperf compare, not of a run"
         );
-        let e = read_text("x.json", "{").expect_err("not json").to_string();
+        let e = Error::from(read_text("x.json", "{").expect_err("not json")).to_string();
         assert!(
             e.starts_with("rshperf: compare: x.json: not a JSON document"),
             "{e}"
         );
         let w = CompareError::Workload("runs of different workloads: …".into());
+        let w = Error::from(w);
         assert_eq!(
             w.to_string(),
             "rshperf: compare: runs of different workloads: … (--force compares them anyway)"
         );
-        assert_eq!(Error::from(w).exit_code(), 1);
+        assert_eq!(w.exit_code(), 1);
     }
 }

@@ -269,24 +269,11 @@ impl<S: Transport> Conn<S> {
                 break;
             };
             let slot = h.staged.hold_front();
-            let rec = h
-                .staged
-                .held
-                .get(slot as usize)
-                .map_or(&[][..], Vec::as_slice);
-            let word = |k: usize| {
-                rec.get(4 * k..4 * k + 4)
-                    .and_then(|b| b.try_into().ok())
-                    .map_or(0, u32::from_le_bytes) as usize
-            };
-            let (fields, body, decoded) = (word(0), word(1), word(2));
-            let start = RECORD_HEAD.min(rec.len());
-            let mid = (start + fields).min(rec.len());
-            let end = (mid + body).min(rec.len());
+            let (fields, body, decoded) = h.staged.parts(slot);
             h.block.clear();
-            h.proto.encoder().encode(&rec[start..mid], &mut h.block);
+            h.proto.encoder().encode(fields, &mut h.block);
             call.send_start = now;
-            call.len = h.block.len() + (end - mid);
+            call.len = h.block.len() + body.len();
             let tag = Tagged {
                 call,
                 reply_start: now,
@@ -294,8 +281,7 @@ impl<S: Transport> Conn<S> {
                 decoded: u32_of(decoded),
                 slot,
             };
-            h.proto
-                .open(tag, &h.block, &rec[mid..end], &mut self.send.buf);
+            h.proto.open(tag, &h.block, body, &mut self.send.buf);
         }
         self.closing = h.proto.closing();
     }

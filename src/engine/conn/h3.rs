@@ -399,27 +399,14 @@ impl<S: Transport> Conn<S> {
                 break;
             };
             let slot = sink.staged.hold_front();
-            let rec = sink
-                .staged
-                .held
-                .get(slot as usize)
-                .map_or(&[][..], Vec::as_slice);
-            let word = |k: usize| {
-                rec.get(4 * k..4 * k + 4)
-                    .and_then(|b| b.try_into().ok())
-                    .map_or(0, u32::from_le_bytes) as usize
-            };
-            let (fields, body, decoded) = (word(0), word(1), word(2));
-            let start = RECORD_HEAD.min(rec.len());
-            let mid = (start + fields).min(rec.len());
-            let end = (mid + body).min(rec.len());
+            let (fields, body, decoded) = sink.staged.parts(slot);
             h.block.clear();
             qpack::put_prefix(&mut h.block);
-            for (n, v) in plain_fields(&rec[start..mid]) {
+            for (n, v) in plain_fields(fields) {
                 qpack::put_field(&mut h.block, n, v);
             }
             call.send_start = now;
-            call.len = h.block.len() + (end - mid);
+            call.len = h.block.len() + body.len();
             let tag = Tagged {
                 call,
                 reply_start: now,
@@ -427,7 +414,7 @@ impl<S: Transport> Conn<S> {
                 decoded: u32_of(decoded),
                 slot,
             };
-            let body = rec[mid..end].to_vec();
+            let body = body.to_vec();
             match h.proto.open(q.conn(), tag, &h.block, &body, &mut sink) {
                 Ok(()) => opened = true,
                 Err(tag) => {

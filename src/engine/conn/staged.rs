@@ -50,6 +50,22 @@ impl Staged {
     }
 
     /// Takes a held record out of its slot.
+    /// The parts of held record `slot`: its encoded header fields, its body and the
+    /// decoded header size (empty parts for a slot that holds nothing).
+    pub(super) fn parts(&self, slot: u32) -> (&[u8], &[u8], usize) {
+        let rec = self.held.get(slot as usize).map_or(&[][..], Vec::as_slice);
+        let word = |k: usize| {
+            rec.get(4 * k..4 * k + 4)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u32::from_le_bytes) as usize
+        };
+        let (fields, body, decoded) = (word(0), word(1), word(2));
+        let start = RECORD_HEAD.min(rec.len());
+        let mid = (start + fields).min(rec.len());
+        let end = (mid + body).min(rec.len());
+        (&rec[start..mid], &rec[mid..end], decoded)
+    }
+
     pub(super) fn take(&mut self, slot: u32) -> Vec<u8> {
         match self.held.get_mut(slot as usize) {
             Some(h) => {
