@@ -19,8 +19,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::model::compare::gate::{self, judge};
 use crate::model::compare::{compare, Comparison, Run};
-use crate::model::gate::{self, judge};
 use crate::output::compare::{markdown, text, to_json};
 use crate::output::error::OutputError;
 use crate::output::file;

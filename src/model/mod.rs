@@ -5,7 +5,6 @@
 pub(crate) mod call;
 pub(crate) mod compare;
 pub mod config;
-pub(crate) mod gate;
 pub(crate) mod pacing;
 pub(crate) mod report;
 pub mod run;

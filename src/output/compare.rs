@@ -5,8 +5,8 @@
 
 use serde_json::{json, Value};
 
+use crate::model::compare::gate::{level, pct};
 use crate::model::compare::{Comparison, Row, Test, Verdict};
-use crate::model::gate::{level, pct};
 
 /// The `format` member of the JSON document.
 pub(crate) const FORMAT: &str = "rshperf-compare";
@@ -249,8 +249,8 @@ pub(crate) fn to_json(c: &Comparison) -> Value {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::model::compare::gate::{judge, parse, Outcome};
     use crate::model::compare::{Aspect, Better};
-    use crate::model::gate::{judge, parse, Outcome};
     use crate::model::significance::Change;
 
     fn row(

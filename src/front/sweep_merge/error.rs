@@ -25,6 +25,11 @@ pub(crate) enum SweepMergeError {
     /// `--html` for run documents.
     #[error("--html is for the documents of a partitioned sweep")]
     HtmlForRuns,
+    /// `--fail-on` for sweep documents (a sweep's criteria are its own options).
+    #[error(
+        "--fail-on is for run documents: a merged sweep is judged by the sweep's own criteria"
+    )]
+    FailOnForSweeps,
     /// A sweep document without the members a partitioned sweep writes.
     #[error("{file}: not a partitioned sweep ({member} missing): run rshperf sweep with --partition and --json")]
     NotPartitioned {

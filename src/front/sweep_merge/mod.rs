@@ -56,6 +56,10 @@ pub(crate) struct MergeAllOptions {
     /// Write the merged sweep's HTML page to FILE (sweeps)
     #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub(crate) html: Option<String>,
+    /// Exit status 3 when a threshold of the merged run is breached, or a partition is
+    /// missing or was interrupted (runs; as the run's --fail-on)
+    #[arg(long = "fail-on", value_name = "EXPR")]
+    pub(crate) fail_on: Vec<String>,
     /// The --json documents to merge, in this order
     #[arg(value_name = "FILE.json", required = true)]
     pub(crate) files: Vec<String>,
@@ -85,6 +89,9 @@ pub(crate) fn merge_main(args: &[String]) -> i32 {
                 run: r.clone(),
             }
             .into()),
+            (Some(_), None) if !opts.fail_on.is_empty() => {
+                Err(SweepMergeError::FailOnForSweeps.into())
+            }
             (Some(_), None) => merge_sweeps(&docs, &opts).map(|()| 0),
             (None, _) => Ok(runs(args, &opts)),
         }

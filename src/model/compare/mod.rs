@@ -18,6 +18,8 @@
 //! schema (`percentiles_response_p99`, `replies_rate`), the names `--fail-on` and the
 //! regression gates use. Called by `front::compare`; formatted by `output::compare`.
 
+pub(crate) mod gate;
+
 use hdrhistogram::Histogram;
 
 use crate::model::run::RunInfo;
@@ -194,7 +196,7 @@ pub(crate) struct Comparison {
     /// The compared figures, in table order.
     pub(crate) rows: Vec<Row>,
     /// The regression gates' outcomes, in the order given.
-    pub(crate) gates: Vec<crate::model::gate::Outcome>,
+    pub(crate) gates: Vec<crate::model::compare::gate::Outcome>,
     /// Workload differences `--force` let pass (empty otherwise).
     pub(crate) forced: Vec<String>,
 }
