@@ -90,7 +90,7 @@ fn the_deb_installs_the_binary_the_man_page_and_completions() {
             .arg("-l")
             .arg(&man)
             .env("MANWIDTH", "80")
-            .env("MAN_KEEP_FORMATTING", "0")
+            .env_remove("MAN_KEEP_FORMATTING")
             .env("LC_ALL", "C.UTF-8")
             .output()
             .expect("run man");
