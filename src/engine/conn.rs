@@ -582,6 +582,13 @@ impl<S: Transport> Conn<S> {
         }
     }
 
+    /// Whether a watchdog that fires now ends a connect nobody answered: the
+    /// connection was never established (TCP connect, or TLS or QUIC handshake, still
+    /// under way). Counted apart from reply timeouts (`Stats::connect_timeouts`).
+    pub(crate) fn unanswered_connect(&self) -> bool {
+        self.phase != Phase::Active
+    }
+
     /// Sends TLS close_notify (best effort) before a normal close.
     pub(crate) fn close_tls(&mut self) {
         if let (Some(tls), Some(stream)) = (self.tls.as_mut(), self.stream.as_mut()) {

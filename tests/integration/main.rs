@@ -20,6 +20,7 @@ mod layers;
 mod merge;
 mod metrics;
 mod multihost;
+mod nobody_answers;
 mod nothing_lost;
 mod outputs;
 mod pacing;

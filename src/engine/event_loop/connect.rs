@@ -103,6 +103,11 @@ impl Engine<'_> {
                         }
                     }
                 }
+                // The watchdog covers the connect from here (httperf arms it when
+                // `connect` returns EINPROGRESS): a connect nobody answers sees no
+                // readiness event, and without a timer it would wait for the
+                // kernel's SYN retries. HTTP/3's first QUIC timer is armed here too.
+                self.arm_watchdog(id);
                 Some(id)
             }
             Ok(None) => {

@@ -83,7 +83,8 @@ mod tests {
     use super::*;
     use crate::engine::clock::Sim;
     use crate::engine::conn::tests::{ms, reply, Rig};
-    use crate::engine::conn::Step;
+    use crate::engine::conn::{Phase, Step};
+    use crate::model::stats::ErrorKind;
 
     /// The engine's wheel: 1 ms ticks from `t0`.
     fn wheel(t0: Instant) -> TimerWheel<u32> {
@@ -149,10 +150,56 @@ mod tests {
 
     #[test]
     fn a_connect_that_never_completes_times_out_at_the_timeout() {
+        // The engine arms the watchdog when the connect starts (`open_conn`): no
+        // readiness event ever comes for a connect nobody answers. HTTP/1 and HTTP/2.
+        for http2 in [false, true] {
+            let mut r = Rig::new(http2);
+            let (t0, clock) = (r.t0, Sim::new(r.t0));
+            let mut w = wheel(t0);
+            assert_eq!(
+                watch(&mut r, &mut w, &clock),
+                [(ms(2000), Fired::TimedOut)],
+                "http2 {http2}"
+            );
+            assert_eq!(r.conn.timed_out(), Some(ErrorKind::ClientTimo));
+            assert!(r.conn.unanswered_connect(), "counted as a connect timeout");
+        }
+    }
+
+    #[test]
+    fn a_handshake_nobody_answers_times_out_from_the_connect_start() {
+        // TCP connected at 0.3 s, the TLS handshake never completes: the watchdog set
+        // at the connect start still stands (httperf counts the handshake in the
+        // connect), so it fires at 2 s, not 2.3 s.
         let mut r = Rig::new(false);
         let (t0, clock) = (r.t0, Sim::new(r.t0));
         let mut w = wheel(t0);
+        arm_conn(&mut w, &mut r);
+        clock.set(r.at(ms(300)));
+        r.conn.phase = Phase::Handshaking;
         assert_eq!(watch(&mut r, &mut w, &clock), [(ms(2000), Fired::TimedOut)]);
+        assert!(r.conn.unanswered_connect());
+    }
+
+    #[test]
+    fn a_reply_timeout_is_not_a_connect_timeout() {
+        let mut r = Rig::new(false);
+        let (t0, clock) = (r.t0, Sim::new(r.t0));
+        let mut w = wheel(t0);
+        arm_conn(&mut w, &mut r);
+        // Connected at 1.5 s (before the 2 s connect deadline): the connect watchdog
+        // is gone, the reply deadline is 3 s after the request went out.
+        let t = r.at(ms(1500));
+        clock.set(t);
+        r.connect(t);
+        r.issue(t);
+        r.writable(t);
+        arm_conn(&mut w, &mut r);
+        assert_eq!(
+            watch(&mut r, &mut w, &clock),
+            [(ms(2000), Fired::Rearm), (ms(4500), Fired::TimedOut)]
+        );
+        assert!(!r.conn.unanswered_connect());
     }
 
     #[test]

@@ -63,6 +63,9 @@ impl<'c> Engine<'c> {
         match timers::fired(&mut conn.armed, deadline, now) {
             timers::Fired::TimedOut => {
                 let fail = conn.timed_out();
+                if conn.unanswered_connect() {
+                    self.stats.connect_timeouts += 1;
+                }
                 if self.cfg.output.debug > 0 {
                     crate::engine::note::note!("rshperf: connection {} timed out", id.index());
                 }

@@ -336,6 +336,11 @@ pub struct Stats {
     /// error their errno maps to as well (absent from documents written before it).
     #[serde(default)]
     pub(crate) unroutable: u64,
+    /// Connections whose `--timeout` watchdog fired before they were established
+    /// (the connect, or the TLS or QUIC handshake, went unanswered), counted as
+    /// `client-timo` as well (absent from documents written before it).
+    #[serde(default)]
+    pub(crate) connect_timeouts: u64,
     /// TLS handshakes completed in full / resumed.
     pub tls_handshakes: [u64; 2],
     /// Sessions that completed successfully.
@@ -434,6 +439,7 @@ impl Stats {
             errors: [0; ERROR_KINDS],
             rate_samples: Vec::new(),
             unroutable: 0,
+            connect_timeouts: 0,
             tls_handshakes: [0; 2],
             sessions_ok: 0,
             sessions_failed: 0,
@@ -665,6 +671,7 @@ impl Stats {
             errors: sum,
             rate_samples: sum,
             unroutable: sum,
+            connect_timeouts: sum,
             tls_handshakes: sum,
             sessions_ok: sum,
             sessions_failed: sum,

@@ -40,6 +40,7 @@ pub(crate) fn every_field_set() -> Stats {
     s.max_concurrent = 7;
     s.max_burst = 3;
     s.unroutable = 2;
+    s.connect_timeouts = 3;
     s.rate_samples.push(RateSample {
         replies: 30,
         sessions: 2,
@@ -203,6 +204,7 @@ mod unit {
         assert_eq!(m.status_200_302, [8, 8]);
         assert_eq!(m.tls_handshakes, [2, 4]);
         assert_eq!(m.unroutable, 4);
+        assert_eq!(m.connect_timeouts, 6);
         assert_eq!(m.lifetime_sumsq_us, 2 * full.lifetime_sumsq_us);
         assert_eq!(m.lifetime_min_us, full.lifetime_min_us);
         assert_eq!(m.lifetime_max_us, full.lifetime_max_us);

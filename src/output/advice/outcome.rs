@@ -54,7 +54,7 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
         i if i == ErrorKind::ClientTimo.index() => (
             "timed out (client-timo)".to_string(),
             false,
-            timeout_remedy(st.responses, &target),
+            timeout_remedy(st, count, &target),
         ),
         i if i == ErrorKind::SocketTimo.index() => (
             "timed out in the kernel (socket-timo)".to_string(),
@@ -107,16 +107,33 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
     })
 }
 
-/// The likely cause when connections timed out: with status lines in (`responses`)
-/// the server stalled the bodies after the heads; without, it never answered.
-fn timeout_remedy(responses: u64, target: &str) -> String {
-    match responses {
-        0 => format!("is {target} up and reachable, and --timeout long enough?"),
-        1 => format!(
+/// The likely cause when `timed_out` connections timed out: connects the watchdog
+/// ended before they were established (`connect_timeouts`: nobody answers), status
+/// lines in (`responses`: the server stalled the bodies after the heads), or
+/// connections established that got no status line.
+fn timeout_remedy(st: &Stats, timed_out: u64, target: &str) -> String {
+    let connects = st.connect_timeouts;
+    if connects >= timed_out {
+        let the = if connects == 1 { "the connect" } else { "the connects" };
+        return format!(
+            "nobody answers at {target}: {the} timed out unanswered (is it up, and does a \
+             firewall drop the SYNs?)"
+        );
+    }
+    match (st.responses, connects) {
+        (0, 0) => format!(
+            "{target} accepted the connections but sent no status line (is it stuck, or \
+             --timeout too short?)"
+        ),
+        (0, k) => format!(
+            "{k} connects timed out unanswered and the rest got no status line: is \
+             {target} overloaded, or --timeout too short?"
+        ),
+        (1, _) => format!(
             "the status line arrived but the body did not complete: {target} stalled the \
              body after the head (is --timeout long enough for it?)"
         ),
-        n => format!(
+        (n, _) => format!(
             "{n} status lines arrived but no body completed: {target} stalled the bodies \
              after the heads (is --timeout long enough for them?)"
         ),
@@ -280,10 +297,37 @@ mod tests {
             texts(&cfg, &work, &run),
             [(
                 Finding::AllFailed,
-                "all 10 connections failed, 7 of them timed out (client-timo) — is \
-                 127.0.0.1:18099 up and reachable, and --timeout long enough?"
+                "all 10 connections failed, 7 of them timed out (client-timo) — \
+                 127.0.0.1:18099 accepted the connections but sent no status line (is it \
+                 stuck, or --timeout too short?)"
                     .into()
             )]
+        );
+        // The same timeouts, all of them connects nobody answered; then some of them.
+        let mut st = failing(
+            10,
+            &[(ErrorKind::ClientTimo, 7), (ErrorKind::ConnRefused, 3)],
+        );
+        st.connect_timeouts = 7;
+        assert_eq!(
+            texts(&cfg, &work, &result(st.clone(), 6.0))[0].1,
+            "all 10 connections failed, 7 of them timed out (client-timo) — nobody answers at \
+             127.0.0.1:18099: the connects timed out unanswered (is it up, and does a firewall \
+             drop the SYNs?)"
+        );
+        st.connect_timeouts = 4;
+        assert_eq!(
+            texts(&cfg, &work, &result(st, 6.0))[0].1,
+            "all 10 connections failed, 7 of them timed out (client-timo) — 4 connects timed \
+             out unanswered and the rest got no status line: is 127.0.0.1:18099 overloaded, \
+             or --timeout too short?"
+        );
+        let mut st = failing(1, &[(ErrorKind::ClientTimo, 1)]);
+        st.connect_timeouts = 1;
+        assert_eq!(
+            texts(&cfg, &work, &result(st, 6.0))[0].1,
+            "the connection timed out (client-timo) — nobody answers at 127.0.0.1:18099: the \
+             connect timed out unanswered (is it up, and does a firewall drop the SYNs?)"
         );
         let (cfg, work) = setup(&["https://[::1]:8443/"]);
         let run = result(failing(3, &[(ErrorKind::Other, 3)]), 0.1);
