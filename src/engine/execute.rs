@@ -166,6 +166,7 @@ pub(crate) fn execute_with<'a>(
     // the open-connection counter, and the clock sampled all of them.
     stats.max_concurrent = tally.peak();
     stats.rate_samples = samples;
+    stats.pacing.fd_limit = nofile;
     let info = RunInfo {
         duration: stopped.saturating_duration_since(t0).as_secs_f64(),
         cpu_user: cpu_user.as_secs_f64(),

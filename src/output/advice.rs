@@ -26,6 +26,9 @@ pub(crate) enum Finding {
     AllErrorStatus,
     /// A short run had no reply-rate sample.
     NoRateSample,
+    /// The descriptor limit capped the connections open at once: arrivals waited
+    /// for a free slot of the connection table.
+    FdLimit,
 }
 
 impl Finding {
@@ -42,6 +45,7 @@ impl Finding {
             Finding::AllFailed => "all_failed",
             Finding::AllErrorStatus => "all_error_status",
             Finding::NoRateSample => "no_rate_sample",
+            Finding::FdLimit => "fd_limit",
         }
     }
 }
@@ -80,8 +84,9 @@ type Rule = fn(&Config, &Workload, &RunResult) -> Option<Advice>;
 /// the missing reply-rate sample (which concerns the classic report only: front ends
 /// that print none use `assess_without_classic_report`).
 pub(crate) fn assess(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<Advice> {
-    let rules: [Rule; 4] = [
+    let rules: [Rule; 5] = [
         |cfg, _, run| client_bound(cfg, run),
+        |_, _, run| fd_limit(run),
         outcome::all_failed,
         outcome::all_error_status,
         outcome::no_rate_sample,
@@ -104,9 +109,12 @@ pub(crate) fn assess_without_classic_report(
     advice
 }
 
-/// Whether `advice` holds a `ClientBound` finding.
+/// Whether `advice` says the client was the limit: a `ClientBound` finding, or the
+/// descriptor limit capping the connections (`FdLimit`).
 pub(crate) fn is_client_bound(advice: &[Advice]) -> bool {
-    advice.iter().any(|a| a.finding == Finding::ClientBound)
+    advice
+        .iter()
+        .any(|a| matches!(a.finding, Finding::ClientBound | Finding::FdLimit))
 }
 
 /// The findings' keys joined with `;` (the CSV `findings` cell; empty when none).
@@ -158,6 +166,8 @@ fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
     // waited for connections to close, not for CPU.
     let held = run.stats.pacing.waited;
     let (cause, remedy) = match limit(behind, busy, cpu.wall_s, held)? {
+        // The connection table was full: `fd_limit` names the descriptor limit.
+        Limit::Held if run.stats.pacing.table_waited > 0 => return None,
         Limit::Saturated if behind => (
             format!(
                 "arrivals started late ({late_text}) and an engine thread used {busy:.0} % \
@@ -195,6 +205,30 @@ fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
         finding: Finding::ClientBound,
         text: format!(
             "client-bound: {cause}; the figures describe the client, not the server ({remedy})"
+        ),
+    })
+}
+
+/// The descriptor limit capped concurrency: arrivals waited because the connection
+/// table, sized from `ulimit -n`, was full (under `--overload=degrade`; with
+/// `--overload=queue` they fail as `fd-unavail` instead, which `all_failed` names).
+fn fd_limit(run: &RunResult) -> Option<Advice> {
+    let p = &run.stats.pacing;
+    if p.table_waited == 0 {
+        return None;
+    }
+    let limit = match p.fd_limit {
+        0 => String::new(),
+        n => format!(" {n}"),
+    };
+    let arrivals = if p.table_waited == 1 { "arrival" } else { "arrivals" };
+    let conns = if p.conn_table == 1 { "connection" } else { "connections" };
+    Some(Advice {
+        finding: Finding::FdLimit,
+        text: format!(
+            "the descriptor limit{limit} capped concurrency at {} {conns}: {} {arrivals} \
+             waited for a connection to close (raise `ulimit -n`)",
+            p.conn_table, p.table_waited
         ),
     })
 }
@@ -318,6 +352,41 @@ mod tests {
              than the schedule allows); the figures describe the client, not the server (a \
              higher descriptor limit, a shorter --timeout, or --overload=queue for httperf's \
              fd-unavail errors instead)"
+        );
+    }
+
+    #[test]
+    fn a_full_connection_table_names_the_descriptor_limit_once() {
+        // Behind, the arrivals held by a full table of 4 connections (ulimit -n 24):
+        // one line, about the descriptor limit, not a second one about held arrivals.
+        let mut r = run(&[1500; 1000], 10.0, 10.0);
+        r.stats.pacing.deferred = 700;
+        r.stats.pacing.waited = 600;
+        r.stats.pacing.table_waited = 996;
+        r.stats.pacing.conn_table = 4;
+        r.stats.pacing.fd_limit = 24;
+        let advice = assess_at("600", &r);
+        assert_eq!(
+            advice,
+            [Advice {
+                finding: Finding::FdLimit,
+                text: "the descriptor limit 24 capped concurrency at 4 connections: 996 \
+                       arrivals waited for a connection to close (raise `ulimit -n`)"
+                    .into()
+            }]
+        );
+        assert!(is_client_bound(&advice));
+        assert_eq!(to_json(&advice)[0]["finding"], "fd_limit");
+        assert_eq!(lines(&advice, false).len(), 1, "a warning, not a -v note");
+        // On schedule (too few arrivals to judge lateness), it is said all the same;
+        // a document without the limit says so without the number.
+        let mut short = run(&[50; 10], 10.0, 10.0);
+        short.stats.pacing.table_waited = 1;
+        short.stats.pacing.conn_table = 1;
+        assert_eq!(
+            assess_at("600", &short)[0].text,
+            "the descriptor limit capped concurrency at 1 connection: 1 arrival waited for a \
+             connection to close (raise `ulimit -n`)"
         );
     }
 

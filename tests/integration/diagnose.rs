@@ -6,8 +6,9 @@
 //! Situations: an operand that names a server, an HTTP/1-only port under h2c, a TLS
 //! port without h2, bodies that stall after the head, every reply 5xx, a healthy run
 //! (silent), an engine starved by a busy thread on its CPU (nice 19 behind it), an
-//! address nobody answers and one without a route (a network namespace), and a
-//! descriptor limit (`prlimit`). Refused connections and
+//! address without a route (a network namespace), and a descriptor limit (`prlimit`:
+//! failures under `--overload=queue`, a capped concurrency under the default policy).
+//! Connects nobody answers are in `nobody_answers.rs`. Refused connections and
 //! 4xx replies are in `first_run.rs`; arrivals held for free connections in
 //! `sweep.rs`.
 
@@ -382,4 +383,39 @@ fn a_descriptor_limit_below_the_connections_needed_names_ulimit() {
             && w[0].ends_with(" failed (fd-unavail) — out of file descriptors: raise `ulimit -n`"),
         "{err}"
     );
+
+    // The default policy (--overload=degrade) waits for a close instead of failing:
+    // 24 descriptors leave a table of 4 connections (20 are kept for the process),
+    // so 16 of the 20 arrivals (due within 20 ms; each reply takes 300 ms) wait.
+    // Said once, also in the JSON findings.
+    let s = Server::start(Behavior::Slow(std::time::Duration::from_millis(300), 10));
+    let port = s.port().to_string();
+    let doc = crate::support::recorder::TempFile::new("fd-limit-json", b"");
+    let json = format!("--json={}", doc.path);
+    let out = Command::new("prlimit")
+        .args(["--nofile=24:24", "--"])
+        .arg(env!("CARGO_BIN_EXE_rshperf"))
+        .args(["--server", "127.0.0.1", "--port", &port])
+        .args(["--num-conns", "20", "--rate", "1000", "--timeout", "5", &json])
+        .output()
+        .expect("run prlimit rshperf");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let want = "the descriptor limit 24 capped concurrency at 4 connections: 16 arrivals \
+                waited for a connection to close (raise `ulimit -n`)";
+    assert_eq!(err, format!("rshperf: warning: {want}\n"));
+    let report = text(&out.stdout);
+    assert!(report.contains(", <=4 concurrent connections)"), "{report}");
+    assert!(report.contains("Total: connections 20 requests 20 replies 20 "), "{report}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&doc.path).expect("read the JSON")).expect("JSON");
+    // The short run's note (-v only on stderr) follows it there.
+    assert_eq!(
+        doc["findings"][0],
+        serde_json::json!({ "finding": "fd_limit", "text": want })
+    );
+    assert_eq!(doc["findings"][1]["finding"], "no_rate_sample");
+    assert_eq!(doc["findings"].as_array().map(Vec::len), Some(2));
+    assert_eq!(doc["raw"]["pacing"]["table_waited"], 16);
+    assert_eq!(doc["raw"]["pacing"]["fd_limit"], 24);
 }

@@ -77,6 +77,12 @@ pub(super) struct CatchUp {
     full: bool,
     /// Deferred arrivals started after such a wait for a close.
     pub(super) waited: u64,
+    /// The arrival now due found the connection table full (`Gate::Full` with
+    /// `open >= table`) and waits for a close.
+    held_by_table: bool,
+    /// Arrivals that waited for a close because the connection table (sized from
+    /// the descriptor limit) was full, on schedule or not.
+    pub(super) table_waited: u64,
 }
 
 impl CatchUp {
@@ -101,6 +107,8 @@ impl CatchUp {
             deferred: 0,
             full: false,
             waited: 0,
+            held_by_table: false,
+            table_waited: 0,
         }
     }
 
@@ -139,6 +147,9 @@ impl CatchUp {
         match gate {
             Gate::Go => {
                 self.started += 1;
+                if std::mem::take(&mut self.held_by_table) {
+                    self.table_waited += 1;
+                }
                 if on_schedule {
                     self.engaged = false;
                     self.full = false;
@@ -151,6 +162,7 @@ impl CatchUp {
             Gate::Full => {
                 self.engaged = true;
                 self.full = true;
+                self.held_by_table |= open >= self.table;
             }
         }
         gate
@@ -198,8 +210,34 @@ mod tests {
         // A full table: wait for a close rather than fail; on schedule when it goes,
         // so not counted.
         assert_eq!(c.admit(t0, t0, 20_000), Gate::Full);
+        assert_eq!(c.admit(t0, t0, 20_000), Gate::Full);
         assert_eq!(c.admit(t0, t0, 19_999), Gate::Go);
         assert_eq!(c.deferred, 0);
+        // It waited for the table, once however often it was asked.
+        assert_eq!(c.table_waited, 1);
+        assert_eq!(c.admit(t0, t0, 19_999), Gate::Go);
+        assert_eq!(c.table_waited, 1);
+    }
+
+    #[test]
+    fn a_table_of_one_connection_runs_one_connection_at_a_time_and_counts_the_waits() {
+        // A descriptor limit that leaves one connection: every arrival after the
+        // first waits for the previous one to close.
+        let t0 = Instant::now();
+        let mut c = CatchUp::new(Overload::Degrade, 0.001, 1);
+        assert_eq!(c.admit(t0, t0, 0), Gate::Go);
+        for k in 1..=5u64 {
+            let at = t0 + ms(k);
+            assert_eq!(c.admit(at, at + ms(3), 1), Gate::Full);
+            assert_eq!(c.admit(at, at + ms(4), 0), Gate::Go);
+        }
+        assert_eq!(c.table_waited, 5);
+        // Behind with a roomy table, the cap on connections in flight is no table wait.
+        let mut roomy = CatchUp::new(Overload::Degrade, 0.001, 1000);
+        assert_eq!(roomy.admit(t0, t0 + ms(50), 10), Gate::Go);
+        assert_eq!(roomy.admit(t0 + ms(1), t0 + ms(50), 250), Gate::Full);
+        assert_eq!(roomy.admit(t0 + ms(1), t0 + ms(50), 0), Gate::Go);
+        assert_eq!((roomy.waited, roomy.table_waited), (1, 0));
     }
 
     #[test]

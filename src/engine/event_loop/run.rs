@@ -136,6 +136,8 @@ impl<'c> Engine<'c> {
         self.pool_finish(end);
         self.stats.pacing.deferred = self.pacer.catchup.deferred;
         self.stats.pacing.waited = self.pacer.catchup.waited;
+        self.stats.pacing.table_waited = self.pacer.catchup.table_waited;
+        self.stats.pacing.conn_table = self.plan.capacity as u64;
         self.on_tick(end);
         // Connections open now neither completed nor failed: the report counts them
         // as abandoned, so connections = successful + errors + abandoned.

@@ -24,6 +24,16 @@ pub(crate) struct PacingStats {
     /// bound: the server held connections, the engine was not short of CPU.
     #[serde(default)]
     pub(crate) waited: u64,
+    /// Arrivals that waited for a close because the connection table was full (its
+    /// size, `conn_table`, comes from the descriptor limit).
+    #[serde(default)]
+    pub(crate) table_waited: u64,
+    /// Connection table slots, summed over engines (0: unknown, an older document).
+    #[serde(default)]
+    pub(crate) conn_table: u64,
+    /// The descriptor limit (`RLIMIT_NOFILE`) the run had (0: unknown).
+    #[serde(default)]
+    pub(crate) fd_limit: u64,
     /// Arrivals due before the run ended (`--runtime`, a signal) that it never
     /// started.
     pub(crate) unstarted: u64,
@@ -59,6 +69,9 @@ impl Merge for PacingStats {
         crate::merge_fields!(PacingStats, self, o;
             deferred: sum,
             waited: sum,
+            table_waited: sum,
+            conn_table: sum,
+            fd_limit: max,
             unstarted: sum,
             inflight_cap: sum,
             source_addrs: max,
@@ -83,6 +96,9 @@ mod tests {
             source_addrs: 8,
             spins: 2,
             spin_us: 1500,
+            table_waited: 4,
+            conn_table: 16,
+            fd_limit: 64,
             ..PacingStats::default()
         };
         a.on_wakeup(40);
@@ -91,6 +107,9 @@ mod tests {
             unstarted: 5,
             inflight_cap: 50,
             source_addrs: 8,
+            table_waited: 1,
+            conn_table: 16,
+            fd_limit: 1024,
             ..PacingStats::default()
         };
         b.on_wakeup(60);
@@ -99,6 +118,7 @@ mod tests {
             (a.deferred, a.unstarted, a.inflight_cap, a.source_addrs),
             (3, 5, 150, 8)
         );
+        assert_eq!((a.table_waited, a.conn_table, a.fd_limit), (5, 32, 1024));
         assert_eq!(
             (a.wakeups, a.wake_late_sum_us, a.wake_late_max_us),
             (3, 300, 200)
