@@ -33,6 +33,7 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0}\
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#f2f2f2}td.l,th.l{text-align:left}\
 .warn{color:#b00000;font-weight:bold}.ok{color:#006400;font-weight:bold}\
+.note{color:#555;font-size:13px}\
 .cmd{font-family:monospace;font-size:12px;word-break:break-all;text-align:left}\
 figure{margin:12px 0}";
 
@@ -76,15 +77,24 @@ fn facts(rows: &[(String, String)]) -> String {
     out
 }
 
-/// The verdict block: each warning, or that there was none.
+/// The verdict block: each warning, or that there was none; then the notes
+/// (`Finding::is_note`, facts about a run that did what was asked), in grey, as the
+/// text report keeps them to `-v`.
 fn verdict(advice: &[Advice]) -> String {
-    if advice.is_empty() {
-        return "<p class=\"ok\">No warnings: the client kept its schedule.</p>\n".into();
+    let (notes, warnings): (Vec<&Advice>, Vec<&Advice>) =
+        advice.iter().partition(|a| a.finding.is_note());
+    let mut out = if warnings.is_empty() {
+        "<p class=\"ok\">No warnings: the client kept its schedule.</p>\n".to_string()
+    } else {
+        warnings
+            .iter()
+            .map(|a| format!("<p class=\"warn\">warning: {}</p>\n", escape(&a.text)))
+            .collect()
+    };
+    for a in notes {
+        out.push_str(&format!("<p class=\"note\">note: {}</p>\n", escape(&a.text)));
     }
-    advice
-        .iter()
-        .map(|a| format!("<p class=\"warn\">warning: {}</p>\n", escape(&a.text)))
-        .collect()
+    out
 }
 
 /// Charts as `<figure>` elements.
@@ -491,6 +501,35 @@ pub(crate) fn sweep_page(page: &SweepPage) -> Result<String, RenderError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_are_grey_facts_under_the_verdict_and_warnings_stay_warnings() {
+        use crate::output::advice::Finding;
+        let note = Advice {
+            finding: Finding::NoRateSample,
+            text: "the run took 0.5 s: \"Reply rate\" has no sample".into(),
+        };
+        let warning = Advice {
+            finding: Finding::AllFailed,
+            text: "all 3 connections refused — is anything listening on a<b?".into(),
+        };
+        assert_eq!(
+            verdict(std::slice::from_ref(&note)),
+            "<p class=\"ok\">No warnings: the client kept its schedule.</p>\n\
+             <p class=\"note\">note: the run took 0.5 s: &quot;Reply rate&quot; has no \
+             sample</p>\n"
+        );
+        assert_eq!(
+            verdict(&[note, warning]),
+            "<p class=\"warn\">warning: all 3 connections refused — is anything listening \
+             on a&lt;b?</p>\n<p class=\"note\">note: the run took 0.5 s: &quot;Reply \
+             rate&quot; has no sample</p>\n"
+        );
+        assert_eq!(
+            verdict(&[]),
+            "<p class=\"ok\">No warnings: the client kept its schedule.</p>\n"
+        );
+    }
 
     #[test]
     fn escaping() {
