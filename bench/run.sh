@@ -30,6 +30,7 @@
 #             httperf (tcpdump, syn_pacing.py) with their CPU seconds, and
 #             OVL: rshperf's knee (sweep --find-max), then rshperf and httperf
 #             at 1.5x and 2x it in $OVL_ROUNDS alternating rounds
+#   --ovl-only run only OVL (the knee, then the alternating rounds)
 #   --syscalls run only SYSCALLS: system calls per connection (strace -c -f)
 #             of rshperf and httperf at --rate 2000 --num-conns 4000
 #   --sweep-only run only SWEEP: the rate walk
@@ -54,7 +55,8 @@
 #        H2_N=requests of the HTTP/2 rows (default 200000; a small n checks them)
 #        H2_ROUNDS=alternating h2load/rshperf rounds of each HTTP/2 row (default 3;
 #        the summary compares medians)
-#        CR_RATE, CR_S=rate and seconds of the CR row (default 20000 and 10)
+#        CR_RATE, CR_S=rate and seconds of the CR row (default 5000 and 10: a rate at which
+#        nginx with one worker is at most half busy here; the row checks that)
 #        CR_ROUNDS=rounds of the CR row (default 3; rshperf then wrk2 in each round,
 #        the summary takes medians)
 #        OVL_ROUNDS=alternating rounds of the OVL rows (default 3)
@@ -81,13 +83,14 @@ H2_N=${H2_N:-200000}
 H2_ROUNDS=${H2_ROUNDS:-3}
 AB12_ONLY=0
 PACING_ONLY=0
+OVL_ONLY=0
 SYSCALLS_ONLY=0
 INTEG_ONLY=0
 AB_N=${AB_N:-200000}
 CR_ONLY=0
 SWEEP_ONLY=0
 SWEEP_ROUNDS=${SWEEP_ROUNDS:-1}
-CR_RATE=${CR_RATE:-20000}
+CR_RATE=${CR_RATE:-5000}
 CR_S=${CR_S:-10}
 CR_ROUNDS=${CR_ROUNDS:-3}
 OVL_ROUNDS=${OVL_ROUNDS:-3}
@@ -103,6 +106,7 @@ while [ $# -gt 0 ]; do
     --ab12) AB12_ONLY=1 ;;
     --integrations-only) INTEG_ONLY=1 ;;
     --pacing) PACING_ONLY=1 ;;
+    --ovl-only) PACING_ONLY=1; OVL_ONLY=1 ;;
     --syscalls) SYSCALLS_ONLY=1 ;;
     --cr-only) CR_ONLY=1 ;;
     --sweep-only) SWEEP_ONLY=1 ;;
@@ -230,6 +234,15 @@ settle() {
   sleep "${1:-2}"
   local i=0
   while [ "$(timewait)" -gt 24000 ] && [ $i -lt 8 ]; do sleep 1; i=$((i+1)); done
+}
+# drained: wait (at most 70 s) until TIME_WAIT is under 2,000, so that a run past
+# the client's capacity does not start under the previous run's port pressure
+# (connect()'s port search grows with the young TIME_WAIT sockets; 3 s at 18k/s
+# leaves 55k of them). OVL needs it: both tools' completions depend on it.
+drained() {
+  local i=0
+  while [ "$(timewait)" -gt 2000 ] && [ $i -lt 70 ]; do sleep 1; i=$((i+1)); done
+  sleep 1
 }
 worker() {
   [ -r "$NGINX_PIDFILE" ] && ps --ppid "$(cat "$NGINX_PIDFILE")" -o pid= 2>/dev/null | head -1 | tr -d ' '
@@ -387,12 +400,14 @@ fi
 # (busy-polls), 3 s each; CPU seconds from /usr/bin/time.
 # OVL: past the client's capacity. `rshperf sweep --find-max` finds rshperf's own
 # clean maximum (the knee) in this run; then $OVL_ROUNDS rounds alternate rshperf
-# and httperf at 1.5x and 2x the knee (3 s of arrivals, --timeout 5). Pass per
+# and httperf at 1.5x and 2x the knee (3 s of arrivals, --timeout 5), each run
+# started with TIME_WAIT drained (`drained`). Pass per
 # round: rshperf completes >= httperf's connections/s at both, with 0 errors and
 # the client-bound warning.
 pacing_rows() {
   local rate
   for rate in 600 5000; do
+    [ $OVL_ONLY = 1 ] && break
     settle 2
     PERIOD_US=$(awk -v r=$rate 'BEGIN{printf "%.6f", 1e6/r}') \
       run_captured PACE$rate.rsh 30 "${RSH_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --recv-buffer $WIN
@@ -413,9 +428,9 @@ pacing_rows() {
   for k in $(seq 1 "$OVL_ROUNDS"); do
     for m in 15 20; do
       rate=$(( knee * m / 10 ))
-      settle 5
+      drained
       run OVL.rsh$m.$k 90 "${RSH_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --timeout 5
-      settle 5
+      drained
       run OVL.httperf$m.$k 90 "${HP_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --timeout 5
     done
   done
