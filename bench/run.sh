@@ -31,6 +31,7 @@
 #             OVL: rshperf's knee (sweep --find-max), then rshperf and httperf
 #             at 1.5x and 2x it in $OVL_ROUNDS alternating rounds
 #   --ovl-only run only OVL (the knee, then the alternating rounds)
+#   --pace-only run only PACE600 and PACE5000
 #   --syscalls run only SYSCALLS: system calls per connection (strace -c -f)
 #             of rshperf and httperf at --rate 2000 --num-conns 4000
 #   --sweep-only run only SWEEP: the rate walk
@@ -84,6 +85,7 @@ H2_ROUNDS=${H2_ROUNDS:-3}
 AB12_ONLY=0
 PACING_ONLY=0
 OVL_ONLY=0
+PACE_ONLY=0
 SYSCALLS_ONLY=0
 INTEG_ONLY=0
 AB_N=${AB_N:-200000}
@@ -107,6 +109,7 @@ while [ $# -gt 0 ]; do
     --integrations-only) INTEG_ONLY=1 ;;
     --pacing) PACING_ONLY=1 ;;
     --ovl-only) PACING_ONLY=1; OVL_ONLY=1 ;;
+    --pace-only) PACING_ONLY=1; PACE_ONLY=1 ;;
     --syscalls) SYSCALLS_ONLY=1 ;;
     --cr-only) CR_ONLY=1 ;;
     --sweep-only) SWEEP_ONLY=1 ;;
@@ -415,6 +418,7 @@ pacing_rows() {
     PERIOD_US=$(awk -v r=$rate 'BEGIN{printf "%.6f", 1e6/r}') \
       run_captured PACE$rate.httperf 30 "${HP_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --recv-buffer $WIN
   done
+  [ $PACE_ONLY = 1 ] && return
   settle 5
   run OVL.knee 300 "$RSH" sweep --server $HOST --port $PORT --uri $URI --low-rate 5000 \
     --high-rate 60000 --find-max --precision 5 --const-test-time 3 --no-progress \
