@@ -407,8 +407,21 @@ fi
 # started with TIME_WAIT drained (`drained`). Pass per
 # round: rshperf completes >= httperf's connections/s at both, with 0 errors and
 # the client-bound warning.
+# FLOOR: bench/timer_floor.c (built with cc) at 600/s and 5,000/s for 3 s, sleeping
+# and spinning, before the PACE rows: the lateness any pacer on this machine gets.
+floor_rows() {
+  command -v cc >/dev/null 2>&1 || { echo "  FLOOR: no cc, row skipped"; return; }
+  cc -O2 -o "$OUT/timer_floor" "$here/timer_floor.c" || return
+  local rate mode
+  for rate in 600 5000; do
+    for mode in sleep spin; do
+      "$OUT/timer_floor" $rate 3 $mode > "$OUT/FLOOR.$mode$rate.out"
+    done
+  done
+}
 pacing_rows() {
   local rate
+  [ $OVL_ONLY = 1 ] || floor_rows
   for rate in 600 5000; do
     [ $OVL_ONLY = 1 ] && break
     settle 2
