@@ -8,9 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
 static long long ns(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec*1000000000LL+t.tv_nsec;}
 static int cmp(const void*a,const void*b){long long x=*(long long*)a,y=*(long long*)b;return x<y?-1:x>y;}
 int main(int c,char**v){
+  if(c<4){fprintf(stderr,"usage: timer_floor RATE SECONDS sleep|spin\n");return 2;}
+  // No timer slack: rshperf sleeps on a timerfd, which has none.
+  prctl(PR_SET_TIMERSLACK,1UL,0,0,0);
   double rate=atof(v[1]),secs=atof(v[2]);int spin=!strcmp(v[3],"spin");
   long n=(long)(rate*secs);long long P=(long long)(1e9/rate);
   long long*late=malloc(n*sizeof(long long));
