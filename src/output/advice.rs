@@ -221,8 +221,16 @@ fn fd_limit(run: &RunResult) -> Option<Advice> {
         0 => String::new(),
         n => format!(" {n}"),
     };
-    let arrivals = if p.table_waited == 1 { "arrival" } else { "arrivals" };
-    let conns = if p.conn_table == 1 { "connection" } else { "connections" };
+    let arrivals = if p.table_waited == 1 {
+        "arrival"
+    } else {
+        "arrivals"
+    };
+    let conns = if p.conn_table == 1 {
+        "connection"
+    } else {
+        "connections"
+    };
     Some(Advice {
         finding: Finding::FdLimit,
         text: format!(

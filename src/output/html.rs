@@ -92,7 +92,10 @@ fn verdict(advice: &[Advice]) -> String {
             .collect()
     };
     for a in notes {
-        out.push_str(&format!("<p class=\"note\">note: {}</p>\n", escape(&a.text)));
+        out.push_str(&format!(
+            "<p class=\"note\">note: {}</p>\n",
+            escape(&a.text)
+        ));
     }
     out
 }

@@ -396,7 +396,15 @@ fn a_descriptor_limit_below_the_connections_needed_names_ulimit() {
         .args(["--nofile=24:24", "--"])
         .arg(env!("CARGO_BIN_EXE_rshperf"))
         .args(["--server", "127.0.0.1", "--port", &port])
-        .args(["--num-conns", "20", "--rate", "1000", "--timeout", "5", &json])
+        .args([
+            "--num-conns",
+            "20",
+            "--rate",
+            "1000",
+            "--timeout",
+            "5",
+            &json,
+        ])
         .output()
         .expect("run prlimit rshperf");
     let err = text(&out.stderr);
@@ -406,7 +414,10 @@ fn a_descriptor_limit_below_the_connections_needed_names_ulimit() {
     assert_eq!(err, format!("rshperf: warning: {want}\n"));
     let report = text(&out.stdout);
     assert!(report.contains(", <=4 concurrent connections)"), "{report}");
-    assert!(report.contains("Total: connections 20 requests 20 replies 20 "), "{report}");
+    assert!(
+        report.contains("Total: connections 20 requests 20 replies 20 "),
+        "{report}"
+    );
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&doc.path).expect("read the JSON")).expect("JSON");
     // The short run's note (-v only on stderr) follows it there.

@@ -100,7 +100,12 @@ fn assert_nobody_answers(what: &str, port: u16, report: &Report, took: Duration)
         "{what}: took {took:?}, --timeout {TIMEOUT_S}: {err}"
     );
     assert_eq!(report.totals(), (CONNS, 0, 0), "{what}: {}", report.text);
-    assert_eq!(report.error("client-timo"), CONNS, "{what}: {}", report.text);
+    assert_eq!(
+        report.error("client-timo"),
+        CONNS,
+        "{what}: {}",
+        report.text
+    );
     assert_eq!(report.error("total"), CONNS, "{what}: {}", report.text);
     assert_eq!(
         err.as_str(),

@@ -114,7 +114,11 @@ pub(super) fn all_failed(cfg: &Config, work: &Workload, run: &RunResult) -> Opti
 fn timeout_remedy(st: &Stats, timed_out: u64, target: &str) -> String {
     let connects = st.connect_timeouts;
     if connects >= timed_out {
-        let the = if connects == 1 { "the connect" } else { "the connects" };
+        let the = if connects == 1 {
+            "the connect"
+        } else {
+            "the connects"
+        };
         return format!(
             "nobody answers at {target}: {the} timed out unanswered (is it up, and does a \
              firewall drop the SYNs?)"
