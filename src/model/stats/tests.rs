@@ -107,6 +107,9 @@ pub(crate) fn every_field_set() -> Stats {
     s.pacing = pacing::PacingStats {
         deferred: 4,
         waited: 3,
+        table_waited: 2,
+        conn_table: 64,
+        fd_limit: 1024,
         unstarted: 2,
         inflight_cap: 5_000,
         source_addrs: 8,
