@@ -8,6 +8,9 @@
 #   bash scripts/package-deb.sh --no-build   package the binary already in target/release
 #   TARGET=x86_64-unknown-linux-musl bash scripts/package-deb.sh   a static musl build
 #                                            (the release workflow; needs the target)
+#   CARGO_TARGET_DIR=target/static TARGET=x86_64-unknown-linux-gnu \
+#     bash scripts/package-deb.sh --no-build   the static binary of scripts/build-static.sh
+#                                            (.ci/run)
 # Prints the path of the .deb on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +22,8 @@ target=${TARGET:-}
 if [ "${1:-}" != "--no-build" ]; then
     cargo build --release --locked ${target:+--target "$target"}
 fi
-bin=target/${target:+$target/}release/rshperf
+# cargo and cargo-deb both read CARGO_TARGET_DIR.
+bin=${CARGO_TARGET_DIR:-target}/${target:+$target/}release/rshperf
 [ -x "$bin" ] || { echo "package-deb: $bin missing (build it first)" >&2; exit 1; }
 mkdir -p target/completions
 "$bin" completions bash >target/completions/rshperf.bash

@@ -19,6 +19,7 @@ use wire::error::Error;
 
 /// Runs rshperf with `argv` (program name first) and returns the exit status.
 pub fn run(argv: Vec<String>) -> i32 {
+    wire::nss::builtin_host_lookups_only();
     if let Some(code) = front::dispatch::dispatch(&argv) {
         return code;
     }

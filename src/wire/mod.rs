@@ -8,9 +8,12 @@ pub mod error;
 pub mod http;
 pub mod http2;
 pub mod http3;
-// The only module with `unsafe`: small syscall wrappers, each with a SAFETY comment.
+// The only modules with `unsafe`: small syscall and libc wrappers, each with a SAFETY
+// comment.
 #[allow(unsafe_code)]
 pub mod net;
+#[allow(unsafe_code)]
+pub mod nss;
 pub mod quic;
 pub(crate) mod stream;
 pub(crate) mod table;

@@ -385,12 +385,12 @@ on = gh.get("on", gh.get(True))
 assert on["push"]["branches"] == ["main"] and "pull_request" in on, on
 steps = gh["jobs"]["perf"]["steps"]
 uses = [s["uses"].split("@")[0] for s in steps if "uses" in s]
-assert uses == ["actions/checkout", "actions/cache/restore", "actions/cache/save",
-                "actions/upload-artifact"], uses
+assert uses == ["actions/checkout", "actions/cache", "actions/cache/restore",
+                "actions/cache/save", "actions/upload-artifact"], uses
 gl = yaml.safe_load(open(sys.argv[2]))
 job = gl["perf"]
 assert job["artifacts"]["reports"]["junit"] == "perf/*-junit.xml", job["artifacts"]
-assert job["cache"]["paths"] == ["perf/baseline/"], job["cache"]
+assert job["cache"][0]["paths"] == ["perf/baseline/"], job["cache"]
 body = "\n".join(job["script"])
 for needle in ["--json=", "compare", "--format markdown", "$PERF_GATES", "exit $status"]:
     assert needle in body, needle

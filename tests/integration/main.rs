@@ -5,6 +5,7 @@ mod ab;
 mod basic;
 mod bodies;
 mod call_rate;
+mod ci_install;
 mod compare;
 mod diagnose;
 mod edge;

@@ -133,3 +133,136 @@ fn the_deb_installs_the_binary_the_man_page_and_completions() {
     }
     let _ = fs::remove_dir_all(&root);
 }
+
+/// Runs scripts/build-static.sh with `args` and `env`.
+fn build_static(args: &[&str], env: &[(&str, &Path)]) -> std::process::Output {
+    let mut cmd = Command::new("bash");
+    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-static.sh"))
+        .args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run bash")
+}
+
+/// The static binary `.ci/run` builds (scripts/build-static.sh on the gnu target)
+/// passes the script's checks: linked statically, `--version`, `localhost` resolved by
+/// the server and the client, and resolved with an /etc/nsswitch.conf naming only a
+/// service that does not exist.
+#[test]
+fn the_static_binary_passes_build_static_checks() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/static");
+    let bin = dir.join("x86_64-unknown-linux-gnu/release/rshperf");
+    if !bin.exists() {
+        return support::skip(
+            "no target/static/x86_64-unknown-linux-gnu/release/rshperf: run \
+             bash scripts/build-static.sh",
+        );
+    }
+    let out = build_static(&["--no-build"], &[("STATIC_TARGET_DIR", &dir)]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(text(&out.stdout), format!("{}\n", bin.display()));
+    assert!(stderr.contains("static-pie linked"), "{stderr}");
+    assert!(stderr.contains("ldd: \tstatically linked\n"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("rshperf-{} ", env!("CARGO_PKG_VERSION"))),
+        "{stderr}"
+    );
+    assert!(stderr.contains(": 3 replies, 0 errors\n"), "{stderr}");
+    if stderr.contains("lookups without NSS modules not checked") {
+        support::skip("not root or no unshare: lookups without NSS modules not checked");
+    } else {
+        assert!(
+            stderr.contains("localhost resolved without NSS modules"),
+            "{stderr}"
+        );
+    }
+}
+
+/// The script refuses a dynamically linked binary (the one under test), and an
+/// unknown argument.
+#[test]
+fn build_static_refuses_a_dynamic_binary() {
+    if !support::installed("file") {
+        return support::skip("file not installed (package file): linkage not checked");
+    }
+    let scratch = std::env::temp_dir().join(format!("rshperf-static-{}", std::process::id()));
+    let release = scratch.join("x86_64-unknown-linux-gnu/release");
+    fs::create_dir_all(&release).expect("scratch dir");
+    let link = release.join("rshperf");
+    let _ = fs::remove_file(&link);
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rshperf"), &link).expect("symlink");
+    let out = build_static(&["--no-build"], &[("STATIC_TARGET_DIR", &scratch)]);
+    let _ = fs::remove_dir_all(&scratch);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    let last = text(&out.stderr).lines().last().unwrap_or("").to_string();
+    assert_eq!(
+        last,
+        format!("build-static: {}: not statically linked", link.display())
+    );
+
+    let out = build_static(&["--fast"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "build-static: unknown argument '--fast' (only --no-build)\n"
+    );
+}
+
+/// The release workflow parses as YAML, adds the musl target with rustup, builds and
+/// checks the static binary with scripts/build-static.sh (again as root, where the
+/// lookup check runs and may not be skipped) and packages that binary; its shell
+/// steps are valid bash.
+#[test]
+fn release_workflow_builds_musl_through_build_static() {
+    let script = r#"
+import json, sys, yaml
+wf = yaml.safe_load(open(sys.argv[1]))
+on = wf.get("on", wf.get(True))
+assert on == {"push": {"tags": ["v*"]}}, on
+job = wf["jobs"]["release"]
+print(json.dumps({"env": job["env"], "runs": [s["run"] for s in job["steps"] if "run" in s]}))
+"#;
+    let wf = Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/workflows/release.yml");
+    let out = match Command::new("python3")
+        .args(["-c", script])
+        .arg(&wf)
+        .output()
+    {
+        Ok(o) if text(&o.stderr).contains("No module named 'yaml'") => {
+            return support::skip("PyYAML not installed (package python3-yaml)")
+        }
+        Ok(o) => o,
+        Err(e) => return support::skip(&format!("python3 not available ({e})")),
+    };
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let parsed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(parsed["env"]["TARGET"], "x86_64-unknown-linux-musl");
+    assert_eq!(parsed["env"]["STATIC_TARGET_DIR"], "target");
+    let runs: Vec<&str> = parsed["runs"]
+        .as_array()
+        .expect("run steps")
+        .iter()
+        .filter_map(|r| r.as_str())
+        .collect();
+    let lines: Vec<&str> = runs.iter().flat_map(|r| r.lines()).map(str::trim).collect();
+    for line in [
+        "rustup target add \"$TARGET\"",
+        "bash scripts/build-static.sh",
+        "sudo env TARGET=\"$TARGET\" STATIC_TARGET_DIR=\"$STATIC_TARGET_DIR\" RSHPERF_CI=1 \\",
+        "bash scripts/build-static.sh --no-build",
+        "deb=$(bash scripts/package-deb.sh --no-build | tail -n 1)",
+        "cp \"target/$TARGET/release/rshperf\" rshperf-x86_64-linux-musl",
+    ] {
+        assert!(lines.contains(&line), "no {line:?} in {lines:#?}");
+    }
+    for run in runs {
+        let out = Command::new("bash")
+            .args(["-n", "-c", run])
+            .output()
+            .expect("bash -n");
+        assert!(out.status.success(), "{run}\n{}", text(&out.stderr));
+    }
+}
