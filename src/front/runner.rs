@@ -47,7 +47,10 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     ])?;
     let exporter = cfg.output.metrics_listen.map(Exporter::start).transpose()?;
     // `--timeline` to a regular file is written a second at a time while the run lasts.
-    let streamed = o.timeline.as_deref().filter(|p| timeline::streams(Path::new(p)));
+    let streamed = o
+        .timeline
+        .as_deref()
+        .filter(|p| timeline::streams(Path::new(p)));
     let feed = streamed.map(|_| SecondFeed::new(cfg.load.threads.max(1) as usize));
     let hooks = Hooks {
         metrics: exporter.as_ref().map(|e| (e, None)),
@@ -57,8 +60,8 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     let (run, stream) = std::thread::scope(|scope| {
         let writer = streamed.zip(feed.as_ref()).map(|(path, feed)| {
             scope.spawn(move || {
-                let seconds = std::iter::from_fn(|| feed.next())
-                    .map(|s| (s.start, s.seconds, s.interval));
+                let seconds =
+                    std::iter::from_fn(|| feed.next()).map(|s| (s.start, s.seconds, s.interval));
                 timeline::stream(Path::new(path), seconds)
             })
         });

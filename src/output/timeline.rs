@@ -10,8 +10,8 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::model::stats::timeline::Interval;
 use crate::model::report::{flat, to_value, Second};
+use crate::model::stats::timeline::Interval;
 use crate::model::stats::timeline::Timeline;
 
 use super::csv::cell;

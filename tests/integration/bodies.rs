@@ -173,7 +173,15 @@ fn a_closing_reply_before_the_body_is_written_is_read_and_counted() {
     let s = Server::start(Behavior::EarlyClose(reply.to_vec()));
     let r = run_ok(
         s.port(),
-        &[&file, "--method", "POST", "--num-conns", "20", "--rate", "100"],
+        &[
+            &file,
+            "--method",
+            "POST",
+            "--num-conns",
+            "20",
+            "--rate",
+            "100",
+        ],
     );
     assert_eq!(r.totals(), (20, 20, 20), "{}", r.text);
     assert_eq!(r.status(), [0, 0, 0, 20, 0]);

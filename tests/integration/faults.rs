@@ -371,7 +371,13 @@ fn refused_live(addr: &str) -> f64 {
 
 /// Runs rshperf against `up` (300 connections at 100/s, `--json` on stdout, metrics
 /// served); returns the child, its stdout lines and the metrics address.
-fn start_against(up: &UpServer) -> (std::process::Child, std::sync::mpsc::Receiver<String>, String) {
+fn start_against(
+    up: &UpServer,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<String>,
+    String,
+) {
     let port = up.addr().port().to_string();
     crate::metrics::start(&[
         "--server",
@@ -422,7 +428,11 @@ fn a_server_down_at_the_start_is_refused_exactly_while_down_then_serves() {
     let refused = n(&v, &["errors", "connrefused"]);
     assert!(refused >= 10, "{v}");
     assert_eq!(n(&v, &["connections", "total"]), 300);
-    assert_eq!(refused, 300 - accepted, "refused = the connects made while down: {v}");
+    assert_eq!(
+        refused,
+        300 - accepted,
+        "refused = the connects made while down: {v}"
+    );
     // Recovery: every connection after the restart was served.
     assert_eq!(n(&v, &["errors", "total"]), refused, "{v}");
     assert_eq!(n(&v, &["replies", "total"]), accepted, "{v}");

@@ -285,7 +285,10 @@ fn the_timeline_is_streamed_a_second_at_a_time() {
         assert_eq!(cell("response_ms_max"), n(&sec["response_ms"]["max"]));
         assert_eq!(cell("open"), n(&sec["open"]));
     }
-    let ok: f64 = seconds.iter().map(|s| s["status"]["2xx"].as_f64().unwrap_or(0.0)).sum();
+    let ok: f64 = seconds
+        .iter()
+        .map(|s| s["status"]["2xx"].as_f64().unwrap_or(0.0))
+        .sum();
     assert_eq!(ok, doc["status"]["2xx"].as_f64().expect("2xx"));
     std::fs::remove_dir_all(&d).expect("clean");
 }
