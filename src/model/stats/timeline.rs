@@ -569,6 +569,34 @@ mod tests {
     }
 
     #[test]
+    fn each_roll_returns_its_own_second_also_once_the_timeline_coarsens() {
+        let mut t = Timeline::default();
+        let mut replies = 0;
+        for k in 0..3_610u64 {
+            assert_eq!(t.full_resolution(), k <= 3_600, "at {k}");
+            // Second k has k % 7 replies and k µs of response time.
+            t.on_response(k);
+            replies += k % 7;
+            let second = t.roll(
+                Totals {
+                    connections: 0,
+                    replies: [0, replies, 0, 0, 0],
+                    errors: [0; ERROR_KINDS],
+                },
+                k,
+                (k + 1) as f64,
+            );
+            assert_eq!(second.width, 1);
+            assert_eq!((second.replies[1], second.open), (k % 7, k));
+            assert_eq!(second.response_max_us, k);
+        }
+        // The last 10 seconds became one interval; the streamed seconds did not.
+        assert!(!t.full_resolution());
+        assert_eq!(t.intervals.len(), 3_601);
+        assert_eq!(t.intervals[3_600].width, 10);
+    }
+
+    #[test]
     fn quantiles_and_merge() {
         let mut t = Timeline::default();
         for us in 1..=100 {
