@@ -23,6 +23,12 @@ pub fn run(argv: Vec<String>) -> i32 {
     if let Some(code) = front::dispatch::dispatch(&argv) {
         return code;
     }
+    // An httperf-style run: SIGINT and SIGTERM end it with a report from now on.
+    if let Err(e) = engine::interrupt::install() {
+        let e = Error::from(engine::error::StartupError::Signals(e));
+        eprintln!("{e}");
+        return e.exit_code();
+    }
     match try_run(&argv) {
         Ok(code) => code,
         Err(e) => {

@@ -1,7 +1,7 @@
 //! `StartupError`: what stops the engine layer from starting or finishing a run.
 //!
 //! Owns the typed errors of `execute` (rlimits, real-time scheduling, core pinning,
-//! `--start-at`, the engine and clock threads, merging the engines' statistics) and of
+//! `--start-at`, the signal handlers, the engine and clock threads, merging the engines' statistics) and of
 //! the metrics listener, with their texts (printed after `rshperf: `). `From` for the
 //! top-level `Error` makes `--start-at` a usage error and the rest start-up errors.
 
@@ -34,6 +34,9 @@ pub(crate) enum StartupError {
         /// The longest delay, in seconds.
         max_secs: u64,
     },
+    /// SIGINT and SIGTERM cannot be caught.
+    #[error("cannot catch SIGINT and SIGTERM: {0}")]
+    Signals(#[source] io::Error),
     /// An engine's event loop cannot be set up.
     #[error("cannot start the event loop: {0}")]
     EventLoop(#[source] io::Error),
@@ -104,6 +107,10 @@ mod tests {
             (
                 StartupError::EventLoop(io()),
                 "cannot start the event loop: permission denied",
+            ),
+            (
+                StartupError::Signals(io()),
+                "cannot catch SIGINT and SIGTERM: permission denied",
             ),
             (StartupError::EnginePanicked, "an engine thread panicked"),
             (StartupError::ClockPanicked, "the clock thread panicked"),

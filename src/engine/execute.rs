@@ -17,6 +17,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::engine::conn::ReplyObserver;
 use crate::engine::error::StartupError;
 use crate::engine::event_loop::{CallObserver, Engine, Outcome, Plan};
+use crate::engine::feed::SecondFeed;
+use crate::engine::interrupt;
 use crate::engine::metrics::{Exporter, RunLabels, Slot};
 use crate::engine::print::Printer;
 use crate::engine::progress::{self, Board};
@@ -51,6 +53,9 @@ pub(crate) struct Hooks<'a> {
     /// `--metrics-listen`: where the engines publish, and the sweep step (from 1)
     /// the run is.
     pub(crate) metrics: Option<(&'a Exporter, Option<u32>)>,
+    /// `--timeline`'s stream: where the engines hand each second as it ends (made for
+    /// `cfg.load.threads` engines).
+    pub(crate) seconds: Option<&'a SecondFeed>,
 }
 
 /// Runs the engines for `cfg` and `work` (built once by the caller with
@@ -90,7 +95,7 @@ pub(crate) fn execute_with<'a>(
         let _ = out.flush();
     }
 
-    if start_wait.wait() {
+    if start_wait.wait() || interrupt::caught() {
         // Interrupted before the start: the report says so and that nothing was sent.
         let now = SystemTime::now();
         let mut stats = Stats::new();
@@ -188,7 +193,8 @@ pub(crate) fn execute_with<'a>(
 }
 
 /// The `--start-at` wait: SIGINT and SIGTERM are caught from `arm` (before the echo
-/// line, so a signal sent once it is seen is never fatal) until `wait` returns.
+/// line, so a signal sent once it is seen is never fatal) until `wait` returns, for
+/// the front ends that do not catch them from their start (`interrupt`).
 struct StartWait {
     delay: Duration,
     caught: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -216,7 +222,7 @@ impl StartWait {
         use std::sync::atomic::Ordering;
         let end = Instant::now() + self.delay;
         // Short naps: a signal ends the wait within 20 ms.
-        while !self.caught.load(Ordering::Acquire) {
+        while !self.caught.load(Ordering::Acquire) && !interrupt::caught() {
             let now = Instant::now();
             if now >= end {
                 break;
@@ -412,6 +418,7 @@ fn run_engines<'a>(
             Engine::new(cfg, work, observer, slot, link, plan(j), t0)?
                 .with_call_observer(calls)
                 .with_metrics(metrics)
+                .with_feed(hooks.seconds, j as usize)
                 .run()
         });
         if slice == Some(true) {

@@ -7,6 +7,8 @@ pub(crate) mod conn;
 pub(crate) mod error;
 pub(crate) mod event_loop;
 pub mod execute;
+pub(crate) mod feed;
+pub(crate) mod interrupt;
 pub(crate) mod metrics;
 pub(crate) mod note;
 pub(crate) mod print;

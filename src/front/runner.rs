@@ -1,7 +1,7 @@
 //! The classic run: `rshperf [httperf options]` runs the engines (`engine::execute`)
 //! and prints the report: the classic text, the session block, per-server lines,
 //! percentiles, the pool, HTTP/2 and pacing lines, then `--json`, `--csv`,
-//! `--timeline`, `--html`, the findings on stderr, the `--fail-on` verdict (exit 3) and
+//! `--timeline` (streamed a second at a time while the run lasts), `--html`, the findings on stderr, the `--fail-on` verdict (exit 3) and
 //! its `--junit` report (whose path is checked before the load, so a run is not lost to
 //! an unwritable report). Called by `lib::run` with a validated `Config`.
 
@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use crate::engine::execute::{execute_with, text_out, ExecOptions, Hooks};
+use crate::engine::feed::SecondFeed;
 use crate::engine::metrics::Exporter;
 use crate::model::config::Config;
 use crate::model::report::{Facts, Report};
@@ -45,11 +46,36 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         ("--junit", o.junit.as_deref()),
     ])?;
     let exporter = cfg.output.metrics_listen.map(Exporter::start).transpose()?;
+    // `--timeline` to a regular file is written a second at a time while the run lasts.
+    let streamed = o
+        .timeline
+        .as_deref()
+        .filter(|p| timeline::streams(Path::new(p)));
+    let feed = streamed.map(|_| SecondFeed::new(cfg.load.threads.max(1) as usize));
     let hooks = Hooks {
         metrics: exporter.as_ref().map(|e| (e, None)),
+        seconds: feed.as_ref(),
         ..Hooks::default()
     };
-    let run = execute_with(cfg, &work, ExecOptions { echo: true }, hooks)?;
+    let (run, stream) = std::thread::scope(|scope| {
+        let writer = streamed.zip(feed.as_ref()).map(|(path, feed)| {
+            scope.spawn(move || {
+                let seconds =
+                    std::iter::from_fn(|| feed.next()).map(|s| (s.start, s.seconds, s.interval));
+                timeline::stream(Path::new(path), seconds)
+            })
+        });
+        let run = execute_with(cfg, &work, ExecOptions { echo: true }, hooks);
+        if let Some(feed) = &feed {
+            feed.finish();
+        }
+        let stream = writer.map(|w| {
+            w.join()
+                .unwrap_or_else(|_| Err(io::Error::other("the timeline writer panicked")))
+        });
+        (run, stream)
+    });
+    let run = run?;
     let (stats, info) = (&run.stats, &run.info);
     let mut summary = Summary::new(stats, info);
     if cfg.output.periodic_stats {
@@ -96,7 +122,15 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         failed.extend(r.map_err(named("--csv", path)).err());
     }
     if let Some(path) = &cfg.output.timeline {
-        let r = timeline::write_csv(Path::new(path), &stats.timeline);
+        let r = match stream {
+            // Longer than the first hour: the streamed file has every second; the
+            // timeline in memory has coarsened.
+            Some(Ok(_)) if !stats.timeline.full_resolution() => Ok(()),
+            // The same rows, with any arrival issued after its second ended counted
+            // in that second, replaced atomically.
+            Some(Ok(_)) | None => timeline::write_csv(Path::new(path), &stats.timeline),
+            Some(Err(e)) => Err(e),
+        };
         failed.extend(r.map_err(named("--timeline", path)).err());
     }
     if let Some(path) = &cfg.output.html {

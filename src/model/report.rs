@@ -541,7 +541,7 @@ pub(crate) struct Second {
 
 impl Second {
     /// The figures of the interval `iv` that starts at `start` s and lasts `seconds`.
-    fn of(start: u64, seconds: f64, iv: &Interval) -> Second {
+    pub(crate) fn of(start: u64, seconds: f64, iv: &Interval) -> Second {
         let ms = |us: u64| us as f64 / 1000.0;
         let q = |p: f64| ms(iv.response.quantile_us(p).min(iv.response_max_us));
         let status = Status(iv.replies);

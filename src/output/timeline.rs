@@ -3,13 +3,15 @@
 //! The figures of a second are the report schema's `Second` (`model::report`, the
 //! JSON document's `timeline` array); the columns are its leaf paths flattened with
 //! `_` (`response_ms.p99` → `response_ms_p99`, documented in `docs/json.md` §5), so no
-//! column list is kept here. Computes nothing. Called by the runner (CSV) and
-//! `output::html` (charts, through `rows`).
+//! column list is kept here. Computes nothing. Called by the runner (the CSV, streamed
+//! a line per second while the run lasts, then rewritten whole at the end when every
+//! second is still its own interval) and `output::html` (charts, through `rows`).
 
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
 
 use crate::model::report::{flat, to_value, Second};
+use crate::model::stats::timeline::Interval;
 use crate::model::stats::timeline::Timeline;
 
 use super::csv::cell;
@@ -27,17 +29,29 @@ pub(crate) fn columns() -> Vec<String> {
         .collect()
 }
 
-/// The CSV text: header, then one line per second (LF line ends).
-pub(crate) fn csv(t: &Timeline) -> String {
+/// The CSV header line (with its LF).
+fn header() -> String {
     let mut text = columns().join(",");
     text.push('\n');
+    text
+}
+
+/// One second's CSV line (with its LF).
+fn line(r: &Second) -> String {
+    let cells: Vec<String> = flat(&to_value(r), "")
+        .iter()
+        .map(|(name, v)| cell(name, v))
+        .collect();
+    let mut text = cells.join(",");
+    text.push('\n');
+    text
+}
+
+/// The CSV text: header, then one line per second (LF line ends).
+pub(crate) fn csv(t: &Timeline) -> String {
+    let mut text = header();
     for r in rows(t) {
-        let cells: Vec<String> = flat(&to_value(&r), "")
-            .iter()
-            .map(|(name, v)| cell(name, v))
-            .collect();
-        text.push_str(&cells.join(","));
-        text.push('\n');
+        text.push_str(&line(&r));
     }
     text
 }
@@ -45,6 +59,38 @@ pub(crate) fn csv(t: &Timeline) -> String {
 /// `--timeline=FILE`: writes the CSV (replaced atomically: `file::write_atomic`).
 pub(crate) fn write_csv(path: &Path, t: &Timeline) -> io::Result<()> {
     super::file::write_bytes(path, csv(t).as_bytes())
+}
+
+/// Whether `--timeline=FILE` is streamed while the run lasts: a regular file (or one
+/// still to be made), not a device or FIFO, which are written once at the end.
+pub(crate) fn streams(path: &Path) -> bool {
+    std::fs::metadata(path).map_or(true, |m| m.is_file())
+}
+
+/// `--timeline=FILE` while the run lasts: truncates `path`, writes the header, then a
+/// line per second as `seconds` yields it (start, length in seconds, the interval),
+/// each written at once, until it ends. Returns the number of seconds written. After
+/// a write error the seconds are still taken (the engines never wait on the writer)
+/// and the first error is returned.
+pub(crate) fn stream(
+    path: &Path,
+    seconds: impl Iterator<Item = (u64, f64, Interval)>,
+) -> io::Result<u64> {
+    let mut out = std::fs::File::create(path).and_then(|mut f| {
+        f.write_all(header().as_bytes())?;
+        Ok(f)
+    });
+    let mut n = 0u64;
+    for (start, len, iv) in seconds {
+        n += 1;
+        if let Ok(f) = &mut out {
+            // An unbuffered file: each line is one write, seen by readers at once.
+            if let Err(e) = f.write_all(line(&Second::of(start, len, &iv)).as_bytes()) {
+                out = Err(e);
+            }
+        }
+    }
+    out.map(|_| n)
 }
 
 #[cfg(test)]
@@ -104,6 +150,17 @@ mod tests {
             "1,0.25,1,1,0,0,0,0,0,0,1,0,0,1,0,0,0,0,0,0,0,0,0,0,2.047,0"
         );
         assert_eq!(lines.len(), 3);
+    }
+
+    #[test]
+    fn the_streamed_file_is_the_csv() {
+        let t = sample();
+        let path = std::env::temp_dir().join(format!("rshperf-tl-{}.csv", std::process::id()));
+        let seconds = t.spans().map(|(s, len, iv)| (s, len, iv.clone()));
+        assert_eq!(stream(&path, seconds).expect("stream"), 2);
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), csv(&t));
+        std::fs::remove_file(&path).expect("clean");
+        assert!(stream(Path::new("/proc/rshperf-no/x.csv"), std::iter::empty()).is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! in-process server received.
 
 use crate::support::recorder::{Opts, Recorder, TempFile};
+use crate::support::server::{Behavior, Server};
 use crate::support::{run, run_ok};
 
 /// A body larger than the send queue's copy threshold (shared, written with writev),
@@ -157,4 +158,35 @@ fn wsesslog_contents_have_no_10000_character_limit() {
         assert_eq!(q.header("Content-length"), Some("25000"));
     }
     assert!(reqs.iter().all(|q| q.header("X-Sess") == Some("yes")));
+}
+
+#[test]
+fn a_closing_reply_before_the_body_is_written_is_read_and_counted() {
+    // The server answers as soon as it has the head, says it closes, and closes with
+    // the body unread (the kernel resets the connection): rshperf, still writing the
+    // body, must read the reply the server sent before its reset, count it complete
+    // and end the connection as the server said, not fail on the write.
+    let body = vec![b'x'; 1 << 20];
+    let f = TempFile::new("early", &body);
+    let file = format!("--body-file={}", f.path);
+    let reply = b"HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\nContent-Length: 10\r\n\r\n0123456789";
+    let s = Server::start(Behavior::EarlyClose(reply.to_vec()));
+    let r = run_ok(
+        s.port(),
+        &[
+            &file,
+            "--method",
+            "POST",
+            "--num-conns",
+            "20",
+            "--rate",
+            "100",
+        ],
+    );
+    assert_eq!(r.totals(), (20, 20, 20), "{}", r.text);
+    assert_eq!(r.status(), [0, 0, 0, 20, 0]);
+    assert_eq!(r.error("total"), 0, "{}", r.text);
+    // Every byte of each reply: 73 header bytes, 10 body bytes.
+    assert_eq!(r.nums("Reply size [B]:"), vec![73.0, 10.0, 0.0, 83.0]);
+    assert_eq!(s.requests(), 20);
 }

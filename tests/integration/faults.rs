@@ -134,8 +134,19 @@ fn load(calls: &'static str, extra: &[&'static str]) -> Vec<&'static str> {
     a
 }
 
+/// POSTs of the body file, through httperf's 4096-byte send buffer (a `--body-file`
+/// run otherwise leaves it to the kernel): like the proxy's small receive buffers, it
+/// keeps the client from being far ahead of what the proxy has read when it cuts, so
+/// a cut lands in the first request's body.
 fn post() -> Vec<&'static str> {
-    vec!["--method", "POST", "--body-file", body_file()]
+    vec![
+        "--method",
+        "POST",
+        "--body-file",
+        body_file(),
+        "--send-buffer",
+        "4096",
+    ]
 }
 
 /// A proxy with `fault` on every `EVERY`-th connection to a counting server.
@@ -353,46 +364,106 @@ fn tls_in_one_byte_slices_and_through_a_bandwidth_limit_loses_nothing() {
 
 // ---- a server that dies and comes back ----
 
+/// Connects refused that rshperf reports live at `addr` (its `--metrics-listen`).
+fn refused_live(addr: &str) -> f64 {
+    crate::metrics::scrape(addr).sum("rshperf_errors_total", &[("kind", "connrefused")])
+}
+
+/// Runs rshperf against `up` (300 connections at 100/s, `--json` on stdout, metrics
+/// served); returns the child, its stdout lines and the metrics address.
+fn start_against(
+    up: &UpServer,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<String>,
+    String,
+) {
+    let port = up.addr().port().to_string();
+    crate::metrics::start(&[
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--num-conns",
+        "300",
+        "--rate",
+        "100",
+        "--timeout",
+        "1",
+        "--json",
+        "-",
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ])
+}
+
+/// Waits for rshperf to end; returns its JSON document (the stdout lines).
+fn finish(mut child: std::process::Child, lines: std::sync::mpsc::Receiver<String>) -> Value {
+    let status = child.wait().expect("rshperf ends");
+    assert_eq!(status.code(), Some(0));
+    let json: String = lines
+        .try_iter()
+        .chain(lines.iter())
+        .filter_map(|l| l.strip_prefix("out:").map(str::to_string))
+        .collect::<Vec<_>>()
+        .join("\n");
+    serde_json::from_str(&json).expect("a JSON report")
+}
+
+#[test]
+fn a_server_down_at_the_start_is_refused_exactly_while_down_then_serves() {
+    // Down (its port bound, not listening) until rshperf has been refused 10 times:
+    // every connection before the restart is refused, none after it, so connrefused
+    // is exactly the connections that never reached the server.
+    let up = UpServer::start_down();
+    let (child, lines, addr) = start_against(&up);
+    support::wait_until("10 refused connects", support::HANG_GUARD, || {
+        refused_live(&addr) >= 10.0
+    });
+    assert_eq!(up.get(|c| &c.connections), 0);
+    up.restart();
+    let v = finish(child, lines);
+    identities(&v);
+    let accepted = up.get(|c| &c.connections);
+    let refused = n(&v, &["errors", "connrefused"]);
+    assert!(refused >= 10, "{v}");
+    assert_eq!(n(&v, &["connections", "total"]), 300);
+    assert_eq!(
+        refused,
+        300 - accepted,
+        "refused = the connects made while down: {v}"
+    );
+    // Recovery: every connection after the restart was served.
+    assert_eq!(n(&v, &["errors", "total"]), refused, "{v}");
+    assert_eq!(n(&v, &["replies", "total"]), accepted, "{v}");
+    assert_eq!(up.get(|c| &c.replies), accepted);
+}
+
 #[test]
 fn a_server_killed_and_restarted_mid_run_is_refused_while_down_then_recovers() {
     let up = UpServer::start(false);
-    let port = up.addr().port().to_string();
-    let child = support::bin()
-        .args([
-            "--server",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--num-conns",
-            "150",
-            "--rate",
-            "100",
-            "--timeout",
-            "1",
-            "--json",
-            "-",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start rshperf");
+    let (child, lines, addr) = start_against(&up);
     let conns = || up.get(|c| &c.connections);
     support::wait_until("20 connections", support::HANG_GUARD, || conns() >= 20);
     up.kill();
-    // Down for about 30 arrivals (100/s): the fault's length, not a synchronisation.
-    std::thread::sleep(Duration::from_millis(300));
+    // Down until rshperf has been refused 10 times (seen live), not for a set time.
+    support::wait_until("10 refused connects", support::HANG_GUARD, || {
+        refused_live(&addr) >= 10.0
+    });
     let before = conns();
     up.restart();
-    let out = child.wait_with_output().expect("rshperf ends");
-    assert_eq!(out.status.code(), Some(0));
-    let v: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    let v = finish(child, lines);
     identities(&v);
     let refused = n(&v, &["errors", "connrefused"]);
-    assert!(refused >= 1, "refused while down: {v}");
+    assert!(refused >= 10, "refused while down: {v}");
+    // A refused connect never reached the server; the kill's own casualties (open
+    // connections, and any the kernel had queued but the server not yet accepted) are
+    // resets, never refusals.
+    assert!(refused <= 300 - conns(), "{v}");
     assert!(conns() > before, "recovered after the restart: {v}");
     // No reply the server did not send (the kill may destroy some it sent).
     let replies = n(&v, &["replies", "total"]);
     assert!(replies <= up.get(|c| &c.replies), "{v}");
     assert!(replies >= 20, "{v}");
-    assert_eq!(n(&v, &["connections", "total"]), 150);
+    assert_eq!(n(&v, &["connections", "total"]), 300);
 }

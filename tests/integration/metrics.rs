@@ -33,7 +33,7 @@ fn http(addr: &str, request: &str) -> (String, Vec<String>, String) {
     (status, headers, body.to_string())
 }
 
-fn scrape(addr: &str) -> prom::Exposition {
+pub(crate) fn scrape(addr: &str) -> prom::Exposition {
     let (status, headers, body) = http(addr, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(status, "HTTP/1.1 200 OK");
     assert!(
@@ -45,7 +45,7 @@ fn scrape(addr: &str) -> prom::Exposition {
 
 /// Starts rshperf with `args`; returns the child, its stdout and stderr lines as they
 /// come, and the metrics address it announced.
-fn start(args: &[&str]) -> (Child, mpsc::Receiver<String>, String) {
+pub(crate) fn start(args: &[&str]) -> (Child, mpsc::Receiver<String>, String) {
     let mut child = bin()
         .args(args)
         .stdout(Stdio::piped())

@@ -1,5 +1,5 @@
 //! Nothing lost: interrupted runs account for every connection (SIGINT mid-run, during
-//! the `--start-at` wait, and in `merge`), output paths are checked before the first
+//! the `--start-at` wait, before the engines start, and in `merge`), output paths are checked before the first
 //! connection, each output is attempted on its own, and a dead stderr does not hang.
 
 use std::io::{BufRead, BufReader, Read};
@@ -177,6 +177,119 @@ fn sigint_during_the_start_at_wait_reports_an_empty_run() {
         "{stderr}"
     );
     assert_eq!(assert_accounted(&json(&j)), 0);
+    std::fs::remove_dir_all(&d).expect("clean");
+}
+
+/// Whether process `pid` has `path` open.
+fn has_open(pid: u32, path: &Path) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == path))
+}
+
+#[test]
+fn sigint_before_the_engines_start_reports_an_empty_run() {
+    // The run is held before its engines by a `--wlog` FIFO that this test keeps open
+    // for writing: once rshperf has the FIFO open, it is past its start-up (signals
+    // are caught first) and blocked reading. The signal comes then; closing the FIFO
+    // lets the run go on, which must end at once with the empty interrupted report.
+    let s = Server::start(Behavior::Fixed(10));
+    let d = dir("fifo");
+    let (fifo, j) = (d.join("wlog.fifo"), d.join("r.json"));
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    // Read-write: the open does not wait for a reader, and rshperf's read waits for us.
+    let mut writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .expect("open fifo");
+    let wlog = format!("--wlog=n,{}", fifo.display());
+    let child = long_run(&s, &[&wlog, &format!("--json={}", j.display())]);
+    support::wait_until("rshperf to open the FIFO", Duration::from_secs(30), || {
+        has_open(child.id(), &fifo)
+    });
+    kill(&child, "-INT");
+    std::io::Write::write_all(&mut writer, b"/a\0").expect("write wlog");
+    drop(writer);
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(s.connections(), 0);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Total: connections 0 requests 0 replies 0"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("rshperf: interrupted after 0.0 s: 0 connections were still open"),
+        "{stderr}"
+    );
+    assert_eq!(assert_accounted(&json(&j)), 0);
+    std::fs::remove_dir_all(&d).expect("clean");
+}
+
+#[test]
+fn the_timeline_is_streamed_a_second_at_a_time() {
+    let s = Server::start(Behavior::Fixed(10));
+    let d = dir("stream");
+    let (t, j) = (d.join("t.csv"), d.join("r.json"));
+    let mut child = long_run(
+        &s,
+        &[
+            &format!("--timeline={}", t.display()),
+            &format!("--json={}", j.display()),
+        ],
+    );
+    let lines = |p: &Path| {
+        std::fs::read_to_string(p)
+            .map(|text| text.lines().map(str::to_string).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    // A run of 1000 s: the header and two seconds are there while it lasts.
+    support::wait_until("two streamed seconds", Duration::from_secs(30), || {
+        lines(&t).len() >= 3
+    });
+    let early = lines(&t);
+    assert_eq!(child.try_wait().expect("try_wait"), None, "the run ended");
+    assert!(early[1].starts_with("0,1,"), "{early:?}");
+    assert!(early[2].starts_with("1,1,"), "{early:?}");
+    kill(&child, "-INT");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0));
+    let last = lines(&t);
+    assert_eq!(&last[..3], &early[..3], "the streamed seconds changed");
+    // Every row is the JSON timeline's second.
+    let doc = json(&j);
+    let seconds = doc["timeline"].as_array().expect("timeline");
+    assert_eq!(last.len(), seconds.len() + 1);
+    let names: Vec<&str> = last[0].split(',').collect();
+    for (row, sec) in last[1..].iter().zip(seconds) {
+        let cells: Vec<&str> = row.split(',').collect();
+        let cell = |name: &str| {
+            let i = names.iter().position(|n| *n == name).expect("column");
+            cells[i].parse::<f64>().expect("number")
+        };
+        let n = |v: &Value| v.as_f64().expect("number");
+        assert_eq!(cell("second"), n(&sec["second"]));
+        // (The CSV rounds the last second's length to the µs.)
+        assert!((cell("seconds") - n(&sec["seconds"])).abs() < 1e-6, "{row}");
+        assert_eq!(cell("offered"), n(&sec["offered"]));
+        assert_eq!(cell("connections"), n(&sec["connections"]));
+        assert_eq!(cell("replies"), n(&sec["replies"]));
+        assert_eq!(cell("status_2xx"), n(&sec["status"]["2xx"]));
+        assert_eq!(cell("errors_total"), n(&sec["errors"]["total"]));
+        assert_eq!(cell("response_ms_count"), n(&sec["response_ms"]["count"]));
+        assert_eq!(cell("response_ms_max"), n(&sec["response_ms"]["max"]));
+        assert_eq!(cell("open"), n(&sec["open"]));
+    }
+    let ok: f64 = seconds
+        .iter()
+        .map(|s| s["status"]["2xx"].as_f64().unwrap_or(0.0))
+        .sum();
+    assert_eq!(ok, doc["status"]["2xx"].as_f64().expect("2xx"));
     std::fs::remove_dir_all(&d).expect("clean");
 }
 

@@ -69,10 +69,25 @@ impl<'c> Engine<'c> {
                 }
             }
         } else {
-            if ready.writable && conn.wants_write() {
-                step = conn.on_writable(now, &mut ctx);
+            // A peer that answered and closed (FIN, or RST for a request it did not
+            // read) while a request was still being written: what it sent before
+            // closing is read first, so its reply counts (a closing reply ends the
+            // connection normally) before a write fails on the closed socket.
+            let read_first = ready.closed && ready.readable && !conn.is_mux();
+            if read_first {
+                step = conn.on_readable(now, buf, true, &mut ctx);
             }
-            if step == Step::Continue && ready.readable {
+            if step == Step::Continue && ready.writable && conn.wants_write() {
+                step = conn.on_writable(now, &mut ctx);
+                if matches!(step, Step::Fail(_)) && !conn.is_mux() {
+                    // The close may have come after the poll: a closing reply read
+                    // now still ends the connection normally.
+                    if conn.on_readable(now, buf, true, &mut ctx) == Step::Close {
+                        step = Step::Close;
+                    }
+                }
+            }
+            if step == Step::Continue && ready.readable && !read_first {
                 step = conn.on_readable(now, buf, ready.closed, &mut ctx);
             }
         }

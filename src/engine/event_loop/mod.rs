@@ -188,6 +188,8 @@ pub(crate) struct Engine<'c> {
     runtime_end: Option<Instant>,
     stop: Option<Instant>,
     interrupted: bool,
+    /// `--timeline`'s stream: where each ended second goes, and this engine's index.
+    feed: Option<(&'c crate::engine::feed::SecondFeed, usize)>,
 }
 
 impl<'c> Engine<'c> {

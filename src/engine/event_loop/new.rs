@@ -177,6 +177,7 @@ impl<'c> Engine<'c> {
             runtime_end,
             stop: None,
             interrupted: false,
+            feed: None,
         })
     }
 
@@ -188,6 +189,16 @@ impl<'c> Engine<'c> {
             let first = self.t0 + crate::engine::progress::INTERVAL;
             self.next_progress.get_or_insert(first);
         }
+        self
+    }
+
+    /// Hands each second this engine ends to `feed` as engine `j` (`--timeline`).
+    pub(crate) fn with_feed(
+        mut self,
+        feed: Option<&'c crate::engine::feed::SecondFeed>,
+        j: usize,
+    ) -> Self {
+        self.feed = feed.map(|f| (f, j));
         self
     }
 

@@ -22,19 +22,27 @@ impl<'c> Engine<'c> {
     pub(crate) fn run(mut self) -> io::Result<Outcome> {
         let mut events = Events::with_capacity(1024);
         let now = Instant::now();
-        match &self.closed {
-            Some(c) if c.can_start() => self.pacer.insert(now),
-            Some(_) => {}
-            None => self.pacer.start(),
-        }
-        if self.pacer.next().is_some() && self.pool.is_some() {
-            self.pool_open_all(now);
-            self.pool_pace_start(now)?;
-        }
-        if self.pacer.next().is_some() {
-            self.on_arrivals(now);
-        } else {
+        if crate::engine::interrupt::caught() {
+            // A signal before this engine's pipe was registered (`new`): nothing is
+            // sent; one after it wakes the first poll.
+            self.interrupted = true;
             self.stop = Some(now);
+        }
+        if self.stop.is_none() {
+            match &self.closed {
+                Some(c) if c.can_start() => self.pacer.insert(now),
+                Some(_) => {}
+                None => self.pacer.start(),
+            }
+            if self.pacer.next().is_some() && self.pool.is_some() {
+                self.pool_open_all(now);
+                self.pool_pace_start(now)?;
+            }
+            if self.pacer.next().is_some() {
+                self.on_arrivals(now);
+            } else {
+                self.stop = Some(now);
+            }
         }
         while self.stop.is_none() {
             let nap = if self.nap.wanted() {
@@ -145,7 +153,8 @@ impl<'c> Engine<'c> {
         self.stats.interrupted |= self.interrupted;
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
         if at > self.stats.timeline.covered_s() as f64 {
-            self.stats.roll_timeline(self.live, at);
+            let second = self.stats.roll_timeline(self.live, at);
+            self.feed_second(second, at);
         }
         if let Some(m) = self.metrics.as_mut() {
             m.publish(&self.stats, self.live, Instant::now(), true);
@@ -234,8 +243,16 @@ impl<'c> Engine<'c> {
                 .next_tick
                 .saturating_duration_since(self.t0)
                 .as_secs_f64();
-            self.stats.roll_timeline(self.live, at);
+            let second = self.stats.roll_timeline(self.live, at);
+            self.feed_second(second, at);
             self.next_tick += TIMELINE_INTERVAL;
+        }
+    }
+
+    /// Hands the second that ended at `at` s to the `--timeline` stream, if any.
+    fn feed_second(&self, second: crate::model::stats::timeline::Interval, at: f64) {
+        if let Some((feed, j)) = self.feed {
+            feed.push(j, second, at);
         }
     }
 

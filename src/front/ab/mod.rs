@@ -252,6 +252,7 @@ fn run(b: &Bench) -> Result<i32, Exit> {
         Hooks {
             calls: Some(&make),
             metrics: None,
+            seconds: None,
         },
     )
     .map_err(|e| fail(e.to_string().trim_start_matches("rshperf: ").to_string()))?;

@@ -43,6 +43,24 @@ fn socket_buffers_http2_only_when_given() {
 }
 
 #[test]
+fn a_body_file_leaves_the_send_buffer_to_the_kernel_unless_given() {
+    let body = [
+        "--server",
+        "127.0.0.1",
+        "--method",
+        "POST",
+        "--body-file",
+        "b",
+    ];
+    assert_eq!(cfg(&body).socket_buffers(), (0, 16384));
+    let mut given = body.to_vec();
+    given.extend(["--send-buffer", "4096"]);
+    assert_eq!(cfg(&given).socket_buffers(), (4096, 16384));
+    // The echo line still shows httperf's default.
+    assert!(cfg(&body).echo_line().contains(" --send-buffer=4096 "));
+}
+
+#[test]
 fn defaults() {
     let c = cfg(&["--server", "127.0.0.1"]);
     assert_eq!(c.prog, "rshperf");

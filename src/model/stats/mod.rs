@@ -463,7 +463,8 @@ impl Stats {
 
     /// Ends the timeline's current second (`open` connections are open, `at_s`
     /// seconds since the start); called by the engine once a second and at its end.
-    pub(crate) fn roll_timeline(&mut self, open: u64, at_s: f64) {
+    /// Returns the second's interval (`Timeline::roll`).
+    pub(crate) fn roll_timeline(&mut self, open: u64, at_s: f64) -> timeline::Interval {
         let mut replies = [0; 5];
         replies.copy_from_slice(&self.replies_by_class[1..=5]);
         let now = Totals {
@@ -471,7 +472,7 @@ impl Stats {
             replies,
             errors: self.errors,
         };
-        self.timeline.roll(now, open, at_s);
+        self.timeline.roll(now, open, at_s)
     }
 
     /// A connection reached the connecting stage.

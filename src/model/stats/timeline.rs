@@ -272,6 +272,12 @@ impl Interval {
         self.errors.iter().sum()
     }
 
+    /// Adds the same second of another engine (`o`): counts, histograms and `open`.
+    pub(crate) fn add_engine(&mut self, o: &Interval) {
+        self.add_counts(o);
+        self.open += o.open;
+    }
+
     /// Adds `o`'s counts and histograms (not `open` nor `width`, which depend on how
     /// the two relate: see `Timeline::coarsen` and `Timeline::add`).
     fn add_counts(&mut self, o: &Interval) {
@@ -383,8 +389,9 @@ impl Timeline {
     }
 
     /// Ends the current second: `now` are the running totals, `open` the connections
-    /// open, `at_s` the time since the start (the end of this interval).
-    pub(crate) fn roll(&mut self, now: Totals, open: u64, at_s: f64) {
+    /// open, `at_s` the time since the start (the end of this interval). Returns the
+    /// second's interval as it was recorded (before any coarsening).
+    pub(crate) fn roll(&mut self, now: Totals, open: u64, at_s: f64) -> Interval {
         let w = &mut self.working;
         let sub = |a: u64, b: u64| a.saturating_sub(b);
         let mut replies = [0; 5];
@@ -411,9 +418,20 @@ impl Timeline {
         w.response_max_us = 0;
         w.offered = 0;
         w.base = now;
+        let second = self
+            .intervals
+            .last()
+            .cloned()
+            .expect("an interval was just pushed");
         self.end_s = at_s;
         self.covered += 1;
         self.coarsen();
+        second
+    }
+
+    /// Whether every interval is a single second (nothing coarsened yet).
+    pub(crate) fn full_resolution(&self) -> bool {
+        self.intervals.iter().all(|iv| iv.width == 1)
     }
 
     /// Merges each group of `TIERS` that the last roll-over completed into one
@@ -548,6 +566,35 @@ mod tests {
         assert_eq!(bucket_high(16), 16);
         assert_eq!(bucket_of(32), 32);
         assert_eq!(bucket_high(32), 33);
+    }
+
+    #[test]
+    fn each_roll_returns_its_own_second_also_once_the_timeline_coarsens() {
+        let mut t = Timeline::default();
+        let mut replies = 0;
+        for k in 0..3_610u64 {
+            assert!(t.full_resolution(), "at {k}");
+            // Second k has k % 7 replies and k µs of response time.
+            t.on_response(k);
+            replies += k % 7;
+            let second = t.roll(
+                Totals {
+                    connections: 0,
+                    replies: [0, replies, 0, 0, 0],
+                    errors: [0; ERROR_KINDS],
+                },
+                k,
+                (k + 1) as f64,
+            );
+            assert_eq!(second.width, 1);
+            assert_eq!((second.replies[1], second.open), (k % 7, k));
+            assert_eq!(second.response_max_us, k);
+        }
+        // The first 10 seconds after the hour became one interval (at 3,610 s, when
+        // their group was complete); the seconds the rolls returned did not.
+        assert!(!t.full_resolution());
+        assert_eq!(t.intervals.len(), 3_601);
+        assert_eq!(t.intervals[3_600].width, 10);
     }
 
     #[test]

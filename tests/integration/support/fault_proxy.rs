@@ -292,6 +292,9 @@ pub struct UpServer {
     early: bool,
     /// The current incarnation's stop flag and its open connections.
     life: Mutex<Option<Life>>,
+    /// A server that is down from the start: its port, bound but not listening (every
+    /// connect is refused by the kernel) until `restart` listens on it.
+    reserved: Mutex<Option<socket2::Socket>>,
 }
 
 /// Content bytes of every reply.
@@ -308,9 +311,31 @@ impl UpServer {
             counts: Arc::new(UpCounts::default()),
             early,
             life: Mutex::new(None),
+            reserved: Mutex::new(None),
         };
         s.run(listener);
         s
+    }
+
+    /// A server that is down until `restart`: its port is bound, not listening, so
+    /// every connect to it is refused, and none can reach it before `restart`.
+    pub fn start_down() -> UpServer {
+        use socket2::{Domain, Socket, Type};
+        let sock = Socket::new(Domain::IPV4, Type::STREAM, None).expect("socket");
+        let any: SocketAddr = "127.0.0.1:0".parse().expect("addr");
+        sock.bind(&any.into()).expect("bind");
+        let addr = sock
+            .local_addr()
+            .expect("local addr")
+            .as_socket()
+            .expect("an IP address");
+        UpServer {
+            addr,
+            counts: Arc::new(UpCounts::default()),
+            early: false,
+            life: Mutex::new(None),
+            reserved: Mutex::new(Some(sock)),
+        }
     }
 
     fn run(&self, listener: TcpListener) {
@@ -351,6 +376,11 @@ impl UpServer {
 
     /// Listens again on the same port.
     pub fn restart(&self) {
+        if let Some(sock) = self.reserved.lock().expect("lock").take() {
+            sock.listen(128).expect("listen");
+            self.run(sock.into());
+            return;
+        }
         // The old accept thread may still hold the port for a moment: retry.
         let start = Instant::now();
         let listener = loop {

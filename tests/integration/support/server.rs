@@ -38,6 +38,9 @@ pub enum Behavior {
     Raw(Vec<u8>),
     /// Send `Content-Length: n` but only `sent` bytes, then close.
     ShortBody(usize, usize),
+    /// These raw bytes as soon as a request's head is read, then close without
+    /// reading its body (the unread body makes the kernel reset the connection).
+    EarlyClose(Vec<u8>),
 }
 
 /// Shared counters of one server.
@@ -165,6 +168,18 @@ fn fixed(status: u16, n: usize, extra: &str) -> Vec<u8> {
 
 fn serve(mut stream: TcpStream, behavior: &Behavior, counts: &Counts) {
     let mut pending = Vec::new();
+    if let Behavior::EarlyClose(bytes) = behavior {
+        let mut buf = [0u8; 4096];
+        while find(&pending, b"\r\n\r\n").is_none() {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => pending.extend_from_slice(&buf[..n]),
+            }
+        }
+        counts.requests.fetch_add(1, Ordering::SeqCst);
+        let _ = stream.write_all(bytes);
+        return;
+    }
     while let Some(req) = read_request(&mut stream, &mut pending) {
         counts.requests.fetch_add(1, Ordering::SeqCst);
         counts
@@ -241,6 +256,7 @@ fn serve(mut stream: TcpStream, behavior: &Behavior, counts: &Counts) {
                 let _ = stream.write_all(&r[..r.len() - n + sent]);
                 false
             }
+            Behavior::EarlyClose(_) => false,
         };
         if !ok {
             return;
