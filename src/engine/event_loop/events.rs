@@ -121,7 +121,14 @@ impl<'c> Engine<'c> {
 
     pub(super) fn after_step(&mut self, id: ConnId, step: Step, now: Instant) {
         match step {
-            Step::Continue => self.arm_watchdog(id),
+            Step::Continue => {
+                // An idle HTTP/1.x connection (a session's think time) holds no
+                // buffers.
+                if let Some(c) = self.table.get_mut(id) {
+                    c.park(&mut self.bufs);
+                }
+                self.arm_watchdog(id);
+            }
             Step::Close => self.finish(id, None, now),
             Step::PeerClosed => {
                 let busy = self.table.get_mut(id).is_some_and(|c| c.outstanding() > 0);
