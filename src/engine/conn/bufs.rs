@@ -35,6 +35,10 @@ pub(crate) const CALLS_KEEP_MAX: usize = 256;
 /// A buffer the pool can hold: cleared before it is kept, and too large to keep
 /// past some size.
 pub(crate) trait Recycle: Default {
+    /// A new buffer (when none is idle).
+    fn fresh() -> Self {
+        Self::default()
+    }
     /// Forgets the contents (keeps the capacity).
     fn recycle(&mut self);
     /// Whether it grew too large to keep.
@@ -53,6 +57,12 @@ impl Recycle for SendQueue {
 }
 
 impl Recycle for VecDeque<Call> {
+    /// Room for one call: most connections carry one at a time (a `--wsess` burst of
+    /// one, a connection per request), and a queue grown for a pipeline returns to
+    /// the pool at its grown size. (Growing from empty would make room for four.)
+    fn fresh() -> Self {
+        VecDeque::with_capacity(1)
+    }
     fn recycle(&mut self) {
         self.clear();
     }
@@ -89,7 +99,7 @@ impl<T: Recycle> Spares<T> {
         self.peak_out = self.peak_out.max(self.out);
         self.idle.pop().unwrap_or_else(|| {
             self.made += 1;
-            T::default()
+            T::fresh()
         })
     }
 
@@ -187,6 +197,12 @@ mod tests {
         }
         assert_eq!(p.send.idle(), IDLE_MAX);
         assert_eq!(p.send.made(), (IDLE_MAX + 10) as u64);
+    }
+
+    #[test]
+    fn a_new_call_queue_has_room_for_one_call() {
+        let mut p = BufPool::new();
+        assert_eq!(p.calls.take().capacity(), 1);
     }
 
     #[test]
