@@ -330,6 +330,7 @@ impl<S: Transport> Conn<S> {
     /// Takes a send queue and a call queue from `pool` unless this connection holds
     /// them already: before the first call is rendered or a multiplexed connection
     /// starts.
+    #[inline]
     pub(crate) fn lend(&mut self, pool: &mut BufPool) {
         if self.held {
             return;

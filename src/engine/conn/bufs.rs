@@ -94,6 +94,7 @@ pub(crate) struct Spares<T> {
 
 impl<T: Recycle> Spares<T> {
     /// An idle buffer, or a new one when none is idle.
+    #[inline]
     pub(crate) fn take(&mut self) -> T {
         self.out += 1;
         self.peak_out = self.peak_out.max(self.out);
@@ -104,6 +105,7 @@ impl<T: Recycle> Spares<T> {
     }
 
     /// Takes `b` back (cleared), or frees it when the pool is full or it is oversized.
+    #[inline]
     pub(crate) fn give(&mut self, mut b: T) {
         self.out = self.out.saturating_sub(1);
         if self.idle.len() < IDLE_MAX && !b.oversized() {
