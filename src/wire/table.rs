@@ -77,7 +77,7 @@ impl<T> Table<T> {
         let index = match self.free.pop() {
             Some(i) => i,
             None if self.made < self.capacity => {
-                if self.made % CHUNK == 0 {
+                if self.made.is_multiple_of(CHUNK) {
                     let size = CHUNK.min(self.capacity - self.made);
                     self.chunks.push(Vec::with_capacity(size));
                 }
