@@ -6,11 +6,16 @@
 //! times. It does not decide what to send or when to close: completed calls are
 //! handed to the engine as `Completion`s and the workload decides. Handlers return a
 //! `Step`; the engine owns the table, the poll registration and the timer wheel.
-//! Nothing here allocates once a slot's buffers have grown to their working size
-//! (except the `--wsesspage` scan of HTML replies, `http::html`).
+//! A connection's buffers (send and call queues, the HTTP/2 and HTTP/3 sides) come
+//! from the engine's pool (`bufs`) on first use and go back when it closes or, for
+//! HTTP/1.x, sits idle; nothing here allocates once the pool's buffers have grown to
+//! their working size (except the `--wsesspage` scan of HTML replies, `http::html`).
 //! HTTP/2 connections (`--http-version 2`) are the same `Conn` with its protocol side
 //! in `conn/h2.rs`: chosen at connect time, feeding the same `Completion`s.
 
+pub(crate) mod bufs;
+#[cfg(test)]
+mod bufs_tests;
 #[cfg(test)]
 mod early_tests;
 mod h2;
@@ -35,6 +40,7 @@ use crate::wire::stream::Stream;
 use crate::wire::table::ConnId;
 use crate::wire::timer::TimerId;
 use crate::wire::tls::TlsConn;
+use bufs::BufPool;
 use send::{SendQueue, MAX_SLICES};
 pub(crate) use transport::Transport;
 
@@ -164,6 +170,8 @@ pub(crate) struct Conn<S = Stream> {
     pub(crate) owner: Owner,
     /// The server asked to close after the last completed reply.
     pub(crate) closing: bool,
+    /// `send` and `calls` are the pool's (`lend`); else both are empty and unallocated.
+    held: bool,
     /// Unwritten request bytes (and shared bodies).
     send: SendQueue,
     /// Calls in order: the first `sent` are completely written and await replies.
@@ -254,6 +262,7 @@ impl<S: Transport> Conn<S> {
             armed: None,
             owner: Owner::Orphan,
             closing: false,
+            held: false,
             send: SendQueue::new(),
             calls: VecDeque::new(),
             sent: 0,
@@ -275,7 +284,7 @@ impl<S: Transport> Conn<S> {
     }
 
     /// Prepares the slot for a new connection `id` that started connecting at `now`,
-    /// speaking HTTP/2 if `http2`.
+    /// speaking HTTP/2 if `http2` (its HTTP/2 side and buffers taken from `pool`).
     pub(crate) fn reset(
         &mut self,
         id: ConnId,
@@ -283,6 +292,7 @@ impl<S: Transport> Conn<S> {
         owner: Owner,
         timeout: Option<Duration>,
         http2: bool,
+        pool: &mut BufPool,
     ) {
         self.id = id;
         self.stream = None;
@@ -310,7 +320,62 @@ impl<S: Transport> Conn<S> {
         }
         self.tls = None;
         self.tls_error = None;
-        self.reset_h2(http2);
+        self.reset_h2(http2, pool);
+        if http2 {
+            // HTTP/2 writes its preface and settings at connect.
+            self.lend(pool);
+        }
+    }
+
+    /// Takes a send queue and a call queue from `pool` unless this connection holds
+    /// them already: before the first call is rendered or a multiplexed connection
+    /// starts.
+    #[inline]
+    pub(crate) fn lend(&mut self, pool: &mut BufPool) {
+        if self.held {
+            return;
+        }
+        // Not held: both are empty and unallocated (see `park`), so nothing is lost.
+        self.send = pool.send.take();
+        self.calls = pool.calls.take();
+        self.held = true;
+    }
+
+    /// Gives the send and call queues back to `pool` if this HTTP/1.x connection is
+    /// idle: no call queued or unanswered, nothing left to write. Returns whether it
+    /// did. (HTTP/2 and HTTP/3 keep theirs: the protocol may write at any read.)
+    pub(crate) fn park(&mut self, pool: &mut BufPool) -> bool {
+        if !self.held
+            || self.is_mux()
+            || !self.calls.is_empty()
+            || self.send.pending()
+            || self.partial > 0
+            || self.owed > 0
+        {
+            return false;
+        }
+        self.give_back(pool);
+        true
+    }
+
+    /// Gives every buffer back to `pool` (the connection is closed; its calls were
+    /// drained).
+    pub(crate) fn release(&mut self, pool: &mut BufPool) {
+        if self.held {
+            self.give_back(pool);
+        }
+        if let Some(h) = self.h2.take() {
+            pool.h2.give(h);
+        }
+        if let Some(h) = self.h3.take() {
+            pool.h3.give(h);
+        }
+    }
+
+    fn give_back(&mut self, pool: &mut BufPool) {
+        pool.send.give(std::mem::take(&mut self.send));
+        pool.calls.give(std::mem::take(&mut self.calls));
+        self.held = false;
     }
 
     /// The earliest watchdog deadline, if any.

@@ -59,7 +59,8 @@ pub(crate) struct H2Side {
 }
 
 impl H2Side {
-    fn reset(&mut self) {
+    /// Forgets the last connection's state (keeps the buffers).
+    pub(super) fn reset(&mut self) {
         self.proto.reset();
         self.staged.clear();
         self.refused.clear();
@@ -220,11 +221,16 @@ impl<S: Transport> Conn<S> {
     }
 
     /// Makes the slot speak HTTP/2 (or HTTP/1.x) for its next connection.
-    pub(super) fn reset_h2(&mut self, http2: bool) {
+    pub(super) fn reset_h2(&mut self, http2: bool, pool: &mut super::BufPool) {
         match (http2, self.h2.as_mut()) {
             (true, Some(h)) => h.reset(),
-            (true, None) => self.h2 = Some(Box::default()),
-            (false, _) => self.h2 = None,
+            (true, None) => self.h2 = Some(pool.h2.take()),
+            (false, Some(_)) => {
+                if let Some(h) = self.h2.take() {
+                    pool.h2.give(h);
+                }
+            }
+            (false, None) => {}
         }
     }
 

@@ -54,7 +54,8 @@ pub(crate) struct H3Side {
 }
 
 impl H3Side {
-    fn reset(&mut self) {
+    /// Forgets the last connection's state (keeps the buffers).
+    pub(super) fn reset(&mut self) {
         self.proto.reset();
         self.quic = None;
         self.start = None;
@@ -84,11 +85,16 @@ impl<S: Transport> Conn<S> {
     }
 
     /// Makes the slot speak HTTP/3 (or not) for its next connection (after `reset`).
-    pub(crate) fn reset_h3(&mut self, http3: bool) {
+    pub(crate) fn reset_h3(&mut self, http3: bool, pool: &mut super::BufPool) {
         match (http3, self.h3.as_mut()) {
             (true, Some(h)) => h.reset(),
-            (true, None) => self.h3 = Some(Box::default()),
-            (false, _) => self.h3 = None,
+            (true, None) => self.h3 = Some(pool.h3.take()),
+            (false, Some(_)) => {
+                if let Some(h) = self.h3.take() {
+                    pool.h3.give(h);
+                }
+            }
+            (false, None) => {}
         }
     }
 

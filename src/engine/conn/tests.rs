@@ -35,6 +35,8 @@ pub(crate) struct Rig {
     pub(crate) requests: Requests,
     pub(crate) t0: Instant,
     pub(crate) buf: Vec<u8>,
+    /// The engine's buffer pool.
+    pub(crate) pool: BufPool,
     next_id: u64,
 }
 
@@ -49,8 +51,9 @@ impl Rig {
     pub(crate) fn with_body(http2: bool, body: &[u8]) -> Rig {
         let t0 = Instant::now();
         let id = ConnId::from_token(Token(0));
+        let mut pool = BufPool::new();
         let mut conn = Conn::new(id, t0);
-        conn.reset(id, t0, Owner::Orphan, Some(TIMEOUT), http2);
+        conn.reset(id, t0, Owner::Orphan, Some(TIMEOUT), http2, &mut pool);
         conn.stream = Some(Mem::new());
         Rig {
             conn,
@@ -70,6 +73,7 @@ impl Rig {
             }),
             t0,
             buf: vec![0; 64 * 1024],
+            pool,
             next_id: 0,
         }
     }
@@ -108,6 +112,7 @@ impl Rig {
     pub(crate) fn issue(&mut self, now: Instant) -> (u64, usize) {
         let id = self.next_id;
         self.next_id += 1;
+        self.conn.lend(&mut self.pool);
         let (len, head_len) = if self.conn.is_h2() {
             self.conn
                 .stage_h2(&self.requests, CallRef::Fixed, "h", None)
@@ -148,6 +153,23 @@ impl Rig {
     pub(crate) fn receive(&mut self, now: Instant, bytes: &[u8]) -> Step {
         self.mem().feed(bytes);
         self.readable(now, false)
+    }
+
+    /// Closes the connection as the engine does (`finish`): its calls drained, its
+    /// buffers back in the pool; returns the unanswered calls.
+    pub(crate) fn close(&mut self) -> Vec<Call> {
+        let left: Vec<Call> = self.conn.drain_calls().collect();
+        self.conn.stream = None;
+        self.conn.release(&mut self.pool);
+        left
+    }
+
+    /// The slot's next connection (HTTP/2 if `http2`) starts connecting at `now`.
+    pub(crate) fn reopen(&mut self, now: Instant, http2: bool) {
+        let id = self.conn.id;
+        self.conn
+            .reset(id, now, Owner::Orphan, Some(TIMEOUT), http2, &mut self.pool);
+        self.conn.stream = Some(Mem::new());
     }
 
     /// (call id, status, first-byte time) of the completions so far, taken.

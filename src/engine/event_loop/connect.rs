@@ -38,12 +38,13 @@ impl Engine<'_> {
         let timeout = self.timeout;
         let http2 = self.cfg.request.http_version == crate::model::config::HttpVersion::V2;
         let http3 = self.cfg.request.http_version == crate::model::config::HttpVersion::V3;
+        let bufs = &mut self.bufs;
         let slot = self
             .table
             .alloc(|| <Conn>::new(ConnId::from_token(Token(0)), now))
             .map(|(id, conn)| {
-                conn.reset(id, now, owner, timeout, http2);
-                conn.reset_h3(http3);
+                conn.reset(id, now, owner, timeout, http2, bufs);
+                conn.reset_h3(http3, bufs);
                 conn.target = target;
                 id
             });
@@ -112,6 +113,9 @@ impl Engine<'_> {
             }
             Ok(None) => {
                 // socket() failed: no connection object exists.
+                if let Some(c) = self.table.get_mut(id) {
+                    c.release(&mut self.bufs);
+                }
                 self.table.free(id);
                 self.fail_setup(now, owner, ErrorKind::FdUnavail);
                 None

@@ -91,8 +91,16 @@ impl<'c> Engine<'c> {
                 step = conn.on_readable(now, buf, ready.closed, &mut ctx);
             }
         }
+        let replied = !self.completions.is_empty();
         self.process_completions(now);
         self.after_step(id, step, now);
+        if replied {
+            // A connection left idle by its last reply (a session's think time)
+            // holds no buffers.
+            if let Some(c) = self.table.get_mut(id) {
+                c.park(&mut self.bufs);
+            }
+        }
         if self.pool_has_waiting() {
             // A connection may have room now (an HTTP/2 server's SETTINGS, a reply).
             self.pool_dispatch(now);

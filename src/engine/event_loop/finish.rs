@@ -56,6 +56,7 @@ impl<'c> Engine<'c> {
         let replies = conn.replies;
         let mut leftovers = std::mem::take(&mut self.leftovers);
         leftovers.extend(conn.drain_calls());
+        conn.release(&mut self.bufs);
         if let Some(o) = self.observer.as_deref_mut() {
             for c in &leftovers {
                 o.abort(c.id);

@@ -46,6 +46,7 @@ impl<'c> Engine<'c> {
         let Some(conn) = self.table.get_mut(id) else {
             return;
         };
+        conn.lend(&mut self.bufs);
         let host = self
             .work
             .targets

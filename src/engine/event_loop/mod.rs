@@ -55,6 +55,7 @@ use std::time::{Duration, Instant};
 use mio::net::UnixStream;
 use mio::{Poll, Token};
 
+use crate::engine::conn::bufs::BufPool;
 use crate::engine::conn::{Completion, Conn, ReplyObserver};
 use crate::engine::tally::EngineTally;
 use crate::model::call::Call;
@@ -134,6 +135,8 @@ pub(crate) struct Engine<'c> {
     signal_ids: Vec<signal_hook::SigId>,
     stats: Stats,
     buf: Vec<u8>,
+    /// Connection buffers lent to busy connections (`conn::bufs`).
+    bufs: BufPool,
     completions: Vec<Completion>,
     leftovers: Vec<Call>,
     /// Connections that got new calls and must be flushed.

@@ -14,6 +14,7 @@ use mio::net::UnixStream;
 use mio::unix::SourceFd;
 use mio::{Interest, Poll};
 
+use crate::engine::conn::bufs::BufPool;
 use crate::engine::conn::ReplyObserver;
 use crate::engine::tally::EngineTally;
 use crate::model::config::{Config, HttpVersion};
@@ -101,6 +102,7 @@ impl<'c> Engine<'c> {
                 st
             },
             buf: vec![0; READ_BUFFER],
+            bufs: BufPool::new(),
             completions: Vec::new(),
             leftovers: Vec::new(),
             dirty: Vec::new(),

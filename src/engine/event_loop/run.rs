@@ -167,6 +167,15 @@ impl<'c> Engine<'c> {
                 self.iteration
             );
         }
+        if self.cfg.output.debug > 0 {
+            let s = &self.bufs.send;
+            crate::engine::note::note!(
+                "rshperf: buffer pool: {} send queues made, at most {} in use, {} idle",
+                s.made(),
+                s.peak_out(),
+                s.idle()
+            );
+        }
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
