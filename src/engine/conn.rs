@@ -583,6 +583,26 @@ impl<S: Transport> Conn<S> {
         self.start_h2(now, ctx);
     }
 
+    /// Writes what is pending (`on_writable`); when the write fails on a socket the
+    /// peer closed, reads what the peer sent before closing, so a closing reply (a
+    /// `Connection: close` answer to a request whose body it did not read, then a
+    /// reset) still ends the connection normally. HTTP/2 and HTTP/3 fail as before.
+    pub(crate) fn write_keeping_closing_reply(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        ctx: &mut Ctx<'_>,
+    ) -> Step {
+        let step = self.on_writable(now, ctx);
+        if matches!(step, Step::Fail(_))
+            && !self.is_mux()
+            && self.on_readable(now, buf, true, ctx) == Step::Close
+        {
+            return Step::Close;
+        }
+        step
+    }
+
     /// Writes as much of the queued requests as the socket takes: one `writev` of
     /// the pending pieces (request heads and shared bodies) per round, one piece at
     /// a time through TLS.

@@ -78,14 +78,8 @@ impl<'c> Engine<'c> {
                 step = conn.on_readable(now, buf, true, &mut ctx);
             }
             if step == Step::Continue && ready.writable && conn.wants_write() {
-                step = conn.on_writable(now, &mut ctx);
-                if matches!(step, Step::Fail(_)) && !conn.is_mux() {
-                    // The close may have come after the poll: a closing reply read
-                    // now still ends the connection normally.
-                    if conn.on_readable(now, buf, true, &mut ctx) == Step::Close {
-                        step = Step::Close;
-                    }
-                }
+                // The close may have come after the poll.
+                step = conn.write_keeping_closing_reply(now, buf, &mut ctx);
             }
             if step == Step::Continue && ready.readable && !read_first {
                 step = conn.on_readable(now, buf, ready.closed, &mut ctx);

@@ -134,12 +134,12 @@ impl<'c> Engine<'c> {
             if self.table.get_mut(id).is_some_and(|c| c.is_mux()) && self.h2.held(id) {
                 continue;
             }
-            let (table, mut ctx, _) = self.ctx();
+            let (table, mut ctx, buf) = self.ctx();
             let Some(conn) = table.get_mut(id) else {
                 continue;
             };
             let step = if conn.wants_write() {
-                conn.on_writable(now, &mut ctx)
+                conn.write_keeping_closing_reply(now, buf, &mut ctx)
             } else {
                 Step::Continue
             };
