@@ -8,10 +8,10 @@
 //! (silent), an engine starved by a busy thread on its CPU (nice 19 behind it), an
 //! address without a route (a network namespace), and a descriptor limit (`prlimit`:
 //! failures under `--overload=queue`, a capped concurrency under the default policy).
-//! Connects nobody answers are in `nobody_answers.rs`. A saturated engine is judged
-//! on unit values only (`advice::limit`): end to end, on a shared 2-core machine the
-//! in-test server (or nginx) shares the cores and becomes the limit first, so the run
-//! is held for closes, not saturated (measured: 32–41 % of a core at nice -20). Refused connections and
+//! Connects nobody answers are in `nobody_answers.rs`. A saturated engine: its own work
+//! per reply (printing 100 KiB bodies) beyond a core, while the server only copies a
+//! buffer (a plain high rate does not do it on 2 cores: the server, sharing them,
+//! becomes the limit first). Refused connections and
 //! 4xx replies are in `first_run.rs`; arrivals held for free connections in
 //! `sweep.rs`.
 
@@ -286,6 +286,70 @@ fn an_engine_starved_by_a_busy_process_is_named_as_kept_waiting() {
         "{err}"
     );
     assert!(!w[0].contains("capacity"), "{err}");
+}
+
+/// A saturated engine: printing every 100 KiB reply body (`--print-reply=body`, to
+/// /dev/null) costs the engine more than a core, while the server (`rshperf serve`)
+/// only copies a buffer. The one warning says client-bound at its capacity (at least
+/// 90 % of a core), not kept waiting. rshperf runs at nice -15 when the test may
+/// (root, as in CI), so that the other tests running beside it cannot starve it.
+#[test]
+fn an_engine_saturated_by_its_own_work_is_named_at_capacity() {
+    // `rshperf serve` (one event-loop thread) copies the body cheaply; the test
+    // support's thread-per-connection server is slower than the printing engine.
+    let s = rshperf::front::serve::spawn(rshperf::front::serve::ServeOptions {
+        addr: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        body_size: 100 * 1024,
+        ..Default::default()
+    })
+    .expect("spawn rshperf serve");
+    let _quiet = support::cpu_quiet();
+    let port = s.addr().port().to_string();
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| text(&o.stdout).trim() == "0");
+    let mut cmd = if root {
+        let mut c = Command::new("nice");
+        c.args(["-n", "-15"]).arg(env!("CARGO_BIN_EXE_rshperf"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_rshperf"))
+    };
+    let out = cmd
+        .args([
+            "--server",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--num-conns",
+            "50",
+            "--num-calls",
+            "60",
+            "--rate",
+            "5000",
+            "--timeout",
+            "10",
+            "--print-reply=body",
+        ])
+        .stdout(std::process::Stdio::null())
+        .output()
+        .expect("run rshperf");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let w = warnings(&err);
+    assert_eq!(w.len(), 1, "{err}");
+    let pct: f64 = w[0]
+        .strip_prefix("rshperf: warning: client-bound: an engine thread used ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("not the saturation warning: {err}"));
+    assert!(pct >= 90.0, "{err}");
+    assert!(
+        w[0].contains("the client was at its capacity; the figures describe the client"),
+        "{err}"
+    );
+    assert!(!w[0].contains("kept the engine waiting"), "{err}");
 }
 
 /// Runs rshperf with `args` inside a new network namespace after the shell commands
