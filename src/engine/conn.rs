@@ -13,6 +13,8 @@
 
 #[cfg(test)]
 mod early_tests;
+#[cfg(test)]
+mod h3_tests;
 mod h2;
 mod h3;
 pub(crate) mod send;

@@ -315,7 +315,9 @@ impl<S: Transport> Conn<S> {
                     s.on_tls_handshake(accepted);
                     if h.early && !accepted {
                         // 0-RTT rejected: QUIC dropped the early streams; their calls
-                        // go back to the queue and HTTP/3 starts again in 1-RTT.
+                        // go back to the queue and HTTP/3 starts again in 1-RTT (each
+                        // call still counts as one request: `Sink::started`).
+                        s.http3.zero_rtt_rejected += 1;
                         for t in h.proto.drain() {
                             sink.refused.push(t);
                         }

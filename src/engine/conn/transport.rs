@@ -115,6 +115,8 @@ pub(crate) struct Mem {
     pub(crate) connecting: bool,
     /// End of file was read: later reads give 0.
     eof: bool,
+    /// Datagrams sent (`send_datagrams`), one entry each.
+    pub(crate) datagrams: Vec<Vec<u8>>,
 }
 
 #[cfg(test)]
@@ -202,6 +204,13 @@ impl Transport for Mem {
         } else {
             Ok(())
         }
+    }
+
+    fn send_datagrams(&mut self, out: Outgoing<'_>) -> io::Result<()> {
+        for d in out.data.chunks(out.segment.max(1)) {
+            self.datagrams.push(d.to_vec());
+        }
+        Ok(())
     }
 }
 
