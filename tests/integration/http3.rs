@@ -341,14 +341,25 @@ fn rejected_0rtt_requests_are_sent_again_and_counted_once() {
     );
     assert_eq!(r.status(), [0, 4, 0, 0, 0], "{}\n{}", r.text, r.stderr);
     assert_eq!(r.error("total"), 0, "{}", r.text);
-    let conns = s.connections();
-    assert_eq!(conns, 2, "{}", r.text);
-    assert_eq!(r.totals(), (2, 4, 4), "one request per call: {}", r.text);
+    // Each connection after the session's first resumes (the server may send a
+    // GOAWAY as a call crosses it: that call goes again on a new connection and
+    // counts again, as any call sent twice does).
+    let (conns, requests, replies) = r.totals();
+    assert_eq!(conns, s.connections(), "{}", r.text);
+    assert_eq!(replies, 4);
     let quic = r.nums("HTTP/3 QUIC:");
-    // The second connection resumed and sent 0-RTT; the server rejected it.
+    // Only the first resumed connection had a ticket that allowed early data (the
+    // later configuration issues none): one 0-RTT sent, rejected.
     assert_eq!((quic[3], quic[4], quic[5]), (1.0, 0.0, 1.0), "{quic:?}");
-    assert_eq!(s.resumed(), 1);
-    assert_eq!(s.requests(), 4, "the early requests were never read");
+    assert!(s.resumed() >= 1, "{}", s.resumed());
+    // The calls of the rejected 0-RTT went on a second stream each and count once:
+    // one or two (--burst-length 2) streams more than requests.
+    let streams = r.nums("HTTP/3:")[1] as u64;
+    let resent = streams - requests;
+    assert!((1..=2).contains(&resent), "streams {streams} requests {requests}\n{}", r.text);
+    // The server never read the early requests: it saw each request once, plus
+    // any that crossed a GOAWAY.
+    assert!(s.requests() >= 4 && s.requests() <= requests, "{}", s.requests());
     let s2 = H3Server::start(
         pki.server_config(false),
         Opts {
