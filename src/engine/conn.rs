@@ -13,10 +13,10 @@
 
 #[cfg(test)]
 mod early_tests;
-#[cfg(test)]
-mod h3_tests;
 mod h2;
 mod h3;
+#[cfg(test)]
+mod h3_tests;
 pub(crate) mod send;
 mod staged;
 #[cfg(test)]

@@ -47,23 +47,17 @@ impl Stream {
         }
     }
 
-    /// Sends datagrams (UDP: one `sendmsg`, GSO for several; a stream socket
-    /// writes them one by one, which only tests do).
+    /// Sends datagrams (one `sendmsg`, GSO for several); `Unsupported` on a stream
+    /// socket.
     pub(crate) fn send_datagrams(&mut self, out: Outgoing<'_>) -> io::Result<()> {
         match self {
             Stream::Udp(s) => s.send(out),
-            _ => {
-                for d in out.data.chunks(out.segment.max(1)) {
-                    self.write(d)?;
-                }
-                Ok(())
-            }
+            _ => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 
-    /// Receives datagrams (UDP: `recvmmsg` with GRO, see `UdpSock::recv`; a stream
-    /// socket gives one read as one datagram). Ok(true) when the socket is known to
-    /// be empty.
+    /// Receives datagrams (`recvmmsg` with GRO, see `UdpSock::recv`); Ok(true) when
+    /// the socket is known to be empty; `Unsupported` on a stream socket.
     pub(crate) fn recv_datagrams(
         &mut self,
         buf: &mut [u8],
@@ -71,15 +65,7 @@ impl Stream {
     ) -> io::Result<bool> {
         match self {
             Stream::Udp(s) => s.recv(buf, each),
-            _ => {
-                let n = self.read(buf)?;
-                each(Received {
-                    data: &buf[..n],
-                    stride: n.max(1),
-                    ecn: 0,
-                });
-                Ok(false)
-            }
+            _ => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 
@@ -116,7 +102,9 @@ impl Write for Stream {
             Stream::Tcp(s) => s.write_vectored(bufs),
             Stream::Unix(s) => s.write_vectored(bufs),
             // Datagrams are never gathered: the first non-empty slice is one.
-            Stream::Udp(s) => s.socket().send(bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| b)),
+            Stream::Udp(s) => s
+                .socket()
+                .send(bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| b)),
         }
     }
 

@@ -272,10 +272,7 @@ fn early_reply(stop: bool) {
             ..Opts::default()
         },
     );
-    let body = std::env::temp_dir().join(format!(
-        "rshperf-h3-early-{stop}-{}",
-        std::process::id()
-    ));
+    let body = std::env::temp_dir().join(format!("rshperf-h3-early-{stop}-{}", std::process::id()));
     std::fs::write(&body, vec![b'b'; 4 << 20]).expect("body file");
     let r = run3(
         s.port(),
@@ -356,10 +353,18 @@ fn rejected_0rtt_requests_are_sent_again_and_counted_once() {
     // one or two (--burst-length 2) streams more than requests.
     let streams = r.nums("HTTP/3:")[1] as u64;
     let resent = streams - requests;
-    assert!((1..=2).contains(&resent), "streams {streams} requests {requests}\n{}", r.text);
+    assert!(
+        (1..=2).contains(&resent),
+        "streams {streams} requests {requests}\n{}",
+        r.text
+    );
     // The server never read the early requests: it saw each request once, plus
     // any that crossed a GOAWAY.
-    assert!(s.requests() >= 4 && s.requests() <= requests, "{}", s.requests());
+    assert!(
+        s.requests() >= 4 && s.requests() <= requests,
+        "{}",
+        s.requests()
+    );
     let s2 = H3Server::start(
         pki.server_config(false),
         Opts {

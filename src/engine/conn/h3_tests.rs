@@ -117,9 +117,9 @@ fn tls_pair() -> (rustls::ServerConfig, rustls::ClientConfig) {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("cert");
     let cert = ck.cert.der().clone();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(
-        rustls::pki_types::PrivatePkcs8KeyDer::from(ck.signing_key.serialize_der()),
-    );
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
+        ck.signing_key.serialize_der(),
+    ));
     let mut server = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_protocol_versions(&[&rustls::version::TLS13])
         .expect("tls13")
@@ -237,7 +237,11 @@ fn the_handshake_ends_after_one_round_trip_and_its_time_is_counted() {
     let initial = r.sent();
     assert_eq!(initial.len(), 1, "one Initial datagram");
     assert!(initial[0].len() >= 1200, "padded to 1200 bytes");
-    assert_eq!(r.conn.deadline(), Some(r.at(TIMEOUT)), "the --timeout watchdog");
+    assert_eq!(
+        r.conn.deadline(),
+        Some(r.at(TIMEOUT)),
+        "the --timeout watchdog"
+    );
     let back = r.server.exchange(r.at(ms(15)), initial);
     for d in back {
         r.conn.stream.as_mut().expect("mem").feed(&d);
@@ -247,7 +251,10 @@ fn the_handshake_ends_after_one_round_trip_and_its_time_is_counted() {
     assert_eq!(r.conn.connected, now);
     assert_eq!(r.stats.http3.connections, 1);
     assert_eq!(r.stats.http3.handshakes, 1);
-    assert_eq!(r.stats.http3.handshake_sum_us, 30_000, "exactly the simulated time");
+    assert_eq!(
+        r.stats.http3.handshake_sum_us, 30_000,
+        "exactly the simulated time"
+    );
     assert_eq!(r.stats.http3.zero_rtt_sent, 0);
 }
 
@@ -262,13 +269,20 @@ fn a_silent_server_gets_retransmissions_until_the_watchdog() {
     assert_eq!(wake, r.at(ms(999)));
     assert_eq!(r.conn.timer_due(), Some(wake));
     // Early: nothing happens.
-    assert_eq!(r.with(|c, ctx| c.on_timer_h3(r_at(t0, 500), ctx)), Step::Continue);
+    assert_eq!(
+        r.with(|c, ctx| c.on_timer_h3(r_at(t0, 500), ctx)),
+        Step::Continue
+    );
     assert!(r.sent().is_empty());
     // Due: the Initial goes again; the watchdog deadline has not moved.
     assert_eq!(r.with(|c, ctx| c.on_timer_h3(wake, ctx)), Step::Continue);
     assert!(!r.sent().is_empty(), "a probe after the PTO");
     assert_eq!(r.conn.deadline(), Some(r.at(TIMEOUT)));
-    assert_eq!(r.conn.timer_due(), Some(r.at(TIMEOUT)), "the next PTO is later");
+    assert_eq!(
+        r.conn.timer_due(),
+        Some(r.at(TIMEOUT)),
+        "the next PTO is later"
+    );
     assert_eq!(r.stats.http3.handshakes, 0);
 }
 

@@ -21,10 +21,11 @@ pub(crate) trait Transport: Read + Write {
     /// Ok once the connection is established (`ENOTCONN` while it is connecting).
     fn check_connected(&self) -> io::Result<()>;
 
-    /// Sends datagrams of `out.segment` bytes (HTTP/3). By default one `write` each.
+    /// Sends datagrams of `out.segment` bytes (HTTP/3). By default each is written
+    /// whole.
     fn send_datagrams(&mut self, out: Outgoing<'_>) -> io::Result<()> {
         for d in out.data.chunks(out.segment.max(1)) {
-            self.write(d)?;
+            self.write_all(d)?;
         }
         Ok(())
     }
