@@ -30,6 +30,8 @@
 #             httperf (tcpdump, syn_pacing.py) with their CPU seconds, and
 #             OVL: rshperf's knee (sweep --find-max), then rshperf and httperf
 #             at 1.5x and 2x it in $OVL_ROUNDS alternating rounds
+#   --ovl-only run only OVL (the knee, then the alternating rounds)
+#   --pace-only run only PACE600 and PACE5000
 #   --syscalls run only SYSCALLS: system calls per connection (strace -c -f)
 #             of rshperf and httperf at --rate 2000 --num-conns 4000
 #   --sweep-only run only SWEEP: the rate walk
@@ -54,7 +56,8 @@
 #        H2_N=requests of the HTTP/2 rows (default 200000; a small n checks them)
 #        H2_ROUNDS=alternating h2load/rshperf rounds of each HTTP/2 row (default 3;
 #        the summary compares medians)
-#        CR_RATE, CR_S=rate and seconds of the CR row (default 20000 and 10)
+#        CR_RATE, CR_S=rate and seconds of the CR row (default 5000 and 10: a rate at which
+#        nginx with one worker is at most half busy here; the row checks that)
 #        CR_ROUNDS=rounds of the CR row (default 3; rshperf then wrk2 in each round,
 #        the summary takes medians)
 #        OVL_ROUNDS=alternating rounds of the OVL rows (default 3)
@@ -81,13 +84,15 @@ H2_N=${H2_N:-200000}
 H2_ROUNDS=${H2_ROUNDS:-3}
 AB12_ONLY=0
 PACING_ONLY=0
+OVL_ONLY=0
+PACE_ONLY=0
 SYSCALLS_ONLY=0
 INTEG_ONLY=0
 AB_N=${AB_N:-200000}
 CR_ONLY=0
 SWEEP_ONLY=0
 SWEEP_ROUNDS=${SWEEP_ROUNDS:-1}
-CR_RATE=${CR_RATE:-20000}
+CR_RATE=${CR_RATE:-5000}
 CR_S=${CR_S:-10}
 CR_ROUNDS=${CR_ROUNDS:-3}
 OVL_ROUNDS=${OVL_ROUNDS:-3}
@@ -103,6 +108,8 @@ while [ $# -gt 0 ]; do
     --ab12) AB12_ONLY=1 ;;
     --integrations-only) INTEG_ONLY=1 ;;
     --pacing) PACING_ONLY=1 ;;
+    --ovl-only) PACING_ONLY=1; OVL_ONLY=1 ;;
+    --pace-only) PACING_ONLY=1; PACE_ONLY=1 ;;
     --syscalls) SYSCALLS_ONLY=1 ;;
     --cr-only) CR_ONLY=1 ;;
     --sweep-only) SWEEP_ONLY=1 ;;
@@ -230,6 +237,15 @@ settle() {
   sleep "${1:-2}"
   local i=0
   while [ "$(timewait)" -gt 24000 ] && [ $i -lt 8 ]; do sleep 1; i=$((i+1)); done
+}
+# drained: wait (at most 70 s) until TIME_WAIT is under 2,000, so that a run past
+# the client's capacity does not start under the previous run's port pressure
+# (connect()'s port search grows with the young TIME_WAIT sockets; 3 s at 18k/s
+# leaves 55k of them). OVL needs it: both tools' completions depend on it.
+drained() {
+  local i=0
+  while [ "$(timewait)" -gt 2000 ] && [ $i -lt 70 ]; do sleep 1; i=$((i+1)); done
+  sleep 1
 }
 worker() {
   [ -r "$NGINX_PIDFILE" ] && ps --ppid "$(cat "$NGINX_PIDFILE")" -o pid= 2>/dev/null | head -1 | tr -d ' '
@@ -387,12 +403,27 @@ fi
 # (busy-polls), 3 s each; CPU seconds from /usr/bin/time.
 # OVL: past the client's capacity. `rshperf sweep --find-max` finds rshperf's own
 # clean maximum (the knee) in this run; then $OVL_ROUNDS rounds alternate rshperf
-# and httperf at 1.5x and 2x the knee (3 s of arrivals, --timeout 5). Pass per
+# and httperf at 1.5x and 2x the knee (3 s of arrivals, --timeout 5), each run
+# started with TIME_WAIT drained (`drained`). Pass per
 # round: rshperf completes >= httperf's connections/s at both, with 0 errors and
 # the client-bound warning.
+# FLOOR: bench/timer_floor.c (built with cc) at 600/s and 5,000/s for 3 s, sleeping
+# and spinning, before the PACE rows: the lateness any pacer on this machine gets.
+floor_rows() {
+  command -v cc >/dev/null 2>&1 || { echo "  FLOOR: no cc, row skipped"; return; }
+  cc -O2 -o "$OUT/timer_floor" "$here/timer_floor.c" || return
+  local rate mode
+  for rate in 600 5000; do
+    for mode in sleep spin; do
+      "$OUT/timer_floor" $rate 3 $mode > "$OUT/FLOOR.$mode$rate.out"
+    done
+  done
+}
 pacing_rows() {
   local rate
+  [ $OVL_ONLY = 1 ] || floor_rows
   for rate in 600 5000; do
+    [ $OVL_ONLY = 1 ] && break
     settle 2
     PERIOD_US=$(awk -v r=$rate 'BEGIN{printf "%.6f", 1e6/r}') \
       run_captured PACE$rate.rsh 30 "${RSH_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --recv-buffer $WIN
@@ -400,6 +431,7 @@ pacing_rows() {
     PERIOD_US=$(awk -v r=$rate 'BEGIN{printf "%.6f", 1e6/r}') \
       run_captured PACE$rate.httperf 30 "${HP_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --recv-buffer $WIN
   done
+  [ $PACE_ONLY = 1 ] && return
   settle 5
   run OVL.knee 300 "$RSH" sweep --server $HOST --port $PORT --uri $URI --low-rate 5000 \
     --high-rate 60000 --find-max --precision 5 --const-test-time 3 --no-progress \
@@ -413,9 +445,9 @@ pacing_rows() {
   for k in $(seq 1 "$OVL_ROUNDS"); do
     for m in 15 20; do
       rate=$(( knee * m / 10 ))
-      settle 5
+      drained
       run OVL.rsh$m.$k 90 "${RSH_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --timeout 5
-      settle 5
+      drained
       run OVL.httperf$m.$k 90 "${HP_BASE[@]}" --rate $rate --num-conns $((rate * 3)) --timeout 5
     done
   done

@@ -8,13 +8,15 @@
       198.18.0.(I+2) with exactly its share of the arrivals, at its share of the rate;
       arrival k came from partition k mod K: every partition's arrivals sit in their
       slots START + k / RATE (their median offsets agree within half a gap plus 1 ms),
-      and the deviation from the schedule is within that tolerance of the one measured
-      for the single-machine run (from SINGLE_FIRST_LINE).
+      and the deviation from the schedule (median, and p99 unless MULTIHOST_TAILS=show)
+      is within that tolerance of the one measured for the single-machine run (from
+      SINGLE_FIRST_LINE).
   multihost_check.py sweep NAME MERGED.json SINGLE.json K
       the merged sweep has the single-machine sweep's steps, rates, counters, verdicts.
 Prints one line per check; exit status 1 on the first that fails.
 """
 import json
+import os
 import statistics
 import sys
 
@@ -116,11 +118,17 @@ def run(name, log, first, start, rate, conns, k, single, merged, single_first):
     if apart > tol:
         fail(f"{name}: the partitions' arrivals are {apart * 1000:.1f} ms off their slots")
     # And the slots are the global schedule's: the partitions' arrivals lie no later
-    # after their moments than the single machine's after its own (the p99 and max are
-    # the shared machine's noise, shown, not judged).
+    # after their moments than the single machine's after its own.
     if mid - ref_mid > tol:
         fail(f"{name}: arrivals {mid * 1000:.1f} ms after their moments, one machine's "
              f"{ref_mid * 1000:.1f} ms")
+    # The tail too: spreading the schedule over machines adds no more than the same
+    # tolerance to the single machine's p99 (quiet machine: p99 1-2 ms against one
+    # machine's 1 ms). MULTIHOST_TAILS=show prints it without judging, for a run
+    # that shares its machine with other load (the cargo test beside other tests).
+    if os.environ.get("MULTIHOST_TAILS", "judge") != "show" and p99 - ref_p99 > tol:
+        fail(f"{name}: |deviation| p99 {p99 * 1000:.1f} ms, one machine's "
+             f"{ref_p99 * 1000:.1f} ms + tolerance {tol * 1000:.1f} ms")
 
 
 def sweep(name, merged, single, k):
