@@ -23,6 +23,8 @@ pub(crate) struct H3Stats {
     /// after the handshake).
     pub(crate) zero_rtt_sent: u64,
     pub(crate) zero_rtt_accepted: u64,
+    /// (Documents written before this figure existed read it as 0.)
+    #[serde(default)]
     pub(crate) zero_rtt_rejected: u64,
     /// Request streams opened (requests sent).
     pub(crate) streams: u64,
