@@ -20,6 +20,8 @@ mod bufs_tests;
 mod early_tests;
 mod h2;
 mod h3;
+#[cfg(test)]
+mod h3_tests;
 pub(crate) mod send;
 mod staged;
 #[cfg(test)]

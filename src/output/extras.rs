@@ -68,8 +68,8 @@ pub(crate) fn http3_lines(h: &Http3) -> String {
     let c = &h.counters;
     format!(
         "HTTP/3: connections {} streams {} reset {} goaway {} protocol-errors {}\n\
-         HTTP/3 QUIC: handshakes {} (mean {:.3} ms) 0-RTT {} sent {} accepted \
-         packets {} sent {} lost rtt {:.3} ms",
+         HTTP/3 QUIC: handshakes {} (mean {:.3} ms) 0-RTT {} sent {} accepted {} \
+         rejected packets {} sent {} lost rtt {:.3} ms",
         c.connections,
         c.streams,
         c.streams_reset,
@@ -79,6 +79,7 @@ pub(crate) fn http3_lines(h: &Http3) -> String {
         h.handshake_ms,
         c.zero_rtt_sent,
         c.zero_rtt_accepted,
+        c.zero_rtt_rejected,
         c.packets_sent,
         c.packets_lost,
         h.rtt_ms,
@@ -194,6 +195,7 @@ mod tests {
             handshake_sum_us: 3_000,
             zero_rtt_sent: 1,
             zero_rtt_accepted: 1,
+            zero_rtt_rejected: 0,
             streams: 20,
             streams_reset: 1,
             goaways: 1,
@@ -207,8 +209,8 @@ mod tests {
         assert_eq!(
             http3_lines(r.http3.as_ref().expect("used")),
             "HTTP/3: connections 2 streams 20 reset 1 goaway 1 protocol-errors 0\n\
-             HTTP/3 QUIC: handshakes 2 (mean 1.500 ms) 0-RTT 1 sent 1 accepted packets 100 \
-             sent 2 lost rtt 0.250 ms"
+             HTTP/3 QUIC: handshakes 2 (mean 1.500 ms) 0-RTT 1 sent 1 accepted 0 rejected \
+             packets 100 sent 2 lost rtt 0.250 ms"
         );
     }
 

@@ -19,4 +19,5 @@ pub(crate) mod stream;
 pub(crate) mod table;
 pub(crate) mod timer;
 pub(crate) mod tls;
+pub mod udp;
 pub(crate) mod url;

@@ -128,10 +128,9 @@ pub(crate) fn start_connect_udp(
     socket
         .connect(&SockAddr::from(addr))
         .map_err(SetupError::Connect)?;
-    let udp = std::net::UdpSocket::from(socket);
-    Ok(Connect::Done(Stream::Udp(mio::net::UdpSocket::from_std(
-        udp,
-    ))))
+    let udp = crate::wire::udp::UdpSock::new(std::net::UdpSocket::from(socket))
+        .map_err(SetupError::Connect)?;
+    Ok(Connect::Done(Stream::Udp(Box::new(udp))))
 }
 
 /// Creates a non-blocking unix domain stream socket, applies the buffer sizes and

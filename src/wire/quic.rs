@@ -4,10 +4,11 @@
 //!
 //! One `Quic` is one client connection with an endpoint of its own (the socket is
 //! connected to the server, so nothing needs routing between connections). It owns no
-//! socket: `receive` reads datagrams through a `recv` function (a connected UDP socket
-//! gives one datagram a call) and `flush` writes them through a `send` function,
-//! keeping the one that found the socket full for next time. Segmentation offload is off: one datagram
-//! a write. Used by `engine::conn` for `--http-version 3` and by the tests, which
+//! socket: `receive` reads datagrams through a `recv` function (batches of buffers,
+//! each holding one or more datagrams of one size: `udp::Received`) and `flush`
+//! writes them through a `send` function (`udp::Outgoing`: quinn-proto packs up to
+//! `segments` datagrams for one GSO send), keeping the batch that found the socket
+//! full for next time. Used by `engine::conn` for `--http-version 3` and by the tests, which
 //! drive it with `wire::http3::conn::H3` against an in-process server.
 
 use std::io;
@@ -18,9 +19,11 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use quinn_proto::crypto::rustls::QuicClientConfig;
 use quinn_proto::{
-    ClientConfig, Connection, ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig, Event,
-    IdleTimeout, TransportConfig, VarInt,
+    ClientConfig, Connection, ConnectionHandle, DatagramEvent, EcnCodepoint, Endpoint,
+    EndpointConfig, Event, IdleTimeout, TransportConfig, VarInt,
 };
+
+use crate::wire::udp::{Outgoing, Received};
 
 /// The ALPN protocol of HTTP/3.
 pub const ALPN_H3: &[u8] = b"h3";
@@ -51,7 +54,7 @@ pub fn transport(idle: Duration) -> Arc<TransportConfig> {
         .stream_receive_window(VarInt::from_u32(1 << 24))
         .receive_window(VarInt::from_u32(1 << 30))
         .max_idle_timeout(IdleTimeout::try_from(idle).ok())
-        .enable_segmentation_offload(false);
+        .enable_segmentation_offload(true);
     Arc::new(t)
 }
 
@@ -77,9 +80,16 @@ pub struct Quic {
     /// The datagram being sent: `out[..out_len]` (0: none pending).
     out: Vec<u8>,
     out_len: usize,
-    /// Counters: datagrams sent and received.
+    /// The pending send's datagram size and ECN bits.
+    out_segment: usize,
+    out_ecn: u8,
+    /// Scratch for the endpoint's stateless responses (never used by a client).
+    scratch: Vec<u8>,
+    /// Datagrams sent and received.
     pub datagrams_sent: u64,
     pub datagrams_received: u64,
+    /// Send calls (one carries up to `segments` datagrams).
+    pub sends: u64,
 }
 
 impl Quic {
@@ -103,8 +113,12 @@ impl Quic {
             remote,
             out: Vec::with_capacity(MAX_DATAGRAM),
             out_len: 0,
+            out_segment: 0,
+            out_ecn: 0,
+            scratch: Vec::new(),
             datagrams_sent: 0,
             datagrams_received: 0,
+            sends: 0,
         })
     }
 
@@ -125,19 +139,30 @@ impl Quic {
 
     /// Feeds one received datagram.
     pub fn on_datagram(&mut self, now: Instant, data: &[u8]) {
-        self.datagrams_received += 1;
-        let mut scratch = Vec::new();
-        let event = self.endpoint.handle(
+        self.on_received(
             now,
-            self.remote,
-            None,
-            None,
-            BytesMut::from(data),
-            &mut scratch,
+            Received {
+                data,
+                stride: data.len().max(1),
+                ecn: 0,
+            },
         );
-        if let Some(DatagramEvent::ConnectionEvent(h, e)) = event {
-            if h == self.handle {
-                self.conn.handle_event(e);
+    }
+
+    /// Feeds one received buffer: datagrams of `stride` bytes (GRO), copied once.
+    pub fn on_received(&mut self, now: Instant, r: Received<'_>) {
+        let ecn = EcnCodepoint::from_bits(r.ecn);
+        let mut data = BytesMut::from(r.data);
+        while !data.is_empty() {
+            let one = data.split_to(r.stride.min(data.len()));
+            self.datagrams_received += 1;
+            let event = self
+                .endpoint
+                .handle(now, self.remote, None, ecn, one, &mut self.scratch);
+            if let Some(DatagramEvent::ConnectionEvent(h, e)) = event {
+                if h == self.handle {
+                    self.conn.handle_event(e);
+                }
             }
         }
         self.endpoint_events();
@@ -164,22 +189,27 @@ impl Quic {
         self.endpoint_events();
     }
 
-    /// Reads datagrams with `recv` until it has none (`WouldBlock`), feeding each;
-    /// `buf` is the read buffer (at least `MAX_DATAGRAM` bytes to never truncate).
-    /// Returns how many were read; an error other than `WouldBlock` is returned
-    /// (a connected UDP socket reports ICMP errors, `ECONNREFUSED`, this way).
+    /// Reads datagrams with `recv` until the socket is empty, feeding each. `recv`
+    /// fills `buf` and calls its callback per filled buffer (several datagrams of
+    /// one size with GRO, several buffers with `recvmmsg`), and returns Ok(true)
+    /// when it knows the socket is empty, Ok(false) when it may hold more, and
+    /// `WouldBlock` when it held nothing. Returns how many receive calls read
+    /// something; an error other than `WouldBlock` is returned (a connected UDP
+    /// socket reports ICMP errors, `ECONNREFUSED`, this way).
     pub fn receive(
         &mut self,
         now: Instant,
-        mut recv: impl FnMut(&mut [u8]) -> io::Result<usize>,
+        mut recv: impl FnMut(&mut [u8], &mut dyn FnMut(Received<'_>)) -> io::Result<bool>,
         buf: &mut [u8],
     ) -> io::Result<usize> {
         let mut n = 0;
         loop {
-            match recv(buf) {
-                Ok(len) => {
+            match recv(buf, &mut |r| self.on_received(now, r)) {
+                Ok(empty) => {
                     n += 1;
-                    self.on_datagram(now, &buf[..len]);
+                    if empty {
+                        return Ok(n);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -188,25 +218,37 @@ impl Quic {
         }
     }
 
-    /// Writes every datagram the connection has to send with `send`; Ok(false) when the socket
-    /// filled up first (the datagram is kept: call again when writable).
+    /// Writes everything the connection has to send with `send`, up to `segments`
+    /// datagrams a call (GSO); Ok(false) when the socket filled up first (the
+    /// datagrams are kept: call again when writable).
     pub fn flush(
         &mut self,
         now: Instant,
-        mut send: impl FnMut(&[u8]) -> io::Result<usize>,
+        segments: usize,
+        mut send: impl FnMut(Outgoing<'_>) -> io::Result<()>,
     ) -> io::Result<bool> {
         loop {
             if self.out_len == 0 {
                 self.out.clear();
-                match self.conn.poll_transmit(now, 1, &mut self.out) {
-                    Some(t) => self.out_len = t.size,
+                match self.conn.poll_transmit(now, segments.max(1), &mut self.out) {
+                    Some(t) => {
+                        self.out_len = t.size;
+                        self.out_segment = t.segment_size.unwrap_or(t.size);
+                        self.out_ecn = t.ecn.map_or(0, |e| e as u8);
+                    }
                     None => return Ok(true),
                 }
             }
-            match send(&self.out[..self.out_len]) {
-                Ok(_) => {
+            let out = Outgoing {
+                data: &self.out[..self.out_len],
+                segment: self.out_segment,
+                ecn: self.out_ecn,
+            };
+            match send(out) {
+                Ok(()) => {
+                    self.datagrams_sent += self.out_len.div_ceil(self.out_segment.max(1)) as u64;
+                    self.sends += 1;
                     self.out_len = 0;
-                    self.datagrams_sent += 1;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

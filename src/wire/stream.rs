@@ -13,6 +13,8 @@ use std::io::{self, IoSlice, Read, Write};
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
 
+use crate::wire::udp::{Outgoing, Received, UdpSock};
+
 /// A connected (or connecting) client socket.
 #[derive(Debug)]
 pub(crate) enum Stream {
@@ -21,8 +23,8 @@ pub(crate) enum Stream {
     /// A unix domain stream socket (`--unix-socket`).
     Unix(mio::net::UnixStream),
     /// A connected UDP socket (`--http-version 3`): a read is one datagram, a write
-    /// sends one.
-    Udp(mio::net::UdpSocket),
+    /// sends one; `send_datagrams` and `recv_datagrams` batch them.
+    Udp(Box<UdpSock>),
 }
 
 impl Stream {
@@ -31,7 +33,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.take_error(),
             Stream::Unix(s) => s.take_error(),
-            Stream::Udp(s) => s.take_error(),
+            Stream::Udp(s) => s.socket().take_error(),
         }
     }
 
@@ -41,7 +43,37 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.peer_addr().map(|_| ()),
             Stream::Unix(s) => s.peer_addr().map(|_| ()),
-            Stream::Udp(s) => s.peer_addr().map(|_| ()),
+            Stream::Udp(s) => s.socket().peer_addr().map(|_| ()),
+        }
+    }
+
+    /// Sends datagrams (one `sendmsg`, GSO for several); `Unsupported` on a stream
+    /// socket.
+    pub(crate) fn send_datagrams(&mut self, out: Outgoing<'_>) -> io::Result<()> {
+        match self {
+            Stream::Udp(s) => s.send(out),
+            _ => Err(io::ErrorKind::Unsupported.into()),
+        }
+    }
+
+    /// Receives datagrams (`recvmmsg` with GRO, see `UdpSock::recv`); Ok(true) when
+    /// the socket is known to be empty; `Unsupported` on a stream socket.
+    pub(crate) fn recv_datagrams(
+        &mut self,
+        buf: &mut [u8],
+        each: &mut dyn FnMut(Received<'_>),
+    ) -> io::Result<bool> {
+        match self {
+            Stream::Udp(s) => s.recv(buf, each),
+            _ => Err(io::ErrorKind::Unsupported.into()),
+        }
+    }
+
+    /// How many datagrams one `send_datagrams` may carry.
+    pub(crate) fn max_segments(&self) -> usize {
+        match self {
+            Stream::Udp(s) => s.max_segments(),
+            _ => 1,
         }
     }
 }
@@ -51,7 +83,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
-            Stream::Udp(s) => s.recv(buf),
+            Stream::Udp(s) => s.socket().recv(buf),
         }
     }
 }
@@ -61,7 +93,7 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
-            Stream::Udp(s) => s.send(buf),
+            Stream::Udp(s) => s.socket().send(buf),
         }
     }
 
@@ -70,7 +102,9 @@ impl Write for Stream {
             Stream::Tcp(s) => s.write_vectored(bufs),
             Stream::Unix(s) => s.write_vectored(bufs),
             // Datagrams are never gathered: the first non-empty slice is one.
-            Stream::Udp(s) => s.send(bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| b)),
+            Stream::Udp(s) => s
+                .socket()
+                .send(bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| b)),
         }
     }
 
@@ -88,7 +122,7 @@ impl Source for Stream {
         match self {
             Stream::Tcp(s) => s.register(r, token, interests),
             Stream::Unix(s) => s.register(r, token, interests),
-            Stream::Udp(s) => s.register(r, token, interests),
+            Stream::Udp(s) => s.source().register(r, token, interests),
         }
     }
 
@@ -96,7 +130,7 @@ impl Source for Stream {
         match self {
             Stream::Tcp(s) => s.reregister(r, token, interests),
             Stream::Unix(s) => s.reregister(r, token, interests),
-            Stream::Udp(s) => s.reregister(r, token, interests),
+            Stream::Udp(s) => s.source().reregister(r, token, interests),
         }
     }
 
@@ -104,7 +138,7 @@ impl Source for Stream {
         match self {
             Stream::Tcp(s) => s.deregister(r),
             Stream::Unix(s) => s.deregister(r),
-            Stream::Udp(s) => s.deregister(r),
+            Stream::Udp(s) => s.source().deregister(r),
         }
     }
 }

@@ -57,7 +57,7 @@ fn every_call_is_a_stream_and_counted() {
     let quic = r.nums("HTTP/3 QUIC:");
     assert_eq!(quic[0], 4.0, "4 handshakes: {quic:?}");
     assert_eq!((quic[3], quic[4]), (0.0, 0.0), "no 0-RTT asked: {quic:?}");
-    assert!(quic[5] > 0.0, "packets sent: {quic:?}");
+    assert!(quic[6] > 0.0, "packets sent: {quic:?}");
 }
 
 #[test]
@@ -257,4 +257,144 @@ fn quic_0rtt_sends_resumed_requests_early() {
     assert_eq!(quic[3], conns - 2.0, "0-RTT sent: {quic:?}\n{}", r.text);
     assert!(quic[4] <= quic[3], "{quic:?}");
     assert!(r.text.contains("--quic-0rtt"), "echoed: {}", r.text);
+}
+
+/// Runs POSTs of a 4 MiB body (beyond the server's stream window: the body cannot
+/// all go out before the reply) against a server that replies at once, stopping the
+/// request stream with H3_NO_ERROR when `stop`.
+fn early_reply(stop: bool) {
+    let pki = Pki::new();
+    let s = H3Server::start(
+        pki.server_config(false),
+        Opts {
+            body: 100,
+            early_reply: Some(stop),
+            ..Opts::default()
+        },
+    );
+    let body = std::env::temp_dir().join(format!("rshperf-h3-early-{stop}-{}", std::process::id()));
+    std::fs::write(&body, vec![b'b'; 4 << 20]).expect("body file");
+    let r = run3(
+        s.port(),
+        &[
+            "--body-file",
+            body.to_str().expect("utf-8"),
+            "--num-conns",
+            "2",
+            "--num-calls",
+            "3",
+            "--burst-length",
+            "1",
+            "--rate",
+            "10",
+            "-v",
+        ],
+    );
+    assert_eq!(r.totals(), (2, 6, 6), "{}\n{}", r.text, r.stderr);
+    assert_eq!(r.status(), [0, 6, 0, 0, 0], "{}", r.text);
+    assert_eq!(r.error("total"), 0, "{}", r.text);
+    assert_eq!(s.requests(), 6);
+    assert_eq!(r.nums("HTTP/3:"), [2.0, 6.0, 0.0, 0.0, 0.0], "{}", r.text);
+    // The request's size counts what went out: less than the whole body.
+    let req = r.nums("Request size [B]:")[0];
+    let _ = std::fs::remove_file(&body);
+    assert!(req > 0.0 && req < (4 << 20) as f64, "{req}");
+}
+
+#[test]
+fn an_early_reply_with_stop_sending_ends_the_body() {
+    early_reply(true);
+}
+
+#[test]
+fn an_early_complete_reply_ends_the_body() {
+    early_reply(false);
+}
+
+#[test]
+fn rejected_0rtt_requests_are_sent_again_and_counted_once() {
+    let pki = Pki::new();
+    let s = H3Server::start(
+        pki.server_config(false),
+        Opts {
+            body: 10,
+            goaway_after: Some(2),
+            reject_0rtt: true,
+            ..Opts::default()
+        },
+    );
+    let r = run3(
+        s.port(),
+        &[
+            "--wsess",
+            "1,4,0",
+            "--rate",
+            "10",
+            "--burst-length",
+            "2",
+            "--quic-0rtt",
+            "-v",
+        ],
+    );
+    assert_eq!(r.status(), [0, 4, 0, 0, 0], "{}\n{}", r.text, r.stderr);
+    assert_eq!(r.error("total"), 0, "{}", r.text);
+    // Each connection after the session's first resumes (the server may send a
+    // GOAWAY as a call crosses it: that call goes again on a new connection and
+    // counts again, as any call sent twice does).
+    let (conns, requests, replies) = r.totals();
+    assert_eq!(conns, s.connections(), "{}", r.text);
+    assert_eq!(replies, 4);
+    let quic = r.nums("HTTP/3 QUIC:");
+    // Only the first resumed connection had a ticket that allowed early data (the
+    // later configuration issues none): one 0-RTT sent, rejected.
+    assert_eq!((quic[3], quic[4], quic[5]), (1.0, 0.0, 1.0), "{quic:?}");
+    assert!(s.resumed() >= 1, "{}", s.resumed());
+    // The calls of the rejected 0-RTT went on a second stream each and count once:
+    // one or two (--burst-length 2) streams more than requests.
+    let streams = r.nums("HTTP/3:")[1] as u64;
+    let resent = streams - requests;
+    assert!(
+        (1..=2).contains(&resent),
+        "streams {streams} requests {requests}\n{}",
+        r.text
+    );
+    // The server never read the early requests: it saw each request once, plus
+    // any that crossed a GOAWAY.
+    assert!(
+        s.requests() >= 4 && s.requests() <= requests,
+        "{}",
+        s.requests()
+    );
+    let s2 = H3Server::start(
+        pki.server_config(false),
+        Opts {
+            body: 10,
+            goaway_after: Some(2),
+            reject_0rtt: true,
+            ..Opts::default()
+        },
+    );
+    let json = crate::support::run_ok(
+        s2.port(),
+        &[
+            "--http-version",
+            "3",
+            "--timeout",
+            "5",
+            "--wsess",
+            "1,4,0",
+            "--rate",
+            "10",
+            "--burst-length",
+            "2",
+            "--quic-0rtt",
+            "--json",
+            "-",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&json.text).expect("json");
+    let h = &v["http3"];
+    assert_eq!(h["zero_rtt_sent"], 1, "{h}");
+    assert_eq!(h["zero_rtt_accepted"], 0, "{h}");
+    assert_eq!(h["zero_rtt_rejected"], 1, "{h}");
 }

@@ -9,6 +9,7 @@ use mio::{Events as MioEvents, Interest, Poll, Token};
 use rshperf::wire::http2::conn::{Events, Reply};
 use rshperf::wire::http3::conn::{put_request, H3};
 use rshperf::wire::quic::{client_config, transport, Quic, MAX_DATAGRAM};
+use rshperf::wire::udp::Received;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 
@@ -123,7 +124,8 @@ fn run(server: &H3Server, pki: &Pki, calls: u32, depth: usize) -> (Seen, u64, bo
         if finished == calls as usize || (h3.going_away() && h3.in_flight() == 0) {
             break;
         }
-        q.flush(now, |b| sock.send(b)).expect("send");
+        q.flush(now, 1, |out| sock.send(out.data).map(|_| ()))
+            .expect("send");
         let wait = q
             .timeout()
             .map(|t| t.saturating_duration_since(Instant::now()));
@@ -133,7 +135,20 @@ fn run(server: &H3Server, pki: &Pki, calls: u32, depth: usize) -> (Seen, u64, bo
         if q.timeout().is_some_and(|t| t <= now) {
             q.on_timeout(now);
         }
-        q.receive(now, |b| sock.recv(b), &mut buf).expect("recv");
+        q.receive(
+            now,
+            |b, each| {
+                let n = sock.recv(b)?;
+                each(Received {
+                    data: &b[..n],
+                    stride: n.max(1),
+                    ecn: 0,
+                });
+                Ok(false)
+            },
+            &mut buf,
+        )
+        .expect("recv");
     }
     (seen, h3.counts.streams, connected)
 }

@@ -85,18 +85,26 @@ pub(super) struct Sink<'a, 'b> {
 }
 
 impl Events<Tagged> for Sink<'_, '_> {
-    fn started(&mut self, _tag: &mut Tagged) {
-        super::count_request(self.ctx, self.target);
+    fn started(&mut self, tag: &mut Tagged) {
+        // HTTP/3 sends a call again after a rejected 0-RTT or a refusal: it is
+        // still one request.
+        if !(self.h3 && tag.call.written.is_some()) {
+            super::count_request(self.ctx, self.target);
+        }
     }
 
     fn written(&mut self, tag: &mut Tagged, bytes: u64) {
+        let again = tag.call.written.is_some();
         tag.call.written = Some(self.now);
         let stats = &mut *self.ctx.stats;
-        stats.on_request_bytes(bytes);
         if self.h3 {
             stats.http3.streams += 1;
+            if !again {
+                stats.on_request_bytes(bytes);
+            }
             return;
         }
+        stats.on_request_bytes(bytes);
         let h = &mut stats.http2;
         h.streams += 1;
         h.request_header_wire += u64::from(tag.block);

@@ -30,10 +30,14 @@ use crate::wire::http3::conn::H3;
 use crate::wire::http3::frame::code;
 use crate::wire::http3::qpack;
 use crate::wire::quic::Quic;
+use crate::wire::udp::{RECV_BATCH, RECV_SLOT};
 
-/// Bytes read per datagram: more than the largest UDP payload we allow the server
-/// (`wire::quic::MAX_UDP_PAYLOAD`).
-const READ_BUF: usize = 2048;
+thread_local! {
+    /// The engine's receive buffers for datagrams (one engine is one thread):
+    /// `RECV_BATCH` slots of `RECV_SLOT` bytes, room for `recvmmsg` of GRO batches,
+    /// allocated by the first HTTP/3 read.
+    static RECV_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
 /// The HTTP/3 state of one connection slot (kept, with its buffers, across the
 /// slot's connections).
@@ -255,8 +259,13 @@ impl<S: Transport> Conn<S> {
         let Some(q) = h.quic.as_mut() else {
             return Step::Fail(ErrorKind::Other);
         };
-        let mut buf = [0u8; READ_BUF];
-        if let Err(e) = q.receive(now, |b| stream.read(b), &mut buf) {
+        let got = RECV_BUF.with_borrow_mut(|buf| {
+            if buf.is_empty() {
+                buf.resize(RECV_BATCH * RECV_SLOT, 0);
+            }
+            q.receive(now, |b, each| stream.recv_datagrams(b, each), buf)
+        });
+        if let Err(e) = got {
             return Step::Fail(ErrorKind::from_errno(crate::wire::net::errno(&e)));
         }
         self.events_h3(now, ctx)
@@ -312,7 +321,9 @@ impl<S: Transport> Conn<S> {
                     s.on_tls_handshake(accepted);
                     if h.early && !accepted {
                         // 0-RTT rejected: QUIC dropped the early streams; their calls
-                        // go back to the queue and HTTP/3 starts again in 1-RTT.
+                        // go back to the queue and HTTP/3 starts again in 1-RTT (each
+                        // call still counts as one request: `Sink::started`).
+                        s.http3.zero_rtt_rejected += 1;
                         for t in h.proto.drain() {
                             sink.refused.push(t);
                         }
@@ -445,7 +456,8 @@ impl<S: Transport> Conn<S> {
         let Some(q) = h.quic.as_mut() else {
             return Ok(());
         };
-        q.flush(now, |b| stream.write(b))
+        let segments = stream.max_segments();
+        q.flush(now, segments, |out| stream.send_datagrams(out))
             .map(|_| ())
             .map_err(|e| ErrorKind::from_errno(crate::wire::net::errno(&e)))
     }
@@ -474,7 +486,8 @@ impl<S: Transport> Conn<S> {
                 bytes::Bytes::new(),
             );
             if let Some(stream) = self.stream.as_mut() {
-                let _ = q.flush(now, |b| stream.write(b));
+                let segments = stream.max_segments();
+                let _ = q.flush(now, segments, |out| stream.send_datagrams(out));
             }
         }
     }

@@ -11,6 +11,7 @@
 use std::io::{self, Read, Write};
 
 use crate::wire::stream::Stream;
+use crate::wire::udp::{Outgoing, Received};
 
 /// A connection's byte stream, and the two checks a non-blocking connect needs.
 pub(crate) trait Transport: Read + Write {
@@ -19,6 +20,36 @@ pub(crate) trait Transport: Read + Write {
     fn take_error(&self) -> io::Result<Option<io::Error>>;
     /// Ok once the connection is established (`ENOTCONN` while it is connecting).
     fn check_connected(&self) -> io::Result<()>;
+
+    /// Sends datagrams of `out.segment` bytes (HTTP/3). By default each is written
+    /// whole.
+    fn send_datagrams(&mut self, out: Outgoing<'_>) -> io::Result<()> {
+        for d in out.data.chunks(out.segment.max(1)) {
+            self.write_all(d)?;
+        }
+        Ok(())
+    }
+
+    /// Receives datagrams into `buf`, `each` per filled buffer (HTTP/3); Ok(true)
+    /// when the transport is known to be empty. By default one `read`, one datagram.
+    fn recv_datagrams(
+        &mut self,
+        buf: &mut [u8],
+        each: &mut dyn FnMut(Received<'_>),
+    ) -> io::Result<bool> {
+        let n = self.read(buf)?;
+        each(Received {
+            data: &buf[..n],
+            stride: n.max(1),
+            ecn: 0,
+        });
+        Ok(false)
+    }
+
+    /// How many datagrams one `send_datagrams` may carry. By default one.
+    fn max_segments(&self) -> usize {
+        1
+    }
 }
 
 impl Transport for Stream {
@@ -30,6 +61,25 @@ impl Transport for Stream {
     #[inline]
     fn check_connected(&self) -> io::Result<()> {
         Stream::check_connected(self)
+    }
+
+    #[inline]
+    fn send_datagrams(&mut self, out: Outgoing<'_>) -> io::Result<()> {
+        Stream::send_datagrams(self, out)
+    }
+
+    #[inline]
+    fn recv_datagrams(
+        &mut self,
+        buf: &mut [u8],
+        each: &mut dyn FnMut(Received<'_>),
+    ) -> io::Result<bool> {
+        Stream::recv_datagrams(self, buf, each)
+    }
+
+    #[inline]
+    fn max_segments(&self) -> usize {
+        Stream::max_segments(self)
     }
 }
 
@@ -66,6 +116,8 @@ pub(crate) struct Mem {
     pub(crate) connecting: bool,
     /// End of file was read: later reads give 0.
     eof: bool,
+    /// Datagrams sent (`send_datagrams`), one entry each.
+    pub(crate) datagrams: Vec<Vec<u8>>,
 }
 
 #[cfg(test)]
@@ -153,6 +205,13 @@ impl Transport for Mem {
         } else {
             Ok(())
         }
+    }
+
+    fn send_datagrams(&mut self, out: Outgoing<'_>) -> io::Result<()> {
+        for d in out.data.chunks(out.segment.max(1)) {
+            self.datagrams.push(d.to_vec());
+        }
+        Ok(())
     }
 }
 

@@ -18,10 +18,14 @@ pub(crate) struct H3Stats {
     /// Handshakes completed, and their total time (µs, from the first Initial).
     pub(crate) handshakes: u64,
     pub(crate) handshake_sum_us: u64,
-    /// Connections that sent requests as 0-RTT data, and those whose 0-RTT the
-    /// server accepted.
+    /// Connections that sent requests as 0-RTT data, those whose 0-RTT the server
+    /// accepted, and those whose 0-RTT it rejected (their requests were sent again
+    /// after the handshake).
     pub(crate) zero_rtt_sent: u64,
     pub(crate) zero_rtt_accepted: u64,
+    /// (Documents written before this figure existed read it as 0.)
+    #[serde(default)]
+    pub(crate) zero_rtt_rejected: u64,
     /// Request streams opened (requests sent).
     pub(crate) streams: u64,
     /// Streams the server reset (each counted as an `other` error).
@@ -68,6 +72,7 @@ impl Merge for H3Stats {
             handshake_sum_us: sum,
             zero_rtt_sent: sum,
             zero_rtt_accepted: sum,
+            zero_rtt_rejected: sum,
             streams: sum,
             streams_reset: sum,
             goaways: sum,

@@ -75,6 +75,7 @@ pub(crate) fn every_field_set() -> Stats {
         handshake_sum_us: 4_100,
         zero_rtt_sent: 1,
         zero_rtt_accepted: 1,
+        zero_rtt_rejected: 1,
         streams: 30,
         streams_reset: 1,
         goaways: 1,

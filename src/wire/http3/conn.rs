@@ -292,12 +292,17 @@ impl<T> H3<T> {
                 }
             }
             StreamEvent::Stopped { id, error_code } => {
+                // RFC 9000 §3.5: a stopped stream that still has data to send is
+                // reset (quinn-proto leaves that to us), with the server's code.
+                let _ = conn.send_stream(id).reset(error_code);
                 if let Some(i) = self.reqs.iter().position(|r| r.id == id) {
-                    // Once the request is out, a server may stop reading it (with
-                    // H3_NO_ERROR, §4.1, or a QUIC stack's 0 when it drops the
-                    // stream); the reply side says what became of the call. Before
-                    // that, the request can never be complete: the call fails.
-                    if !self.reqs[i].written {
+                    // A server that answers without reading the whole request stops
+                    // it with H3_NO_ERROR (§4.1): the request ends where it is and
+                    // the reply side says what became of the call. Any other code
+                    // before the request is out means it can never be complete.
+                    if error_code.into_inner() == code::NO_ERROR {
+                        self.cut_short(i, ev);
+                    } else if !self.reqs[i].written {
                         let r = self.reqs.swap_remove(i);
                         let _ = conn.recv_stream(id).stop(VarInt::from_u32(0x10c));
                         self.end_failed(r, error_code.into_inner(), ev);
@@ -359,6 +364,20 @@ impl<T> H3<T> {
         }
     }
 
+    /// Ends request `i`'s sending where it is (the reply came first, or the server
+    /// stopped reading): the request counts as started and written with the bytes
+    /// QUIC took. The caller has reset the send side, or does so now.
+    fn cut_short(&mut self, i: usize, ev: &mut impl Events<T>) {
+        let r = &mut self.reqs[i];
+        if r.written {
+            return;
+        }
+        r.written = true;
+        let unsent = (r.out.len() - r.off) as u64;
+        ev.started(&mut r.tag);
+        ev.written(&mut r.tag, r.bytes - unsent);
+    }
+
     /// Reads request stream `i`'s reply bytes.
     fn read_req(
         &mut self,
@@ -397,6 +416,9 @@ impl<T> H3<T> {
             if e.code == code::MESSAGE_ERROR {
                 // A malformed reply fails its call only (§4.1.2).
                 let r = self.reqs.swap_remove(i);
+                if !r.written {
+                    let _ = conn.send_stream(id).reset(VarInt::from_u32(0x10c));
+                }
                 let _ = conn.recv_stream(id).stop(VarInt::from_u32(e.code as u32));
                 self.end_failed(r, e.code, ev);
                 return Ok(());
@@ -406,6 +428,14 @@ impl<T> H3<T> {
         match end {
             None => Ok(()),
             Some(Ok(())) => {
+                if !self.reqs[i].written {
+                    // A complete reply before the whole request went out (§4.1):
+                    // the exchange is over; the rest of the body is not sent.
+                    let _ = conn
+                        .send_stream(id)
+                        .reset(VarInt::from_u32(code::NO_ERROR as u32));
+                    self.cut_short(i, ev);
+                }
                 let r = self.reqs.swap_remove(i);
                 if !r.reader.idle() {
                     return Err(err(
@@ -424,6 +454,9 @@ impl<T> H3<T> {
             }
             Some(Err(c)) => {
                 let r = self.reqs.swap_remove(i);
+                if !r.written {
+                    let _ = conn.send_stream(id).reset(VarInt::from_u32(0x10c));
+                }
                 self.end_failed(r, c, ev);
                 Ok(())
             }

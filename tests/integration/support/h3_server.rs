@@ -4,7 +4,9 @@
 //! by default, which the client must ignore.
 //!
 //! Every request is answered `200` with `body` bytes, or as `Opts` says: a stream reset
-//! every k-th request, a graceful GOAWAY after n requests on a connection. The server
+//! every k-th request, a graceful GOAWAY after n requests on a connection, a reply
+//! before the request body is read (with or without STOP_SENDING), 0-RTT rejected on
+//! every connection after the first. The server
 //! counts connections, requests and handshakes that resumed a TLS session, so tests
 //! compare rshperf's report with what arrived.
 
@@ -27,6 +29,12 @@ pub struct Opts {
     pub goaway_after: Option<usize>,
     /// SETTINGS_MAX_CONCURRENT_STREAMS (QUIC's bidirectional stream limit).
     pub max_streams: Option<u32>,
+    /// Reply at once, without reading the request body; then, if `Some(true)`, stop
+    /// the request stream with H3_NO_ERROR (RFC 9114 §4.1).
+    pub early_reply: Option<bool>,
+    /// Reject 0-RTT: every connection after the first gets a configuration without
+    /// early data (its tickets came from the first, which allowed it).
+    pub reject_0rtt: bool,
 }
 
 /// What the server counted.
@@ -48,15 +56,18 @@ pub struct H3Server {
     counts: Arc<Counts>,
 }
 
-/// The QUIC server configuration for `tls` (ALPN h3, 0-RTT allowed).
-fn quic_config(mut tls: ServerConfig, opts: &Opts, counts: &Arc<Counts>) -> quinn::ServerConfig {
+/// The QUIC server configuration for `tls` (ALPN h3, 0-RTT allowed when `early`),
+/// resuming sessions from `store`.
+fn quic_config(
+    mut tls: ServerConfig,
+    opts: &Opts,
+    store: &Arc<CountingStore>,
+    early: bool,
+) -> quinn::ServerConfig {
     tls.alpn_protocols = vec![b"h3".to_vec()];
-    tls.max_early_data_size = u32::MAX;
+    tls.max_early_data_size = if early { u32::MAX } else { 0 };
     tls.send_tls13_tickets = 2;
-    tls.session_storage = Arc::new(CountingStore {
-        inner: rustls::server::ServerSessionMemoryCache::new(1024),
-        counts: Arc::clone(counts),
-    });
+    tls.session_storage = Arc::clone(store) as Arc<dyn rustls::server::StoresServerSessions>;
     let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(Arc::new(tls)).expect("quic");
     let mut cfg = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     let mut t = quinn::TransportConfig::default();
@@ -74,7 +85,14 @@ impl H3Server {
         let addr = sock.local_addr().expect("addr");
         let counts = Arc::new(Counts::default());
         let c = Arc::clone(&counts);
-        let cfg = quic_config(tls, &opts, &counts);
+        let store = Arc::new(CountingStore {
+            inner: rustls::server::ServerSessionMemoryCache::new(1024),
+            counts: Arc::clone(&counts),
+        });
+        let cfg = quic_config(tls.clone(), &opts, &store, true);
+        let late = opts
+            .reject_0rtt
+            .then(|| quic_config(tls, &opts, &store, false));
         thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -90,6 +108,9 @@ impl H3Server {
                 .expect("endpoint");
                 let seq = Arc::new(AtomicU64::new(0));
                 while let Some(incoming) = ep.accept().await {
+                    if let Some(late) = late.as_ref() {
+                        ep.set_server_config(Some(late.clone()));
+                    }
                     let (c, opts, seq) = (Arc::clone(&c), opts.clone(), Arc::clone(&seq));
                     tokio::spawn(async move {
                         let _ = serve(incoming, opts, c, seq).await;
@@ -138,6 +159,7 @@ async fn serve(
         let k = seq.fetch_add(1, Ordering::SeqCst) + 1;
         served += 1;
         let body = opts.body;
+        let early_reply = opts.early_reply;
         let reset = opts.reset_every.is_some_and(|e| k.is_multiple_of(e));
         let c = Arc::clone(&counts);
         tokio::spawn(async move {
@@ -145,6 +167,7 @@ async fn serve(
                 stream.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
                 return;
             }
+            let stop = early_reply == Some(true);
             let resp = http::Response::builder()
                 .status(200)
                 .body(())
@@ -162,6 +185,13 @@ async fn serve(
             }
             if stream.finish().await.is_ok() {
                 c.replies.fetch_add(1, Ordering::SeqCst);
+            }
+            if stop {
+                stream.stop_sending(h3::error::Code::H3_NO_ERROR);
+            }
+            if early_reply.is_some() {
+                // Keep the stream (its unread request) until the client is done.
+                tokio::time::sleep(std::time::Duration::from_secs(5)).await;
             }
         });
         if opts.goaway_after.is_some_and(|g| served >= g) {
