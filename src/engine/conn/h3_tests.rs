@@ -144,9 +144,10 @@ impl Rig {
         let t0 = Instant::now();
         let (server_tls, client_tls) = tls_pair();
         let id = ConnId::from_token(Token(0));
+        let mut pool = BufPool::new();
         let mut conn = Conn::new(id, t0);
-        conn.reset(id, t0, Owner::Orphan, Some(TIMEOUT), false);
-        conn.reset_h3(true);
+        conn.reset(id, t0, Owner::Orphan, Some(TIMEOUT), false, &mut pool);
+        conn.reset_h3(true, &mut pool);
         let cfg = client_config(Arc::new(client_tls), &transport(IDLE)).expect("config");
         let remote: SocketAddr = "127.0.0.1:443".parse().expect("addr");
         conn.set_quic(cfg, remote, "localhost".into());
