@@ -114,6 +114,20 @@ impl<T: Recycle> Spares<T> {
         }
     }
 
+    /// Fills `slot` (cleared, or taken from the pool) when `on`, else gives what it
+    /// holds back: a connection slot's optional protocol side for its next connection.
+    pub(crate) fn switch(&mut self, slot: &mut Option<T>, on: bool) {
+        match (on, slot.as_mut()) {
+            (true, Some(b)) => b.recycle(),
+            (true, None) => *slot = Some(self.take()),
+            (false, _) => {
+                if let Some(b) = slot.take() {
+                    self.give(b);
+                }
+            }
+        }
+    }
+
     /// Buffers idle in the pool.
     pub(crate) fn idle(&self) -> usize {
         self.idle.len()

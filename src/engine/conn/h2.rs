@@ -84,6 +84,26 @@ pub(super) struct Sink<'a, 'b> {
     pub(super) progress: bool,
 }
 
+/// A `Sink` over connection `$conn` and its protocol side `$side` (HTTP/3 when `$h3`),
+/// made where both are borrowed apart (the side lives in the connection's slot).
+macro_rules! sink {
+    ($conn:ident, $side:ident, $now:expr, $ctx:expr, $h3:expr) => {
+        Sink {
+            now: $now,
+            ctx: $ctx,
+            cookie: &mut $conn.cookie,
+            refused: &mut $side.refused,
+            staged: &mut $side.staged,
+            replies: &mut $conn.replies,
+            conn: $conn.id,
+            target: $conn.target,
+            h3: $h3,
+            progress: false,
+        }
+    };
+}
+pub(super) use sink;
+
 impl Events<Tagged> for Sink<'_, '_> {
     fn started(&mut self, tag: &mut Tagged) {
         // HTTP/3 sends a call again after a rejected 0-RTT or a refusal: it is
@@ -230,16 +250,7 @@ impl<S: Transport> Conn<S> {
 
     /// Makes the slot speak HTTP/2 (or HTTP/1.x) for its next connection.
     pub(super) fn reset_h2(&mut self, http2: bool, pool: &mut super::BufPool) {
-        match (http2, self.h2.as_mut()) {
-            (true, Some(h)) => h.reset(),
-            (true, None) => self.h2 = Some(pool.h2.take()),
-            (false, Some(_)) => {
-                if let Some(h) = self.h2.take() {
-                    pool.h2.give(h);
-                }
-            }
-            (false, None) => {}
-        }
+        pool.h2.switch(&mut self.h2, http2);
     }
 
     /// Renders call `what` for HTTP/2 (or HTTP/3) into the staging area (encoded and sent when it
@@ -321,18 +332,7 @@ impl<S: Transport> Conn<S> {
         f: impl FnOnce(&mut H2<Tagged>, &mut Vec<u8>, &mut Sink<'_, '_>) -> R,
     ) -> Option<R> {
         let h = self.h2.as_mut()?;
-        let mut sink = Sink {
-            now,
-            ctx,
-            cookie: &mut self.cookie,
-            refused: &mut h.refused,
-            staged: &mut h.staged,
-            replies: &mut self.replies,
-            conn: self.id,
-            target: self.target,
-            h3: false,
-            progress: false,
-        };
+        let mut sink = sink!(self, h, now, ctx, false);
         let r = f(&mut h.proto, &mut self.send.buf, &mut sink);
         for t in h.refused.drain(..).rev() {
             self.calls.push_front(t.call);

@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use quinn_proto::{ConnectionError, Event, VarInt};
 
-use super::h2::{Sink, Tagged};
+use super::h2::{sink, Sink, Tagged};
 use super::staged::{u32_of, Staged, RECORD_HEAD};
 use super::{after, Conn, Ctx, Phase, Step, Transport};
 use crate::model::call::{CallRef, Requests};
@@ -90,16 +90,7 @@ impl<S: Transport> Conn<S> {
 
     /// Makes the slot speak HTTP/3 (or not) for its next connection (after `reset`).
     pub(crate) fn reset_h3(&mut self, http3: bool, pool: &mut super::BufPool) {
-        match (http3, self.h3.as_mut()) {
-            (true, Some(h)) => h.reset(),
-            (true, None) => self.h3 = Some(pool.h3.take()),
-            (false, Some(_)) => {
-                if let Some(h) = self.h3.take() {
-                    pool.h3.give(h);
-                }
-            }
-            (false, None) => {}
-        }
+        pool.h3.switch(&mut self.h3, http3);
     }
 
     /// What the QUIC connection will start with: the client configuration (TLS
@@ -290,18 +281,7 @@ impl<S: Transport> Conn<S> {
         let Some(q) = h.quic.as_mut() else {
             return Step::Fail(ErrorKind::Other);
         };
-        let mut sink = Sink {
-            now,
-            ctx,
-            cookie: &mut self.cookie,
-            refused: &mut h.refused,
-            staged: &mut h.staged,
-            replies: &mut self.replies,
-            conn: self.id,
-            target: self.target,
-            h3: true,
-            progress: false,
-        };
+        let mut sink = sink!(self, h, now, ctx, true);
         let mut failure = None;
         while let Some(ev) = q.poll() {
             match ev {
@@ -398,18 +378,7 @@ impl<S: Transport> Conn<S> {
         let Some(q) = h.quic.as_mut() else {
             return;
         };
-        let mut sink = Sink {
-            now,
-            ctx,
-            cookie: &mut self.cookie,
-            refused: &mut h.refused,
-            staged: &mut h.staged,
-            replies: &mut self.replies,
-            conn: self.id,
-            target: self.target,
-            h3: true,
-            progress: false,
-        };
+        let mut sink = sink!(self, h, now, ctx, true);
         let mut opened = false;
         while h.proto.can_open() {
             let Some(mut call) = self.calls.pop_front() else {
