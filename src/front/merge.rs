@@ -487,8 +487,15 @@ pub(crate) fn write_text<W: Write>(
     Ok(())
 }
 
+/// The instant of a document's `unix` seconds, rounded to the microsecond its
+/// `rfc3339` names (`output::json` writes both from one floored microsecond).
 fn system_time(unix: f64) -> SystemTime {
-    let d = Duration::try_from_secs_f64(unix.abs()).unwrap_or_default();
+    let micros = (unix.abs() * 1e6).round();
+    let d = if micros.is_finite() && micros < u64::MAX as f64 {
+        Duration::from_micros(micros as u64)
+    } else {
+        Duration::ZERO
+    };
     if unix >= 0.0 {
         UNIX_EPOCH + d
     } else {
@@ -595,6 +602,21 @@ mod tests {
             .chain(list.iter().copied())
             .map(String::from)
             .collect()
+    }
+
+    #[test]
+    fn a_documents_start_comes_back_as_the_microsecond_its_text_names() {
+        use crate::output::json::{rfc3339, unix_seconds};
+        // Nanoseconds just below a microsecond, where `as_secs_f64` used to print
+        // the next one, at today's and at far epochs, and before 1970.
+        for secs in [0_u64, 1_796_195_465, 4_107_542_399] {
+            for nanos in [0_u32, 699_232_999, 999_999_999, 1_000, 123_456_789] {
+                let t = UNIX_EPOCH + Duration::new(secs, nanos);
+                assert_eq!(rfc3339(system_time(unix_seconds(t))), rfc3339(t));
+                let before = UNIX_EPOCH - Duration::new(secs, nanos);
+                assert_eq!(rfc3339(system_time(unix_seconds(before))), rfc3339(before));
+            }
+        }
     }
 
     /// A document of partition `part`/`parts` of a fixed workload (`uri`), `n`

@@ -44,21 +44,15 @@ pub(crate) const FORMAT: &str = "rshperf-result";
 /// `status_200_302` included, and unknown `raw` members are refused).
 pub(crate) const VERSION: u64 = 2;
 
-/// Seconds since the Unix epoch (negative before it).
+/// Seconds since the Unix epoch (negative before it), floored to the microsecond
+/// `rfc3339` names, so a reader rounding them to microseconds gets that text back.
 pub(crate) fn unix_seconds(t: SystemTime) -> f64 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_secs_f64(),
-        Err(e) => -e.duration().as_secs_f64(),
-    }
+    epoch_micros(t) as f64 / 1e6
 }
 
 /// RFC 3339 in UTC with microseconds, e.g. `2024-05-06T07:08:09.123456Z`.
 pub(crate) fn rfc3339(t: SystemTime) -> String {
-    // Microseconds since the epoch, floored (so times before 1970 work too).
-    let us: i128 = match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_micros() as i128,
-        Err(e) => -(e.duration().as_micros() as i128),
-    };
+    let us = epoch_micros(t);
     let secs = us.div_euclid(1_000_000);
     let micros = us.rem_euclid(1_000_000);
     let days = secs.div_euclid(86_400);
@@ -85,6 +79,14 @@ fn civil_from_days(z: i128) -> (i128, u32, u32) {
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let y = yoe + era * 400 + i128::from(m <= 2);
     (y, m, d)
+}
+
+/// Microseconds since the epoch, floored (negative before it).
+fn epoch_micros(t: SystemTime) -> i128 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_micros() as i128,
+        Err(e) => -(e.duration().as_micros() as i128),
+    }
 }
 
 fn time_json(t: SystemTime) -> Value {
