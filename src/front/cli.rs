@@ -91,6 +91,8 @@ pub(crate) enum Opt {
     SslNoReuse,
     /// `--quic-0rtt`.
     Quic0rtt,
+    /// `--quic-idle-timeout=S`.
+    QuicIdleTimeout,
     /// `--ssl-certificate=F` (master).
     SslCertificate,
     /// `--ssl-key=F` (master).
@@ -241,6 +243,7 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("ssl-ciphers", Opt::SslCiphers, HasArg::Required),
     spec("ssl-no-reuse", Opt::SslNoReuse, HasArg::No),
     spec("quic-0rtt", Opt::Quic0rtt, HasArg::No),
+    spec("quic-idle-timeout", Opt::QuicIdleTimeout, HasArg::Required),
     spec("ssl-certificate", Opt::SslCertificate, HasArg::Required),
     spec("ssl-key", Opt::SslKey, HasArg::Required),
     spec("ssl-verify", Opt::SslVerify, HasArg::Optional),
@@ -637,10 +640,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 77);
+        assert_eq!(names.len(), 78);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 77);
+        assert_eq!(names.len(), 78);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }

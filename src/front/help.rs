@@ -37,8 +37,9 @@ Options (httperf's; long options may be abbreviated to a unique prefix):
              --recv-buffer
   TLS        --ssl (or an https:// URL), --ssl-protocol, --ssl-ciphers,
              --ssl-verify, --ssl-ca-file, --ssl-ca-path, --ssl-certificate,
-             --ssl-key, --ssl-no-reuse, --tls-server-name, --quic-0rtt
-             (0-RTT requests with --http-version 3)
+             --ssl-key, --ssl-no-reuse, --tls-server-name; with
+             --http-version 3: --quic-0rtt (0-RTT requests),
+             --quic-idle-timeout (seconds, default 30)
   output     -v (more), --print-request, --print-reply (trace messages),
              --periodic-stats, -V (version)
 

@@ -35,25 +35,22 @@ pub const MAX_DATAGRAM: usize = 65_527;
 /// engine reads datagrams into a small stack buffer.
 pub const MAX_UDP_PAYLOAD: u16 = 1472;
 
-/// The transport settings of the engine's connections (`transport` with a 30 s idle
-/// timeout: the engine's own `--timeout` watchdogs decide before QUIC gives up), made
-/// once per process.
-pub fn engine_transport() -> Arc<TransportConfig> {
-    static T: std::sync::OnceLock<Arc<TransportConfig>> = std::sync::OnceLock::new();
-    Arc::clone(T.get_or_init(|| transport(Duration::from_secs(30))))
-}
+/// The QUIC idle timeout our connections offer without `--quic-idle-timeout` (the
+/// engine's own `--timeout` watchdogs decide before QUIC gives up on a call).
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(30);
 
 /// The transport settings of our client connections: the server may open a few
 /// unidirectional streams (control, QPACK) and no bidirectional ones; large receive
 /// windows (replies are never buffered beyond what a read hands out); `idle` is the
-/// QUIC idle timeout (the engine's own `--timeout` fires first when it is shorter).
-pub fn transport(idle: Duration) -> Arc<TransportConfig> {
+/// QUIC idle timeout offered (None: none from our side; the smaller of the two
+/// peers' applies).
+pub fn transport(idle: Option<Duration>) -> Arc<TransportConfig> {
     let mut t = TransportConfig::default();
     t.max_concurrent_bidi_streams(VarInt::from_u32(0))
         .max_concurrent_uni_streams(VarInt::from_u32(16))
         .stream_receive_window(VarInt::from_u32(1 << 24))
         .receive_window(VarInt::from_u32(1 << 30))
-        .max_idle_timeout(IdleTimeout::try_from(idle).ok())
+        .max_idle_timeout(idle.and_then(|d| IdleTimeout::try_from(d).ok()))
         .enable_segmentation_offload(true);
     Arc::new(t)
 }

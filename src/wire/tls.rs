@@ -16,12 +16,14 @@
 //! handshake and the later ones resume it. Connections made without a cache (the
 //! request-oriented workload, or `--ssl-no-reuse`) always do a full handshake.
 
+mod checks;
 mod cipher;
 mod info;
 mod quic;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use checks::Resumed;
 pub(crate) use info::summary;
 
 use std::io::{self, Read, Write};
@@ -105,6 +107,9 @@ pub(crate) struct TlsOptions {
     pub(crate) quic: bool,
     /// `--quic-0rtt`: send requests as 0-RTT data when a session allows.
     pub(crate) early_data: bool,
+    /// `--quic-idle-timeout` in seconds if given (0: none from our side); QUIC
+    /// connections otherwise offer `wire::quic::DEFAULT_IDLE`.
+    pub(crate) quic_idle_timeout: Option<f64>,
 }
 
 impl TlsOptions {
@@ -191,14 +196,21 @@ pub(crate) struct TlsSettings {
     server_name: ServerName<'static>,
     /// False with `--ssl-no-reuse`.
     reuse: bool,
+    /// The certificate verifier of `config` (a session's wraps it: `checks`).
+    verifier: Arc<dyn ServerCertVerifier>,
+    /// QUIC's transport settings (`--quic-idle-timeout`).
+    transport: Arc<quinn_proto::TransportConfig>,
 }
 
 /// One httperf session's TLS session store: connections made with it resume the
 /// session of the first one. Made by `TlsSettings::session_cache`.
 #[derive(Debug, Clone)]
 pub(crate) struct SessionCache {
-    /// The run's configuration with a private one-entry session store.
+    /// The run's configuration with a private one-entry session store and a
+    /// verifier counting into `checks`.
     config: Arc<ClientConfig>,
+    /// The server certificates this session's handshakes checked.
+    checks: checks::Checks,
 }
 
 impl TlsSettings {
@@ -235,7 +247,7 @@ impl TlsSettings {
             .with_protocol_versions(&versions)
             .map_err(|e| TlsOptionError::Versions(e.to_string()))?
             .dangerous()
-            .with_custom_certificate_verifier(verifier);
+            .with_custom_certificate_verifier(Arc::clone(&verifier));
         let mut config = match client_identity(cfg)? {
             None => builder.with_no_client_auth(),
             Some((chain, key, cert_path, key_path)) => builder
@@ -261,6 +273,8 @@ impl TlsSettings {
             config: Arc::new(config),
             server_name: server_name(cfg)?,
             reuse: !cfg.no_reuse,
+            verifier,
+            transport: crate::wire::quic::transport(quic_idle(cfg.quic_idle_timeout)),
         }))
     }
 
@@ -272,8 +286,13 @@ impl TlsSettings {
         }
         let mut config = ClientConfig::clone(&self.config);
         config.resumption = Resumption::store(Arc::new(ClientSessionMemoryCache::new(1)));
+        let checks = checks::Checks::default();
+        config
+            .dangerous()
+            .set_certificate_verifier(checks.verifier(Arc::clone(&self.verifier)));
         Some(SessionCache {
             config: Arc::new(config),
+            checks,
         })
     }
 
@@ -292,6 +311,15 @@ impl TlsSettings {
         ClientConnection::new(Arc::clone(config), self.server_name.clone())
             .map(|conn| TlsConn { conn })
             .map_err(tls_error)
+    }
+}
+
+/// The QUIC idle timeout offered: `--quic-idle-timeout` (0: none), else the default.
+fn quic_idle(seconds: Option<f64>) -> Option<std::time::Duration> {
+    match seconds {
+        None => Some(crate::wire::quic::DEFAULT_IDLE),
+        Some(s) if s > 0.0 => std::time::Duration::try_from_secs_f64(s).ok(),
+        Some(_) => None,
     }
 }
 

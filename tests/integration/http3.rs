@@ -72,7 +72,15 @@ fn sessions_resume_on_their_next_connection() {
             ..Opts::default()
         },
     );
-    let args = ["--wsess", "3,4,0", "--rate", "20", "--burst-length", "1"];
+    let args = [
+        "--wsess",
+        "3,4,0",
+        "--rate",
+        "20",
+        "--burst-length",
+        "1",
+        "-v",
+    ];
     let r = run3(s.port(), &args);
     assert_eq!(r.status(), [0, 12, 0, 0, 0], "{}\n{}", r.text, r.stderr);
     assert_eq!(r.error("total"), 0, "{}", r.text);
@@ -87,6 +95,9 @@ fn sessions_resume_on_their_next_connection() {
         conns - 3,
         "every connection but a session's first resumes"
     );
+    // The report counts what the server saw, without 0-RTT to tell.
+    let line = format!("TLS handshakes: full 3 resumed {}", conns - 3);
+    assert!(r.text.contains(&line), "{line}\n{}", r.text);
     let mut no_reuse = args.to_vec();
     no_reuse.push("--ssl-no-reuse");
     let s2 = H3Server::start(
@@ -100,6 +111,52 @@ fn sessions_resume_on_their_next_connection() {
     let r = run3(s2.port(), &no_reuse);
     assert_eq!(r.status(), [0, 12, 0, 0, 0], "{}", r.text);
     assert_eq!(s2.resumed(), 0, "--ssl-no-reuse: full handshakes only");
+    let line = format!("TLS handshakes: full {} resumed 0", s2.connections());
+    assert!(r.text.contains(&line), "{line}\n{}", r.text);
+}
+
+#[test]
+fn a_session_idle_past_the_quic_idle_timeout_resumes_on_a_new_connection() {
+    let pki = Pki::new();
+    let s = H3Server::start(
+        pki.server_config(false),
+        Opts {
+            body: 10,
+            ..Opts::default()
+        },
+    );
+    // 3 sessions of 3 bursts of 2 calls, thinking 1 s; connections idle out after
+    // 0.1 s, so each burst opens a connection that resumes the session's first.
+    let args = [
+        "--wsess",
+        "3,6,1",
+        "--burst-length",
+        "2",
+        "--rate",
+        "20",
+        "--quic-idle-timeout",
+        "0.1",
+        "--json=-",
+    ];
+    let r = run3(s.port(), &args);
+    let doc: serde_json::Value = serde_json::from_str(&r.text).expect("one JSON document");
+    assert_eq!(doc["errors"]["total"], 0, "{}\n{}", r.text, r.stderr);
+    assert_eq!(s.requests(), 18);
+    assert_eq!(s.connections(), 9, "a connection per burst");
+    assert_eq!(
+        s.resumed(),
+        6,
+        "every connection but a session's first resumes"
+    );
+    assert_eq!(doc["tls_handshakes"]["full"], 3, "{}", r.text);
+    assert_eq!(doc["tls_handshakes"]["resumed"], 6, "{}", r.text);
+    assert_eq!(doc["connections"]["total"], 9, "{}", r.text);
+    assert_eq!(doc["replies"]["total"], 18, "{}", r.text);
+    assert!(
+        r.text.contains("--quic-idle-timeout=0.1"),
+        "echoed: {}",
+        r.text
+    );
 }
 
 #[test]

@@ -73,7 +73,7 @@ fn run(server: &H3Server, pki: &Pki, calls: u32, depth: usize) -> (Seen, u64, bo
     poll.registry()
         .register(&mut sock, Token(0), Interest::READABLE)
         .expect("register");
-    let t = transport(Duration::from_secs(10));
+    let t = transport(Some(Duration::from_secs(10)));
     let cfg = client_config(tls(pki), &t).expect("quic config");
     let mut q = Quic::connect(Instant::now(), cfg, remote, "localhost").expect("connect");
     let mut h3: H3<u32> = H3::new();

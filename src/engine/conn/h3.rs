@@ -30,6 +30,7 @@ use crate::wire::http3::conn::H3;
 use crate::wire::http3::frame::code;
 use crate::wire::http3::qpack;
 use crate::wire::quic::Quic;
+use crate::wire::tls::Resumed;
 use crate::wire::udp::{RECV_BATCH, RECV_SLOT};
 
 thread_local! {
@@ -47,6 +48,8 @@ pub(crate) struct H3Side {
     quic: Option<Quic>,
     /// What `start` connects with (given by the engine at open).
     start: Option<(quinn_proto::ClientConfig, SocketAddr, String)>,
+    /// Whether the handshake resumed the session's TLS session (read once done).
+    resumed: Resumed,
     staged: Staged,
     /// The QPACK section being sent (scratch).
     block: Vec<u8>,
@@ -63,10 +66,23 @@ impl H3Side {
         self.proto.reset();
         self.quic = None;
         self.start = None;
+        self.resumed = Resumed::never();
         self.staged.clear();
         self.refused.clear();
         self.handshaken = false;
         self.early = false;
+    }
+}
+
+/// Whether a lost connection ended quietly: the idle timeout, or a close without an
+/// error. With no call in flight or queued this is the server (or QUIC) ending an
+/// idle connection, as a TCP server closes an idle keep-alive one.
+fn quiet_end(reason: &ConnectionError) -> bool {
+    match reason {
+        ConnectionError::TimedOut => true,
+        ConnectionError::ApplicationClosed(c) => c.error_code.into_inner() == code::NO_ERROR,
+        ConnectionError::ConnectionClosed(c) => u64::from(c.error_code) == 0,
+        _ => false,
     }
 }
 
@@ -94,15 +110,18 @@ impl<S: Transport> Conn<S> {
     }
 
     /// What the QUIC connection will start with: the client configuration (TLS
-    /// settings and session), the server's address and the TLS server name.
+    /// settings and session) and what tells whether its handshake resumed, the
+    /// server's address and the TLS server name.
     pub(crate) fn set_quic(
         &mut self,
         config: quinn_proto::ClientConfig,
+        resumed: Resumed,
         remote: SocketAddr,
         server_name: String,
     ) {
         if let Some(h) = self.h3.as_mut() {
             h.start = Some((config, remote, server_name));
+            h.resumed = resumed;
         }
     }
 
@@ -283,6 +302,7 @@ impl<S: Transport> Conn<S> {
         };
         let mut sink = sink!(self, h, now, ctx, true);
         let mut failure = None;
+        let mut quiet = false;
         while let Some(ev) = q.poll() {
             match ev {
                 Event::Connected => {
@@ -291,14 +311,11 @@ impl<S: Transport> Conn<S> {
                     s.http3.handshakes += 1;
                     let us = now.saturating_duration_since(self.started).as_micros();
                     s.http3.handshake_sum_us += u64::try_from(us).unwrap_or(u64::MAX);
-                    // quinn does not expose rustls' handshake kind: a handshake
-                    // counts as resumed when the server accepted our 0-RTT (which
-                    // only a resumed session can carry).
                     let accepted = h.early && q.conn_ref().accepted_0rtt();
                     if accepted {
                         s.http3.zero_rtt_accepted += 1;
                     }
-                    s.on_tls_handshake(accepted);
+                    s.on_tls_handshake(accepted || h.resumed.get());
                     if h.early && !accepted {
                         // 0-RTT rejected: QUIC dropped the early streams; their calls
                         // go back to the queue and HTTP/3 starts again in 1-RTT (each
@@ -326,6 +343,7 @@ impl<S: Transport> Conn<S> {
                     }
                 }
                 Event::ConnectionLost { reason } => {
+                    quiet = h.handshaken && quiet_end(&reason);
                     let (kind, say) = lost_kind(&reason);
                     if say {
                         sink.ctx.stats.http3.protocol_errors += 1;
@@ -352,6 +370,13 @@ impl<S: Transport> Conn<S> {
             h.staged.requeue(t.slot);
         }
         if let Some((kind, why)) = failure {
+            if quiet && h.proto.in_flight() == 0 && self.calls.is_empty() {
+                return if self.closing {
+                    Step::Close
+                } else {
+                    Step::PeerClosed
+                };
+            }
             if !why.is_empty() {
                 self.tls_error = Some(why);
             }

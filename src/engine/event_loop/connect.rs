@@ -138,16 +138,15 @@ impl Engine<'_> {
             Owner::Session { sess, .. } => self.sessions.get_mut(sess).and_then(|s| s.tls_cache()),
             _ => None,
         };
-        let transport = crate::wire::quic::engine_transport();
-        let config = settings.quic_config(cache.as_ref(), &transport);
+        let config = settings.quic_config(cache.as_ref());
         let addr = self.work.targets.get(target).map(|t| t.addr);
         let name = settings.server_name_text();
         let Some(conn) = self.table.get_mut(id) else {
             return false;
         };
         match (config, addr) {
-            (Some(c), Some(a)) => {
-                conn.set_quic(c, a, name);
+            (Some((c, resumed)), Some(a)) => {
+                conn.set_quic(c, resumed, a, name);
                 true
             }
             _ => {

@@ -81,6 +81,7 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         Opt::SslCiphers => b.tls_ciphers(v),
         Opt::SslNoReuse => b.tls_no_reuse(),
         Opt::Quic0rtt => b.quic_0rtt(),
+        Opt::QuicIdleTimeout => b.quic_idle_timeout(rule::QUIC_IDLE_TIMEOUT.parse(v)?),
         Opt::SslCertificate => b.tls_certificate(v),
         Opt::SslKey => b.tls_key(v),
         Opt::SslVerify => b.tls_verify(value::yes_no(value)),

@@ -132,6 +132,9 @@ impl Config {
         if self.tls.early_data {
             add("--quic-0rtt".into());
         }
+        if let Some(s) = self.tls.quic_idle_timeout {
+            add(format!("--quic-idle-timeout={}", cfmt::g(s)));
+        }
         if let Some(f) = &self.tls.certificate {
             add(format!("--ssl-cert={f}"));
         }

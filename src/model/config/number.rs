@@ -330,6 +330,14 @@ pub(crate) const THINK_TIMEOUT: FloatRule = FloatRule {
     expect: "expected a number of seconds >= 0",
     ..TIMEOUT
 };
+/// `--quic-idle-timeout`.
+pub(crate) const QUIC_IDLE_TIMEOUT: FloatRule = FloatRule {
+    option: "--quic-idle-timeout",
+    what: "illegal QUIC idle timeout",
+    ok: non_negative,
+    c_ok: any,
+    expect: "expected a number of seconds >= 0; 0 means none",
+};
 /// `--metrics-linger`.
 pub(crate) const METRICS_LINGER: FloatRule = FloatRule {
     option: "--metrics-linger",

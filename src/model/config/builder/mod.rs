@@ -453,6 +453,12 @@ impl ConfigBuilder {
         self
     }
 
+    /// `--quic-idle-timeout`, seconds (0: none from our side).
+    pub(crate) fn quic_idle_timeout(&mut self, seconds: f64) -> &mut Self {
+        self.c.tls.quic_idle_timeout = Some(seconds);
+        self
+    }
+
     /// `--ssl-no-reuse`.
     pub(crate) fn tls_no_reuse(&mut self) -> &mut Self {
         self.c.tls.no_reuse = true;
