@@ -7,6 +7,7 @@
 
 use crate::support::h3_hostile::{Hostile, HostileH3};
 use crate::support::h3_server::{H3Server, Opts};
+use crate::support::recorder::TempFile;
 use crate::support::tls_server::Pki;
 use crate::support::{run_ok, Report};
 
@@ -155,6 +156,35 @@ fn a_session_idle_past_the_quic_idle_timeout_resumes_on_a_new_connection() {
     assert!(
         r.text.contains("--quic-idle-timeout=0.1"),
         "echoed: {}",
+        r.text
+    );
+}
+
+#[test]
+fn each_call_on_a_connection_sends_its_own_uri() {
+    // The encoded request of one call is reused for the next only when the fields
+    // are the same: --wlog changes the path from call to call.
+    let pki = Pki::new();
+    let s = H3Server::start(pki.server_config(false), Opts::default());
+    let f = TempFile::new("h3-wlog", b"/u1\0/u2\0/u2\0/u3");
+    let spec = format!("--wlog=y,{}", f.path);
+    let r = run3(
+        s.port(),
+        &[
+            &spec,
+            "--num-conns",
+            "1",
+            "--num-calls",
+            "7",
+            "--burst-length",
+            "1",
+        ],
+    );
+    assert_eq!(r.totals(), (1, 7, 7), "{}\n{}", r.text, r.stderr);
+    assert_eq!(
+        s.paths(),
+        ["/u1", "/u2", "/u2", "/u3", "/u1", "/u2", "/u2"],
+        "{}",
         r.text
     );
 }

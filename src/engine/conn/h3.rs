@@ -51,8 +51,10 @@ pub(crate) struct H3Side {
     /// Whether the handshake resumed the session's TLS session (read once done).
     resumed: Resumed,
     staged: Staged,
-    /// The QPACK section being sent (scratch).
+    /// The QPACK section of the last request sent, and the staged fields it encodes
+    /// (a call with the same fields sends it again without encoding).
     block: Vec<u8>,
+    block_fields: Vec<u8>,
     refused: Vec<Tagged>,
     /// The handshake completed.
     handshaken: bool,
@@ -411,10 +413,14 @@ impl<S: Transport> Conn<S> {
             };
             let slot = sink.staged.hold_front();
             let (fields, body, decoded) = sink.staged.parts(slot);
-            h.block.clear();
-            qpack::put_prefix(&mut h.block);
-            for (n, v) in plain_fields(fields) {
-                qpack::put_field(&mut h.block, n, v);
+            if h.block.is_empty() || h.block_fields.as_slice() != fields {
+                h.block.clear();
+                qpack::put_prefix(&mut h.block);
+                for (n, v) in plain_fields(fields) {
+                    qpack::put_field(&mut h.block, n, v);
+                }
+                h.block_fields.clear();
+                h.block_fields.extend_from_slice(fields);
             }
             call.send_start = now;
             call.len = h.block.len() + body.len();

@@ -129,25 +129,43 @@ pub fn put_prefix(out: &mut Vec<u8>) {
     out.extend_from_slice(&[0, 0]);
 }
 
-/// Appends `name: value` as a field line: the static entry when the table holds the
-/// pair, else a literal value under the static name when there is one, else a literal
-/// name and value. `name` must be lowercase.
-pub fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    let mut by_name = None;
-    for (i, (n, v)) in STATIC.iter().enumerate() {
-        if n.as_bytes() == name {
-            if v.as_bytes() == value {
-                // Indexed field line, static: 1 1 index(6).
-                put_integer(out, 0xc0, 6, i as u64);
-                return;
+/// The static table's names in byte order, each with the indices of its entries
+/// (ascending): the encoder finds a name by binary search instead of comparing it
+/// with all 99 entries (that scan was some 7 % of a request's instructions).
+fn static_names() -> &'static [(&'static [u8], Vec<u8>)] {
+    static NAMES: std::sync::OnceLock<Vec<(&'static [u8], Vec<u8>)>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut names: Vec<(&'static [u8], Vec<u8>)> = Vec::new();
+        for (i, (n, _)) in (0u8..).zip(STATIC.iter()) {
+            match names.iter_mut().find(|(m, _)| *m == n.as_bytes()) {
+                Some((_, at)) => at.push(i),
+                None => names.push((n.as_bytes(), vec![i])),
             }
-            by_name.get_or_insert(i);
         }
-    }
-    match by_name {
-        // Literal with name reference, static, not "never indexed": 0 1 0 1 index(4).
-        Some(i) => put_integer(out, 0x50, 4, i as u64),
-        None => {
+        names.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        names
+    })
+}
+
+/// Appends `name: value` as a field line: the static entry when the table holds the
+/// pair, else a literal value under the static name when there is one (its first
+/// entry), else a literal name and value. `name` must be lowercase.
+pub fn put_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    let names = static_names();
+    match names.binary_search_by(|(n, _)| (*n).cmp(name)) {
+        Ok(k) => {
+            let at = &names[k].1;
+            for &i in at {
+                if STATIC[usize::from(i)].1.as_bytes() == value {
+                    // Indexed field line, static: 1 1 index(6).
+                    put_integer(out, 0xc0, 6, u64::from(i));
+                    return;
+                }
+            }
+            // Literal with name reference, static, not "never indexed": 0 1 0 1 index(4).
+            put_integer(out, 0x50, 4, u64::from(at[0]));
+        }
+        Err(_) => {
             // Literal with literal name, raw: 0 0 1 0 0 length(3).
             put_integer(out, 0x20, 3, name.len() as u64);
             out.extend_from_slice(name);
@@ -373,6 +391,45 @@ mod tests {
         for block in ["0381 10 11", "0000 80", "0000 10", "0000 4100", "0000 0000"] {
             let e = fields(&hex(block)).expect_err(block);
             assert_eq!(e.code, code::QPACK_DECOMPRESSION_FAILED, "{block}");
+        }
+    }
+
+    #[test]
+    fn the_encoder_picks_the_entry_a_full_scan_of_the_table_picks() {
+        // The reference: the first entry with name and value, else the first with
+        // the name, else none.
+        let scan = |name: &[u8], value: &[u8]| {
+            let same = |i: &usize| STATIC[*i].0.as_bytes() == name;
+            let exact = (0..STATIC.len()).find(|i| same(i) && STATIC[*i].1.as_bytes() == value);
+            (exact, (0..STATIC.len()).find(same))
+        };
+        let mut cases: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        for (n, v) in STATIC {
+            cases.push((n.as_bytes().to_vec(), v.as_bytes().to_vec()));
+            cases.push((n.as_bytes().to_vec(), b"other".to_vec()));
+        }
+        for n in ["x-custom", "", "a", "zzz", ":aut", "content-lengthx"] {
+            cases.push((n.as_bytes().to_vec(), b"v".to_vec()));
+        }
+        for (n, v) in &cases {
+            let mut got = Vec::new();
+            put_field(&mut got, n, v);
+            let mut want = Vec::new();
+            match scan(n, v) {
+                (Some(i), _) => put_integer(&mut want, 0xc0, 6, i as u64),
+                (None, by_name) => {
+                    match by_name {
+                        Some(i) => put_integer(&mut want, 0x50, 4, i as u64),
+                        None => {
+                            put_integer(&mut want, 0x20, 3, n.len() as u64);
+                            want.extend_from_slice(n);
+                        }
+                    }
+                    put_integer(&mut want, 0, 7, v.len() as u64);
+                    want.extend_from_slice(v);
+                }
+            }
+            assert_eq!(got, want, "{:?}: {:?}", String::from_utf8_lossy(n), v);
         }
     }
 

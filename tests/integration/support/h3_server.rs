@@ -48,6 +48,8 @@ pub struct Counts {
     pub replies: AtomicU64,
     /// Connections whose handshake resumed a session.
     pub resumed: AtomicU64,
+    /// The paths requested, in arrival order.
+    pub paths: std::sync::Mutex<Vec<String>>,
 }
 
 /// A running server (stops when the test process ends).
@@ -131,6 +133,15 @@ impl H3Server {
         self.counts.resumed.load(Ordering::SeqCst)
     }
 
+    /// The paths requested, in arrival order.
+    pub fn paths(&self) -> Vec<String> {
+        self.counts
+            .paths
+            .lock()
+            .map(|p| p.clone())
+            .unwrap_or_default()
+    }
+
     /// Requests seen.
     pub fn requests(&self) -> u64 {
         self.counts.requests.load(Ordering::SeqCst)
@@ -154,8 +165,11 @@ async fn serve(
     let mut h3 = h3::server::Connection::new(h3_quinn::Connection::new(conn)).await?;
     let mut served = 0usize;
     while let Some(resolver) = h3.accept().await? {
-        let (_req, mut stream) = resolver.resolve_request().await?;
+        let (req, mut stream) = resolver.resolve_request().await?;
         counts.requests.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut paths) = counts.paths.lock() {
+            paths.push(req.uri().path().to_string());
+        }
         let k = seq.fetch_add(1, Ordering::SeqCst) + 1;
         served += 1;
         let body = opts.body;
