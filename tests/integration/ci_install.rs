@@ -152,11 +152,16 @@ fn github_workflow_installs_the_release_deb_of_the_named_repository() {
     assert_eq!(s["gh_cache"], "~/.rshperf");
     let script = s["gh"].as_str().expect("install step");
 
-    let stubs = Stubs::new("gh-deb", false);
-    let github_path = stubs.0.join("github_path");
-    let gp = github_path.to_string_lossy().into_owned();
-    let out = stubs.run(script, &[("RSHPERF_REPO", REPO), ("GITHUB_PATH", &gp)]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The install step with stubs named `name` (`no_release`: the .deb is missing).
+    let install = |name: &str, no_release: bool| {
+        let stubs = Stubs::new(name, no_release);
+        let github_path = stubs.0.join("github_path");
+        let gp = github_path.to_string_lossy().into_owned();
+        let out = stubs.run(script, &[("RSHPERF_REPO", REPO), ("GITHUB_PATH", &gp)]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        (stubs, github_path, out)
+    };
+    let (stubs, github_path, _) = install("gh-deb", false);
     assert_eq!(
         stubs.calls(),
         [
@@ -167,11 +172,7 @@ fn github_workflow_installs_the_release_deb_of_the_named_repository() {
     assert!(!github_path.exists(), "the .deb puts rshperf on the PATH");
 
     // No release: the source of the same repository, into the cached root.
-    let stubs = Stubs::new("gh-source", true);
-    let github_path = stubs.0.join("github_path");
-    let gp = github_path.to_string_lossy().into_owned();
-    let out = stubs.run(script, &[("RSHPERF_REPO", REPO), ("GITHUB_PATH", &gp)]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (stubs, github_path, out) = install("gh-source", true);
     let home = stubs.0.display().to_string();
     assert_eq!(
         stubs.calls(),
@@ -206,14 +207,19 @@ fn gitlab_job_installs_the_release_deb_of_the_named_repository() {
     // The script ends by printing the PATH the job's `script` inherits.
     let script = format!("{}\necho \"PATH=$PATH\"", s["gl"].as_str().expect("script"));
 
-    let stubs = Stubs::new("gl-deb", false);
-    let root = format!("{}/.rshperf", stubs.0.display());
-    let env = [
-        ("RSHPERF_REPO", REPO),
-        ("CARGO_INSTALL_ROOT", root.as_str()),
-    ];
-    let out = stubs.run(&script, &env);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The job's script with stubs named `name` (`no_release`: the .deb is missing).
+    let install = |name: &str, no_release: bool| {
+        let stubs = Stubs::new(name, no_release);
+        let root = format!("{}/.rshperf", stubs.0.display());
+        let env = [
+            ("RSHPERF_REPO", REPO),
+            ("CARGO_INSTALL_ROOT", root.as_str()),
+        ];
+        let out = stubs.run(&script, &env);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        (stubs, root, out)
+    };
+    let (stubs, _, out) = install("gl-deb", false);
     assert_eq!(
         stubs.calls(),
         [
@@ -223,14 +229,7 @@ fn gitlab_job_installs_the_release_deb_of_the_named_repository() {
     );
     assert!(!text(&out.stdout).contains(".rshperf/bin"));
 
-    let stubs = Stubs::new("gl-source", true);
-    let root = format!("{}/.rshperf", stubs.0.display());
-    let env = [
-        ("RSHPERF_REPO", REPO),
-        ("CARGO_INSTALL_ROOT", root.as_str()),
-    ];
-    let out = stubs.run(&script, &env);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (stubs, root, out) = install("gl-source", true);
     assert_eq!(
         stubs.calls(),
         [

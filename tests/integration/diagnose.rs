@@ -305,11 +305,7 @@ fn an_engine_saturated_by_its_own_work_is_named_at_capacity() {
     .expect("spawn rshperf serve");
     let _quiet = support::cpu_quiet();
     let port = s.addr().port().to_string();
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| text(&o.stdout).trim() == "0");
-    let mut cmd = if root {
+    let mut cmd = if support::is_root() {
         let mut c = Command::new("nice");
         c.args(["-n", "-15"]).arg(env!("CARGO_BIN_EXE_rshperf"));
         c

@@ -342,9 +342,8 @@ fn partitions_on_separate_hosts_under_gnu_parallel_and_slurm() {
             return support::skip(&format!("`{tool}` not installed (package {package})"));
         }
     }
-    match Command::new("id").arg("-u").output() {
-        Ok(o) if text(&o.stdout).trim() == "0" => {}
-        _ => return support::skip("not root: network namespaces need root"),
+    if !support::is_root() {
+        return support::skip("not root: network namespaces need root");
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new("timeout")

@@ -20,16 +20,10 @@ use super::*;
 use crate::model::call::{Body, CallRef, RequestParts, Requests};
 use crate::wire::quic::{client_config, transport};
 
-/// `--timeout` of the tests.
-const TIMEOUT: Duration = Duration::from_secs(2);
-/// `--timeout` + `--think-timeout` of the tests.
-const REPLY_TIMEOUT: Duration = Duration::from_secs(3);
+use super::tests::{ms, rig_ctx, REPLY_TIMEOUT, TIMEOUT};
+
 /// The client's QUIC idle timeout in these tests.
 const IDLE: Duration = Duration::from_secs(5);
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
 
 /// A server endpoint in memory with its one connection.
 struct Server {
@@ -179,14 +173,7 @@ impl Rig {
     }
 
     fn with<R>(&mut self, f: impl FnOnce(&mut Conn<Mem>, &mut Ctx<'_>) -> R) -> R {
-        let mut ctx = Ctx {
-            stats: &mut self.stats,
-            timeout: Some(TIMEOUT),
-            reply_timeout: Some(REPLY_TIMEOUT),
-            debug: 0,
-            completions: &mut self.completions,
-            observer: None,
-        };
+        let mut ctx = rig_ctx(&mut self.stats, &mut self.completions);
         f(&mut self.conn, &mut ctx)
     }
 

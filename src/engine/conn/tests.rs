@@ -12,9 +12,21 @@ use super::*;
 use crate::model::call::{Body, CallRef, RequestParts, Requests};
 
 /// `--timeout` of the tests.
-const TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(2);
 /// `--timeout` + `--think-timeout` of the tests.
-const REPLY_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const REPLY_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A `Ctx` lending a rig's statistics and completions, with the tests' timeouts.
+pub(crate) fn rig_ctx<'a>(stats: &'a mut Stats, completions: &'a mut Vec<Completion>) -> Ctx<'a> {
+    Ctx {
+        stats,
+        timeout: Some(TIMEOUT),
+        reply_timeout: Some(REPLY_TIMEOUT),
+        debug: 0,
+        completions,
+        observer: None,
+    }
+}
 
 pub(crate) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -90,14 +102,7 @@ impl Rig {
 
     /// Runs `f` with the connection and a `Ctx` lending the rig's statistics.
     pub(crate) fn with<R>(&mut self, f: impl FnOnce(&mut Conn<Mem>, &mut Ctx<'_>) -> R) -> R {
-        let mut ctx = Ctx {
-            stats: &mut self.stats,
-            timeout: Some(TIMEOUT),
-            reply_timeout: Some(REPLY_TIMEOUT),
-            debug: 0,
-            completions: &mut self.completions,
-            observer: None,
-        };
+        let mut ctx = rig_ctx(&mut self.stats, &mut self.completions);
         f(&mut self.conn, &mut ctx)
     }
 

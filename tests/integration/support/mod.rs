@@ -49,6 +49,14 @@ pub fn skip(reason: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
 }
 
+/// Whether the tests run as root (`id -u` says 0).
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
 /// Whether `tool` is on the PATH.
 pub fn installed(tool: &str) -> bool {
     Command::new("sh")
