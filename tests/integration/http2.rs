@@ -86,16 +86,6 @@ fn h2c_every_call_is_a_stream_and_counted() {
     assert!(c[3] < c[4], "{c:?}");
 }
 
-/// The `--debug` summary of HTTP/2 naps: (naps, poll turns), if any nap was taken.
-fn naps(r: &Report) -> Option<(u64, u64)> {
-    let line = r.stderr.lines().find(|l| l.contains("HTTP/2 naps in"))?;
-    let n: Vec<u64> = line
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    Some((n[0], n[1]))
-}
-
 #[test]
 fn slow_replies_on_several_connections_are_collected_in_naps() {
     // 5 ms per reply: well past the 1.6 ms average from which the engine naps
@@ -126,11 +116,11 @@ fn slow_replies_on_several_connections_are_collected_in_naps() {
     assert_eq!(r.status(), [0, 200, 0, 0, 0]);
     assert_eq!(r.error("total"), 0);
     assert_eq!(s.max_in_flight(), 5, "{}", r.text);
-    let (naps, turns) = naps(&r).unwrap_or_else(|| panic!("no naps:\n{}", r.stderr));
+    let (naps, turns) = r.naps().unwrap_or_else(|| panic!("no naps:\n{}", r.stderr));
     assert!(naps > 0 && naps <= turns, "{naps} naps in {turns} turns");
     // The replies still arrive 5 ms after their requests. That a nap never passes
     // the engine's next deadline and comes only while replies are slow is tested on
-    // simulated time (`engine::event_loop::h2nap`); here only a hang guard.
+    // simulated time (`engine::event_loop::nap`); here only a hang guard.
     let rt = r.nums("Reply time [ms]:");
     let guard = support::HANG_GUARD.as_secs_f64() * 1000.0;
     assert!(rt[0] >= 5.0 && rt[0] < guard, "{rt:?}");
@@ -151,7 +141,7 @@ fn fast_replies_are_not_napped() {
     );
     assert_eq!(r.totals(), (1, 5, 5), "{}", r.text);
     assert_eq!(s.requests(), 5);
-    assert_eq!(naps(&r), None, "{}", r.stderr);
+    assert_eq!(r.naps(), None, "{}", r.stderr);
 }
 
 #[test]

@@ -209,6 +209,53 @@ fn call_rate_takes_free_streams_on_the_pool() {
     assert_eq!(s.connections(), 2);
 }
 
+#[test]
+fn slow_replies_are_collected_in_naps_and_fast_ones_are_not() {
+    // 5 ms per reply: past the 1.6 ms average response time from which the engine
+    // sleeps 200 us off the poll instead of being woken by every datagram.
+    let pki = Pki::new();
+    let s = H3Server::start(
+        pki.server_config(false),
+        Opts {
+            body: 100,
+            delay: std::time::Duration::from_millis(5),
+            ..Opts::default()
+        },
+    );
+    let r = run3(
+        s.port(),
+        &[
+            "--num-conns",
+            "4",
+            "--num-calls",
+            "50",
+            "--burst-length",
+            "5",
+            "--rate",
+            "1000",
+            "--debug",
+            "1",
+        ],
+    );
+    assert_eq!(r.totals(), (4, 200, 200), "{}\n{}", r.text, r.stderr);
+    assert_eq!(s.requests(), 200);
+    assert_eq!(r.error("total"), 0);
+    let (naps, turns) = r.naps().unwrap_or_else(|| panic!("no naps:\n{}", r.stderr));
+    assert!(naps > 0 && naps <= turns, "{naps} naps in {turns} turns");
+    let rt = r.nums("Reply time [ms]:");
+    assert!(rt[0] >= 5.0, "{rt:?}");
+
+    // Replies at once, one call at a time: every wait is a blocking poll.
+    let fast = H3Server::start(pki.server_config(false), Opts::default());
+    let r = run3(
+        fast.port(),
+        &["--num-conns", "1", "--num-calls", "5", "--debug", "1"],
+    );
+    assert_eq!(r.totals(), (1, 5, 5), "{}\n{}", r.text, r.stderr);
+    assert_eq!(fast.requests(), 5);
+    assert_eq!(r.naps(), None, "{}", r.stderr);
+}
+
 /// Runs 2 connections × `calls` calls against a hostile server; returns the report.
 fn hostile(how: Hostile, calls: &str, extra: &[&str]) -> (Report, HostileH3) {
     let pki = Pki::new();

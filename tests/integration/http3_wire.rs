@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use mio::{Events as MioEvents, Interest, Poll, Token};
 use rshperf::wire::http2::conn::{Events, Reply};
 use rshperf::wire::http3::conn::{put_request, H3};
+use rshperf::wire::http3::frame;
 use rshperf::wire::quic::{client_config, transport, Quic, MAX_DATAGRAM};
 use rshperf::wire::udp::Received;
 use rustls::pki_types::pem::PemObject;
@@ -115,7 +116,10 @@ fn run(server: &H3Server, pki: &Pki, calls: u32, depth: usize) -> (Seen, u64, bo
                 b"/x",
                 &[(b"user-agent", b"t")],
             );
-            if h3.open(q.conn(), next, &section, b"", &mut seen).is_err() {
+            if h3
+                .open(q.conn(), next, frame::request(&section, b""), &mut seen)
+                .is_err()
+            {
                 break;
             }
             next += 1;

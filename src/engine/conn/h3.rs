@@ -18,6 +18,8 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use bytes::Bytes;
+
 use quinn_proto::{ConnectionError, Event, VarInt};
 
 use super::h2::{sink, Sink, Tagged};
@@ -27,7 +29,7 @@ use crate::model::call::{CallRef, Requests};
 use crate::model::stats::ErrorKind;
 use crate::wire::http2::encoder::plain_fields;
 use crate::wire::http3::conn::H3;
-use crate::wire::http3::frame::code;
+use crate::wire::http3::frame::{self, code};
 use crate::wire::http3::qpack;
 use crate::wire::quic::Quic;
 use crate::wire::tls::Resumed;
@@ -51,10 +53,8 @@ pub(crate) struct H3Side {
     /// Whether the handshake resumed the session's TLS session (read once done).
     resumed: Resumed,
     staged: Staged,
-    /// The QPACK section of the last request sent, and the staged fields it encodes
-    /// (a call with the same fields sends it again without encoding).
-    block: Vec<u8>,
-    block_fields: Vec<u8>,
+    /// The last request's frames and what they encode.
+    last: Encoded,
     refused: Vec<Tagged>,
     /// The handshake completed.
     handshaken: bool,
@@ -73,6 +73,39 @@ impl H3Side {
         self.refused.clear();
         self.handshaken = false;
         self.early = false;
+    }
+}
+
+/// The frames of the last request sent and the staged fields and body they encode:
+/// a call that stages the same sends them again without encoding or copying (QUIC
+/// keeps references to one buffer).
+#[derive(Debug, Default)]
+struct Encoded {
+    frames: Bytes,
+    /// The QPACK field section's length.
+    section: usize,
+    fields: Vec<u8>,
+    body: Vec<u8>,
+}
+
+impl Encoded {
+    /// The frames of a request with staged `fields` and `body`, and its section's
+    /// length: the last ones when they match, else newly encoded.
+    fn frames(&mut self, fields: &[u8], body: &[u8]) -> (Bytes, usize) {
+        if self.frames.is_empty() || self.fields != fields || self.body != body {
+            let mut block = Vec::new();
+            qpack::put_prefix(&mut block);
+            for (n, v) in plain_fields(fields) {
+                qpack::put_field(&mut block, n, v);
+            }
+            self.frames = frame::request(&block, body);
+            self.section = block.len();
+            self.fields.clear();
+            self.fields.extend_from_slice(fields);
+            self.body.clear();
+            self.body.extend_from_slice(body);
+        }
+        (self.frames.clone(), self.section)
     }
 }
 
@@ -413,26 +446,17 @@ impl<S: Transport> Conn<S> {
             };
             let slot = sink.staged.hold_front();
             let (fields, body, decoded) = sink.staged.parts(slot);
-            if h.block.is_empty() || h.block_fields.as_slice() != fields {
-                h.block.clear();
-                qpack::put_prefix(&mut h.block);
-                for (n, v) in plain_fields(fields) {
-                    qpack::put_field(&mut h.block, n, v);
-                }
-                h.block_fields.clear();
-                h.block_fields.extend_from_slice(fields);
-            }
+            let (frames, section) = h.last.frames(fields, body);
             call.send_start = now;
-            call.len = h.block.len() + body.len();
+            call.len = section + body.len();
             let tag = Tagged {
                 call,
                 reply_start: now,
-                block: u32_of(h.block.len()),
+                block: u32_of(section),
                 decoded: u32_of(decoded),
                 slot,
             };
-            let body = body.to_vec();
-            match h.proto.open(q.conn(), tag, &h.block, &body, &mut sink) {
+            match h.proto.open(q.conn(), tag, frames, &mut sink) {
                 Ok(()) => opened = true,
                 Err(tag) => {
                     self.calls.push_front(tag.call);

@@ -7,9 +7,9 @@
 //! SIGINT/SIGTERM, and the end condition. Sleeps in the poll until the next I/O or
 //! deadline (a timerfd gives sub-millisecond wakeups), waking a little early to spin
 //! to the next arrival, and starting an arrival that falls due amid a batch of
-//! events before the rest of the batch (`spin`): no busy polling. While HTTP/2
-//! replies are slow to come (a saturated server), it naps briefly instead of
-//! blocking in the poll (`h2nap`).
+//! events before the rest of the batch (`spin`): no busy polling. While HTTP/2 or
+//! HTTP/3 replies are slow to come (a saturated server), it naps briefly instead of
+//! blocking in the poll (`nap`).
 //! What to send is decided by the workload halves in `request` (one connection per
 //! arrival) and `session` (`--wsess`, `--wsesslog`, and with `page` `--wsesspage`);
 //! when arrivals are not scheduled but replace finished units (sequential mode,
@@ -33,8 +33,8 @@ mod dispatch;
 mod events;
 mod finish;
 mod h2flush;
-mod h2nap;
 mod issue;
+mod nap;
 mod new;
 mod pacer;
 mod page;
@@ -143,8 +143,8 @@ pub(crate) struct Engine<'c> {
     dirty: Vec<ConnId>,
     /// HTTP/2 writes held back to the end of the poll turn (`h2flush`).
     h2: h2flush::Held,
-    /// Short sleeps instead of blocking polls while HTTP/2 replies stream in (`h2nap`).
-    nap: h2nap::Nap,
+    /// Short sleeps instead of blocking polls while multiplexed replies stream in (`nap`).
+    nap: nap::Nap,
     /// Connections the workload wants closed once the current handler is done.
     to_close: Vec<ConnId>,
     observer: Option<Box<dyn ReplyObserver + 'c>>,

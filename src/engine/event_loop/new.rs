@@ -26,7 +26,7 @@ use crate::wire::table::Table;
 use crate::wire::timer::TimerWheel;
 
 use super::{
-    burst, catchup, closed, dispatch, h2flush, h2nap, pacer, spare, spin, spread, timers,
+    burst, catchup, closed, dispatch, h2flush, nap, pacer, spare, spin, spread, timers,
     CallObserver, Engine, Plan, READ_BUFFER, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN,
 };
 
@@ -107,7 +107,10 @@ impl<'c> Engine<'c> {
             leftovers: Vec::new(),
             dirty: Vec::new(),
             h2: h2flush::Held::default(),
-            nap: h2nap::Nap::new(cfg.request.http_version == HttpVersion::V2),
+            nap: nap::Nap::new(matches!(
+                cfg.request.http_version,
+                HttpVersion::V2 | HttpVersion::V3
+            )),
             to_close: Vec::new(),
             observer,
             opts: SocketOptions {

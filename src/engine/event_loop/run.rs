@@ -15,7 +15,7 @@ use mio::Events;
 use crate::engine::clock::Monotonic;
 use crate::wire::table::ConnId;
 
-use super::{h2nap, pool, Engine, Outcome, Ready, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN};
+use super::{nap, pool, Engine, Outcome, Ready, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN};
 
 impl<'c> Engine<'c> {
     /// Runs until the end condition, `--runtime` or a signal.
@@ -50,14 +50,14 @@ impl<'c> Engine<'c> {
                 // A batched call rate's next call is due too (its own timer wakes a
                 // poll, not a nap).
                 let call = self.pacer.next().filter(|_| self.pool_batched());
-                let due = h2nap::sooner(self.next_deadline(now), call);
+                let due = nap::sooner(self.next_deadline(now), call);
                 self.nap.next(now, due)
             } else {
                 None
             };
             let timeout = match nap {
                 Some(nap) => {
-                    // Off the poll's wait queue: arriving replies wake nobody (`h2nap`).
+                    // Off the poll's wait queue: arriving replies wake nobody (`nap`).
                     std::thread::sleep(nap);
                     Some(Duration::ZERO)
                 }
@@ -162,7 +162,7 @@ impl<'c> Engine<'c> {
         self.tally.stop(&self.stats);
         if self.cfg.output.debug > 0 && self.nap.taken > 0 {
             crate::engine::note::note!(
-                "rshperf: {} HTTP/2 naps in {} poll turns",
+                "rshperf: {} naps in {} poll turns",
                 self.nap.taken,
                 self.iteration
             );

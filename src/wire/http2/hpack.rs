@@ -191,57 +191,6 @@ enum Src {
     Dynamic(usize),
 }
 
-/// Huffman strings decoded lately: servers send the same values in every reply
-/// (nginx's `server`, `date`, `content-type`, `last-modified`, …), so a hit turns a
-/// Huffman decode into a compare and a copy (`perf` showed the decode as the
-/// client's top symbol before). Entries index one arena, dropped whole when full.
-#[derive(Debug, Default)]
-struct Memo {
-    arena: Vec<u8>,
-    /// (encoded offset, encoded length, decoded offset, decoded length).
-    entries: Vec<(usize, usize, usize, usize)>,
-    next: usize,
-}
-
-/// Entries kept by `Memo`.
-const MEMO_ENTRIES: usize = 16;
-/// Longest encoded string memoized.
-const MEMO_MAX: usize = 256;
-/// Arena size at which `Memo` starts over.
-const MEMO_ARENA: usize = 16 * 1024;
-
-impl Memo {
-    fn get(&self, raw: &[u8]) -> Option<&[u8]> {
-        self.entries.iter().find_map(|&(eo, el, d, dl)| {
-            (el == raw.len() && self.arena.get(eo..eo + el) == Some(raw))
-                .then(|| self.arena.get(d..d + dl))
-                .flatten()
-        })
-    }
-
-    fn put(&mut self, raw: &[u8], decoded: &[u8]) {
-        if raw.len() > MEMO_MAX {
-            return;
-        }
-        if self.arena.len() + raw.len() + decoded.len() > MEMO_ARENA {
-            self.arena.clear();
-            self.entries.clear();
-            self.next = 0;
-        }
-        let eo = self.arena.len();
-        self.arena.extend_from_slice(raw);
-        let d = self.arena.len();
-        self.arena.extend_from_slice(decoded);
-        let e = (eo, raw.len(), d, decoded.len());
-        if self.entries.len() < MEMO_ENTRIES {
-            self.entries.push(e);
-        } else {
-            self.entries[self.next] = e;
-            self.next = (self.next + 1) % MEMO_ENTRIES;
-        }
-    }
-}
-
 /// Decodes one connection's reply header blocks, in order.
 #[derive(Debug, Default)]
 pub struct Decoder {
@@ -249,7 +198,7 @@ pub struct Decoder {
     /// Our SETTINGS_HEADER_TABLE_SIZE: the most a size update may ask for.
     limit: usize,
     scratch: Vec<u8>,
-    memo: Memo,
+    memo: huffman::Memo,
 }
 
 /// Decodes an HPACK integer with an `n`-bit prefix at the start of `buf`: (value,
@@ -308,13 +257,9 @@ impl Decoder {
         let raw = block.get(start..end).ok_or(HpackError::Truncated)?;
         if huff {
             let s = self.scratch.len();
-            match self.memo.get(raw) {
-                Some(decoded) => self.scratch.extend_from_slice(decoded),
-                None => {
-                    huffman::decode(raw, &mut self.scratch).map_err(|_| HpackError::Huffman)?;
-                    self.memo.put(raw, &self.scratch[s..]);
-                }
-            }
+            self.memo
+                .decode(raw, &mut self.scratch)
+                .map_err(|_| HpackError::Huffman)?;
             Ok((Src::Scratch(s, self.scratch.len()), end))
         } else {
             Ok((Src::Block(start, end), end))
@@ -742,7 +687,7 @@ mod tests {
                 decode_all(&mut d, &block),
                 Ok(vec![("x-v".to_string(), value)])
             );
-            assert!(d.memo.arena.len() <= MEMO_ARENA);
+            assert!(d.memo.bounded());
         }
     }
 

@@ -7,8 +7,10 @@
 //! appendix C examples in `hpack.rs` check whole strings. The decoder walks the code
 //! tree a nibble at a time through a table of 256 states × 16 nibbles built once
 //! (`OnceLock`), nghttp2's approach: two lookups per input byte and no allocation
-//! beyond the caller's output buffer. Called by `hpack::Decoder` (and by tests and
-//! the fuzz target through `encode`).
+//! beyond the caller's output buffer. `Memo` keeps a connection's recent strings
+//! and their decodings, since servers repeat their header values. Used by
+//! `hpack::Decoder` and `http3::qpack::Decoder` (and by tests and the fuzz target
+//! through `encode`).
 
 use std::sync::OnceLock;
 
@@ -204,6 +206,76 @@ pub fn encode(src: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// Huffman strings decoded lately: servers send the same values in every reply
+/// (`server`, `date`, `content-type`, `last-modified`, …), so a hit turns a decode
+/// into a compare and a copy (`perf` showed the decode as the client's top symbol
+/// before, with HPACK and with QPACK). Entries index one arena, dropped whole when
+/// full. One per connection's header decoder.
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    arena: Vec<u8>,
+    /// (encoded offset, encoded length, decoded offset, decoded length).
+    entries: Vec<(usize, usize, usize, usize)>,
+    next: usize,
+}
+
+/// Entries kept by `Memo`.
+const MEMO_ENTRIES: usize = 16;
+/// Longest encoded string memoized.
+const MEMO_MAX: usize = 256;
+/// Arena size at which `Memo` starts over.
+const MEMO_ARENA: usize = 16 * 1024;
+
+impl Memo {
+    /// Appends the decoding of `raw` to `out`, as `decode` does.
+    pub(crate) fn decode(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), HuffmanError> {
+        if let Some(decoded) = self.get(raw) {
+            out.extend_from_slice(decoded);
+            return Ok(());
+        }
+        let s = out.len();
+        decode(raw, out)?;
+        self.put(raw, &out[s..]);
+        Ok(())
+    }
+
+    /// Whether the arena is within its bound (tests).
+    #[cfg(test)]
+    pub(crate) fn bounded(&self) -> bool {
+        self.arena.len() <= MEMO_ARENA
+    }
+
+    fn get(&self, raw: &[u8]) -> Option<&[u8]> {
+        self.entries.iter().find_map(|&(eo, el, d, dl)| {
+            (el == raw.len() && self.arena.get(eo..eo + el) == Some(raw))
+                .then(|| self.arena.get(d..d + dl))
+                .flatten()
+        })
+    }
+
+    fn put(&mut self, raw: &[u8], decoded: &[u8]) {
+        if raw.len() > MEMO_MAX {
+            return;
+        }
+        if self.arena.len() + raw.len() + decoded.len() > MEMO_ARENA {
+            self.arena.clear();
+            self.entries.clear();
+            self.next = 0;
+        }
+        let eo = self.arena.len();
+        self.arena.extend_from_slice(raw);
+        let d = self.arena.len();
+        self.arena.extend_from_slice(decoded);
+        let e = (eo, raw.len(), d, decoded.len());
+        if self.entries.len() < MEMO_ENTRIES {
+            self.entries.push(e);
+        } else {
+            self.entries[self.next] = e;
+            self.next = (self.next + 1) % MEMO_ENTRIES;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,6 +301,59 @@ mod tests {
         let mut dec = Vec::new();
         decode(&enc, &mut dec).expect("valid coding");
         assert_eq!(dec, all);
+    }
+
+    #[test]
+    fn random_strings_round_trip() {
+        // A fixed linear congruential sequence: strings of 0 to 40 bytes, text-like
+        // (short codes) and arbitrary (long codes) mixed.
+        let mut x: u32 = 12345;
+        let mut next = || {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            x >> 16
+        };
+        for _ in 0..2000 {
+            let n = next() % 41;
+            let s: Vec<u8> = (0..n)
+                .map(|_| {
+                    let r = next();
+                    if r % 4 == 0 {
+                        r as u8
+                    } else {
+                        b' ' + (r % 95) as u8
+                    }
+                })
+                .collect();
+            let mut enc = Vec::new();
+            encode(&s, &mut enc);
+            let mut dec = Vec::new();
+            decode(&enc, &mut dec).expect("valid coding");
+            assert_eq!(dec, s);
+        }
+    }
+
+    #[test]
+    fn each_symbol_decodes_before_any_valid_padding_and_not_before_a_byte_of_ones() {
+        let t = tables();
+        for s in 0..=255u8 {
+            let (code, len) = t.codes[usize::from(s)];
+            let len = u32::from(len);
+            // The code, then ones to the byte boundary (valid padding), or a whole
+            // byte of ones more (padding longer than 7 bits).
+            let to_byte = len.next_multiple_of(8) - len;
+            for (pad, ok) in [(to_byte, true), (to_byte + 8, false)] {
+                let bits = len + pad;
+                let v = (u64::from(code) << pad) | ((1u64 << pad) - 1);
+                let bytes: Vec<u8> = (0..bits / 8).rev().map(|k| (v >> (8 * k)) as u8).collect();
+                let mut out = Vec::new();
+                let r = decode(&bytes, &mut out);
+                if ok {
+                    assert_eq!((r, out.as_slice()), (Ok(()), &[s][..]), "symbol {s}");
+                } else {
+                    assert_eq!(r, Err(HuffmanError), "symbol {s} and {pad} ones");
+                }
+            }
+        }
     }
 
     #[test]

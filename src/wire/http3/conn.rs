@@ -11,6 +11,7 @@
 //! and the socket are `wire::quic`'s and the engine's. A connection-level protocol
 //! error is returned as an `H3Error` for the caller to close the QUIC connection with.
 
+use bytes::Bytes;
 use quinn_proto::{Connection, Dir, ReadError, StreamEvent, StreamId, VarInt, WriteError};
 
 use super::frame::{self, code, err, kind, setting, stream_type, H3Error, Item, Reader};
@@ -35,9 +36,9 @@ struct Req<T> {
     reply: Reply,
     /// The final HEADERS arrived.
     final_seen: bool,
-    /// Request bytes not yet accepted by QUIC: `out[off..]`, then FIN.
-    out: Vec<u8>,
-    off: usize,
+    /// Request frames not yet accepted by QUIC (then FIN): a reference to the
+    /// caller's, which QUIC keeps until they are acknowledged.
+    out: Bytes,
     /// Frame bytes of the request (reported once written).
     bytes: u64,
     written: bool,
@@ -89,7 +90,6 @@ pub struct H3<T> {
     control_reader: Reader,
     got_settings: bool,
     reqs: Vec<Req<T>>,
-    spare: Vec<Vec<u8>>,
     decoder: Decoder,
     goaway: Option<u64>,
     /// Counters since `new`/`reset`.
@@ -115,19 +115,16 @@ impl<T> H3<T> {
             control_reader: Reader::new(MAX_FRAME),
             got_settings: false,
             reqs: Vec::new(),
-            spare: Vec::new(),
             decoder: Decoder::new(),
             goaway: None,
             counts: Counts::default(),
         }
     }
 
-    /// Back to "before start" for a new connection (buffers kept); streams must have
+    /// Back to "before start" for a new connection; streams must have
     /// been drained (`drain`).
     pub fn reset(&mut self) {
-        for (_, b) in self.ours.drain(..) {
-            self.spare.push(b);
-        }
+        self.ours.clear();
         self.started = false;
         self.critical = [None; 3];
         self.blocked = false;
@@ -135,9 +132,7 @@ impl<T> H3<T> {
         self.control = None;
         self.control_reader.reset();
         self.got_settings = false;
-        for r in self.reqs.drain(..) {
-            self.spare.push(r.out);
-        }
+        self.reqs.clear();
         self.goaway = None;
         self.counts = Counts::default();
     }
@@ -195,15 +190,14 @@ impl<T> H3<T> {
         self.goaway.is_some()
     }
 
-    /// Opens a request stream for `tag`: a HEADERS frame with the QPACK field section
-    /// `section` (from `qpack::put_prefix` and `put_field`) and, if `body` is not
-    /// empty, a DATA frame; then FIN. Gives `tag` back if no stream is free.
+    /// Opens a request stream for `tag` and sends `request` on it, then FIN:
+    /// HEADERS and any DATA as `frame::request` builds them. Gives `tag` back if no
+    /// stream is free.
     pub fn open(
         &mut self,
         conn: &mut Connection,
         tag: T,
-        section: &[u8],
-        body: &[u8],
+        request: Bytes,
         ev: &mut impl Events<T>,
     ) -> Result<(), T> {
         if self.goaway.is_some() {
@@ -213,28 +207,19 @@ impl<T> H3<T> {
             self.blocked = true;
             return Err(tag);
         };
-        let mut out = self.spare.pop().unwrap_or_default();
-        out.clear();
-        frame::put_head(&mut out, kind::HEADERS, section.len() as u64);
-        out.extend_from_slice(section);
-        if !body.is_empty() {
-            frame::put_head(&mut out, kind::DATA, body.len() as u64);
-            out.extend_from_slice(body);
-        }
         let reply = Reply {
             header_wire: 0,
             ..Reply::default()
         };
         self.counts.streams += 1;
-        let bytes = out.len() as u64;
+        let bytes = request.len() as u64;
         self.reqs.push(Req {
             id,
             tag,
             reader: Reader::new(MAX_FRAME),
             reply,
             final_seen: false,
-            out,
-            off: 0,
+            out: request,
             bytes,
             written: false,
         });
@@ -322,9 +307,6 @@ impl<T> H3<T> {
 
     /// Takes back the tags of every open stream (the connection is going away).
     pub fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
-        for r in &mut self.reqs {
-            self.spare.push(std::mem::take(&mut r.out));
-        }
         self.reqs.drain(..).map(|r| r.tag)
     }
 
@@ -350,10 +332,10 @@ impl<T> H3<T> {
             return;
         }
         let mut s = conn.send_stream(r.id);
-        while r.off < r.out.len() {
-            match s.write(&r.out[r.off..]) {
-                Ok(n) => r.off += n,
-                Err(_) => return,
+        while !r.out.is_empty() {
+            // QUIC takes what fits of the chunk and advances it past that.
+            if s.write_chunks(std::slice::from_mut(&mut r.out)).is_err() {
+                return;
             }
         }
         if s.finish().is_ok() {
@@ -373,7 +355,7 @@ impl<T> H3<T> {
             return;
         }
         r.written = true;
-        let unsent = (r.out.len() - r.off) as u64;
+        let unsent = r.out.len() as u64;
         ev.started(&mut r.tag);
         ev.written(&mut r.tag, r.bytes - unsent);
     }
@@ -448,7 +430,6 @@ impl<T> H3<T> {
                     return Ok(());
                 }
                 let reply = r.reply;
-                self.spare.push(r.out);
                 ev.done(r.tag, &reply);
                 Ok(())
             }
@@ -466,7 +447,6 @@ impl<T> H3<T> {
     /// A request that ended without a complete reply: refused (may be sent again) for
     /// H3_REQUEST_REJECTED, else a reset.
     fn end_failed(&mut self, r: Req<T>, c: u64, ev: &mut impl Events<T>) {
-        self.spare.push(r.out);
         if c == code::REQUEST_REJECTED {
             ev.refused(r.tag);
         } else {
@@ -699,7 +679,6 @@ impl<T> H3<T> {
                 let r = self.reqs.swap_remove(i);
                 let _ = conn.send_stream(r.id).reset(VarInt::from_u32(0x10c));
                 let _ = conn.recv_stream(r.id).stop(VarInt::from_u32(0x10c));
-                self.spare.push(r.out);
                 ev.refused(r.tag);
             } else {
                 i += 1;

@@ -112,6 +112,20 @@ pub fn put_head(out: &mut Vec<u8>, kind: u64, len: u64) {
     varint::put(out, len);
 }
 
+/// A request's frames as QUIC takes them: HEADERS with the QPACK field section
+/// `section`, then, if `body` is not empty, one DATA frame.
+pub fn request(section: &[u8], body: &[u8]) -> bytes::Bytes {
+    let heads = 2 + varint::len(section.len() as u64) + varint::len(body.len() as u64);
+    let mut out = Vec::with_capacity(heads + section.len() + body.len());
+    put_head(&mut out, kind::HEADERS, section.len() as u64);
+    out.extend_from_slice(section);
+    if !body.is_empty() {
+        put_head(&mut out, kind::DATA, body.len() as u64);
+        out.extend_from_slice(body);
+    }
+    out.into()
+}
+
 /// Appends a SETTINGS frame.
 pub fn put_settings(out: &mut Vec<u8>, pairs: &[(u64, u64)]) {
     let len: usize = pairs

@@ -204,11 +204,14 @@ fn int(b: &[u8], at: usize, n: u32) -> Result<(u64, usize), H3Error> {
     }
 }
 
-/// Decodes field sections (see the module header). Holds scratch buffers only.
+/// Decodes field sections (see the module header). Holds scratch buffers and the
+/// recent Huffman strings with their decodings (servers repeat their values).
 #[derive(Debug, Default)]
 pub struct Decoder {
     name: Vec<u8>,
     value: Vec<u8>,
+    /// Recent Huffman strings and their decodings.
+    memo: huffman::Memo,
 }
 
 /// Where a decoded string is.
@@ -325,7 +328,9 @@ impl Decoder {
             &mut self.value
         };
         out.clear();
-        huffman::decode(&block[from..to], out).map_err(|_| bad("a bad Huffman string"))?;
+        self.memo
+            .decode(&block[from..to], out)
+            .map_err(|_| bad("a bad Huffman string"))?;
         Ok((Src::Scratch, to))
     }
 
@@ -486,6 +491,35 @@ mod tests {
                 (":status".into(), "302".into())
             ]
         );
+    }
+
+    #[test]
+    fn repeated_huffman_values_decode_alike_through_the_memo() {
+        // One decoder, values that repeat and values of the same coded length that
+        // differ: each decodes to itself.
+        let mut d = Decoder::new();
+        for v in [
+            "Wed, 02 Dec 2026 09:27:18 GMT",
+            "Wed, 02 Dec 2026 09:27:19 GMT",
+        ]
+        .iter()
+        .cycle()
+        .take(6)
+        {
+            let mut b = vec![0, 0];
+            let mut enc = Vec::new();
+            huffman::encode(v.as_bytes(), &mut enc);
+            // Static name "date" (index 6) with a Huffman value.
+            b.push(0x50 | 6);
+            put_integer(&mut b, 0x80, 7, enc.len() as u64);
+            b.extend_from_slice(&enc);
+            let mut got = Vec::new();
+            d.decode(&b, 1 << 20, |n, v| {
+                got.push((n.to_vec(), v.to_vec()));
+            })
+            .expect("decodes");
+            assert_eq!(got, vec![(b"date".to_vec(), v.as_bytes().to_vec())]);
+        }
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct Opts {
     /// Reject 0-RTT: every connection after the first gets a configuration without
     /// early data (its tickets came from the first, which allowed it).
     pub reject_0rtt: bool,
+    /// Wait this long before answering each request.
+    pub delay: std::time::Duration,
 }
 
 /// What the server counted.
@@ -176,7 +178,11 @@ async fn serve(
         let early_reply = opts.early_reply;
         let reset = opts.reset_every.is_some_and(|e| k.is_multiple_of(e));
         let c = Arc::clone(&counts);
+        let delay = opts.delay;
         tokio::spawn(async move {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
             if reset {
                 stream.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
                 return;

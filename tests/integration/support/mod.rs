@@ -174,6 +174,13 @@ impl Report {
             n[9] as u64,
         ]
     }
+
+    /// The `--debug` summary of naps: (naps, poll turns), if any nap was taken.
+    pub fn naps(&self) -> Option<(u64, u64)> {
+        let line = self.stderr.lines().find(|l| l.contains(" naps in "))?;
+        let n = numbers(line);
+        Some((n[0] as u64, n[1] as u64))
+    }
 }
 
 /// Every number in `s` (integers and decimals), in order.
