@@ -35,6 +35,9 @@ pub const MAX_DATAGRAM: usize = 65_527;
 /// engine reads datagrams into a small stack buffer.
 pub const MAX_UDP_PAYLOAD: u16 = 1472;
 
+/// The size of `rx`: several replies' worth of datagrams.
+const RX_BUFFER: usize = 16 * 1024;
+
 /// The QUIC idle timeout our connections offer without `--quic-idle-timeout` (the
 /// engine's own `--timeout` watchdogs decide before QUIC gives up on a call).
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(30);
@@ -82,6 +85,11 @@ pub struct Quic {
     out_ecn: u8,
     /// Scratch for the endpoint's stateless responses (never used by a client).
     scratch: Vec<u8>,
+    /// Received datagrams are copied here and handed to QUIC as parts of it, while
+    /// it has room; once QUIC has dropped every part (their stream data was read),
+    /// `reserve` takes the whole buffer back instead of allocating (else it
+    /// allocates one of at least `RX_BUFFER`).
+    rx: BytesMut,
     /// Datagrams sent and received.
     pub datagrams_sent: u64,
     pub datagrams_received: u64,
@@ -113,6 +121,7 @@ impl Quic {
             out_segment: 0,
             out_ecn: 0,
             scratch: Vec::new(),
+            rx: BytesMut::with_capacity(RX_BUFFER),
             datagrams_sent: 0,
             datagrams_received: 0,
             sends: 0,
@@ -146,10 +155,13 @@ impl Quic {
         );
     }
 
-    /// Feeds one received buffer: datagrams of `stride` bytes (GRO), copied once.
+    /// Feeds one received buffer: datagrams of `stride` bytes (GRO), copied once
+    /// (into `rx`).
     pub fn on_received(&mut self, now: Instant, r: Received<'_>) {
         let ecn = EcnCodepoint::from_bits(r.ecn);
-        let mut data = BytesMut::from(r.data);
+        self.rx.reserve(r.data.len());
+        self.rx.extend_from_slice(r.data);
+        let mut data = self.rx.split();
         while !data.is_empty() {
             // The last (or only) datagram takes the buffer itself: splitting it off
             // would share the buffer (an allocation) for nothing.
