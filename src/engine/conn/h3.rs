@@ -537,3 +537,63 @@ impl<S: Transport> Conn<S> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Encoded;
+    use crate::wire::http2::encoder::put_plain;
+    use crate::wire::http3::qpack::Decoder;
+
+    /// A plain field list with `:path` `path`.
+    fn fields(path: &str) -> Vec<u8> {
+        let mut f = Vec::new();
+        put_plain(&mut f, b":method", b"POST");
+        put_plain(&mut f, b":path", path.as_bytes());
+        f
+    }
+
+    /// Decoded (name, value) fields.
+    type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+
+    /// The QPACK section's fields and the DATA payload of a request's frames.
+    fn split(frames: &[u8]) -> (Fields, Vec<u8>) {
+        // HEADERS (type 1) and DATA (type 0), lengths under 64: one byte each here.
+        assert_eq!(frames[0], 0x01);
+        let n = usize::from(frames[1]);
+        let mut got = Vec::new();
+        Decoder::new()
+            .decode(&frames[2..2 + n], 1 << 20, |k, v| {
+                got.push((k.to_vec(), v.to_vec()))
+            })
+            .expect("section");
+        let rest = &frames[2 + n..];
+        let body = if rest.is_empty() {
+            Vec::new()
+        } else {
+            assert_eq!((rest[0], usize::from(rest[1])), (0x00, rest.len() - 2));
+            rest[2..].to_vec()
+        };
+        (got, body)
+    }
+
+    #[test]
+    fn frames_are_shared_while_fields_and_body_repeat_and_rebuilt_when_either_changes() {
+        let mut e = Encoded::default();
+        let (a, la) = e.frames(&fields("/a"), b"one");
+        let (again, _) = e.frames(&fields("/a"), b"one");
+        assert_eq!(again.as_ptr(), a.as_ptr(), "the same buffer, not a copy");
+        let (got, body) = split(&a);
+        assert_eq!(got[1], (b":path".to_vec(), b"/a".to_vec()));
+        assert_eq!((body.as_slice(), la), (&b"one"[..], usize::from(a[1])));
+
+        let (b, _) = e.frames(&fields("/a"), b"two");
+        assert_ne!(b.as_ptr(), a.as_ptr());
+        assert_eq!(split(&b).1, b"two");
+        let (c, _) = e.frames(&fields("/c"), b"two");
+        assert_eq!(split(&c).0[1], (b":path".to_vec(), b"/c".to_vec()));
+        let (d, _) = e.frames(&fields("/c"), b"");
+        assert_eq!(split(&d).1, b"");
+        // The first request's frames are untouched by what followed.
+        assert_eq!(split(&a).1, b"one");
+    }
+}
