@@ -31,7 +31,7 @@ mkdir -p target/completions
 "$bin" completions fish >target/completions/rshperf.fish
 if [ -n "$target" ]; then
     # cargo-deb reads target/TARGET/release/rshperf for --target builds.
-    cargo deb --no-build --target "$target" --output target/debian/ | tail -n 1
+    cargo deb --no-build --strip --target "$target" --output target/debian/ | tail -n 1
 else
-    cargo deb --no-build --output target/debian/ | tail -n 1
+    cargo deb --no-build --strip --output target/debian/ | tail -n 1
 fi

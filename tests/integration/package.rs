@@ -1,7 +1,7 @@
 //! The Debian package (scripts/package-deb.sh, cargo-deb) unpacked into a scratch root
-//! with dpkg: its `rshperf --version`, its man page and its shell completions. `.ci/run`
-//! builds the package before the tests; elsewhere the test skips when there is none
-//! (and fails under RSHPERF_CI=1).
+//! with dpkg: its `rshperf --version` (a stripped binary), its man page and its shell
+//! completions. `.ci/run` builds the package before the tests; elsewhere the test
+//! skips when there is none (and fails under RSHPERF_CI=1).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -76,6 +76,21 @@ fn the_deb_installs_the_binary_the_man_page_and_completions() {
         "{}",
         text(&out.stdout)
     );
+    // Stripped of debug information (the build's own binary keeps it).
+    if support::installed("file") {
+        let out = Command::new("file")
+            .arg("-L")
+            .arg(&bin)
+            .output()
+            .expect("run file");
+        let kind = text(&out.stdout);
+        assert!(
+            kind.trim_end().ends_with(", stripped") && !kind.contains("debug_info"),
+            "the packaged binary is not stripped: {kind}"
+        );
+    } else {
+        support::skip("file not installed (package file): stripping not checked");
+    }
 
     // The man page renders.
     let man = root.join("usr/share/man/man1/rshperf.1");
