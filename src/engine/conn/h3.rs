@@ -81,18 +81,23 @@ impl H3Side {
 /// keeps references to one buffer).
 #[derive(Debug, Default)]
 struct Encoded {
+    /// HEADERS, then the body's DATA frame, if any: the body is its last bytes.
     frames: Bytes,
     /// The QPACK field section's length.
     section: usize,
     fields: Vec<u8>,
-    body: Vec<u8>,
+    body_len: usize,
 }
 
 impl Encoded {
     /// The frames of a request with staged `fields` and `body`, and its section's
     /// length: the last ones when they match, else newly encoded.
     fn frames(&mut self, fields: &[u8], body: &[u8]) -> (Bytes, usize) {
-        if self.frames.is_empty() || self.fields != fields || self.body != body {
+        let same = !self.frames.is_empty()
+            && self.fields == fields
+            && self.body_len == body.len()
+            && self.frames.ends_with(body);
+        if !same {
             let mut block = Vec::new();
             qpack::put_prefix(&mut block);
             for (n, v) in plain_fields(fields) {
@@ -102,8 +107,7 @@ impl Encoded {
             self.section = block.len();
             self.fields.clear();
             self.fields.extend_from_slice(fields);
-            self.body.clear();
-            self.body.extend_from_slice(body);
+            self.body_len = body.len();
         }
         (self.frames.clone(), self.section)
     }
