@@ -30,6 +30,7 @@ mod page;
 mod readme;
 mod repo;
 mod serve;
+mod serve_stream;
 mod sessions;
 mod support;
 mod sweep;

@@ -6,6 +6,7 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use thiserror::Error as ThisError;
 
@@ -38,6 +39,15 @@ pub(crate) enum ServeError {
     /// The server did not stop cleanly.
     #[error("{0}")]
     Stop(#[source] io::Error),
+    /// `--event-log` cannot be written.
+    #[error("--event-log {}: {source}", path.display())]
+    EventLog {
+        /// The path as given.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
     /// `demo` given `--server`, `--servers` or `--port`.
     #[error("--server/--port are chosen by demo")]
     DemoServerOption,
@@ -120,6 +130,14 @@ mod tests {
             (
                 ServeError::Stop(io()),
                 "rshperf: serve: address in use",
+                false,
+            ),
+            (
+                ServeError::EventLog {
+                    path: "/x/log.csv".into(),
+                    source: io(),
+                },
+                "rshperf: serve: --event-log /x/log.csv: address in use",
                 false,
             ),
             (
