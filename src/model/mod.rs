@@ -5,6 +5,7 @@
 pub(crate) mod call;
 pub(crate) mod compare;
 pub mod config;
+pub(crate) mod figure;
 pub(crate) mod pacing;
 pub(crate) mod report;
 pub mod run;

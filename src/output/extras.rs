@@ -13,8 +13,7 @@ fn spread(s: &Spread) -> String {
     let [p50, p90, p99, _, _] = s.quantiles;
     format!(
         "avg {:.3} p50 {p50:.3} p90 {p90:.3} p99 {p99:.3} max {:.3}",
-        s.avg.unwrap_or(0.0),
-        s.max,
+        s.avg, s.max,
     )
 }
 
