@@ -8,7 +8,7 @@
 //! significant at the comparison's level. Called by `front::compare`.
 
 use crate::model::compare::Row;
-use crate::model::figure::run::compare_rows;
+use crate::model::figure::compare::compare_rows;
 use crate::model::threshold::{lookup, Op};
 
 /// One parsed `--fail-on-regression` expression.

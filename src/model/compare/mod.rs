@@ -24,7 +24,7 @@ pub(crate) mod gate;
 
 use hdrhistogram::Histogram;
 
-use crate::model::figure::run::{compare_rows, CompareRow};
+use crate::model::figure::compare::{compare_rows, CompareRow};
 use crate::model::figure::{second, Method};
 use crate::model::run::RunInfo;
 use crate::model::significance::{self, Change};

@@ -7,51 +7,67 @@
 //! (`family`), each naming the figure it exports.
 //!
 //! Owns the vocabulary (`Unit`, `Val`, the template key sets `Keys` with `QUANTILES`),
-//! the declarations' shape (`Figure`), their expansion into concrete figures (`Spec`)
-//! and the lookups by name. The declarations are in three tables, one per scope, each
-//! with the values a figure is computed from: `run` (a run's figures: the document's
-//! top-level members), `server` (one element of `servers`), `second` (one element of
-//! `timeline`, a row of `--timeline`). Computes only through the declared `value`
-//! functions; formats no text.
+//! the declarations' shape (`Figure`, built with `Figure::new` and its chained
+//! methods), their expansion into concrete figures (`Spec`) and the lookups by name.
+//! The declarations are in three tables, one per scope, each with the values a
+//! figure is computed from: `run` (a run's figures, the document's top-level members;
+//! its optional members `sessions`, `http2`, `http3`, `call_rate` in `optional`),
+//! `server` (one element of `servers`), `second` (one element of `timeline`, a row of
+//! `--timeline`). `compare` holds how a figure is compared, `family` the Prometheus
+//! families. Computes only through the declared `value` functions; formats no text.
 //!
 //! # Adding a figure
 //!
-//! One entry in the table of its scope, where it belongs in the document (members
-//! are only ever appended to an object, as CSV columns only ever get appended), with
-//! its JSON path, unit, one-line description and how it is computed, then where else
-//! it appears:
+//! One entry in the table of its scope, at its place in the document (members are
+//! only ever appended to an object, as CSV columns only ever get appended), with its
+//! JSON path, unit, one-line description and how it is computed; chained methods say
+//! where else it appears (`.listed()`: a CSV column and a `--fail-on` name;
+//! `.fail_on()`; `.alias(…)`; `.html(label)`; `.compare(…)`; `.decimals(n)`):
 //!
 //! ```text
-//! // run.rs, at the end of the `call_rate` group (a new counter `PoolStats::abandoned`):
+//! // optional.rs, last in call_rate() (a new counter PoolStats::abandoned):
 //! f("abandoned", Unit::Count, "calls given up before they were sent",
 //!     |r, _| int(r.stats.pool.abandoned)),
-//! // a figure every run has, also a CSV column and a --fail-on name with an alias:
+//! // run.rs, a new member of every run, before `sessions`, each figure a CSV column
+//! // and a --fail-on name (the member's own name is the entry's path prefix):
 //! f("validity.rate_held", Unit::Flag, "the arrival rate was held", |r, _| …)
 //!     .listed().alias("rate_held"),
-//! // second.rs (a timeline column, charted in the HTML page):
+//! // run.rs, a member only some runs have: its figures in the JSON when it applies:
+//! t.extend(group("streams", |r| r.stats.streams.opened > 0, vec![f(…), …]));
+//! // second.rs, last: a timeline column, charted in the HTML page:
 //! f("target", Unit::Rate("arrivals/s"), "arrivals asked for in this second",
 //!     |s, _| real(…)).html("target arrivals/s"),
 //! ```
 //!
+//! A `--fail-on` figure also gets its row in docs/json.md §2.8 (the test
+//! `the_documentation_lists_every_figure_with_its_unit_and_meaning` prints the rows
+//! the table wants), a timeline column its row in §5.1.
+//!
 //! A family repeated over a key set is one templated entry: `{kind}` (the error
 //! counters, `ErrorKind`), `{class}` (status classes 1xx–5xx), `{hist}` (the latency
-//! histograms, `Histograms::named`), `{q}` (`QUANTILES`) in the path, the description
-//! and the aliases; the value function gets the key's index in `At`. Consecutive
-//! entries that share a templated member (`percentiles.{hist}.count`,
-//! `percentiles.{hist}.{q}`, `percentiles.{hist}.max`) expand key by key, so each
-//! histogram's object holds its members in table order. A new histogram in
-//! `Histograms::named` gets its `percentiles` figures (and their aliases) from the
-//! existing entries.
+//! histograms, `Histograms::named`), `{q}` (`QUANTILES`) in the path, the description,
+//! the aliases and the labels; the value function gets the key's index in `At`
+//! (`|r, at| int(r.s.errors[at.kind])`). Consecutive entries that share a templated
+//! member (`percentiles.{hist}.count`, `percentiles.{hist}.{q}`,
+//! `percentiles.{hist}.max`) expand key by key, so each histogram's object holds its
+//! members in table order. A new histogram in `Histograms::named` gets its
+//! `percentiles` figures and their aliases from the existing entries. A new key set is
+//! a `Keys` variant and a field of `At`.
 //!
 //! A compare row is `.compare(Compare { … })` on the figure it compares (its label,
-//! the direction that is better, how it is pooled and tested, its rank in the table);
-//! a Prometheus family is a `Family` in `family.rs` naming the figure's JSON path,
-//! plus the sample in `engine::metrics::text` (a live value, from the engine's
-//! snapshot). The tests (`tests.rs`) check that every name, column, row and family
-//! maps to a JSON leaf of a fully populated report, that no name is taken twice,
-//! and `docs/json.md` against the table.
+//! the direction that is better, how it is pooled and tested (`Method`), its rank in
+//! compare's table, gate synonyms); a new way of pooling is a `Method` variant and its
+//! arm in `model::compare::row`. A Prometheus family is a `Family` in `family.rs`
+//! naming the JSON leaf it exports, listed in `FAMILIES`, plus its sample in
+//! `engine::metrics::text` (a live value, from the engine's snapshot). The tests
+//! (`tests.rs`, and `engine::metrics::text` for the samples) check that every name,
+//! column, row and family maps to a JSON leaf of a fully populated report
+//! (`every_field_set`, which must set any new raw counter), that no name is taken
+//! twice, and `docs/json.md` against the table.
 
+pub(crate) mod compare;
 pub(crate) mod family;
+mod optional;
 pub(crate) mod run;
 pub(crate) mod second;
 pub(crate) mod server;
@@ -63,6 +79,8 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use crate::model::stats::{ErrorKind, Stats};
+
+pub(crate) use compare::{Aspect, Better, Compare, Method};
 
 /// The quantiles reported for every latency histogram, with their labels as the
 /// percentile lines print them; the key is the label with `_` for `.` (`p99.9` →
@@ -266,61 +284,6 @@ impl Keys {
 pub(crate) fn hist_names() -> &'static [&'static str] {
     static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
     NAMES.get_or_init(|| Stats::new().hist.named().iter().map(|(n, _)| *n).collect())
-}
-
-/// The direction of a figure that is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Better {
-    /// More is better (rates).
-    Higher,
-    /// Less is better (latencies, errors, CPU).
-    Lower,
-}
-
-/// Whether a figure is about speed (verdicts `faster`/`slower`) or something else
-/// (`better`/`worse`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Aspect {
-    /// Rates and latencies.
-    Speed,
-    /// Errors, CPU.
-    Cost,
-}
-
-/// How `rshperf compare` pools a figure over the runs of a group and tests it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Method {
-    /// The per-second rate of this timeline column (`second`'s name), over every
-    /// second of every run.
-    PerSecond(&'static str),
-    /// The `{q}` quantile of the `{hist}` histogram.
-    Quantile,
-    /// Errors per connection, %.
-    ErrorsPerConnection,
-    /// The client's CPU (user + system) per reply, µs.
-    CpuPerReply,
-}
-
-/// A figure's row in `rshperf compare`'s table.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Compare {
-    /// The row's name when it is not the figure's (a derived quantity).
-    pub(crate) row: Option<&'static str>,
-    /// Its label (templated like the description).
-    pub(crate) label: &'static str,
-    /// Its unit when it is not the figure's.
-    pub(crate) unit: Option<&'static str>,
-    /// Which direction is an improvement.
-    pub(crate) better: Better,
-    /// Speed or cost.
-    pub(crate) aspect: Aspect,
-    /// How it is pooled and tested.
-    pub(crate) method: Method,
-    /// Its position in the table (rows are sorted by it); None: this key of a
-    /// templated figure is not compared.
-    pub(crate) rank: fn(At) -> Option<u32>,
-    /// Other figure names a regression gate may give for this row.
-    pub(crate) synonyms: &'static [&'static str],
 }
 
 /// The scope of a table: what its figures are computed from.

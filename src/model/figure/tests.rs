@@ -6,8 +6,9 @@
 
 use serde_json::Value;
 
+use super::compare::compare_rows;
 use super::family::FAMILIES;
-use super::run::{compare_rows, table as run_table};
+use super::run::table as run_table;
 use super::second::table as second_table;
 use super::server::table as server_table;
 use super::*;
