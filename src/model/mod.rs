@@ -3,6 +3,7 @@
 //! table of figures (`figure`) and the report derived from it. Imports only the wire
 //! layer.
 
+pub(crate) mod blocks;
 pub(crate) mod call;
 pub(crate) mod compare;
 pub mod config;

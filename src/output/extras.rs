@@ -2,7 +2,7 @@
 //! block (`--call-rate`), and with `-v` the HTTP/2 and pacing lines.
 //!
 //! Owns their wording; the figures are the report's (`Report::call_rate`,
-//! `Report::http2`, `Report::http3`, computed once in `model::report::parts`) and, for
+//! `Report::http2`, `Report::http3`, computed once in `model::blocks`) and, for
 //! pacing, the raw `PacingStats` (counters the report shows as they are). Pure: returns text. Called by the runner and `rshperf merge`.
 
 use crate::model::report::{CallRate, Http2, Http3, Spread};

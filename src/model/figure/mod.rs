@@ -71,8 +71,6 @@ mod optional;
 pub(crate) mod run;
 pub(crate) mod second;
 pub(crate) mod server;
-#[cfg(test)]
-mod tests;
 
 use std::sync::OnceLock;
 
@@ -80,23 +78,9 @@ use serde_json::{Map, Value};
 
 use crate::model::stats::{ErrorKind, Stats};
 
+pub(crate) use crate::model::stats::quantile::{quantile_key, QUANTILES};
+
 pub(crate) use compare::{Aspect, Better, Compare, Method};
-
-/// The quantiles reported for every latency histogram, with their labels as the
-/// percentile lines print them; the key is the label with `_` for `.` (`p99.9` →
-/// `p99_9`). `max` follows them.
-pub(crate) const QUANTILES: [(f64, &str); 5] = [
-    (0.5, "p50"),
-    (0.9, "p90"),
-    (0.99, "p99"),
-    (0.999, "p99.9"),
-    (0.9999, "p99.99"),
-];
-
-/// The key of a quantile label (`p99.9` → `p99_9`).
-pub(crate) fn quantile_key(label: &str) -> String {
-    label.replace('.', "_")
-}
 
 /// What a figure measures: its kind and, where it has one, its unit. Decides the
 /// JSON type of its value, its CSV decimals, the units `--fail-on` takes for it and

@@ -5,7 +5,7 @@
 
 use super::run::{f, RunScope};
 use super::{int, real, At, Figure, Unit, Val};
-use crate::model::report::parts::Spread;
+use crate::model::blocks::Spread;
 
 /// The `{q}` quantile of `s`.
 fn spread_q(s: &Spread, at: At) -> Val {

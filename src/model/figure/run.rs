@@ -17,7 +17,7 @@ use super::{
     int, optional, real, second, server, Aspect, At, Better, Compare, Figure, Method, Scope, Table,
     Unit, Val, QUANTILES,
 };
-use crate::model::report::parts::{CallRate, Facts, Http2, Http3, Sessions};
+use crate::model::blocks::{CallRate, Facts, Http2, Http3, Sessions};
 use crate::model::run::RunInfo;
 use crate::model::stats::{quantile_ms, Stats};
 use crate::model::summary::Summary;

@@ -5,16 +5,15 @@
 //! members, of the `server` and `second` tables), in table order, and their JSON.
 //! A figure's name is its JSON path flattened with `_` (`connections.rate` →
 //! `connections_rate`): the CSV column, the `--fail-on` metric, the compare row; the
-//! table says where each appears. Also keeps the typed parts the text outputs print
-//! (`parts`: sessions, call rate, HTTP/2, HTTP/3).
+//! table says where each appears. Also keeps the typed blocks the text outputs print
+//! (`model::blocks`: sessions, call rate, HTTP/2, HTTP/3).
 //!
 //! Built from `Stats`, `RunInfo` and the run's `Facts` (the call-rate target and the
 //! server names, which a document carries in its `config` and `run` members), so
 //! `rshperf merge` derives the figures of merged documents exactly as a run does.
-//! Computes through `Summary` (the classic report's arithmetic), `parts` and the
-//! table's value functions; formats no text.
-
-pub(crate) mod parts;
+//! Computes through `Summary` (the classic report's arithmetic), `blocks` and the
+//! table's value functions; formats no text. The tests of the table against the
+//! report are in `tests.rs`.
 
 use serde_json::Value;
 
@@ -24,7 +23,7 @@ use crate::model::run::RunInfo;
 use crate::model::stats::Stats;
 use crate::model::summary::Summary;
 
-pub(crate) use parts::{CallRate, Facts, Http2, Http3, Sessions, Spread};
+pub(crate) use crate::model::blocks::{CallRate, Facts, Http2, Http3, Sessions, Spread};
 
 /// Every derived figure of a run: the document's members from `duration_s` to
 /// `timeline` (docs/json.md §2.1).
@@ -104,69 +103,4 @@ impl Report {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::stats::tests::every_field_set;
-
-    const RUN: RunInfo = RunInfo {
-        duration: 2.0,
-        cpu_user: 0.5,
-        cpu_system: 0.25,
-    };
-
-    #[test]
-    fn names_are_unique_and_flat_paths_of_the_document() {
-        let r = Report::new(&every_field_set(), &RUN, &Facts::default());
-        let names: Vec<String> = r.metrics().into_iter().map(|(n, _)| n).collect();
-        let mut sorted = names.clone();
-        sorted.sort();
-        sorted.dedup();
-        assert_eq!(sorted.len(), names.len(), "a flattened name is taken twice");
-        for n in [
-            "connections_rate",
-            "reply_rate_avg",
-            "errors_client_timo",
-            "status_2xx",
-        ] {
-            assert!(names.iter().any(|x| x == n), "{n}");
-        }
-        assert!(names.iter().any(|x| x == "percentiles_response_p99_9"));
-        assert!(names.iter().any(|x| x == "sessions_failed"));
-    }
-
-    #[test]
-    fn errors_and_status_are_keyed_from_the_enum_and_the_classes() {
-        let mut s = Stats::new();
-        for (k, n) in [(0, 1), (2, 2), (7, 3)] {
-            s.errors[k] = n;
-        }
-        for (c, n) in [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)] {
-            s.replies_by_class[c] = n;
-        }
-        let v = Report::new(&s, &RUN, &Facts::default()).to_json();
-        let e = &v["errors"];
-        assert_eq!(e["total"], 6);
-        assert_eq!(e["client_timo"], 1);
-        assert_eq!(e["connrefused"], 2);
-        assert_eq!(e["other"], 3);
-        assert_eq!(v["status"]["3xx"], 3);
-    }
-
-    #[test]
-    fn non_finite_figures_are_null_and_none() {
-        let zero = RunInfo {
-            duration: 0.0,
-            ..RUN
-        };
-        let mut s = Stats::new();
-        s.on_connecting();
-        let r = Report::new(&s, &zero, &Facts::default());
-        assert_eq!(r.to_json()["connections"]["rate"], Value::Null);
-        let m = r.metrics();
-        let rate = m
-            .iter()
-            .find(|(n, _)| n == "connections_rate")
-            .map(|(_, v)| *v);
-        assert_eq!(rate, Some(None));
-    }
-}
+mod tests;

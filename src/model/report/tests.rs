@@ -1,19 +1,19 @@
-//! Tests of the table of figures: every figure, column, name, alias, compare row and
-//! Prometheus family maps to a JSON leaf of a fully populated report, and every leaf
-//! to a figure; no name is taken twice; values have their units' types; the
-//! documentation lists the table. The samples of the families are checked against
-//! the same document in `engine::metrics::text`.
+//! Tests of the report and of the table of figures it is evaluated from (a separate
+//! file: the table's checks are longer than the report): every figure, column, name,
+//! alias, compare row and Prometheus family maps to a JSON leaf of a fully populated
+//! report, and every leaf to a figure; no name is taken twice; values have their
+//! units' types; the documentation lists the table. The samples of the families are
+//! checked against the same document in `engine::metrics::text`.
 
 use serde_json::Value;
 
-use super::compare::compare_rows;
-use super::family::FAMILIES;
-use super::run::table as run_table;
-use super::second::table as second_table;
-use super::server::table as server_table;
 use super::*;
-use crate::model::report::{Facts, Report};
-use crate::model::run::RunInfo;
+use crate::model::figure::compare::compare_rows;
+use crate::model::figure::family::{self, FAMILIES};
+use crate::model::figure::run::table as run_table;
+use crate::model::figure::second::table as second_table;
+use crate::model::figure::server::table as server_table;
+use crate::model::figure::{hist_names, Keys, Spec, Unit};
 use crate::model::stats::tests::every_field_set;
 use crate::model::threshold::{aliases, metric_names};
 
@@ -160,8 +160,11 @@ fn every_family_exports_leaves_of_the_document() {
         assert!(!f.leaves.is_empty(), "{}", f.name);
         for leaf in f.leaves {
             // A placeholder is a label: one leaf per key.
-            let expanded: Vec<String> = match first_placeholder(leaf) {
-                Some((_, keys)) => {
+            let keys = [Keys::Kind, Keys::Class, Keys::Hist, Keys::Q]
+                .into_iter()
+                .find(|k| leaf.contains(k.placeholder()));
+            let expanded: Vec<String> = match keys {
+                Some(keys) => {
                     let label = keys.placeholder().trim_matches(['{', '}']);
                     assert!(f.labels.contains(&label), "{}: no label {label}", f.name);
                     keys.keys()
@@ -323,4 +326,60 @@ fn the_documentation_lists_every_figure_with_its_unit_and_meaning() {
         })
         .collect();
     assert_eq!(rows.join("\n"), want.join("\n"), "docs/json.md §2.8");
+}
+
+#[test]
+fn names_are_unique_and_flat_paths_of_the_document() {
+    let r = Report::new(&every_field_set(), &RUN, &Facts::default());
+    let names: Vec<String> = r.metrics().into_iter().map(|(n, _)| n).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), names.len(), "a flattened name is taken twice");
+    for n in [
+        "connections_rate",
+        "reply_rate_avg",
+        "errors_client_timo",
+        "status_2xx",
+    ] {
+        assert!(names.iter().any(|x| x == n), "{n}");
+    }
+    assert!(names.iter().any(|x| x == "percentiles_response_p99_9"));
+    assert!(names.iter().any(|x| x == "sessions_failed"));
+}
+
+#[test]
+fn errors_and_status_are_keyed_from_the_enum_and_the_classes() {
+    let mut s = Stats::new();
+    for (k, n) in [(0, 1), (2, 2), (7, 3)] {
+        s.errors[k] = n;
+    }
+    for (c, n) in [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)] {
+        s.replies_by_class[c] = n;
+    }
+    let v = Report::new(&s, &RUN, &Facts::default()).to_json();
+    let e = &v["errors"];
+    assert_eq!(e["total"], 6);
+    assert_eq!(e["client_timo"], 1);
+    assert_eq!(e["connrefused"], 2);
+    assert_eq!(e["other"], 3);
+    assert_eq!(v["status"]["3xx"], 3);
+}
+
+#[test]
+fn non_finite_figures_are_null_and_none() {
+    let zero = RunInfo {
+        duration: 0.0,
+        ..RUN
+    };
+    let mut s = Stats::new();
+    s.on_connecting();
+    let r = Report::new(&s, &zero, &Facts::default());
+    assert_eq!(r.to_json()["connections"]["rate"], Value::Null);
+    let m = r.metrics();
+    let rate = m
+        .iter()
+        .find(|(n, _)| n == "connections_rate")
+        .map(|(_, v)| *v);
+    assert_eq!(rate, Some(None));
 }

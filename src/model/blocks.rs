@@ -1,18 +1,19 @@
-//! The parts of a run's figures that the text outputs print as well as the document
+//! The blocks of a run's figures that the text outputs print as well as the document
 //! carries: the session block's figures (`Sessions`), the call-rate block's
 //! (`CallRate`, `Spread`), the HTTP/2 and HTTP/3 lines' (`Http2`, `Http3`), and what
 //! the figures need from the configuration (`Facts`).
 //!
 //! Owns their arithmetic, once: the figure table (`model::figure::run`) reads its
 //! `sessions`, `call_rate`, `http2` and `http3` figures from these, and
-//! `output::session` and `output::extras` print them. Computed by `Report::new`.
+//! `output::session` and `output::extras` print them. Computed by `Report::new`;
+//! beside `figure` and `report` (which import it) rather than inside either.
 
 use hdrhistogram::Histogram;
 
-use crate::model::figure::QUANTILES;
 use crate::model::run::RunMeta;
 use crate::model::stats::h2::{savings, H2Stats};
 use crate::model::stats::h3::H3Stats;
+use crate::model::stats::quantile::QUANTILES;
 use crate::model::stats::{quantile_ms, Stats};
 use crate::model::summary::RateSummary;
 
