@@ -339,7 +339,7 @@ mod tests {
                             .filter(|(_, l, _)| l.contains(&(label, key.as_str())))
                             .map(|(_, _, v)| v)
                             .sum();
-                        let want = value(&leaf.replace(keys.placeholder(), &key));
+                        let want = value(&leaf.replace(keys.placeholder(), key));
                         assert_eq!(sum, want, "{} {label}={key}", f.name);
                     }
                 }

@@ -76,7 +76,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use crate::model::stats::{ErrorKind, Stats};
+use crate::model::stats::{ErrorKind, Histograms};
 
 pub(crate) use crate::model::stats::quantile::{quantile_key, QUANTILES};
 
@@ -232,7 +232,18 @@ impl Keys {
     }
 
     /// The keys, in order: (JSON key, label).
-    pub(crate) fn keys(self) -> Vec<(String, String)> {
+    pub(crate) fn keys(self) -> &'static [(String, String)] {
+        static KEYS: [OnceLock<Vec<(String, String)>>; 4] = [
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+        ];
+        KEYS[self as usize].get_or_init(|| self.list())
+    }
+
+    /// The keys, made.
+    fn list(self) -> Vec<(String, String)> {
         match self {
             Keys::Kind => ErrorKind::ALL
                 .iter()
@@ -266,8 +277,7 @@ impl Keys {
 
 /// The names of the latency histograms, in `Histograms::named` order.
 pub(crate) fn hist_names() -> &'static [&'static str] {
-    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    NAMES.get_or_init(|| Stats::new().hist.named().iter().map(|(n, _)| *n).collect())
+    &Histograms::NAMES
 }
 
 /// The scope of a table: what its figures are computed from.
