@@ -355,8 +355,9 @@ mod tests {
         let (started, wait_started) = mpsc::channel();
         let (release, wait_release) = mpsc::channel::<()>();
         std::thread::scope(|s| {
-            let writer = s.spawn(|| {
-                writing.write_atomic(&p, |out| {
+            let (writing, p) = (&writing, &p);
+            let writer = s.spawn(move || {
+                writing.write_atomic(p, |out| {
                     out.write_all(b"half")?;
                     out.flush()?;
                     started.send(()).expect("test alive");
@@ -365,8 +366,13 @@ mod tests {
                 })
             });
             wait_started.recv().expect("the write began");
-            assert_eq!(entries(&d).len(), 3, "the temporary file: {:?}", entries(&d));
-            let canonical = fs::canonicalize(&p).expect("canonical");
+            assert_eq!(
+                entries(&d).len(),
+                3,
+                "the temporary file: {:?}",
+                entries(&d)
+            );
+            let canonical = fs::canonicalize(p).expect("canonical");
             assert_eq!(writing.abandon(), [(canonical, false)]);
             assert_eq!(entries(&d), ["done.json", "r.html"]);
             release.send(()).expect("writer alive");

@@ -110,7 +110,8 @@ fn sigint_mid_run_counts_open_connections_as_abandoned() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let secs = doc["duration_s"].as_f64().expect("duration");
         let line = format!(
-            "rshperf: interrupted after {secs:.1} s: {abandoned} connection{} still open",
+            "rshperf: interrupted by SIG{} after {secs:.1} s: {abandoned} connection{} still open",
+            sig.trim_start_matches('-'),
             if abandoned == 1 { " was" } else { "s were" }
         );
         assert!(stderr.lines().any(|l| l == line), "{sig}: {stderr}");
@@ -173,7 +174,8 @@ fn sigint_during_the_start_at_wait_reports_an_empty_run() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("rshperf: interrupted after 0.0 s: 0 connections were still open"),
+        stderr
+            .contains("rshperf: interrupted by SIGINT after 0.0 s: 0 connections were still open"),
         "{stderr}"
     );
     assert_eq!(assert_accounted(&json(&j)), 0);
@@ -224,7 +226,8 @@ fn sigint_before_the_engines_start_reports_an_empty_run() {
         "{stdout}"
     );
     assert!(
-        stderr.contains("rshperf: interrupted after 0.0 s: 0 connections were still open"),
+        stderr
+            .contains("rshperf: interrupted by SIGINT after 0.0 s: 0 connections were still open"),
         "{stderr}"
     );
     assert_eq!(assert_accounted(&json(&j)), 0);

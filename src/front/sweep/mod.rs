@@ -4,8 +4,9 @@
 //! after another (`step`, through `execute::execute`) at the rates the `plan` picks
 //! (the walk or `--find-max`), print each step's table row as soon as it is known
 //! (`table`), the step's warnings and, on a terminal, a progress line on stderr, then
-//! the conclusion, the `--json` document and the `--html` page. Called by `lib::run`
-//! for `rshperf sweep`.
+//! the conclusion, the `--json` document and the `--html` page. SIGINT and SIGTERM,
+//! caught from the start (`runner::catch_signals`), end the step that runs or the wait
+//! before the next, and the sweep. Called by `lib::run` for `rshperf sweep`.
 
 pub(crate) mod args;
 mod error;
@@ -255,6 +256,9 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     }
     if let Some(dest) = &o.json {
         let mut doc = document(sweep, &steps, &outcome, &last);
+        if cut_short.is_some() {
+            doc["result"]["interrupted"] = json!(true);
+        }
         partition_members(&mut doc, sweep, &work, &starts);
         json::write_value_to(dest, &doc).map_err(|source| OutputError::File {
             option: "--json",
@@ -444,6 +448,7 @@ pub(crate) fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &
             "knee": outcome.knee,
             "limit": outcome.limit.map(|(r, v)| json!({ "rate": r, "verdict": v.name() })),
             "conclusion": last.trim_start_matches("# "),
+            "interrupted": steps.iter().any(|s| s.interrupted),
         },
     })
 }
