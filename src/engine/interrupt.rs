@@ -9,9 +9,9 @@
 //!   wakes their poll), and the report and every output are written as after a normal
 //!   end;
 //! * another within `WINDOW` of the first is the same stop. GNU `timeout` signals
-//!   rshperf and then its process group, systemd and Kubernetes stop a process group the
-//!   same way, a shell may forward the terminal's Ctrl-C: one stop arrives twice, a few
-//!   microseconds apart;
+//!   rshperf and then its process group, systemd and container inits (`tini -g`) stop a
+//!   process group the same way, a shell may forward the terminal's Ctrl-C: one stop
+//!   arrives twice, a few microseconds apart (GNU parallel repeats it for 300 ms);
 //! * one `WINDOW` or more after the first is deliberate: a forced exit. The signal
 //!   thread (`watch`) abandons the output files still being written (the front end's
 //!   `install` argument: their temporary files are removed, the files they would have
@@ -37,11 +37,13 @@ use std::time::{Duration, Instant};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 /// How long after a signal further ones are copies of it. Copies of one stop come
-/// microseconds apart (one sender's consecutive `kill` calls); even a sender descheduled
-/// between its two calls on a loaded machine resumes within tens of milliseconds. A
-/// second is far above that, below the time a person takes to see that a Ctrl-C had no
-/// visible effect and press it again, and short enough that a stuck run is left after
-/// one.
+/// microseconds apart (one sender's consecutive `kill` calls: `timeout`, systemd); even
+/// a sender descheduled between its two calls on a loaded machine resumes within tens
+/// of milliseconds; GNU parallel's default termination sequence repeats SIGTERM to a
+/// job's process group 200 and 300 ms after the first (and sends SIGKILL at 350 ms). A
+/// second is above all of these, about the time a person takes to see that a Ctrl-C had
+/// no visible effect and press it again, and short enough that a stuck run is left
+/// after one.
 pub(crate) const WINDOW: Duration = Duration::from_secs(1);
 
 /// What a signal means, given the ones before it.
@@ -318,6 +320,16 @@ mod tests {
         assert_eq!(e.on_signal(SIGTERM, at(100.0)), Action::Kill);
         // The first signal stays the one that stopped the run.
         assert_eq!(e.first(), Some(SIGTERM));
+    }
+
+    #[test]
+    fn gnu_parallels_repeated_terms_are_one_stop() {
+        // Its default --termseq: TERM, 200 ms, TERM, 100 ms, TERM, 50 ms, KILL.
+        let e = Escalation::new();
+        assert_eq!(e.on_signal(SIGTERM, at(0.0)), Action::Stop);
+        assert_eq!(e.on_signal(SIGTERM, at(0.2)), Action::Same);
+        assert_eq!(e.on_signal(SIGTERM, at(0.3)), Action::Same);
+        assert_eq!(e.forced(), None);
     }
 
     #[test]

@@ -182,15 +182,6 @@ fn sigint_during_the_start_at_wait_reports_an_empty_run() {
     std::fs::remove_dir_all(&d).expect("clean");
 }
 
-/// Whether process `pid` has `path` open.
-fn has_open(pid: u32, path: &Path) -> bool {
-    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-        return false;
-    };
-    fds.flatten()
-        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == path))
-}
-
 #[test]
 fn sigint_before_the_engines_start_reports_an_empty_run() {
     // The run is held before its engines by a `--wlog` FIFO that this test keeps open
@@ -211,7 +202,7 @@ fn sigint_before_the_engines_start_reports_an_empty_run() {
     let wlog = format!("--wlog=n,{}", fifo.display());
     let child = long_run(&s, &[&wlog, &format!("--json={}", j.display())]);
     support::wait_until("rshperf to open the FIFO", Duration::from_secs(30), || {
-        has_open(child.id(), &fifo)
+        support::has_open(child.id(), &fifo)
     });
     kill(&child, "-INT");
     std::io::Write::write_all(&mut writer, b"/a\0").expect("write wlog");

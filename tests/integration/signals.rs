@@ -532,10 +532,7 @@ fn a_start_up_stuck_on_a_fifo_ends_at_a_deliberate_second_signal() {
         cmd
     });
     support::wait_until("rshperf to open the FIFO", LIMIT, || {
-        std::fs::read_dir(format!("/proc/{}/fd", r.pid())).is_ok_and(|fds| {
-            fds.flatten()
-                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == fifo))
-        })
+        support::has_open(r.child.id(), &fifo)
     });
     signal_handled(&r.pid(), "-TERM");
     std::thread::sleep(DELIBERATE);
