@@ -2,10 +2,11 @@
 //! twice: to rshperf, then to its process group), `kill` to a process group, a Ctrl-C on
 //! a pseudo-terminal, in every front end that runs the engines; and the forced exit a
 //! deliberate second signal asks for, while outputs are written or in a start-up stuck
-//! on a FIFO.
+//! on a FIFO, and the third signal that ends a forced exit which hangs.
 //!
 //! Every step waits for observable state (the server's request count, a line on
-//! stdout or stderr, a file, the kernel's pending-signal mask), never for time. The
+//! stdout or stderr, a file, the kernel's pending-signal mask, what a thread waits in),
+//! never for time. The
 //! one wait for time is the signal window itself (`DELIBERATE`): a second signal is
 //! deliberate by being a second or more after the first, by rshperf's clock, which runs
 //! from the handler of the first signal; the test waits from a moment after that.
@@ -585,4 +586,65 @@ fn the_metrics_linger_ends_at_a_stop() {
         "{stdout}"
     );
     assert!(!stderr.contains("interrupted"), "{stderr}");
+}
+
+/// What each thread of process `pid` waits in (its kernel `wchan`), by thread name.
+fn waits(pid: &str) -> Vec<(String, String)> {
+    let read = |p: PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .map(|t| {
+                    let name = read(t.path().join("comm")).trim().to_string();
+                    (name, read(t.path().join("wchan")))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether thread `name` of `pid` waits in a kernel function whose name has `what`.
+fn waits_in(pid: &str, name: &str, what: &str) -> bool {
+    waits(pid)
+        .iter()
+        .any(|(n, w)| n == name && w.contains(what))
+}
+
+#[test]
+fn a_third_signal_ends_a_forced_exit_that_hangs() {
+    let s = Server::start(Behavior::Fixed(10));
+    // `--debug` lines to a stderr nobody reads: the engine (the main thread) blocks
+    // writing one, holding stderr, so the forced exit cannot say what it did.
+    let mut child = support::bin()
+        .args(endless(&s, &["--rate", "1000", "--debug", "1"]))
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let unread = child.stderr.take();
+    let mut r = Running {
+        child,
+        out: Arc::default(),
+        err: Arc::default(),
+        readers: Vec::new(),
+    };
+    let pid = r.pid();
+    support::wait_until("the engine to block on stderr", LIMIT, || {
+        waits_in(&pid, "rshperf", "pipe_write")
+    });
+    signal_handled(&pid, "-TERM");
+    std::thread::sleep(DELIBERATE);
+    signal_handled(&pid, "-TERM");
+    support::wait_until("the forced exit to wait for stderr", LIMIT, || {
+        waits_in(&pid, "rshperf-signals", "futex")
+    });
+    assert!(r.alive(), "{:?}", waits(&pid));
+    std::thread::sleep(DELIBERATE);
+    kill(&["-TERM", &pid]);
+    let (status, _, _) = r.finish();
+    assert_eq!(status.signal(), Some(15));
+    drop(unread);
 }
