@@ -32,6 +32,7 @@ mod repo;
 mod serve;
 mod serve_stream;
 mod sessions;
+mod signals;
 mod support;
 mod sweep;
 mod threads;
