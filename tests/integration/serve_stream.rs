@@ -14,6 +14,7 @@ use rshperf::front::serve::{spawn, ServeHandle, ServeOptions};
 use rshperf::wire::events::{Event, EventSink, EventSplitter, Finish, Format};
 use rshperf::wire::http::response::{Progress, ReplyParser, ReplySink};
 
+use crate::support::recorder::TempFile;
 use crate::support::{self, HANG_GUARD};
 
 /// The in-process server on a free port, optionally logging events to `log`.
@@ -48,6 +49,8 @@ struct Got {
 /// The sink between the parser and the splitter: body bytes to the splitter, stamped
 /// with the time of the read they came in.
 struct Tap {
+    /// The body's format; None: by the reply's Content-Type (`auto`).
+    format: Option<Format>,
     splitter: Option<EventSplitter>,
     now: Instant,
     head: Vec<u8>,
@@ -70,28 +73,36 @@ impl ReplySink for Tap {
     }
     fn body_bytes(&mut self, bytes: &[u8]) {
         self.body.extend_from_slice(bytes);
+        let (format, head) = (self.format, &self.head);
         let s = self.splitter.get_or_insert_with(|| {
-            // `auto`: the format the reply's Content-Type announces.
-            let head = String::from_utf8_lossy(&self.head);
-            let ct = head
-                .lines()
-                .find_map(|l| l.strip_prefix("Content-Type: "))
-                .expect("a Content-Type");
-            EventSplitter::new(Format::from_content_type(ct.as_bytes()).expect("a stream type"))
+            EventSplitter::new(format.unwrap_or_else(|| {
+                let ct = content_type(head);
+                Format::from_content_type(ct.as_bytes()).expect("a stream's Content-Type")
+            }))
         });
         s.feed(bytes, self.now, &mut self.events);
     }
 }
 
+/// The value of the Content-Type header in a reply head.
+fn content_type(head: &[u8]) -> String {
+    String::from_utf8_lossy(head)
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Type: "))
+        .expect("a Content-Type")
+        .to_string()
+}
+
 /// Sends `request` on `conn` and reads one reply (and, if the reply does not end
-/// it, the connection to its end).
-fn read_reply(conn: &mut TcpStream, request: &[u8]) -> Got {
+/// it, the connection to its end), its body in `format` (None: by its Content-Type).
+fn read_reply(conn: &mut TcpStream, request: &[u8], format: Option<Format>) -> Got {
     conn.set_read_timeout(Some(HANG_GUARD)).expect("timeout");
     let sent = Instant::now();
     conn.write_all(request).expect("send the request");
     let mut parser = ReplyParser::new();
     parser.start(request.starts_with(b"HEAD "));
     let mut tap = Tap {
+        format,
         splitter: None,
         now: sent,
         head: Vec::new(),
@@ -137,11 +148,17 @@ fn read_reply(conn: &mut TcpStream, request: &[u8]) -> Got {
     }
 }
 
-/// `GET target` on a new connection, `Connection: close`.
+/// `GET target` on a new connection, `Connection: close`, the body's format by its
+/// Content-Type.
 fn get(h: &ServeHandle, target: &str) -> Got {
+    get_as(h, target, None)
+}
+
+/// `GET target` on a new connection, `Connection: close`, the body in `format`.
+fn get_as(h: &ServeHandle, target: &str, format: Option<Format>) -> Got {
     let mut conn = TcpStream::connect(h.addr()).expect("connect");
     let req = format!("GET {target} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
-    read_reply(&mut conn, req.as_bytes())
+    read_reply(&mut conn, req.as_bytes(), format)
 }
 
 fn finish(events: u64, done: bool, after_done: u64, partial: bool) -> Finish {
@@ -157,35 +174,37 @@ fn finish(events: u64, done: bool, after_done: u64, partial: bool) -> Finish {
 fn stream_events_come_on_schedule_in_each_format() {
     let h = server(None);
     let (first, gap) = (Duration::from_millis(30), Duration::from_millis(10));
-    for format in ["sse", "ndjson", "lines"] {
-        let got = get(
+    let formats = [
+        ("sse", "text/event-stream", Format::Sse),
+        ("ndjson", "application/x-ndjson", Format::Ndjson),
+        ("lines", "text/plain; charset=utf-8", Format::Lines),
+    ];
+    for (name, want_type, format) in formats {
+        let got = get_as(
             &h,
-            &format!("/stream?events=5&first=30ms&gap=10ms&size=64&format={format}"),
+            &format!("/stream?events=5&first=30ms&gap=10ms&size=64&format={name}"),
+            Some(format),
         );
         assert_eq!(got.status, 200);
-        assert!(got.complete, "{format}: ended by its last chunk");
-        assert_eq!(got.finish, finish(5, false, 0, false), "{format}");
+        assert!(got.complete, "{name}: ended by its last chunk");
+        assert_eq!(got.finish, finish(5, false, 0, false), "{name}");
         for (k, e) in got.events.iter().enumerate() {
-            assert_eq!(e.data_bytes, 64, "{format}");
+            assert_eq!(e.data_bytes, 64, "{name}");
             // Never early: the server counts from the request's arrival, after its send.
             let due = first + gap * k as u32;
             assert!(
                 e.at - got.sent >= due,
-                "{format} event {k}: {:?} < {due:?}",
+                "{name} event {k}: {:?} < {due:?}",
                 e.at - got.sent
             );
         }
-        let want_type = match format {
-            "sse" => "text/event-stream",
-            "ndjson" => "application/x-ndjson",
-            _ => "text/plain; charset=utf-8",
-        };
-        assert!(
-            got.head
-                .contains(&format!("\r\nContent-Type: {want_type}\r\n")),
-            "{}",
-            got.head
-        );
+        // In order: each event no earlier than the one before it.
+        assert!(got.events.windows(2).all(|w| w[1].at >= w[0].at));
+        let head = got.head.as_bytes();
+        assert_eq!(content_type(head), want_type, "{}", got.head);
+        // `auto` finds SSE and NDJSON by their types; plain text is no stream.
+        let auto = Format::from_content_type(want_type.as_bytes());
+        assert_eq!(auto, (format != Format::Lines).then_some(format));
         assert!(
             got.head.contains("\r\nTransfer-Encoding: chunked\r\n"),
             "{}",
@@ -210,8 +229,15 @@ fn done_sentinel_then_more_and_no_trailing_newline() {
     assert_eq!(got.finish, finish(3, false, 0, true));
     assert!(!got.finish.proper(false));
     assert!(got.body.ends_with("\"}"), "{:?}", got.body);
-    // NDJSON without the last LF: the body's end ends the line.
+    // NDJSON and lines without the last LF: the body's end ends the line.
     let got = get(&h, "/stream?events=4&trail=0&format=ndjson");
+    assert_eq!(got.finish, finish(4, false, 0, false));
+    assert!(got.body.ends_with("\"}"), "{:?}", got.body);
+    let got = get_as(
+        &h,
+        "/stream?events=4&trail=0&format=lines",
+        Some(Format::Lines),
+    );
     assert_eq!(got.finish, finish(4, false, 0, false));
     h.stop().expect("stop");
 }
@@ -239,7 +265,9 @@ fn a_reset_stream_ends_with_rst() {
     let got = get(&h, "/stream?events=3&cut=1&reset=1&first=20ms");
     assert!(!got.complete);
     assert_eq!(got.reset, Some(true), "{got:?}");
-    assert!(got.events.len() <= 1, "{got:?}");
+    // What was written before the reset is read before it: one event and a half.
+    assert_eq!(got.finish, finish(1, false, 0, true), "{got:?}");
+    assert!(got.body.ends_with("data: {\"event\""), "{:?}", got.body);
     h.stop().expect("stop");
 }
 
@@ -266,8 +294,9 @@ fn a_stalled_stream_sends_its_head_and_nothing_more() {
         matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
         "{e}"
     );
-    // After one event, the same.
+    // After one event, the same: the other two were due at once, with the first.
     let mut conn = TcpStream::connect(h.addr()).expect("connect");
+    conn.set_read_timeout(Some(HANG_GUARD)).expect("timeout");
     let got = {
         conn.write_all(b"GET /stream?events=3&stall=1 HTTP/1.1\r\nHost: t\r\n\r\n")
             .expect("send");
@@ -280,6 +309,8 @@ fn a_stalled_stream_sends_its_head_and_nothing_more() {
         text
     };
     assert_eq!(String::from_utf8_lossy(&got).matches("data: ").count(), 1);
+    conn.set_read_timeout(Some(Duration::from_millis(200)))
+        .expect("timeout");
     let e = conn.read(&mut buf).expect_err("no second event");
     assert!(
         matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
@@ -308,7 +339,7 @@ fn chat_completions_stream_tokens_like_an_openai_server() {
         body.len()
     );
     let mut conn = TcpStream::connect(h.addr()).expect("connect");
-    let got = read_reply(&mut conn, req.as_bytes());
+    let got = read_reply(&mut conn, req.as_bytes(), None);
     assert_eq!(got.finish, finish(7, true, 0, false));
     assert!(got.events[0].at - got.sent >= Duration::from_millis(10));
     let chunks: Vec<serde_json::Value> = got
@@ -354,6 +385,39 @@ fn chat_completions_stream_tokens_like_an_openai_server() {
     let v: serde_json::Value = serde_json::from_str(json).expect("JSON");
     assert_eq!(v["choices"][0]["message"]["content"], "tok tok tok ");
     assert_eq!(v["usage"]["completion_tokens"], 3);
+    // HTTP/1.0, no body, the query asks to stream: the body ends with the connection.
+    let mut conn = TcpStream::connect(h.addr()).expect("connect");
+    let got = read_reply(
+        &mut conn,
+        b"POST /v1/chat/completions?stream=1&tokens=4 HTTP/1.0\r\n\r\n",
+        None,
+    );
+    assert!(got.complete && got.reset == Some(false), "{got:?}");
+    assert!(!got.head.contains("Transfer-Encoding"), "{}", got.head);
+    assert_eq!(got.finish, finish(4, true, 0, false));
+    // A body that is not JSON: 400, and the connection serves on.
+    let mut conn = TcpStream::connect(h.addr()).expect("connect");
+    conn.write_all(
+        b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 5\r\n\r\n{nope\
+          GET /stream?events=1 HTTP/1.1\r\nConnection: close\r\n\r\n",
+    )
+    .expect("send");
+    conn.set_read_timeout(Some(HANG_GUARD)).expect("timeout");
+    let mut all = String::new();
+    conn.read_to_string(&mut all).expect("read to the close");
+    let parts: Vec<&str> = all.split("HTTP/1.1 ").skip(1).collect();
+    assert_eq!(parts.len(), 2, "{all}");
+    assert!(parts[0].starts_with("400 Bad Request\r\n"), "{all}");
+    let (_, why) = parts[0].split_once("\r\n\r\n").expect("a body");
+    assert!(
+        why.starts_with("rshperf serve: /v1/chat/completions: request body: ")
+            && why.ends_with('\n'),
+        "{why}"
+    );
+    assert!(
+        parts[1].starts_with("200 OK\r\n") && parts[1].ends_with("\r\n0\r\n\r\n"),
+        "{all}"
+    );
     h.stop().expect("stop");
 }
 
@@ -369,6 +433,7 @@ fn streams_http10_pipelining_head_and_bad_parameters() {
     let got = read_reply(
         &mut conn,
         b"GET /stream?events=3&format=lines HTTP/1.0\r\n\r\n",
+        Some(Format::Lines),
     );
     assert!(
         got.complete && got.head.contains("Connection: close\r\n"),
@@ -420,31 +485,46 @@ fn streams_http10_pipelining_head_and_bad_parameters() {
 
 #[test]
 fn the_event_log_has_every_item_never_early() {
-    let dir = std::env::temp_dir().join(format!("rshperf-serve-stream-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let log = dir.join("events.csv");
-    let h = server(Some(log.clone()));
+    let log = TempFile::new("event-log", b"");
+    let h = server(Some(PathBuf::from(&log.path)));
     let (first, gap) = (Duration::from_millis(20), Duration::from_millis(5));
     let streams = 3;
     for _ in 0..streams {
         let got = get(&h, "/stream?events=10&first=20ms&gap=5ms&done=1");
         assert_eq!(got.finish, finish(10, true, 0, false));
     }
+    // A stream cut after two events, and one that stalls after one (still open when
+    // the server stops): only what was written is logged.
+    let got = get(&h, "/stream?events=5&cut=2&done=1");
+    assert_eq!(got.finish, finish(2, false, 0, true));
+    let mut stalled = TcpStream::connect(h.addr()).expect("connect");
+    stalled
+        .write_all(b"GET /stream?events=3&stall=1 HTTP/1.1\r\n\r\n")
+        .expect("send");
+    stalled.set_read_timeout(Some(HANG_GUARD)).expect("timeout");
+    let mut seen = Vec::new();
+    let mut buf = [0; 4096];
+    while !seen.ends_with(b"\n\n\r\n") {
+        let n = stalled.read(&mut buf).expect("the first event");
+        assert!(n > 0, "the server closed");
+        seen.extend_from_slice(&buf[..n]);
+    }
     h.stop().expect("stop");
-    let text = std::fs::read_to_string(&log).expect("the log");
+    let text = std::fs::read_to_string(&log.path).expect("the log");
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("stream,event,us"));
     let rows: Vec<(u64, String, u64)> = lines
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 3, "{l}");
             (
-                f[0].parse().unwrap(),
+                f[0].parse().expect("a stream number"),
                 f[1].to_string(),
-                f[2].parse().unwrap(),
+                f[2].parse().expect("microseconds"),
             )
         })
         .collect();
-    assert_eq!(rows.len(), streams * 11, "{text}");
+    assert_eq!(rows.len(), streams * 11 + 2 + 1, "{text}");
     for s in 0..streams as u64 {
         let mine: Vec<_> = rows.iter().filter(|r| r.0 == s).collect();
         assert_eq!(mine.len(), 11);
@@ -463,7 +543,14 @@ fn the_event_log_has_every_item_never_early() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    let label = |s: u64| -> Vec<&str> {
+        rows.iter()
+            .filter(|r| r.0 == s)
+            .map(|r| r.1.as_str())
+            .collect()
+    };
+    assert_eq!(label(3), ["0", "1"], "the cut stream");
+    assert_eq!(label(4), ["0"], "the stalled stream");
 }
 
 #[test]

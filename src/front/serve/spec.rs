@@ -90,7 +90,8 @@ impl Ask {
         self.spec.chat
     }
 
-    /// The stream, given the request body (empty when there is none).
+    /// The stream, given the request body (empty when there is none); Err: the text
+    /// of the `400` that explains a bad body.
     pub(crate) fn resolve(&self, body: &[u8]) -> Result<StreamSpec, String> {
         let mut spec = self.spec;
         if !spec.chat {
@@ -99,7 +100,8 @@ impl Ask {
         let asked: ChatBody = if body.trim_ascii().is_empty() {
             ChatBody::default()
         } else {
-            serde_json::from_slice(body).map_err(|e| format!("request body: {e}"))?
+            serde_json::from_slice(body)
+                .map_err(|e| explain(CHAT_PATH, &format!("request body: {e}")))?
         };
         let tokens = self
             .tokens
@@ -107,7 +109,8 @@ impl Ask {
             .or(asked.max_tokens)
             .unwrap_or(DEFAULT_TOKENS);
         if tokens > MAX_COUNT {
-            return Err(format!("max_tokens: at most {MAX_COUNT}"));
+            let e = format!("max_tokens: at most {MAX_COUNT}");
+            return Err(explain(CHAT_PATH, &e));
         }
         spec.events = tokens;
         spec.whole = !self.stream.or(asked.stream).unwrap_or(false);
@@ -135,11 +138,13 @@ pub(crate) fn route(target: &[u8]) -> Route {
     }
     match ask(chat, query) {
         Ok(a) => Route::Stream(a),
-        Err(e) => Route::Bad(format!(
-            "rshperf serve: {}: {e}\n",
-            String::from_utf8_lossy(path)
-        )),
+        Err(e) => Route::Bad(explain(path, &e)),
     }
+}
+
+/// The text of the `400` for a bad parameter `e` of the endpoint at `path`.
+fn explain(path: &[u8], e: &str) -> String {
+    format!("rshperf serve: {}: {e}\n", String::from_utf8_lossy(path))
 }
 
 /// The parameters each endpoint takes, as listed in the explanation of a bad one.
@@ -331,11 +336,11 @@ mod tests {
         assert!(a
             .resolve(b"{not json")
             .unwrap_err()
-            .starts_with("request body: "));
+            .starts_with("rshperf serve: /v1/chat/completions: request body: "));
         assert!(a.resolve(br#"{"stream":"yes"}"#).is_err());
         assert_eq!(
             a.resolve(br#"{"max_tokens":2000000000}"#).unwrap_err(),
-            "max_tokens: at most 1000000000"
+            "rshperf serve: /v1/chat/completions: max_tokens: at most 1000000000\n"
         );
     }
 
