@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rshperf::front::serve::{spawn, ServeHandle, ServeOptions};
-use rshperf::wire::events::{Event, EventSink, EventSplitter, Finish, Format};
+use rshperf::wire::events::{Choice, Event, EventSink, EventSplitter, Finish, Format};
 use rshperf::wire::http::response::{Progress, ReplyParser, ReplySink};
 
 use crate::support::recorder::TempFile;
@@ -49,8 +49,8 @@ struct Got {
 /// The sink between the parser and the splitter: body bytes to the splitter, stamped
 /// with the time of the read they came in.
 struct Tap {
-    /// The body's format; None: by the reply's Content-Type (`auto`).
-    format: Option<Format>,
+    /// The body's format, or `auto`.
+    choice: Choice,
     splitter: Option<EventSplitter>,
     now: Instant,
     head: Vec<u8>,
@@ -73,12 +73,11 @@ impl ReplySink for Tap {
     }
     fn body_bytes(&mut self, bytes: &[u8]) {
         self.body.extend_from_slice(bytes);
-        let (format, head) = (self.format, &self.head);
+        let (choice, head) = (self.choice, &self.head);
         let s = self.splitter.get_or_insert_with(|| {
-            EventSplitter::new(format.unwrap_or_else(|| {
-                let ct = content_type(head);
-                Format::from_content_type(ct.as_bytes()).expect("a stream's Content-Type")
-            }))
+            let ct = content_type(head);
+            let format = choice.format_for(Some(ct.as_bytes()));
+            EventSplitter::new(format.expect("a stream's Content-Type"))
         });
         s.feed(bytes, self.now, &mut self.events);
     }
@@ -94,15 +93,15 @@ fn content_type(head: &[u8]) -> String {
 }
 
 /// Sends `request` on `conn` and reads one reply (and, if the reply does not end
-/// it, the connection to its end), its body in `format` (None: by its Content-Type).
-fn read_reply(conn: &mut TcpStream, request: &[u8], format: Option<Format>) -> Got {
+/// it, the connection to its end), its body split as `choice` says.
+fn read_reply(conn: &mut TcpStream, request: &[u8], choice: Choice) -> Got {
     conn.set_read_timeout(Some(HANG_GUARD)).expect("timeout");
     let sent = Instant::now();
     conn.write_all(request).expect("send the request");
     let mut parser = ReplyParser::new();
     parser.start(request.starts_with(b"HEAD "));
     let mut tap = Tap {
-        format,
+        choice,
         splitter: None,
         now: sent,
         head: Vec::new(),
@@ -151,14 +150,15 @@ fn read_reply(conn: &mut TcpStream, request: &[u8], format: Option<Format>) -> G
 /// `GET target` on a new connection, `Connection: close`, the body's format by its
 /// Content-Type.
 fn get(h: &ServeHandle, target: &str) -> Got {
-    get_as(h, target, None)
+    get_as(h, target, Choice::Auto)
 }
 
-/// `GET target` on a new connection, `Connection: close`, the body in `format`.
-fn get_as(h: &ServeHandle, target: &str, format: Option<Format>) -> Got {
+/// `GET target` on a new connection, `Connection: close`, the body split as `choice`
+/// says.
+fn get_as(h: &ServeHandle, target: &str, choice: Choice) -> Got {
     let mut conn = TcpStream::connect(h.addr()).expect("connect");
     let req = format!("GET {target} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
-    read_reply(&mut conn, req.as_bytes(), format)
+    read_reply(&mut conn, req.as_bytes(), choice)
 }
 
 fn finish(events: u64, done: bool, after_done: u64, partial: bool) -> Finish {
@@ -183,7 +183,7 @@ fn stream_events_come_on_schedule_in_each_format() {
         let got = get_as(
             &h,
             &format!("/stream?events=5&first=30ms&gap=10ms&size=64&format={name}"),
-            Some(format),
+            Choice::Fixed(format),
         );
         assert_eq!(got.status, 200);
         assert!(got.complete, "{name}: ended by its last chunk");
@@ -203,7 +203,7 @@ fn stream_events_come_on_schedule_in_each_format() {
         let head = got.head.as_bytes();
         assert_eq!(content_type(head), want_type, "{}", got.head);
         // `auto` finds SSE and NDJSON by their types; plain text is no stream.
-        let auto = Format::from_content_type(want_type.as_bytes());
+        let auto = Choice::Auto.format_for(Some(want_type.as_bytes()));
         assert_eq!(auto, (format != Format::Lines).then_some(format));
         assert!(
             got.head.contains("\r\nTransfer-Encoding: chunked\r\n"),
@@ -236,7 +236,7 @@ fn done_sentinel_then_more_and_no_trailing_newline() {
     let got = get_as(
         &h,
         "/stream?events=4&trail=0&format=lines",
-        Some(Format::Lines),
+        Choice::Fixed(Format::Lines),
     );
     assert_eq!(got.finish, finish(4, false, 0, false));
     h.stop().expect("stop");
@@ -339,7 +339,7 @@ fn chat_completions_stream_tokens_like_an_openai_server() {
         body.len()
     );
     let mut conn = TcpStream::connect(h.addr()).expect("connect");
-    let got = read_reply(&mut conn, req.as_bytes(), None);
+    let got = read_reply(&mut conn, req.as_bytes(), Choice::Auto);
     assert_eq!(got.finish, finish(7, true, 0, false));
     assert!(got.events[0].at - got.sent >= Duration::from_millis(10));
     let chunks: Vec<serde_json::Value> = got
@@ -390,7 +390,7 @@ fn chat_completions_stream_tokens_like_an_openai_server() {
     let got = read_reply(
         &mut conn,
         b"POST /v1/chat/completions?stream=1&tokens=4 HTTP/1.0\r\n\r\n",
-        None,
+        Choice::Auto,
     );
     assert!(got.complete && got.reset == Some(false), "{got:?}");
     assert!(!got.head.contains("Transfer-Encoding"), "{}", got.head);
@@ -433,7 +433,7 @@ fn streams_http10_pipelining_head_and_bad_parameters() {
     let got = read_reply(
         &mut conn,
         b"GET /stream?events=3&format=lines HTTP/1.0\r\n\r\n",
-        Some(Format::Lines),
+        Choice::Fixed(Format::Lines),
     );
     assert!(
         got.complete && got.head.contains("Connection: close\r\n"),

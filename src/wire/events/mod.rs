@@ -2,13 +2,13 @@
 //! server-sent events (`text/event-stream`), JSON lines or plain lines as its bytes
 //! arrive, in any split, and times each event with the caller's clock.
 //!
-//! Owns the formats and their names (`Format`), the choice by Content-Type, the
-//! per-stream bookkeeping (event count, each event's data and wire size, its time and
-//! the gap since the previous one, the `[DONE]` sentinel, what follows it) and how the
-//! stream ended (`Finish`). The byte-level rules are in `sse.rs` (WHATWG server-sent
-//! events) and `line.rs` (NDJSON and lines). Does not do I/O, HTTP framing or
-//! statistics: callers hand it entity body bytes (after chunked decoding, or HTTP/2
-//! and HTTP/3 DATA payloads) and keep the figures.
+//! Owns the formats and their names (`Format`; `Choice`: a format or `auto`, by
+//! Content-Type), the per-stream bookkeeping (event count, each event's data and wire
+//! size, its time and the gap since the previous one, the `[DONE]` sentinel, what
+//! follows it) and how the stream ended (`Finish`). The byte-level rules are in
+//! `sse.rs` (WHATWG server-sent events) and `line.rs` (NDJSON and lines). Does not do
+//! I/O, HTTP framing or statistics: callers hand it entity body bytes (after chunked
+//! decoding, or HTTP/2 and HTTP/3 DATA payloads) and keep the figures.
 //!
 //! Memory is O(1) per stream whatever the events' sizes: nothing buffers an event's
 //! data (a 1 MB event is a counter), so nothing allocates, per event or at all. That is
@@ -84,6 +84,47 @@ impl Format {
             b"application/x-jsonlines",
         ];
         ndjson.iter().any(|n| is(n)).then_some(Format::Ndjson)
+    }
+}
+
+/// What a user asks for (`sse`, `ndjson`/`jsonl`, `lines` or `auto`): a format, or
+/// the one each reply's `Content-Type` announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// Every reply in this format, whatever its Content-Type.
+    Fixed(Format),
+    /// Each reply by its Content-Type (`Format::from_content_type`); a reply whose
+    /// type announces no stream is not split.
+    Auto,
+}
+
+impl Choice {
+    /// The names `from_name` takes, in the order they are listed.
+    pub const NAMES: [&'static str; 5] = ["sse", "ndjson", "jsonl", "lines", "auto"];
+
+    /// The choice named `name` (a format's name or `auto`).
+    pub fn from_name(name: &str) -> Option<Choice> {
+        match name {
+            "auto" => Some(Choice::Auto),
+            _ => Format::from_name(name).map(Choice::Fixed),
+        }
+    }
+
+    /// The choice's name (`sse`, `ndjson`, `lines`, `auto`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Choice::Fixed(f) => f.name(),
+            Choice::Auto => "auto",
+        }
+    }
+
+    /// The format of a reply with this `Content-Type` value (None: the reply has
+    /// none); None when the reply is not to be split.
+    pub fn format_for(self, content_type: Option<&[u8]>) -> Option<Format> {
+        match self {
+            Choice::Fixed(f) => Some(f),
+            Choice::Auto => content_type.and_then(Format::from_content_type),
+        }
     }
 }
 

@@ -541,3 +541,26 @@ fn formats_by_name_and_content_type() {
         assert_eq!(ct(v), None, "{v}");
     }
 }
+
+#[test]
+fn choices_by_name_and_auto_by_content_type() {
+    for name in Choice::NAMES {
+        let c = Choice::from_name(name).expect("a listed name");
+        let canonical = if name == "jsonl" { "ndjson" } else { name };
+        assert_eq!(c.name(), canonical);
+    }
+    assert_eq!(Choice::from_name("json"), None);
+    assert_eq!(Choice::from_name("Auto"), None);
+    let sse = Some(&b"text/event-stream; charset=utf-8"[..]);
+    let plain = Some(&b"text/plain"[..]);
+    let lines = Choice::Fixed(Format::Lines);
+    assert_eq!(lines.format_for(sse), Some(Format::Lines));
+    assert_eq!(lines.format_for(None), Some(Format::Lines));
+    assert_eq!(Choice::Auto.format_for(sse), Some(Format::Sse));
+    assert_eq!(
+        Choice::Auto.format_for(Some(b"application/jsonl")),
+        Some(Format::Ndjson)
+    );
+    assert_eq!(Choice::Auto.format_for(plain), None);
+    assert_eq!(Choice::Auto.format_for(None), None);
+}
