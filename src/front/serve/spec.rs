@@ -256,16 +256,20 @@ fn duration(name: &str, value: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// Tests: the stream a request for `target` with no body gets.
+#[cfg(test)]
+pub(crate) fn spec_of(target: &str) -> StreamSpec {
+    match route(target.as_bytes()) {
+        Route::Stream(a) => a.resolve(b"").expect("resolves"),
+        other => panic!("{target}: {other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn spec(target: &str) -> StreamSpec {
-        match route(target.as_bytes()) {
-            Route::Stream(a) => a.resolve(b"").expect("resolves"),
-            other => panic!("{target}: {other:?}"),
-        }
-    }
+    use super::spec_of as spec;
 
     fn bad(target: &str) -> String {
         match route(target.as_bytes()) {

@@ -323,14 +323,7 @@ pub(crate) fn event_data(i: u64, size: u64, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::front::serve::spec::{route, Route};
-
-    fn spec(target: &str) -> StreamSpec {
-        match route(target.as_bytes()) {
-            Route::Stream(a) => a.resolve(b"").expect("resolves"),
-            other => panic!("{target}: {other:?}"),
-        }
-    }
+    use crate::front::serve::spec::spec_of as spec;
 
     /// Runs a stream to its end, writing whatever is due at each due time; returns the
     /// bytes, the (time after t0, step) of each write and the log.
