@@ -157,6 +157,10 @@ pub(crate) enum Opt {
     MetricsListen,
     /// `--metrics-linger=S` (rshperf): keep serving them after the run.
     MetricsLinger,
+    /// `--stream=sse|ndjson|lines|auto` (rshperf): split reply bodies into events.
+    Stream,
+    /// `--stream-gap-timeout=S` (rshperf): a longer gap between events is a stall.
+    StreamGapTimeout,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -286,6 +290,12 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("header-file", Opt::HeaderFile, HasArg::Required),
     spec("metrics-listen", Opt::MetricsListen, HasArg::Required),
     spec("metrics-linger", Opt::MetricsLinger, HasArg::Required),
+    spec("stream", Opt::Stream, HasArg::Required),
+    spec(
+        "stream-gap-timeout",
+        Opt::StreamGapTimeout,
+        HasArg::Required,
+    ),
 ];
 
 impl Opt {
@@ -319,6 +329,8 @@ impl Opt {
                 | Opt::HeaderFile
                 | Opt::MetricsListen
                 | Opt::MetricsLinger
+                | Opt::Stream
+                | Opt::StreamGapTimeout
         )
     }
 
@@ -427,7 +439,8 @@ pub fn usage() -> String {
          \t[--progress|--no-progress]\n\
          \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n\
          \t[--unix-socket path] [--body-file file] [--content-type T]\n\
-         \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n"
+         \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n\
+         \t[--stream sse|ndjson|lines|auto] [--stream-gap-timeout S]\n"
     )
 }
 
@@ -640,10 +653,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 78);
+        assert_eq!(names.len(), 80);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 78);
+        assert_eq!(names.len(), 80);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }

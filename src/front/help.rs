@@ -65,6 +65,8 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --header-file F      'Name: value' lines added to every request
   --unix-socket PATH   connect over a unix socket (--server names the Host:)
   --metrics-listen A:P live Prometheus metrics (--metrics-linger S afterwards)
+  --stream FORMAT      events inside replies (sse|ndjson|lines|auto): time to
+                       first event, gaps, events/s (--stream-gap-timeout S)
 
 Commands (rshperf help CMD, or rshperf CMD --help, for their options):
 ";

@@ -29,7 +29,7 @@ use crate::model::report::{Facts, Report};
 use crate::model::run::{RunInfo, RunMeta};
 use crate::model::stats::Stats;
 use crate::output::classic::write_report;
-use crate::output::extras::call_rate_lines;
+use crate::output::extras::{call_rate_lines, stream_lines};
 use crate::output::json::{document, stats_from_json};
 use crate::output::percentiles::write_percentiles;
 use crate::output::servers::write_servers;
@@ -480,6 +480,9 @@ pub(crate) fn write_text<W: Write>(
     )?;
     if let Some(c) = &merged.report().call_rate {
         writeln!(out, "{}", call_rate_lines(c))?;
+    }
+    if let Some(s) = &merged.report().stream {
+        writeln!(out, "{}", stream_lines(s))?;
     }
     if percentiles {
         write_percentiles(out, &merged.stats)?;

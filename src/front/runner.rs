@@ -222,6 +222,9 @@ fn write_text(
     if let Some(c) = &report.call_rate {
         writeln!(out, "{}", extras::call_rate_lines(c))?;
     }
+    if let Some(s) = &report.stream {
+        writeln!(out, "{}", extras::stream_lines(s))?;
+    }
     if cfg.output.verbose > 0 {
         if let Some(h) = &report.http2 {
             writeln!(out, "{}", extras::http2_lines(h))?;

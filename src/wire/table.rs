@@ -136,6 +136,15 @@ impl<T> Table<T> {
     pub(crate) fn live(&self) -> usize {
         self.live
     }
+
+    /// Every live value.
+    pub(crate) fn live_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
+        self.chunks
+            .iter_mut()
+            .flatten()
+            .filter(|s| s.live)
+            .map(|s| &mut s.value)
+    }
 }
 
 #[cfg(test)]
@@ -161,6 +170,10 @@ mod tests {
         assert!(t.get_mut(b).is_some());
         t.free(a);
         assert_eq!(t.live(), 2, "freeing a stale id does nothing");
+        *t.get_mut(b).expect("live") = 9;
+        t.free(c);
+        let live: Vec<u32> = t.live_mut().map(|v| *v).collect();
+        assert_eq!(live, [9], "only live values, not freed ones");
     }
 
     #[test]

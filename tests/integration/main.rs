@@ -33,6 +33,7 @@ mod serve;
 mod serve_stream;
 mod sessions;
 mod signals;
+mod stream_run;
 mod support;
 mod sweep;
 mod threads;

@@ -200,6 +200,7 @@ impl Events<Tagged> for Sink<'_, '_> {
                 content_bytes: r.content_bytes,
                 footer_bytes: r.footer_bytes,
                 close: false,
+                stream: None,
             },
             first_byte: tag.reply_start,
         });

@@ -25,6 +25,7 @@ pub(crate) fn rig_ctx<'a>(stats: &'a mut Stats, completions: &'a mut Vec<Complet
         debug: 0,
         completions,
         observer: None,
+        stream: None,
     }
 }
 

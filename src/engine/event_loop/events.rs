@@ -26,6 +26,7 @@ impl<'c> Engine<'c> {
                 .observer
                 .as_deref_mut()
                 .map(|o| o as &mut dyn ReplyObserver),
+            stream: self.stream,
         };
         (&mut self.table, ctx, &mut self.buf)
     }

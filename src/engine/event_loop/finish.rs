@@ -49,6 +49,7 @@ impl<'c> Engine<'c> {
         if fail.is_none() {
             conn.close_tls();
         }
+        conn.end_stream(now, false, &mut self.stats);
         conn.close_h3(now, &mut self.stats);
         // Closing the descriptor also removes it from the epoll set.
         conn.stream = None;

@@ -172,6 +172,8 @@ pub(crate) struct Engine<'c> {
     t0: Instant,
     timeout: Option<Duration>,
     reply_timeout: Option<Duration>,
+    /// `--stream`: how replies are split into events (None without it).
+    stream: Option<crate::engine::conn::events::StreamSetup>,
     next_call_id: u64,
     /// Units (connections or sessions) finished.
     done: u64,

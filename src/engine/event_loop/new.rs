@@ -15,6 +15,7 @@ use mio::unix::SourceFd;
 use mio::{Interest, Poll};
 
 use crate::engine::conn::bufs::BufPool;
+use crate::engine::conn::events::StreamSetup;
 use crate::engine::conn::ReplyObserver;
 use crate::engine::tally::EngineTally;
 use crate::model::config::{Config, HttpVersion};
@@ -99,6 +100,10 @@ impl<'c> Engine<'c> {
                     st.servers.resize_with(work.targets.len(), Default::default);
                 }
                 st.pacing.inflight_cap = catchup.cap();
+                if cfg.request.stream.is_some() {
+                    st.stream.engines = 1;
+                    st.stream.from_schedule = u64::from(cfg.load.call_rate > 0.0);
+                }
                 st
             },
             buf: vec![0; READ_BUFFER],
@@ -169,6 +174,11 @@ impl<'c> Engine<'c> {
             t0,
             timeout: timers::duration_of(cfg.sockets.timeout),
             reply_timeout: timers::duration_of(cfg.sockets.timeout + cfg.sessions.think_timeout),
+            stream: cfg.request.stream.map(|choice| StreamSetup {
+                choice,
+                gap_timeout: timers::duration_of(cfg.request.stream_gap_timeout),
+                from_schedule: cfg.load.call_rate > 0.0,
+            }),
             next_call_id: u64::from(plan.stripe),
             done: 0,
             live: 0,

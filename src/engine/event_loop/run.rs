@@ -150,6 +150,9 @@ impl<'c> Engine<'c> {
         // Connections open now neither completed nor failed: the report counts them
         // as abandoned, so connections = successful + errors + abandoned.
         self.stats.abandoned += self.live;
+        for conn in self.table.live_mut() {
+            conn.end_stream(end, true, &mut self.stats);
+        }
         self.stats.interrupted |= self.interrupted;
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
         if at > self.stats.timeline.covered_s() as f64 {

@@ -123,6 +123,8 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         Opt::ContentType => b.content_type(value::parse_content_type(v)?),
         Opt::HeaderFile => b.header_file(nonempty(v, "--header-file")?),
         Opt::MetricsListen => b.metrics_listen(value::parse_listen(v)?),
+        Opt::Stream => b.stream(Some(value::parse_stream(v)?)),
+        Opt::StreamGapTimeout => b.stream_gap_timeout(rule::STREAM_GAP_TIMEOUT.parse(v)?),
         Opt::MetricsLinger => b.metrics_linger(rule::METRICS_LINGER.parse(v)?),
         Opt::Timeout => b.timeout(rule::TIMEOUT.parse(v)?),
         Opt::UseTimerCache => b.use_timer_cache(true),

@@ -159,6 +159,14 @@ impl Config {
                 self.target.unix_socket.is_some() && version == HttpVersion::V3,
                 "--unix-socket with --http-version 3",
             ),
+            (
+                self.request.stream.is_some() && version == HttpVersion::V2,
+                "--stream with --http-version 2",
+            ),
+            (
+                self.request.stream.is_some() && version == HttpVersion::V3,
+                "--stream with --http-version 3",
+            ),
         ];
         checks
             .iter()

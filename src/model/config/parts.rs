@@ -6,6 +6,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use crate::wire::events::Choice;
+
 use super::{
     HttpVersion, Period, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec,
     WsetSpec,
@@ -87,6 +89,10 @@ pub(crate) struct RequestOptions {
     pub(crate) wlog: Option<WlogSpec>,
     /// `--wset`.
     pub(crate) wset: Option<WsetSpec>,
+    /// `--stream=sse|ndjson|lines|auto` (rshperf): split reply bodies into events.
+    pub(crate) stream: Option<Choice>,
+    /// `--stream-gap-timeout=S` (rshperf): a longer gap makes a stream stalled; 0: none.
+    pub(crate) stream_gap_timeout: f64,
 }
 
 impl Default for RequestOptions {
@@ -105,6 +111,8 @@ impl Default for RequestOptions {
             header_file: None,
             wlog: None,
             wset: None,
+            stream: None,
+            stream_gap_timeout: 0.0,
         }
     }
 }

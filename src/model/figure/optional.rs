@@ -1,7 +1,8 @@
 //! The optional members of a run's figures — `sessions`, `http2`, `http3`,
-//! `call_rate` — as parts of the run table (`run.rs` places them in document order,
-//! each in the JSON only when it applies). Their figures are `--fail-on` metrics only
-//! for sessions; none is a CSV column (not every run has them).
+//! `call_rate`, `stream` — as parts of the run table (`run.rs` places them in document
+//! order, each in the JSON only when it applies). Their figures are `--fail-on`
+//! metrics only for sessions and streams; none is a CSV column (not every run has
+//! them).
 
 use super::run::{f, RunScope};
 use super::{int, real, At, Figure, Unit, Val};
@@ -359,5 +360,129 @@ pub(super) fn call_rate() -> Vec<Figure<RunScope>> {
             "longest call response time",
             |r, _| real(r.call_rate.response_ms.max),
         ),
+    ]
+}
+
+/// The `stream` member (`--stream` runs).
+pub(super) fn stream() -> Vec<Figure<RunScope>> {
+    vec![
+        f(
+            "from_schedule",
+            Unit::Flag,
+            "time to first event measured from each call's scheduled time (`--call-rate`); else from its request's send",
+            |r, _| Val::Flag(r.stream.from_schedule),
+        ),
+        f("streams", Unit::Count, "replies split into events", |r, _| {
+            int(r.stream.counters.streams)
+        })
+        .fail_on(),
+        f("events", Unit::Count, "events (a `[DONE]` is not one)", |r, _| {
+            int(r.stream.counters.events)
+        })
+        .fail_on(),
+        f("data_bytes", Unit::Bytes, "bytes of the events' data", |r, _| {
+            int(r.stream.counters.data_bytes)
+        }),
+        f("done", Unit::Count, "streams that ended with `[DONE]`", |r, _| {
+            int(r.stream.counters.done)
+        })
+        .fail_on(),
+        f(
+            "cut",
+            Unit::Count,
+            "streams cut short (the body, connection or stream ended inside the stream)",
+            |r, _| int(r.stream.counters.cut),
+        )
+        .fail_on(),
+        f(
+            "stalled",
+            Unit::Count,
+            "streams with a gap longer than `--stream-gap-timeout`",
+            |r, _| int(r.stream.counters.stalled),
+        )
+        .fail_on(),
+        f("empty", Unit::Count, "streams that ended without an event", |r, _| {
+            int(r.stream.counters.empty)
+        })
+        .fail_on(),
+        f(
+            "after_done",
+            Unit::Count,
+            "events after a `[DONE]` (not counted as events)",
+            |r, _| int(r.stream.counters.after_done),
+        )
+        .fail_on(),
+        f(
+            "open_at_end",
+            Unit::Count,
+            "streams still open when the run stopped",
+            |r, _| int(r.stream.counters.open_at_end),
+        ),
+        f("events_per_stream", Unit::Ratio, "events per stream", |r, _| {
+            real(r.stream.events_per_stream)
+        })
+        .fail_on(),
+        f(
+            "events_per_s",
+            Unit::Rate("events/s"),
+            "events per second of the run, all streams together",
+            |r, _| real(r.stream.events_per_s),
+        )
+        .fail_on(),
+        f(
+            "stream_events_per_s",
+            Unit::Rate("events/s"),
+            "events per second of a stream (events / the streams' summed durations)",
+            |r, _| real(r.stream.stream_events_per_s),
+        )
+        .fail_on(),
+        f("first_event_ms.count", Unit::Count, "streams with a first event", |r, _| {
+            int(r.stream.first_event_ms.count)
+        }),
+        f("first_event_ms.avg", Unit::Ms, "mean time to first event", |r, _| {
+            real(r.stream.first_event_ms.avg)
+        })
+        .fail_on(),
+        f("first_event_ms.{q}", Unit::Ms, "time to first event {q}", |r, at| {
+            spread_q(&r.stream.first_event_ms, at)
+        })
+        .fail_on(),
+        f("first_event_ms.max", Unit::Ms, "longest time to first event", |r, _| {
+            real(r.stream.first_event_ms.max)
+        })
+        .fail_on(),
+        f("gap_ms.count", Unit::Count, "gaps between consecutive events", |r, _| {
+            int(r.stream.gap_ms.count)
+        }),
+        f("gap_ms.avg", Unit::Ms, "mean gap between events", |r, _| {
+            real(r.stream.gap_ms.avg)
+        })
+        .fail_on(),
+        f("gap_ms.{q}", Unit::Ms, "gap between events {q}", |r, at| {
+            spread_q(&r.stream.gap_ms, at)
+        })
+        .fail_on(),
+        f("gap_ms.max", Unit::Ms, "longest gap between events", |r, _| {
+            real(r.stream.gap_ms.max)
+        })
+        .fail_on(),
+        f(
+            "duration_ms.count",
+            Unit::Count,
+            "streams with an event (first event to end)",
+            |r, _| int(r.stream.duration_ms.count),
+        ),
+        f("duration_ms.avg", Unit::Ms, "mean stream duration", |r, _| {
+            real(r.stream.duration_ms.avg)
+        })
+        .fail_on(),
+        f("duration_ms.{q}", Unit::Ms, "stream duration {q}", |r, at| {
+            spread_q(&r.stream.duration_ms, at)
+        })
+        .fail_on(),
+        f("duration_ms.max", Unit::Ms, "longest stream", |r, _| {
+            real(r.stream.duration_ms.max)
+        })
+        .fail_on(),
     ]
 }

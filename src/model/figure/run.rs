@@ -6,7 +6,7 @@
 //! the classic report's arithmetic (`Summary`) and the parts the text outputs share
 //! (`Sessions`, `CallRate`, `Http2`, `Http3`). The figures of `servers` and
 //! `timeline` are the `server` and `second` tables, one object per element; those of
-//! the optional members `sessions`, `http2`, `http3` and `call_rate` are in
+//! the optional members `sessions`, `http2`, `http3`, `call_rate` and `stream` are in
 //! `optional.rs`.
 //! Read by `model::report` (evaluation, JSON), `model::threshold`, `output::csv` and
 //! `model::compare`.
@@ -17,7 +17,7 @@ use super::{
     int, optional, real, second, server, Aspect, At, Better, Compare, Figure, Method, Scope, Table,
     Unit, Val, QUANTILES,
 };
-use crate::model::blocks::{CallRate, Facts, Http2, Http3, Sessions};
+use crate::model::blocks::{CallRate, Facts, Http2, Http3, Sessions, Stream};
 use crate::model::run::RunInfo;
 use crate::model::stats::{quantile_ms, Stats};
 use crate::model::summary::Summary;
@@ -40,6 +40,8 @@ pub(crate) struct Run<'a> {
     pub(crate) http2: &'a Http2,
     /// The HTTP/3 figures (meaningful with HTTP/3 connections).
     pub(crate) http3: &'a Http3,
+    /// The stream figures (meaningful with `--stream`).
+    pub(crate) stream: &'a Stream,
 }
 
 /// The scope of a run's figures.
@@ -449,6 +451,11 @@ fn declarations() -> Vec<Figure<RunScope>> {
         "call_rate",
         |r| r.stats.pool.is_used(),
         optional::call_rate(),
+    ));
+    t.extend(group(
+        "stream",
+        |r| r.stats.stream.is_used(),
+        optional::stream(),
     ));
     t.push(f(
         "timeline",

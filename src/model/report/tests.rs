@@ -103,6 +103,7 @@ fn every_leaf_of_a_full_report_is_a_figure_and_every_figure_a_leaf() {
         "http2",
         "http3",
         "call_rate",
+        "stream",
         "timeline",
     ] {
         assert!(doc.get(member).is_some(), "every_field_set lacks {member}");

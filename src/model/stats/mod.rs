@@ -24,6 +24,7 @@ pub(crate) mod pacing;
 pub(crate) mod pool;
 pub(crate) mod quantile;
 pub(crate) mod serial;
+pub(crate) mod stream;
 pub(crate) mod timeline;
 
 use std::time::Duration;
@@ -397,6 +398,9 @@ pub struct Stats {
     /// before `--call-rate`).
     #[serde(default)]
     pub(crate) pool: pool::PoolStats,
+    /// `--stream` figures (absent from documents of runs without `--stream`).
+    #[serde(default, skip_serializing_if = "stream::StreamStats::is_empty")]
+    pub(crate) stream: stream::StreamStats,
 }
 
 /// Records `v` µs, clamped into the histograms' range: a value beyond an hour counts as
@@ -463,6 +467,7 @@ impl Stats {
             http2: h2::H2Stats::default(),
             http3: h3::H3Stats::default(),
             pool: pool::PoolStats::default(),
+            stream: stream::StreamStats::default(),
         }
     }
 
@@ -696,6 +701,7 @@ impl Stats {
             http2: sum,
             http3: sum,
             pool: sum,
+            stream: sum,
         )
     }
 }

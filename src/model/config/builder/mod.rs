@@ -45,6 +45,7 @@ use super::{
     WsesslogSpec, WsesspageSpec, WsetSpec,
 };
 use crate::model::pacing::{Overload, Spin};
+use crate::wire::events::Choice;
 use crate::wire::url::TargetUrl;
 
 /// A configuration under construction: httperf's defaults plus what was set.
@@ -372,6 +373,10 @@ impl ConfigBuilder {
         wlog: Option<WlogSpec> => request.wlog;
         /// `--wset`.
         wset: Option<WsetSpec> => request.wset;
+        /// `--stream`.
+        stream: Option<Choice> => request.stream;
+        /// `--stream-gap-timeout`, seconds (0: none).
+        stream_gap_timeout: f64 => request.stream_gap_timeout;
         /// `--metrics-linger`, seconds.
         metrics_linger: f64 => output.metrics_linger;
         /// `--progress` (true) / `--no-progress` (false); unset: when stderr is a
