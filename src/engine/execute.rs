@@ -23,11 +23,10 @@ use crate::engine::metrics::{Exporter, RunLabels, Slot};
 use crate::engine::print::Printer;
 use crate::engine::progress::{self, Board};
 use crate::engine::tally::{self, ClockOptions, Tally};
-use crate::model::config::{Config, StartAt};
+use crate::model::config::{Config, StartAt, MAX_START_DELAY};
 use crate::model::run::{RunInfo, RunMeta, RunResult};
 use crate::model::stats::{RateSample, Stats};
 use crate::model::workload::{stripe_share, Workload};
-use crate::wire::error::Error;
 use crate::wire::net;
 
 /// Descriptors kept free for stdio, the poll, timers, signal pipes and files.
@@ -62,7 +61,11 @@ pub(crate) struct Hooks<'a> {
 /// `Workload::from_config`) and returns what they measured. Prints nothing but the
 /// echo line when asked, the `--print-*` traces and the `-v`/`--periodic-stats` lines
 /// the engines write while running.
-pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunResult, Error> {
+pub fn execute(
+    cfg: &Config,
+    work: &Workload,
+    opts: ExecOptions,
+) -> Result<RunResult, StartupError> {
     execute_with(cfg, work, opts, Hooks::default())
 }
 
@@ -72,8 +75,8 @@ pub(crate) fn execute_with<'a>(
     work: &'a Workload,
     opts: ExecOptions,
     hooks: Hooks<'a>,
-) -> Result<RunResult, Error> {
-    let start_delay = start_delay(cfg, SystemTime::now())?;
+) -> Result<RunResult, StartupError> {
+    let start_delay = start_delay(cfg, SystemTime::now());
     let nofile = net::raise_nofile_limit().map_err(StartupError::Rlimit)?;
     let pin = pin_cores(cfg)?;
     if cfg.pacing.realtime {
@@ -236,14 +239,11 @@ impl StartWait {
     }
 }
 
-/// Farthest ahead `--start-at` may lie (as its `+SECONDS` form allows).
-const MAX_START_DELAY: Duration = Duration::from_secs(7 * 86_400);
-
 /// `--start-at`: how long to wait, from `now`, before the engines start (zero for a
-/// time already past); a start more than a week away is an error.
-fn start_delay(cfg: &Config, now: SystemTime) -> Result<Duration, Error> {
+/// time already past; `build` refused a start more than `MAX_START_DELAY` away).
+fn start_delay(cfg: &Config, now: SystemTime) -> Duration {
     let secs = match cfg.load.start_at {
-        None => return Ok(Duration::ZERO),
+        None => return Duration::ZERO,
         Some(StartAt::After(s)) => s,
         Some(StartAt::Unix(t)) => {
             let now = now
@@ -253,13 +253,9 @@ fn start_delay(cfg: &Config, now: SystemTime) -> Result<Duration, Error> {
             t - now
         }
     };
-    match Duration::try_from_secs_f64(secs.max(0.0)) {
-        Ok(d) if d <= MAX_START_DELAY => Ok(d),
-        _ => Err(StartupError::StartTooLate {
-            max_secs: MAX_START_DELAY.as_secs(),
-        }
-        .into()),
-    }
+    Duration::try_from_secs_f64(secs.max(0.0))
+        .unwrap_or(MAX_START_DELAY)
+        .min(MAX_START_DELAY)
 }
 
 /// Longest a wake-up after `--start-at=UNIX` may lag for the schedule to stay
@@ -335,7 +331,7 @@ struct Shared<'s> {
 
 /// `--pin`: the cores engine threads are pinned to (None: not pinned, with a
 /// warning when there are more engine threads than cores).
-fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, Error> {
+fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, StartupError> {
     if !cfg.pacing.pin {
         return Ok(None);
     }
@@ -364,14 +360,14 @@ fn run_engines<'a>(
     threads: u32,
     capacity: usize,
     t0: Instant,
-) -> Result<EnginesOut, Error> {
+) -> Result<EnginesOut, StartupError> {
     let Shared {
         board,
         tally,
         pin,
         metrics,
     } = shared;
-    let start_err = |e: io::Error| Error::from(StartupError::EventLoop(e));
+    let start_err = |e: io::Error| StartupError::EventLoop(e);
     // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
     let (part, parts) = cfg.load.partition;
     let stripes = parts.max(1) * threads;
@@ -454,11 +450,11 @@ fn run_engines<'a>(
                 .into_iter()
                 .map(|h| match h.join() {
                     Ok(r) => r.map_err(start_err),
-                    Err(_) => Err(StartupError::EnginePanicked.into()),
+                    Err(_) => Err(StartupError::EnginePanicked),
                 })
                 .collect()
         }))
-        .unwrap_or_else(|_| Err(StartupError::EnginePanicked.into()));
+        .unwrap_or_else(|_| Err(StartupError::EnginePanicked));
         if let Some(b) = board {
             b.done.store(true, std::sync::atomic::Ordering::Relaxed);
         }
@@ -484,53 +480,51 @@ pub(crate) fn text_out(cfg: &Config) -> bool {
 mod tests {
     use super::*;
 
+    /// A configuration with `--start-at` `at`.
+    fn starting(at: Option<StartAt>) -> Config {
+        let mut b = Config::builder();
+        b.server("127.0.0.1").start_at(at);
+        b.build().expect("valid options").config
+    }
+
     #[test]
     fn start_delay_is_bounded_and_never_panics() {
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let delay = |arg: &str| {
-            let opt = format!("--start-at={arg}");
-            let cfg =
-                Config::from_argv(&["rshperf", "--server=127.0.0.1", &opt]).expect("valid options");
-            start_delay(&cfg, now)
-        };
-        assert_eq!(delay("+2.5"), Ok(Duration::from_millis(2500)));
-        assert_eq!(delay("1700000010"), Ok(Duration::from_secs(10)));
-        assert_eq!(delay("1600000000"), Ok(Duration::ZERO));
-        assert_eq!(delay("1700604800"), Ok(MAX_START_DELAY));
-        for far in ["1700604801", "100000000000000000000"] {
-            let e = delay(far).expect_err("too far");
-            assert_eq!(
-                e.to_string(),
-                "rshperf: --start-at: the start time is more than 7 days (604800 s) away"
-            );
-        }
+        let delay = |at: StartAt| start_delay(&starting(Some(at)), now);
+        assert_eq!(delay(StartAt::After(2.5)), Duration::from_millis(2500));
+        assert_eq!(
+            delay(StartAt::Unix(1_700_000_010.0)),
+            Duration::from_secs(10)
+        );
+        assert_eq!(delay(StartAt::Unix(1_600_000_000.0)), Duration::ZERO);
+        assert_eq!(delay(StartAt::Unix(1_700_604_800.0)), MAX_START_DELAY);
+        // Later starts are `build`'s to refuse; the wait never exceeds the bound.
+        assert_eq!(delay(StartAt::Unix(1_700_604_801.0)), MAX_START_DELAY);
+        assert_eq!(start_delay(&starting(None), now), Duration::ZERO);
     }
 
     #[test]
     fn the_schedule_is_anchored_at_an_absolute_start_moment() {
-        let cfg = |arg: &str| {
-            let opt = format!("--start-at={arg}");
-            Config::from_argv(&["rshperf", "--server=127.0.0.1", &opt]).expect("valid options")
-        };
+        let cfg = |t: f64| starting(Some(StartAt::Unix(t)));
         let at = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let mono = Instant::now();
         // Woke 7 ms late: the run starts at the moment itself, 7 ms before the wake-up.
         let woke = at + Duration::from_millis(7);
         assert_eq!(
-            anchor(&cfg("1700000000"), woke, mono),
+            anchor(&cfg(1_700_000_000.0), woke, mono),
             (at, mono - Duration::from_millis(7))
         );
         // Exactly at the limit, still anchored; beyond it (started after the moment),
         // at once.
         assert_eq!(
-            anchor(&cfg("1700000000"), at + MAX_ANCHOR_LAG, mono),
+            anchor(&cfg(1_700_000_000.0), at + MAX_ANCHOR_LAG, mono),
             (at, mono - MAX_ANCHOR_LAG)
         );
         let late = at + MAX_ANCHOR_LAG + Duration::from_millis(1);
-        assert_eq!(anchor(&cfg("1700000000"), late, mono), (late, mono));
+        assert_eq!(anchor(&cfg(1_700_000_000.0), late, mono), (late, mono));
         // A relative start and no start: the wake-up.
-        assert_eq!(anchor(&cfg("+2"), woke, mono), (woke, mono));
-        let plain = Config::from_argv(&["rshperf", "--server=127.0.0.1"]).expect("valid");
-        assert_eq!(anchor(&plain, woke, mono), (woke, mono));
+        let after = starting(Some(StartAt::After(2.0)));
+        assert_eq!(anchor(&after, woke, mono), (woke, mono));
+        assert_eq!(anchor(&starting(None), woke, mono), (woke, mono));
     }
 }

@@ -19,6 +19,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::front::error::Error;
 use crate::model::compare::gate::{self, judge};
 use crate::model::compare::{compare, Comparison, Run};
 use crate::output::compare::{markdown, text, to_json};
@@ -26,7 +27,6 @@ use crate::output::error::OutputError;
 use crate::output::file;
 use crate::output::json::stats_from_json;
 use crate::output::junit::{self, Case};
-use crate::wire::error::{Error, InCommand};
 
 /// Config members that define the workload: the runs compared must agree on all of
 /// them (`--force` compares anyway). The run's length (`num_conns`, `runtime_s`) may
@@ -116,7 +116,7 @@ fn parse_alpha(text: &str) -> Result<f64, String> {
 
 /// Why `compare` could not answer (converted to the crate's `Error` at the boundary).
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum CompareError {
+pub enum CompareError {
     /// A bad option value (a gate, too few files).
     #[error("{0}")]
     Usage(String),
@@ -132,22 +132,6 @@ pub(crate) enum CompareError {
     /// The JSON form of the comparison cannot be made.
     #[error("{0}")]
     Json(#[from] serde_json::Error),
-}
-
-impl From<CompareError> for Error {
-    /// `rshperf: compare: <text>`; bad options are usage errors, the rest start-up.
-    fn from(e: CompareError) -> Error {
-        let usage = matches!(e, CompareError::Usage(_));
-        let e = InCommand {
-            command: "compare",
-            cause: e,
-        };
-        if usage {
-            Error::usage(e)
-        } else {
-            Error::startup(e)
-        }
-    }
 }
 
 /// One input document, read.

@@ -24,6 +24,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use crate::front::error::Error;
 use crate::model::report::Sessions;
 use crate::model::report::{Facts, Report};
 use crate::model::run::{RunInfo, RunMeta};
@@ -35,11 +36,10 @@ use crate::output::percentiles::write_percentiles;
 use crate::output::servers::write_servers;
 use crate::output::session::write_session_block;
 use crate::output::summary::Summary;
-use crate::wire::error::Error;
 
 mod error;
 
-use error::MergeError;
+pub use error::MergeError;
 
 /// Config members that define the workload: inputs must agree on all of them.
 const WORKLOAD_KEYS: [&str; 17] = [

@@ -11,6 +11,7 @@ use std::path::Path;
 use crate::engine::execute::{execute_with, text_out, ExecOptions, Hooks};
 use crate::engine::feed::SecondFeed;
 use crate::engine::metrics::Exporter;
+use crate::front::error::Error;
 use crate::model::config::Config;
 use crate::model::report::{Facts, Report};
 use crate::model::run::RunResult;
@@ -30,7 +31,6 @@ use crate::output::session::write_session_block;
 use crate::output::summary::Summary;
 use crate::output::threshold;
 use crate::output::timeline;
-use crate::wire::error::Error;
 
 /// Runs the test described by `cfg`, printing everything on stdout; returns the exit
 /// status (0, or 3 when a `--fail-on` threshold is breached).

@@ -21,10 +21,10 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use crate::front::cli::{self, Command, Opt};
+use crate::front::error::Error;
 use crate::front::httperf;
 use crate::model::config::Config;
-use crate::wire::error::Error;
-use error::ServeError;
+pub use error::ServeError;
 
 pub use server::{spawn, ServeHandle};
 
@@ -207,11 +207,6 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
     let mut builder = Config::builder();
     builder.server("127.0.0.1").port(server.addr().port());
     let cfg = httperf::finish(httperf::build_with(builder, &args))?;
-    if let Some(opt) = cfg.unsupported() {
-        return Err(Error::Unsupported {
-            option: opt.to_string(),
-        });
-    }
     let result = crate::front::runner::run(&cfg);
     let stopped = server.stop();
     let code = result?;

@@ -18,13 +18,13 @@ mod tests_echo;
 mod tests_values;
 
 use crate::front::cli::{self, Args, Command, Opt};
+use crate::front::error::Error;
 use crate::front::operand;
 use crate::model::config::auto_partition;
 use crate::model::config::number::{self as rule};
 use crate::model::config::value::{self, nonempty};
 use crate::model::config::{self, Built, Config, ConfigBuilder, ConfigError, Rejected, Warning};
 use crate::model::pacing;
-use crate::wire::error::Error;
 
 /// Maps `args` onto `b`, option by option in command-line order, then the operands.
 /// The first bad value is the error; warnings go to the builder.
@@ -209,13 +209,13 @@ pub(crate) fn finish(result: Result<Built, Rejected>) -> Result<Config, Error> {
     }
 }
 
-/// Parses `argv` (program name first) and builds the configuration; `-h` and `-V`
-/// are errors here. A convenience for tests and tools.
-pub fn from_argv(argv: &[&str]) -> Result<Config, Error> {
+/// Parses `argv` (program name first) and builds the configuration; None for `-h`
+/// and `-V`, which describe no run. A convenience for tests and tools.
+pub fn from_argv(argv: &[&str]) -> Result<Option<Config>, Error> {
     let owned: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
     match cli::parse(&owned)? {
-        Command::Run(args) => config(&args),
-        Command::Help(_) | Command::Version(_) => Err(Error::NotARun),
+        Command::Run(args) => config(&args).map(Some),
+        Command::Help(_) | Command::Version(_) => Ok(None),
     }
 }
 

@@ -2,14 +2,15 @@
 //! (httperf's, and rshperf's stricter ones), combinations, URL operands. Helpers
 //! shared with `tests_echo` and `tests_values`.
 
+use crate::front::error::Error;
 use crate::model::config::*;
-use crate::wire::error::Error;
 
 pub(super) fn cfg(args: &[&str]) -> Config {
     let mut argv = vec!["rshperf"];
     argv.extend_from_slice(args);
     match super::from_argv(&argv) {
-        Ok(c) => c,
+        Ok(Some(c)) => c,
+        Ok(None) => panic!("{args:?}: not a run"),
         Err(e) => panic!("{args:?}: {e}"),
     }
 }
@@ -100,10 +101,13 @@ fn option_errors_of_httperf() {
     assert!(err(&["--server", "nonexistent.invalid"])
         .starts_with("rshperf: cannot resolve server address 'nonexistent.invalid': "));
     let e = super::from_argv(&["rshperf", "--server", "nonexistent.invalid"]);
-    assert!(matches!(e, Err(Error::Startup(_))));
+    assert!(matches!(
+        e,
+        Err(Error::Config(ConfigError::Unresolvable { .. }))
+    ));
     assert!(matches!(
         super::from_argv(&["rshperf", "--rate", "x"]),
-        Err(Error::Usage(_))
+        Err(Error::Config(ConfigError::Illegal { .. }))
     ));
 }
 
@@ -365,7 +369,7 @@ fn call_rate_sets_the_schedule_and_refuses_what_does_not_fit() {
     let ok = |args: &[&str]| {
         let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
         argv.extend_from_slice(args);
-        super::from_argv(&argv).expect("valid")
+        super::from_argv(&argv).expect("valid").expect("a run")
     };
     let c = ok(&["--call-rate", "250", "--num-conns", "5"]);
     assert_eq!(c.load.call_rate, 250.0);

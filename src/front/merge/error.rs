@@ -2,7 +2,7 @@
 //!
 //! Owns the texts printed after `rshperf: merge: ` (unreadable or malformed documents,
 //! inputs that are not partitions of one workload, sums out of range, the `--json`
-//! file). Made by `front::merge`; `From` gives the top-level start-up error.
+//! file). Made by `front::merge`; `front::error::Error` prints it after `rshperf: merge: `.
 
 use std::io;
 
@@ -10,11 +10,10 @@ use thiserror::Error as ThisError;
 
 use crate::model::stats::MergeError as StatsMergeError;
 use crate::output::error::DocError;
-use crate::wire::error::{Error, InCommand};
 
 /// Why the inputs cannot be merged.
 #[derive(Debug, ThisError)]
-pub(crate) enum MergeError {
+pub enum MergeError {
     /// An input file cannot be read.
     #[error("cannot read {file}: {source}")]
     Read {
@@ -153,19 +152,10 @@ pub(crate) enum MergeError {
     },
 }
 
-impl From<MergeError> for Error {
-    /// `rshperf: merge: <text>`.
-    fn from(e: MergeError) -> Error {
-        Error::startup(InCommand {
-            command: "merge",
-            cause: e,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::front::error::Error;
 
     #[test]
     fn texts() {

@@ -19,11 +19,11 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, FromArgMatches, Parser, ValueEnum};
 
 use crate::front::cli::{self, Command, HasArg, Opt, OptSpec, OPTIONS};
+use crate::front::error::Error;
 use crate::front::subcommand::{self, Parsed as ClapParsed};
 use crate::model::config::value;
 use crate::model::config::Config;
 use crate::output::threshold::{self, Threshold};
-use crate::wire::error::Error;
 
 use super::error::SweepError;
 
@@ -345,11 +345,6 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
     let fixed_conns = run_args.given(Opt::NumConns);
     let sessions = run_args.given(Opt::Wsess) || run_args.given(Opt::Wsesslog);
     let mut base = crate::front::httperf::config(&run_args)?;
-    if let Some(opt) = base.unsupported() {
-        return Err(Error::Unsupported {
-            option: opt.to_string(),
-        });
-    }
     // The sweep prints its own table: no per-run text on stdout.
     base.output.verbose = 0;
     check(&opts, fixed_conns)?;

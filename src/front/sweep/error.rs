@@ -2,18 +2,17 @@
 //!
 //! Owns the texts printed after `rshperf: sweep: ` (option checks, options a sweep
 //! cannot take, `--slo`) and the signal set-up failure (after `rshperf: `). Made by
-//! `sweep::args` and `sweep::run`; `From` gives the top-level error.
+//! `sweep::args` and `sweep::run`; `front::error::Error` prints it.
 
 use std::io;
 
 use thiserror::Error as ThisError;
 
 use crate::model::threshold::ThresholdError;
-use crate::wire::error::{Error, InCommand};
 
 /// Why a sweep cannot run.
 #[derive(Debug, ThisError)]
-pub(crate) enum SweepError {
+pub enum SweepError {
     /// clap refused the sweep's own options.
     #[error("{0}")]
     Clap(#[from] clap::Error),
@@ -93,23 +92,10 @@ pub(crate) enum SweepError {
     Signals(#[source] io::Error),
 }
 
-impl From<SweepError> for Error {
-    /// Option errors are `rshperf: sweep: <text>`; the signal set-up is a start-up
-    /// error, `rshperf: <text>`.
-    fn from(e: SweepError) -> Error {
-        match e {
-            SweepError::Signals(_) => Error::startup(e),
-            e => Error::usage(InCommand {
-                command: "sweep",
-                cause: e,
-            }),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::front::error::Error;
 
     #[test]
     fn texts_with_their_prefix() {

@@ -27,6 +27,7 @@ use serde_json::{json, Value};
 
 use crate::engine::metrics::Exporter;
 use crate::engine::progress;
+use crate::front::error::Error;
 use crate::model::config::auto_partition::process_env;
 use crate::model::config::StartAt;
 use crate::model::workload::Workload;
@@ -34,8 +35,7 @@ use crate::output::advice;
 use crate::output::error::OutputError;
 use crate::output::html::{self, SweepPage, SweepPoint};
 use crate::output::json;
-use crate::wire::error::Error;
-use error::SweepError;
+pub use error::SweepError;
 
 use args::{Parsed, Sweep};
 use plan::{Outcome, Planner, Strategy};

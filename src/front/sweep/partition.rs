@@ -12,10 +12,10 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::front::error::Error;
 use crate::model::config::auto_partition;
 use crate::model::config::StartAt;
 use crate::model::workload::Workload;
-use crate::wire::error::Error;
 
 use super::args::{PartitionSpec, Sweep};
 use super::error::SweepError;

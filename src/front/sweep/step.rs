@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::engine::execute::{self, ExecOptions, Hooks};
 use crate::engine::metrics::Exporter;
+use crate::front::error::Error;
 use crate::model::config::Config;
 use crate::model::report::Second;
 use crate::model::report::{Facts, Report};
@@ -29,7 +30,6 @@ use crate::output::error::OutputError;
 use crate::output::json;
 use crate::output::summary::Summary;
 use crate::output::threshold::Evaluate;
-use crate::wire::error::Error;
 
 use super::args::Sweep;
 use super::plan::Verdict;

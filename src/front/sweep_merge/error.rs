@@ -3,17 +3,15 @@
 //! Owns the texts printed after `rshperf: merge: ` for sweep documents (a sweep that
 //! was not partitioned, sweeps of different parameters, a step without its run
 //! document, a mix of sweep and run documents, `--html` for runs). Made by
-//! `front::sweep_merge`; `From` gives the top-level start-up error.
+//! `front::sweep_merge`; `front::error::Error` prints it after `rshperf: merge: `.
 
 use std::io;
 
 use thiserror::Error as ThisError;
 
-use crate::wire::error::{Error, InCommand};
-
 /// Why sweep documents cannot be merged.
 #[derive(Debug, ThisError)]
-pub(crate) enum SweepMergeError {
+pub enum SweepMergeError {
     /// Sweep documents and run documents together.
     #[error("{sweep} is a sweep document but {run} is not: merge the partitions of one sweep, or of one run")]
     Mixed {
@@ -79,14 +77,4 @@ pub(crate) enum SweepMergeError {
         #[source]
         source: io::Error,
     },
-}
-
-impl From<SweepMergeError> for Error {
-    /// `rshperf: merge: <text>`.
-    fn from(e: SweepMergeError) -> Error {
-        Error::startup(InCommand {
-            command: "merge",
-            cause: e,
-        })
-    }
 }

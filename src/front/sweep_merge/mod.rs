@@ -17,6 +17,7 @@ use std::fs;
 
 use serde_json::{json, Value};
 
+use crate::front::error::Error;
 use crate::front::merge::{self, Input};
 use crate::front::subcommand;
 use crate::front::sweep::args::{self, Parsed, Sweep};
@@ -25,9 +26,8 @@ use crate::front::sweep::step::{self, Measured, Step};
 use crate::front::sweep::{self as sweep_mod, table, FORMAT};
 use crate::output::advice::{self, Advice, Finding};
 use crate::output::html;
-use crate::wire::error::Error;
 
-use error::SweepMergeError;
+pub use error::SweepMergeError;
 
 /// The options of `rshperf merge` (parsed by clap with `subcommand`'s conventions).
 #[derive(Debug, Clone, PartialEq, Eq, clap::Parser)]

@@ -42,6 +42,10 @@ pub(crate) use types::{
 
 use crate::model::pacing::Pacing;
 
+/// Farthest ahead `--start-at` may lie (as far as its `+SECONDS` form allows);
+/// `build` refuses a later start.
+pub(crate) const MAX_START_DELAY: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
+
 /// The program name used in the echo line and in messages.
 pub(crate) const PROG: &str = "rshperf";
 
@@ -95,8 +99,8 @@ impl Config {
     /// configuration (warnings are printed); `-h` and `-V` are errors here. For tests:
     /// the front end is `front::httperf::from_argv`.
     #[cfg(test)]
-    pub(crate) fn from_argv(argv: &[&str]) -> Result<Config, crate::wire::error::Error> {
-        crate::front::httperf::from_argv(argv)
+    pub(crate) fn from_argv(argv: &[&str]) -> Result<Config, crate::front::error::Error> {
+        crate::front::httperf::from_argv(argv).map(|c| c.expect("the options of a run"))
     }
 
     /// The `Host:` header value (see `target.host`).
@@ -138,32 +142,6 @@ impl Config {
             pick(self.sockets.send_buffer, given.0, h2 || bodies),
             pick(self.sockets.recv_buffer, given.1, h2),
         )
-    }
-
-    /// The first given option whose feature rshperf does not implement yet (the caller
-    /// prints `rshperf: <option> is not supported yet`). Every httperf option is
-    /// implemented now; the hook stays for options added before their feature.
-    pub(crate) fn unsupported(&self) -> Option<&'static str> {
-        // The page scan reads one reply at a time; HTTP/2 multiplexes them.
-        let version = self.request.http_version;
-        let checks = [
-            (
-                self.sessions.wsesspage.is_some() && version == HttpVersion::V2,
-                "--wsesspage with --http-version 2",
-            ),
-            (
-                self.sessions.wsesspage.is_some() && version == HttpVersion::V3,
-                "--wsesspage with --http-version 3",
-            ),
-            (
-                self.target.unix_socket.is_some() && version == HttpVersion::V3,
-                "--unix-socket with --http-version 3",
-            ),
-        ];
-        checks
-            .iter()
-            .find(|(given, _)| *given)
-            .map(|(_, name)| *name)
     }
 }
 
