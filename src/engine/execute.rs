@@ -79,7 +79,7 @@ pub(crate) fn execute_with<'a>(
     let start_delay = start_delay(cfg, SystemTime::now());
     let nofile = net::raise_nofile_limit().map_err(StartupError::Rlimit)?;
     let pin = pin_cores(cfg)?;
-    if cfg.pacing.realtime {
+    if cfg.pacing().realtime() {
         // Threads started from here on (engines, clock) inherit the policy.
         net::set_thread_fifo(true).map_err(StartupError::Realtime)?;
     }
@@ -89,7 +89,7 @@ pub(crate) fn execute_with<'a>(
         // A closed stdout must not stop the run or cause a panic: write errors are
         // ignored.
         let _ = writeln!(out, "{}", cfg.echo_line());
-        if cfg.output.verbose > 0 {
+        if cfg.output().verbose() > 0 {
             let _ = writeln!(
                 out,
                 "rshperf: maximum number of open descriptors = {nofile}"
@@ -113,18 +113,18 @@ pub(crate) fn execute_with<'a>(
             meta: RunMeta {
                 start: now,
                 end: now,
-                partition: cfg.load.partition,
-                threads: cfg.load.threads.max(1),
+                partition: cfg.load().partition(),
+                threads: cfg.load().threads().max(1),
                 servers: work.targets.iter().map(|t| t.label.clone()).collect(),
             },
             interrupted: true,
         });
     }
-    let threads = cfg.load.threads.max(1);
+    let threads = cfg.load().threads().max(1);
     let per_engine_fds =
         nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
     let capacity = usize::try_from(per_engine_fds.max(1)).unwrap_or(usize::MAX);
-    let board = progress::wanted(cfg.output.progress).then(|| Board {
+    let board = progress::wanted(cfg.output().progress()).then(|| Board {
         slots: (0..threads).map(|_| progress::Slot::default()).collect(),
         done: Default::default(),
     });
@@ -134,7 +134,7 @@ pub(crate) fn execute_with<'a>(
         let labels = RunLabels {
             step,
             offered_rate: offered_rate(cfg),
-            servers: if cfg.target.servers.is_some() {
+            servers: if cfg.target().servers().is_some() {
                 work.targets.iter().map(|t| t.label.clone()).collect()
             } else {
                 Vec::new()
@@ -149,7 +149,7 @@ pub(crate) fn execute_with<'a>(
         metrics: metric_slots.as_deref(),
     };
     let engines = run_engines(cfg, work, hooks, shared, threads, capacity, t0);
-    if cfg.pacing.realtime {
+    if cfg.pacing().realtime() {
         // Back to the normal policy (a sweep's report and cool-down, the next step).
         let _ = net::set_thread_fifo(false);
     }
@@ -183,7 +183,7 @@ pub(crate) fn execute_with<'a>(
     let meta = RunMeta {
         start: wall_start,
         end: wall_end,
-        partition: cfg.load.partition,
+        partition: cfg.load().partition(),
         threads,
         servers: work.targets.iter().map(|t| t.label.clone()).collect(),
     };
@@ -242,7 +242,7 @@ impl StartWait {
 /// `--start-at`: how long to wait, from `now`, before the engines start (zero for a
 /// time already past; `build` refused a start more than `MAX_START_DELAY` away).
 fn start_delay(cfg: &Config, now: SystemTime) -> Duration {
-    let secs = match cfg.load.start_at {
+    let secs = match cfg.load().start_at() {
         None => return Duration::ZERO,
         Some(StartAt::After(s)) => s,
         Some(StartAt::Unix(t)) => {
@@ -268,7 +268,7 @@ const MAX_ANCHOR_LAG: Duration = Duration::from_secs(1);
 /// lateness of the first arrivals, measured. A process that woke more than
 /// `MAX_ANCHOR_LAG` late (it started after the moment) starts at once.
 fn anchor(cfg: &Config, now: SystemTime, mono: Instant) -> (SystemTime, Instant) {
-    let Some(StartAt::Unix(t)) = cfg.load.start_at else {
+    let Some(StartAt::Unix(t)) = cfg.load().start_at() else {
         return (now, mono);
     };
     let Ok(at) = Duration::try_from_secs_f64(t.max(0.0)).map(|d| UNIX_EPOCH + d) else {
@@ -308,11 +308,12 @@ fn clock_options(cfg: &Config, work: &Workload) -> ClockOptions {
     let text = text_out(cfg);
     ClockOptions {
         // httperf: the first sample at (client id + 1) × 5 s / number of clients.
-        first_sample: tally::SAMPLE_INTERVAL
-            .mul_f64(f64::from(cfg.load.client_id + 1) / f64::from(cfg.load.num_clients.max(1))),
-        rates: text && cfg.output.verbose > 0,
+        first_sample: tally::SAMPLE_INTERVAL.mul_f64(
+            f64::from(cfg.load().client_id() + 1) / f64::from(cfg.load().num_clients().max(1)),
+        ),
+        rates: text && cfg.output().verbose() > 0,
         sessions: work.is_session(),
-        periodic: text && cfg.output.periodic_stats,
+        periodic: text && cfg.output().periodic_stats(),
     }
 }
 
@@ -332,11 +333,11 @@ struct Shared<'s> {
 /// `--pin`: the cores engine threads are pinned to (None: not pinned, with a
 /// warning when there are more engine threads than cores).
 fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, StartupError> {
-    if !cfg.pacing.pin {
+    if !cfg.pacing().pin() {
         return Ok(None);
     }
     let allowed = net::allowed_cpus().map_err(StartupError::PinCores)?;
-    let threads = cfg.load.threads.max(1);
+    let threads = cfg.load().threads().max(1);
     if crate::model::pacing::pin_core(&allowed, 0, threads).is_none() {
         crate::engine::note::note!(
             "rshperf: warning: --pin: {threads} engine threads for {} cores: threads not pinned",
@@ -369,7 +370,7 @@ fn run_engines<'a>(
     } = shared;
     let start_err = |e: io::Error| StartupError::EventLoop(e);
     // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
-    let (part, parts) = cfg.load.partition;
+    let (part, parts) = cfg.load().partition();
     let stripes = parts.max(1) * threads;
     let plan = |j: u32| {
         let stripe = part + j * parts.max(1);
@@ -381,14 +382,15 @@ fn run_engines<'a>(
         }
     };
     let engine = move |j: u32| -> io::Result<(Outcome, EngineCpu)> {
-        let observer = (cfg.output.print_request.is_some() || cfg.output.print_reply.is_some())
-            .then(|| {
-                Box::new(Printer::new(
-                    io::stdout(),
-                    cfg.output.print_request,
-                    cfg.output.print_reply,
-                )) as Box<dyn ReplyObserver + '_>
-            });
+        let observer = (cfg.output().print_request().is_some()
+            || cfg.output().print_reply().is_some())
+        .then(|| {
+            Box::new(Printer::new(
+                io::stdout(),
+                cfg.output().print_request(),
+                cfg.output().print_reply(),
+            )) as Box<dyn ReplyObserver + '_>
+        });
         let slot = board.and_then(|b| b.slots.get(j as usize));
         let link = tally
             .engine(j as usize)
@@ -404,9 +406,9 @@ fn run_engines<'a>(
         let period = if work.closed_loop(cfg).is_some() {
             0.0
         } else {
-            cfg.load.period.mean() * f64::from(stripes)
+            cfg.load().period().mean() * f64::from(stripes)
         };
-        let slice = crate::model::pacing::engine_slice(&cfg.pacing, period)
+        let slice = crate::model::pacing::engine_slice(&cfg.pacing(), period)
             .and_then(|s| net::set_thread_slice(Some(s)).ok());
         let wall0 = Instant::now();
         let (outcome, cpu) = with_thread_cpu(|| {
@@ -454,7 +456,7 @@ fn run_engines<'a>(
                 })
                 .collect()
         }))
-        .unwrap_or_else(|_| Err(StartupError::EnginePanicked));
+        .unwrap_or(Err(StartupError::EnginePanicked));
         if let Some(b) = board {
             b.done.store(true, std::sync::atomic::Ordering::Relaxed);
         }
@@ -467,13 +469,13 @@ fn run_engines<'a>(
 
 /// The arrival rate `cfg` asks for, per second (None: sequential, or a closed loop).
 pub(crate) fn offered_rate(cfg: &Config) -> Option<f64> {
-    let mean = cfg.load.period.mean();
-    (cfg.load.concurrency == 0 && mean > 0.0).then(|| 1.0 / mean)
+    let mean = cfg.load().period().mean();
+    (cfg.load().concurrency() == 0 && mean > 0.0).then(|| 1.0 / mean)
 }
 
 /// Whether stdout carries text (not with `--json=-`, where it is the JSON only).
 pub(crate) fn text_out(cfg: &Config) -> bool {
-    cfg.output.json.as_deref() != Some("-")
+    cfg.output().json() != Some("-")
 }
 
 #[cfg(test)]

@@ -657,7 +657,7 @@ mod tests {
         let meta = RunMeta {
             start: system_time(start),
             end: system_time(start + duration),
-            partition: cfg.load.partition,
+            partition: cfg.load().partition(),
             threads: 1,
             servers: Vec::new(),
         };

@@ -222,7 +222,7 @@ pub(crate) struct Requests {
 /// The header lines around `Host:` (which is per target, see `--servers`).
 fn header_lines(cfg: &Config, extra: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let mut r = Vec::with_capacity(96);
-    match cfg.request.http_version {
+    match cfg.request().http_version() {
         // HTTP/2 requests are rendered from the same lines by `render_h2`.
         HttpVersion::V11 | HttpVersion::V2 | HttpVersion::V3 => {
             r.extend_from_slice(b" HTTP/1.1\r\n")
@@ -232,10 +232,10 @@ fn header_lines(cfg: &Config, extra: &[u8]) -> (Vec<u8>, Vec<u8>) {
     r.extend_from_slice(b"User-Agent: ");
     r.extend_from_slice(USER_AGENT.as_bytes());
     r.extend_from_slice(b"\r\n");
-    if cfg.request.http_version == HttpVersion::V10 {
+    if cfg.request().http_version() == HttpVersion::V10 {
         r.extend_from_slice(b"Connection: keep-alive\r\n");
     }
-    let mut post = cfg.request.add_header.clone();
+    let mut post = cfg.request().add_header().to_vec();
     post.extend_from_slice(extra);
     (r, post)
 }
@@ -251,12 +251,12 @@ impl Requests {
     /// `Content-Length:` line).
     pub(crate) fn with_body(cfg: &Config, extra: &[u8], body: Body) -> Requests {
         let (pre_host, post_host) = header_lines(cfg, extra);
-        let fixed = Shape::new(&cfg.request.method, pre_host, post_host, body);
+        let fixed = Shape::new(cfg.request().method(), pre_host, post_host, body);
         Requests {
             fixed,
-            fixed_uri: cfg.target.uri.as_bytes().to_vec(),
-            no_host: cfg.request.no_host_hdr,
-            https: cfg.tls.enabled,
+            fixed_uri: cfg.target().uri().as_bytes().to_vec(),
+            no_host: cfg.request().no_host_hdr(),
+            https: cfg.tls().enabled(),
             uris: Vec::new(),
             templates: Vec::new(),
         }

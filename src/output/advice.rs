@@ -144,7 +144,7 @@ pub(crate) fn to_json(advice: &[Advice]) -> serde_json::Value {
 /// addresses, machines), arrivals held for free connections, or an engine kept
 /// waiting by other work on the machine (remedy: a quieter one).
 fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
-    let mean_s = cfg.load.period.mean();
+    let mean_s = cfg.load().period().mean();
     if mean_s <= 0.0 {
         return None;
     }
@@ -154,7 +154,7 @@ fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
     let limit_ms = LATE_FLOOR_US.max(LATE_SHARE * mean_s * 1e6) / 1000.0;
     let span_ms = late.len() as f64 * mean_s * 1000.0;
     let sustained = span_ms >= LATE_MIN_SPAN_S * 1000.0 || p50_ms > span_ms;
-    let behind = cfg.load.max_connections == 0
+    let behind = cfg.load().max_connections() == 0
         && late.len() >= LATE_MIN_ARRIVALS
         && sustained
         && p50_ms > limit_ms;

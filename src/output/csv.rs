@@ -119,19 +119,19 @@ pub(crate) fn cell(name: &str, v: &Value) -> String {
 /// The row of one run, without the line end; `now` is its timestamp, `advice` the
 /// run's findings (the last column: their keys joined with `;`).
 pub(crate) fn row(cfg: &Config, report: &Report, advice: &[Advice], now: SystemTime) -> String {
-    let mean = cfg.load.period.mean();
+    let mean = cfg.load().period().mean();
     // The option's value, to a millionth (1 / period is not always exact).
     let rate = if mean > 0.0 {
         rounded(1.0 / mean, 6)
     } else {
         String::new()
     };
-    let server = cfg.target.servers.as_deref().unwrap_or(&cfg.target.server);
+    let server = cfg.target().servers().unwrap_or(cfg.target().server());
     let mut fields = vec![
         rfc3339(now),
         quote(server),
-        cfg.target.port.to_string(),
-        quote(&cfg.target.uri),
+        cfg.target().port().to_string(),
+        quote(cfg.target().uri()),
         rate,
         cfg.num_conns_bound()
             .map(|n| n.to_string())
@@ -139,7 +139,7 @@ pub(crate) fn row(cfg: &Config, report: &Report, advice: &[Advice], now: SystemT
         cfg.num_calls_bound()
             .map(|n| n.to_string())
             .unwrap_or_default(),
-        cfg.load.threads.to_string(),
+        cfg.load().threads().to_string(),
     ];
     debug_assert_eq!(fields.len(), CONFIG_COLUMNS.len());
     fields.extend(

@@ -4,6 +4,7 @@
 //! nothing from the layers above (model, engine, output, front).
 
 pub(crate) mod cfmt;
+pub(crate) mod frozen;
 pub mod http;
 pub mod http2;
 pub mod http3;

@@ -86,7 +86,7 @@ impl<'c> Engine<'c> {
             });
             (len, header, printed)
         };
-        if self.cfg.output.verbose > 0 && self.cfg.output.json.as_deref() != Some("-") {
+        if self.cfg.output().verbose() > 0 && self.cfg.output().json() != Some("-") {
             if let CallRef::Uri(i) = what {
                 let uri = self
                     .work

@@ -344,14 +344,16 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
     }
     let fixed_conns = run_args.given(Opt::NumConns);
     let sessions = run_args.given(Opt::Wsess) || run_args.given(Opt::Wsesslog);
-    let mut base = crate::front::httperf::config(&run_args)?;
-    // The sweep prints its own table: no per-run text on stdout.
-    base.output.verbose = 0;
+    let base = crate::front::httperf::config(&run_args)?;
     check(&opts, fixed_conns)?;
     let partition = partition_spec(&opts)?;
+    // The sweep prints its own table: no per-run text on stdout.
+    let mut b = base.to_builder();
+    b.verbosity(0);
     if let Some(t) = &opts.start_at {
-        base.load.start_at = Some(value::parse_start_at(t)?);
+        b.start_at(Some(value::parse_start_at(t)?));
     }
+    let base = b.build().map_err(|r| r.error)?.config;
     let slo = threshold::parse_all(&opts.slo).map_err(SweepError::from)?;
     let mut opts = opts;
     if opts.const_test_time.is_none() && !fixed_conns && !sessions {
@@ -647,7 +649,7 @@ mod tests {
             "--num_conn",
             "7",
         ]);
-        assert_eq!(s.base.load.num_conns, 7);
+        assert_eq!(s.base.load().num_conns(), 7);
         assert_eq!(s.opts.const_test_time, None);
         let s = sweep(&["--low-rate", "1", "--high-rate", "2", "--rate-step", "1"]);
         assert_eq!(s.opts.const_test_time, Some(5.0));

@@ -29,7 +29,6 @@ use crate::engine::metrics::Exporter;
 use crate::engine::progress;
 use crate::front::error::Error;
 use crate::model::config::auto_partition::process_env;
-use crate::model::config::StartAt;
 use crate::model::workload::Workload;
 use crate::output::advice;
 use crate::output::error::OutputError;
@@ -118,16 +117,15 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     };
     let host = sweep
         .base
-        .target
-        .servers
-        .as_deref()
-        .unwrap_or(&sweep.base.target.server);
+        .target()
+        .servers()
+        .unwrap_or(sweep.base.target().server());
     // A path that cannot be written fails now, before the first step.
     crate::output::file::probe_all(&[
         ("--file", o.file.as_deref()),
         ("--json", o.json.as_deref()),
         ("--html", o.html.as_deref()),
-        ("--csv", sweep.base.output.csv.as_deref()),
+        ("--csv", sweep.base.output().csv()),
     ])?;
     let file = match &o.file {
         Some(path) => Some(File::create(path).map_err(|source| OutputError::Named {
@@ -141,20 +139,20 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     let write_err = OutputError::Table;
     out.line(&table::header(host, o.output_fmt))
         .map_err(write_err)?;
-    let show = progress::wanted(sweep.base.output.progress);
+    let show = progress::wanted(sweep.base.output().progress());
     let exporter = sweep
         .base
-        .output
-        .metrics_listen
+        .output()
+        .metrics_listen()
         .map(Exporter::start)
         .transpose()?;
     let mut planner = Planner::new(strategy(sweep));
     let mut steps: Vec<Step> = Vec::new();
     let stop = Stop::register()?;
     let mut cut_short = None;
-    let fixed = partition::schedule(sweep, &work, SystemTime::now());
+    let fixed = partition::schedule(sweep, &work, SystemTime::now())?;
     if let Some(slots) = &fixed {
-        let (i, n) = sweep.base.load.partition;
+        let (i, n) = sweep.base.load().partition();
         eprintln!(
             "rshperf sweep: partition {i}/{n}: {} steps at fixed moments{}; merge the \
              partitions' --json documents with rshperf merge",
@@ -203,11 +201,9 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
                         table::short(rate)
                     );
                 }
-                let mut at_t = sweep.clone();
-                at_t.base.load.start_at = Some(StartAt::Unix(t));
-                step::run(&at_t, &work, rate, metrics)?
+                step::run(sweep, &work, rate, Some(t), metrics)?
             }
-            None => step::run(sweep, &work, rate, metrics)?,
+            None => step::run(sweep, &work, rate, None, metrics)?,
         };
         starts.push(at);
         out.line(&table::row(&step, o.output_fmt))
@@ -279,7 +275,7 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         })?;
     }
     if let Some(e) = exporter {
-        e.linger(sweep.base.output.metrics_linger);
+        e.linger(sweep.base.output().metrics_linger());
     }
     Ok(())
 }
@@ -298,7 +294,7 @@ fn unix_now() -> f64 {
 /// The members `rshperf merge` rebuilds a partitioned sweep from: the arguments, the
 /// partition, the workload's requests per arrival and ideal tail, each step's moment.
 fn partition_members(doc: &mut Value, sweep: &Sweep, work: &Workload, starts: &[Option<f64>]) {
-    let (i, n) = sweep.base.load.partition;
+    let (i, n) = sweep.base.load().partition();
     doc["argv"] = json!(sweep.argv);
     doc["parameters"]["partition"] = json!([i, n]);
     doc["parameters"]["stop_after_step"] = json!(sweep.opts.stop_after_step);
@@ -374,7 +370,7 @@ fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
         Some(t) => p.push(("seconds per step".into(), table::short(t))),
         None => p.push((
             "arrivals per step".into(),
-            sweep.base.load.num_conns.to_string(),
+            sweep.base.load().num_conns().to_string(),
         )),
     }
     let slo = if o.slo.is_empty() {
@@ -467,7 +463,7 @@ pub(crate) fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &
             "find_max": o.find_max,
             "precision_pct": o.precision,
             "const_test_time_s": o.const_test_time,
-            "num_conns": if o.const_test_time.is_none() { Some(sweep.base.load.num_conns) } else { None },
+            "num_conns": if o.const_test_time.is_none() { Some(sweep.base.load().num_conns()) } else { None },
             "cool_down_s": o.cool_down,
             "min_achieved_pct": o.min_achieved,
             "max_errors": o.max_errors,

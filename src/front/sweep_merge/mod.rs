@@ -348,10 +348,9 @@ fn merge_sweeps(docs: &[(String, Value)], opts: &MergeAllOptions) -> Result<(), 
     let unit = if session { "sessions/s" } else { "conn/s" };
     let host = sweep
         .base
-        .target
-        .servers
-        .as_deref()
-        .unwrap_or(&sweep.base.target.server);
+        .target()
+        .servers()
+        .unwrap_or(sweep.base.target().server());
     let last = table::conclusion(&outcome, &steps, unit, o.high_rate, None);
     if opts.json.as_deref() != Some("-") {
         let mut text = table::header(host, o.output_fmt);
@@ -391,8 +390,8 @@ fn merge_sweeps(docs: &[(String, Value)], opts: &MergeAllOptions) -> Result<(), 
         }
     }
     if let Some(path) = &opts.html {
-        let s = &sweep.base.sessions;
-        let sessions = s.wsess.is_some() || s.wsesslog.is_some() || s.wsesspage.is_some();
+        let s = sweep.base.sessions();
+        let sessions = s.wsess().is_some() || s.wsesslog().is_some() || s.wsesspage().is_some();
         let unit = if sessions { "sessions/s" } else { "conn/s" };
         let page = html::sweep_page(&sweep_mod::page(&sweep, &steps, &outcome, &last, unit))
             .map_err(|source| crate::output::error::OutputError::Draw {

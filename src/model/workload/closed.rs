@@ -77,9 +77,9 @@ impl ClosedLoop {
     /// The closed loop of a plain run of `cfg` with `units` units: `--concurrency`, or
     /// httperf's sequential mode when there is no rate; None for the open loop.
     pub(crate) fn from_config(cfg: &Config, units: u64) -> Option<ClosedLoop> {
-        if cfg.load.concurrency > 0 {
-            Some(ClosedLoop::concurrency(cfg.load.concurrency, units))
-        } else if matches!(cfg.load.period, Period::Sequential) {
+        if cfg.load().concurrency() > 0 {
+            Some(ClosedLoop::concurrency(cfg.load().concurrency(), units))
+        } else if matches!(cfg.load().period(), Period::Sequential) {
             Some(ClosedLoop::sequential(units))
         } else {
             None

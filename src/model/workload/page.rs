@@ -85,8 +85,8 @@ pub(crate) fn origins(cfg: &Config, targets: &[Target]) -> Vec<Origin> {
         .iter()
         .map(|t| {
             let mut names = vec![t.host.as_str()];
-            if cfg.target.servers.is_none() {
-                names.push(cfg.target.server.as_str());
+            if cfg.target().servers().is_none() {
+                names.push(cfg.target().server());
             }
             Origin::new(&names, t.addr.port())
         })

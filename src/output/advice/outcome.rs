@@ -20,8 +20,8 @@ const RATE_INTERVAL_S: f64 = 5.0;
 /// How the target is named in advice: `host:port` as given (an IPv6 address in
 /// brackets), or the `--servers` file.
 fn target_name(cfg: &Config, work: &Workload) -> String {
-    match (&cfg.target.servers, work.targets.as_slice()) {
-        (None, [t]) if cfg.target.server.contains(':') => t.addr.to_string(),
+    match (cfg.target().servers(), work.targets.as_slice()) {
+        (None, [t]) if cfg.target().server().contains(':') => t.addr.to_string(),
         (None, [t]) => t.label.clone(),
         (Some(file), _) => format!("the servers of {file}"),
         (None, _) => "the server".to_string(),
@@ -158,7 +158,7 @@ fn protocol_remedy(cfg: &Config, st: &Stats, target: &str) -> String {
             "{target} answered HTTP/2 with HTTP/1: it does not speak h2c (drop \
              --http-version 2, or use a port that speaks HTTP/2)"
         )
-    } else if cfg.tls.enabled {
+    } else if cfg.tls().enabled() {
         format!("did the TLS handshake fail? is {target} a TLS port (--ssl, https://)?")
     } else {
         format!("does {target} speak HTTP? a TLS port needs --ssl (or an https:// URL)")
@@ -173,9 +173,9 @@ pub(super) fn all_error_status(cfg: &Config, _work: &Workload, run: &RunResult) 
     if replies == 0 || c4 + c5 != replies {
         return None;
     }
-    let uri = &cfg.target.uri;
+    let uri = cfg.target().uri();
     // --wlog and --wsesslog take their URIs from files; --uri is not sent then.
-    let uri_used = cfg.request.wlog.is_none() && cfg.sessions.wsesslog.is_none();
+    let uri_used = cfg.request().wlog().is_none() && cfg.sessions().wsesslog().is_none();
     let cause = if uri_used && !uri.starts_with('/') && uri != "*" {
         if crate::wire::url::parse_url(uri).is_some() {
             format!("--uri {uri} is a URL: give the URL as an argument of its own instead")
@@ -212,7 +212,7 @@ pub(super) fn no_rate_sample(cfg: &Config, _work: &Workload, run: &RunResult) ->
         return None;
     }
     // With --call-rate the calls, not the connections, are what --runtime replaces.
-    let counted = if cfg.load.call_rate > 0.0 {
+    let counted = if cfg.load().call_rate() > 0.0 {
         "--num-calls"
     } else {
         "--num-conns"

@@ -435,13 +435,13 @@ fn config(extra: &[&str]) -> Config {
 }
 
 fn settings(cfg: &Config) -> TlsSettings {
-    TlsSettings::from_options(&cfg.tls)
+    TlsSettings::from_options(cfg.tls())
         .expect("valid TLS options")
         .expect("--ssl given")
 }
 
 fn usage_text(cfg: &Config) -> String {
-    match TlsSettings::from_options(&cfg.tls) {
+    match TlsSettings::from_options(cfg.tls()) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("expected an option error"),
     }
@@ -454,7 +454,7 @@ const OK_REPLY: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 #[test]
 fn no_ssl_means_no_settings() {
     let cfg = Config::from_argv(&["rshperf"]).expect("config");
-    assert!(TlsSettings::from_options(&cfg.tls).expect("ok").is_none());
+    assert!(TlsSettings::from_options(cfg.tls()).expect("ok").is_none());
 }
 
 #[test]
@@ -589,7 +589,7 @@ fn verification_with_ca_file_and_ca_path_succeeds() {
 fn verification_without_the_ca_fails_with_unknown_issuer() {
     let pki = Pki::new();
     let cfg = config(&["--ssl-verify"]);
-    match TlsSettings::from_options(&cfg.tls) {
+    match TlsSettings::from_options(cfg.tls()) {
         Ok(Some(s)) => {
             let (addr, server) = serve(pki.server(false), 1, Close::Notify);
             let err = exchange(&s, None, addr).expect_err("must fail");

@@ -182,7 +182,7 @@ fn a_url_names_server_port_uri_and_tls() {
         ),
         ("127.0.0.1", 443, "/x?y")
     );
-    assert!(c.tls.enabled);
+    assert!(c.tls.enabled());
 
     let mut b = ConfigBuilder::new();
     b.url(url("http://127.0.0.1/"))
@@ -374,8 +374,11 @@ fn derived_defaults() {
         .body_file("b");
     let c = b.build().expect("valid").config;
     assert_eq!(c.target.port, 443);
-    assert!(c.tls.enabled && c.tls.alpn_h2);
-    assert_eq!(c.tls.fallback_name, ("--server", "127.0.0.1".to_string()));
+    assert!(c.tls.enabled() && c.tls.alpn_h2());
+    assert_eq!(
+        *c.tls.fallback_name(),
+        ("--server", "127.0.0.1".to_string())
+    );
     assert_eq!(c.request.method, "POST");
     assert_eq!(c.target.addrs, vec!["127.0.0.1:443".parse().expect("addr")]);
 
@@ -388,7 +391,7 @@ fn derived_defaults() {
     assert_eq!(c.request.method, "PUT");
     assert_eq!(c.host_header(), "example.org:8080");
     assert_eq!(
-        c.tls.fallback_name,
+        *c.tls.fallback_name(),
         ("--server-name", "example.org".to_string())
     );
     assert!(c.load.until_runtime);
