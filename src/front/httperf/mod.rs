@@ -174,13 +174,17 @@ pub fn build(args: &Args) -> Result<Built, Rejected> {
 /// Maps `args` onto `b` (which may hold a front end's own settings, as `demo`'s
 /// server) and builds.
 pub(crate) fn build_with(mut b: ConfigBuilder, args: &Args) -> Result<Built, Rejected> {
-    match apply(&mut b, args) {
-        Ok(()) => b.build(),
-        Err(error) => Err(Rejected {
-            error,
-            warnings: b.warnings().to_vec(),
-        }),
-    }
+    map(&mut b, args)?;
+    b.build()
+}
+
+/// Maps `args` onto `b` (`apply`); a bad value is refused with the warnings found
+/// before it, as `build` refuses.
+pub(crate) fn map(b: &mut ConfigBuilder, args: &Args) -> Result<(), Rejected> {
+    apply(b, args).map_err(|error| Rejected {
+        error,
+        warnings: b.warnings().to_vec(),
+    })
 }
 
 /// Prints `warnings` on stderr, one line each.
@@ -202,11 +206,14 @@ pub(crate) fn finish(result: Result<Built, Rejected>) -> Result<Config, Error> {
             print_warnings(&built.warnings);
             Ok(built.config)
         }
-        Err(rejected) => {
-            print_warnings(&rejected.warnings);
-            Err(rejected.error.into())
-        }
+        Err(rejected) => Err(refused(rejected)),
     }
+}
+
+/// Prints the warnings of a refused build and gives its fatal error.
+pub(crate) fn refused(rejected: Rejected) -> Error {
+    print_warnings(&rejected.warnings);
+    rejected.error.into()
 }
 
 /// Parses `argv` (program name first) and builds the configuration; None for `-h`

@@ -9,20 +9,24 @@
 //! whole command line: it resolves every abbreviation against both sets (an exact name
 //! wins, so `--rate` is httperf's even though it begins `--rate-step`), takes a run
 //! option's value whatever it looks like, and names a misspelt option. The run options
-//! and URL operands go back, in command-line order, to httperf's getopt parser
-//! (`run_argv`), so they mean exactly what they mean in a plain run. Also owns the
-//! checks between the two sets (`--rate` given to a sweep, a fixed `--num-conns`
-//! together with `--const-test-time`, …). Produces a `Sweep`: the parameters and the
-//! base `Config` that every step clones. Called by `sweep::sweep_main`.
+//! and URL operands, in command-line order, become the `cli::Args` httperf's getopt
+//! parser would have made of them (`run_args`), and go through httperf's own mapping
+//! onto `ConfigBuilder` (`httperf::map`), so they mean exactly what they mean in a
+//! plain run. Also owns the checks between the two sets (`--rate` given to a sweep, a
+//! fixed `--num-conns` together with `--const-test-time`, …). Produces a `Sweep`: the
+//! rules (`Rules`: the sweep's options, SLOs, command line) and the base `Config`
+//! every step is derived from (`step::config`). Called by `sweep::sweep_main`, and by
+//! `sweep_merge` for the rules alone (`rules`).
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, FromArgMatches, Parser, ValueEnum};
 
-use crate::front::cli::{self, Command, HasArg, Opt, OptSpec, OPTIONS};
+use crate::front::cli::{self, HasArg, Opt, OptSpec, OPTIONS};
 use crate::front::error::Error;
+use crate::front::httperf;
 use crate::front::subcommand::{self, Parsed as ClapParsed};
 use crate::model::config::value;
-use crate::model::config::Config;
+use crate::model::config::{Config, ConfigBuilder};
 use crate::output::threshold::{self, Threshold};
 
 use super::error::SweepError;
@@ -144,19 +148,28 @@ pub(crate) struct SweepOpts {
     pub(crate) targets: Vec<String>,
 }
 
-/// A checked sweep: its options, its SLOs and the per-run configuration.
+/// The sweep's own options, checked, with its SLOs and command line: what walks the
+/// rates, judges each step and describes the sweep. A merge of a partitioned sweep's
+/// documents reads them again from the first document's `argv` (`rules`).
 #[derive(Debug, Clone)]
-pub(crate) struct Sweep {
-    /// The sweep's options.
+pub(crate) struct Rules {
+    /// The sweep's options (`--const-test-time` defaulted).
     pub(crate) opts: SweepOpts,
     /// `--slo` expressions, parsed.
     pub(crate) slo: Vec<Threshold>,
-    /// The per-run configuration every step starts from.
-    pub(crate) base: Config,
     /// The command line as typed, for the report.
     pub(crate) command: String,
-    /// The arguments after `sweep`, for the document (`rshperf merge` parses them
-    /// again to judge the merged steps by the same rules).
+}
+
+/// A checked sweep: its rules and the per-run configuration.
+#[derive(Debug, Clone)]
+pub(crate) struct Sweep {
+    /// The sweep's own options, SLOs and command line.
+    pub(crate) rules: Rules,
+    /// The per-run configuration every step is derived from (`step::config`).
+    pub(crate) base: Config,
+    /// The arguments after `sweep`, for the document (`rshperf merge` reads the
+    /// sweep's own options from them to judge the merged steps by the same rules).
     pub(crate) argv: Vec<String>,
     /// `--partition`, as given (`auto` is resolved by `partition`, from the
     /// environment, when the sweep runs).
@@ -181,6 +194,16 @@ pub(crate) enum Parsed {
     Run(Box<Sweep>),
 }
 
+/// The arguments after `sweep`, split: the sweep's own options (checked) and the run
+/// options and URL operands as httperf's parser would give them (`cli::Args`).
+enum Split {
+    /// Print this help text and exit 0.
+    Help(String),
+    /// The sweep's rules, its options as given, and the builder its run options
+    /// were mapped onto (not built).
+    Run(Rules, Box<SweepOpts>, Box<ConfigBuilder>),
+}
+
 /// autobench's spellings of per-run options and the httperf option each stands for
 /// (aliases of the hidden run options).
 const AUTOBENCH: [(&str, &str); 5] = [
@@ -199,7 +222,7 @@ const NO_VALUE: &str = "\0";
 const TARGETS: &str = "targets";
 
 /// httperf options a sweep sets or cannot use, with the reason.
-const REFUSED: [(Opt, &str); 8] = [
+const REFUSED: [(Opt, &str); 9] = [
     (
         Opt::Rate,
         "the sweep sets the rate: use --low-rate, --high-rate and --rate-step",
@@ -222,6 +245,11 @@ const REFUSED: [(Opt, &str); 8] = [
     (
         Opt::CallRate,
         "the sweep walks the connection rate (--rate); it does not sweep --call-rate",
+    ),
+    (
+        Opt::Concurrency,
+        "the sweep walks the arrival rate; --concurrency runs a closed loop of a fixed \
+         number of users instead",
     ),
 ];
 
@@ -277,10 +305,17 @@ pub(crate) fn help() -> String {
     command().0.render_long_help().to_string()
 }
 
-/// The run options (`runs`) and URL operands of `m`, in command-line order, as an argv
-/// for httperf's parser (program name first).
-fn run_argv(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<Vec<String>, Error> {
-    let mut words: Vec<(usize, String)> = Vec::new();
+/// The run options (`runs`) and URL operands of `m`, in command-line order, as
+/// httperf's parser gives them (`cli::Args`): each occurrence with its value, and each
+/// operand with the run option just before it when that option took no value (a
+/// flag, or an optional argument without `=V`).
+fn run_args(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<cli::Args, Error> {
+    /// One run option occurrence or operand, at its place on the command line.
+    enum Item {
+        Opt(&'static OptSpec, Option<String>),
+        Operand(String),
+    }
+    let mut items: Vec<(usize, Item)> = Vec::new();
     let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
     for spec in runs {
         if !given(spec.name) {
@@ -290,12 +325,12 @@ fn run_argv(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<Vec<String>, Er
         let raw = m.get_raw(spec.name).into_iter().flatten();
         for (i, v) in at.zip(raw) {
             let v = v.to_string_lossy();
-            let word = match spec.has_arg {
-                HasArg::No => format!("--{}", spec.name),
-                HasArg::Optional if v == NO_VALUE => format!("--{}", spec.name),
-                _ => format!("--{}={v}", spec.name),
+            let value = match spec.has_arg {
+                HasArg::No => None,
+                HasArg::Optional if v == NO_VALUE => None,
+                _ => Some(v.into_owned()),
             };
-            words.push((i, word));
+            items.push((i, Item::Opt(spec, value)));
         }
     }
     if given(TARGETS) {
@@ -308,31 +343,45 @@ fn run_argv(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<Vec<String>, Er
             if v.starts_with('-') {
                 return Err(SweepError::UnexpectedArgument(v).into());
             }
-            words.push((i, v));
+            items.push((i, Item::Operand(v)));
         }
     }
-    words.sort_by_key(|(i, _)| *i);
-    Ok(std::iter::once(cli::PROG.to_string())
-        .chain(words.into_iter().map(|(_, w)| w))
-        .collect())
+    items.sort_by_key(|(i, _)| *i);
+    let mut args = cli::Args::default();
+    // The option of the previous item, if it left the next one alone.
+    let mut prev: Option<Opt> = None;
+    for (_, item) in items {
+        match item {
+            Item::Opt(spec, value) => {
+                if spec.opt == Opt::Version {
+                    return Err(SweepError::HelpInRun.into());
+                }
+                prev = (spec.has_arg != HasArg::Required && value.is_none()).then_some(spec.opt);
+                args.opts.push((spec.opt, value));
+            }
+            Item::Operand(text) => args.operands.push(cli::Operand {
+                text,
+                after: prev.take(),
+            }),
+        }
+    }
+    Ok(args)
 }
 
-/// Parses the arguments after `sweep`.
-pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
+/// Splits and checks the arguments after `sweep`: the sweep's own options, and the
+/// run options mapped onto a builder (their values checked, nothing built or
+/// resolved).
+fn split(args: &[String]) -> Result<Split, Error> {
     let argv: Vec<String> = std::iter::once("sweep".to_string())
         .chain(args.iter().cloned())
         .collect();
     let (cmd, runs) = command();
     let m = match subcommand::parse_with(cmd, &argv)? {
-        ClapParsed::Help(text) => return Ok(Parsed::Help(text)),
+        ClapParsed::Help(text) => return Ok(Split::Help(text)),
         ClapParsed::Run(m) => m,
     };
-    let opts = SweepOpts::from_arg_matches(&m).map_err(SweepError::from)?;
-    let httperf_argv = run_argv(&m, &runs)?;
-    let run_args = match cli::parse(&httperf_argv)? {
-        Command::Run(a) => a,
-        Command::Help(_) | Command::Version(_) => return Err(SweepError::HelpInRun.into()),
-    };
+    let given = SweepOpts::from_arg_matches(&m).map_err(SweepError::from)?;
+    let run_args = run_args(&m, &runs)?;
     for (opt, why) in REFUSED {
         if run_args.given(opt) {
             return Err(SweepError::Refused {
@@ -342,20 +391,13 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
             .into());
         }
     }
+    let mut b = Config::builder();
+    httperf::map(&mut b, &run_args).map_err(httperf::refused)?;
     let fixed_conns = run_args.given(Opt::NumConns);
     let sessions = run_args.given(Opt::Wsess) || run_args.given(Opt::Wsesslog);
-    let base = crate::front::httperf::config(&run_args)?;
-    check(&opts, fixed_conns)?;
-    let partition = partition_spec(&opts)?;
-    // The sweep prints its own table: no per-run text on stdout.
-    let mut b = base.to_builder();
-    b.verbosity(0);
-    if let Some(t) = &opts.start_at {
-        b.start_at(Some(value::parse_start_at(t)?));
-    }
-    let base = b.build().map_err(|r| r.error)?.config;
-    let slo = threshold::parse_all(&opts.slo).map_err(SweepError::from)?;
-    let mut opts = opts;
+    check(&given, fixed_conns)?;
+    let slo = threshold::parse_all(&given.slo).map_err(SweepError::from)?;
+    let mut opts = given.clone();
     if opts.const_test_time.is_none() && !fixed_conns && !sessions {
         opts.const_test_time = Some(5.0);
     }
@@ -363,11 +405,36 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
+    let rules = Rules { opts, slo, command };
+    Ok(Split::Run(rules, Box::new(given), Box::new(b)))
+}
+
+/// The rules of the sweep whose arguments after `sweep` are `args` (a sweep
+/// document's `argv`), without its run configuration; None for a help request.
+pub(crate) fn rules(args: &[String]) -> Result<Option<Rules>, Error> {
+    Ok(match split(args)? {
+        Split::Help(_) => None,
+        Split::Run(rules, _, _) => Some(rules),
+    })
+}
+
+/// Parses the arguments after `sweep`: the rules, and the base configuration built
+/// from the run options through httperf's mapping onto the builder (`httperf::apply`),
+/// with no per-run text (the sweep prints its own table) and the sweep's `--start-at`.
+pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
+    let (rules, given, mut b) = match split(args)? {
+        Split::Help(text) => return Ok(Parsed::Help(text)),
+        Split::Run(rules, given, b) => (rules, given, b),
+    };
+    let partition = partition_spec(&given)?;
+    b.verbosity(0);
+    if let Some(t) = &given.start_at {
+        b.start_at(Some(value::parse_start_at(t)?));
+    }
+    let base = httperf::finish(b.build())?;
     Ok(Parsed::Run(Box::new(Sweep {
-        opts,
-        slo,
+        rules,
         base,
-        command,
         argv: args.to_vec(),
         partition,
     })))
@@ -479,8 +546,8 @@ mod tests {
         }
     }
 
-    /// The sweep's options and the argv httperf's parser gets.
-    fn split(args: &[&str]) -> (SweepOpts, Vec<String>) {
+    /// The sweep's options and the run options as httperf's parser's `Args`.
+    fn split(args: &[&str]) -> (SweepOpts, cli::Args) {
         let (cmd, runs) = command();
         let argv: Vec<String> = std::iter::once("sweep")
             .chain(args.iter().copied())
@@ -489,7 +556,7 @@ mod tests {
         match subcommand::parse_with(cmd, &argv) {
             Ok(ClapParsed::Run(m)) => (
                 SweepOpts::from_arg_matches(&m).expect("sweep options"),
-                run_argv(&m, &runs).expect("run options"),
+                run_args(&m, &runs).expect("run options"),
             ),
             Ok(ClapParsed::Help(_)) => panic!("{args:?}: help"),
             Err(e) => panic!("{args:?}: {e}"),
@@ -524,21 +591,34 @@ mod tests {
         ]);
         assert_eq!((s.low_rate, s.high_rate, s.find_max), (10.0, 20.0, true));
         assert_eq!(s.json.as_deref(), Some("x.json"));
+        // What httperf's getopt parser makes of the same run options, in this order.
+        let httperf = [
+            "rshperf",
+            "--server=127.0.0.1",
+            "--uri=--low-rate",
+            "--num-conns=50",
+            "--hog",
+            "--print-reply",
+            "--print-request=header",
+            "http://127.0.0.1:8080/x",
+            "--add-header=A: 1",
+            "--timeout=5",
+            "--burst-length=2",
+        ];
+        match cli::parse(&strings(&httperf)) {
+            Ok(cli::Command::Run(a)) => assert_eq!(h, a),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(h.opts[1], (Opt::Uri, Some("--low-rate".to_string())));
+        assert_eq!(h.operands.len(), 1);
+        // An operand right after a flag is attributed to it, as httperf's parser does.
+        let (_, h) = split(&["--low-rate", "1", "--hog", "--high-rate", "2", "x"]);
         assert_eq!(
-            h,
-            [
-                "rshperf",
-                "--server=127.0.0.1",
-                "--uri=--low-rate",
-                "--num-conns=50",
-                "--hog",
-                "--print-reply",
-                "--print-request=header",
-                "http://127.0.0.1:8080/x",
-                "--add-header=A: 1",
-                "--timeout=5",
-                "--burst-length=2",
-            ]
+            h.operands,
+            [cli::Operand {
+                text: "x".into(),
+                after: Some(Opt::Hog)
+            }]
         );
     }
 
@@ -548,11 +628,17 @@ mod tests {
             "--low-r", "1000", "--high", "2000", "--rate-s", "500", "--const", "2", "--min-a",
             "90", "--past", "3", "--out", "csv",
         ]);
-        assert_eq!((s.opts.low_rate, s.opts.high_rate), (1000.0, 2000.0));
-        assert_eq!(s.opts.rate_step, Some(500.0));
-        assert_eq!(s.opts.const_test_time, Some(2.0));
-        assert_eq!((s.opts.min_achieved, s.opts.past_knee), (90.0, 3));
-        assert_eq!(s.opts.output_fmt, OutputFmt::Csv);
+        assert_eq!(
+            (s.rules.opts.low_rate, s.rules.opts.high_rate),
+            (1000.0, 2000.0)
+        );
+        assert_eq!(s.rules.opts.rate_step, Some(500.0));
+        assert_eq!(s.rules.opts.const_test_time, Some(2.0));
+        assert_eq!(
+            (s.rules.opts.min_achieved, s.rules.opts.past_knee),
+            (90.0, 3)
+        );
+        assert_eq!(s.rules.opts.output_fmt, OutputFmt::Csv);
     }
 
     #[test]
@@ -631,15 +717,15 @@ mod tests {
             "--const_test_time",
             "2",
         ]);
-        assert_eq!(s.opts.low_rate, 100.0);
-        assert_eq!(s.opts.high_rate, 300.0);
-        assert_eq!(s.opts.rate_step, Some(100.0));
-        assert_eq!(s.opts.const_test_time, Some(2.0));
-        assert_eq!(s.opts.min_achieved, 95.0);
-        assert_eq!(s.opts.max_errors, 0);
-        assert_eq!(s.opts.past_knee, 2);
-        assert_eq!(s.opts.precision, 2.0);
-        assert_eq!(s.opts.output_fmt, OutputFmt::Tsv);
+        assert_eq!(s.rules.opts.low_rate, 100.0);
+        assert_eq!(s.rules.opts.high_rate, 300.0);
+        assert_eq!(s.rules.opts.rate_step, Some(100.0));
+        assert_eq!(s.rules.opts.const_test_time, Some(2.0));
+        assert_eq!(s.rules.opts.min_achieved, 95.0);
+        assert_eq!(s.rules.opts.max_errors, 0);
+        assert_eq!(s.rules.opts.past_knee, 2);
+        assert_eq!(s.rules.opts.precision, 2.0);
+        assert_eq!(s.rules.opts.output_fmt, OutputFmt::Tsv);
         let s = sweep(&[
             "--low-rate",
             "1",
@@ -650,9 +736,9 @@ mod tests {
             "7",
         ]);
         assert_eq!(s.base.load().num_conns(), 7);
-        assert_eq!(s.opts.const_test_time, None);
+        assert_eq!(s.rules.opts.const_test_time, None);
         let s = sweep(&["--low-rate", "1", "--high-rate", "2", "--rate-step", "1"]);
-        assert_eq!(s.opts.const_test_time, Some(5.0));
+        assert_eq!(s.rules.opts.const_test_time, Some(5.0));
     }
 
     #[test]

@@ -36,7 +36,7 @@ use crate::output::html::{self, SweepPage, SweepPoint};
 use crate::output::json;
 pub use error::SweepError;
 
-use args::{Parsed, Sweep};
+use args::{Parsed, Rules, Sweep};
 use plan::{Outcome, Planner, Strategy};
 use step::Step;
 
@@ -88,7 +88,7 @@ impl TableOut {
 }
 
 fn strategy(s: &Sweep) -> Strategy {
-    let o = &s.opts;
+    let o = &s.rules.opts;
     match (o.find_max, o.rate_step) {
         (false, Some(step)) => Strategy::Walk {
             low: o.low_rate,
@@ -109,7 +109,7 @@ fn strategy(s: &Sweep) -> Strategy {
 
 fn run(sweep: &Sweep) -> Result<(), Error> {
     let work = Workload::from_config(&sweep.base)?;
-    let o = &sweep.opts;
+    let o = &sweep.rules.opts;
     let unit = if work.is_session() {
         "sessions/s"
     } else {
@@ -250,7 +250,8 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         println!("{last}");
     }
     if let Some(dest) = &o.json {
-        let mut doc = document(sweep, &steps, &outcome, &last);
+        let num_conns = sweep.base.load().num_conns();
+        let mut doc = document(&sweep.rules, num_conns, &steps, &outcome, &last);
         partition_members(&mut doc, sweep, &work, &starts);
         json::write_value_to(dest, &doc).map_err(|source| OutputError::File {
             option: "--json",
@@ -259,13 +260,18 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         })?;
     }
     if let Some(path) = &o.html {
-        let page =
-            html::sweep_page(&page(sweep, &steps, &outcome, &last, unit)).map_err(|source| {
-                OutputError::Draw {
-                    option: "--html",
-                    source,
-                }
-            })?;
+        let page = html::sweep_page(&page(
+            &sweep.rules,
+            sweep.base.load().num_conns(),
+            &steps,
+            &outcome,
+            &last,
+            unit,
+        ))
+        .map_err(|source| OutputError::Draw {
+            option: "--html",
+            source,
+        })?;
         crate::output::file::write_bytes(Path::new(path), page.as_bytes()).map_err(|source| {
             OutputError::File {
                 option: "--html",
@@ -297,7 +303,7 @@ fn partition_members(doc: &mut Value, sweep: &Sweep, work: &Workload, starts: &[
     let (i, n) = sweep.base.load().partition();
     doc["argv"] = json!(sweep.argv);
     doc["parameters"]["partition"] = json!([i, n]);
-    doc["parameters"]["stop_after_step"] = json!(sweep.opts.stop_after_step);
+    doc["parameters"]["stop_after_step"] = json!(sweep.rules.opts.stop_after_step);
     doc["parameters"]["calls_per_arrival"] = json!(step::calls_per_arrival(&sweep.base, work));
     doc["parameters"]["ideal_tail_s"] = json!(step::tail_of(work));
     if let Some(list) = doc["steps"].as_array_mut() {
@@ -342,9 +348,10 @@ impl Stop {
     }
 }
 
-/// The sweep's parameters as (name, value) text, for the page.
-fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
-    let o = &sweep.opts;
+/// The sweep's parameters as (name, value) text, for the page; `num_conns`: the
+/// arrivals of every step without `--const-test-time`.
+fn parameters(rules: &Rules, num_conns: u64) -> Vec<(String, String)> {
+    let o = &rules.opts;
     let mut p = vec![
         ("low rate".to_string(), table::short(o.low_rate)),
         ("high rate".to_string(), table::short(o.high_rate)),
@@ -368,10 +375,7 @@ fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
     }
     match o.const_test_time {
         Some(t) => p.push(("seconds per step".into(), table::short(t))),
-        None => p.push((
-            "arrivals per step".into(),
-            sweep.base.load().num_conns().to_string(),
-        )),
+        None => p.push(("arrivals per step".into(), num_conns.to_string())),
     }
     let slo = if o.slo.is_empty() {
         "none".to_string()
@@ -388,9 +392,10 @@ fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
     p
 }
 
-/// The `--html` page of `steps`.
+/// The `--html` page of `steps` (`num_conns` as `parameters`).
 pub(crate) fn page(
-    sweep: &Sweep,
+    rules: &Rules,
+    num_conns: u64,
     steps: &[Step],
     outcome: &Outcome,
     last: &str,
@@ -402,8 +407,8 @@ pub(crate) fn page(
         Some(_) => (k, "knee"),
     });
     SweepPage {
-        command: sweep.command.clone(),
-        parameters: parameters(sweep),
+        command: rules.command.clone(),
+        parameters: parameters(rules, num_conns),
         unit,
         points: steps
             .iter()
@@ -428,9 +433,16 @@ pub(crate) fn page(
     }
 }
 
-/// The `--json` document: parameters, every step with its run document, the result.
-pub(crate) fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> Value {
-    let o = &sweep.opts;
+/// The `--json` document: parameters, every step with its run document, the result
+/// (`num_conns` as `parameters`).
+pub(crate) fn document(
+    rules: &Rules,
+    num_conns: u64,
+    steps: &[Step],
+    outcome: &Outcome,
+    last: &str,
+) -> Value {
+    let o = &rules.opts;
     let list: Vec<Value> = steps
         .iter()
         .enumerate()
@@ -455,7 +467,7 @@ pub(crate) fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &
         "format": FORMAT,
         "version": 1,
         "rshperf_version": env!("CARGO_PKG_VERSION"),
-        "command": sweep.command,
+        "command": rules.command,
         "parameters": {
             "low_rate": o.low_rate,
             "high_rate": o.high_rate,
@@ -463,7 +475,7 @@ pub(crate) fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &
             "find_max": o.find_max,
             "precision_pct": o.precision,
             "const_test_time_s": o.const_test_time,
-            "num_conns": if o.const_test_time.is_none() { Some(sweep.base.load().num_conns()) } else { None },
+            "num_conns": if o.const_test_time.is_none() { Some(num_conns) } else { None },
             "cool_down_s": o.cool_down,
             "min_achieved_pct": o.min_achieved,
             "max_errors": o.max_errors,

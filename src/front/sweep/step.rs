@@ -31,7 +31,7 @@ use crate::output::json;
 use crate::output::summary::Summary;
 use crate::output::threshold::Evaluate;
 
-use super::args::Sweep;
+use super::args::{Rules, Sweep};
 use super::plan::Verdict;
 
 /// The figures of a step's table row.
@@ -144,7 +144,7 @@ pub(crate) fn config(sweep: &Sweep, rate: f64, start: Option<f64>) -> Result<Con
     let base = &sweep.base;
     let mut b = base.to_builder();
     b.rate_period(Period::Deterministic(1.0 / rate));
-    if let Some(t) = sweep.opts.const_test_time {
+    if let Some(t) = sweep.rules.opts.const_test_time {
         let n = (rate * t).round().max(1.0) as u64;
         let s = base.sessions();
         match (s.wsess(), s.wsesslog()) {
@@ -278,7 +278,7 @@ pub(crate) fn run(
             }
         })?;
     }
-    let doc = sweep.opts.json.is_some().then(|| {
+    let doc = sweep.rules.opts.json.is_some().then(|| {
         let mut doc = json::document(
             json::config_json(&cfg),
             &report,
@@ -291,7 +291,7 @@ pub(crate) fn run(
     });
     let arrivals = work.arrivals(&cfg);
     Ok(judge(
-        sweep,
+        &sweep.rules,
         Measured {
             rate,
             arrivals,
@@ -311,7 +311,7 @@ pub(crate) fn run(
 /// Judges what a step measured: the achieved rate against this share's demanded rate
 /// over the schedule's window, `--max-errors`, `--slo`; the verdict (a miss of a
 /// client-bound step is the client's); the table's figures.
-pub(crate) fn judge(sweep: &Sweep, m: Measured<'_>) -> Step {
+pub(crate) fn judge(rules: &Rules, m: Measured<'_>) -> Step {
     let (stats, rate) = (m.stats, m.rate);
     let summary = Summary::new(stats, m.info);
     let report = m.report;
@@ -331,7 +331,7 @@ pub(crate) fn judge(sweep: &Sweep, m: Measured<'_>) -> Step {
     } else {
         0.0
     };
-    let o = &sweep.opts;
+    let o = &rules.opts;
     let mut reasons = Vec::new();
     let rate_missed = achieved_pct < o.min_achieved;
     if rate_missed {
@@ -346,7 +346,7 @@ pub(crate) fn judge(sweep: &Sweep, m: Measured<'_>) -> Step {
             summary.errors_total, o.max_errors
         ));
     }
-    for t in &sweep.slo {
+    for t in &rules.slo {
         let actual = t.actual(report);
         if !t.op().holds(actual, t.limit()) {
             reasons.push(format!("SLO {} missed (actual {actual:.3})", t.expr()));

@@ -289,7 +289,7 @@ fn merge_step(sweep: &Sweep, docs: &[(String, Value)], j: usize) -> Result<Step,
             .is_some_and(|r| r.iter().any(|x| x == "interrupted"))
     });
     Ok(step::judge(
-        sweep,
+        &sweep.rules,
         Measured {
             rate: num(&first["steps"][j]["rate"]),
             arrivals: first["steps"][j]["arrivals"].as_u64().unwrap_or(0),
@@ -316,7 +316,7 @@ fn merge_sweeps(docs: &[(String, Value)], opts: &MergeAllOptions) -> Result<(), 
     eprintln!(
         "rshperf merge: {} partitions of {}: {}",
         docs.len(),
-        sweep.command,
+        sweep.rules.command,
         files.join(" ")
     );
     let common = docs
@@ -327,7 +327,7 @@ fn merge_sweeps(docs: &[(String, Value)], opts: &MergeAllOptions) -> Result<(), 
     let steps = (0..common)
         .map(|j| merge_step(&sweep, docs, j))
         .collect::<Result<Vec<_>, _>>()?;
-    let o = &sweep.opts;
+    let o = &sweep.rules.opts;
     let mut planner = Planner::new(Strategy::Walk {
         low: o.low_rate,
         high: o.high_rate,
@@ -364,7 +364,13 @@ fn merge_sweeps(docs: &[(String, Value)], opts: &MergeAllOptions) -> Result<(), 
         subcommand::print_stdout(&text);
     }
     if let Some(dest) = &opts.json {
-        let mut doc = sweep_mod::document(&sweep, &steps, &outcome, &last);
+        let mut doc = sweep_mod::document(
+            &sweep.rules,
+            sweep.base.load().num_conns(),
+            &steps,
+            &outcome,
+            &last,
+        );
         // What a merge needs, so that the merged sweep can be merged again.
         let first = &docs[0].1;
         doc["merged_from"] = json!(files);
@@ -393,11 +399,18 @@ fn merge_sweeps(docs: &[(String, Value)], opts: &MergeAllOptions) -> Result<(), 
         let s = sweep.base.sessions();
         let sessions = s.wsess().is_some() || s.wsesslog().is_some() || s.wsesspage().is_some();
         let unit = if sessions { "sessions/s" } else { "conn/s" };
-        let page = html::sweep_page(&sweep_mod::page(&sweep, &steps, &outcome, &last, unit))
-            .map_err(|source| crate::output::error::OutputError::Draw {
-                option: "--html",
-                source,
-            })?;
+        let page = html::sweep_page(&sweep_mod::page(
+            &sweep.rules,
+            sweep.base.load().num_conns(),
+            &steps,
+            &outcome,
+            &last,
+            unit,
+        ))
+        .map_err(|source| crate::output::error::OutputError::Draw {
+            option: "--html",
+            source,
+        })?;
         fs::write(path, page).map_err(|source| SweepMergeError::Write {
             option: "--html",
             path: path.clone(),
