@@ -52,8 +52,8 @@ pub enum Error {
         /// clap's message without its `error: ` prefix.
         text: String,
     },
-    /// `rshperf sweep`: `rshperf: sweep: <text>` (the signal set-up: `rshperf: <text>`).
-    #[error("{}", sweep_text(.0))]
+    /// `rshperf sweep`: `rshperf: sweep: <text>`.
+    #[error("{PROG}: sweep: {0}")]
     Sweep(#[from] SweepError),
     /// `rshperf merge` of run documents: `rshperf: merge: <text>`.
     #[error("{PROG}: merge: {0}")]
@@ -91,14 +91,6 @@ fn config_text(e: &ConfigError) -> String {
     match e {
         ConfigError::SessionLimit { .. } => format!("{PROG}.session_init: {e}"),
         e => format!("{PROG}: {e}"),
-    }
-}
-
-/// A sweep error's line: option errors name the subcommand; the signal set-up does not.
-fn sweep_text(e: &SweepError) -> String {
-    match e {
-        SweepError::Signals(_) => format!("{PROG}: {e}"),
-        e => format!("{PROG}: sweep: {e}"),
     }
 }
 
@@ -158,7 +150,7 @@ mod tests {
                 "rshperf: sweep: --past-knee must be at least 1",
             ),
             (
-                SweepError::Signals(io()).into(),
+                StartupError::Signals(io()).into(),
                 "rshperf: cannot handle signals: permission denied",
             ),
             (MergeError::NoInputs.into(), "rshperf: merge: "),

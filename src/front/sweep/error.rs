@@ -1,10 +1,7 @@
-//! `SweepError`: what `rshperf sweep` refuses on its command line, or cannot set up.
+//! `SweepError`: what `rshperf sweep` refuses on its command line.
 //!
 //! Owns the texts printed after `rshperf: sweep: ` (option checks, options a sweep
-//! cannot take, `--slo`) and the signal set-up failure (after `rshperf: `). Made by
-//! `sweep::args` and `sweep::run`; `front::error::Error` prints it.
-
-use std::io;
+//! cannot take, `--slo`). Made by `sweep::args`; `front::error::Error` prints it.
 
 use thiserror::Error as ThisError;
 
@@ -87,9 +84,6 @@ pub enum SweepError {
     /// A `--slo` expression that does not parse.
     #[error("--slo: {0}")]
     Slo(#[from] ThresholdError),
-    /// SIGINT/SIGTERM handlers cannot be installed.
-    #[error("cannot handle signals: {0}")]
-    Signals(#[source] io::Error),
 }
 
 #[cfg(test)]
@@ -150,10 +144,6 @@ mod tests {
             (
                 SweepError::Slo(ThresholdError::NoValue { expr: "p99>".into() }),
                 "rshperf: sweep: --slo: no value in 'p99>'",
-            ),
-            (
-                SweepError::Signals(io::Error::from(io::ErrorKind::Other)),
-                "rshperf: cannot handle signals: other error",
             ),
         ];
         for (e, text) in cases {
