@@ -151,7 +151,7 @@ mod tests {
             ),
             (
                 StartupError::Signals(io()).into(),
-                "rshperf: cannot handle signals: permission denied",
+                "rshperf: cannot catch SIGINT and SIGTERM: permission denied",
             ),
             (MergeError::NoInputs.into(), "rshperf: merge: "),
             (
