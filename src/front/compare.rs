@@ -19,6 +19,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+pub use crate::front::error::compare::CompareError;
 use crate::front::error::Error;
 use crate::model::compare::gate::{self, judge};
 use crate::model::compare::{compare, Comparison, Run};
@@ -112,26 +113,6 @@ fn parse_alpha(text: &str) -> Result<f64, String> {
         .ok()
         .filter(|a| *a > 0.0 && *a <= 0.5)
         .ok_or_else(|| format!("'{text}' is not a significance level in (0, 0.5]"))
-}
-
-/// Why `compare` could not answer (converted to the crate's `Error` at the boundary).
-#[derive(Debug, thiserror::Error)]
-pub enum CompareError {
-    /// A bad option value (a gate, too few files).
-    #[error("{0}")]
-    Usage(String),
-    /// An input that cannot be read or is not a run of this schema.
-    #[error("{0}")]
-    Input(String),
-    /// Runs of different workloads without `--force`.
-    #[error("{0} (--force compares them anyway)")]
-    Workload(String),
-    /// The `--junit` file cannot be written.
-    #[error(transparent)]
-    Output(#[from] OutputError),
-    /// The JSON form of the comparison cannot be made.
-    #[error("{0}")]
-    Json(#[from] serde_json::Error),
 }
 
 /// One input document, read.

@@ -37,9 +37,8 @@ use crate::output::servers::write_servers;
 use crate::output::session::write_session_block;
 use crate::output::summary::Summary;
 
-mod error;
-
-pub use error::MergeError;
+use crate::front::error::merge::client_suffix;
+pub use crate::front::error::merge::MergeError;
 
 /// Config members that define the workload: inputs must agree on all of them.
 const WORKLOAD_KEYS: [&str; 17] = [
@@ -349,15 +348,6 @@ pub(crate) fn check(inputs: &[Input]) -> Result<Vec<String>, MergeError> {
         ));
     }
     Ok(warnings)
-}
-
-/// ` client I/N` when the workload was also split with `--client`, else nothing.
-fn client_suffix((i, n): (u32, u32)) -> String {
-    if n > 1 {
-        format!(" client {i}/{n}")
-    } else {
-        String::new()
-    }
 }
 
 /// The union of the inputs.

@@ -9,7 +9,6 @@
 //! `request.rs`, pre-rendered replies in `reply.rs`. Called by `lib::run` when argv[1]
 //! is `serve` or `demo`.
 
-mod error;
 mod reply;
 mod request;
 mod server;
@@ -21,10 +20,10 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use crate::front::cli::{self, Command, Opt};
+pub use crate::front::error::serve::ServeError;
 use crate::front::error::Error;
 use crate::front::httperf;
 use crate::model::config::Config;
-pub use error::ServeError;
 
 pub use server::{spawn, ServeHandle};
 

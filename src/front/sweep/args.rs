@@ -29,7 +29,7 @@ use crate::model::config::value;
 use crate::model::config::{Config, ConfigBuilder};
 use crate::output::threshold::{self, Threshold};
 
-use super::error::SweepError;
+use super::SweepError;
 
 /// Table format on stdout or in `--file`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -9,7 +9,6 @@
 //! before the next, and the sweep. Called by `lib::run` for `rshperf sweep`.
 
 pub(crate) mod args;
-mod error;
 pub(crate) mod partition;
 pub(crate) mod plan;
 pub(crate) mod step;
@@ -25,6 +24,7 @@ use serde_json::{json, Value};
 use crate::engine::interrupt;
 use crate::engine::metrics::Exporter;
 use crate::engine::progress;
+pub use crate::front::error::sweep::SweepError;
 use crate::front::error::Error;
 use crate::model::config::auto_partition::process_env;
 use crate::model::workload::Workload;
@@ -32,7 +32,6 @@ use crate::output::advice;
 use crate::output::error::OutputError;
 use crate::output::html::{self, SweepPage, SweepPoint};
 use crate::output::json;
-pub use error::SweepError;
 
 use args::{Parsed, Rules, Sweep};
 use plan::{Outcome, Planner, Strategy};

@@ -18,8 +18,8 @@ use crate::model::config::StartAt;
 use crate::model::workload::Workload;
 
 use super::args::{PartitionSpec, Sweep};
-use super::error::SweepError;
 use super::step;
+use super::SweepError;
 
 /// One step of a partitioned sweep's fixed walk.
 #[derive(Debug, Clone, Copy, PartialEq)]

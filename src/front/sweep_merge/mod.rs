@@ -11,8 +11,6 @@
 //! one-machine sweep writes. Sits above `merge` and `sweep` so neither imports the
 //! other. Called by `dispatch` for `rshperf merge`.
 
-mod error;
-
 use std::fs;
 
 use serde_json::{json, Value};
@@ -27,7 +25,7 @@ use crate::front::sweep::{self as sweep_mod, table, FORMAT};
 use crate::output::advice::{self, Advice, Finding};
 use crate::output::html;
 
-pub use error::SweepMergeError;
+pub use crate::front::error::sweep_merge::SweepMergeError;
 
 /// The options of `rshperf merge` (parsed by clap with `subcommand`'s conventions).
 #[derive(Debug, Clone, PartialEq, Eq, clap::Parser)]

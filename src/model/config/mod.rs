@@ -14,6 +14,7 @@
 
 pub(crate) mod auto_partition;
 mod builder;
+pub(crate) mod doc;
 mod echo;
 mod error;
 pub(crate) mod number;

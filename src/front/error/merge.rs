@@ -117,7 +117,7 @@ pub enum MergeError {
     /// The same partition twice.
     #[error(
         "{other} and {file} are both partition {}/{}{}: each partition may be merged once",
-        partition.0, partition.1, super::client_suffix(*client)
+        partition.0, partition.1, client_suffix(*client)
     )]
     Duplicate {
         /// The input seen first.
@@ -150,6 +150,16 @@ pub enum MergeError {
         #[source]
         source: io::Error,
     },
+}
+
+/// ` client I/N` when the workload was also split with `--client`, else nothing (in
+/// messages and `merge`'s text).
+pub(crate) fn client_suffix((i, n): (u32, u32)) -> String {
+    if n > 1 {
+        format!(" client {i}/{n}")
+    } else {
+        String::new()
+    }
 }
 
 #[cfg(test)]

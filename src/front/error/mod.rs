@@ -9,16 +9,25 @@
 //! the subcommand's name after it) and the exit status. Per-connection failures are not
 //! errors in this sense: they are counted by `stats::ErrorKind`. Used by every front
 //! end; `lib::run` and the subcommands' `main`s print it and exit with `exit_code()`.
+//! The subcommands' own error enums live here too (`compare`, `merge`, `serve`,
+//! `sweep`, `sweep_merge`; each front end re-exports its own), so that this module
+//! imports no front end and the front ends import it.
+
+pub(crate) mod compare;
+pub(crate) mod merge;
+pub(crate) mod serve;
+pub(crate) mod sweep;
+pub(crate) mod sweep_merge;
 
 use crate::engine::error::StartupError;
-use crate::front::compare::CompareError;
-use crate::front::merge::MergeError;
-use crate::front::serve::ServeError;
-use crate::front::sweep::SweepError;
-use crate::front::sweep_merge::SweepMergeError;
 use crate::model::config::ConfigError;
 use crate::model::workload::error::WorkloadError;
 use crate::output::error::OutputError;
+use compare::CompareError;
+use merge::MergeError;
+use serve::ServeError;
+use sweep::SweepError;
+use sweep_merge::SweepMergeError;
 
 /// The program name every message starts with.
 const PROG: &str = "rshperf";
