@@ -23,38 +23,17 @@ pub use crate::front::error::compare::CompareError;
 use crate::front::error::Error;
 use crate::model::compare::gate::{self, judge};
 use crate::model::compare::{compare, Comparison, Run};
+use crate::model::config::doc::{ConfigDoc, Role};
 use crate::output::compare::{markdown, text, to_json};
 use crate::output::error::OutputError;
 use crate::output::file;
 use crate::output::json::stats_from_json;
 use crate::output::junit::{self, Case};
 
-/// Config members that define the workload: the runs compared must agree on all of
-/// them (`--force` compares anyway). The run's length (`num_conns`, `runtime_s`) may
-/// differ.
-const WORKLOAD_KEYS: [&str; 21] = [
-    "server",
-    "servers",
-    "port",
-    "uri",
-    "method",
-    "http_version",
-    "add_header",
-    "num_calls",
-    "burst_length",
-    "period",
-    "concurrency",
-    "call_rate",
-    "wsess",
-    "wsesslog",
-    "wsesspage",
-    "wlog",
-    "wset",
-    "ssl",
-    "unix_socket",
-    "body_file",
-    "threads",
-];
+/// The members of the configuration that the runs compared must share (`--force`
+/// compares anyway): what is sent, and how the client ran it. The run's length
+/// (`num_conns`, `runtime_s`) may differ.
+const SHARED: [Role; 2] = [Role::Workload, Role::Client];
 
 /// The output formats of `rshperf compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -120,8 +99,8 @@ fn parse_alpha(text: &str) -> Result<f64, String> {
 pub(crate) struct Input {
     /// The file name as given.
     pub(crate) file: String,
-    /// Its `config` member.
-    pub(crate) config: Value,
+    /// Its `config` member, as stored.
+    pub(crate) config: ConfigDoc,
     /// Its statistics and run facts.
     pub(crate) run: Run,
 }
@@ -138,8 +117,9 @@ pub(crate) fn read_text(file: &str, text: &str) -> Result<Input, CompareError> {
     let config = doc
         .get("config")
         .filter(|c| c.is_object())
-        .ok_or_else(|| bad("missing config".into()))?
-        .clone();
+        .ok_or_else(|| bad("missing config".into()))?;
+    let config: ConfigDoc = serde_path_to_error::deserialize(config)
+        .map_err(|e| bad(format!("config.{}: {}", e.path(), e.inner())))?;
     Ok(Input {
         file: file.to_string(),
         config,
@@ -159,18 +139,14 @@ pub(crate) fn differences(inputs: &[&Input]) -> Vec<String> {
     let Some(first) = inputs.first() else {
         return Vec::new();
     };
-    let show = |v: Option<&Value>| v.map_or("(none)".to_string(), Value::to_string);
     let mut out = Vec::new();
     for inp in &inputs[1..] {
-        for key in WORKLOAD_KEYS {
-            let (a, b) = (first.config.get(key), inp.config.get(key));
+        let theirs = inp.config.identity(&SHARED);
+        for ((key, a), (_, b)) in first.config.identity(&SHARED).into_iter().zip(theirs) {
             if a != b {
                 out.push(format!(
-                    "{} and {} differ in {key}: {} vs {}",
-                    first.file,
-                    inp.file,
-                    show(a),
-                    show(b)
+                    "{} and {} differ in {key}: {a} vs {b}",
+                    first.file, inp.file
                 ));
             }
         }

@@ -25,10 +25,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 
 use crate::front::error::Error;
+use crate::model::config::doc::{ConfigDoc, Role};
 use crate::model::report::Sessions;
 use crate::model::report::{Facts, Report};
 use crate::model::run::{RunInfo, RunMeta};
 use crate::model::stats::Stats;
+use crate::output::advice::{self, Advice, Finding};
 use crate::output::classic::write_report;
 use crate::output::extras::call_rate_lines;
 use crate::output::json::{document, stats_from_json};
@@ -40,26 +42,10 @@ use crate::output::summary::Summary;
 use crate::front::error::merge::client_suffix;
 pub use crate::front::error::merge::MergeError;
 
-/// Config members that define the workload: inputs must agree on all of them.
-const WORKLOAD_KEYS: [&str; 17] = [
-    "server",
-    "servers",
-    "port",
-    "uri",
-    "method",
-    "http_version",
-    "add_header",
-    "num_conns",
-    "num_calls",
-    "burst_length",
-    "period",
-    "wsess",
-    "wsesslog",
-    "wsesspage",
-    "wlog",
-    "wset",
-    "call_rate",
-];
+/// The members of the configuration that partitions of one workload share: what is
+/// sent and how much (each partition holds the whole's counts). Their engines may
+/// differ: a merge adds them up.
+const SHARED: [Role; 2] = [Role::Workload, Role::Amount];
 
 /// Inputs whose starts lie further apart than this (seconds) get a warning: rates over
 /// the union of their windows understate the load that was offered.
@@ -98,8 +84,8 @@ pub(crate) struct MergeOptions {
 pub(crate) struct Input {
     /// The file name as given.
     pub(crate) file: String,
-    /// The document's `config` member.
-    pub(crate) config: Value,
+    /// The document's `config` member, as stored.
+    pub(crate) config: ConfigDoc,
     /// Its statistics, exactly as the run had them.
     pub(crate) stats: Stats,
     /// Its duration and CPU times.
@@ -116,6 +102,8 @@ pub(crate) struct Input {
     pub(crate) servers: Vec<String>,
     /// `--call-rate` target of the run, calls per second (0: not given).
     pub(crate) call_rate: f64,
+    /// The findings of the run (its `findings` member).
+    pub(crate) findings: Vec<Advice>,
 }
 
 impl Input {
@@ -139,13 +127,17 @@ impl Input {
             member,
             expected,
         };
-        let config = doc
-            .get("config")
-            .filter(|c| c.is_object())
-            .ok_or_else(|| MergeError::MissingConfig {
+        let config = doc.get("config").filter(|c| c.is_object()).ok_or_else(|| {
+            MergeError::MissingConfig {
                 file: file.to_string(),
-            })?
-            .clone();
+            }
+        })?;
+        let config: ConfigDoc =
+            serde_path_to_error::deserialize(config).map_err(|e| MergeError::BadConfig {
+                file: file.to_string(),
+                path: e.path().to_string(),
+                source: e.into_inner(),
+            })?;
         let pair = |v: Option<&Value>, what: &'static str| -> Result<(u32, u32), MergeError> {
             let nums: Option<Vec<u32>> = v.and_then(Value::as_array).and_then(|a| {
                 a.iter()
@@ -159,7 +151,10 @@ impl Input {
         };
         let run_member = doc.get("run");
         let partition = pair(run_member.and_then(|r| r.get("partition")), "run.partition")?;
-        let client = pair(config.get("client"), "config.client")?;
+        let client = match config.client() {
+            (i, n) if i < n => (i, n),
+            _ => return Err(bad("config.client", "[I, N] with I < N")),
+        };
         let threads = run_member
             .and_then(|r| r.get("threads"))
             .and_then(Value::as_u64)
@@ -198,13 +193,9 @@ impl Input {
         };
         // `--call-rate`: every part ran the whole rate's share of one schedule, so the
         // target is the parts' common `config.call_rate` (0: not given).
-        let call_rate = match config.get("call_rate") {
-            None => 0.0,
-            Some(v) => v
-                .as_f64()
-                .filter(|r| r.is_finite() && *r >= 0.0)
-                .ok_or_else(|| bad("config.call_rate", "a rate"))?,
-        };
+        let call_rate = Some(config.call_rate())
+            .filter(|r| r.is_finite() && *r >= 0.0)
+            .ok_or_else(|| bad("config.call_rate", "a rate"))?;
         if servers.len() != stats.servers.len() {
             return Err(MergeError::ServerCount {
                 file: file.to_string(),
@@ -223,25 +214,20 @@ impl Input {
             start,
             servers,
             call_rate,
+            findings: advice::from_json(&doc["findings"]),
         })
     }
 
     /// The echo line of the run without its `--partition=I/N`.
     pub(crate) fn echo(&self) -> String {
-        let echo = self
-            .config
-            .get("echo")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let echo = self.config.echo();
         let (i, n) = self.partition;
         echo.replace(&format!(" --partition={i}/{n}"), "")
     }
 
     /// True for session workloads (`--wsess`, `--wsesslog`, `--wsesspage`).
     fn is_session(&self) -> bool {
-        ["wsess", "wsesslog", "wsesspage"]
-            .iter()
-            .any(|k| self.config.get(*k).is_some_and(|v| !v.is_null()))
+        self.config.is_session()
     }
 }
 
@@ -252,18 +238,14 @@ pub(crate) fn check(inputs: &[Input]) -> Result<Vec<String>, MergeError> {
         return Err(MergeError::NoInputs);
     };
     for inp in &inputs[1..] {
-        for key in WORKLOAD_KEYS {
-            let (a, b) = (first.config.get(key), inp.config.get(key));
-            if a != b {
-                let show = |v: Option<&Value>| v.map_or("(none)".to_string(), Value::to_string);
-                return Err(MergeError::DifferentWorkloads {
-                    first: first.file.clone(),
-                    other: inp.file.clone(),
-                    key,
-                    a: show(a),
-                    b: show(b),
-                });
-            }
+        if let Some((key, a, b)) = first.config.differs(&inp.config, &SHARED) {
+            return Err(MergeError::DifferentWorkloads {
+                first: first.file.clone(),
+                other: inp.file.clone(),
+                key,
+                a: a.to_string(),
+                b: b.to_string(),
+            });
         }
         if inp.servers != first.servers {
             return Err(MergeError::DifferentServers {
@@ -493,10 +475,34 @@ fn system_time(unix: f64) -> SystemTime {
     }
 }
 
+/// The findings of the inputs' runs, in input order, client-bound ones first (a
+/// sweep's conclusion quotes the first); each names its partition when the input is
+/// one of several (`(partition I/N)` after the text), so the merge of one run has its
+/// findings exactly.
+pub(crate) fn findings(inputs: &[Input]) -> Vec<Advice> {
+    let mut all: Vec<Advice> = inputs
+        .iter()
+        .flat_map(|inp| {
+            let (i, n) = inp.partition;
+            inp.findings.iter().map(move |a| Advice {
+                finding: a.finding,
+                text: if n > 1 {
+                    format!("{} (partition {i}/{n})", a.text)
+                } else {
+                    a.text.clone()
+                },
+            })
+        })
+        .collect();
+    all.sort_by_key(|a| a.finding != Finding::ClientBound);
+    all
+}
+
 /// The merged document: the layout of a run's (`docs/json.md`), its figures derived
 /// from the merged raw counters as a run derives them (`Merged::report`), with the
-/// first input's `config` (its `partition` set to `[0, 1]`, the echo line without
-/// `--partition`, `json` the merged file) and `run.merged_from` listing the inputs.
+/// first input's `config` as stored (`ConfigDoc::whole`: its `partition` set to
+/// `[0, 1]`, the echo line without `--partition`, `json` the merged file), the
+/// inputs' `findings` and `run.merged_from` listing the inputs.
 pub(crate) fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -> Value {
     let meta = RunMeta {
         start: system_time(merged.start),
@@ -505,14 +511,13 @@ pub(crate) fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&
         threads: merged.threads,
         servers: merged.servers.clone(),
     };
-    let mut config = inputs.first().map_or(Value::Null, |i| i.config.clone());
-    if let Some(c) = config.as_object_mut() {
-        let echo = inputs.first().map(Input::echo).unwrap_or_default();
-        c.insert("echo".into(), json!(echo));
-        c.insert("partition".into(), json!([0, 1]));
-        c.insert("json".into(), json!(json_dest));
-    }
-    let mut doc = document(config, &merged.report(), &merged.stats, &merged.run, &meta);
+    let echo = inputs.first().map(Input::echo).unwrap_or_default();
+    let config = inputs
+        .first()
+        .map(|i| i.config.whole(echo, json_dest))
+        .unwrap_or_default();
+    let mut doc = document(&config, &merged.report(), &merged.stats, &merged.run, &meta);
+    doc["findings"] = advice::to_json(&findings(inputs));
     let files: Vec<&str> = inputs.iter().map(|i| i.file.as_str()).collect();
     doc["run"]["merged_from"] = json!(files);
     doc

@@ -16,6 +16,7 @@ use crate::engine::feed::SecondFeed;
 use crate::engine::interrupt;
 use crate::engine::metrics::Exporter;
 use crate::front::error::Error;
+use crate::model::config::doc::ConfigDoc;
 use crate::model::config::Config;
 use crate::model::report::{Facts, Report};
 use crate::model::run::RunResult;
@@ -114,7 +115,7 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         }
     }
     if let Some(dest) = cfg.output().json() {
-        let mut doc = json::document(json::config_json(cfg), &report, stats, info, &run.meta);
+        let mut doc = json::document(&ConfigDoc::of(cfg), &report, stats, info, &run.meta);
         doc["findings"] = advice::to_json(&advice);
         let done = json::write_value_to(dest, &doc);
         match done {

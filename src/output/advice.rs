@@ -38,6 +38,20 @@ impl Finding {
         matches!(self, Finding::NoRateSample)
     }
 
+    /// Every finding.
+    pub(crate) const ALL: [Finding; 5] = [
+        Finding::ClientBound,
+        Finding::AllFailed,
+        Finding::AllErrorStatus,
+        Finding::NoRateSample,
+        Finding::FdLimit,
+    ];
+
+    /// The finding a JSON or CSV name (`key`) stands for.
+    pub(crate) fn from_key(key: &str) -> Option<Finding> {
+        Finding::ALL.into_iter().find(|f| f.key() == key)
+    }
+
     /// The finding's name in JSON and CSV.
     pub(crate) fn key(self) -> &'static str {
         match self {
@@ -128,6 +142,22 @@ pub(crate) fn to_json(advice: &[Advice]) -> serde_json::Value {
     advice
         .iter()
         .map(|a| serde_json::json!({ "finding": a.finding.key(), "text": a.text }))
+        .collect()
+}
+
+/// The findings a JSON `findings` member holds (`to_json`'s reverse; entries of
+/// findings this release does not know, or without their text, are left out).
+pub(crate) fn from_json(findings: &serde_json::Value) -> Vec<Advice> {
+    findings
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| {
+            Some(Advice {
+                finding: Finding::from_key(f["finding"].as_str()?)?,
+                text: f["text"].as_str()?.to_string(),
+            })
+        })
         .collect()
 }
 
@@ -506,5 +536,30 @@ mod tests {
         assert!(assess_at("10000", &run(&late, 99.0, 0.1)).is_empty());
         // Sequential runs have no schedule.
         assert!(assess_at("0", &run(&late, 100.0, 3.0)).is_empty());
+    }
+
+    #[test]
+    fn findings_read_back_from_json_as_written() {
+        let advice: Vec<Advice> = Finding::ALL
+            .iter()
+            .map(|&finding| Advice {
+                finding,
+                text: format!("about {}", finding.key()),
+            })
+            .collect();
+        assert_eq!(from_json(&to_json(&advice)), advice);
+        let unknown = serde_json::json!([
+            { "finding": "from_a_later_release", "text": "x" },
+            { "finding": "all_failed" },
+            { "finding": "fd_limit", "text": "y" },
+        ]);
+        assert_eq!(
+            from_json(&unknown),
+            [Advice {
+                finding: Finding::FdLimit,
+                text: "y".into()
+            }]
+        );
+        assert!(from_json(&serde_json::Value::Null).is_empty());
     }
 }

@@ -47,6 +47,17 @@ pub enum MergeError {
         /// The file.
         file: String,
     },
+    /// An input whose `config` member does not read as a configuration.
+    #[error("{file}: config.{path}: {source}")]
+    BadConfig {
+        /// The file.
+        file: String,
+        /// The member's path inside `config`, e.g. `client`.
+        path: String,
+        /// serde's reason.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A member of an input that is not what it should be.
     #[error("{file}: {member} is not {expected}")]
     BadMember {

@@ -9,6 +9,8 @@ use std::io;
 
 use thiserror::Error as ThisError;
 
+use crate::model::threshold::ThresholdError;
+
 /// Why sweep documents cannot be merged.
 #[derive(Debug, ThisError)]
 pub enum SweepMergeError {
@@ -35,6 +37,29 @@ pub enum SweepMergeError {
         file: String,
         /// The first missing member.
         member: &'static str,
+    },
+    /// A sweep document whose `parameters` (or a step's run `config`) do not read as
+    /// a sweep's.
+    #[error("{file}: {member}.{path}: {source}")]
+    BadMember {
+        /// The file.
+        file: String,
+        /// `parameters`, or the step's run `config`.
+        member: String,
+        /// The path inside it.
+        path: String,
+        /// serde's reason.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A sweep document whose `--slo` does not parse.
+    #[error("{file}: parameters.slo: {source}")]
+    Slo {
+        /// The file.
+        file: String,
+        /// Why.
+        #[source]
+        source: ThresholdError,
     },
     /// Sweeps whose parameters differ.
     #[error(

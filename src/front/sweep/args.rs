@@ -14,27 +14,31 @@
 //! onto `ConfigBuilder` (`httperf::map`), so they mean exactly what they mean in a
 //! plain run. Also owns the checks between the two sets (`--rate` given to a sweep, a
 //! fixed `--num-conns` together with `--const-test-time`, …). Produces a `Sweep`: the
-//! rules (`Rules`: the sweep's options, SLOs, command line) and the base `Config`
-//! every step is derived from (`step::config`). Called by `sweep::sweep_main`, and by
-//! `sweep_merge` for the rules alone (`rules`).
+//! rules (`rules::Rules`: the options that walk and judge), the base `Config` every
+//! step is derived from (`step::config`), the output files. Called by
+//! `sweep::sweep_main`.
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, FromArgMatches, Parser, ValueEnum};
+use serde::{Deserialize, Serialize};
 
 use crate::front::cli::{self, HasArg, Opt, OptSpec, OPTIONS};
 use crate::front::error::Error;
 use crate::front::httperf;
 use crate::front::subcommand::{self, Parsed as ClapParsed};
 use crate::model::config::value;
-use crate::model::config::{Config, ConfigBuilder};
-use crate::output::threshold::{self, Threshold};
+use crate::model::config::Config;
+use crate::output::threshold;
 
+use super::rules::Rules;
 use super::SweepError;
 
 /// Table format on stdout or in `--file`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum OutputFmt {
     /// Tab-separated (autobench's default).
+    #[default]
     Tsv,
     /// Comma-separated.
     Csv,
@@ -148,32 +152,24 @@ pub(crate) struct SweepOpts {
     pub(crate) targets: Vec<String>,
 }
 
-/// The sweep's own options, checked, with its SLOs and command line: what walks the
-/// rates, judges each step and describes the sweep. A merge of a partitioned sweep's
-/// documents reads them again from the first document's `argv` (`rules`).
-#[derive(Debug, Clone)]
-pub(crate) struct Rules {
-    /// The sweep's options (`--const-test-time` defaulted).
-    pub(crate) opts: SweepOpts,
-    /// `--slo` expressions, parsed.
-    pub(crate) slo: Vec<Threshold>,
-    /// The command line as typed, for the report.
-    pub(crate) command: String,
-}
-
-/// A checked sweep: its rules and the per-run configuration.
+/// A checked sweep: its rules, the per-run configuration, where it writes.
 #[derive(Debug, Clone)]
 pub(crate) struct Sweep {
-    /// The sweep's own options, SLOs and command line.
+    /// The sweep's own options that walk and judge.
     pub(crate) rules: Rules,
     /// The per-run configuration every step is derived from (`step::config`).
     pub(crate) base: Config,
-    /// The arguments after `sweep`, for the document (`rshperf merge` reads the
-    /// sweep's own options from them to judge the merged steps by the same rules).
+    /// The arguments after `sweep`, recorded in the document.
     pub(crate) argv: Vec<String>,
     /// `--partition`, as given (`auto` is resolved by `partition`, from the
     /// environment, when the sweep runs).
     pub(crate) partition: Option<PartitionSpec>,
+    /// `--file`: the table goes there instead of stdout.
+    pub(crate) file: Option<String>,
+    /// `--json`.
+    pub(crate) json: Option<String>,
+    /// `--html`.
+    pub(crate) html: Option<String>,
 }
 
 /// A sweep's `--partition`.
@@ -192,16 +188,6 @@ pub(crate) enum Parsed {
     Help(String),
     /// Run this sweep.
     Run(Box<Sweep>),
-}
-
-/// The arguments after `sweep`, split: the sweep's own options (checked) and the run
-/// options and URL operands as httperf's parser would give them (`cli::Args`).
-enum Split {
-    /// Print this help text and exit 0.
-    Help(String),
-    /// The sweep's rules, its options as given, and the builder its run options
-    /// were mapped onto (not built).
-    Run(Rules, Box<SweepOpts>, Box<ConfigBuilder>),
 }
 
 /// autobench's spellings of per-run options and the httperf option each stands for
@@ -368,19 +354,20 @@ fn run_args(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<cli::Args, Erro
     Ok(args)
 }
 
-/// Splits and checks the arguments after `sweep`: the sweep's own options, and the
-/// run options mapped onto a builder (their values checked, nothing built or
-/// resolved).
-fn split(args: &[String]) -> Result<Split, Error> {
+/// Parses the arguments after `sweep`: the rules, and the base configuration built
+/// from the run options through httperf's own mapping onto the builder
+/// (`httperf::map`), with no per-run text (the sweep prints its own table) and the
+/// sweep's `--start-at`.
+pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
     let argv: Vec<String> = std::iter::once("sweep".to_string())
         .chain(args.iter().cloned())
         .collect();
     let (cmd, runs) = command();
     let m = match subcommand::parse_with(cmd, &argv)? {
-        ClapParsed::Help(text) => return Ok(Split::Help(text)),
+        ClapParsed::Help(text) => return Ok(Parsed::Help(text)),
         ClapParsed::Run(m) => m,
     };
-    let given = SweepOpts::from_arg_matches(&m).map_err(SweepError::from)?;
+    let o = SweepOpts::from_arg_matches(&m).map_err(SweepError::from)?;
     let run_args = run_args(&m, &runs)?;
     for (opt, why) in REFUSED {
         if run_args.given(opt) {
@@ -395,48 +382,46 @@ fn split(args: &[String]) -> Result<Split, Error> {
     httperf::map(&mut b, &run_args).map_err(httperf::refused)?;
     let fixed_conns = run_args.given(Opt::NumConns);
     let sessions = run_args.given(Opt::Wsess) || run_args.given(Opt::Wsesslog);
-    check(&given, fixed_conns)?;
-    let slo = threshold::parse_all(&given.slo).map_err(SweepError::from)?;
-    let mut opts = given.clone();
-    if opts.const_test_time.is_none() && !fixed_conns && !sessions {
-        opts.const_test_time = Some(5.0);
+    check(&o, fixed_conns)?;
+    let thresholds = threshold::parse_all(&o.slo).map_err(SweepError::from)?;
+    let partition = partition_spec(&o)?;
+    b.verbosity(0);
+    if let Some(t) = &o.start_at {
+        b.start_at(Some(value::parse_start_at(t)?));
     }
+    let base = httperf::finish(b.build())?;
     let command = std::iter::once("rshperf sweep".to_string())
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    let rules = Rules { opts, slo, command };
-    Ok(Split::Run(rules, Box::new(given), Box::new(b)))
-}
-
-/// The rules of the sweep whose arguments after `sweep` are `args` (a sweep
-/// document's `argv`), without its run configuration; None for a help request.
-pub(crate) fn rules(args: &[String]) -> Result<Option<Rules>, Error> {
-    Ok(match split(args)? {
-        Split::Help(_) => None,
-        Split::Run(rules, _, _) => Some(rules),
-    })
-}
-
-/// Parses the arguments after `sweep`: the rules, and the base configuration built
-/// from the run options through httperf's mapping onto the builder (`httperf::apply`),
-/// with no per-run text (the sweep prints its own table) and the sweep's `--start-at`.
-pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
-    let (rules, given, mut b) = match split(args)? {
-        Split::Help(text) => return Ok(Parsed::Help(text)),
-        Split::Run(rules, given, b) => (rules, given, b),
+    let rules = Rules {
+        low_rate: o.low_rate,
+        high_rate: o.high_rate,
+        rate_step: o.rate_step,
+        find_max: o.find_max,
+        precision: o.precision,
+        const_test_time: match o.const_test_time {
+            None if !fixed_conns && !sessions => Some(5.0),
+            t => t,
+        },
+        cool_down: o.cool_down,
+        min_achieved: o.min_achieved,
+        max_errors: o.max_errors,
+        slo: o.slo,
+        thresholds,
+        past_knee: o.past_knee,
+        stop_after_step: o.stop_after_step,
+        output_fmt: o.output_fmt,
+        command,
     };
-    let partition = partition_spec(&given)?;
-    b.verbosity(0);
-    if let Some(t) = &given.start_at {
-        b.start_at(Some(value::parse_start_at(t)?));
-    }
-    let base = httperf::finish(b.build())?;
     Ok(Parsed::Run(Box::new(Sweep {
         rules,
         base,
         argv: args.to_vec(),
         partition,
+        file: o.file,
+        json: o.json,
+        html: o.html,
     })))
 }
 
@@ -628,17 +613,11 @@ mod tests {
             "--low-r", "1000", "--high", "2000", "--rate-s", "500", "--const", "2", "--min-a",
             "90", "--past", "3", "--out", "csv",
         ]);
-        assert_eq!(
-            (s.rules.opts.low_rate, s.rules.opts.high_rate),
-            (1000.0, 2000.0)
-        );
-        assert_eq!(s.rules.opts.rate_step, Some(500.0));
-        assert_eq!(s.rules.opts.const_test_time, Some(2.0));
-        assert_eq!(
-            (s.rules.opts.min_achieved, s.rules.opts.past_knee),
-            (90.0, 3)
-        );
-        assert_eq!(s.rules.opts.output_fmt, OutputFmt::Csv);
+        assert_eq!((s.rules.low_rate, s.rules.high_rate), (1000.0, 2000.0));
+        assert_eq!(s.rules.rate_step, Some(500.0));
+        assert_eq!(s.rules.const_test_time, Some(2.0));
+        assert_eq!((s.rules.min_achieved, s.rules.past_knee), (90.0, 3));
+        assert_eq!(s.rules.output_fmt, OutputFmt::Csv);
     }
 
     #[test]
@@ -717,15 +696,15 @@ mod tests {
             "--const_test_time",
             "2",
         ]);
-        assert_eq!(s.rules.opts.low_rate, 100.0);
-        assert_eq!(s.rules.opts.high_rate, 300.0);
-        assert_eq!(s.rules.opts.rate_step, Some(100.0));
-        assert_eq!(s.rules.opts.const_test_time, Some(2.0));
-        assert_eq!(s.rules.opts.min_achieved, 95.0);
-        assert_eq!(s.rules.opts.max_errors, 0);
-        assert_eq!(s.rules.opts.past_knee, 2);
-        assert_eq!(s.rules.opts.precision, 2.0);
-        assert_eq!(s.rules.opts.output_fmt, OutputFmt::Tsv);
+        assert_eq!(s.rules.low_rate, 100.0);
+        assert_eq!(s.rules.high_rate, 300.0);
+        assert_eq!(s.rules.rate_step, Some(100.0));
+        assert_eq!(s.rules.const_test_time, Some(2.0));
+        assert_eq!(s.rules.min_achieved, 95.0);
+        assert_eq!(s.rules.max_errors, 0);
+        assert_eq!(s.rules.past_knee, 2);
+        assert_eq!(s.rules.precision, 2.0);
+        assert_eq!(s.rules.output_fmt, OutputFmt::Tsv);
         let s = sweep(&[
             "--low-rate",
             "1",
@@ -736,9 +715,9 @@ mod tests {
             "7",
         ]);
         assert_eq!(s.base.load().num_conns(), 7);
-        assert_eq!(s.rules.opts.const_test_time, None);
+        assert_eq!(s.rules.const_test_time, None);
         let s = sweep(&["--low-rate", "1", "--high-rate", "2", "--rate-step", "1"]);
-        assert_eq!(s.rules.opts.const_test_time, Some(5.0));
+        assert_eq!(s.rules.const_test_time, Some(5.0));
     }
 
     #[test]

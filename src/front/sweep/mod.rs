@@ -11,6 +11,7 @@
 pub(crate) mod args;
 pub(crate) mod partition;
 pub(crate) mod plan;
+pub(crate) mod rules;
 pub(crate) mod step;
 pub(crate) mod table;
 
@@ -33,8 +34,9 @@ use crate::output::error::OutputError;
 use crate::output::html::{self, SweepPage, SweepPoint};
 use crate::output::json;
 
-use args::{Parsed, Rules, Sweep};
+use args::{Parsed, Sweep};
 use plan::{Outcome, Planner, Strategy};
+use rules::{Facts, Parameters};
 use step::Step;
 
 /// The `format` member of the sweep document.
@@ -87,7 +89,7 @@ impl TableOut {
 }
 
 fn strategy(s: &Sweep) -> Strategy {
-    let o = &s.rules.opts;
+    let o = &s.rules;
     match (o.find_max, o.rate_step) {
         (false, Some(step)) => Strategy::Walk {
             low: o.low_rate,
@@ -108,7 +110,7 @@ fn strategy(s: &Sweep) -> Strategy {
 
 fn run(sweep: &Sweep) -> Result<(), Error> {
     let work = Workload::from_config(&sweep.base)?;
-    let o = &sweep.rules.opts;
+    let o = &sweep.rules;
     let unit = if work.is_session() {
         "sessions/s"
     } else {
@@ -121,12 +123,12 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         .unwrap_or(sweep.base.target().server());
     // A path that cannot be written fails now, before the first step.
     crate::output::file::probe_all(&[
-        ("--file", o.file.as_deref()),
-        ("--json", o.json.as_deref()),
-        ("--html", o.html.as_deref()),
+        ("--file", sweep.file.as_deref()),
+        ("--json", sweep.json.as_deref()),
+        ("--html", sweep.html.as_deref()),
         ("--csv", sweep.base.output().csv()),
     ])?;
-    let file = match &o.file {
+    let file = match &sweep.file {
         Some(path) => Some(File::create(path).map_err(|source| OutputError::Named {
             option: "--file",
             path: path.clone(),
@@ -250,32 +252,31 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     if out.file.is_some() {
         println!("{last}");
     }
-    if let Some(dest) = &o.json {
-        let num_conns = sweep.base.load().num_conns();
-        let mut doc = document(&sweep.rules, num_conns, &steps, &outcome, &last);
+    let params = o.parameters(Facts {
+        num_conns: sweep.base.load().num_conns(),
+        partition: sweep.base.load().partition(),
+        calls_per_arrival: step::calls_per_arrival(&sweep.base, &work),
+        ideal_tail_s: step::tail_of(&work),
+    });
+    if let Some(dest) = &sweep.json {
+        let mut doc = document(&params, &o.command, &steps, &outcome, &last);
         if cut_short.is_some() {
             doc["result"]["interrupted"] = json!(true);
         }
-        partition_members(&mut doc, sweep, &work, &starts);
+        doc["argv"] = json!(sweep.argv);
+        start_members(&mut doc, &starts);
         json::write_value_to(dest, &doc).map_err(|source| OutputError::File {
             option: "--json",
             path: dest.clone(),
             source,
         })?;
     }
-    if let Some(path) = &o.html {
-        let page = html::sweep_page(&page(
-            &sweep.rules,
-            sweep.base.load().num_conns(),
-            &steps,
-            &outcome,
-            &last,
-            unit,
-        ))
-        .map_err(|source| OutputError::Draw {
-            option: "--html",
-            source,
-        })?;
+    if let Some(path) = &sweep.html {
+        let page = html::sweep_page(&page(&params, &o.command, &steps, &outcome, &last, unit))
+            .map_err(|source| OutputError::Draw {
+                option: "--html",
+                source,
+            })?;
         crate::output::file::write_bytes(Path::new(path), page.as_bytes()).map_err(|source| {
             OutputError::File {
                 option: "--html",
@@ -301,15 +302,9 @@ fn unix_now() -> f64 {
         .as_secs_f64()
 }
 
-/// The members `rshperf merge` rebuilds a partitioned sweep from: the arguments, the
-/// partition, the workload's requests per arrival and ideal tail, each step's moment.
-fn partition_members(doc: &mut Value, sweep: &Sweep, work: &Workload, starts: &[Option<f64>]) {
-    let (i, n) = sweep.base.load().partition();
-    doc["argv"] = json!(sweep.argv);
-    doc["parameters"]["partition"] = json!([i, n]);
-    doc["parameters"]["stop_after_step"] = json!(sweep.rules.opts.stop_after_step);
-    doc["parameters"]["calls_per_arrival"] = json!(step::calls_per_arrival(&sweep.base, work));
-    doc["parameters"]["ideal_tail_s"] = json!(step::tail_of(work));
+/// Each step's moment in a partitioned sweep (`start_unix`, null otherwise): what
+/// `rshperf merge` keeps of the steps beside their runs.
+fn start_members(doc: &mut Value, starts: &[Option<f64>]) {
     if let Some(list) = doc["steps"].as_array_mut() {
         for (s, at) in list.iter_mut().zip(starts) {
             s["start_unix"] = json!(at);
@@ -317,10 +312,8 @@ fn partition_members(doc: &mut Value, sweep: &Sweep, work: &Workload, starts: &[
     }
 }
 
-/// The sweep's parameters as (name, value) text, for the page; `num_conns`: the
-/// arrivals of every step without `--const-test-time`.
-fn parameters(rules: &Rules, num_conns: u64) -> Vec<(String, String)> {
-    let o = &rules.opts;
+/// The sweep's parameters as (name, value) text, for the page.
+fn parameters(o: &Parameters) -> Vec<(String, String)> {
     let mut p = vec![
         ("low rate".to_string(), table::short(o.low_rate)),
         ("high rate".to_string(), table::short(o.high_rate)),
@@ -339,12 +332,12 @@ fn parameters(rules: &Rules, num_conns: u64) -> Vec<(String, String)> {
         )),
         (_, None) => p.push((
             "search (--find-max) precision".into(),
-            format!("{} %", o.precision),
+            format!("{} %", o.precision_pct),
         )),
     }
-    match o.const_test_time {
-        Some(t) => p.push(("seconds per step".into(), table::short(t))),
-        None => p.push(("arrivals per step".into(), num_conns.to_string())),
+    match (o.const_test_time_s, o.num_conns) {
+        (Some(t), _) => p.push(("seconds per step".into(), table::short(t))),
+        (None, n) => p.push(("arrivals per step".into(), n.unwrap_or(0).to_string())),
     }
     let slo = if o.slo.is_empty() {
         "none".to_string()
@@ -355,16 +348,16 @@ fn parameters(rules: &Rules, num_conns: u64) -> Vec<(String, String)> {
         "a step passes when".into(),
         format!(
             "achieved ≥ {} % of demanded, errors ≤ {}, SLOs: {slo}",
-            o.min_achieved, o.max_errors
+            o.min_achieved_pct, o.max_errors
         ),
     ));
     p
 }
 
-/// The `--html` page of `steps` (`num_conns` as `parameters`).
+/// The `--html` page of the sweep `command` of parameters `params`.
 pub(crate) fn page(
-    rules: &Rules,
-    num_conns: u64,
+    params: &Parameters,
+    command: &str,
     steps: &[Step],
     outcome: &Outcome,
     last: &str,
@@ -376,8 +369,8 @@ pub(crate) fn page(
         Some(_) => (k, "knee"),
     });
     SweepPage {
-        command: rules.command.clone(),
-        parameters: parameters(rules, num_conns),
+        command: command.to_string(),
+        parameters: parameters(params),
         unit,
         points: steps
             .iter()
@@ -402,16 +395,15 @@ pub(crate) fn page(
     }
 }
 
-/// The `--json` document: parameters, every step with its run document, the result
-/// (`num_conns` as `parameters`).
+/// The `--json` document of the sweep `command`: its parameters, every step with its
+/// run document, the result.
 pub(crate) fn document(
-    rules: &Rules,
-    num_conns: u64,
+    params: &Parameters,
+    command: &str,
     steps: &[Step],
     outcome: &Outcome,
     last: &str,
 ) -> Value {
-    let o = &rules.opts;
     let list: Vec<Value> = steps
         .iter()
         .enumerate()
@@ -436,21 +428,8 @@ pub(crate) fn document(
         "format": FORMAT,
         "version": 1,
         "rshperf_version": env!("CARGO_PKG_VERSION"),
-        "command": rules.command,
-        "parameters": {
-            "low_rate": o.low_rate,
-            "high_rate": o.high_rate,
-            "rate_step": o.rate_step,
-            "find_max": o.find_max,
-            "precision_pct": o.precision,
-            "const_test_time_s": o.const_test_time,
-            "num_conns": if o.const_test_time.is_none() { Some(num_conns) } else { None },
-            "cool_down_s": o.cool_down,
-            "min_achieved_pct": o.min_achieved,
-            "max_errors": o.max_errors,
-            "slo": o.slo,
-            "past_knee": o.past_knee,
-        },
+        "command": command,
+        "parameters": params,
         "steps": list,
         "result": {
             "knee": outcome.knee,

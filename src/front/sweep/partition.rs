@@ -51,7 +51,7 @@ pub(crate) fn resolve(
 
 /// The walk's rates, at most `--stop-after-step` of them.
 pub(crate) fn rates(sweep: &Sweep) -> Vec<f64> {
-    let o = &sweep.rules.opts;
+    let o = &sweep.rules;
     let Some(step) = o.rate_step else {
         return Vec::new();
     };
@@ -92,7 +92,7 @@ pub(crate) fn schedule(
     for rate in rates(sweep) {
         slots.push(Slot { rate, start });
         let arrivals = work.arrivals(&step::config(sweep, rate, None)?);
-        start += arrivals as f64 / rate + tail + sweep.rules.opts.cool_down;
+        start += arrivals as f64 / rate + tail + sweep.rules.cool_down;
     }
     Ok(Some(slots))
 }

@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::engine::execute::{self, ExecOptions, Hooks};
 use crate::engine::metrics::Exporter;
 use crate::front::error::Error;
+use crate::model::config::doc::ConfigDoc;
 use crate::model::config::{Config, StartAt};
 use crate::model::figure::second;
 use crate::model::report::{Facts, Report};
@@ -31,8 +32,9 @@ use crate::output::json;
 use crate::output::summary::Summary;
 use crate::output::threshold::Evaluate;
 
-use super::args::{Rules, Sweep};
+use super::args::Sweep;
 use super::plan::Verdict;
+use super::rules::Rules;
 
 /// The figures of a step's table row.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -144,7 +146,7 @@ pub(crate) fn config(sweep: &Sweep, rate: f64, start: Option<f64>) -> Result<Con
     let base = &sweep.base;
     let mut b = base.to_builder();
     b.rate_period(Period::Deterministic(1.0 / rate));
-    if let Some(t) = sweep.rules.opts.const_test_time {
+    if let Some(t) = sweep.rules.const_test_time {
         let n = (rate * t).round().max(1.0) as u64;
         let s = base.sessions();
         match (s.wsess(), s.wsesslog()) {
@@ -279,9 +281,9 @@ pub(crate) fn run(
             }
         })?;
     }
-    let doc = sweep.rules.opts.json.is_some().then(|| {
+    let doc = sweep.json.is_some().then(|| {
         let mut doc = json::document(
-            json::config_json(&cfg),
+            &ConfigDoc::of(&cfg),
             &report,
             stats,
             &result.info,
@@ -332,7 +334,7 @@ pub(crate) fn judge(rules: &Rules, m: Measured<'_>) -> Step {
     } else {
         0.0
     };
-    let o = &rules.opts;
+    let o = rules;
     let mut reasons = Vec::new();
     let rate_missed = achieved_pct < o.min_achieved;
     if rate_missed {
@@ -347,7 +349,7 @@ pub(crate) fn judge(rules: &Rules, m: Measured<'_>) -> Step {
             summary.errors_total, o.max_errors
         ));
     }
-    for t in &rules.slo {
+    for t in &rules.thresholds {
         let actual = t.actual(report);
         if !t.op().holds(actual, t.limit()) {
             reasons.push(format!("SLO {} missed (actual {actual:.3})", t.expr()));
