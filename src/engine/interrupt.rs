@@ -1,5 +1,5 @@
 //! SIGINT and SIGTERM for a whole run: caught from the moment the process starts a run
-//! (`install`, called by `lib::run` before the command line is read), so a signal at
+//! (`install`, called by `crate::run` before the command line is read), so a signal at
 //! any moment — reading the workload files, the `--start-at` wait, starting the
 //! engines — ends the run with a report instead of killing the process.
 //!

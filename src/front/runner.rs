@@ -3,7 +3,7 @@
 //! percentiles, the pool, HTTP/2 and pacing lines, then `--json`, `--csv`,
 //! `--timeline` (streamed a second at a time while the run lasts), `--html`, the findings on stderr, the `--fail-on` verdict (exit 3) and
 //! its `--junit` report (whose path is checked before the load, so a run is not lost to
-//! an unwritable report). Called by `lib::run` with a validated `Config`.
+//! an unwritable report). Called by `crate::run` with a validated `Config`.
 
 use std::io::{self, Write};
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! `demo`: httperf's options), usage texts and exit statuses, and the public API
 //! (`ServeOptions`, `spawn`, `ServeHandle`) that tests and tools use to run the server
 //! in-process. The event loop is in `server.rs`, request heads in
-//! `request.rs`, pre-rendered replies in `reply.rs`. Called by `lib::run` when argv[1]
+//! `request.rs`, pre-rendered replies in `reply.rs`. Called by `crate::run` when argv[1]
 //! is `serve` or `demo`.
 
 mod error;
@@ -22,6 +22,7 @@ use signal_hook::iterator::Signals;
 
 use crate::front::cli::{self, Command, Opt};
 use crate::front::httperf;
+use crate::front::subcommand;
 use crate::model::config::Config;
 use crate::wire::error::Error;
 use error::ServeError;
@@ -161,13 +162,7 @@ fn serve(opts: ServeOptions) -> Result<i32, Error> {
 /// `rshperf demo [workload options]` (`args[0]` is `demo`): runs the workload against
 /// an in-process server; returns the exit status.
 pub(crate) fn demo_main(args: &[String]) -> i32 {
-    match try_demo(args) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("{e}");
-            e.exit_code()
-        }
-    }
+    subcommand::exit_status(try_demo(args))
 }
 
 fn try_demo(args: &[String]) -> Result<i32, Error> {
@@ -175,11 +170,11 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
     argv.extend_from_slice(args.get(1..).unwrap_or_default());
     let args = match cli::parse(&argv)? {
         Command::Help(_) => {
-            print_stdout(DEMO_USAGE);
+            subcommand::print_stdout(DEMO_USAGE);
             return Ok(0);
         }
         Command::Version(text) => {
-            print_stdout(&text);
+            subcommand::print_stdout(&text);
             return Ok(0);
         }
         Command::Run(a) => {
@@ -218,8 +213,6 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
     stopped.map_err(ServeError::DemoStop)?;
     Ok(code)
 }
-
-use crate::front::subcommand::print_stdout;
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 //! after another (`step`, through `execute::execute`) at the rates the `plan` picks
 //! (the walk or `--find-max`), print each step's table row as soon as it is known
 //! (`table`), the step's warnings and, on a terminal, a progress line on stderr, then
-//! the conclusion, the `--json` document and the `--html` page. Called by `lib::run`
+//! the conclusion, the `--json` document and the `--html` page. Called by `crate::run`
 //! for `rshperf sweep`.
 
 pub(crate) mod args;
@@ -27,6 +27,7 @@ use serde_json::{json, Value};
 
 use crate::engine::metrics::Exporter;
 use crate::engine::progress;
+use crate::front::subcommand;
 use crate::model::config::auto_partition::process_env;
 use crate::model::config::StartAt;
 use crate::model::workload::Workload;
@@ -47,27 +48,16 @@ pub(crate) const FORMAT: &str = "rshperf-sweep";
 /// Runs `rshperf sweep` (`args[0]` is `sweep`); returns the exit status.
 pub(crate) fn sweep_main(args: &[String]) -> i32 {
     let rest = args.get(1..).unwrap_or_default();
-    match args::parse(rest) {
-        Ok(Parsed::Help(text)) => {
-            let mut out = io::stdout().lock();
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
-            0
+    subcommand::exit_status(args::parse(rest).and_then(|parsed| match parsed {
+        Parsed::Help(text) => {
+            subcommand::print_stdout(&text);
+            Ok(0)
         }
-        Ok(Parsed::Run(mut sweep)) => {
-            match partition::resolve(&mut sweep, &process_env).and_then(|()| run(&sweep)) {
-                Ok(()) => 0,
-                Err(e) => {
-                    eprintln!("{e}");
-                    e.exit_code()
-                }
-            }
+        Parsed::Run(mut sweep) => {
+            partition::resolve(&mut sweep, &process_env)?;
+            run(&sweep).map(|()| 0)
         }
-        Err(e) => {
-            eprintln!("{e}");
-            e.exit_code()
-        }
-    }
+    }))
 }
 
 /// Where the table goes: stdout, or `--file` (then the conclusion goes to both).

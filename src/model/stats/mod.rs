@@ -31,6 +31,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use merge::merge_fields;
 pub(crate) use merge::{Merge, MergeError};
 pub(crate) use quantile::quantile_ms;
 
@@ -188,7 +189,7 @@ impl Histograms {
 
 impl Merge for Histograms {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(Histograms, self, o;
+        merge_fields!(Histograms, self, o;
             connect: sum,
             response: sum,
             transfer: sum,
@@ -239,7 +240,7 @@ impl ServerStats {
 
 impl Merge for ServerStats {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(ServerStats, self, o;
+        merge_fields!(ServerStats, self, o;
             connections: sum,
             requests: sum,
             replies_by_class: sum,
@@ -266,7 +267,7 @@ pub(crate) struct RateSample {
 /// the same in all of them (the sampling clock is shared).
 impl Merge for RateSample {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(RateSample, self, o;
+        merge_fields!(RateSample, self, o;
             replies: sum,
             sessions: sum,
             seconds: keep,
@@ -647,7 +648,7 @@ impl Stats {
     /// overflows or a histogram holds values out of range (both possible only with
     /// numbers read from a document); `self` is then partly merged.
     pub(crate) fn merge(&mut self, o: &Stats) -> Result<(), MergeError> {
-        crate::merge_fields!(Stats, self, o;
+        merge_fields!(Stats, self, o;
             connections: sum,
             max_concurrent: sum,
             max_burst: max,
