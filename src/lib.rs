@@ -8,6 +8,8 @@
 //! `main.rs` only passes it the command line.
 
 #![deny(unsafe_code)]
+// `pub` only on what the binary, tests/ and fuzz/ reach: everything else is `pub(crate)`.
+#![warn(unreachable_pub)]
 
 pub mod engine;
 pub mod front;

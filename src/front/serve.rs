@@ -84,21 +84,21 @@ pub(crate) struct ServeArgs {
     /// Reply body size in bytes (at most 268435456, 256 MiB)
     #[arg(long, value_name = "N", default_value_t = 1024,
           value_parser = clap::value_parser!(u64).range(..=MAX_BODY_SIZE as u64))]
-    pub body_size: u64,
+    pub(crate) body_size: u64,
     /// Answer each request MS milliseconds after it arrives
     #[arg(long, value_name = "MS", default_value_t = 0.0, value_parser = parse_delay_ms,
           allow_hyphen_values = true)]
-    pub delay: f64,
+    pub(crate) delay: f64,
     /// Send bodies with Transfer-Encoding: chunked (HTTP/1.1 requests)
     #[arg(long)]
-    pub chunked: bool,
+    pub(crate) chunked: bool,
     /// Answer with Connection: close and close every connection
     #[arg(long)]
-    pub close: bool,
+    pub(crate) close: bool,
     /// Event-loop threads
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub threads: u16,
+    pub(crate) threads: u16,
 }
 
 /// `--delay`: milliseconds from 0 to 10^9 (about 11.6 days).

@@ -7,7 +7,7 @@ pub(crate) mod compare;
 pub mod config;
 pub(crate) mod pacing;
 pub(crate) mod report;
-pub mod run;
+pub(crate) mod run;
 pub(crate) mod significance;
 pub mod stats;
 pub(crate) mod summary;

@@ -8,7 +8,7 @@ pub(crate) mod chart;
 pub(crate) mod classic;
 pub(crate) mod compare;
 pub(crate) mod csv;
-pub mod error;
+pub(crate) mod error;
 pub(crate) mod extras;
 pub(crate) mod file;
 pub(crate) mod html;

@@ -282,7 +282,7 @@ impl Merge for RateSample {
 #[serde(deny_unknown_fields)]
 pub struct Stats {
     /// Connections that reached the connecting stage.
-    pub connections: u64,
+    pub(crate) connections: u64,
     /// Most connection objects alive at once in the whole process (the engines of one
     /// run share the count: `tally`).
     pub(crate) max_concurrent: u64,
@@ -294,7 +294,7 @@ pub struct Stats {
     /// Sum of connect times, µs.
     pub(crate) connect_sum_us: u64,
     /// Requests completely written.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Bytes of those requests.
     pub(crate) request_bytes: u64,
     /// Completed replies by status class (index = status / 100, 0..=9).

@@ -65,7 +65,7 @@ pub enum Progress {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Reply {
     /// Final status code (0 until the final status line has been parsed).
-    pub status: u16,
+    pub(crate) status: u16,
     /// Bytes of the header block(s): status lines, headers and blank lines, including
     /// those of skipped interim 1xx replies.
     pub header_bytes: u64,
@@ -75,7 +75,7 @@ pub struct Reply {
     pub footer_bytes: u64,
     /// The server will close (or asked to close) after this reply: `Connection: close`,
     /// or HTTP/1.0 without `Connection: keep-alive`, or a close-delimited body.
-    pub close: bool,
+    pub(crate) close: bool,
 }
 
 /// The incremental parser for one connection (reset between replies).
