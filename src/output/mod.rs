@@ -1,6 +1,7 @@
 //! The output layer: turning a run's figures into text and files. The classic httperf
 //! report, ab's blocks, JSON, CSV, the timeline, HTML, thresholds, findings and
-//! advice. Nothing here measures anything. Imports wire, model and engine only.
+//! advice. Nothing here measures anything. Imports wire and model only (the engine is a
+//! sibling layer: neither imports the other).
 
 pub(crate) mod ab;
 pub(crate) mod advice;
