@@ -1,6 +1,8 @@
 //! The `//!` headers of src/ name only modules, items and files that exist: a header
 //! that still says `report::classic` after the module moved to `output::classic`, or
-//! `engine/closed.rs` after it moved under `engine/event_loop/`, fails here.
+//! `engine/closed.rs` after it moved under `engine/event_loop/`, fails here. So does a
+//! guide (docs/, README.md, bench/README.md) that names a file of `src/` or `tests/`
+//! that is gone.
 //!
 //! A path in a header (`model::stats::Stats`, `crate::run`, `stats::Stats`) is read as
 //! the longest prefix that ends a module's path (a layer-first path must start at its
@@ -225,4 +227,113 @@ fn the_header_check_tells_stale_from_current() {
         .filter(|f| check_file(f, "model/stats/ab.rs").is_some())
         .collect();
     assert_eq!(bad, ["engine/closed.rs"]);
+}
+
+/// The guides a maintainer reads: docs/*.md, README.md and bench/README.md (not
+/// CHANGELOG.md, which keeps the paths of its day).
+fn guides() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .expect("read docs/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .map(|p| format!("docs/{}", p.file_name().expect("a name").to_string_lossy()))
+        .collect();
+    names.sort();
+    names.extend(["README.md".to_string(), "bench/README.md".to_string()]);
+    names
+        .into_iter()
+        .map(|n| {
+            let text = std::fs::read_to_string(root.join(&n)).expect("read a guide");
+            (n, text)
+        })
+        .collect()
+}
+
+/// The `src/…` and `tests/…` paths in `line` (not inside another path or a URL; a
+/// link's `../` is dropped); a `*` stands for any rest of a file name
+/// (`src/front/httperf/tests*.rs`).
+fn repo_paths(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for (at, _) in line
+        .match_indices("src/")
+        .chain(line.match_indices("tests/"))
+    {
+        let before = line[..at].trim_end_matches("../");
+        let relative = before.len() < at; // `../src/…`, a link from docs/
+        let inside = before
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'));
+        if inside && !relative {
+            continue;
+        }
+        let rest = &line[at..];
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '*')))
+            .unwrap_or(rest.len());
+        out.push(rest[..end].trim_end_matches(['.', '-']));
+    }
+    out
+}
+
+/// Whether `path` (relative to the repository, maybe with one `*`) names a file or
+/// directory.
+fn exists(path: &str) -> bool {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Some((head, tail)) = path.split_once('*') else {
+        return root.join(path).exists();
+    };
+    let (dir, prefix) = head.rsplit_once('/').unwrap_or(("", head));
+    std::fs::read_dir(root.join(dir)).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(prefix) && name.ends_with(tail)
+        })
+    })
+}
+
+#[test]
+fn guides_name_files_that_exist() {
+    let mut stale = Vec::new();
+    for (name, text) in guides() {
+        for (n, line) in text.lines().enumerate() {
+            for p in repo_paths(line) {
+                if !exists(p) {
+                    stale.push(format!("{name}:{}: no `{p}`", n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale paths in the guides:\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn the_guide_check_tells_stale_from_current() {
+    let line = "Code: `src/report/classic.rs`, `src/output/classic.rs` and \
+                [tests](../tests/integration/layers.rs), `src/front/httperf/tests*.rs`, \
+                `src/model/stats/`; https://example.com/src/x.rs, foo/src/y.rs, \
+                `tests/integration/gone.rs`.";
+    let found = repo_paths(line);
+    assert_eq!(
+        found,
+        [
+            "src/report/classic.rs",
+            "src/output/classic.rs",
+            "src/front/httperf/tests*.rs",
+            "src/model/stats/",
+            "tests/integration/layers.rs",
+            "tests/integration/gone.rs",
+        ]
+    );
+    let missing: Vec<&str> = found.into_iter().filter(|p| !exists(p)).collect();
+    assert_eq!(
+        missing,
+        ["src/report/classic.rs", "tests/integration/gone.rs"]
+    );
 }
