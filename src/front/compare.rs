@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-pub use crate::front::error::compare::CompareError;
+pub(crate) use crate::front::error::compare::CompareError;
 use crate::front::error::Error;
 use crate::model::compare::gate::{self, judge};
 use crate::model::compare::{compare, Comparison, Run};
@@ -330,8 +330,9 @@ mod tests {
 
     /// The document of an empty run of `uri`, as `rshperf --json` writes it.
     fn doc(uri: &str) -> String {
-        let cfg = Config::from_argv(&["rshperf", "--server=127.0.0.1", "--uri", uri])
-            .expect("valid test options");
+        let cfg = Config::local(|b| {
+            b.uri(uri);
+        });
         let run = RunInfo {
             duration: 1.0,
             cpu_user: 0.0,

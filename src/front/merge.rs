@@ -40,7 +40,7 @@ use crate::output::session::write_session_block;
 use crate::output::summary::Summary;
 
 use crate::front::error::merge::client_suffix;
-pub use crate::front::error::merge::MergeError;
+pub(crate) use crate::front::error::merge::MergeError;
 
 /// The members of the configuration that partitions of one workload share: what is
 /// sent and how much (each partition holds the whole's counts). Their engines may
@@ -618,18 +618,13 @@ mod tests {
     /// connections with one 200 reply each, started at `start` (unix seconds), lasting
     /// `duration` seconds.
     fn doc(uri: &str, part: u32, parts: u32, n: u64, start: f64, duration: f64) -> Value {
-        let partition = format!("--partition={part}/{parts}");
-        let cfg = Config::from_argv(&[
-            "rshperf",
-            "--server=127.0.0.1",
-            "--port=8080",
-            "--uri",
-            uri,
-            "--rate=100",
-            "--num-conns=1000",
-            &partition,
-        ])
-        .expect("valid test options");
+        let cfg = Config::local(|b| {
+            b.port(8080)
+                .uri(uri)
+                .rate(100.0)
+                .num_conns(1000)
+                .partition(part, parts);
+        });
         let mut s = Stats::new();
         for i in 0..n {
             s.on_connecting();

@@ -282,6 +282,7 @@ mod tests {
     use super::*;
     use crate::model::stats::tests::every_field_set;
     use crate::model::stats::{quantile_ms, ErrorKind, RateSample, LIFETIME_BINS};
+    use crate::model::threshold;
     use base64::engine::general_purpose::STANDARD as BASE64;
     use base64::Engine as _;
     use std::time::Duration;
@@ -343,20 +344,12 @@ mod tests {
     }
 
     fn cfg() -> Config {
-        Config::from_argv(&[
-            "rshperf",
-            "--server",
-            "127.0.0.1",
-            "--uri",
-            "/a,b",
-            "--rate",
-            "250",
-            "--num-conns",
-            "50",
-            "--fail-on",
-            "p99>50ms",
-        ])
-        .expect("valid test options")
+        Config::local(|b| {
+            b.uri("/a,b")
+                .rate(250.0)
+                .num_conns(50)
+                .fail_on(threshold::parse("p99>50ms").expect("a threshold"));
+        })
     }
 
     fn doc(s: &Stats) -> Value {

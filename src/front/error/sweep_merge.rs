@@ -45,7 +45,7 @@ pub enum SweepMergeError {
         /// The file.
         file: String,
         /// `parameters`, or the step's run `config`.
-        member: String,
+        member: &'static str,
         /// The path inside it.
         path: String,
         /// serde's reason.
@@ -57,9 +57,9 @@ pub enum SweepMergeError {
     Slo {
         /// The file.
         file: String,
-        /// Why.
+        /// Why (boxed: the largest of its variants would double this enum's size).
         #[source]
-        source: ThresholdError,
+        source: Box<ThresholdError>,
     },
     /// Sweeps whose parameters differ.
     #[error(

@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 use crate::engine::interrupt;
 use crate::engine::metrics::Exporter;
 use crate::engine::progress;
-pub use crate::front::error::sweep::SweepError;
+pub(crate) use crate::front::error::sweep::SweepError;
 use crate::front::error::Error;
 use crate::front::subcommand;
 use crate::model::config::auto_partition::process_env;

@@ -27,7 +27,7 @@ use crate::front::sweep::{self as sweep_mod, table, FORMAT};
 use crate::model::config::doc::ConfigDoc;
 use crate::output::html;
 
-pub use crate::front::error::sweep_merge::SweepMergeError;
+pub(crate) use crate::front::error::sweep_merge::SweepMergeError;
 
 /// The options of `rshperf merge` (parsed by clap with `subcommand`'s conventions).
 #[derive(Debug, Clone, PartialEq, Eq, clap::Parser)]
@@ -179,7 +179,7 @@ fn check(docs: &[(String, Value)]) -> Result<(Rules, Parameters, Vec<String>), E
     let params: Parameters = serde_path_to_error::deserialize(&doc["parameters"]).map_err(|e| {
         SweepMergeError::BadMember {
             file: first.clone(),
-            member: "parameters".into(),
+            member: "parameters",
             path: e.path().to_string(),
             source: e.into_inner(),
         }
@@ -187,7 +187,7 @@ fn check(docs: &[(String, Value)]) -> Result<(Rules, Parameters, Vec<String>), E
     let command = doc["command"].as_str().unwrap_or_default();
     let rules = Rules::stored(&params, command).map_err(|source| SweepMergeError::Slo {
         file: first.clone(),
-        source,
+        source: Box::new(source),
     })?;
     let mut warnings = Vec::new();
     let counts: Vec<usize> = docs
@@ -297,7 +297,7 @@ fn merge_sweeps(docs: &[(String, Value)], opts: &MergeAllOptions) -> Result<(), 
     let config: ConfigDoc = serde_path_to_error::deserialize(&first["steps"][0]["run"]["config"])
         .map_err(|e| SweepMergeError::BadMember {
         file: first_file.clone(),
-        member: "steps[0].run.config".into(),
+        member: "steps[0].run.config",
         path: e.path().to_string(),
         source: e.into_inner(),
     })?;

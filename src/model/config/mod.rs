@@ -111,12 +111,14 @@ impl Config {
         }
     }
 
-    /// Parses `argv` (program name first) with httperf's options and builds the
-    /// configuration (warnings are printed); `-h` and `-V` are errors here. For tests:
-    /// the front end is `front::httperf::from_argv`.
+    /// For tests of the layers below the front ends: the configuration of `--server
+    /// 127.0.0.1` with what `edit` sets on the builder, built (warnings dropped).
     #[cfg(test)]
-    pub(crate) fn from_argv(argv: &[&str]) -> Result<Config, crate::front::error::Error> {
-        crate::front::httperf::from_argv(argv).map(|c| c.expect("the options of a run"))
+    pub(crate) fn local(edit: impl FnOnce(&mut ConfigBuilder)) -> Config {
+        let mut b = Config::builder();
+        b.server("127.0.0.1");
+        edit(&mut b);
+        b.build().expect("a valid test configuration").config
     }
 
     /// The `Host:` header value (see `target.host`).

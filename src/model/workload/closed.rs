@@ -214,20 +214,21 @@ mod tests {
 
     #[test]
     fn the_configuration_decides_for_plain_runs() {
-        let cfg = |args: &[&str]| {
-            let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
-            argv.extend_from_slice(args);
-            Config::from_argv(&argv).expect("valid")
-        };
         assert_eq!(
-            ClosedLoop::from_config(&cfg(&[]), 7),
+            ClosedLoop::from_config(&Config::local(|_| {}), 7),
             Some(ClosedLoop::sequential(7))
         );
+        let closed = Config::local(|b| {
+            b.rate(0.0).concurrency(3);
+        });
         assert_eq!(
-            ClosedLoop::from_config(&cfg(&["--rate", "0", "--concurrency", "3"]), 9),
+            ClosedLoop::from_config(&closed, 9),
             Some(ClosedLoop::concurrency(3, 9))
         );
-        assert_eq!(ClosedLoop::from_config(&cfg(&["--rate", "10"]), 9), None);
+        let open = Config::local(|b| {
+            b.rate(10.0);
+        });
+        assert_eq!(ClosedLoop::from_config(&open, 9), None);
     }
 
     #[test]

@@ -313,10 +313,7 @@ mod tests {
         assert_eq!(wset_uris("/", &spec)[1], "/0/0/1.html");
         assert_eq!(wset_uris("/wset", &spec)[999], "/wset/9/9/9.html");
         let w = Workload {
-            requests: Requests::new(
-                &Config::from_argv(&["rshperf", "--server", "127.0.0.1"]).expect("cfg"),
-                b"",
-            ),
+            requests: Requests::new(&Config::local(|_| {}), b""),
             kind: Kind::Request,
             tls: None,
             targets: Vec::new(),
@@ -339,7 +336,7 @@ mod tests {
     fn wset_closed_form_equals_the_running_generator() {
         // The engine computes call k's file directly (so stripes and partitions agree);
         // it must be httperf's running sum, as `uri::Wset::next` implements it.
-        let cfg = Config::from_argv(&["rshperf", "--server", "127.0.0.1"]).expect("cfg");
+        let cfg = Config::local(|_| {});
         for (files, miss_rate, client, clients) in [
             (1000, 0.5, 0, 1),
             (10, 1.0, 0, 1),
