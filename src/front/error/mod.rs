@@ -8,7 +8,7 @@
 //! subcommand's command line. Owns the printed text of each (the `rshperf: ` prefix,
 //! the subcommand's name after it) and the exit status. Per-connection failures are not
 //! errors in this sense: they are counted by `stats::ErrorKind`. Used by every front
-//! end; `lib::run` and the subcommands' `main`s print it and exit with `exit_code()`.
+//! end; `crate::run` and the subcommands' `main`s print it and exit with `exit_code()`.
 //! The subcommands' own error enums live here too (`compare`, `merge`, `serve`,
 //! `sweep`, `sweep_merge`; each front end re-exports its own), so that this module
 //! imports no front end and the front ends import it.
