@@ -7,8 +7,9 @@
 //! run prints it: an echo-like line, one `Partition I/N:` line per input, then the
 //! classic report, the session block and (`--percentiles`) the percentile lines.
 //! `--json=FILE` writes the merged document in the same layout, so merges can be merged
-//! again. Measures nothing; the figures come from `model::summary`. Called by
-//! `crate::run` for `rshperf merge`.
+//! again. Also owns `rshperf merge`'s options (`MergeOptions`, one set for runs and
+//! sweeps). Measures nothing; the figures come from `model::summary`. Called by
+//! `sweep_merge::merge_main` for run documents (`try_merge`).
 //!
 //! The measured window of an input is `[start.unix, start.unix + duration_s]` (its
 //! wall-clock start and its monotonic test duration); the merged duration is the
@@ -55,23 +56,31 @@ const MAX_START_SPREAD_S: f64 = 1.0;
 #[derive(Debug, Clone, PartialEq, Eq, clap::Parser)]
 #[command(
     name = "merge",
-    about = "Merge the --json documents of the partitions of one workload into one report.",
+    about = "Merge the --json documents of the partitions of one workload (or one sweep) \
+             into one report.",
     long_about = "Merge the --json documents of the partitions of one workload (rshperf \
 --partition=I/N --json=FILE, run at the same time with --start-at) into the report of the \
 whole: counters summed, latency histograms merged exactly, rates over the union of the \
 measured windows. Prints one 'Partition I/N:' line per input, then the report a single run \
 would print. Inputs of different workloads, the same partition twice, and corrupt or \
-out-of-range documents are refused (exit status 1); missing partitions are a warning."
+out-of-range documents are refused (exit status 1); missing partitions are a warning.\n\n\
+The documents of a partitioned sweep (rshperf sweep --partition I/N --start-at T \
+--json=FILE) merge into the sweep of the whole: every step merged as a run, then the \
+sweep's table, knee and verdicts (client-bound when any partition was); --json and --html \
+write the sweep's document and page."
 )]
 pub(crate) struct MergeOptions {
     /// Also write the merged document to FILE ('-': stdout, instead of the text)
     #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub(crate) json: Option<String>,
-    /// Print the percentile lines
+    /// Print the percentile lines (runs)
     #[arg(long, short = 'v')]
     pub(crate) percentiles: bool,
-    /// Exit with status 3 when a threshold of the merged report is breached, or when
-    /// a partition is missing or was interrupted (repeatable)
+    /// Write the merged sweep's HTML page to FILE (sweeps)
+    #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub(crate) html: Option<String>,
+    /// Exit status 3 when a threshold of the merged run is breached, or a partition is
+    /// missing or was interrupted (runs; as the run's --fail-on)
     #[arg(long = "fail-on", value_name = "EXPR")]
     pub(crate) fail_on: Vec<String>,
     /// The --json documents to merge, in this order
@@ -535,7 +544,9 @@ fn write_json_dest(dest: &str, doc: &Value) -> io::Result<()> {
     crate::output::json::write_value_to(dest, doc)
 }
 
-fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
+/// Merges the run documents `opts.files` (`opts.html` is for sweeps: the caller
+/// refuses it), prints the report; returns the exit status.
+pub(crate) fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
     let inputs = opts
         .files
         .iter()
@@ -577,12 +588,6 @@ fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
         eprintln!("rshperf: merge: {b}");
     }
     Ok(if breached.is_empty() { 0 } else { 3 })
-}
-
-/// `rshperf merge …` (`args[0]` is `merge`): prints the merged report; returns the
-/// exit status (1 on any error).
-pub(crate) fn merge_main(args: &[String]) -> i32 {
-    crate::front::subcommand::run::<MergeOptions>(args, |opts| try_merge(&opts))
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use std::fs;
 use serde_json::{json, Value};
 
 use crate::front::error::Error;
-use crate::front::merge::{self, Input};
+use crate::front::merge::{self, Input, MergeOptions};
 use crate::front::subcommand;
 use crate::front::sweep::plan::{Planner, Strategy};
 use crate::front::sweep::rules::{Parameters, Rules};
@@ -29,54 +29,18 @@ use crate::output::html;
 
 pub(crate) use crate::front::error::sweep_merge::SweepMergeError;
 
-/// The options of `rshperf merge` (parsed by clap with `subcommand`'s conventions).
-#[derive(Debug, Clone, PartialEq, Eq, clap::Parser)]
-#[command(
-    name = "merge",
-    about = "Merge the --json documents of the partitions of one workload (or one sweep) \
-             into one report.",
-    long_about = "Merge the --json documents of the partitions of one workload (rshperf \
---partition=I/N --json=FILE, run at the same time with --start-at) into the report of the \
-whole: counters summed, latency histograms merged exactly, rates over the union of the \
-measured windows. Prints one 'Partition I/N:' line per input, then the report a single run \
-would print. Inputs of different workloads, the same partition twice, and corrupt or \
-out-of-range documents are refused (exit status 1); missing partitions are a warning.\n\n\
-The documents of a partitioned sweep (rshperf sweep --partition I/N --start-at T \
---json=FILE) merge into the sweep of the whole: every step merged as a run, then the \
-sweep's table, knee and verdicts (client-bound when any partition was); --json and --html \
-write the sweep's document and page."
-)]
-pub(crate) struct MergeAllOptions {
-    /// Also write the merged document to FILE ('-': stdout, instead of the text)
-    #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
-    pub(crate) json: Option<String>,
-    /// Print the percentile lines (runs)
-    #[arg(long, short = 'v')]
-    pub(crate) percentiles: bool,
-    /// Write the merged sweep's HTML page to FILE (sweeps)
-    #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
-    pub(crate) html: Option<String>,
-    /// Exit status 3 when a threshold of the merged run is breached, or a partition is
-    /// missing or was interrupted (runs; as the run's --fail-on)
-    #[arg(long = "fail-on", value_name = "EXPR")]
-    pub(crate) fail_on: Vec<String>,
-    /// The --json documents to merge, in this order
-    #[arg(value_name = "FILE.json", required = true)]
-    pub(crate) files: Vec<String>,
-}
-
 /// `rshperf merge …` (`args[0]` is `merge`): sweep documents are merged here, run
-/// documents by `merge::merge_main`.
+/// documents by `merge::try_merge`.
 pub(crate) fn merge_main(args: &[String]) -> i32 {
-    subcommand::run::<MergeAllOptions>(args, |opts| {
+    subcommand::run::<MergeOptions>(args, |opts| {
         let mut docs = Vec::new();
         for file in &opts.files {
             // An unreadable or non-JSON input is `merge`'s to report.
             let Ok(text) = fs::read_to_string(file) else {
-                return Ok(runs(args, &opts));
+                return runs(&opts);
             };
             let Ok(doc) = serde_json::from_str::<Value>(&text) else {
-                return Ok(runs(args, &opts));
+                return runs(&opts);
             };
             docs.push((file.clone(), doc));
         }
@@ -93,23 +57,22 @@ pub(crate) fn merge_main(args: &[String]) -> i32 {
                 Err(SweepMergeError::FailOnForSweeps.into())
             }
             (Some(_), None) => merge_sweeps(&docs, &opts).map(|()| 0),
-            (None, _) => Ok(runs(args, &opts)),
+            (None, _) => runs(&opts),
         }
     })
 }
 
 /// The help text of `rshperf merge`.
 pub(crate) fn help() -> String {
-    subcommand::help_text::<MergeAllOptions>()
+    subcommand::help_text::<MergeOptions>()
 }
 
 /// Run documents: `merge`'s (which refuses `--html`).
-fn runs(args: &[String], opts: &MergeAllOptions) -> i32 {
+fn runs(opts: &MergeOptions) -> Result<i32, Error> {
     if opts.html.is_some() {
-        return subcommand::exit_status(Err(SweepMergeError::HtmlForRuns.into()));
+        return Err(SweepMergeError::HtmlForRuns.into());
     }
-    let rest: Vec<String> = args.to_vec();
-    merge::merge_main(&rest)
+    merge::try_merge(opts)
 }
 
 /// Parameters that may differ between the partitions of one sweep.
@@ -261,7 +224,7 @@ fn merge_step(rules: &Rules, docs: &[(String, Value)], j: usize) -> Result<Step,
 }
 
 /// Merges the documents of a partitioned sweep and prints the sweep of the whole.
-fn merge_sweeps(docs: &[(String, Value)], opts: &MergeAllOptions) -> Result<(), Error> {
+fn merge_sweeps(docs: &[(String, Value)], opts: &MergeOptions) -> Result<(), Error> {
     let (rules, params, warnings) = check(docs)?;
     for w in warnings {
         eprintln!("rshperf: merge: {w}");
