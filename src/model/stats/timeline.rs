@@ -158,7 +158,7 @@ impl Merge for Timeline {
 
 impl<const B: u32> LogHist<B> {
     /// The non-zero buckets of a dense array.
-    pub(crate) fn from_dense(dense: &[u32]) -> LogHist<B> {
+    fn from_dense(dense: &[u32]) -> LogHist<B> {
         // Sized exactly: a run keeps thousands of these.
         let mut pairs = Vec::with_capacity(dense.iter().filter(|&&c| c != 0).count());
         pairs.extend(

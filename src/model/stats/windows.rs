@@ -75,32 +75,56 @@ impl Window {
     }
 }
 
-/// The window being recorded: dense histograms (empty until the first value) and the
-/// totals at its start.
+/// A dense histogram being filled: its counts (empty until the first value) and the
+/// range of buckets touched since it was last taken.
+#[derive(Debug, Clone, Default)]
+struct Dense {
+    counts: Vec<u32>,
+    touched: std::ops::Range<usize>,
+}
+
+impl Dense {
+    /// Adds one value, allocating the counts at the first.
+    fn count(&mut self, us: u64) {
+        if self.counts.is_empty() {
+            self.counts = vec![0; buckets(FINE_BITS)];
+        }
+        let b = bucket_of_bits(us, FINE_BITS);
+        let c = &mut self.counts[b];
+        *c = c.saturating_add(1);
+        self.touched = if self.touched.is_empty() {
+            b..b + 1
+        } else {
+            self.touched.start.min(b)..self.touched.end.max(b + 1)
+        };
+    }
+
+    /// The compact form of the values since the last take; the counts are cleared.
+    fn take(&mut self) -> FineHist {
+        let range = std::mem::take(&mut self.touched);
+        let Some(part) = self.counts.get_mut(range.clone()) else {
+            return FineHist::default();
+        };
+        let pairs = part
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c != 0)
+            .map(|(i, &c)| ((range.start + i) as u16, c))
+            .collect();
+        part.iter_mut().for_each(|c| *c = 0);
+        LogHist(pairs)
+    }
+}
+
+/// The window being recorded: dense histograms and the totals at its start.
 #[derive(Debug, Clone, Default)]
 struct Working {
-    response: Vec<u32>,
-    connect: Vec<u32>,
-    lateness: Vec<u32>,
+    response: Dense,
+    connect: Dense,
+    lateness: Dense,
     base: Totals,
     /// Ticks ended since the start.
     ticks: u64,
-}
-
-/// Adds one value to a dense histogram, allocating it at the first.
-fn count(dense: &mut Vec<u32>, us: u64) {
-    if dense.is_empty() {
-        *dense = vec![0; buckets(FINE_BITS)];
-    }
-    let c = &mut dense[bucket_of_bits(us, FINE_BITS)];
-    *c = c.saturating_add(1);
-}
-
-/// The compact form of a dense histogram, which is cleared.
-fn take(dense: &mut [u32]) -> FineHist {
-    let h = FineHist::from_dense(dense);
-    dense.iter_mut().for_each(|c| *c = 0);
-    h
 }
 
 /// A run's windows.
@@ -144,17 +168,17 @@ impl Merge for Windows {
 impl Windows {
     /// A response time, µs.
     pub(crate) fn on_response(&mut self, us: u64) {
-        count(&mut self.working.response, us);
+        self.working.response.count(us);
     }
 
     /// A connect time, µs.
     pub(crate) fn on_connect(&mut self, us: u64) {
-        count(&mut self.working.connect, us);
+        self.working.connect.count(us);
     }
 
     /// An arrival's lateness, µs.
     pub(crate) fn on_lateness(&mut self, us: u64) {
-        count(&mut self.working.lateness, us);
+        self.working.lateness.count(us);
     }
 
     /// Ends a tick at `at_s` seconds since the start (`now`: the running totals);
@@ -177,9 +201,9 @@ impl Windows {
             connections: now.connections.saturating_sub(w.base.connections),
             replies: sum(&now.replies).saturating_sub(sum(&w.base.replies)),
             errors: sum(&now.errors).saturating_sub(sum(&w.base.errors)),
-            response: take(&mut w.response),
-            connect: take(&mut w.connect),
-            lateness: take(&mut w.lateness),
+            response: w.response.take(),
+            connect: w.connect.take(),
+            lateness: w.lateness.take(),
         };
         w.base = now;
         self.windows.push(window);

@@ -1,0 +1,178 @@
+//! The statistical validation of `compare` (docs/ci.md, "Validation"): false
+//! positives at the stated alpha and power at known shifts, over thousands of
+//! simulated pairs (`sim`), on a seeded generator. The CI versions are sized to run
+//! in a few seconds in release builds (their pair counts are divided by 10 in debug
+//! builds, with the tolerance that follows); `simulation_table` (ignored: run it by
+//! hand with `cargo test --release --lib simulation_table -- --ignored --nocapture`)
+//! prints the full table docs/ci.md quotes, and `calibration` the statistics the noise
+//! model is calibrated on.
+
+use super::sim::{mc_se, run, simulate, Draws, Noise, Workload};
+use crate::model::stats::windows::FineHist;
+
+/// Pairs per CI cell: fewer in debug builds (the same code, 20 times slower).
+fn pairs(release: u64) -> u64 {
+    if cfg!(debug_assertions) {
+        release / 10
+    } else {
+        release
+    }
+}
+
+/// Asserts that a false-positive rate is at most `alpha` within three Monte-Carlo
+/// standard errors.
+fn at_most(rate: f64, alpha: f64, n: u64, what: &str) {
+    let bound = alpha + 3.0 * mc_se(alpha, n);
+    assert!(
+        rate <= bound,
+        "{what}: {rate:.4} of {n} flagged, more than alpha {alpha} (+3 MC se: {bound:.4})"
+    );
+}
+
+#[test]
+fn identical_builds_are_flagged_at_most_alpha_of_the_time() {
+    // Within-run noise only (calm and loaded machines), none declared; then a run
+    // effect of 2 % with the default declared: at alpha 0.05, where the simulation
+    // error is smallest relative to alpha.
+    for (w, seed) in [(Workload::A, 1), (Workload::B, 2)] {
+        let n = pairs(500);
+        for (name, noise) in [("calm", Noise::calm(w)), ("loaded", Noise::loaded(w))] {
+            let t = simulate(seed, n, w, noise, 1.0, 1, 0.0, 0.05);
+            at_most(t.rate(), 0.05, n, &format!("{name} {w:?}, no run effect"));
+        }
+        let noisy = Noise::calm(w).with_run_sd(0.02);
+        let t = simulate(seed + 10, n, w, noisy, 1.0, 1, 0.02, 0.05);
+        at_most(t.rate(), 0.05, n, &format!("calm {w:?}, run effect 2 %"));
+    }
+}
+
+#[test]
+fn a_ten_percent_slower_server_is_found_in_a_three_second_run() {
+    let w = Workload::A;
+    let n = pairs(400);
+    let t = simulate(3, n, w, Noise::calm(w), 1.10, 1, 0.0, 0.01);
+    let power = t.worse as f64 / t.pairs as f64;
+    assert!(
+        power >= 0.95,
+        "+10 %: {power:.3} of {n} pairs found worse (tested {:?}, significant {:?})",
+        t.tested,
+        t.significant
+    );
+}
+
+/// The summary statistics the noise model is calibrated on, for `runs` synthetic
+/// runs: ln(response) sd, the window means' design effect and lag-1 correlation,
+/// p90/p50 and p99/p50, and the run-to-run sd of ln p50.
+fn summary(w: Workload, noise: Noise, runs: usize) -> [f64; 6] {
+    let mut d = Draws::new(7);
+    let (mut sd, mut deff, mut lag, mut r90, mut r99) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let mut p50s = Vec::new();
+    for _ in 0..runs {
+        let (s, _) = run(&mut d, w, noise, 1.0);
+        let wins: Vec<&FineHist> = s.windows.windows.iter().map(|w| &w.response).collect();
+        let logs = |h: &FineHist| -> Vec<f64> {
+            h.0.iter()
+                .flat_map(|&(b, c)| {
+                    let v = crate::model::stats::timeline::bucket_high_bits(b.into(), 7);
+                    std::iter::repeat_n((v.max(1) as f64).ln(), c as usize)
+                })
+                .collect()
+        };
+        let all: Vec<f64> = wins.iter().flat_map(|h| logs(h)).collect();
+        let mean = all.iter().sum::<f64>() / all.len() as f64;
+        let var = all.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / all.len() as f64;
+        let means: Vec<f64> = wins
+            .iter()
+            .filter(|h| h.count() > 0)
+            .map(|h| {
+                let l = logs(h);
+                l.iter().sum::<f64>() / l.len() as f64
+            })
+            .collect();
+        let k = means.len() as f64;
+        let mm = means.iter().sum::<f64>() / k;
+        let vm = means.iter().map(|x| (x - mm).powi(2)).sum::<f64>() / k;
+        let l1 = means
+            .windows(2)
+            .map(|p| (p[0] - mm) * (p[1] - mm))
+            .sum::<f64>()
+            / (vm * k);
+        sd += var.sqrt();
+        deff += vm / (var / (all.len() as f64 / k));
+        lag += l1;
+        let q = |p: f64| crate::model::stats::quantile_ms(&s.hist.response, p);
+        r90 += q(0.9) / q(0.5);
+        r99 += q(0.99) / q(0.5);
+        p50s.push(q(0.5).ln());
+    }
+    let n = runs as f64;
+    let m = p50s.iter().sum::<f64>() / n;
+    let between = (p50s.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    [sd / n, deff / n, lag / n, r90 / n, r99 / n, between]
+}
+
+#[test]
+#[ignore = "prints the calibration statistics: run by hand"]
+fn calibration() {
+    for (name, noise) in [
+        ("calm", Noise::calm as fn(Workload) -> Noise),
+        ("loaded", Noise::loaded),
+    ] {
+        for w in [Workload::A, Workload::B] {
+            let s = summary(w, noise(w), 40);
+            println!(
+                "{name} {w:?}: ln sd {:.3}, window deff {:.2}, window lag-1 {:.2}, p90/p50 \
+                 {:.2}, p99/p50 {:.2}, run-to-run sd of ln p50 {:.4}",
+                s[0], s[1], s[2], s[3], s[4], s[5]
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "the full simulation table of docs/ci.md: run by hand (about a minute)"]
+fn simulation_table() {
+    let n = 4_000;
+    println!("pairs per cell: {n}; alpha 0.01 family-wise (Bonferroni over the server figures)");
+    println!(
+        "workload  run sd  declared  base runs  shift   flagged (±MC se)   p50 sig  p90 sig  \
+         p99 sig  p50/p90/p99 CI coverage"
+    );
+    let cells: [(f64, f64, usize); 5] = [
+        (0.0, 0.0, 1),
+        (0.02, 0.02, 1),
+        (0.02, 0.0, 1),
+        (0.04, 0.02, 1),
+        (0.04, 0.02, 5),
+    ];
+    let mut seed = 100;
+    for w in [Workload::A, Workload::B] {
+        for (run_sd, declared, base_runs) in cells {
+            for shift in [1.0, 1.05, 1.10, 1.25] {
+                seed += 1;
+                let noise = Noise::loaded(w).with_run_sd(run_sd);
+                let t = simulate(seed, n, w, noise, shift, base_runs, declared, 0.01);
+                let r = |k: usize| t.significant[k] as f64 / t.tested[k].max(1) as f64;
+                let cov = |k: usize| t.covered[k] as f64 / t.tested[k].max(1) as f64;
+                println!(
+                    "{:>4}/s {:.0}s  {:>5.1}%  {:>7.1}%  {:>9}  {:>+4.0}%  {:.4} (±{:.4})  {:.3}  \
+                     {:.3}  {:.3}  {:.3}/{:.3}/{:.3}",
+                    w.rate,
+                    w.secs,
+                    100.0 * run_sd,
+                    100.0 * declared,
+                    base_runs,
+                    100.0 * (shift - 1.0),
+                    t.rate(),
+                    mc_se(t.rate(), n),
+                    r(0),
+                    r(1),
+                    r(2),
+                    cov(0),
+                    cov(1),
+                    cov(2)
+                );
+            }
+        }
+    }
+}
