@@ -20,7 +20,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::model::compare::gate::{self, judge};
-use crate::model::compare::{compare, row_alpha, Comparison, Run};
+use crate::model::compare::{compare, row_alpha, Comparison, Run, RUN_NOISE};
 use crate::output::compare::{markdown, text, to_json};
 use crate::output::error::OutputError;
 use crate::output::file;
@@ -96,7 +96,7 @@ pub(crate) struct CompareOptions {
     /// How much one run's figures differ from another's of the same build, beyond
     /// their own noise: standard deviation in % (the runs' own spread is used when a
     /// side has several and it is larger)
-    #[arg(long, value_name = "PCT", default_value = "2", value_parser = parse_noise)]
+    #[arg(long, value_name = "PCT", default_value_t = 100.0 * RUN_NOISE, value_parser = parse_noise)]
     pub(crate) run_noise: f64,
     /// Compare runs of different workloads (a warning names the differences)
     #[arg(long)]
@@ -365,6 +365,9 @@ mod tests {
     fn options_and_sides() {
         let o = opts(&["a.json", "b.json", "c.json"]);
         assert_eq!(o.alpha, 0.01);
+        assert_eq!(o.run_noise, RUN_NOISE);
+        assert_eq!(opts(&["--run-noise=5%", "a", "b"]).run_noise, 0.05);
+        assert_eq!(opts(&["--run-noise", "0", "a", "b"]).run_noise, 0.0);
         assert_eq!(o.format, Format::Text);
         assert_eq!(
             sides(&o).expect("sides"),
@@ -401,6 +404,10 @@ mod tests {
             e.contains("'0' is not a significance level in (0, 0.5]"),
             "{e}"
         );
+        let e = parse::<CompareOptions>(&args(&["compare", "--run-noise=101", "a", "b"]))
+            .expect_err("above 100")
+            .to_string();
+        assert!(e.contains("'101' is not a percentage in [0, 100]"), "{e}");
         let e = parse::<CompareOptions>(&args(&["compare", "--format", "html", "a", "b"]))
             .expect_err("format")
             .to_string();

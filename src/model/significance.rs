@@ -155,6 +155,7 @@ pub(crate) fn normal_cdf(z: f64) -> f64 {
 }
 
 /// The z with P(Z ≤ z) = p, 0.5 ≤ p < 1 (bisection on `normal_cdf`).
+#[cfg(test)]
 pub(crate) fn normal_quantile(p: f64) -> f64 {
     let (mut lo, mut hi) = (0.0_f64, 40.0_f64);
     for _ in 0..100 {

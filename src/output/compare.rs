@@ -274,6 +274,11 @@ pub(crate) fn to_json(c: &Comparison) -> Value {
                 "ci_na": interval.err().map_or(Value::Null, |na| json!(na.text())),
                 "in_verdict": family.contains(&r.figure.as_str()),
                 "run_noise_pct": ch.stat.map_or(Value::Null, |s| num(100.0 * s.run_noise)),
+                "se_log_pct": ch
+                    .stat
+                    .ok()
+                    .filter(|s| s.log)
+                    .map_or(Value::Null, |s| num(100.0 * s.se)),
             })
         })
         .collect();
@@ -524,6 +529,7 @@ Significant: p \\< 0.0050 for each of the 2 figures the gates judge (reply rate,
             "{ci:?}"
         );
         assert_eq!(f["ci_na"], Value::Null);
+        assert_eq!(f["se_log_pct"], json!(3.0));
         let na = &v["figures"][2];
         assert_eq!(
             (na["ci_pct"].clone(), na["ci_na"].clone()),

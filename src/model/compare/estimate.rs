@@ -42,12 +42,18 @@ pub(crate) const MIN_RUNS: usize = 3;
 /// Fewest values a quantile needs above it (n·(1 − q)) on each side.
 pub(crate) const MIN_TAIL: f64 = 10.0;
 
-/// Fewest events (errors) a count figure needs on each side for a relative interval.
+/// Fewest events (errors, connections, replies) a count figure needs on each side for
+/// a relative interval.
 pub(crate) const MIN_EVENTS: u64 = 10;
 
-/// Fewest resolution steps a quantile's Woodruff interval must span: closer values
-/// are the histogram's quantisation, not the data's spread.
+/// Fewest resolution steps a quantile's Woodruff interval is taken to span: a
+/// narrower one is the histogram's quantisation, and the noise is taken to be that
+/// wide (conservative).
 pub(crate) const MIN_STEPS: f64 = 4.0;
+
+/// The coarsest resolution, relative to the quantile, a relative change is read at
+/// (a quantile of a few µs, resolved to 1 µs, is quantised).
+pub(crate) const MAX_RESOLUTION: f64 = 0.02;
 
 /// Woodruff's multiplier: the span of the quantile function the standard error is
 /// read from.
@@ -65,7 +71,7 @@ pub(crate) enum Na {
     TooFew(u64, &'static str),
     /// Too few values above a quantile (n·(1 − q)).
     Tail(f64),
-    /// The quantile sits on values closer than the histogram's resolution.
+    /// The quantile is too small for the histogram's resolution (a few µs).
     Quantised,
     /// The base value is 0: no relative change.
     Zero,
@@ -106,7 +112,7 @@ pub(crate) struct Side {
     /// The pooled value, as printed (NaN: no data).
     pub(crate) value: f64,
     /// Events behind the value, for count figures (errors); None for others.
-    pub(crate) events: Option<u64>,
+    pub(crate) events: Option<(u64, &'static str)>,
     /// Its within-run noise, or why there is none.
     pub(crate) within: Result<Within, Na>,
     /// Each run alone: (value, within-run variance); the run-noise estimate uses them.
@@ -243,10 +249,20 @@ pub(crate) fn quantile_within(h: &dyn Batched, q: f64) -> Result<Within, Na> {
     if q + span >= 1.0 {
         return Err(Na::Tail(above));
     }
-    let (lo, hi) = (h.quantile((q - span).max(0.0)), h.quantile(q + span));
-    if lo <= 0.0 || hi - lo < MIN_STEPS * h.resolution(x) {
+    let resolution = h.resolution(x);
+    if resolution > MAX_RESOLUTION * x {
         return Err(Na::Quantised);
     }
+    let (lo, hi) = (h.quantile((q - span).max(0.0)), h.quantile(q + span));
+    if lo <= 0.0 {
+        return Err(Na::Quantised);
+    }
+    let steps = MIN_STEPS * resolution;
+    let (lo, hi) = if hi - lo < steps {
+        (x - steps / 2.0, x + steps / 2.0)
+    } else {
+        (lo, hi)
+    };
     let se_log = (hi / lo).ln() / (2.0 * WOODRUFF_Z);
     Ok(Within {
         var: (x * se_log).powi(2),
@@ -388,8 +404,8 @@ fn stat(base: &Side, new: &Side, noise: f64) -> Result<Stat, Na> {
     let few = [base.events, new.events]
         .into_iter()
         .flatten()
-        .min()
-        .filter(|&e| e < MIN_EVENTS);
+        .min_by_key(|e| e.0)
+        .filter(|e| e.0 < MIN_EVENTS);
     let log = vb > 0.0 && vn > 0.0 && few.is_none();
     let (mb, mn) = (base.runs.len().max(1) as f64, new.runs.len().max(1) as f64);
     let (d, cb, cn, tau_scale) = if log {
@@ -418,8 +434,8 @@ fn stat(base: &Side, new: &Side, noise: f64) -> Result<Stat, Na> {
     let var = cb + cn + ct;
     let no_interval = if log {
         None
-    } else if let Some(e) = few {
-        Some(Na::TooFew(e, "errors"))
+    } else if let Some((n, what)) = few {
+        Some(Na::TooFew(n, what))
     } else {
         (vb <= 0.0).then_some(Na::Zero)
     };
@@ -519,9 +535,9 @@ mod tests {
     #[test]
     fn zero_values_and_few_events_are_tested_without_a_relative_interval() {
         let mut b = side(0.0, 0.0, 29.0, 1);
-        b.events = Some(0);
+        b.events = Some((0, "errors"));
         let mut n = side(0.5, 0.01, 29.0, 1);
-        n.events = Some(12);
+        n.events = Some((12, "errors"));
         let c = change(&b, &n, 0.02);
         assert_eq!(c.pct, None);
         let s = c.stat.expect("tested");

@@ -336,7 +336,12 @@ pub(crate) fn compare(base: &[Run], new: &[Run], noise: f64) -> Vec<Row> {
         ),
     ];
     for (figure, label, unit, window, second) in rates {
-        let side = |runs: &[Run]| sides::rate(runs, unit, &window, &second);
+        let what = if figure == "replies_rate" {
+            "replies"
+        } else {
+            "connections"
+        };
+        let side = |runs: &[Run]| sides::rate(runs, unit, what, &window, &second);
         let (b, n) = (side(base), side(new));
         rows.push(Row {
             figure: figure.to_string(),

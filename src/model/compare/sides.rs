@@ -128,10 +128,12 @@ fn ratio_side(runs: &[Run], batches: &[Batches], value: f64, one: &dyn Fn(&Run) 
     }
 }
 
-/// A rate (per second over the runs' durations) of `window` / `second` counts.
+/// A rate (per second over the runs' durations) of `window` / `second` counts of
+/// `what` (`replies`, `connections`).
 pub(crate) fn rate(
     runs: &[Run],
     unit: &str,
+    what: &'static str,
     window: &dyn Fn(&Window) -> u64,
     second: &dyn Fn(&Interval) -> u64,
 ) -> Side {
@@ -150,7 +152,10 @@ pub(crate) fn rate(
     let secs: f64 = runs.iter().map(|r| r.1.duration).sum();
     let value = value_of(&batches, secs);
     let one = |run: &Run| value_of(&[time_batches(run, window, second)], run.1.duration);
-    ratio_side(runs, &batches, value, &one)
+    let events = batches.iter().flatten().map(|b| b.1).sum::<f64>() as u64;
+    let mut side = ratio_side(runs, &batches, value, &one);
+    side.events = Some((events, what));
+    side
 }
 
 /// Errors per connection, % (`window` / `second`: (connections, errors)).
@@ -178,7 +183,7 @@ pub(crate) fn error_rate(
     let (c, e) = totals(runs);
     let one = |run: &Run| pct(totals(std::slice::from_ref(run)));
     let mut side = ratio_side(runs, &batches, pct((c, e)), &one);
-    side.events = Some(e);
+    side.events = Some((e, "errors"));
     side
 }
 

@@ -1,10 +1,11 @@
 //! `Windows`: a run cut into short windows of equal length, each with its own counts
 //! and fine latency histograms: the batches `rshperf compare` estimates a run's
-//! sampling noise from (`model::batch_means`).
+//! sampling noise from (`model::compare::estimate`).
 //!
 //! Owns the windows (connections started, replies of classes 1xx–5xx, errors, and
-//! the response, connect and lateness times in `LogHist<7>`: 128 buckets per power of
-//! two, each at most 1/128 of its values wide) and their coarsening. The engine ends
+//! the response, connect and lateness times in `LogHist<9>`: 512 buckets per power of
+//! two, each at most 1/512 of its values wide, near the HdrHistograms' 1/1000) and
+//! their coarsening. The engine ends
 //! a tick every `TICK_MS` (100 ms) and at its end (`Stats::roll_window`); a window is
 //! `width_ms / TICK_MS` ticks. Bounded at any run length: when `MAX_WINDOWS` windows
 //! are complete, neighbours are merged in pairs and the width doubles, so a run holds
@@ -24,9 +25,9 @@ use crate::model::stats::merge::{Merge, MergeError};
 use crate::model::stats::timeline::{bucket_of_bits, buckets, LogHist, Totals};
 
 /// Sub-bucket bits of the windows' histograms.
-pub(crate) const FINE_BITS: u32 = 7;
+pub(crate) const FINE_BITS: u32 = 9;
 
-/// The windows' histograms: 128 buckets per power of two.
+/// The windows' histograms: 512 buckets per power of two.
 pub(crate) type FineHist = LogHist<FINE_BITS>;
 
 /// The engine's tick, ms: the shortest window.
@@ -373,12 +374,12 @@ mod tests {
         w.tick(Totals::default(), 0.1, false);
         let h = &w.windows[0].response;
         assert_eq!(h.count(), 4);
-        assert_eq!(h.count_at_or_below(2_991.0), 2.0);
+        assert_eq!(h.count_at_or_below(2_999.0), 2.0);
         assert_eq!(h.count_at_or_below(5_000.0), 4.0);
-        // Buckets at 3 ms are 16 µs wide (1/128 of 2048): 3,000 lies in 2,992..=3,007,
-        // and 2,992..=2,999 is half of it.
-        assert_eq!(h.count_at_or_below(2_999.5), 2.0 + 2.0 * 8.0 / 16.0);
-        // At 2 ms buckets are 8 µs wide: 2,000 lies in 2,000..=2,007.
-        assert_eq!(h.quantile_us(0.5), 2_007);
+        // Buckets at 3 ms are 4 µs wide (1/512 of 2048): 3,000 lies in 3,000..=3,003,
+        // and 3,000..=3,001 is half of it.
+        assert_eq!(h.count_at_or_below(3_001.5), 2.0 + 2.0 * 2.0 / 4.0);
+        // At 2 ms buckets are 2 µs wide: 2,000 lies in 2,000..=2,001.
+        assert_eq!(h.quantile_us(0.5), 2_001);
     }
 }
