@@ -69,6 +69,8 @@ pub(crate) enum Na {
     NoData,
     /// Too few batches, runs or events: how many, of what.
     TooFew(u64, &'static str),
+    /// Events (of what) in too few batches: how many batches.
+    Spread(u64, &'static str),
     /// Too few values above a quantile (n·(1 − q)).
     Tail(f64),
     /// The quantile is too small for the histogram's resolution (a few µs).
@@ -84,7 +86,8 @@ impl Na {
     pub(crate) fn text(self) -> String {
         match self {
             Na::NoData => "n/a: no data".to_string(),
-            Na::TooFew(n, what) => format!("n/a: {n} {what}"),
+            Na::TooFew(n, what) => format!("n/a: {n} {}", singular(n, what)),
+            Na::Spread(n, what) => format!("n/a: {what} in {n} {}", singular(n, "windows")),
             Na::Tail(above) => {
                 let n = above.floor() as u64;
                 let s = if n == 1 { "" } else { "s" };
@@ -94,6 +97,25 @@ impl Na {
             Na::Zero => "n/a: base 0".to_string(),
             Na::NoVariation => "n/a: no variation".to_string(),
         }
+    }
+}
+
+/// The events a count figure counts: how many, in how many batches, of what.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Events {
+    /// Events counted.
+    pub(crate) count: u64,
+    /// Batches that hold at least one.
+    pub(crate) batches: u64,
+    /// What they are (`errors`, `replies`, `connections`).
+    pub(crate) what: &'static str,
+}
+
+/// `what` (a plural noun) for `n` of them: `1 run`, `3 runs`.
+fn singular(n: u64, what: &str) -> String {
+    match (n, what.strip_suffix('s')) {
+        (1, Some(one)) => one.to_string(),
+        _ => what.to_string(),
     }
 }
 
@@ -112,7 +134,7 @@ pub(crate) struct Side {
     /// The pooled value, as printed (NaN: no data).
     pub(crate) value: f64,
     /// Events behind the value, for count figures (errors); None for others.
-    pub(crate) events: Option<(u64, &'static str)>,
+    pub(crate) events: Option<Events>,
     /// Its within-run noise, or why there is none.
     pub(crate) within: Result<Within, Na>,
     /// Each run alone: (value, within-run variance); the run-noise estimate uses them.
@@ -214,6 +236,10 @@ pub(crate) trait Batched {
     fn resolution(&self, x: f64) -> f64;
     /// What a batch is, in reasons (`windows`, `seconds`).
     fn batch_name(&self) -> &'static str;
+    /// Each run's batches joined into consecutive groups of `min_above` values above
+    /// the `q` quantile or more (the last group takes what is left): each group's `q`
+    /// quantile.
+    fn group_quantiles(&self, q: f64, min_above: f64) -> Vec<Vec<f64>>;
 }
 
 /// The within-run noise of the `q` quantile of `h` (Woodruff's, over batches).
@@ -245,13 +271,16 @@ pub(crate) fn quantile_within(h: &dyn Batched, q: f64) -> Result<Within, Na> {
     if var_f <= 0.0 {
         return Err(Na::NoVariation);
     }
-    let span = WOODRUFF_Z * var_f.sqrt();
-    if q + span >= 1.0 {
-        return Err(Na::Tail(above));
-    }
     let resolution = h.resolution(x);
     if resolution > MAX_RESOLUTION * x {
         return Err(Na::Quantised);
+    }
+    let span = WOODRUFF_Z * var_f.sqrt();
+    if q + span >= 1.0 || q - span <= 0.0 {
+        // The proportion below the quantile swings too much between windows for
+        // Woodruff's linearisation (values packed tightly around a level that moves):
+        // the spread of the quantiles of groups of windows instead.
+        return sectioned(h, q, x).ok_or(Na::Tail(above));
     }
     let (lo, hi) = (h.quantile((q - span).max(0.0)), h.quantile(q + span));
     if lo <= 0.0 {
@@ -266,6 +295,37 @@ pub(crate) fn quantile_within(h: &dyn Batched, q: f64) -> Result<Within, Na> {
     let se_log = (hi / lo).ln() / (2.0 * WOODRUFF_Z);
     Ok(Within {
         var: (x * se_log).powi(2),
+        df: (k_eff - 1.0).max(1.0),
+    })
+}
+
+/// Fewest groups of windows `sectioned` takes.
+pub(crate) const MIN_GROUPS: usize = 5;
+
+/// The within-run noise of the `q` quantile `x` of `h` from the quantiles of groups
+/// of consecutive windows, each holding `MIN_TAIL` values above the quantile or more
+/// (sectioning: Heidelberger & Lewis 1984): the variance of their logarithms over
+/// their number, corrected for autocorrelation as batches are. None with fewer than
+/// `MIN_GROUPS` groups.
+fn sectioned(h: &dyn Batched, q: f64, x: f64) -> Option<Within> {
+    let groups = h.group_quantiles(q, MIN_TAIL);
+    let logs: Vec<Vec<(f64, f64)>> = groups
+        .iter()
+        .map(|g| {
+            g.iter()
+                .filter(|v| **v > 0.0)
+                .map(|v| (1.0, v.ln()))
+                .collect()
+        })
+        .collect();
+    let refs: Vec<&[(f64, f64)]> = logs.iter().map(Vec::as_slice).collect();
+    let k: usize = refs.iter().map(|r| r.len()).sum();
+    if k < MIN_GROUPS {
+        return None;
+    }
+    let (_, var_log, k_eff) = ratio_variance(&refs, true)?;
+    Some(Within {
+        var: x * x * var_log,
         df: (k_eff - 1.0).max(1.0),
     })
 }
@@ -401,11 +461,21 @@ fn stat(base: &Side, new: &Side, noise: f64) -> Result<Stat, Na> {
         return Err(Na::NoData);
     }
     let (wb, wn) = (base.within?, new.within?);
+    // A count with few events, or events in few batches (connections opened at the
+    // start), has no variance the batches can show: tested on its difference, with
+    // no relative interval.
     let few = [base.events, new.events]
         .into_iter()
         .flatten()
-        .min_by_key(|e| e.0)
-        .filter(|e| e.0 < MIN_EVENTS);
+        .find_map(|e| {
+            if e.count < MIN_EVENTS {
+                Some(Na::TooFew(e.count, e.what))
+            } else if e.batches < (MIN_BATCHES / 2) as u64 {
+                Some(Na::Spread(e.batches, e.what))
+            } else {
+                None
+            }
+        });
     let log = vb > 0.0 && vn > 0.0 && few.is_none();
     let (mb, mn) = (base.runs.len().max(1) as f64, new.runs.len().max(1) as f64);
     let (d, cb, cn, tau_scale) = if log {
@@ -434,8 +504,8 @@ fn stat(base: &Side, new: &Side, noise: f64) -> Result<Stat, Na> {
     let var = cb + cn + ct;
     let no_interval = if log {
         None
-    } else if let Some((n, what)) = few {
-        Some(Na::TooFew(n, what))
+    } else if let Some(na) = few {
+        Some(na)
     } else {
         (vb <= 0.0).then_some(Na::Zero)
     };
@@ -535,9 +605,17 @@ mod tests {
     #[test]
     fn zero_values_and_few_events_are_tested_without_a_relative_interval() {
         let mut b = side(0.0, 0.0, 29.0, 1);
-        b.events = Some((0, "errors"));
+        b.events = Some(Events {
+            count: 0,
+            batches: 0,
+            what: "errors",
+        });
         let mut n = side(0.5, 0.01, 29.0, 1);
-        n.events = Some((12, "errors"));
+        n.events = Some(Events {
+            count: 12,
+            batches: 9,
+            what: "errors",
+        });
         let c = change(&b, &n, 0.02);
         assert_eq!(c.pct, None);
         let s = c.stat.expect("tested");
@@ -564,7 +642,12 @@ mod tests {
     #[test]
     fn reasons_read_as_printed() {
         assert_eq!(Na::TooFew(3, "windows").text(), "n/a: 3 windows");
-        assert_eq!(Na::TooFew(1, "runs").text(), "n/a: 1 runs");
+        assert_eq!(Na::TooFew(1, "runs").text(), "n/a: 1 run");
+        assert_eq!(
+            Na::Spread(2, "connections").text(),
+            "n/a: connections in 2 windows"
+        );
+        assert_eq!(Na::Spread(1, "errors").text(), "n/a: errors in 1 window");
         assert_eq!(Na::Tail(1.2).text(), "n/a: 1 value above");
         assert_eq!(Na::Tail(7.9).text(), "n/a: 7 values above");
         assert_eq!(Na::Zero.text(), "n/a: base 0");

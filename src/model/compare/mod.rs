@@ -549,6 +549,42 @@ pub(crate) mod tests {
         );
     }
 
+    /// A 3-s run whose 100-ms windows each hold 40 calls of one response time, the
+    /// level moving from window to window by up to 40 µs around `us`.
+    fn packed(us: u64) -> Run {
+        let mut s = Stats::new();
+        for w in 0..30u64 {
+            for _ in 0..40 {
+                s.on_connecting();
+                s.on_response(std::time::Duration::from_micros(us + 10 * ((w * 7) % 5)));
+                s.on_reply(200, 100, 1024, 0, std::time::Duration::ZERO);
+            }
+            s.roll_window((w + 1) as f64 / 10.0, false);
+        }
+        s.roll_window(3.0, true);
+        let info = RunInfo {
+            duration: 3.0,
+            cpu_user: 0.1,
+            cpu_system: 0.0,
+        };
+        (s, info)
+    }
+
+    #[test]
+    fn values_packed_around_a_moving_level_are_read_from_groups_of_windows() {
+        // Every window is below or above the median: the proportion below it swings
+        // from 0 to 1, Woodruff's interval spans everything, the groups' quantiles
+        // move by 40 µs of 2 ms.
+        let (base, slow) = ([packed(2_000)], [packed(2_200)]);
+        let c = comparison(&base, &slow, 0.0);
+        let p50 = row(&c.rows, "percentiles_response_p50");
+        assert_eq!(p50.verdict(c.row_alpha()), Verdict::Slower);
+        let (lo, hi) = p50.change.ci(c.row_alpha()).expect("an interval");
+        assert!(lo > 7.0 && hi < 13.0, "{lo} … {hi}");
+        // Connections one per call, in every window: a rate with an interval.
+        assert!(row(&c.rows, "connections_rate").change.ci(0.01).is_ok());
+    }
+
     #[test]
     fn documents_without_windows_fall_back_to_seconds() {
         let w = Workload::A;

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use hdrhistogram::Histogram;
 
 use crate::model::compare::estimate::{
-    quantile_within, ratio_within, Batched, Batches, Side, Within, MIN_BATCHES, MIN_RUNS,
+    quantile_within, ratio_within, Batched, Batches, Events, Side, Within, MIN_BATCHES, MIN_RUNS,
 };
 use crate::model::compare::Run;
 use crate::model::stats::timeline::{Interval, LogHist};
@@ -98,6 +98,16 @@ fn count_batches(
     }
 }
 
+/// The events of a count figure: the numerators of its batches.
+fn events(batches: &[Batches], what: &'static str) -> Events {
+    let all = batches.iter().flatten();
+    Events {
+        count: all.clone().map(|b| b.1).sum::<f64>() as u64,
+        batches: all.filter(|b| b.1 > 0.0).count() as u64,
+        what,
+    }
+}
+
 /// A ratio side: each run's batches, the pooled value (as printed) and each run's.
 fn ratio_side(runs: &[Run], batches: &[Batches], value: f64, one: &dyn Fn(&Run) -> f64) -> Side {
     let name = if runs.iter().any(|r| batch_name(r) == "seconds") {
@@ -152,9 +162,8 @@ pub(crate) fn rate(
     let secs: f64 = runs.iter().map(|r| r.1.duration).sum();
     let value = value_of(&batches, secs);
     let one = |run: &Run| value_of(&[time_batches(run, window, second)], run.1.duration);
-    let events = batches.iter().flatten().map(|b| b.1).sum::<f64>() as u64;
     let mut side = ratio_side(runs, &batches, value, &one);
-    side.events = Some((events, what));
+    side.events = Some(events(&batches, what));
     side
 }
 
@@ -183,7 +192,7 @@ pub(crate) fn error_rate(
     let (c, e) = totals(runs);
     let one = |run: &Run| pct(totals(std::slice::from_ref(run)));
     let mut side = ratio_side(runs, &batches, pct((c, e)), &one);
-    side.events = Some((e, "errors"));
+    side.events = Some(events(&batches, "errors"));
     side
 }
 
@@ -280,6 +289,28 @@ fn below<const B: u32>(hists: &[&LogHist<B>], us: f64) -> Batches {
         .collect()
 }
 
+/// The `q` quantile (ms) of each group of consecutive histograms holding
+/// `min_above` values above it or more; the last, short group joins the one before.
+fn groups<const B: u32>(hists: &[&LogHist<B>], q: f64, min_above: f64) -> Vec<f64> {
+    let mut done: Vec<LogHist<B>> = Vec::new();
+    let mut cur = LogHist::<B>::default();
+    for h in hists {
+        cur.merge(h);
+        if cur.count() as f64 * (1.0 - q) >= min_above {
+            done.push(std::mem::take(&mut cur));
+        }
+    }
+    if cur.count() > 0 {
+        match done.last_mut() {
+            Some(last) => last.merge(&cur),
+            None => done.push(cur),
+        }
+    }
+    done.iter()
+        .map(|g| g.quantile_us(q) as f64 / 1000.0)
+        .collect()
+}
+
 impl Batched for HistRuns<'_> {
     fn quantile(&self, p: f64) -> f64 {
         quantile_ms(&self.whole, p)
@@ -302,6 +333,16 @@ impl Batched for HistRuns<'_> {
 
     fn resolution(&self, x: f64) -> f64 {
         self.whole.equivalent_range((x * 1000.0) as u64) as f64 / 1000.0
+    }
+
+    fn group_quantiles(&self, q: f64, min_above: f64) -> Vec<Vec<f64>> {
+        self.runs
+            .iter()
+            .map(|r| match r {
+                RunHists::Windows(h) => groups(h, q, min_above),
+                RunHists::Seconds(h) => groups(h, q, min_above),
+            })
+            .collect()
     }
 
     fn batch_name(&self) -> &'static str {
