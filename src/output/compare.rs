@@ -87,14 +87,28 @@ fn levels(c: &Comparison) -> String {
     } else {
         ""
     };
+    let significant = match family.len() {
+        0 => format!(
+            "No figure {which} could be tested; intervals at {}%.",
+            level(a)
+        ),
+        1 => format!(
+            "Significant: p < {a:.4} for the 1 figure {which} ({}): alpha {} in all; \
+             intervals at {}%.",
+            family[0],
+            c.alpha,
+            level(a)
+        ),
+        m => format!(
+            "Significant: p < {a:.4} for each of the {m} figures {which} ({}): alpha {} in \
+             all; intervals at {}%.",
+            family.join(", "),
+            c.alpha,
+            level(a)
+        ),
+    };
     format!(
-        "Significant: p < {:.4} for each of the {} figures {which} ({}): alpha {} in all; \
-         intervals at {}%. Run-to-run noise allowed: {}% a run (--run-noise){own}.",
-        a,
-        family.len(),
-        family.join(", "),
-        c.alpha,
-        level(a),
+        "{significant} Run-to-run noise allowed: {}% a run (--run-noise){own}.",
         trim(100.0 * c.run_noise),
     )
 }

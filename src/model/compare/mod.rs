@@ -1,21 +1,20 @@
-//! The comparison of two groups of runs (`rshperf compare`): which figures are
-//! compared, whom each is about, the family of figures the verdict corrects for, and
-//! each figure's verdict.
+//! The comparison of two groups of runs (`rshperf compare`): each compared figure's
+//! row, the family of figures the verdict corrects for, and the verdicts.
 //!
-//! Figures: the reply and connection rates (per second over the runs), the response,
-//! connect and lateness quantiles p50, p90, p99, p99.9 (the runs' HdrHistograms added
-//! together, as `--percentiles` prints them), the errors per connection and the
-//! client's CPU per reply. Each side's data is built by `sides`, the change and its
-//! test by `estimate` (batch means over the runs' windows, Woodruff's interval for
-//! quantiles, a run-to-run noise term: docs/ci.md). The verdict's family is the
+//! The rows, their order, labels, units, better directions, whom each is about and
+//! how each is pooled (`Method`) are the table of figures' (`figure::compare`),
+//! named as the figures (`percentiles_response_p99`, `replies_rate`) that `--fail-on`
+//! and the regression gates use. Each side's data for a figure (its whole-run value
+//! as printed, its runs' windows as batches) is built by `sides`; the change and its
+//! test by `estimate`, which knows nothing of figures (batch means over the runs'
+//! windows, Woodruff's interval for quantiles, a run-to-run noise term: docs/ci.md).
+//! The verdict's family is the tested figures the gates judge, or without gates the
 //! tested figures about the server (rates, response quantiles, errors): each is
 //! tested at alpha / m (Bonferroni) and its interval is at 1 − alpha / m, so the
 //! chance that any of them says faster or slower for two runs of the same build is
 //! at most alpha. The figures about the client and its machine (connect, lateness,
-//! CPU) are shown at the same level but are not in the verdict. Figures are named by
-//! the report schema (`percentiles_response_p99`, `replies_rate`), the names
-//! `--fail-on` and the regression gates use. Called by `front::compare`; formatted by
-//! `output::compare`.
+//! CPU) are shown at the same level but are not in the verdict. Called by
+//! `front::compare`; formatted by `output::compare`.
 
 pub(crate) mod estimate;
 pub(crate) mod gate;
@@ -25,42 +24,17 @@ pub(crate) mod sim;
 #[cfg(test)]
 mod sim_tests;
 
+use crate::model::figure::compare::{compare_rows, CompareRow};
+use crate::model::figure::Method;
 use crate::model::run::RunInfo;
 use crate::model::stats::Stats;
 use estimate::Change;
 
+pub(crate) use crate::model::figure::{About, Aspect, Better};
+
 /// The run-to-run noise assumed when the runs cannot show it (one run a side): the
 /// standard deviation of a figure between two runs of the same build, relative.
 pub(crate) const RUN_NOISE: f64 = 0.02;
-
-/// Which direction of a figure is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Better {
-    /// More is better (rates).
-    Higher,
-    /// Less is better (latencies, errors, CPU).
-    Lower,
-}
-
-/// Whether a figure is about speed (verdicts `faster`/`slower`) or something else
-/// (`better`/`worse`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Aspect {
-    /// Rates and latencies.
-    Speed,
-    /// Errors, CPU.
-    Cost,
-}
-
-/// Whom a figure is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum About {
-    /// The server under test: in the verdict's family.
-    Server,
-    /// The client and its machine (connect times, lateness, CPU): shown, not in the
-    /// verdict.
-    Client,
-}
 
 /// The test that decided a figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,25 +147,6 @@ impl Row {
         }
     }
 }
-
-/// The histograms compared, with whom they are about.
-const HISTOGRAMS: [(&str, About); 3] = [
-    ("response", About::Server),
-    ("connect", About::Client),
-    ("lateness", About::Client),
-];
-
-/// The quantiles compared: (q, schema key, label).
-const QUANTILES: [(f64, &str, &str); 4] = [
-    (0.5, "p50", "p50"),
-    (0.9, "p90", "p90"),
-    (0.99, "p99", "p99"),
-    (0.999, "p99_9", "p99.9"),
-];
-
-/// Figure names a gate may use for a compared figure of another name: the reply-rate
-/// figures of the report (5-s samples) are compared as the per-second reply rate.
-pub(crate) const SYNONYMS: [(&str, &str); 1] = [("reply_rate_avg", "replies_rate")];
 
 /// The verdict on a whole comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -306,108 +261,52 @@ pub(crate) fn row_alpha(alpha: f64, rows: &[Row], gated: &[&str]) -> f64 {
 /// One run: its statistics and its duration and CPU times.
 pub(crate) type Run = (Stats, RunInfo);
 
-/// A rate compared: (figure, label, unit, the count of a window, of a second).
-type RateFigure = (
-    &'static str,
-    &'static str,
-    &'static str,
-    fn(&crate::model::stats::windows::Window) -> u64,
-    fn(&crate::model::stats::timeline::Interval) -> u64,
-);
-
-/// Compares `new` against `base` (each a group of runs, pooled) figure by figure;
-/// `noise` is the run-to-run noise assumed (`RUN_NOISE` unless asked otherwise).
-pub(crate) fn compare(base: &[Run], new: &[Run], noise: f64) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let rates: [RateFigure; 2] = [
-        (
-            "replies_rate",
-            "reply rate",
-            "replies/s",
-            |w| w.replies,
-            |iv| iv.replies.iter().sum(),
-        ),
-        (
-            "connections_rate",
-            "connection rate",
-            "conn/s",
-            |w| w.connections,
-            |iv| iv.connections,
-        ),
-    ];
-    for (figure, label, unit, window, second) in rates {
-        let what = if figure == "replies_rate" {
-            "replies"
-        } else {
-            "connections"
-        };
-        let side = |runs: &[Run]| sides::rate(runs, unit, what, &window, &second);
-        let (b, n) = (side(base), side(new));
-        rows.push(Row {
-            figure: figure.to_string(),
-            label: label.to_string(),
-            unit,
-            better: Better::Higher,
-            aspect: Aspect::Speed,
-            about: About::Server,
-            base: b.value,
-            new: n.value,
-            change: estimate::change(&b, &n, noise),
-            test: Test::BatchMeans,
-        });
-    }
-    for (hist, about) in HISTOGRAMS {
-        for (q, key, label) in QUANTILES {
-            let (b, n) = (
-                sides::quantile(base, hist, q),
-                sides::quantile(new, hist, q),
-            );
-            rows.push(Row {
-                figure: format!("percentiles_{hist}_{key}"),
-                label: format!("{hist} {label}"),
-                unit: "ms",
-                better: Better::Lower,
-                aspect: Aspect::Speed,
-                about,
-                base: b.value,
-                new: n.value,
-                change: estimate::change(&b, &n, noise),
-                test: Test::Woodruff,
-            });
+impl Test {
+    /// The test of a way of pooling.
+    fn of(method: Method) -> Test {
+        match method {
+            Method::Rate(_) | Method::ErrorsPerConnection => Test::BatchMeans,
+            Method::Quantile => Test::Woodruff,
+            Method::CpuPerReply => Test::Runs,
         }
     }
-    let errors = |runs: &[Run]| {
-        sides::error_rate(runs, &|w| (w.connections, w.errors), &|iv| {
-            (iv.connections, iv.errors.iter().sum())
-        })
-    };
-    let (b, n) = (errors(base), errors(new));
-    rows.push(Row {
-        figure: "errors_total".to_string(),
-        label: "errors per connection".to_string(),
-        unit: "%",
-        better: Better::Lower,
-        aspect: Aspect::Cost,
-        about: About::Server,
+}
+
+/// Each side's data for the figure of compare row `c`.
+fn side(c: &CompareRow, runs: &[Run]) -> estimate::Side {
+    match c.method {
+        Method::Rate(count) => sides::rate(runs, c.unit, count),
+        Method::Quantile => sides::quantile(runs, c.hist, c.q),
+        Method::ErrorsPerConnection => sides::error_rate(runs),
+        Method::CpuPerReply => sides::cpu_per_reply(runs),
+    }
+}
+
+/// Compares one figure of `new` against `base`.
+fn row(c: &CompareRow, base: &[Run], new: &[Run], noise: f64) -> Row {
+    let (b, n) = (side(c, base), side(c, new));
+    Row {
+        figure: c.figure.clone(),
+        label: c.label.clone(),
+        unit: c.unit,
+        better: c.better,
+        aspect: c.aspect,
+        about: c.about,
         base: b.value,
         new: n.value,
         change: estimate::change(&b, &n, noise),
-        test: Test::BatchMeans,
-    });
-    let (b, n) = (sides::cpu_per_reply(base), sides::cpu_per_reply(new));
-    rows.push(Row {
-        figure: "cpu_per_reply_us".to_string(),
-        label: "client CPU per reply".to_string(),
-        unit: "µs",
-        better: Better::Lower,
-        aspect: Aspect::Cost,
-        about: About::Client,
-        base: b.value,
-        new: n.value,
-        change: estimate::change(&b, &n, noise),
-        test: Test::Runs,
-    });
-    rows
+        test: Test::of(c.method),
+    }
+}
+
+/// Compares `new` against `base` (each a group of runs, pooled), figure by figure: the
+/// table of figures' compare rows (`figure::compare::compare_rows`), in their order;
+/// `noise` is the run-to-run noise assumed (`RUN_NOISE` unless asked otherwise).
+pub(crate) fn compare(base: &[Run], new: &[Run], noise: f64) -> Vec<Row> {
+    compare_rows()
+        .iter()
+        .map(|c| row(c, base, new, noise))
+        .collect()
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! pooled value as printed (the whole-run figure), its within-run noise from the
 //! runs' windows (`stats::windows`; the timeline's seconds for documents written
 //! before windows, which have none), and each run's own value and noise for the
-//! run-noise estimate. The statistics are `estimate`'s; which figures exist is
-//! `model::compare`'s. Pure; called by `model::compare`.
+//! run-noise estimate, for each way of pooling (`figure::Method`). The statistics
+//! are `estimate`'s; which figures exist is the table of figures'
+//! (`figure::compare`). Pure; called by `model::compare`.
 
 use std::borrow::Cow;
 
@@ -13,6 +14,7 @@ use crate::model::compare::estimate::{
     quantile_within, ratio_within, Batched, Batches, Events, Side, Within, MIN_BATCHES, MIN_RUNS,
 };
 use crate::model::compare::Run;
+use crate::model::figure::second;
 use crate::model::stats::timeline::{Interval, LogHist};
 use crate::model::stats::windows::{FineHist, Window};
 use crate::model::stats::{new_histogram, quantile_ms};
@@ -42,26 +44,18 @@ fn batch_name(run: &Run) -> &'static str {
     }
 }
 
-/// The batches of a count per unit of time (`window` counts in a window, `second`
-/// in a timeline second): (length in s, count), the lengths scaled to add up to the
-/// run's duration.
-fn time_batches(
-    run: &Run,
-    window: &dyn Fn(&Window) -> u64,
-    second: &dyn Fn(&Interval) -> u64,
-) -> Batches {
+/// The batches of the count `name` per unit of time: (length in s, count) of each
+/// window (`Window::count`), or of each timeline second (its column `name`) for
+/// documents without windows, the lengths scaled to add up to the run's duration.
+fn time_batches(run: &Run, name: &str) -> Batches {
     let (stats, info) = run;
     let raw: Batches = if stats.windows.windows.is_empty() {
-        stats
-            .timeline
-            .spans()
-            .map(|(_, len, iv)| (len, second(iv) as f64))
-            .collect()
+        second::series(&stats.timeline, name)
     } else {
         stats
             .windows
             .spans()
-            .map(|(len, w)| (len, window(w) as f64))
+            .map(|(len, w)| (len, w.count(name).unwrap_or(0) as f64))
             .collect()
     };
     let total: f64 = raw.iter().map(|b| b.0).sum();
@@ -138,19 +132,10 @@ fn ratio_side(runs: &[Run], batches: &[Batches], value: f64, one: &dyn Fn(&Run) 
     }
 }
 
-/// A rate (per second over the runs' durations) of `window` / `second` counts of
-/// `what` (`replies`, `connections`).
-pub(crate) fn rate(
-    runs: &[Run],
-    unit: &str,
-    what: &'static str,
-    window: &dyn Fn(&Window) -> u64,
-    second: &dyn Fn(&Interval) -> u64,
-) -> Side {
-    let batches: Vec<Batches> = runs
-        .iter()
-        .map(|r| time_batches(r, window, second))
-        .collect();
+/// A rate: the count `name` (`replies`, `connections`) per second of the runs'
+/// durations.
+pub(crate) fn rate(runs: &[Run], unit: &str, name: &'static str) -> Side {
+    let batches: Vec<Batches> = runs.iter().map(|r| time_batches(r, name)).collect();
     let value_of = |bs: &[Batches], secs: f64| {
         let n: f64 = bs.iter().flatten().map(|b| b.1).sum();
         if secs > 0.0 {
@@ -161,18 +146,16 @@ pub(crate) fn rate(
     };
     let secs: f64 = runs.iter().map(|r| r.1.duration).sum();
     let value = value_of(&batches, secs);
-    let one = |run: &Run| value_of(&[time_batches(run, window, second)], run.1.duration);
+    let one = |run: &Run| value_of(&[time_batches(run, name)], run.1.duration);
     let mut side = ratio_side(runs, &batches, value, &one);
-    side.events = Some(events(&batches, what));
+    side.events = Some(events(&batches, name));
     side
 }
 
-/// Errors per connection, % (`window` / `second`: (connections, errors)).
-pub(crate) fn error_rate(
-    runs: &[Run],
-    window: &dyn Fn(&Window) -> (u64, u64),
-    second: &dyn Fn(&Interval) -> (u64, u64),
-) -> Side {
+/// Errors per connection, %.
+pub(crate) fn error_rate(runs: &[Run]) -> Side {
+    let window = |w: &Window| (w.connections, w.errors);
+    let second = |iv: &Interval| (iv.connections, iv.errors.iter().sum());
     let totals = |rs: &[Run]| {
         rs.iter().fold((0u64, 0u64), |(c, e), (s, _)| {
             (c + s.connections, e + s.total_errors())
@@ -187,7 +170,7 @@ pub(crate) fn error_rate(
     };
     let batches: Vec<Batches> = runs
         .iter()
-        .map(|r| count_batches(r, window, second))
+        .map(|r| count_batches(r, &window, &second))
         .collect();
     let (c, e) = totals(runs);
     let one = |run: &Run| pct(totals(std::slice::from_ref(run)));

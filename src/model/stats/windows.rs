@@ -65,6 +65,17 @@ impl Window {
         self.lateness.merge(&o.lateness);
     }
 
+    /// The count `name` (`connections`, `replies`, `errors`: the timeline's
+    /// columns of the same names), if windows keep it.
+    pub(crate) fn count(&self, name: &str) -> Option<u64> {
+        match name {
+            "connections" => Some(self.connections),
+            "replies" => Some(self.replies),
+            "errors" => Some(self.errors),
+            _ => None,
+        }
+    }
+
     /// The histogram `name` (`response`, `connect`, `lateness`), if windows keep it.
     pub(crate) fn hist(&self, name: &str) -> Option<&FineHist> {
         match name {
