@@ -55,6 +55,15 @@ pub(crate) const MIN_STEPS: f64 = 4.0;
 /// (a quantile of a few µs, resolved to 1 µs, is quantised).
 pub(crate) const MAX_RESOLUTION: f64 = 0.02;
 
+/// Fewest degrees of freedom an interval is printed with: below, Student's t at the
+/// verdict's level is in the tens or hundreds (t(0.9992, 1) = 398) and the
+/// Welch–Satterthwaite approximation is poor.
+pub(crate) const MIN_DF: f64 = 2.0;
+
+/// The widest interval printed, as the ratio of its ends' factors (new/base): an
+/// interval that spans more says only that the data cannot tell.
+pub(crate) const MAX_SPREAD: f64 = 10.0;
+
 /// Woodruff's multiplier: the span of the quantile function the standard error is
 /// read from.
 const WOODRUFF_Z: f64 = 1.959_964;
@@ -79,6 +88,11 @@ pub(crate) enum Na {
     Zero,
     /// Every batch says the same: no noise to test against.
     NoVariation,
+    /// Too few degrees of freedom (`MIN_DF`): how many effective batches or runs, of
+    /// what.
+    Effective(u64, &'static str),
+    /// The interval spans more than a factor `MAX_SPREAD`.
+    Wide,
 }
 
 impl Na {
@@ -96,6 +110,9 @@ impl Na {
             Na::Quantised => "n/a: quantised".to_string(),
             Na::Zero => "n/a: base 0".to_string(),
             Na::NoVariation => "n/a: no variation".to_string(),
+            Na::Effective(n, "runs") => format!("n/a: {n} {}", singular(n, "runs")),
+            Na::Effective(n, what) => format!("n/a: {n} effective {}", singular(n, what)),
+            Na::Wide => format!("n/a: wider than ×{MAX_SPREAD}"),
         }
     }
 }
@@ -126,6 +143,8 @@ pub(crate) struct Within {
     pub(crate) var: f64,
     /// Its degrees of freedom.
     pub(crate) df: f64,
+    /// What its batches are (`windows`, `seconds`, `runs`).
+    pub(crate) what: &'static str,
 }
 
 /// What one side (a group of runs, pooled) says about a figure.
@@ -219,6 +238,7 @@ pub(crate) fn ratio_within(
     Ok(Within {
         var,
         df: (k_eff - 1.0).max(1.0),
+        what,
     })
 }
 
@@ -296,6 +316,7 @@ pub(crate) fn quantile_within(h: &dyn Batched, q: f64) -> Result<Within, Na> {
     Ok(Within {
         var: (x * se_log).powi(2),
         df: (k_eff - 1.0).max(1.0),
+        what: h.batch_name(),
     })
 }
 
@@ -327,6 +348,7 @@ fn sectioned(h: &dyn Batched, q: f64, x: f64) -> Option<Within> {
     Some(Within {
         var: x * x * var_log,
         df: (k_eff - 1.0).max(1.0),
+        what: h.batch_name(),
     })
 }
 
@@ -344,8 +366,8 @@ pub(crate) struct Stat {
     pub(crate) log: bool,
     /// The base value.
     pub(crate) base: f64,
-    /// Why a relative interval of a linear test cannot be printed (a count figure
-    /// with too few events, or a base of 0).
+    /// Why no interval can be printed: a linear test of a count figure with too few
+    /// events, or of a base of 0; too few degrees of freedom.
     pub(crate) no_interval: Option<Na>,
     /// The run-to-run noise the test allowed for (relative standard deviation of a
     /// run's figure).
@@ -363,7 +385,8 @@ impl Stat {
         (2.0 * (1.0 - t_cdf((self.d / self.se).abs(), self.df))).clamp(0.0, 1.0)
     }
 
-    /// The interval of the change in % at level 1 − `alpha`.
+    /// The interval of the change in % at level 1 − `alpha`; none wider than a
+    /// factor `MAX_SPREAD` end to end.
     pub(crate) fn ci(&self, alpha: f64) -> Result<(f64, f64), Na> {
         if let Some(na) = self.no_interval {
             return Err(na);
@@ -371,6 +394,9 @@ impl Stat {
         let half = t_quantile(1.0 - alpha / 2.0, self.df) * self.se;
         let (lo, hi) = (self.d - half, self.d + half);
         if self.log {
+            if 2.0 * half > MAX_SPREAD.ln() {
+                return Err(Na::Wide);
+            }
             Ok((100.0 * lo.exp_m1(), 100.0 * hi.exp_m1()))
         } else if self.base > 0.0 {
             Ok((100.0 * lo / self.base, 100.0 * hi / self.base))
@@ -526,12 +552,28 @@ fn stat(base: &Side, new: &Side, noise: f64) -> Result<Stat, Na> {
         };
     }
     let part = |c: f64, df: f64| if df.is_finite() { c * c / df } else { 0.0 };
-    let denom = part(cb, wb.df) + part(cn, wn.df) + part(ct, tau_df);
+    let parts = [part(cb, wb.df), part(cn, wn.df), part(ct, tau_df)];
+    let denom: f64 = parts.iter().sum();
     let df = if denom > 0.0 {
         var * var / denom
     } else {
         f64::INFINITY
     };
+    // Too few degrees of freedom for an interval: named by the part that has most of
+    // the variance's uncertainty (a side's batches, or the runs the noise is from).
+    let no_interval = no_interval.or_else(|| {
+        (df < MIN_DF).then(|| {
+            let most = (0..3)
+                .max_by(|&i, &j| parts[i].total_cmp(&parts[j]))
+                .unwrap_or(0);
+            let effective = |w: Within| Na::Effective((w.df + 1.0).round() as u64, w.what);
+            match most {
+                0 => effective(wb),
+                1 => effective(wn),
+                _ => Na::Effective((base.runs.len() + new.runs.len()) as u64, "runs"),
+            }
+        })
+    });
     Ok(Stat {
         d,
         se: var.sqrt(),
@@ -552,7 +594,11 @@ mod tests {
         Side {
             value,
             events: None,
-            within: Ok(Within { var, df }),
+            within: Ok(Within {
+                var,
+                df,
+                what: "windows",
+            }),
             runs: vec![Some((value, var)); runs],
             noise_in_within: false,
         }
@@ -652,6 +698,52 @@ mod tests {
         assert_eq!(Na::Tail(7.9).text(), "n/a: 7 values above");
         assert_eq!(Na::Zero.text(), "n/a: base 0");
         assert_eq!(Na::Quantised.text(), "n/a: quantised");
+        assert_eq!(
+            Na::Effective(2, "windows").text(),
+            "n/a: 2 effective windows"
+        );
+        assert_eq!(
+            Na::Effective(1, "seconds").text(),
+            "n/a: 1 effective second"
+        );
+        assert_eq!(Na::Effective(3, "runs").text(), "n/a: 3 runs");
+        assert_eq!(Na::Wide.text(), "n/a: wider than ×10");
+    }
+
+    #[test]
+    fn intervals_the_data_cannot_support_are_not_printed() {
+        // 2 % noise a side over 20 effective windows: an interval, ±2.7 standard errors
+        // of 2.8 %.
+        let (b, n) = (side(2.0, 0.0016, 19.0, 1), side(2.2, 0.001_936, 19.0, 1));
+        let (lo, hi) = change(&b, &n, 0.0).ci(0.01).expect("an interval");
+        assert!(hi - lo > 10.0 && hi - lo < 20.0, "{lo} … {hi}");
+        // The same noise with 1.5 effective windows a side: Student's t at 1.9
+        // degrees of freedom is 10; the interval is not printed, its reason named,
+        // but the test stands (p from the t distribution, exact for normal data).
+        let (b1, n1) = (side(2.0, 0.0016, 0.5, 1), side(2.2, 0.001_936, 0.9, 1));
+        let c = change(&b1, &n1, 0.0);
+        assert!(c.stat.expect("tested").df < MIN_DF);
+        assert_eq!(c.ci(0.01), Err(Na::Effective(2, "windows")));
+        assert!(c.p().is_some_and(|p| p > 0.01 && p < 0.5), "{:?}", c.p());
+        // Noise of 60 % a side: the interval would span more than a factor of 10.
+        let (wb, wn) = (side(2.0, 1.44, 29.0, 1), side(2.2, 1.7424, 29.0, 1));
+        assert_eq!(change(&wb, &wn, 0.0).ci(0.01), Err(Na::Wide));
+        // At 10 %, not: ±3.5 standard errors of 14 % is a factor of 2.7 end to end.
+        let (mb, mn) = (side(2.0, 0.04, 29.0, 1), side(2.2, 0.0484, 29.0, 1));
+        let (lo, hi) = change(&mb, &mn, 0.0).ci(0.001).expect("an interval");
+        assert!(
+            (1.0 + hi / 100.0) / (1.0 + lo / 100.0) < MAX_SPREAD,
+            "{lo} … {hi}"
+        );
+        // The runs' own spread estimated from two runs a side (2 degrees of freedom)
+        // and dominant: the runs are named.
+        let mut rb = side(2.0, 1e-8, 29.0, 0);
+        rb.runs = vec![Some((1.9, 1e-8)), Some((2.1, 1e-8))];
+        let mut rn = side(2.2, 1e-8, 29.0, 0);
+        rn.runs = vec![Some((2.2, 1e-8))];
+        let c = change(&rb, &rn, 0.0);
+        assert!(c.stat.expect("tested").df < MIN_DF, "{:?}", c.stat);
+        assert_eq!(c.ci(0.01), Err(Na::Effective(3, "runs")));
     }
 
     #[test]

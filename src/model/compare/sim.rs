@@ -7,9 +7,11 @@
 //! time whose logarithm is the sum of a run effect (normal, `run_sd`: what makes two
 //! runs of one build differ), a slow component (an AR(1) process in time on a 10-ms
 //! grid: a busy moment of the machine), a fast one (AR(1) from call to call) and
-//! independent noise, with a heavy tail (a share of the calls delayed by a Pareto
-//! factor). `Noise::loaded` is calibrated on real runs through bench/delay_proxy.py
-//! on this project's shared 2-core machine (docs/ci.md, "Validation").
+//! independent noise (normal: a lognormal body; or the logarithm of a gamma
+//! variable: a gamma body), with a heavy tail (a share of the calls delayed by a
+//! Pareto factor). The three regimes (`Noise::quiet`, `shared`, `busy`) are fitted
+//! to real runs through bench/delay_proxy.py on this project's shared 2-core machine
+//! (bench/compare_calibrate.py measures them; docs/ci.md, "Validation").
 
 use std::time::Duration;
 
@@ -39,6 +41,33 @@ impl Draws {
         let (u, v) = (self.uniform(), self.uniform());
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }
+
+    /// Gamma with shape `k` ≥ 1 and scale 1 (Marsaglia & Tsang 2000).
+    pub(crate) fn gamma(&mut self, k: f64) -> f64 {
+        let d = k - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * d).sqrt();
+        loop {
+            let x = self.normal();
+            let v = (1.0 + c * x).powi(3);
+            if v <= 0.0 {
+                continue;
+            }
+            let u = self.uniform();
+            if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
+                return d * v;
+            }
+        }
+    }
+}
+
+/// The shape of the independent part of the response times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Body {
+    /// ln(response) normal: `iid_sd` its standard deviation.
+    LogNormal,
+    /// response ∝ Gamma(k) with k = 1/iid_sd² (the same spread, skewed the other
+    /// way on the log scale).
+    Gamma,
 }
 
 /// How calls arrive and how long a run lasts.
@@ -75,8 +104,9 @@ pub(crate) struct Noise {
     /// Standard deviation of the fast component, and its call-to-call correlation.
     pub(crate) fast_sd: f64,
     pub(crate) fast_phi: f64,
-    /// Standard deviation of the independent part.
+    /// Standard deviation of the independent part (of its logarithm), and its shape.
     pub(crate) iid_sd: f64,
+    pub(crate) body: Body,
     /// Share of calls in the heavy tail, and the Pareto shape of their delay factor.
     pub(crate) tail_share: f64,
     pub(crate) tail_shape: f64,
@@ -84,62 +114,76 @@ pub(crate) struct Noise {
     pub(crate) run_sd: f64,
 }
 
+/// The parameters a regime is fitted with: slow sd, slow time constant (s), fast sd,
+/// independent sd, tail share, tail shape.
+type Fit = [f64; 6];
+
 impl Noise {
-    /// Calibrated on 30 runs of each workload through the delay proxy (2 ms) with
-    /// the proxy and rshperf at real-time priority (`chrt -f`) on the shared machine
-    /// at load 13: ln(response) sd 0.18 (A) and 0.25 (B), p90/p50 1.12 and 1.43,
-    /// p99/p50 2.1 and 2.2, window means' design effect 3 (A) and 13 (B), neighbouring
-    /// windows correlated 0.17 and 0.05. The run effect is set per simulation.
-    pub(crate) fn calm(w: Workload) -> Noise {
-        if w.rate > 500.0 {
-            Noise {
-                median_ms: 2.4,
-                slow_sd: 0.14,
-                slow_s: 0.02,
-                fast_sd: 0.05,
-                fast_phi: 0.3,
-                iid_sd: 0.08,
-                tail_share: 0.15,
-                tail_shape: 3.0,
-                run_sd: 0.0,
-            }
-        } else {
-            Noise {
-                median_ms: 2.3,
-                slow_sd: 0.03,
-                slow_s: 0.1,
-                fast_sd: 0.03,
-                fast_phi: 0.3,
-                iid_sd: 0.05,
-                tail_share: 0.07,
-                tail_shape: 2.4,
-                run_sd: 0.0,
-            }
+    /// A lognormal regime from its fitted parameters, median `median_ms`.
+    fn fitted(
+        median_ms: f64,
+        [slow_sd, slow_s, fast_sd, iid_sd, tail_share, tail_shape]: Fit,
+    ) -> Noise {
+        Noise {
+            median_ms,
+            slow_sd,
+            slow_s,
+            fast_sd,
+            fast_phi: 0.3,
+            iid_sd,
+            body: Body::LogNormal,
+            tail_share,
+            tail_shape,
+            run_sd: 0.0,
         }
     }
 
-    /// Calibrated on 40 runs of each workload through the delay proxy (2 ms) on the
-    /// shared machine at load 11–14, at normal priority: ln(response) sd 0.45 (A) and
-    /// 0.51 (B), window means' design effect 4.5 and 17, neighbouring windows
-    /// correlated 0.3–0.4, p99 about 4.3 times p50.
-    pub(crate) fn loaded(w: Workload) -> Noise {
-        let b = w.rate > 500.0;
-        Noise {
-            median_ms: 2.9,
-            slow_sd: if b { 0.19 } else { 0.12 },
-            slow_s: if b { 0.1 } else { 0.23 },
-            fast_sd: 0.25,
-            fast_phi: 0.3,
-            iid_sd: 0.3,
-            tail_share: 0.08,
-            tail_shape: 2.5,
-            run_sd: 0.0,
+    /// The proxy and rshperf at real-time priority (`RT=1 bench/compare_power.sh`,
+    /// `chrt -f`) on the shared machine at load 1.2–2.6: fitted to ln(response) sd
+    /// 0.065 (A) and 0.109 (B), the windows' design effect 6.1 and 15.2, neighbouring
+    /// windows correlated 0.23 and 0.03, p90/p50 1.05 and 1.03, p99/p50 1.35 and
+    /// 1.51 (20 runs each).
+    pub(crate) fn quiet(w: Workload) -> Noise {
+        if w.rate > 500.0 {
+            Noise::fitted(2.2, QUIET_B)
+        } else {
+            Noise::fitted(2.2, QUIET_A)
+        }
+    }
+
+    /// Normal priority on the shared machine at load 1.8–6.7: ln sd 0.212 (A) and
+    /// 0.230 (B), design effect 4.3 and 19.2, lag-1 0.35 and 0.19, p90/p50 1.28 and
+    /// 1.52, p99/p50 2.9 and 3.4.
+    pub(crate) fn shared(w: Workload) -> Noise {
+        if w.rate > 500.0 {
+            Noise::fitted(2.3, SHARED_B)
+        } else {
+            Noise::fitted(2.3, SHARED_A)
+        }
+    }
+
+    /// Normal priority while six compilers share the two cores (load 7–10): ln sd
+    /// 0.276 (A) and 0.308 (B), design effect 2.2 and 17.1, lag-1 0.30 and 0.27,
+    /// p90/p50 1.64 and 1.69, p99/p50 3.2 and 3.7.
+    pub(crate) fn busy(w: Workload) -> Noise {
+        if w.rate > 500.0 {
+            Noise::fitted(2.3, BUSY_B)
+        } else {
+            Noise::fitted(2.3, BUSY_A)
         }
     }
 
     /// The same with a run effect of `sd`.
     pub(crate) fn with_run_sd(self, sd: f64) -> Noise {
         Noise { run_sd: sd, ..self }
+    }
+
+    /// The same with a gamma body.
+    pub(crate) fn gamma(self) -> Noise {
+        Noise {
+            body: Body::Gamma,
+            ..self
+        }
     }
 }
 
@@ -181,7 +225,14 @@ pub(crate) fn run_with_errors(
         }
         let phi = n.fast_phi;
         fast = phi * fast + (1.0 - phi * phi).sqrt() * n.fast_sd * d.normal();
-        let mut log_us = mu + run_effect + slow + fast + n.iid_sd * d.normal();
+        let iid = match n.body {
+            Body::LogNormal => n.iid_sd * d.normal(),
+            Body::Gamma => {
+                let k = 1.0 / (n.iid_sd * n.iid_sd);
+                (d.gamma(k) / k).ln()
+            }
+        };
+        let mut log_us = mu + run_effect + slow + fast + iid;
         if d.uniform() < n.tail_share {
             log_us += -d.uniform().ln() / n.tail_shape;
         }
@@ -204,19 +255,33 @@ pub(crate) fn run_with_errors(
     (s, info)
 }
 
-/// One simulated comparison: `base_runs` runs of the base against one run slowed by
-/// `factor`, at family-wise level `alpha` with the run noise `declared`.
-pub(crate) fn pair(
-    d: &mut Draws,
-    w: Workload,
-    n: Noise,
-    factor: f64,
-    base_runs: usize,
-    declared: f64,
-    alpha: f64,
-) -> Comparison {
-    let base: Vec<Run> = (0..base_runs).map(|_| run(d, w, n, 1.0)).collect();
-    let new = [run(d, w, n, factor)];
+/// How a simulated comparison is made: runs a side, the run noise declared
+/// (`--run-noise`), the family-wise level.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Design {
+    /// Runs of the base and of the new build.
+    pub(crate) runs: (usize, usize),
+    /// The run-to-run noise declared.
+    pub(crate) declared: f64,
+    /// The family-wise level.
+    pub(crate) alpha: f64,
+}
+
+impl Design {
+    /// One run a side with compare's defaults (`RUN_NOISE`, alpha 0.01).
+    pub(crate) const DEFAULT: Design = Design {
+        runs: (1, 1),
+        declared: crate::model::compare::RUN_NOISE,
+        alpha: 0.01,
+    };
+}
+
+/// One simulated comparison: the base's runs against the new build's, slowed by
+/// `factor`.
+pub(crate) fn pair(d: &mut Draws, w: Workload, n: Noise, factor: f64, how: Design) -> Comparison {
+    let base: Vec<Run> = (0..how.runs.0).map(|_| run(d, w, n, 1.0)).collect();
+    let new: Vec<Run> = (0..how.runs.1).map(|_| run(d, w, n, factor)).collect();
+    let (alpha, declared) = (how.alpha, how.declared);
     Comparison {
         base_files: Vec::new(),
         new_files: Vec::new(),
@@ -284,21 +349,18 @@ impl Tally {
 }
 
 /// `pairs` simulated comparisons from `seed`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     seed: u64,
     pairs: u64,
     w: Workload,
     n: Noise,
     factor: f64,
-    base_runs: usize,
-    declared: f64,
-    alpha: f64,
+    how: Design,
 ) -> Tally {
     let mut d = Draws::new(seed);
     let mut t = Tally::default();
     for _ in 0..pairs {
-        let c = pair(&mut d, w, n, factor, base_runs, declared, alpha);
+        let c = pair(&mut d, w, n, factor, how);
         t.add(&c, factor);
     }
     t
@@ -308,3 +370,11 @@ pub(crate) fn simulate(
 pub(crate) fn mc_se(p: f64, n: u64) -> f64 {
     (p * (1.0 - p) / n as f64).sqrt()
 }
+
+/// The fitted parameters of the regimes (`Fit`), for workloads A and B.
+const QUIET_A: Fit = [0.0275, 0.1094, 0.0297, 0.0348, 0.0421, 5.7971];
+const QUIET_B: Fit = [0.0327, 0.0642, 0.0147, 0.0233, 0.1212, 7.3526];
+const SHARED_A: Fit = [0.0858, 0.0708, 0.0715, 0.0741, 0.0629, 1.7257];
+const SHARED_B: Fit = [0.199, 0.0414, 0.0486, 0.076, 0.0792, 1.7122];
+const BUSY_A: Fit = [0.1048, 0.035, 0.0246, 0.2471, 0.0881, 1.7919];
+const BUSY_B: Fit = [0.2143, 0.0405, 0.0867, 0.0541, 0.0831, 1.569];

@@ -7,8 +7,9 @@
 //! prints the full table docs/ci.md quotes, and `calibration` the statistics the noise
 //! model is calibrated on.
 
-use super::sim::{mc_se, run, simulate, Draws, Noise, Workload};
-use crate::model::stats::windows::FineHist;
+use super::sim::{mc_se, run, simulate, Design, Draws, Noise, Workload};
+use crate::model::compare::RUN_NOISE;
+use crate::model::stats::windows::{FineHist, FINE_BITS};
 
 /// Pairs per CI cell: fewer in debug builds (the same code, 20 times slower).
 fn pairs(release: u64) -> u64 {
@@ -29,35 +30,68 @@ fn at_most(rate: f64, alpha: f64, n: u64, what: &str) {
     );
 }
 
+/// The regimes of the noise model, by name.
+const REGIMES: [(&str, fn(Workload) -> Noise); 3] = [
+    ("quiet", Noise::quiet),
+    ("shared", Noise::shared),
+    ("busy", Noise::busy),
+];
+
 #[test]
 fn identical_builds_are_flagged_at_most_alpha_of_the_time() {
-    // Within-run noise only (calm and loaded machines), none declared; then a run
-    // effect of 2 % with the default declared: at alpha 0.05, where the simulation
-    // error is smallest relative to alpha.
+    // At alpha 0.05, where the simulation's error is smallest relative to alpha:
+    // every regime with no run effect and none declared (the windows' estimate of
+    // the within-run noise alone), then compare's default run noise against a run
+    // effect of that size (lognormal and gamma bodies).
+    let within = Design {
+        runs: (1, 1),
+        declared: 0.0,
+        alpha: 0.05,
+    };
+    let default = Design {
+        alpha: 0.05,
+        ..Design::DEFAULT
+    };
+    let n = pairs(400);
+    let (mut flagged, mut total) = (0, 0);
     for (w, seed) in [(Workload::A, 1), (Workload::B, 2)] {
-        let n = pairs(500);
-        for (name, noise) in [("calm", Noise::calm(w)), ("loaded", Noise::loaded(w))] {
-            let t = simulate(seed, n, w, noise, 1.0, 1, 0.0, 0.05);
+        for (k, (name, noise)) in REGIMES.iter().enumerate() {
+            let t = simulate(seed + 10 * k as u64, n, w, noise(w), 1.0, within);
             at_most(t.rate(), 0.05, n, &format!("{name} {w:?}, no run effect"));
+            (flagged, total) = (flagged + t.flagged, total + t.pairs);
         }
-        let noisy = Noise::calm(w).with_run_sd(0.02);
-        let t = simulate(seed + 10, n, w, noisy, 1.0, 1, 0.02, 0.05);
-        at_most(t.rate(), 0.05, n, &format!("calm {w:?}, run effect 2 %"));
+        let quiet = Noise::quiet(w).with_run_sd(RUN_NOISE);
+        for (body, noise) in [("lognormal", quiet), ("gamma", quiet.gamma())] {
+            let t = simulate(seed + 100, n, w, noise, 1.0, default);
+            at_most(
+                t.rate(),
+                0.05,
+                n,
+                &format!("quiet {body} {w:?}, run effect 1 %"),
+            );
+            (flagged, total) = (flagged + t.flagged, total + t.pairs);
+        }
     }
+    // All cells together: a tighter bound.
+    at_most(flagged as f64 / total as f64, 0.05, total, "all cells");
 }
 
 #[test]
 fn a_ten_percent_slower_server_is_found_in_a_three_second_run() {
-    let w = Workload::A;
-    let n = pairs(400);
-    let t = simulate(3, n, w, Noise::calm(w), 1.10, 1, 0.0, 0.01);
-    let power = t.worse as f64 / t.pairs as f64;
-    assert!(
-        power >= 0.95,
-        "+10 %: {power:.3} of {n} pairs found worse (tested {:?}, significant {:?})",
-        t.tested,
-        t.significant
-    );
+    // compare's defaults, one run a side, the run effect measured on the quiet
+    // machine (0.5 %).
+    let n = pairs(200);
+    for (w, seed) in [(Workload::A, 3), (Workload::B, 4)] {
+        let noise = Noise::quiet(w).with_run_sd(0.005);
+        let t = simulate(seed, n, w, noise, 1.10, Design::DEFAULT);
+        let power = t.worse as f64 / t.pairs as f64;
+        assert!(
+            power >= 0.95,
+            "{w:?} +10 %: {power:.3} of {n} pairs found worse (tested {:?}, significant {:?})",
+            t.tested,
+            t.significant
+        );
+    }
 }
 
 /// The summary statistics the noise model is calibrated on, for `runs` synthetic
@@ -73,7 +107,7 @@ fn summary(w: Workload, noise: Noise, runs: usize) -> [f64; 6] {
         let logs = |h: &FineHist| -> Vec<f64> {
             h.0.iter()
                 .flat_map(|&(b, c)| {
-                    let v = crate::model::stats::timeline::bucket_high_bits(b.into(), 7);
+                    let v = crate::model::stats::timeline::bucket_high_bits(b.into(), FINE_BITS);
                     std::iter::repeat_n((v.max(1) as f64).ln(), c as usize)
                 })
                 .collect()
@@ -114,10 +148,7 @@ fn summary(w: Workload, noise: Noise, runs: usize) -> [f64; 6] {
 #[test]
 #[ignore = "prints the calibration statistics: run by hand"]
 fn calibration() {
-    for (name, noise) in [
-        ("calm", Noise::calm as fn(Workload) -> Noise),
-        ("loaded", Noise::loaded),
-    ] {
+    for (name, noise) in REGIMES {
         for w in [Workload::A, Workload::B] {
             let s = summary(w, noise(w), 40);
             println!(
@@ -129,45 +160,56 @@ fn calibration() {
     }
 }
 
+/// One row of the simulation table: the regime, the body, the run effect, the
+/// design.
+type Cell = (&'static str, bool, f64, Design);
+
 #[test]
 #[ignore = "the full simulation table of docs/ci.md: run by hand (a few minutes)"]
 fn simulation_table() {
-    let n = 2_000;
-    println!("pairs per cell: {n}; alpha 0.01 family-wise (Bonferroni over the server figures)");
-    println!(
-        "workload     noise  run sd  declared  base runs  shift  flagged (MC se)   p50 sig  \
-         p90 sig  p99 sig  CI coverage p50/p90/p99"
-    );
-    let cells: [(&str, f64, f64, usize); 6] = [
-        ("calm", 0.0, 0.0, 1),
-        ("calm", 0.02, 0.02, 1),
-        ("calm", 0.02, 0.0, 1),
-        ("calm", 0.04, 0.02, 1),
-        ("calm", 0.04, 0.02, 5),
-        ("loaded", 0.0, 0.0, 1),
+    let n: u64 = std::env::var("PAIRS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000);
+    let d = Design::DEFAULT;
+    let one = |declared: f64| Design { declared, ..d };
+    let three = Design { runs: (3, 3), ..d };
+    let cells: [Cell; 8] = [
+        ("quiet", false, 0.0, one(0.0)),
+        ("quiet", false, 0.005, d),
+        ("quiet", true, 0.005, d),
+        ("shared", false, 0.01, d),
+        ("busy", false, 0.01, d),
+        ("quiet", false, 0.03, d),
+        ("quiet", false, 0.03, three),
+        ("busy", false, 0.04, three),
     ];
+    println!("pairs per cell: {n}; alpha 0.01 family-wise (Bonferroni over the server's figures)");
+    println!(
+        "| workload | regime | body | run sd | --run-noise | runs a side | shift | flagged (MC se) \
+         | p50 sig | p90 sig | p99 sig | CI coverage p50/p90/p99 |"
+    );
+    println!("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|");
     let mut seed = 100;
     for w in [Workload::A, Workload::B] {
-        for (name, run_sd, declared, base_runs) in cells {
+        for (name, gamma, run_sd, how) in cells {
             for shift in [1.0, 1.05, 1.10, 1.25] {
                 seed += 1;
-                let base = if name == "calm" {
-                    Noise::calm(w)
-                } else {
-                    Noise::loaded(w)
-                };
-                let noise = base.with_run_sd(run_sd);
-                let t = simulate(seed, n, w, noise, shift, base_runs, declared, 0.01);
+                let regime = REGIMES.iter().find(|r| r.0 == name).expect("a regime").1;
+                let noise = regime(w).with_run_sd(run_sd);
+                let noise = if gamma { noise.gamma() } else { noise };
+                let t = simulate(seed, n, w, noise, shift, how);
                 let r = |k: usize| t.significant[k] as f64 / t.tested[k].max(1) as f64;
                 let cov = |k: usize| t.covered[k] as f64 / t.tested[k].max(1) as f64;
                 println!(
-                    "{:>4}/s {:.0} s  {name:>6}  {:>5.1}%  {:>7.1}%  {:>9}  {:>+4.0}%  {:.4} ({:.4})  \
-                     {:.3}    {:.3}    {:.3}    {:.3}/{:.3}/{:.3}",
+                    "| {:.0}/s {:.0} s | {name} | {} | {:.1}% | {:.1}% | {} | {:+.0}% | {:.4} ({:.4}) \
+                     | {:.3} | {:.3} | {:.3} | {:.3}/{:.3}/{:.3} |",
                     w.rate,
                     w.secs,
+                    if gamma { "gamma" } else { "lognormal" },
                     100.0 * run_sd,
-                    100.0 * declared,
-                    base_runs,
+                    100.0 * how.declared,
+                    how.runs.0,
                     100.0 * (shift - 1.0),
                     t.rate(),
                     mc_se(t.rate(), n),
