@@ -12,7 +12,7 @@
 # each pair i, alternating: base_i, slow_i, again_i (delay as base_i). Then
 #   compare base_i slow_i     flagged when the verdict is "worse"         (power)
 #   compare base_i again_i    flagged when the verdict is not "no change" (false alarm)
-# with compare's defaults (alpha 0.01 over the figures about the server, --run-noise 2),
+# with compare's defaults (alpha 0.01 over the figures about the server, --run-noise 1),
 # and the same with the gate --fail-on-regression 'p50>+5%' alone (flagged: exit 3).
 # Every text output is checked: each printed change is new/base − 1 of the printed
 # values, each interval is n/a or a pair of numbers of at most one decimal, and no

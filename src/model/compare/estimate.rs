@@ -4,7 +4,7 @@
 //! special functions `model::significance`'s. Pure; called by `model::compare` (and
 //! the simulations of `estimate_sim`).
 //!
-//! The method (docs/ci.md, "How compare decides", has the argument and references):
+//! The method (docs/compare.md, "The method", has the argument and references):
 //!
 //! * **Within a run**, samples are dependent (a busy moment slows all calls in it),
 //!   so the run's sampling noise is estimated from its windows (`stats::windows`,

@@ -7,7 +7,7 @@
 //! and the regression gates use. Each side's data for a figure (its whole-run value
 //! as printed, its runs' windows as batches) is built by `sides`; the change and its
 //! test by `estimate`, which knows nothing of figures (batch means over the runs'
-//! windows, Woodruff's interval for quantiles, a run-to-run noise term: docs/ci.md).
+//! windows, Woodruff's interval for quantiles, a run-to-run noise term: docs/compare.md).
 //! The verdict's family is the tested figures the gates judge, or without gates the
 //! tested figures about the server (rates, response quantiles, errors): each is
 //! tested at alpha / m (Bonferroni) and its interval is at 1 − alpha / m, so the
@@ -35,7 +35,7 @@ pub(crate) use crate::model::figure::{About, Aspect, Better};
 /// The run-to-run noise assumed when the runs cannot show it (one run a side): the
 /// standard deviation of a figure between two runs of the same build beyond their
 /// windows' noise, relative. Measured by bench/compare_power.sh on identical pairs
-/// (docs/ci.md, "Run-to-run noise"): 0.4–0.7 % for the response p50 and p90 of a
+/// (docs/compare.md, "Run-to-run noise"): 0.4–0.7 % for the response p50 and p90 of a
 /// quiet machine; a busy one needs several runs a side or a larger `--run-noise`.
 pub(crate) const RUN_NOISE: f64 = 0.01;
 

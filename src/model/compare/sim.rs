@@ -11,7 +11,7 @@
 //! variable: a gamma body), with a heavy tail (a share of the calls delayed by a
 //! Pareto factor). The three regimes (`Noise::quiet`, `shared`, `busy`) are fitted
 //! to real runs through bench/delay_proxy.py on this project's shared 2-core machine
-//! (bench/compare_calibrate.py measures them; docs/ci.md, "Validation").
+//! (bench/compare_calibrate.py measures them; docs/compare.md, "Validation: simulation").
 
 use std::time::Duration;
 
