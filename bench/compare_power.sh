@@ -22,6 +22,9 @@
 # total noise) beside the within-run noise compare estimates from the windows
 # (compare --run-noise 0: its standard error over √2).
 #
+# REUSE=1 with OUT=DIR compares the runs already in DIR again (a changed compare on
+# the same runs): no run is made and the proxy is not started.
+#
 # RT=1 runs the proxy and rshperf at real-time priority (chrt -f 20 / 10, root): on
 # a machine busy with other jobs this takes their scheduling delays out of the
 # measurement. Needs python3 and nginx on HTTP_PORT (8080); rshperf is
@@ -44,13 +47,16 @@ if [[ ${RT:-0} == 1 ]]; then
 fi
 mkdir -p "$out"
 delay_file="$out/delay_ms"
-echo "$delay" >"$delay_file"
-"${proxy_rt[@]}" python3 bench/delay_proxy.py "$proxy_port" "$http_port" "$delay_file" \
-    >"$out/proxy.log" 2>&1 &
-proxy=$!
-trap 'kill "$proxy" 2>/dev/null || true' EXIT
-for _ in $(seq 100); do grep -q listening "$out/proxy.log" && break; sleep 0.05; done
-grep -q listening "$out/proxy.log" || { echo "proxy did not start" >&2; exit 1; }
+reuse=${REUSE:-0}
+if [[ $reuse != 1 ]]; then
+    echo "$delay" >"$delay_file"
+    "${proxy_rt[@]}" python3 bench/delay_proxy.py "$proxy_port" "$http_port" "$delay_file" \
+        >"$out/proxy.log" 2>&1 &
+    proxy=$!
+    trap 'kill "$proxy" 2>/dev/null || true' EXIT
+    for _ in $(seq 100); do grep -q listening "$out/proxy.log" && break; sleep 0.05; done
+    grep -q listening "$out/proxy.log" || { echo "proxy did not start" >&2; exit 1; }
+fi
 
 args() { # args WORKLOAD
     case $1 in
@@ -59,6 +65,7 @@ args() { # args WORKLOAD
     esac
 }
 run() { # run WORKLOAD NAME DELAY_MS
+    [[ $reuse == 1 ]] && return
     echo "$3" >"$delay_file"
     # shellcheck disable=SC2046
     timeout 60 "${rt[@]}" "$rshperf" --server 127.0.0.1 --port "$proxy_port" --uri /1k.html \
@@ -115,7 +122,7 @@ PY
 }
 
 for w in $workloads; do
-    : >"$out/$w-load"
+    [[ $reuse == 1 ]] || : >"$out/$w-load"
     : >"$out/$w-records"
     # The base's response p50, for the slowed delay: three runs, the median.
     for k in 1 2 3; do run "$w" "cal$k" "$delay"; done
