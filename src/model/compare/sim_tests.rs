@@ -30,8 +30,11 @@ fn at_most(rate: f64, alpha: f64, n: u64, what: &str) {
     );
 }
 
+/// A regime of the noise model: its name and its noise for a workload.
+type Regime = (&'static str, fn(Workload) -> Noise);
+
 /// The regimes of the noise model, by name.
-const REGIMES: [(&str, fn(Workload) -> Noise); 3] = [
+const REGIMES: [Regime; 3] = [
     ("quiet", Noise::quiet),
     ("shared", Noise::shared),
     ("busy", Noise::busy),
