@@ -102,6 +102,10 @@ pub(crate) fn every_field_set() -> Stats {
     }
     s.timeline.offered(0);
     s.roll_timeline(5, 0.5);
+    // 64 ticks: the windows coarsen once (200 ms), so no member keeps its default.
+    for tick in 1..=64 {
+        s.roll_window(f64::from(tick) / 10.0, false);
+    }
     s.client.add_engine(0.25, 1.0);
     s.abandoned = 3;
     s.interrupted = true;
@@ -217,6 +221,8 @@ mod unit {
         assert_eq!(m.servers[1].connections, 40);
         assert_eq!(m.servers[1].response.len(), 4);
         assert_eq!(m.hist.lateness.len(), 80);
+        assert_eq!(m.windows.windows[0].response.count(), 80);
+        assert_eq!(m.windows.width_ms, full.windows.width_ms);
         assert_eq!(m.session_lengths, [2, 0, 0, 0, 2]);
     }
 
