@@ -149,6 +149,14 @@ fn every_readme_example_runs_with_exit_0_and_an_empty_stderr() {
     let scratch = std::env::temp_dir().join(format!("rshperf-readme-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).expect("scratch directory");
     let nginx = Nginx::start(scratch.join("nginx"));
+    // Its status knows it for its own (the default ports may hold another nginx).
+    let status = nginx.script("status").output().expect("run scripts/nginx.sh");
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("listening on 127.0.0.1:{} (HTTP_PORT)", nginx.http_port)),
+        "{said}"
+    );
     let log = scratch.join("rshperf.log");
     // The README's set-up: `. scripts/ports.sh`, here with HTTP_PORT moved.
     let prelude = r#"set -o pipefail
@@ -257,4 +265,66 @@ fn default_ports_are_told_from_others() {
     assert!(names_default_port("@@ rshperf --port 8080 --uri /"));
     assert!(names_default_port("@@ rshperf http://127.0.0.1:8443/"));
     assert!(!names_default_port("@@ rshperf --port 18080 --rate 80800"));
+}
+
+/// `scripts/nginx.sh start` with another server on two of its ports: one line per
+/// port naming the variable that moves it, exit 1, nothing started; `status` says the
+/// ports are another server's, not its nginx's.
+#[test]
+fn nginx_sh_names_the_ports_another_server_holds() {
+    if !support::installed("nginx") || !support::installed("openssl") {
+        return support::skip("scripts/nginx.sh needs nginx and openssl (nginx-light, openssl)");
+    }
+    let http_port = free_http_port();
+    // Another server on the HTTP and h2c ports (listening, so connects succeed).
+    let _http = TcpListener::bind(("127.0.0.1", http_port)).expect("bind");
+    let _h2c = TcpListener::bind(("127.0.0.1", http_port + 2)).expect("bind");
+    let scratch = std::env::temp_dir().join(format!("rshperf-nginx-clash-{}", std::process::id()));
+    let nginx = Nginx {
+        dir: scratch.clone(),
+        http_port,
+    };
+    let out = nginx.script("start").output().expect("run scripts/nginx.sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "nginx.sh: 127.0.0.1:{http_port} is taken by another server (not this script's \
+             nginx): set HTTP_PORT to move it"
+        )
+    );
+    assert_eq!(
+        lines[1],
+        format!(
+            "nginx.sh: 127.0.0.1:{} is taken by another server (not this script's nginx): \
+             set H2C_PORT to move it",
+            http_port + 2
+        )
+    );
+    assert!(
+        lines[2].starts_with("nginx.sh: or move all four ports at once: export HTTP_PORT="),
+        "{stderr}"
+    );
+    assert!(!scratch.join("nginx.pid").exists(), "nothing is started");
+    let out = nginx.script("status").output().expect("run scripts/nginx.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "127.0.0.1:{http_port} (HTTP_PORT): another server listens here, not this nginx"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "not listening on 127.0.0.1:{} (TLS_PORT)",
+            http_port + 363
+        )),
+        "{stdout}"
+    );
+    drop(nginx);
+    let _ = std::fs::remove_dir_all(&scratch);
 }
