@@ -123,6 +123,19 @@ fn per_second(rows: &[Row], f: impl Fn(&Row) -> f64) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// `f` of each timeline row held over its second, as steps: a point at the second's
+/// start and one at its end, so a count is drawn flat with risers between seconds
+/// instead of ramps between whole-second samples.
+fn held(rows: &[Row], f: impl Fn(&Row) -> f64) -> Vec<(f64, f64)> {
+    rows.iter()
+        .filter(|r| r.seconds > 0.0)
+        .flat_map(|r| {
+            let v = f(r);
+            [(r.second as f64, v), (r.second as f64 + r.seconds, v)]
+        })
+        .collect()
+}
+
 /// The label of the percentile 1 − 10^−`decade` (`0%`, `90%`, `99%`, `99.9%`, …).
 fn percentile_name(decade: usize) -> String {
     match decade {
@@ -208,8 +221,9 @@ fn run_charts(run: &RunResult) -> Vec<Chart> {
             y_desc: "connections open at the end of the second".into(),
             series: vec![Series::new(
                 "open connections",
-                per_second(&rows, |r| r.open as f64),
+                held(&rows, |r| r.open as f64),
             )],
+            integer_y: true,
             ..Chart::default()
         },
         Chart {
@@ -682,5 +696,29 @@ mod tests {
         let (points, names) = distribution(&Histogram::<u64>::new(3).expect("histogram"));
         assert!(points.is_empty());
         assert_eq!(names, ["0%", "90%", "99%"]);
+    }
+
+    #[test]
+    fn open_connections_are_held_over_their_second() {
+        let row = |second, seconds, open| Row {
+            second,
+            seconds,
+            open,
+            ..Row::default()
+        };
+        let rows = [row(0, 1.0, 2), row(1, 1.0, 3), row(2, 0.4, 0)];
+        // Flat over each second, risers between them; the partial last second ends
+        // at 2.4 s.
+        assert_eq!(
+            held(&rows, |r| r.open as f64),
+            [
+                (0.0, 2.0),
+                (1.0, 2.0),
+                (1.0, 3.0),
+                (2.0, 3.0),
+                (2.0, 0.0),
+                (2.4, 0.0)
+            ]
+        );
     }
 }

@@ -150,11 +150,17 @@ fn every_readme_example_runs_with_exit_0_and_an_empty_stderr() {
     std::fs::create_dir_all(&scratch).expect("scratch directory");
     let nginx = Nginx::start(scratch.join("nginx"));
     // Its status knows it for its own (the default ports may hold another nginx).
-    let status = nginx.script("status").output().expect("run scripts/nginx.sh");
+    let status = nginx
+        .script("status")
+        .output()
+        .expect("run scripts/nginx.sh");
     let said = String::from_utf8_lossy(&status.stdout);
     assert!(status.status.success(), "{said}");
     assert!(
-        said.contains(&format!("listening on 127.0.0.1:{} (HTTP_PORT)", nginx.http_port)),
+        said.contains(&format!(
+            "listening on 127.0.0.1:{} (HTTP_PORT)",
+            nginx.http_port
+        )),
         "{said}"
     );
     let log = scratch.join("rshperf.log");
@@ -284,7 +290,10 @@ fn nginx_sh_names_the_ports_another_server_holds() {
         dir: scratch.clone(),
         http_port,
     };
-    let out = nginx.script("start").output().expect("run scripts/nginx.sh");
+    let out = nginx
+        .script("start")
+        .output()
+        .expect("run scripts/nginx.sh");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let lines: Vec<&str> = stderr.lines().collect();
@@ -309,7 +318,10 @@ fn nginx_sh_names_the_ports_another_server_holds() {
         "{stderr}"
     );
     assert!(!scratch.join("nginx.pid").exists(), "nothing is started");
-    let out = nginx.script("status").output().expect("run scripts/nginx.sh");
+    let out = nginx
+        .script("status")
+        .output()
+        .expect("run scripts/nginx.sh");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
