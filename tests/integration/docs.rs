@@ -386,10 +386,10 @@ fn quoted_columns(text: &str) -> Vec<String> {
         let span = &after[..j];
         let before = rest[..i].trim_end();
         let next = after[j + 1..].trim_start();
-        if next.starts_with("column ") || next.starts_with("column,") || next.starts_with("column)")
-        {
-            names.extend(words(span));
-        } else if before.ends_with("columns") || before.ends_with("the header") {
+        let names_a_column = ["column ", "column,", "column)"]
+            .iter()
+            .any(|c| next.starts_with(c));
+        if names_a_column || before.ends_with("columns") || before.ends_with("the header") {
             names.extend(words(span));
         }
         rest = &after[j + 1..];

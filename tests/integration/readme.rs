@@ -63,23 +63,30 @@ fn examples_are_the_code_blocks_that_run_rshperf() {
 
 /// Whether 127.0.0.1:`port` (and [::1]:`port`) can be bound now.
 fn free(port: u16) -> bool {
-    TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port))).is_ok()
-        && TcpListener::bind(SocketAddr::from((Ipv6Addr::LOCALHOST, port))).is_ok()
+    let v4 = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)));
+    let v6 = TcpListener::bind(SocketAddr::from((Ipv6Addr::LOCALHOST, port)));
+    v4.is_ok() && v6.is_ok()
 }
 
-/// An `HTTP_PORT` whose four nginx ports are all free: a port the kernel hands out,
-/// checked with the offsets (an nginx started right after takes them).
+/// An `HTTP_PORT` whose four nginx ports are all free now, below the kernel's
+/// ephemeral range (where the many outgoing connections of the other tests take
+/// ports), starting from a place that differs per process.
 fn free_http_port() -> u16 {
-    for _ in 0..50 {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("an ephemeral port")
-            .port();
-        if port < 60000 && PORT_OFFSETS.iter().all(|d| free(port + d)) {
-            return port;
-        }
-    }
-    panic!("no free set of four ports for the test's nginx");
+    let range =
+        std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
+    let low: u32 = range
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(32768);
+    let (first, last) = (10_000u32, low.saturating_sub(365).max(10_001));
+    let span = last - first;
+    let start = std::process::id() % span;
+    (0..span)
+        .map(|k| first + (start + k * 7) % span)
+        .filter_map(|p| u16::try_from(p).ok())
+        .find(|&port| PORT_OFFSETS.iter().all(|d| free(port + d)))
+        .expect("a free set of four ports for the test's nginx")
 }
 
 /// An nginx started by scripts/nginx.sh in a directory of its own, stopped (by its
