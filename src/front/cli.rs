@@ -669,23 +669,7 @@ pub(crate) fn suggest(typed: &str) -> Option<&'static str> {
         5..=9 => 2,
         _ => 3,
     };
-    let mut best: Option<(usize, &'static str)> = None;
-    let mut tie = false;
-    for s in OPTIONS {
-        let d = strsim::damerau_levenshtein(typed, s.name);
-        match best {
-            Some((b, _)) if d > b => {}
-            Some((b, _)) if d == b => tie = true,
-            _ => {
-                best = Some((d, s.name));
-                tie = false;
-            }
-        }
-    }
-    match best {
-        Some((d, name)) if d <= limit && !tie => Some(name),
-        _ => None,
-    }
+    habits::closest(typed, OPTIONS.iter().map(|s| s.name), limit)
 }
 
 #[cfg(test)]

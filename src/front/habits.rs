@@ -128,9 +128,20 @@ pub(crate) fn subcommand<'n>(word: &str, names: &[&'n str]) -> Option<&'n str> {
         return None;
     }
     let limit = if word.chars().count() <= 4 { 1 } else { 2 };
+    closest(word, names.iter().copied(), limit)
+}
+
+/// The name of `names` at the smallest edit distance from `word` (Damerau–Levenshtein),
+/// when that distance is at most `limit` and no other name is as close. Shared with
+/// `cli::suggest` (misspelt options).
+pub(crate) fn closest<'n>(
+    word: &str,
+    names: impl IntoIterator<Item = &'n str>,
+    limit: usize,
+) -> Option<&'n str> {
     let mut best: Option<(usize, &'n str)> = None;
     let mut tie = false;
-    for &name in names {
+    for name in names {
         let d = strsim::damerau_levenshtein(word, name);
         match best {
             Some((b, _)) if d > b => {}

@@ -97,18 +97,25 @@ struct Nginx {
 }
 
 impl Nginx {
-    /// The `nginx.sh` command with this nginx's environment: `HTTP_PORT` alone.
-    fn script(&self, cmd: &str) -> Command {
-        let mut c = Command::new("bash");
-        c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/nginx.sh"))
-            .arg(cmd)
+    /// `command` with this nginx's environment: its directory and `HTTP_PORT` alone
+    /// (scripts/ports.sh derives the other ports).
+    fn environment<'c>(&self, command: &'c mut Command) -> &'c mut Command {
+        command
             .env("NGINX_DIR", &self.dir)
             .env("HTTP_PORT", self.http_port.to_string())
             .env_remove("TLS_PORT")
             .env_remove("H2C_PORT")
             .env_remove("H2_PORT")
             .env_remove("NGINX_SOCKET")
-            .env_remove("RSHPERF_PORTS_FROM");
+            .env_remove("RSHPERF_PORTS_FROM")
+    }
+
+    /// The `nginx.sh` command for this nginx.
+    fn script(&self, cmd: &str) -> Command {
+        let mut c = Command::new("bash");
+        c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/nginx.sh"))
+            .arg(cmd);
+        self.environment(&mut c);
         c
     }
 
@@ -190,21 +197,14 @@ rshperf() {
         let mut tries = 0;
         let (out, record) = loop {
             let _ = std::fs::remove_file(&log);
-            let out = Command::new("bash")
-                .arg("-c")
+            let mut bash = Command::new("bash");
+            bash.arg("-c")
                 .arg(format!("{prelude}{block}\n"))
                 .current_dir(&scratch)
                 .env("RSHPERF_BIN", env!("CARGO_BIN_EXE_rshperf"))
                 .env("RSHPERF_LOG", &log)
-                .env("RSHPERF_REPO", env!("CARGO_MANIFEST_DIR"))
-                .env("NGINX_DIR", &nginx.dir)
-                .env("HTTP_PORT", nginx.http_port.to_string())
-                .env_remove("TLS_PORT")
-                .env_remove("H2C_PORT")
-                .env_remove("H2_PORT")
-                .env_remove("RSHPERF_PORTS_FROM")
-                .output()
-                .expect("run bash");
+                .env("RSHPERF_REPO", env!("CARGO_MANIFEST_DIR"));
+            let out = nginx.environment(&mut bash).output().expect("run bash");
             let record = std::fs::read_to_string(&log).unwrap_or_default();
             // (A sweep's warning names its step first: `at 2000 conn/s: client-bound:`.)
             let starved = record.lines().any(|l| {
