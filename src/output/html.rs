@@ -144,7 +144,10 @@ fn series(seconds: &Seconds, name: &str, rate: bool) -> Series {
 /// instead of ramps between whole-second samples.
 fn held(seconds: &Seconds, name: &str) -> Series {
     let mut held = series(seconds, name, false);
-    let lengths = seconds.iter().map(|(_, len, _)| *len).filter(|len| *len > 0.0);
+    let lengths = seconds
+        .iter()
+        .map(|(_, len, _)| *len)
+        .filter(|len| *len > 0.0);
     held.points = held
         .points
         .iter()

@@ -142,9 +142,9 @@ const OTHER_TOOLS: &[(&str, &str)] = &[
     ("--halt", "GNU parallel"),
     ("--return", "GNU parallel"),
     ("--tag", "GNU parallel"),
+    ("--termseq", "GNU parallel"),
     ("--will-cite", "GNU parallel"),
     ("--ntasks-per-node", "srun"),
-    ("--kill-after", "timeout"),
     ("--preserve-status", "timeout"),
 ];
 

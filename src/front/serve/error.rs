@@ -15,7 +15,9 @@ use crate::wire::error::{Error, InCommand};
 #[derive(Debug, ThisError)]
 pub(crate) enum ServeError {
     /// `--delay` out of range (clap prints it after the option).
-    #[error("expected milliseconds from 0 to 1000000000")]
+    #[error(
+        "expected milliseconds from 0 to 1000000000 (or a duration with its unit: 250us, 1.5s)"
+    )]
     Delay,
     /// `--address` does not resolve.
     #[error("cannot resolve address '{host}'")]
@@ -96,7 +98,8 @@ mod tests {
         let cases = [
             (
                 ServeError::Delay,
-                "rshperf: serve: expected milliseconds from 0 to 1000000000",
+                "rshperf: serve: expected milliseconds from 0 to 1000000000 (or a duration with \
+                 its unit: 250us, 1.5s)",
                 true,
             ),
             (

@@ -20,8 +20,8 @@ use clap::{Arg, ArgAction, ArgMatches, FromArgMatches, Parser, ValueEnum};
 
 use crate::front::cli::{self, Command, HasArg, Opt, OptSpec, OPTIONS};
 use crate::front::subcommand::{self, Parsed as ClapParsed};
-use crate::model::config::value;
 use crate::model::config::Config;
+use crate::model::config::{duration, value};
 use crate::output::threshold::{self, Threshold};
 use crate::wire::error::Error;
 
@@ -75,11 +75,13 @@ pub(crate) struct SweepOpts {
     #[arg(
         long = "const-test-time",
         alias = "const_test_time",
-        value_name = "SECONDS"
+        value_name = "SECONDS",
+        value_parser = seconds
     )]
     pub(crate) const_test_time: Option<f64>,
     /// Seconds of pause between steps.
-    #[arg(long = "cool-down", value_name = "SECONDS", default_value_t = 0.0)]
+    #[arg(long = "cool-down", value_name = "SECONDS", default_value_t = 0.0,
+          value_parser = seconds)]
     pub(crate) cool_down: f64,
     /// A step passes only if its achieved rate is at least this % of the demanded one.
     #[arg(long = "min-achieved", value_name = "PERCENT", default_value_t = 95.0)]
@@ -460,6 +462,11 @@ fn check(o: &SweepOpts, fixed_conns: bool) -> Result<(), SweepError> {
     Ok(())
 }
 
+/// A number of seconds, with or without a unit (`500ms`, `3s`, `1m`).
+fn seconds(arg: &str) -> Result<f64, String> {
+    duration::seconds(arg)
+        .ok_or_else(|| "expected a number of seconds, or one with a unit (500ms, 3s, 1m)".into())
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -656,6 +663,26 @@ mod tests {
         assert_eq!(s.opts.const_test_time, None);
         let s = sweep(&["--low-rate", "1", "--high-rate", "2", "--rate-step", "1"]);
         assert_eq!(s.opts.const_test_time, Some(5.0));
+    }
+
+    #[test]
+    fn step_times_take_a_unit() {
+        let base = ["--low-rate", "1", "--high-rate", "2", "--rate-step", "1"];
+        let s = sweep(
+            &[
+                &base[..],
+                &["--const-test-time", "1500ms", "--cool-down", "1m"],
+            ]
+            .concat(),
+        );
+        assert_eq!(s.opts.const_test_time, Some(1.5));
+        assert_eq!(s.opts.cool_down, 60.0);
+        assert_eq!(
+            err(&[&base[..], &["--cool-down", "5x"]].concat()),
+            "rshperf: sweep: invalid value '5x' for '--cool-down <SECONDS>': expected a \
+             number of seconds, or one with a unit (500ms, 3s, 1m)\n\n\
+             For more information, try '--help'."
+        );
     }
 
     #[test]

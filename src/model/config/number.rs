@@ -9,6 +9,7 @@
 //! `config::period` and `ConfigBuilder::build` (which checks typed values by the same
 //! rules).
 
+use super::duration::seconds;
 use super::error::ConfigError;
 
 /// C `isspace`.
@@ -264,39 +265,8 @@ pub(crate) struct FloatRule {
     c_ok: fn(f64) -> bool,
     /// What is expected, for values httperf accepted.
     pub(crate) expect: &'static str,
-    /// A duration in seconds: a unit may follow the number (`seconds`).
+    /// A duration in seconds: a unit may follow the number (`duration::seconds`).
     duration: bool,
-}
-
-/// The units a duration may carry and their seconds; a plain number is seconds.
-const DURATION_UNITS: [(&str, f64); 6] = [
-    ("us", 1e-6),
-    ("µs", 1e-6),
-    ("ms", 1e-3),
-    ("s", 1.0),
-    ("m", 60.0),
-    ("h", 3600.0),
-];
-
-/// A duration as typed, in seconds: a number (seconds, as in httperf) or a number with
-/// a unit of `DURATION_UNITS` (`500ms`, `2s`, `1.5m`); None for anything else.
-pub(crate) fn seconds(arg: &str) -> Option<f64> {
-    let unit = DURATION_UNITS
-        .iter()
-        .find_map(|&(unit, scale)| Some((arg.strip_suffix(unit)?, scale)));
-    let v = match unit {
-        // A unit goes after digits and a point only: not after `inf`, a sign or a blank.
-        Some((number, scale)) => {
-            let digits = number.bytes().any(|b| b.is_ascii_digit())
-                && number.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-            if !digits {
-                return None;
-            }
-            number.parse::<f64>().ok()? * scale
-        }
-        None => arg.parse::<f64>().ok()?,
-    };
-    v.is_finite().then_some(v)
 }
 
 impl FloatRule {
@@ -441,33 +411,6 @@ pub(crate) fn to_u32(v: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_take_a_unit_and_plain_numbers_stay_seconds() {
-        let cases = [
-            ("5", Some(5.0)),
-            ("0.25", Some(0.25)),
-            ("1e1", Some(10.0)),
-            ("5ms", Some(0.005)),
-            ("250us", Some(0.000_25)),
-            ("250µs", Some(0.000_25)),
-            ("3s", Some(3.0)),
-            ("1.5m", Some(90.0)),
-            ("2h", Some(7200.0)),
-            (".5s", Some(0.5)),
-            ("5x", None),
-            ("s", None),
-            ("-1s", None),
-            (" 1s", None),
-            ("infs", None),
-            ("1e3s", None),
-            ("inf", None),
-            ("", None),
-        ];
-        for (arg, want) in cases {
-            assert_eq!(seconds(arg), want, "{arg}");
-        }
-    }
 
     #[test]
     fn duration_options_read_units_and_keep_httperfs_messages() {
