@@ -8,7 +8,7 @@
 //! and the `-V` version text. It does not interpret option values (but for a `-d`
 //! value that is wrk's duration, refused with the hint): `Args` keeps every
 //! option occurrence raw and in command-line order, and `front::httperf` maps them onto
-//! `ConfigBuilder`. Called by `lib::run` (and by `front::httperf::from_argv`).
+//! `ConfigBuilder`. Called by `crate::run` (and by `front::httperf::from_argv`).
 //!
 //! Rules reproduced from glibc: unique-prefix abbreviations (an exact match wins; an
 //! ambiguous prefix lists the candidates in table order), `--opt=value` and
