@@ -59,8 +59,9 @@ pub(crate) fn parse_rate(arg: &str) -> Result<Period, ConfigError> {
     Ok(Period::Deterministic(period))
 }
 
-/// One seconds value inside `--period` (a unit may follow: `e5ms`): httperf's message for what httperf rejects
-/// (no number, negative), with an explanation for what only rshperf rejects.
+/// One seconds value inside `--period` (a unit may follow: `e5ms`): httperf's message
+/// for what httperf rejects (no number, negative), with an explanation for what only
+/// rshperf rejects.
 fn period_value(
     text: &str,
     what: &str,
