@@ -70,8 +70,9 @@ pub(crate) struct SweepOpts {
     /// Step between rates (the walk; with --find-max, optional: the grid it searches).
     #[arg(long = "rate-step", alias = "rate_step", value_name = "RATE")]
     pub(crate) rate_step: Option<f64>,
-    /// Seconds per step: each step makes rate × SECONDS arrivals (autobench's rule).
-    /// Default 5 unless --num-conns (or --wsess/--wsesslog sessions) is given.
+    /// Seconds per step (or with a unit: 1500ms, 1m): each step makes rate × SECONDS
+    /// arrivals (autobench's rule). Default 5 unless --num-conns (or --wsess/--wsesslog
+    /// sessions) is given.
     #[arg(
         long = "const-test-time",
         alias = "const_test_time",
@@ -79,7 +80,7 @@ pub(crate) struct SweepOpts {
         value_parser = seconds
     )]
     pub(crate) const_test_time: Option<f64>,
-    /// Seconds of pause between steps.
+    /// Seconds of pause between steps (or with a unit: 500ms, 1m).
     #[arg(long = "cool-down", value_name = "SECONDS", default_value_t = 0.0,
           value_parser = seconds)]
     pub(crate) cool_down: f64,
