@@ -18,9 +18,9 @@
 //! option processing. Diagnostics carry the program name `rshperf`, whatever argv[0]
 //! is. Edit distances for suggestions come from `strsim` (Damerau–Levenshtein).
 
+use crate::front::error::Error;
 use crate::front::habits;
 use crate::model::config::number::DEBUG;
-use crate::wire::error::Error;
 
 /// One long option of rshperf (httperf 0.9.0 and master, plus `--threads`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
