@@ -2,9 +2,11 @@
 //!
 //! Owns the option table (names, argument kinds, table order), the getopt-compatible
 //! scanner and its diagnostics (plus a `did you mean --NAME?` line after glibc's for a
-//! misspelt option), httperf's usage lines (`usage`; `-h` returns them and the caller,
+//! misspelt option, or what ab's, wrk's or oha's letter is here: `habits`), httperf's
+//! usage lines (`usage`; `-h` returns them and the caller,
 //! `dispatch::help_text`, adds the rest of `--help` from `help`)
-//! and the `-V` version text. It does not interpret option values: `Args` keeps every
+//! and the `-V` version text. It does not interpret option values (but for a `-d`
+//! value that is wrk's duration, refused with the hint): `Args` keeps every
 //! option occurrence raw and in command-line order, and `front::httperf` maps them onto
 //! `ConfigBuilder`. Called by `crate::run` (and by `front::httperf::from_argv`).
 //!
@@ -17,6 +19,8 @@
 //! is. Edit distances for suggestions come from `strsim` (Damerau–Levenshtein).
 
 use crate::front::error::Error;
+use crate::front::habits;
+use crate::model::config::number::DEBUG;
 
 /// One long option of rshperf (httperf 0.9.0 and master, plus `--threads`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -396,39 +400,93 @@ pub enum Command {
     Run(Args),
 }
 
+/// httperf master's usage lines (with `rshperf`, and the master options its usage
+/// omits), as `usage` starts with them.
+const HTTPERF_USAGE: &str = "\
+Usage: rshperf [-hdvVn] [--add-header S] [--burst-length N] [--client N/N]
+\t[--close-with-reset] [--debug N] [--failure-status N]
+\t[--help] [--hog] [--http-version S] [--max-connections N]
+\t[--max-piped-calls N] [--method S] [--no-host-hdr]
+\t[--num-calls N] [--num-conns N] [--session-cookies]
+\t[--period [d|u|e]T1[,T2]|[v]T1,D1[,T2,D2]...[,Tn,Dn]
+\t[--print-reply [header|body]] [--print-request [header|body]]
+\t[--rate X] [--recv-buffer N] [--retry-on-failure] [--send-buffer N]
+\t[--server S|--servers file] [--server-name S] [--port N] [--uri S] [--myaddr S]
+\t[--ssl] [--ssl-ciphers L] [--ssl-no-reuse]
+\t[--ssl-certificate file] [--ssl-key file]
+\t[--ssl-ca-file file] [--ssl-ca-path path]
+\t[--ssl-verify [yes|no]] [--ssl-protocol S] [--tls-server-name S]
+\t[--think-timeout X] [--timeout X] [--verbose] [--version]
+\t[--wlog y|n,file] [--wsess N,N,X] [--wsesslog N,X,file]
+\t[--wsesspage N,N,X] [--wset N,X]
+\t[--runtime X]
+\t[--use-timer-cache]
+\t[--periodic-stats]
+\t[--add-header-file file]
+";
+
+/// How wide a generated usage line may grow (the tab counts as 8).
+const USAGE_WIDTH: usize = 80;
+
 /// The usage lines that start the `-h` text (`dispatch::help_text`): httperf master's
-/// usage with `rshperf`, the master options it omits, and rshperf's own options. Scripts
-/// may grep them: they only ever grow. Ends with a newline.
+/// usage (`HTTPERF_USAGE`), then every other option of `OPTIONS` in table order,
+/// generated, so a new option is listed when it is added to the table. Scripts may
+/// grep them: they only ever grow. Ends with a newline.
 pub fn usage() -> String {
-    format!(
-        "Usage: {PROG} [-hdvVn] [--add-header S] [--burst-length N] [--client N/N]\n\
-         \t[--close-with-reset] [--debug N] [--failure-status N]\n\
-         \t[--help] [--hog] [--http-version S] [--max-connections N]\n\
-         \t[--max-piped-calls N] [--method S] [--no-host-hdr]\n\
-         \t[--num-calls N] [--num-conns N] [--session-cookies]\n\
-         \t[--period [d|u|e]T1[,T2]|[v]T1,D1[,T2,D2]...[,Tn,Dn]\n\
-         \t[--print-reply [header|body]] [--print-request [header|body]]\n\
-         \t[--rate X] [--recv-buffer N] [--retry-on-failure] [--send-buffer N]\n\
-         \t[--server S|--servers file] [--server-name S] [--port N] [--uri S] [--myaddr S]\n\
-         \t[--ssl] [--ssl-ciphers L] [--ssl-no-reuse]\n\
-         \t[--ssl-certificate file] [--ssl-key file]\n\
-         \t[--ssl-ca-file file] [--ssl-ca-path path]\n\
-         \t[--ssl-verify [yes|no]] [--ssl-protocol S] [--tls-server-name S]\n\
-         \t[--think-timeout X] [--timeout X] [--verbose] [--version]\n\
-         \t[--wlog y|n,file] [--wsess N,N,X] [--wsesslog N,X,file]\n\
-         \t[--wsesspage N,N,X] [--wset N,X]\n\
-         \t[--runtime X]\n\
-         \t[--use-timer-cache]\n\
-         \t[--periodic-stats]\n\
-         \t[--add-header-file file]\n\
-         \t[--threads N] [--partition I/N] [--start-at T|+S] [--concurrency C]\n\
-         \t[--percentiles] [--json file] [--csv file] [--fail-on EXPR]\n\
-         \t[--timeline file] [--html file]\n\
-         \t[--progress|--no-progress]\n\
-         \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n\
-         \t[--unix-socket path] [--body-file file] [--content-type T]\n\
-         \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n"
-    )
+    let mut text = HTTPERF_USAGE.to_string();
+    let mut line = String::new();
+    for spec in OPTIONS {
+        let name = format!("--{}", spec.name);
+        if mentions(HTTPERF_USAGE, &name) {
+            continue;
+        }
+        let item = match spec.has_arg {
+            HasArg::No => format!("[{name}]"),
+            _ => format!("[{name} {}]", metavar(spec.opt)),
+        };
+        if !line.is_empty() && 8 + line.len() + 1 + item.len() > USAGE_WIDTH {
+            text.push_str(&format!("\t{line}\n"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&item);
+    }
+    if !line.is_empty() {
+        text.push_str(&format!("\t{line}\n"));
+    }
+    text
+}
+
+/// Whether `text` names the option `name` (`--ssl` in `[--ssl]`, not in `[--ssl-key`).
+fn mentions(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        matches!(before, Some('[' | '|')) && matches!(after, Some(' ' | ']' | '|'))
+    })
+}
+
+/// The value an option of rshperf's own takes, as the usage lines name it.
+fn metavar(opt: Opt) -> &'static str {
+    match opt {
+        Opt::QuicIdleTimeout | Opt::MetricsLinger => "S",
+        Opt::Threads => "N",
+        Opt::Partition => "I/N",
+        Opt::StartAt => "T|+S",
+        Opt::Concurrency => "C",
+        Opt::Json | Opt::Csv | Opt::Timeline | Opt::Html | Opt::Junit => "file",
+        Opt::BodyFile | Opt::HeaderFile => "file",
+        Opt::FailOn => "EXPR",
+        Opt::Overload => "degrade|queue",
+        Opt::Spin => "auto|off|USEC",
+        Opt::CallRate => "R",
+        Opt::UnixSocket => "path",
+        Opt::ContentType => "T",
+        Opt::MetricsListen => "addr:port",
+        _ => "X",
+    }
 }
 
 /// The `-V` line, newline included.
@@ -504,7 +562,13 @@ pub fn parse(argv: &[String]) -> Result<Command, Error> {
                     'h' => return Ok(Command::Help(usage())),
                     'V' => return Ok(Command::Version(version())),
                     'v' => args.opts.push((Opt::Verbose, None)),
-                    'n' => args.opts.push((Opt::PeriodicStats, None)),
+                    'n' => {
+                        args.opts.push((Opt::PeriodicStats, None));
+                        // `-n 100` (ab's habit): the operand's warning says what -n is.
+                        if pos + 1 == group.len() {
+                            prev = Some(Opt::PeriodicStats);
+                        }
+                    }
                     'd' => {
                         let rest = &group[pos + 1..];
                         let value = if !rest.is_empty() {
@@ -515,6 +579,12 @@ pub fn parse(argv: &[String]) -> Result<Command, Error> {
                         } else {
                             return Err(getopt("option requires an argument -- 'd'".into()));
                         };
+                        // `-d 30s`: wrk's duration; the level's error says so.
+                        if let (Err(e), Some(hint)) =
+                            (DEBUG.parse(&value), habits::debug_value(&value))
+                        {
+                            return Err(Error::Getopt(format!("{PROG}: {e}\n{PROG}: {hint}")));
+                        }
                         args.opts.push((Opt::Debug, Some(value)));
                         break;
                     }
@@ -522,7 +592,16 @@ pub fn parse(argv: &[String]) -> Result<Command, Error> {
                         let text = format!("invalid option -- '{other}'");
                         // `-rate 5`: a long option typed with one dash.
                         let long = group.split('=').next().unwrap_or(group);
-                        return Err(getopt_hint(text, suggest(long)));
+                        return Err(match suggest(long) {
+                            Some(name) => getopt_hint(text, Some(name)),
+                            // `-c 10`: another tool's option, named here.
+                            None => match habits::short_option(other, argv) {
+                                Some(hint) => {
+                                    Error::Getopt(format!("{PROG}: {text}\n{PROG}: {hint}"))
+                                }
+                                None => getopt(text),
+                            },
+                        });
                     }
                 }
             }
@@ -590,23 +669,7 @@ pub(crate) fn suggest(typed: &str) -> Option<&'static str> {
         5..=9 => 2,
         _ => 3,
     };
-    let mut best: Option<(usize, &'static str)> = None;
-    let mut tie = false;
-    for s in OPTIONS {
-        let d = strsim::damerau_levenshtein(typed, s.name);
-        match best {
-            Some((b, _)) if d > b => {}
-            Some((b, _)) if d == b => tie = true,
-            _ => {
-                best = Some((d, s.name));
-                tie = false;
-            }
-        }
-    }
-    match best {
-        Some((d, name)) if d <= limit && !tie => Some(name),
-        _ => None,
-    }
+    habits::closest(typed, OPTIONS.iter().map(|s| s.name), limit)
 }
 
 #[cfg(test)]
@@ -851,9 +914,34 @@ mod tests {
         // Errors before -h still win, as in httperf.
         assert!(run(&["--bogus", "-h"]).is_err());
         let u = usage();
-        assert!(u.starts_with("Usage: rshperf [-hdvVn] [--add-header S]"));
-        assert!(u.contains("\t[--threads N] [--partition I/N]"));
+        assert!(u.starts_with(&format!("Usage: {PROG} [-hdvVn] [--add-header S]")));
+        assert!(u.starts_with(HTTPERF_USAGE));
         assert!(u.ends_with('\n'));
+    }
+
+    #[test]
+    fn usage_names_every_option_of_the_table() {
+        let u = usage();
+        for spec in OPTIONS {
+            assert!(mentions(&u, &format!("--{}", spec.name)), "--{}", spec.name);
+        }
+        assert!(!mentions("[--ssl-key file]", "--ssl"));
+        assert!(mentions("[--server S|--servers file]", "--servers"));
+        // rshperf's own options, generated after httperf's lines, in table order.
+        assert_eq!(
+            &u[HTTPERF_USAGE.len()..],
+            "\t[--quic-0rtt] [--quic-idle-timeout S] [--threads N] [--percentiles]\n\
+             \t[--json file] [--csv file] [--timeline file] [--html file]\n\
+             \t[--junit file] [--fail-on EXPR] [--progress] [--no-progress]\n\
+             \t[--partition I/N] [--start-at T|+S] [--concurrency C]\n\
+             \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n\
+             \t[--call-rate R] [--unix-socket path] [--body-file file]\n\
+             \t[--content-type T] [--header-file file] [--metrics-listen addr:port]\n\
+             \t[--metrics-linger S]\n"
+        );
+        for line in u[HTTPERF_USAGE.len()..].lines() {
+            assert!(8 + line.len() - 1 <= USAGE_WIDTH, "{line}");
+        }
     }
 
     #[test]
@@ -920,6 +1008,42 @@ mod tests {
             "rshperf: invalid option -- 's'\nrshperf: did you mean --server?"
         );
         assert_eq!(err(&["-x"]), "rshperf: invalid option -- 'x'");
+    }
+
+    #[test]
+    fn other_tools_habits_get_the_rshperf_option() {
+        // ab's line: glibc's diagnostic first, then what -c is and the ab line.
+        assert_eq!(
+            err(&["-n", "100", "-c", "10", "http://127.0.0.1:8080/"]),
+            "rshperf: invalid option -- 'c'\nrshperf: -c (connections: ab, wrk, oha, hey) is \
+             --concurrency N here (N requests in flight, a closed loop), or --rate R for \
+             httperf's open loop; ab's whole command line runs as `rshperf ab -n 100 -c 10 \
+             http://127.0.0.1:8080/`"
+        );
+        // wrk's -d is httperf's debug level; a duration is not one.
+        assert_eq!(
+            err(&["-d", "30s", "http://h/"]),
+            "rshperf: illegal debug level 30s\nrshperf: -d is httperf's --debug (a level); \
+             wrk's -d 30s (duration) is --runtime 30 here"
+        );
+        assert_eq!(opts(&["-d", "30"]), vec![one(Opt::Debug, "30")]);
+        // -n stays httperf's flag; the number after it is an operand whose warning
+        // knows what came before it.
+        match run(&["-n", "100", "-vn", "x"]) {
+            Ok(Command::Run(a)) => {
+                assert_eq!(
+                    a.opts,
+                    vec![
+                        (Opt::PeriodicStats, None),
+                        (Opt::Verbose, None),
+                        (Opt::PeriodicStats, None)
+                    ]
+                );
+                let after: Vec<_> = a.operands.iter().map(|o| o.after).collect();
+                assert_eq!(after, [Some(Opt::PeriodicStats), Some(Opt::PeriodicStats)]);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

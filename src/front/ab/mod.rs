@@ -280,7 +280,7 @@ fn run(b: &Bench) -> Result<i32, Exit> {
         }
     }
     let advice = advice::assess_without_classic_report(&plan.cfg, &plan.work, &run);
-    advice::print(&advice, false);
+    advice::print(&advice);
     // ab exits 1 after printing the results of an interrupted run; lb exits 0.
     Ok(i32::from(run.interrupted && b.tool == Tool::Ab))
 }

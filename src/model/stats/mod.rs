@@ -349,6 +349,11 @@ pub struct Stats {
     /// `client-timo` as well (absent from documents written before it).
     #[serde(default)]
     pub(crate) connect_timeouts: u64,
+    /// TLS connections whose server certificate `--ssl-verify` rejected (an unknown
+    /// issuer, another name, expired), counted as `other` as well (absent from
+    /// documents written before it).
+    #[serde(default)]
+    pub(crate) cert_rejected: u64,
     /// TLS handshakes completed in full / resumed.
     pub tls_handshakes: [u64; 2],
     /// Sessions that completed successfully.
@@ -452,6 +457,7 @@ impl Stats {
             rate_samples: Vec::new(),
             unroutable: 0,
             connect_timeouts: 0,
+            cert_rejected: 0,
             tls_handshakes: [0; 2],
             sessions_ok: 0,
             sessions_failed: 0,
@@ -701,6 +707,7 @@ impl Stats {
             rate_samples: sum,
             unroutable: sum,
             connect_timeouts: sum,
+            cert_rejected: sum,
             tls_handshakes: sum,
             sessions_ok: sum,
             sessions_failed: sum,

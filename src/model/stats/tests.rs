@@ -41,6 +41,7 @@ pub(crate) fn every_field_set() -> Stats {
     s.max_burst = 3;
     s.unroutable = 2;
     s.connect_timeouts = 3;
+    s.cert_rejected = 5;
     s.rate_samples.push(RateSample {
         replies: 30,
         sessions: 2,
@@ -213,6 +214,7 @@ mod unit {
         assert_eq!(m.tls_handshakes, [2, 4]);
         assert_eq!(m.unroutable, 4);
         assert_eq!(m.connect_timeouts, 6);
+        assert_eq!(m.cert_rejected, 10);
         assert_eq!(m.lifetime_sumsq_us, 2 * full.lifetime_sumsq_us);
         assert_eq!(m.lifetime_min_us, full.lifetime_min_us);
         assert_eq!(m.lifetime_max_us, full.lifetime_max_us);
