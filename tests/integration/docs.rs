@@ -135,6 +135,9 @@ const OTHER_TOOLS: &[(&str, &str)] = &[
     ("--git", "cargo install"),
     ("--target", "cargo build"),
     ("--check", "cargo fmt"),
+    ("--lib", "cargo test"),
+    ("--ignored", "the test binary of cargo test"),
+    ("--nocapture", "the test binary of cargo test"),
     ("--no-build", "cargo deb"),
     ("--strip", "cargo deb"),
     ("--basefile", "GNU parallel"),
@@ -216,6 +219,8 @@ fn every_option_the_docs_name_is_one_rshperf_or_the_named_tool_takes() {
 /// The front ends whose parser a message in `path` (under src/) names options of,
 /// besides httperf's: the subcommand's own.
 fn fronts_of(path: &str) -> Vec<&'static str> {
+    // A front end's error type lives in src/front/error/, named like the front end.
+    let path = path.replace("src/front/error/", "src/front/");
     let front = |name: &str| path.starts_with(&format!("src/front/{name}"));
     if front("sweep") {
         vec!["sweep", "merge"]
@@ -225,7 +230,7 @@ fn fronts_of(path: &str) -> Vec<&'static str> {
         vec!["compare"]
     } else if front("serve") {
         vec!["serve"]
-    } else if front("dispatch") || path == "src/wire/error.rs" {
+    } else if front("dispatch") || path == "src/front/mod.rs" {
         CLAP_COMMANDS.to_vec()
     } else {
         Vec::new()
