@@ -1,11 +1,11 @@
 //! Command-line parsing with glibc `getopt_long` rules (docs/compatibility.md §1.1).
 //!
-//! Owns the option table (names, argument kinds, table order), the getopt-compatible
-//! scanner and its diagnostics (plus a `did you mean --NAME?` line after glibc's for a
-//! misspelt option, or what ab's, wrk's or oha's letter is here: `habits`), httperf's
-//! usage lines (`usage`; `-h` returns them and the caller,
-//! `dispatch::help_text`, adds the rest of `--help` from `help`)
-//! and the `-V` version text. It does not interpret option values (but for a `-d`
+//! Owns the option table (names, argument kinds, table order), the long-option lookup
+//! on the scanner httperf shares with `lb` (`front::getopt`), the diagnostics (plus a
+//! `did you mean --NAME?` line after glibc's for a misspelt option, or what ab's,
+//! wrk's or oha's letter is here: `habits`), httperf's usage lines (`usage`; `-h`
+//! returns them and the caller, `dispatch::help_text`, adds the rest of `--help` from
+//! `help`) and the `-V` version text. It does not interpret option values (but for a `-d`
 //! value that is wrk's duration, refused with the hint): `Args` keeps every
 //! option occurrence raw and in command-line order, and `front::httperf` maps them onto
 //! `ConfigBuilder`. Called by `crate::run` (and by `front::httperf::from_argv`).
@@ -19,6 +19,7 @@
 //! is. Edit distances for suggestions come from `strsim` (Damerau–Levenshtein).
 
 use crate::front::error::Error;
+use crate::front::getopt::{Getopt, GetoptError, Item, Operands};
 use crate::front::habits;
 use crate::model::config::number::DEBUG;
 
@@ -502,117 +503,102 @@ pub(crate) fn version() -> String {
 /// diagnostic (`Error::Getopt`, full text without a newline).
 pub fn parse(argv: &[String]) -> Result<Command, Error> {
     let mut args = Args::default();
-    let mut i = 1;
+    let words = argv.get(1..).unwrap_or_default();
+    let mut scan = Getopt::new(words, LETTERS, Operands::Anywhere).with_long();
     // The option of the previous argument, if it left the next argument alone.
     let mut prev: Option<Opt> = None;
-    while i < argv.len() {
-        let arg = argv[i].as_str();
-        i += 1;
+    while let Some(item) = scan.next() {
         let after = prev.take();
-        if arg == "--" {
-            args.operands.extend(argv[i..].iter().map(|text| Operand {
-                text: text.clone(),
-                after: None,
-            }));
-            break;
-        }
-        if let Some(body) = arg.strip_prefix("--") {
-            let (name, inline) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (body, None),
-            };
-            let spec = lookup(name, body)?;
-            let value = match spec.has_arg {
-                HasArg::No => {
-                    if inline.is_some() {
-                        return Err(getopt(format!(
-                            "option '--{}' doesn't allow an argument",
-                            spec.name
-                        )));
+        let item = match item {
+            Ok(item) => item,
+            Err(GetoptError::Unknown(letter)) => {
+                return Err(unknown_letter(letter, scan.word(), argv))
+            }
+            Err(e) => return Err(getopt(e.glibc_text())),
+        };
+        match item {
+            Item::Long(body) => {
+                let (name, inline) = match body.split_once('=') {
+                    Some((n, v)) => (n, Some(v)),
+                    None => (body, None),
+                };
+                let spec = lookup(name, body)?;
+                let value = match spec.has_arg {
+                    HasArg::No => {
+                        if inline.is_some() {
+                            return Err(getopt(format!(
+                                "option '--{}' doesn't allow an argument",
+                                spec.name
+                            )));
+                        }
+                        None
                     }
-                    None
+                    HasArg::Optional => inline.map(str::to_string),
+                    HasArg::Required => match inline.or_else(|| scan.value()) {
+                        Some(v) => Some(v.to_string()),
+                        None => {
+                            return Err(getopt(format!(
+                                "option '--{}' requires an argument",
+                                spec.name
+                            )))
+                        }
+                    },
+                };
+                if spec.has_arg != HasArg::Required && inline.is_none() {
+                    prev = Some(spec.opt);
                 }
-                HasArg::Optional => inline.map(str::to_string),
-                HasArg::Required => match inline {
-                    Some(v) => Some(v.to_string()),
-                    None if i < argv.len() => {
-                        i += 1;
-                        Some(argv[i - 1].clone())
-                    }
-                    None => {
-                        return Err(getopt(format!(
-                            "option '--{}' requires an argument",
-                            spec.name
-                        )))
-                    }
-                },
-            };
-            if spec.has_arg != HasArg::Required && inline.is_none() {
-                prev = Some(spec.opt);
-            }
-            match spec.opt {
-                Opt::Help => return Ok(Command::Help(usage())),
-                Opt::Version => return Ok(Command::Version(version())),
-                opt => args.opts.push((opt, value)),
-            }
-        } else if arg.len() > 1 && arg.starts_with('-') {
-            let group = &arg[1..];
-            for (pos, c) in group.char_indices() {
-                match c {
-                    'h' => return Ok(Command::Help(usage())),
-                    'V' => return Ok(Command::Version(version())),
-                    'v' => args.opts.push((Opt::Verbose, None)),
-                    'n' => {
-                        args.opts.push((Opt::PeriodicStats, None));
-                        // `-n 100` (ab's habit): the operand's warning says what -n is.
-                        if pos + 1 == group.len() {
-                            prev = Some(Opt::PeriodicStats);
-                        }
-                    }
-                    'd' => {
-                        let rest = &group[pos + 1..];
-                        let value = if !rest.is_empty() {
-                            rest.to_string()
-                        } else if i < argv.len() {
-                            i += 1;
-                            argv[i - 1].clone()
-                        } else {
-                            return Err(getopt("option requires an argument -- 'd'".into()));
-                        };
-                        // `-d 30s`: wrk's duration; the level's error says so.
-                        if let (Err(e), Some(hint)) =
-                            (DEBUG.parse(&value), habits::debug_value(&value))
-                        {
-                            return Err(Error::Getopt(format!("{PROG}: {e}\n{PROG}: {hint}")));
-                        }
-                        args.opts.push((Opt::Debug, Some(value)));
-                        break;
-                    }
-                    other => {
-                        let text = format!("invalid option -- '{other}'");
-                        // `-rate 5`: a long option typed with one dash.
-                        let long = group.split('=').next().unwrap_or(group);
-                        return Err(match suggest(long) {
-                            Some(name) => getopt_hint(text, Some(name)),
-                            // `-c 10`: another tool's option, named here.
-                            None => match habits::short_option(other, argv) {
-                                Some(hint) => {
-                                    Error::Getopt(format!("{PROG}: {text}\n{PROG}: {hint}"))
-                                }
-                                None => getopt(text),
-                            },
-                        });
-                    }
+                match spec.opt {
+                    Opt::Help => return Ok(Command::Help(usage())),
+                    Opt::Version => return Ok(Command::Version(version())),
+                    opt => args.opts.push((opt, value)),
                 }
             }
-        } else {
-            args.operands.push(Operand {
-                text: arg.to_string(),
-                after,
-            });
+            Item::Opt('h', _) => return Ok(Command::Help(usage())),
+            Item::Opt('V', _) => return Ok(Command::Version(version())),
+            Item::Opt('v', _) => args.opts.push((Opt::Verbose, None)),
+            Item::Opt('n', _) => {
+                args.opts.push((Opt::PeriodicStats, None));
+                // `-n 100` (ab's habit): the operand's warning says what -n is.
+                if scan.ended_word() {
+                    prev = Some(Opt::PeriodicStats);
+                }
+            }
+            Item::Opt(_, value) => {
+                // `-d`, the one letter with a value (LETTERS).
+                let value = value.unwrap_or_default().to_string();
+                // `-d 30s`: wrk's duration; the level's error says so.
+                if let (Err(e), Some(hint)) = (DEBUG.parse(&value), habits::debug_value(&value)) {
+                    return Err(Error::Getopt(format!("{PROG}: {e}\n{PROG}: {hint}")));
+                }
+                args.opts.push((Opt::Debug, Some(value)));
+            }
+            Item::Operand(text) => args.operands.push(Operand {
+                text: text.to_string(),
+                after: after.filter(|_| !scan.options_ended()),
+            }),
+            Item::Word(_) => unreachable!("the scanner is asked for no special words"),
         }
     }
     Ok(Command::Run(args))
+}
+
+/// httperf's option letters (`Getopt`'s table): `-d` takes the debug level.
+const LETTERS: &str = "hVvnd:";
+
+/// The error for an option letter httperf does not have, in `word`: glibc's text and,
+/// where one fits, what was meant (`-rate 5`: a long option typed with one dash;
+/// `-c 10`: another tool's option).
+fn unknown_letter(letter: char, word: &str, argv: &[String]) -> Error {
+    let text = format!("invalid option -- '{letter}'");
+    let group = word.get(1..).unwrap_or_default();
+    let long = group.split('=').next().unwrap_or(group);
+    match suggest(long) {
+        Some(name) => getopt_hint(text, Some(name)),
+        None => match habits::short_option(letter, argv) {
+            Some(hint) => Error::Getopt(format!("{PROG}: {text}\n{PROG}: {hint}")),
+            None => getopt(text),
+        },
+    }
 }
 
 /// Finds the option named (or abbreviated) `name`; `typed` is everything after `--`

@@ -8,6 +8,7 @@ pub(crate) mod compare;
 pub(crate) mod completions;
 pub mod dispatch;
 pub mod error;
+pub(crate) mod getopt;
 pub(crate) mod habits;
 pub(crate) mod help;
 pub mod httperf;
