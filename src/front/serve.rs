@@ -6,10 +6,9 @@
 //! `demo`: httperf's options), usage texts and exit statuses, and the public API
 //! (`ServeOptions`, `spawn`, `ServeHandle`) that tests and tools use to run the server
 //! in-process. The event loop is in `server.rs`, request heads in
-//! `request.rs`, pre-rendered replies in `reply.rs`. Called by `lib::run` when argv[1]
+//! `request.rs`, pre-rendered replies in `reply.rs`. Called by `crate::run` when argv[1]
 //! is `serve` or `demo`.
 
-mod error;
 mod log;
 mod reply;
 mod request;
@@ -25,10 +24,11 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use crate::front::cli::{self, Command, Opt};
+pub use crate::front::error::serve::ServeError;
+use crate::front::error::Error;
 use crate::front::httperf;
-use crate::model::config::Config;
-use crate::wire::error::Error;
-use error::ServeError;
+use crate::front::subcommand;
+use crate::model::config::{duration, Config};
 
 pub use server::{spawn, ServeHandle};
 
@@ -97,30 +97,36 @@ pub(crate) struct ServeArgs {
     /// Reply body size in bytes (at most 268435456, 256 MiB)
     #[arg(long, value_name = "N", default_value_t = 1024,
           value_parser = clap::value_parser!(u64).range(..=MAX_BODY_SIZE as u64))]
-    pub body_size: u64,
-    /// Answer each request MS milliseconds after it arrives
+    pub(crate) body_size: u64,
+    /// Answer each request MS milliseconds after it arrives (or a duration with its
+    /// unit: 250us, 1.5s)
     #[arg(long, value_name = "MS", default_value_t = 0.0, value_parser = parse_delay_ms,
           allow_hyphen_values = true)]
-    pub delay: f64,
+    pub(crate) delay: f64,
     /// Send bodies with Transfer-Encoding: chunked (HTTP/1.1 requests)
     #[arg(long)]
-    pub chunked: bool,
+    pub(crate) chunked: bool,
     /// Answer with Connection: close and close every connection
     #[arg(long)]
-    pub close: bool,
+    pub(crate) close: bool,
     /// Event-loop threads
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub threads: u16,
+    pub(crate) threads: u16,
     /// Write when each stream event was sent to FILE (CSV: stream,event,us)
     #[arg(long, value_name = "FILE")]
-    pub event_log: Option<PathBuf>,
+    pub(crate) event_log: Option<PathBuf>,
 }
 
-/// `--delay`: milliseconds from 0 to 10^9 (about 11.6 days).
+/// `--delay`: milliseconds from 0 to 10^9 (about 11.6 days); a plain number is
+/// milliseconds, a number with a unit is that duration (`250us`, `5ms`, `1.5s`).
 fn parse_delay_ms(v: &str) -> Result<f64, ServeError> {
-    match v.parse::<f64>() {
-        Ok(ms) if (0.0..=1e9).contains(&ms) => Ok(ms),
+    let ms = v
+        .parse::<f64>()
+        .ok()
+        .or_else(|| duration::seconds(v).map(|s| s * 1e3));
+    match ms {
+        Some(ms) if (0.0..=1e9).contains(&ms) => Ok(ms),
         _ => Err(ServeError::Delay),
     }
 }
@@ -186,13 +192,7 @@ fn serve(opts: ServeOptions) -> Result<i32, Error> {
 /// `rshperf demo [workload options]` (`args[0]` is `demo`): runs the workload against
 /// an in-process server; returns the exit status.
 pub(crate) fn demo_main(args: &[String]) -> i32 {
-    match try_demo(args) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("{e}");
-            e.exit_code()
-        }
-    }
+    subcommand::exit_status(try_demo(args))
 }
 
 fn try_demo(args: &[String]) -> Result<i32, Error> {
@@ -200,11 +200,11 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
     argv.extend_from_slice(args.get(1..).unwrap_or_default());
     let args = match cli::parse(&argv)? {
         Command::Help(_) => {
-            print_stdout(DEMO_USAGE);
+            subcommand::print_stdout(DEMO_USAGE);
             return Ok(0);
         }
         Command::Version(text) => {
-            print_stdout(&text);
+            subcommand::print_stdout(&text);
             return Ok(0);
         }
         Command::Run(a) => {
@@ -234,19 +234,12 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
     let mut builder = Config::builder();
     builder.server("127.0.0.1").port(server.addr().port());
     let cfg = httperf::finish(httperf::build_with(builder, &args))?;
-    if let Some(opt) = cfg.unsupported() {
-        return Err(Error::Unsupported {
-            option: opt.to_string(),
-        });
-    }
     let result = crate::front::runner::run(&cfg);
     let stopped = server.stop();
     let code = result?;
     stopped.map_err(ServeError::DemoStop)?;
     Ok(code)
 }
-
-use crate::front::subcommand::print_stdout;
 
 #[cfg(test)]
 mod tests {
@@ -271,6 +264,17 @@ mod tests {
         assert_eq!(parse(&[]).unwrap(), Some(ServeOptions::default()));
         assert_eq!(parse(&["-h"]).unwrap(), None);
         assert_eq!(parse(&["--port", "1", "--help"]).unwrap(), None);
+    }
+
+    #[test]
+    fn a_delay_is_milliseconds_or_a_duration_with_its_unit() {
+        let delay = |v: &str| parse(&["--delay", v]).map(|o| o.expect("a run").delay);
+        assert_eq!(delay("5").ok(), Some(Duration::from_millis(5)));
+        assert_eq!(delay("5ms").ok(), Some(Duration::from_millis(5)));
+        assert_eq!(delay("250us").ok(), Some(Duration::from_micros(250)));
+        assert_eq!(delay("1.5s").ok(), Some(Duration::from_millis(1500)));
+        assert!(delay("5x").is_err());
+        assert!(delay("12d").is_err());
     }
 
     #[test]

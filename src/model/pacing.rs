@@ -4,12 +4,14 @@
 //!
 //! Owns the option values, their parsing and messages, their echo, and which
 //! scheduler slice an engine thread asks for (`engine_slice`). Does not pace
-//! anything: the engine applies them (`engine::catchup`, `engine::spread`,
-//! `engine::spin`, `engine::spare`), the runner applies `--pin`, `--realtime` and
+//! anything: the engine applies them (`engine::event_loop::catchup`, `engine::event_loop::spread`,
+//! `engine::event_loop::spin`, `engine::event_loop::spare`), the runner applies `--pin`, `--realtime` and
 //! the slice to the engine threads through `net`'s syscall wrappers. Called by
 //! `config` and the runner.
 
 use std::time::Duration;
+
+use crate::wire::frozen::frozen;
 
 /// `--overload`: what an open-loop engine does when it cannot keep its schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -141,17 +143,19 @@ pub(crate) fn parse_spin(v: &str) -> Result<Spin, PacingError> {
     Ok(if us == 0 { Spin::Off } else { Spin::Fixed(d) })
 }
 
-/// The pacing options of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Pacing {
-    /// `--overload`.
-    pub(crate) overload: Overload,
-    /// `--spin`.
-    pub(crate) spin: Spin,
-    /// `--pin`: engine thread j runs on one core of its own.
-    pub(crate) pin: bool,
-    /// `--realtime`: engine threads run SCHED_FIFO.
-    pub(crate) realtime: bool,
+frozen! {
+    /// The pacing options of a run.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub(crate) struct Pacing [] {
+        /// `--overload`.
+        overload: Overload => Overload as copy, set_overload;
+        /// `--spin`.
+        spin: Spin => Spin as copy, set_spin;
+        /// `--pin`: engine thread j runs on one core of its own.
+        pin: bool => bool as copy, set_pin;
+        /// `--realtime`: engine threads run SCHED_FIFO.
+        realtime: bool => bool as copy, set_realtime;
+    }
 }
 
 impl Pacing {

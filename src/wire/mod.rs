@@ -1,12 +1,12 @@
 //! The wire layer: bytes and sockets. HTTP/1 reply parsing, events inside streamed
-//! bodies (SSE, NDJSON), HTTP/2 frames, HPACK and the connection state machine, TLS
-//! configuration, sockets and syscalls, the timer wheel, C-style number formatting and
-//! fatal errors. Sans I/O where it can be; imports nothing from the layers above (model,
+//! bodies (SSE, NDJSON, lines), HTTP/2 frames, HPACK and the connection state machine,
+//! TLS configuration, sockets and syscalls, the timer wheel and C-style number
+//! formatting. Sans I/O where it can be; imports nothing from the layers above (model,
 //! engine, output, front).
 
 pub(crate) mod cfmt;
-pub mod error;
 pub mod events;
+pub(crate) mod frozen;
 pub mod http;
 pub mod http2;
 pub mod http3;
@@ -15,7 +15,7 @@ pub mod http3;
 #[allow(unsafe_code)]
 pub mod net;
 #[allow(unsafe_code)]
-pub mod nss;
+pub(crate) mod nss;
 pub mod quic;
 pub(crate) mod stream;
 pub(crate) mod table;

@@ -8,6 +8,8 @@ mod call_rate;
 mod ci_install;
 mod compare;
 mod diagnose;
+mod doc_paths;
+mod docs;
 mod edge;
 mod faults;
 mod first_run;

@@ -135,9 +135,10 @@ fn read_reply(conn: &mut TcpStream, request: &[u8], choice: Choice) -> Got {
         .take()
         .unwrap_or_else(|| EventSplitter::new(Format::Sse));
     let finish = splitter.finish(complete, tap.now, &mut tap.events);
+    let head = String::from_utf8_lossy(&tap.head).into_owned();
     Got {
-        status: parser.reply().status,
-        head: String::from_utf8_lossy(&tap.head).into_owned(),
+        status: status_of(&head),
+        head,
         body: String::from_utf8_lossy(&tap.body).into_owned(),
         events: tap.events.0,
         finish,
@@ -145,6 +146,16 @@ fn read_reply(conn: &mut TcpStream, request: &[u8], choice: Choice) -> Got {
         reset,
         sent,
     }
+}
+
+/// The status code of the final status line of a header block (0 if it has none).
+fn status_of(head: &str) -> u16 {
+    head.split("\r\n")
+        .filter(|line| line.starts_with("HTTP/"))
+        .last()
+        .and_then(|line| line.split(' ').nth(1))
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0)
 }
 
 /// `GET target` on a new connection, `Connection: close`, the body's format by its

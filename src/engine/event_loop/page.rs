@@ -9,13 +9,13 @@
 //! at most once per view (as a browser's cache would; it also ends self-embedding
 //! pages and redirect loops), and a view fetches at most `MAX_CALLS` URIs. The view
 //! ends when none of its calls is outstanding; after the think time the next one
-//! starts, and after N2 views the session ends (`engine::session` owns bursts, think
+//! starts, and after N2 views the session ends (`engine::event_loop::session` owns bursts, think
 //! times, connections and failures; this file only decides the calls of a view).
 //!
 //! The URIs of a view live in the session (`PageView`); calls refer to them by index
 //! (`CallRef::Page`), which stays valid until the view ends, so re-sent calls render
 //! the same request. `-vv` prints httperf's `fetching` (stdout) and `ignoring absolute
-//! URI` (stderr) lines. Called from `engine::session` and `Engine::issue`.
+//! URI` (stderr) lines. Called from `engine::event_loop::session` and `Engine::issue`.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -115,7 +115,7 @@ impl Engine<'_> {
     pub(super) fn page_first_call(&mut self, id: ConnId) -> Option<CallRef> {
         let s = self.sessions.get_mut(id)?;
         s.page.clear();
-        let i = s.page.uris.add(&self.cfg.target.uri)?;
+        let i = s.page.uris.add(self.cfg.target().uri())?;
         self.print_fetching(id, i);
         Some(CallRef::Page(i))
     }
@@ -127,7 +127,7 @@ impl Engine<'_> {
         let Kind::Wsesspage { origins, .. } = &work.kind else {
             return;
         };
-        let verbose = self.cfg.output.verbose > 1;
+        let verbose = self.cfg.output().verbose() > 1;
         let (Some(conn), Some(s)) = (self.table.get_mut(c.conn), self.sessions.get_mut(sess))
         else {
             return;
@@ -147,8 +147,10 @@ impl Engine<'_> {
         // The base of relative references: the URI this reply answers.
         base.clear();
         match c.call.what {
-            CallRef::Page(i) => base.push_str(uris.get(i as usize).unwrap_or(&self.cfg.target.uri)),
-            _ => base.push_str(&self.cfg.target.uri),
+            CallRef::Page(i) => {
+                base.push_str(uris.get(i as usize).unwrap_or(self.cfg.target().uri()))
+            }
+            _ => base.push_str(self.cfg.target().uri()),
         }
         let first_new = uris.spans.len();
         scan.take(c.call.id, |reference| {
@@ -184,7 +186,7 @@ impl Engine<'_> {
 
     /// `-vv`: httperf's `fetching` line (stdout) for a new call of the view.
     fn print_fetching(&mut self, sess: ConnId, i: u32) {
-        if self.cfg.output.verbose < 2 || !self.text_out() {
+        if self.cfg.output().verbose() < 2 || !self.text_out() {
             return;
         }
         if let Some(uri) = self.sessions.get_mut(sess).and_then(|s| s.page.uri(i)) {

@@ -3,7 +3,7 @@
 //! together once it is answered) with think times between bursts, over up to
 //! `--max-connections` connections with up to `--max-piped-calls` calls each
 //! (docs/compatibility.md §4.6). For `--wsesspage` a burst is a page view whose calls
-//! `engine::page` finds in the replies.
+//! `engine::event_loop::page` finds in the replies.
 //!
 //! Fixes over httperf: calls that find no connection with room wait instead of
 //! aborting; a burst that ends mid-flight never double-frees; a connection that fails
@@ -75,7 +75,7 @@ impl Session {
 
 impl Engine<'_> {
     fn max_conns(&self) -> usize {
-        match self.cfg.load.max_connections {
+        match self.cfg.load().max_connections() {
             0 => MAX_CONNS,
             n => usize::try_from(n).unwrap_or(MAX_CONNS).min(MAX_CONNS),
         }
@@ -85,7 +85,7 @@ impl Engine<'_> {
         if self.http10() {
             return 1;
         }
-        match self.cfg.load.max_piped_calls {
+        match self.cfg.load().max_piped_calls() {
             0 => 32,
             n => usize::try_from(n).unwrap_or(32),
         }
@@ -199,7 +199,7 @@ impl Engine<'_> {
                         }
                         return;
                     };
-                    if self.cfg.sessions.session_cookies {
+                    if self.cfg.sessions().session_cookies() {
                         if let Some(c) = self.table.get_mut(cid) {
                             c.cookie.get_or_insert_with(CookieScan::default);
                         }
@@ -278,10 +278,10 @@ impl Engine<'_> {
         if let Some(cookie) = cookie {
             s.cookie = Some(cookie);
         }
-        let failed = self.cfg.sessions.failure_status != 0
-            && u32::from(c.status) == self.cfg.sessions.failure_status;
+        let failed = self.cfg.sessions().failure_status() != 0
+            && u32::from(c.status) == self.cfg.sessions().failure_status();
         if failed {
-            if self.cfg.sessions.retry_on_failure && c.call.retries < MAX_RETRIES {
+            if self.cfg.sessions().retry_on_failure() && c.call.retries < MAX_RETRIES {
                 self.assign(sess, c.call.what, c.call.retries + 1, now);
                 return;
             }
@@ -363,7 +363,7 @@ impl Engine<'_> {
         replies: u64,
         now: Instant,
     ) {
-        let retry = self.cfg.sessions.retry_on_failure;
+        let retry = self.cfg.sessions().retry_on_failure();
         // Taken now: nested closes (a replacement connection failing at once) must
         // not see this connection's calls.
         let left = std::mem::take(&mut self.leftovers);

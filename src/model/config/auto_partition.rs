@@ -111,7 +111,7 @@ const SCHEDULERS: [Scheduler; 5] = [
         index: "JOB_COMPLETION_INDEX",
         count: None,
         one_based: false,
-        how: "--partitions N with the Job's completions, or --partition=auto/N",
+        how: "--partition auto/N, N the Job's completions",
     },
     Scheduler {
         name: "Open MPI",
@@ -132,7 +132,7 @@ const SCHEDULERS: [Scheduler; 5] = [
         index: "PARALLEL_SEQ",
         count: None,
         one_based: true,
-        how: "--partitions N with the number of jobs, or --partition=auto/N",
+        how: "--partition auto/N, N the number of jobs",
     },
 ];
 
@@ -141,7 +141,7 @@ const MAX_PARTITIONS: u64 = 1_000_000;
 
 /// (I, N) from the environment `env`; `given` is N from the command line, needed
 /// where the scheduler does not export it and checked against it where it does.
-pub fn resolve(
+pub(crate) fn resolve(
     env: &dyn Fn(&str) -> Option<String>,
     given: Option<u32>,
 ) -> Result<(u32, u32), AutoPartitionError> {
@@ -208,7 +208,7 @@ pub fn resolve(
 }
 
 /// The process's own environment, as `resolve` takes it.
-pub fn process_env(var: &str) -> Option<String> {
+pub(crate) fn process_env(var: &str) -> Option<String> {
     std::env::var(var).ok()
 }
 
@@ -275,14 +275,13 @@ mod tests {
         assert_eq!(
             text(&[("JOB_COMPLETION_INDEX", "1")], None),
             "--partition auto: JOB_COMPLETION_INDEX is set (a Kubernetes Indexed Job) but the \
-             partition count is not exported: give it (--partitions N with the Job's \
-             completions, or --partition=auto/N)"
+             partition count is not exported: give it (--partition auto/N, N the Job's \
+             completions)"
         );
         assert_eq!(
             text(&[("PARALLEL_SEQ", "3")], None),
             "--partition auto: PARALLEL_SEQ is set (GNU parallel) but the partition count is \
-             not exported: give it (--partitions N with the number of jobs, or \
-             --partition=auto/N)"
+             not exported: give it (--partition auto/N, N the number of jobs)"
         );
         assert_eq!(
             text(&[("SLURM_PROCID", "3"), ("SLURM_NTASKS", "3")], None),

@@ -26,17 +26,20 @@ pub(crate) mod quantile;
 pub(crate) mod serial;
 pub(crate) mod stream;
 pub(crate) mod timeline;
+pub(crate) mod windows;
 
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use merge::merge_fields;
 pub(crate) use merge::{Merge, MergeError};
 pub(crate) use quantile::quantile_ms;
 
 use client::ClientCpu;
 use timeline::{Timeline, Totals};
+use windows::Windows;
 
 /// Per-connection failure classes, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,7 +197,7 @@ impl Histograms {
 
 impl Merge for Histograms {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(Histograms, self, o;
+        merge_fields!(Histograms, self, o;
             connect: sum,
             response: sum,
             transfer: sum,
@@ -245,7 +248,7 @@ impl ServerStats {
 
 impl Merge for ServerStats {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(ServerStats, self, o;
+        merge_fields!(ServerStats, self, o;
             connections: sum,
             requests: sum,
             replies_by_class: sum,
@@ -272,7 +275,7 @@ pub(crate) struct RateSample {
 /// the same in all of them (the sampling clock is shared).
 impl Merge for RateSample {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(RateSample, self, o;
+        merge_fields!(RateSample, self, o;
             replies: sum,
             sessions: sum,
             seconds: keep,
@@ -287,7 +290,7 @@ impl Merge for RateSample {
 #[serde(deny_unknown_fields)]
 pub struct Stats {
     /// Connections that reached the connecting stage.
-    pub connections: u64,
+    pub(crate) connections: u64,
     /// Most connection objects alive at once in the whole process (the engines of one
     /// run share the count: `tally`).
     pub(crate) max_concurrent: u64,
@@ -299,7 +302,7 @@ pub struct Stats {
     /// Sum of connect times, µs.
     pub(crate) connect_sum_us: u64,
     /// Requests completely written.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Bytes of those requests.
     pub(crate) request_bytes: u64,
     /// Completed replies by status class (index = status / 100, 0..=9).
@@ -347,6 +350,11 @@ pub struct Stats {
     /// `client-timo` as well (absent from documents written before it).
     #[serde(default)]
     pub(crate) connect_timeouts: u64,
+    /// TLS connections whose server certificate `--ssl-verify` rejected (an unknown
+    /// issuer, another name, expired), counted as `other` as well (absent from
+    /// documents written before it).
+    #[serde(default)]
+    pub(crate) cert_rejected: u64,
     /// TLS handshakes completed in full / resumed.
     pub tls_handshakes: [u64; 2],
     /// Sessions that completed successfully.
@@ -367,6 +375,10 @@ pub struct Stats {
     /// What happened in each second (`--timeline`, the JSON `timeline`).
     #[serde(default)]
     pub(crate) timeline: Timeline,
+    /// The run in short windows (`rshperf compare`'s batches; absent from documents
+    /// written before them).
+    #[serde(default)]
+    pub(crate) windows: Windows,
     /// The engines' own CPU use (client-bound detection).
     #[serde(default)]
     pub(crate) client: ClientCpu,
@@ -449,6 +461,7 @@ impl Stats {
             rate_samples: Vec::new(),
             unroutable: 0,
             connect_timeouts: 0,
+            cert_rejected: 0,
             tls_handshakes: [0; 2],
             sessions_ok: 0,
             sessions_failed: 0,
@@ -459,6 +472,7 @@ impl Stats {
             servers: Vec::new(),
             hist: Histograms::new(),
             timeline: Timeline::default(),
+            windows: Windows::default(),
             client: ClientCpu::default(),
             abandoned: 0,
             interrupted: false,
@@ -475,14 +489,26 @@ impl Stats {
     /// seconds since the start); called by the engine once a second and at its end.
     /// Returns the second's interval (`Timeline::roll`).
     pub(crate) fn roll_timeline(&mut self, open: u64, at_s: f64) -> timeline::Interval {
+        let now = self.totals();
+        self.timeline.roll(now, open, at_s)
+    }
+
+    /// The running totals the timeline and the windows take their deltas from.
+    fn totals(&self) -> Totals {
         let mut replies = [0; 5];
         replies.copy_from_slice(&self.replies_by_class[1..=5]);
-        let now = Totals {
+        Totals {
             connections: self.connections,
             replies,
             errors: self.errors,
-        };
-        self.timeline.roll(now, open, at_s)
+        }
+    }
+
+    /// Ends a tick of the windows (`windows::TICK_MS`) at `at_s` seconds since the
+    /// start, or with `last` the run's last window; called by the engine.
+    pub(crate) fn roll_window(&mut self, at_s: f64, last: bool) {
+        let now = self.totals();
+        self.windows.tick(now, at_s, last);
     }
 
     /// A connection reached the connecting stage.
@@ -496,12 +522,14 @@ impl Stats {
         self.connects += 1;
         self.connect_sum_us += v;
         record(&mut self.hist.connect, v);
+        self.windows.on_connect(v);
     }
 
     /// An arrival started `late` after its scheduled time.
     pub(crate) fn on_lateness(&mut self, late: Duration) {
         record(&mut self.hist.lateness, us(late));
         self.timeline.on_lateness(us(late));
+        self.windows.on_lateness(us(late));
     }
 
     /// A request of `bytes` bytes was written (its head, then the rest).
@@ -529,6 +557,7 @@ impl Stats {
         self.response_sum_us += v;
         record(&mut self.hist.response, v);
         self.timeline.on_response(v);
+        self.windows.on_response(v);
     }
 
     /// A reply completed; `transfer` = status line → completion.
@@ -657,7 +686,7 @@ impl Stats {
     /// overflows or a histogram holds values out of range (both possible only with
     /// numbers read from a document); `self` is then partly merged.
     pub(crate) fn merge(&mut self, o: &Stats) -> Result<(), MergeError> {
-        crate::merge_fields!(Stats, self, o;
+        merge_fields!(Stats, self, o;
             connections: sum,
             max_concurrent: sum,
             max_burst: max,
@@ -683,6 +712,7 @@ impl Stats {
             rate_samples: sum,
             unroutable: sum,
             connect_timeouts: sum,
+            cert_rejected: sum,
             tls_handshakes: sum,
             sessions_ok: sum,
             sessions_failed: sum,
@@ -693,6 +723,7 @@ impl Stats {
             servers: sum,
             hist: sum,
             timeline: sum,
+            windows: sum,
             client: sum,
             abandoned: sum,
             interrupted: any,

@@ -15,7 +15,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::merge::{Merge, MergeError};
+use super::merge::{merge_fields, Merge, MergeError};
 use super::{new_histogram, record, serial, us};
 
 /// Stream figures of one engine (or merged from several).
@@ -84,7 +84,7 @@ impl Default for StreamStats {
 
 impl Merge for StreamStats {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(StreamStats, self, o;
+        merge_fields!(StreamStats, self, o;
             engines: sum,
             from_schedule: sum,
             streams: sum,
