@@ -55,6 +55,8 @@ pub(crate) struct Hooks<'a> {
     /// `--timeline`'s stream: where the engines hand each second as it ends (made for
     /// `cfg.load.threads` engines).
     pub(crate) seconds: Option<&'a SecondFeed>,
+    /// `--request-log`: where the engines hand every call's record.
+    pub(crate) records: Option<&'a crate::engine::reqlog::RecordFeed>,
 }
 
 /// Runs the engines for `cfg` and `work` (built once by the caller with
@@ -423,6 +425,7 @@ fn run_engines<'a>(
                 .with_call_observer(calls)
                 .with_metrics(metrics)
                 .with_feed(hooks.seconds, j as usize)
+                .with_records(hooks.records)
                 .run()
         });
         if slice == Some(true) {

@@ -13,4 +13,5 @@ pub(crate) mod metrics;
 pub(crate) mod note;
 pub(crate) mod print;
 pub(crate) mod progress;
+pub(crate) mod reqlog;
 pub(crate) mod tally;

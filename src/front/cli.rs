@@ -162,6 +162,10 @@ pub(crate) enum Opt {
     MetricsListen,
     /// `--metrics-linger=S` (rshperf): keep serving them after the run.
     MetricsLinger,
+    /// `--request-log=FILE` (rshperf): one record per call.
+    RequestLog,
+    /// `--request-log-format=FORMAT` (rshperf): jsonl, csv or binary.
+    RequestLogFormat,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -291,6 +295,8 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("header-file", Opt::HeaderFile, HasArg::Required),
     spec("metrics-listen", Opt::MetricsListen, HasArg::Required),
     spec("metrics-linger", Opt::MetricsLinger, HasArg::Required),
+    spec("request-log", Opt::RequestLog, HasArg::Required),
+    spec("request-log-format", Opt::RequestLogFormat, HasArg::Required),
 ];
 
 impl Opt {
@@ -324,6 +330,8 @@ impl Opt {
                 | Opt::HeaderFile
                 | Opt::MetricsListen
                 | Opt::MetricsLinger
+                | Opt::RequestLog
+                | Opt::RequestLogFormat
         )
     }
 
@@ -478,7 +486,8 @@ fn metavar(opt: Opt) -> &'static str {
         Opt::StartAt => "T|+S",
         Opt::Concurrency => "C",
         Opt::Json | Opt::Csv | Opt::Timeline | Opt::Html | Opt::Junit => "file",
-        Opt::BodyFile | Opt::HeaderFile => "file",
+        Opt::BodyFile | Opt::HeaderFile | Opt::RequestLog => "file",
+        Opt::RequestLogFormat => "jsonl|csv|binary",
         Opt::FailOn => "EXPR",
         Opt::Overload => "degrade|queue",
         Opt::Spin => "auto|off|USEC",
@@ -923,7 +932,8 @@ mod tests {
              \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n\
              \t[--call-rate R] [--unix-socket path] [--body-file file]\n\
              \t[--content-type T] [--header-file file] [--metrics-listen addr:port]\n\
-             \t[--metrics-linger S]\n"
+             \t[--metrics-linger S] [--request-log file]\n\
+             \t[--request-log-format jsonl|csv|binary]\n"
         );
         for line in u[HTTPERF_USAGE.len()..].lines() {
             assert!(8 + line.len() - 1 <= USAGE_WIDTH, "{line}");

@@ -38,6 +38,9 @@ impl Engine<'_> {
         let timeout = self.timeout;
         let http2 = self.cfg.request().http_version() == crate::model::config::HttpVersion::V2;
         let http3 = self.cfg.request().http_version() == crate::model::config::HttpVersion::V3;
+        let serial = self.next_conn_serial;
+        self.next_conn_serial += u64::from(self.plan.stripes.max(1));
+        let scheduled = self.arrival_at.take();
         let bufs = &mut self.bufs;
         let slot = self
             .table
@@ -46,6 +49,8 @@ impl Engine<'_> {
                 conn.reset(id, now, owner, timeout, http2, bufs);
                 conn.reset_h3(http3, bufs);
                 conn.target = target;
+                conn.serial = serial;
+                conn.scheduled = scheduled;
                 id
             });
         let Some(id) = slot else {

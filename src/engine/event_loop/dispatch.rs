@@ -245,11 +245,9 @@ impl PoolState {
         })
     }
 
-    /// At the end of the run: the calls still waiting, now unsent.
-    pub(super) fn unsent(&mut self) -> u64 {
-        let n = self.waiting.len() as u64;
-        self.waiting.clear();
-        n
+    /// At the end of the run: the calls still waiting, now unsent (taken out).
+    pub(super) fn unsent(&mut self) -> std::collections::vec_deque::Drain<'_, Waiting> {
+        self.waiting.drain(..)
     }
 }
 
@@ -504,6 +502,8 @@ mod tests {
             written: None,
             due,
             retries: 0,
+            stream: 0,
+            sent: 0,
         };
         let left = [call(t), call(t + us(10))];
         assert_eq!(p.take_back(&left, false), 0);

@@ -116,6 +116,7 @@ impl<'c> Engine<'c> {
         while !self.completions.is_empty() {
             let batch = std::mem::take(&mut self.completions);
             for c in &batch {
+                self.log_reply(c, now);
                 self.nap
                     .on_response(c.first_byte.saturating_duration_since(c.call.send_start));
                 let owner = self.table.get_mut(c.conn).map(|conn| conn.owner);

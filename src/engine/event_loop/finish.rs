@@ -56,6 +56,9 @@ impl<'c> Engine<'c> {
         let replies = conn.replies;
         let mut leftovers = std::mem::take(&mut self.leftovers);
         leftovers.extend(conn.drain_calls());
+        if let Some(log) = self.log.as_mut() {
+            log.unanswered(conn, &leftovers, fail, self.stop.is_some(), now);
+        }
         conn.release(&mut self.bufs);
         if let Some(o) = self.observer.as_deref_mut() {
             for c in &leftovers {

@@ -34,6 +34,7 @@ mod events;
 mod finish;
 mod h2flush;
 mod issue;
+mod log;
 mod nap;
 mod new;
 mod pacer;
@@ -197,6 +198,12 @@ pub(crate) struct Engine<'c> {
     interrupted: bool,
     /// `--timeline`'s stream: where each ended second goes, and this engine's index.
     feed: Option<(&'c crate::engine::feed::SecondFeed, usize)>,
+    /// `--request-log`: this engine's records.
+    log: Option<crate::engine::reqlog::Logger<'c>>,
+    /// The next connection's number (`Conn::serial`): stripe + n × stripes.
+    next_conn_serial: u64,
+    /// While an arrival starts: when it was scheduled (`Conn::scheduled`).
+    arrival_at: Option<Instant>,
 }
 
 impl<'c> Engine<'c> {

@@ -187,6 +187,9 @@ impl<'c> Engine<'c> {
             stop: None,
             interrupted: false,
             feed: None,
+            log: None,
+            next_conn_serial: u64::from(plan.stripe),
+            arrival_at: None,
         })
     }
 
@@ -208,6 +211,15 @@ impl<'c> Engine<'c> {
         j: usize,
     ) -> Self {
         self.feed = feed.map(|f| (f, j));
+        self
+    }
+
+    /// Logs every call into `feed` (`--request-log`).
+    pub(crate) fn with_records(
+        mut self,
+        feed: Option<&'c crate::engine::reqlog::RecordFeed>,
+    ) -> Self {
+        self.log = feed.map(|f| crate::engine::reqlog::Logger::new(f, self.t0));
         self
     }
 

@@ -249,7 +249,16 @@ impl Engine<'_> {
         let Some(p) = self.pool.as_mut() else {
             return;
         };
-        self.stats.pool.unsent += p.unsent();
+        let mut unsent = 0;
+        for w in p.unsent() {
+            unsent += 1;
+            if let Some(log) = self.log.as_mut() {
+                let id = self.next_call_id;
+                self.next_call_id += u64::from(self.plan.stripes.max(1));
+                log.unsent(id, w.what, w.due, end);
+            }
+        }
+        self.stats.pool.unsent += unsent;
         for k in 0..p.slots() {
             let Some(id) = self.pool.as_mut().and_then(|p| p.take_conn(k)) else {
                 continue;

@@ -144,6 +144,7 @@ impl<'c> Engine<'c> {
         let end = self.stop.unwrap_or_else(Instant::now);
         self.count_unstarted(end);
         self.pool_finish(end);
+        self.log_open_calls(end);
         self.stats.pacing.deferred = self.pacer.catchup.deferred;
         self.stats.pacing.waited = self.pacer.catchup.waited;
         self.stats.pacing.table_waited = self.pacer.catchup.table_waited;

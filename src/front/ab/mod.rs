@@ -255,6 +255,7 @@ fn run(b: &Bench) -> Result<i32, Exit> {
             calls: Some(&make),
             metrics: None,
             seconds: None,
+            records: None,
         },
     )
     .map_err(|e| fail(e.to_string().trim_start_matches("rshperf: ").to_string()))?;

@@ -95,6 +95,8 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         Opt::Json => b.json(nonempty(v, "--json")?),
         Opt::Csv => b.csv(nonempty(v, "--csv")?),
         Opt::Timeline => b.timeline(nonempty(v, "--timeline")?),
+        Opt::RequestLog => b.request_log(nonempty(v, "--request-log")?),
+        Opt::RequestLogFormat => b.request_log_format(value::parse_request_log_format(v)?),
         Opt::Html => b.html(nonempty(v, "--html")?),
         Opt::Junit => b.junit(nonempty(v, "--junit")?),
         Opt::FailOn => b.fail_on(crate::model::threshold::parse(v).map_err(ConfigError::from)?),

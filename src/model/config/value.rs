@@ -37,6 +37,19 @@ pub(crate) fn yes_no(arg: Option<&str>) -> bool {
     }
 }
 
+/// `--request-log-format`: `jsonl`, `csv` or `binary`.
+pub(crate) fn parse_request_log_format(
+    arg: &str,
+) -> Result<Option<crate::model::reqlog::Format>, ConfigError> {
+    match crate::model::reqlog::Format::from_name(arg) {
+        Some(f) => Ok(Some(f)),
+        None => Err(bad(
+            "--request-log-format",
+            format!("unknown format {arg} (expected jsonl, csv or binary)"),
+        )),
+    }
+}
+
 pub(crate) fn parse_ssl_protocol(arg: &str) -> Result<SslProtocol, ConfigError> {
     match arg.to_ascii_lowercase().as_str() {
         "auto" => Ok(SslProtocol::Auto),

@@ -253,6 +253,11 @@ impl<T> H2<T> {
         &mut self.encoder
     }
 
+    /// The id the next stream `open`s gets.
+    pub fn next_stream_id(&self) -> u32 {
+        self.next_id
+    }
+
     /// Opens a stream for a request whose HPACK header block is `block` and whose
     /// body is `body`; writes its frames (as far as flow control allows) to `out`.
     /// The caller checked `can_open`.

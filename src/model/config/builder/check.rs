@@ -356,6 +356,18 @@ fn check_extensions(c: &Config) -> Result<(), ConfigError> {
     if c.output.metrics_linger > 0.0 && c.output.metrics_listen.is_none() {
         return Err(ConfigError::LingerWithoutListen);
     }
+    if c.output.request_log.as_deref() == Some("-") {
+        return Err(ConfigError::Malformed {
+            option: "--request-log",
+            message: "--request-log - : stdout carries the report; name a file".into(),
+        });
+    }
+    if c.output.request_log_format.is_some() && c.output.request_log.is_none() {
+        return Err(ConfigError::Malformed {
+            option: "--request-log-format",
+            message: "--request-log-format needs --request-log FILE".into(),
+        });
+    }
     Ok(())
 }
 

@@ -425,6 +425,8 @@ impl ConfigBuilder {
         wset: Option<WsetSpec> => request.wset;
         /// `--metrics-linger`, seconds.
         metrics_linger: f64 => output.metrics_linger;
+        /// `--request-log-format` (None: from the file's name).
+        request_log_format: Option<crate::model::reqlog::Format> => output.request_log_format;
         /// `--progress` (true) / `--no-progress` (false); unset: when stderr is a
         /// terminal.
         progress: Option<bool> => output.progress;
@@ -457,6 +459,8 @@ impl ConfigBuilder {
         csv => output.csv;
         /// `--timeline=FILE`.
         timeline => output.timeline;
+        /// `--request-log=FILE`.
+        request_log => output.request_log;
         /// `--html=FILE`.
         html => output.html;
         /// `--junit=FILE`.
