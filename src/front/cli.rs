@@ -296,7 +296,11 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("metrics-listen", Opt::MetricsListen, HasArg::Required),
     spec("metrics-linger", Opt::MetricsLinger, HasArg::Required),
     spec("request-log", Opt::RequestLog, HasArg::Required),
-    spec("request-log-format", Opt::RequestLogFormat, HasArg::Required),
+    spec(
+        "request-log-format",
+        Opt::RequestLogFormat,
+        HasArg::Required,
+    ),
 ];
 
 impl Opt {

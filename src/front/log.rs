@@ -70,7 +70,10 @@ pub(crate) fn log_main(args: &[String]) -> i32 {
                 let mut result = Ok(0);
                 file::write_atomic(Path::new(out), |w| {
                     result = convert(&mut input, to, w);
-                    result.as_ref().map(drop).map_err(|e| io::Error::other(e.clone()))
+                    result
+                        .as_ref()
+                        .map(drop)
+                        .map_err(|e| io::Error::other(e.clone()))
                 })
                 .map_err(|e| match &result {
                     Err(text) => named(text.clone()),

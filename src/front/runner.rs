@@ -21,8 +21,8 @@ use crate::engine::reqlog::RecordFeed;
 use crate::front::error::Error;
 use crate::model::config::doc::ConfigDoc;
 use crate::model::config::Config;
-use crate::model::reqlog::Format;
 use crate::model::report::{Facts, Report};
+use crate::model::reqlog::Format;
 use crate::model::run::RunResult;
 use crate::model::workload::Workload;
 use crate::output::advice;
@@ -170,7 +170,9 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     }
     if let (Some(path), Some(logged)) = (cfg.output().request_log(), logged) {
         failed.extend(logged.map_err(named("--request-log", path)).err());
-        let (times, held) = records.as_ref().map_or((0, Default::default()), |r| r.held());
+        let (times, held) = records
+            .as_ref()
+            .map_or((0, Default::default()), |r| r.held());
         if times > 0 {
             eprintln!(
                 "rshperf: warning: the engines waited {:.1} ms ({times} times) for the \

@@ -493,7 +493,9 @@ pub(crate) fn from_json_line(line: &str) -> Result<Record, String> {
         serde_json::from_str(line).map_err(|e| e.to_string())?;
     let mut r = Record::default();
     for f in FIELDS {
-        let v = doc.get(f.name).ok_or_else(|| format!("no member {}", f.name))?;
+        let v = doc
+            .get(f.name)
+            .ok_or_else(|| format!("no member {}", f.name))?;
         let value = match (f.kind, v) {
             (Kind::Text, serde_json::Value::String(s)) => Value::Text(s),
             (Kind::Opt, serde_json::Value::Null) => Value::Opt(None),

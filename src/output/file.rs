@@ -270,7 +270,10 @@ impl Streaming {
 
     /// Flushes, syncs and renames the file over its target.
     pub(crate) fn commit(mut self) -> io::Result<()> {
-        let out = self.out.take().ok_or_else(|| io::Error::other("committed"))?;
+        let out = self
+            .out
+            .take()
+            .ok_or_else(|| io::Error::other("committed"))?;
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
         let tmp = self.tmp.take();
         if let Some(tmp) = &tmp {

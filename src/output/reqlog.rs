@@ -160,7 +160,9 @@ mod tests {
         assert_eq!((n, returned), (3, 2));
         stream(&json, Format::Jsonl, batches(), uri, |_| {}).expect("json");
         let direct = std::fs::read_to_string(&json).expect("read");
-        assert!(direct.starts_with("{\"id\":0,\"conn\":0,\"stream\":null,\"server\":0,\"uri\":\"/a\""));
+        assert!(
+            direct.starts_with("{\"id\":0,\"conn\":0,\"stream\":null,\"server\":0,\"uri\":\"/a\"")
+        );
         assert!(direct.contains("\"id\":2,\"conn\":0,\"stream\":null,\"server\":0,\"uri\":\"/b\""));
         let mut out = Vec::new();
         let file = std::fs::File::open(&bin).expect("open");

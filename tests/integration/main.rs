@@ -31,6 +31,7 @@ mod package;
 mod page;
 mod readme;
 mod repo;
+mod request_log;
 mod serve;
 mod sessions;
 mod signals;
