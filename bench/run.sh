@@ -21,6 +21,11 @@
 #             nginx, CPU per connection, medians of 3 alternating runs), BODY
 #             (5 MB --body-file POSTed 1,000 times to rshperf serve: RSS growth)
 #             and MET (scripts/prometheus-check.sh: Prometheus vs the report)
+#   --reqlog-only run only the request-log row (RL: 50 keep-alive connections of
+#             $RL_CALLS calls each, back to back, against nginx on 8080, without
+#             --request-log, with it in binary and in JSON lines; $RL_ROUNDS
+#             alternating rounds; client CPU (user + system) per request, medians;
+#             PASS when the binary log's ratio to no log is <= 1.10)
 #   --out DIR raw outputs (default /tmp/rshperf-bench)
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
@@ -92,6 +97,9 @@ SYSCALLS_ONLY=0
 INTEG_ONLY=0
 AB_N=${AB_N:-200000}
 CR_ONLY=0
+RL_ONLY=0
+RL_CALLS=${RL_CALLS:-2000}
+RL_ROUNDS=${RL_ROUNDS:-5}
 SWEEP_ONLY=0
 SWEEP_ROUNDS=${SWEEP_ROUNDS:-1}
 CR_RATE=${CR_RATE:-5000}
@@ -114,6 +122,7 @@ while [ $# -gt 0 ]; do
     --pace-only) PACING_ONLY=1; PACE_ONLY=1 ;;
     --syscalls) SYSCALLS_ONLY=1 ;;
     --cr-only) CR_ONLY=1 ;;
+    --reqlog-only) RL_ONLY=1; CR_ONLY=1 ;;
     --sweep-only) SWEEP_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
@@ -395,6 +404,55 @@ cr_rows() {
     fi
   done
 }
+# ---------------------------------------------------------------- RL
+# RL: the cost of --request-log. 50 keep-alive connections make $RL_CALLS calls each,
+# back to back (a closed loop per connection: the client runs as fast as nginx
+# answers), without the log, with a binary log and with a JSON-lines log, in
+# $RL_ROUNDS alternating rounds. The figure is the client's CPU (user + system,
+# /usr/bin/time) per request; the medians over the rounds are compared.
+rl_rows() {
+  local k mode dir=$OUT/RL.logs
+  mkdir -p "$dir"
+  meta rl_calls "$RL_CALLS"
+  meta rl_rounds "$RL_ROUNDS"
+  for k in $(seq 1 "$RL_ROUNDS"); do
+    for mode in off bin jsonl; do
+      settle 2
+      local log=()
+      [ $mode = off ] || log=(--request-log "$dir/r.$mode")
+      run RL.$mode.$k 120 "${RSH_BASE[@]}" --rate 10000 --num-conns 50 \
+        --num-calls "$RL_CALLS" --timeout 5 "${log[@]}"
+      rm -f "$dir/r.$mode"
+    done
+  done
+  python3 - "$OUT" "$RL_ROUNDS" <<'PY' | tee "$OUT/RL.summary"
+import re, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+med = {}
+for mode in ("off", "bin", "jsonl"):
+    per = []
+    for k in range(1, rounds + 1):
+        u, s = map(float, open(f"{out}/RL.{mode}.{k}.time").read().split()[:2])
+        text = open(f"{out}/RL.{mode}.{k}.out").read()
+        m = re.search(r"^Total: connections \d+ requests (\d+) replies (\d+)", text, re.M)
+        rate = re.search(r"^Request rate: ([\d.]+) req/s", text, re.M)
+        replies = int(m.group(2)) if m else 0
+        per.append((1e6 * (u + s) / replies if replies else float("inf"),
+                    float(rate.group(1)) if rate else 0.0))
+    med[mode] = (statistics.median(p[0] for p in per), statistics.median(p[1] for p in per))
+    print("  RL %-5s CPU/request %s us (median %.2f), req/s median %.0f" % (
+        mode, " ".join("%.2f" % p[0] for p in per), med[mode][0], med[mode][1]))
+for mode in ("bin", "jsonl"):
+    ratio = med[mode][0] / med["off"][0]
+    verdict = "PASS" if ratio <= 1.10 else ("FAIL" if mode == "bin" else "info")
+    print("  RL %-5s / off: CPU per request x%.3f  %s" % (mode, ratio, verdict))
+PY
+}
+if [ $RL_ONLY = 1 ]; then
+  rl_rows
+  meta suite_runtime_s $(( $(date +%s) - T_START ))
+  exit 0
+fi
 if [ $CR_ONLY = 1 ]; then
   cr_rows
   meta suite_runtime_s $(( $(date +%s) - T_START ))
