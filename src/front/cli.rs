@@ -702,10 +702,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 78);
+        assert_eq!(names.len(), 80);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 78);
+        assert_eq!(names.len(), 80);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }
@@ -768,7 +768,7 @@ mod tests {
         );
         assert_eq!(
             err(&["--r=5"]),
-            "rshperf: option '--r=5' is ambiguous; possibilities: '--rate' '--recv-buffer' '--retry-on-failure' '--runtime' '--realtime'"
+            "rshperf: option '--r=5' is ambiguous; possibilities: '--rate' '--recv-buffer' '--retry-on-failure' '--runtime' '--realtime' '--request-log' '--request-log-format'"
         );
         assert_eq!(
             err(&["--wsess"]),

@@ -49,8 +49,8 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --json FILE          the whole run as JSON (- = on stdout, not the report)
   --csv FILE           append one CSV row per run (rate sweeps)
   --timeline FILE      the run second by second, as CSV
-  --request-log FILE   one record per call (JSON lines; .csv: CSV; .bin or
-                       --request-log-format binary: compact, `rshperf log` reads it)
+  --request-log FILE   one record per call: JSON lines, .csv CSV, .bin binary
+                       (--request-log-format; `rshperf log` converts it)
   --html FILE          a self-contained HTML report with charts
   --fail-on EXPR       exit status 3 when a threshold is breached ('p99>50ms')
   --junit FILE         JUnit XML, one test case per --fail-on threshold

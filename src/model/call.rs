@@ -68,7 +68,7 @@ pub(crate) struct Call {
     pub(crate) due: Instant,
     /// How many times it was re-issued after a failure status (`--retry-on-failure`).
     pub(crate) retries: u8,
-    /// Its HTTP/2 or HTTP/3 stream id once it has one (0: none; the request log).
+    /// Its HTTP/2 stream id once it has one (0: none; the request log).
     pub(crate) stream: u32,
     /// Request bytes written when its connection gave it up unanswered (the request
     /// log; set by `Conn::drain_calls`).

@@ -58,7 +58,7 @@ pub(crate) struct Record {
     pub(crate) id: u64,
     /// Its connection's number, unique in the run.
     pub(crate) conn: u64,
-    /// HTTP/2 or HTTP/3 stream id.
+    /// HTTP/2 stream id.
     pub(crate) stream: Option<u64>,
     /// Index of its server (`--servers`; 0 otherwise).
     pub(crate) server: u64,
@@ -195,7 +195,7 @@ macro_rules! opt_field {
 pub(crate) const FIELDS: &[Field] = &[
     int_field!("id", id, "-", "the call's number, unique in the run"),
     int_field!("conn", conn, "-", "its connection's number, unique in the run"),
-    opt_field!("stream", stream, "-", "HTTP/2 or HTTP/3 stream id; empty for HTTP/1.x"),
+    opt_field!("stream", stream, "-", "HTTP/2 stream id; empty for HTTP/1.x and HTTP/3"),
     int_field!("server", server, "-", "index of its server in `--servers` (0 without)"),
     Field {
         name: "uri",
@@ -472,7 +472,13 @@ impl<R: io::BufRead> BinaryReader<R> {
                         .filter(|&l| l <= 1 << 24)
                         .ok_or_else(|| bad(format!("a {} of {n} bytes", f.name)))?;
                     let mut text = vec![0u8; len];
-                    self.input.read_exact(&mut text)?;
+                    self.input.read_exact(&mut text).map_err(|e| {
+                        if e.kind() == io::ErrorKind::UnexpectedEof {
+                            bad("the log ends inside a record".into())
+                        } else {
+                            e
+                        }
+                    })?;
                     let text = String::from_utf8(text)
                         .map_err(|_| bad(format!("its {} is not UTF-8", f.name)))?;
                     f.set(&mut r, Value::Text(&text))
