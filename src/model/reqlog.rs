@@ -263,28 +263,10 @@ pub(crate) const FIELDS: &[Field] = &[
     },
 ];
 
-/// The file formats of the log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
-    /// One JSON object per line.
-    Jsonl,
-    /// A header line, then one row per call.
-    Csv,
-    /// The compact binary form (`MAGIC`, varints).
-    Binary,
-}
+/// The file formats of the log (declared with the configuration, which names one).
+pub(crate) use crate::model::config::RequestLogFormat as Format;
 
 impl Format {
-    /// The format named `name` (`jsonl`, `csv`, `binary`).
-    pub(crate) fn from_name(name: &str) -> Option<Format> {
-        match name {
-            "jsonl" | "json" => Some(Format::Jsonl),
-            "csv" => Some(Format::Csv),
-            "binary" | "bin" => Some(Format::Binary),
-            _ => None,
-        }
-    }
-
     /// The format a file's name implies: `.csv` CSV, `.bin` binary, else JSON lines.
     pub(crate) fn of_path(path: &str) -> Format {
         if path.ends_with(".csv") {

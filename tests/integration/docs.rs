@@ -117,7 +117,7 @@ fn httperf_takes(token: &str) -> Taken {
 }
 
 /// The subcommands whose options clap parses.
-const CLAP_COMMANDS: [&str; 5] = ["sweep", "merge", "compare", "serve", "completions"];
+const CLAP_COMMANDS: [&str; 6] = ["sweep", "merge", "compare", "serve", "completions", "log"];
 
 /// Whether `rshperf COMMAND token` gets past clap's "unexpected argument" (an option,
 /// an alias or a unique abbreviation of the command's).

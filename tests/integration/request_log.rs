@@ -358,3 +358,43 @@ fn bad_request_log_options_fail_before_any_load() {
     }
     assert_eq!(s.connections(), 0);
 }
+
+#[test]
+fn calls_on_connections_open_at_the_end_are_abandoned() {
+    let d = dir("open");
+    let path = d.join("r.jsonl");
+    // Never answers: every connection still waits for its reply when the run ends.
+    let s = Server::start(Behavior::Hang);
+    let p = path.to_str().expect("utf-8");
+    let r = run_ok(
+        s.port(),
+        &[
+            "--rate",
+            "20",
+            "--num-conns",
+            "100",
+            "--runtime",
+            "0.3",
+            "--request-log",
+            p,
+        ],
+    );
+    let (connections, requests, replies) = r.totals();
+    assert_eq!(replies, 0, "{}", r.text);
+    let recs = records(&std::fs::read_to_string(&path).expect("the log"));
+    assert_eq!(recs.len() as u64, connections, "{}", r.text);
+    let written = recs
+        .iter()
+        .filter(|r| num(r, "written_us").is_some())
+        .count();
+    assert_eq!(written as u64, requests, "{}", r.text);
+    assert_eq!(
+        ends(&recs),
+        [("abandoned".to_string(), connections)]
+            .into_iter()
+            .collect()
+    );
+    let conns: BTreeSet<u64> = recs.iter().filter_map(|r| num(r, "conn")).collect();
+    assert_eq!(conns.len() as u64, connections);
+    std::fs::remove_dir_all(&d).expect("clean");
+}

@@ -278,7 +278,7 @@ frozen! {
         /// `--request-log=FILE`: one record per call.
         request_log: Option<String> => Option<&str> as deref;
         /// `--request-log-format=FORMAT` (None: from the file's name).
-        request_log_format: Option<crate::model::reqlog::Format> => Option<crate::model::reqlog::Format> as copy;
+        request_log_format: Option<crate::model::config::RequestLogFormat> => Option<crate::model::config::RequestLogFormat> as copy;
         /// `--html=FILE`: one-file HTML report with charts.
         html: Option<String> => Option<&str> as deref;
         /// `--junit=FILE`: JUnit XML, one test case per `--fail-on` threshold.

@@ -119,13 +119,11 @@ fn bad_json_lines_say_what_is_wrong() {
 }
 
 #[test]
-fn formats_follow_the_name_or_the_option() {
+fn formats_follow_the_file_name() {
     assert_eq!(Format::of_path("r.csv"), Format::Csv);
     assert_eq!(Format::of_path("r.bin"), Format::Binary);
     assert_eq!(Format::of_path("r.jsonl"), Format::Jsonl);
     assert_eq!(Format::of_path("-"), Format::Jsonl);
-    assert_eq!(Format::from_name("binary"), Some(Format::Binary));
-    assert_eq!(Format::from_name("xml"), None);
 }
 
 #[test]

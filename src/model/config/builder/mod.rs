@@ -426,7 +426,7 @@ impl ConfigBuilder {
         /// `--metrics-linger`, seconds.
         metrics_linger: f64 => output.metrics_linger;
         /// `--request-log-format` (None: from the file's name).
-        request_log_format: Option<crate::model::reqlog::Format> => output.request_log_format;
+        request_log_format: Option<crate::model::config::RequestLogFormat> => output.request_log_format;
         /// `--progress` (true) / `--no-progress` (false); unset: when stderr is a
         /// terminal.
         progress: Option<bool> => output.progress;
