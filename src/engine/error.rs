@@ -37,6 +37,10 @@ pub(crate) enum StartupError {
     /// SIGINT and SIGTERM cannot be caught.
     #[error("cannot catch SIGINT and SIGTERM: {0}")]
     Signals(#[source] io::Error),
+    /// The I/O backend asked for cannot be used (`--io uring` where io_uring is not
+    /// allowed, a bad `RSHPERF_IO`).
+    #[error(transparent)]
+    Io(crate::engine::event_loop::backend::ChooseError),
     /// An engine's event loop cannot be set up.
     #[error("cannot start the event loop: {0}")]
     EventLoop(#[source] io::Error),

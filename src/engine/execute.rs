@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::engine::conn::ReplyObserver;
 use crate::engine::error::StartupError;
-use crate::engine::event_loop::{CallObserver, Engine, Outcome, Plan};
+use crate::engine::event_loop::{backend, CallObserver, Engine, Outcome, Plan};
 use crate::engine::feed::SecondFeed;
 use crate::engine::interrupt;
 use crate::engine::metrics::{Exporter, RunLabels, Slot};
@@ -74,6 +74,7 @@ pub(crate) fn execute_with<'a>(
     hooks: Hooks<'a>,
 ) -> Result<RunResult, Error> {
     let start_delay = start_delay(cfg, SystemTime::now())?;
+    let io = backend::choose(cfg).map_err(StartupError::Io)?;
     let nofile = net::raise_nofile_limit().map_err(StartupError::Rlimit)?;
     let pin = pin_cores(cfg)?;
     if cfg.pacing.realtime {
@@ -144,6 +145,7 @@ pub(crate) fn execute_with<'a>(
         tally: &tally,
         pin: pin.as_deref(),
         metrics: metric_slots.as_deref(),
+        io,
     };
     let engines = run_engines(cfg, work, hooks, shared, threads, capacity, t0);
     if cfg.pacing.realtime {
@@ -331,6 +333,8 @@ struct Shared<'s> {
     pin: Option<&'s [usize]>,
     /// `--metrics-listen`: each engine's metrics slot.
     metrics: Option<&'s [std::sync::Arc<Slot>]>,
+    /// The engines' I/O backend (`--io`).
+    io: backend::Kind,
 }
 
 /// `--pin`: the cores engine threads are pinned to (None: not pinned, with a
@@ -370,6 +374,7 @@ fn run_engines<'a>(
         tally,
         pin,
         metrics,
+        io,
     } = shared;
     let start_err = |e: io::Error| Error::from(StartupError::EventLoop(e));
     // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
@@ -382,6 +387,7 @@ fn run_engines<'a>(
             stripes,
             arrivals: stripe_share(work.arrivals(cfg), stripe, stripes),
             capacity,
+            io,
         }
     };
     let engine = move |j: u32| -> io::Result<(Outcome, EngineCpu)> {

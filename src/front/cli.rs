@@ -139,6 +139,8 @@ pub(crate) enum Opt {
     Overload,
     /// `--spin=auto|off|USEC` (rshperf).
     Spin,
+    /// `--io=epoll|uring|auto` (rshperf).
+    Io,
     /// `--pin` (rshperf).
     Pin,
     /// `--realtime` (rshperf).
@@ -277,6 +279,7 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("concurrency", Opt::Concurrency, HasArg::Required),
     spec("overload", Opt::Overload, HasArg::Required),
     spec("spin", Opt::Spin, HasArg::Required),
+    spec("io", Opt::Io, HasArg::Required),
     spec("pin", Opt::Pin, HasArg::No),
     spec("realtime", Opt::Realtime, HasArg::No),
     spec("call-rate", Opt::CallRate, HasArg::Required),
@@ -310,6 +313,7 @@ impl Opt {
                 | Opt::Concurrency
                 | Opt::Overload
                 | Opt::Spin
+                | Opt::Io
                 | Opt::Pin
                 | Opt::Realtime
                 | Opt::CallRate
@@ -640,10 +644,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 78);
+        assert_eq!(names.len(), 79);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 78);
+        assert_eq!(names.len(), 79);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }

@@ -1,6 +1,7 @@
 //! The pacing options: what the engine does when it falls behind its schedule
 //! (`--overload=degrade|queue`) and how precisely it keeps it when it does not
-//! (`--spin=auto|off|USEC`, `--pin`, `--realtime`).
+//! (`--spin=auto|off|USEC`, `--pin`, `--realtime`), and which I/O backend its
+//! engines use (`--io=epoll|uring|auto`).
 //!
 //! Owns the option values, their parsing and messages, their echo, and which
 //! scheduler slice an engine thread asks for (`engine_slice`). Does not pace
@@ -92,6 +93,41 @@ impl Spin {
     }
 }
 
+/// `--io`: the engines' I/O backend (docs/internals.md, "Two backends").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Io {
+    /// Readiness: non-blocking sockets in an edge-triggered epoll set (mio).
+    Epoll,
+    /// Completions: io_uring (connect, send and multishot receive submitted in
+    /// batches); refused with a message where the kernel does not allow it.
+    Uring,
+    /// io_uring where the kernel allows it, else epoll (said once with `-v`).
+    Auto,
+}
+
+impl Io {
+    /// The option value (`epoll`, `uring`, `auto`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Io::Epoll => "epoll",
+            Io::Uring => "uring",
+            Io::Auto => "auto",
+        }
+    }
+}
+
+/// Parses `--io=epoll|uring|auto`.
+pub(crate) fn parse_io(v: &str) -> Result<Io, PacingError> {
+    match v {
+        "epoll" => Ok(Io::Epoll),
+        "uring" | "io_uring" | "io-uring" => Ok(Io::Uring),
+        "auto" => Ok(Io::Auto),
+        _ => Err(PacingError::Io {
+            value: v.to_string(),
+        }),
+    }
+}
+
 /// A pacing option's value that is not one; the text is printed after `rshperf: `.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum PacingError {
@@ -104,6 +140,12 @@ pub(crate) enum PacingError {
     /// `--spin` given something other than `auto`, `off` or microseconds in range.
     #[error("--spin: `{value}' is not auto, off or a number of microseconds from 0 to {}", SPIN_MAX.as_micros())]
     Spin {
+        /// The value as typed.
+        value: String,
+    },
+    /// `--io` given something other than a backend.
+    #[error("--io: `{value}' is not a backend (expected epoll, uring or auto)")]
+    Io {
         /// The value as typed.
         value: String,
     },
@@ -152,11 +194,14 @@ pub(crate) struct Pacing {
     pub(crate) pin: bool,
     /// `--realtime`: engine threads run SCHED_FIFO.
     pub(crate) realtime: bool,
+    /// `--io`: the engines' I/O backend (None: not given; the runner takes
+    /// `RSHPERF_IO`, a switch for testing, or epoll).
+    pub(crate) io: Option<Io>,
 }
 
 impl Pacing {
     /// Echo-line items for the options that differ from their defaults, in the
-    /// order `--overload`, `--spin`, `--pin`, `--realtime`.
+    /// order `--overload`, `--spin`, `--pin`, `--realtime`, `--io`.
     pub(crate) fn echo_items(&self) -> Vec<String> {
         let mut items = Vec::new();
         if self.overload != Overload::default() {
@@ -170,6 +215,9 @@ impl Pacing {
         }
         if self.realtime {
             items.push("--realtime".into());
+        }
+        if let Some(io) = self.io {
+            items.push(format!("--io={}", io.name()));
         }
         items
     }
@@ -235,10 +283,17 @@ mod tests {
             spin: Spin::Fixed(Duration::from_micros(50)),
             pin: true,
             realtime: true,
+            io: Some(Io::Uring),
         };
         assert_eq!(
             p.echo_items(),
-            ["--overload=queue", "--spin=50", "--pin", "--realtime"]
+            [
+                "--overload=queue",
+                "--spin=50",
+                "--pin",
+                "--realtime",
+                "--io=uring"
+            ]
         );
         let off = Pacing {
             spin: Spin::Off,
@@ -269,6 +324,22 @@ mod tests {
             ..p
         };
         assert_eq!(engine_slice(&rt, 0.01), None);
+    }
+
+    #[test]
+    fn io_values_and_errors() {
+        assert_eq!(parse_io("epoll"), Ok(Io::Epoll));
+        assert_eq!(parse_io("uring"), Ok(Io::Uring));
+        assert_eq!(parse_io("io_uring"), Ok(Io::Uring));
+        assert_eq!(parse_io("auto"), Ok(Io::Auto));
+        let e = parse_io("kqueue").expect_err("not a backend");
+        assert_eq!(
+            e.to_string(),
+            "--io: `kqueue' is not a backend (expected epoll, uring or auto)"
+        );
+        for io in [Io::Epoll, Io::Uring, Io::Auto] {
+            assert_eq!(parse_io(io.name()), Ok(io));
+        }
     }
 
     #[test]

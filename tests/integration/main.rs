@@ -17,6 +17,7 @@ mod http2;
 mod http2_hpack;
 mod http3;
 mod http3_wire;
+mod io_backend;
 mod layers;
 mod merge;
 mod metrics;

@@ -1,12 +1,12 @@
 //! Connection set-up: the socket of a new connection (source address and `--hog`
-//! port, options, non-blocking connect, poll registration), its TLS layer, and what
+//! port, options, connect and registration through the backend), its TLS layer, and what
 //! happens when set-up fails. Part of the engine (`impl Engine`); called by the
 //! workload halves when they need a connection.
 
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use mio::{Interest, Token};
+use mio::Token;
 
 use super::Engine;
 use crate::engine::conn::{Conn, Owner, Phase};
@@ -182,7 +182,7 @@ impl Engine<'_> {
     fn start_tcp(&mut self, id: ConnId, addr: SocketAddr) -> Result<Connect, SetupError> {
         if self.ports.is_empty() {
             if let Some(socket) = self.take_spare(addr) {
-                return net::connect_prepared(socket, addr);
+                return self.io.connect(socket, addr, id.token());
             }
         }
         let mut attempts = 0;
@@ -203,7 +203,8 @@ impl Engine<'_> {
                 // Without --hog: bound to the source address, port chosen at connect.
                 None => source.map(|ip| SocketAddr::new(ip, 0)),
             };
-            let r = net::start_connect(addr, local, &self.opts);
+            let r = net::prepare_socket(addr, local, &self.opts)
+                .and_then(|socket| self.io.connect(socket, addr, id.token()));
             let busy = matches!(&r, Err(SetupError::Connect(e)) if e.raw_os_error() == Some(libc::EADDRINUSE));
             if let Some(l) = local {
                 if busy {
@@ -251,17 +252,13 @@ impl Engine<'_> {
             }
             Ok(c) => {
                 self.note_connecting(target);
-                let (connected, mut stream) = match c {
+                let (connected, stream) = match c {
                     Connect::Done(s) => (true, s),
                     Connect::InProgress(s) => (false, s),
                 };
-                self.poll
-                    .registry()
-                    .register(
-                        &mut stream,
-                        id.token(),
-                        Interest::READABLE | Interest::WRITABLE,
-                    )
+                let stream = self
+                    .io
+                    .add(stream, id.token(), connected)
                     .map_err(|e| ErrorKind::from_errno(net::errno(&e)))?;
                 let conn = self.table.get_mut(id).ok_or(ErrorKind::Other)?;
                 conn.stream = Some(stream);

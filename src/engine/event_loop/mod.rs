@@ -1,4 +1,5 @@
-//! The engine: one thread, one `mio::Poll`, one connection table, one timer wheel.
+//! The engine: one thread, one I/O backend (epoll or io_uring: `backend`), one
+//! connection table, one timer wheel.
 //!
 //! Owns the event loop: arrivals on the absolute schedule (catch-up bursts recorded for
 //! "Maximum connect burst length", bounded by the overload policy in `catchup`, with
@@ -25,6 +26,7 @@
 //! state (`Engine`) and what it takes and gives (`Plan`, `Outcome`).
 
 mod arrivals;
+pub(crate) mod backend;
 mod burst;
 mod catchup;
 mod closed;
@@ -53,7 +55,7 @@ mod watchdog;
 use std::time::{Duration, Instant};
 
 use mio::net::UnixStream;
-use mio::{Poll, Token};
+use mio::Token;
 
 use crate::engine::conn::bufs::BufPool;
 use crate::engine::conn::{Completion, Conn, ReplyObserver};
@@ -62,7 +64,7 @@ use crate::model::call::Call;
 use crate::model::config::{Config, HttpVersion};
 use crate::model::stats::Stats;
 use crate::model::workload::Workload;
-use crate::wire::net::{PortPool, SocketOptions, TimerFd};
+use crate::wire::net::{PortPool, SocketOptions};
 use crate::wire::table::{ConnId, Table};
 use crate::wire::timer::TimerWheel;
 
@@ -87,6 +89,8 @@ pub(crate) struct Plan {
     pub(crate) arrivals: u64,
     /// Most connections open at once.
     pub(crate) capacity: usize,
+    /// Its I/O backend.
+    pub(crate) io: backend::Kind,
 }
 
 /// What an engine hands back.
@@ -123,12 +127,13 @@ pub(crate) struct Engine<'c> {
     cfg: &'c Config,
     work: &'c Workload,
     plan: Plan,
-    poll: Poll,
+    /// Readiness or completions (`backend`).
+    io: backend::Backend,
     table: Table<Conn>,
     sessions: Table<Session>,
     wheel: TimerWheel<Timer>,
     fired: Vec<Timer>,
-    timerfd: TimerFd,
+    /// The deadline the backend's timer is set for.
     timer_armed: Option<Instant>,
     /// Read end of the signal pipe: kept so its registration stays valid.
     _signal: UnixStream,

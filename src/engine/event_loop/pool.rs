@@ -30,8 +30,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
-use mio::unix::SourceFd;
-use mio::{Interest, Token};
+use mio::Token;
 
 use super::dispatch::{grid_after, grid_before, Fate, Offer};
 use super::Engine;
@@ -106,11 +105,7 @@ impl Engine<'_> {
             return Ok(());
         };
         let timer = TimerFd::new()?;
-        self.poll.registry().register(
-            &mut SourceFd(&timer.as_raw_fd()),
-            PACE_TOKEN,
-            Interest::READABLE,
-        )?;
+        self.io.watch(timer.as_raw_fd(), PACE_TOKEN)?;
         let first = grid_after(self.t0, now, tick).saturating_duration_since(now);
         timer.set_every(first, tick)?;
         if let Some(p) = self.pool.as_mut() {

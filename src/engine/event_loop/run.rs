@@ -1,6 +1,6 @@
 //! The engine's loop: poll, hand each turn's events out, meet the deadlines, stop.
 //!
-//! Owns `Engine::run` (sleep in the poll until the earliest deadline on the timerfd,
+//! Owns `Engine::run` (sleep in the backend's wait until the earliest deadline,
 //! or nap while HTTP/2 replies stream in; due arrivals before the turn's I/O; the
 //! end-of-run accounting and final publication), the choice of that deadline
 //! (`next_deadline`, `arm_timer`), what falls due (`on_deadlines`: arrivals, timers,
@@ -10,17 +10,15 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use mio::Events;
-
 use crate::engine::clock::Monotonic;
 use crate::wire::table::ConnId;
 
-use super::{nap, pool, Engine, Outcome, Ready, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN};
+use super::{nap, pool, Engine, Outcome, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN};
 
 impl<'c> Engine<'c> {
     /// Runs until the end condition, `--runtime` or a signal.
     pub(crate) fn run(mut self) -> io::Result<Outcome> {
-        let mut events = Events::with_capacity(1024);
+        let mut events = self.io.batch();
         let now = Instant::now();
         if crate::engine::interrupt::caught() {
             // A signal before this engine's pipe was registered (`new`): nothing is
@@ -69,7 +67,7 @@ impl<'c> Engine<'c> {
             } else {
                 None
             };
-            match self.poll.poll(&mut events, timeout) {
+            match self.io.wait(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -78,8 +76,8 @@ impl<'c> Engine<'c> {
             self.pacer.turn();
             let woke = Instant::now();
             let mut io_events = 0;
-            for ev in events.iter() {
-                match ev.token() {
+            for (token, _) in events.iter() {
+                match token {
                     TIMER_TOKEN => {
                         if let Some(deadline) = sleeps_until {
                             self.on_wakeup(woke.saturating_duration_since(deadline));
@@ -101,16 +99,16 @@ impl<'c> Engine<'c> {
             self.h2.hold(true);
             // When the previous I/O event's handling began (`spin`).
             let mut handling = None;
-            for ev in events.iter() {
-                if !matches!(ev.token(), TIMER_TOKEN | SIGNAL_TOKEN | pool::PACE_TOKEN)
+            for (token, ready) in events.iter() {
+                if !matches!(token, TIMER_TOKEN | SIGNAL_TOKEN | pool::PACE_TOKEN)
                     && self.stop.is_none()
                 {
                     handling = Some(self.arrival_before_event(handling));
                 }
-                match ev.token() {
+                match token {
                     TIMER_TOKEN => {
                         self.timer_armed = None;
-                        self.timerfd.drain();
+                        self.io.timer_fired();
                     }
                     SIGNAL_TOKEN => {
                         self.interrupted = true;
@@ -118,15 +116,7 @@ impl<'c> Engine<'c> {
                     }
                     // (Its calls were issued with this turn's due arrivals.)
                     pool::PACE_TOKEN => {}
-                    t => {
-                        let hup = ev.is_error() || ev.is_read_closed() || ev.is_write_closed();
-                        let ready = Ready {
-                            readable: ev.is_readable() || hup,
-                            writable: ev.is_writable() || hup,
-                            closed: hup,
-                        };
-                        self.on_event(ConnId::from_token(t), ready);
-                    }
+                    t => self.on_event(ConnId::from_token(t), ready),
                 }
                 if self.stop.is_some() {
                     break;
@@ -197,7 +187,7 @@ impl<'c> Engine<'c> {
             return Ok(Some(Duration::ZERO));
         }
         if self.timer_armed != Some(deadline) {
-            self.timerfd.set(Some(deadline - now))?;
+            self.io.set_timer(now, deadline)?;
             self.timer_armed = Some(deadline);
         }
         Ok(None)

@@ -7,7 +7,7 @@
 //! its next scheduled arrival as soon as the previous arrival has started (and
 //! again at the end of any turn that finds none made), so that the arrival itself
 //! only calls `connect()`. A connection to another address, or a failure to make the
-//! socket ahead, takes the ordinary way (`net::start_connect`), which reports errors
+//! socket ahead, takes the ordinary way (`net::prepare_socket`), which reports errors
 //! as before. Not with `--hog` (its ports are taken at connect time), unix sockets,
 //! the closed loop or the `--call-rate` pool.
 //!

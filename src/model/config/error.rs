@@ -194,6 +194,12 @@ pub enum ConfigError {
         /// The value as typed.
         value: String,
     },
+    /// `--io` given something other than a backend.
+    #[error("--io: `{value}' is not a backend (expected epoll, uring or auto)")]
+    Io {
+        /// The value as typed.
+        value: String,
+    },
     /// A bound of a `--myaddr` range that is not an IPv4 address.
     #[error("invalid {} address {address} in --myaddr {entry}", if *first { "starting" } else { "ending" })]
     MyaddrBound {
@@ -300,6 +306,7 @@ impl ConfigError {
             | ConfigError::MyaddrUnknown { .. }
             | ConfigError::MyaddrTooMany => Some("--myaddr"),
             ConfigError::Spin { .. } => Some("--spin"),
+            ConfigError::Io { .. } => Some("--io"),
             ConfigError::SslWithHttpUrl { .. } => Some("--ssl"),
             ConfigError::JsonStdoutAndPrint => Some("--json"),
             ConfigError::SessionWorkloads
@@ -317,6 +324,7 @@ impl From<PacingError> for ConfigError {
         match e {
             PacingError::Overload { value } => ConfigError::Overload { value },
             PacingError::Spin { value } => ConfigError::Spin { value },
+            PacingError::Io { value } => ConfigError::Io { value },
         }
     }
 }

@@ -311,6 +311,12 @@ impl ConfigBuilder {
         self
     }
 
+    /// `--io`.
+    pub(crate) fn io(&mut self, io: crate::model::pacing::Io) -> &mut Self {
+        self.c.pacing.io = Some(io);
+        self
+    }
+
     /// `--pin`.
     pub(crate) fn pin(&mut self) -> &mut Self {
         self.c.pacing.pin = true;
