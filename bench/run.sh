@@ -21,6 +21,19 @@
 #             nginx, CPU per connection, medians of 3 alternating runs), BODY
 #             (5 MB --body-file POSTed 1,000 times to rshperf serve: RSS growth)
 #             and MET (scripts/prometheus-check.sh: Prometheus vs the report)
+#   --uring-only run only the io_uring rows (URING.*): rshperf --io epoll against
+#             --io uring and the C floors of bench/floor/ (built here with make;
+#             floor_uring needs liburing-dev), $URING_ROUNDS alternating rounds:
+#             NCO new connection per request, open loop at 80 % of the knee
+#             (rshperf sweep --find-max on epoll, or $URING_KNEE); NCC the same,
+#             closed loop with 50 in flight ($URING_NCC_N connections); KA 50
+#             keep-alive connections, closed loop ($URING_KA_N requests); CR
+#             --call-rate 20000 over 50 connections for 5 s; OVL 1.5x and 2x the
+#             knee (3 s of arrivals, TIME_WAIT drained first; URING_OVL=0 skips);
+#             SYS system calls per connection (strace -c -f, 2,000/s x 4,000);
+#             PACE600/PACE5000 SYN schedule deviation per backend (as root, with
+#             tcpdump). bench/uring_summary.py prints CPU per connection and per
+#             request, uring/epoll and rshperf/floor ratios (medians).
 #   --out DIR raw outputs (default /tmp/rshperf-bench)
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
@@ -90,6 +103,11 @@ SYSCALLS_ONLY=0
 INTEG_ONLY=0
 AB_N=${AB_N:-200000}
 CR_ONLY=0
+URING_ONLY=0
+URING_ROUNDS=${URING_ROUNDS:-3}
+URING_NCC_N=${URING_NCC_N:-30000}
+URING_KA_N=${URING_KA_N:-200000}
+URING_OVL=${URING_OVL:-1}
 SWEEP_ONLY=0
 SWEEP_ROUNDS=${SWEEP_ROUNDS:-1}
 CR_RATE=${CR_RATE:-5000}
@@ -112,6 +130,7 @@ while [ $# -gt 0 ]; do
     --pace-only) PACING_ONLY=1; PACE_ONLY=1 ;;
     --syscalls) SYSCALLS_ONLY=1 ;;
     --cr-only) CR_ONLY=1 ;;
+    --uring-only) URING_ONLY=1 ;;
     --sweep-only) SWEEP_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
@@ -164,17 +183,23 @@ if [ $SYSCALLS_ONLY = 1 ]; then
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
+if [ $URING_ONLY = 1 ]; then
+  for t in make cc strace python3 ss timeout; do
+    command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+  done
+  [ -r /usr/include/liburing.h ] || die "floor_uring needs liburing: apt-get install liburing-dev"
+fi
 if [ $INTEG_ONLY = 1 ]; then
   for t in prometheus curl python3 ss timeout; do
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
-for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump strace python3 ss timeout); do
+for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || [ $URING_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump strace python3 ss timeout); do
   command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
 done
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (apt-get install time)"
 if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
-[ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
+[ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || [ $URING_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
 [ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash scripts/nginx.sh start"
 fi
@@ -474,6 +499,100 @@ if [ $PACING_ONLY = 1 ]; then
   meta suite_runtime_s $(( $(date +%s) - T_START ))
   echo
   python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
+# ---------------------------------------------------------------- URING
+# The io_uring rows (see --uring-only above). Each round runs, for each row, rshperf
+# --io epoll, rshperf --io uring, floor_epoll, floor_uring (the features rshperf's
+# backend uses: buffer ring and deferred task work, socket(2) and close(2)) and
+# floor_uring with every feature (direct descriptors, linked connect -> send -> recv,
+# skipped completions, registered ring); the order rotates between rounds.
+FLOOR_RSH_F=bufring,defer
+FLOOR_BEST_F=direct,link,bufring,skip,regring,defer
+uring_rows() {
+  make -s -C "$here/floor" OUT="$OUT" || die "bench/floor: make failed"
+  local knee=${URING_KNEE:-} k rate r15 r20 n
+  if [ -z "$knee" ]; then
+    settle 5
+    run URING.knee 300 "$RSH" sweep --server $HOST --port $PORT --uri $URI --low-rate 5000 \
+      --high-rate 60000 --find-max --precision 5 --const-test-time 3 --no-progress \
+      --io epoll --json "$OUT/URING.knee.json"
+    knee=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["result"]["knee"] or 0))' \
+      "$OUT/URING.knee.json" 2>/dev/null || echo 0)
+  fi
+  [ "$knee" -gt 0 ] || { echo "  URING: no knee found (set URING_KNEE)"; return; }
+  rate=$(( knee * 8 / 10 )); r15=$(( knee * 15 / 10 )); r20=$(( knee * 2 ))
+  meta uring_knee "$knee"; meta uring_rate "$rate"; meta uring_rounds "$URING_ROUNDS"
+  meta uring_ncc_n "$URING_NCC_N"; meta uring_ka_n "$URING_KA_N"
+  meta floor_rsh_features "$FLOOR_RSH_F"; meta floor_best_features "$FLOOR_BEST_F"
+  local ka_calls=$(( URING_KA_N / 50 ))
+  for k in $(seq 1 "$URING_ROUNDS"); do
+    local order="epoll uring"; [ $((k % 2)) = 0 ] && order="uring epoll"
+    for io in $order; do
+      settle 2
+      run URING.NCO.$io.$k 60 "${RSH_BASE[@]}" --io $io --rate $rate --num-conns $((rate * 3)) --timeout 5
+      settle 2
+      run URING.NCC.$io.$k 120 "${RSH_BASE[@]}" --io $io --concurrency 50 --num-conns "$URING_NCC_N" --timeout 5
+      settle 1
+      run URING.KA.$io.$k 120 "${RSH_BASE[@]}" --io $io --rate 10000 --num-conns 50 --num-calls "$ka_calls" --timeout 5
+      settle 1
+      run URING.CR.$io.$k 30 "${RSH_BASE[@]}" --io $io --call-rate 20000 --num-conns 50 --runtime 5 --timeout 5
+    done
+    settle 2
+    run URING.NCO.floor_epoll.$k 60 "$OUT/floor_epoll" -m conn -r $rate -n $((rate * 3))
+    settle 2
+    run URING.NCO.floor_uring.$k 60 "$OUT/floor_uring" -m conn -r $rate -n $((rate * 3)) -F $FLOOR_RSH_F
+    settle 2
+    run URING.NCO.floor_best.$k 60 "$OUT/floor_uring" -m conn -r $rate -n $((rate * 3)) -F $FLOOR_BEST_F
+    settle 2
+    run URING.NCC.floor_epoll.$k 120 "$OUT/floor_epoll" -m conn -c 50 -n "$URING_NCC_N"
+    settle 2
+    run URING.NCC.floor_uring.$k 120 "$OUT/floor_uring" -m conn -c 50 -n "$URING_NCC_N" -F $FLOOR_RSH_F
+    settle 2
+    run URING.NCC.floor_best.$k 120 "$OUT/floor_uring" -m conn -c 50 -n "$URING_NCC_N" -F $FLOOR_BEST_F
+    settle 1
+    run URING.KA.floor_epoll.$k 120 "$OUT/floor_epoll" -m ka -c 50 -n "$URING_KA_N"
+    settle 1
+    run URING.KA.floor_uring.$k 120 "$OUT/floor_uring" -m ka -c 50 -n "$URING_KA_N" -F $FLOOR_RSH_F
+    settle 1
+    run URING.KA.floor_best.$k 120 "$OUT/floor_uring" -m ka -c 50 -n "$URING_KA_N" -F $FLOOR_BEST_F
+    if [ "$URING_OVL" = 1 ]; then
+      for io in $order; do
+        for n in 15 20; do
+          r=$(( knee * n / 10 ))
+          drained
+          run URING.OVL$n.$io.$k 90 "${RSH_BASE[@]}" --io $io --rate $r --num-conns $((r * 3)) --timeout 5
+        done
+      done
+    fi
+  done
+  for io in epoll uring; do
+    settle 3
+    run URING.SYS.$io 90 strace -c -f -o "$OUT/URING.SYS.$io.strace" "${RSH_BASE[@]}" --io $io --rate 2000 --num-conns 4000
+  done
+  settle 3
+  run URING.SYS.floor_epoll 90 strace -c -f -o "$OUT/URING.SYS.floor_epoll.strace" "$OUT/floor_epoll" -m conn -r 2000 -n 4000
+  settle 3
+  run URING.SYS.floor_uring 90 strace -c -f -o "$OUT/URING.SYS.floor_uring.strace" "$OUT/floor_uring" -m conn -r 2000 -n 4000 -F $FLOOR_RSH_F
+  settle 3
+  run URING.SYS.floor_best 90 strace -c -f -o "$OUT/URING.SYS.floor_best.strace" "$OUT/floor_uring" -m conn -r 2000 -n 4000 -F $FLOOR_BEST_F
+  if [ "$(id -u)" = 0 ] && command -v tcpdump >/dev/null 2>&1; then
+    for r in 600 5000; do
+      for io in epoll uring; do
+        settle 2
+        PERIOD_US=$(awk -v x=$r 'BEGIN{printf "%.6f", 1e6/x}') \
+          run_captured URING.PACE$r.$io 30 "${RSH_BASE[@]}" --io $io --rate $r --num-conns $((r * 3)) --recv-buffer $WIN
+      done
+    done
+  fi
+}
+if [ $URING_ONLY = 1 ]; then
+  meta uring_only 1
+  echo "io_uring rows (URING.*) -> $OUT"
+  uring_rows
+  meta suite_runtime_s $(( $(date +%s) - T_START ))
+  echo
+  python3 "$here/uring_summary.py" "$OUT" | tee "$OUT/summary.txt"
   exit 0
 fi
 # ---------------------------------------------------------------- H2C, H2S

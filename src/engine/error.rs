@@ -37,10 +37,12 @@ pub(crate) enum StartupError {
     /// SIGINT and SIGTERM cannot be caught.
     #[error("cannot catch SIGINT and SIGTERM: {0}")]
     Signals(#[source] io::Error),
-    /// The I/O backend asked for cannot be used (`--io uring` where io_uring is not
-    /// allowed, a bad `RSHPERF_IO`).
-    #[error(transparent)]
-    Io(crate::engine::event_loop::backend::ChooseError),
+    /// `RSHPERF_IO` is not a backend.
+    #[error("RSHPERF_IO: `{0}' is not a backend (expected epoll, uring or auto)")]
+    IoEnv(String),
+    /// `--io uring` where io_uring may not be used.
+    #[error("--io uring: {0}")]
+    IoRefused(crate::wire::uring::probe::Refusal),
     /// An engine's event loop cannot be set up.
     #[error("cannot start the event loop: {0}")]
     EventLoop(#[source] io::Error),

@@ -74,7 +74,7 @@ pub(crate) fn execute_with<'a>(
     hooks: Hooks<'a>,
 ) -> Result<RunResult, Error> {
     let start_delay = start_delay(cfg, SystemTime::now())?;
-    let io = backend::choose(cfg).map_err(StartupError::Io)?;
+    let io = backend::choose(cfg)?;
     let nofile = net::raise_nofile_limit().map_err(StartupError::Rlimit)?;
     let pin = pin_cores(cfg)?;
     if cfg.pacing.realtime {

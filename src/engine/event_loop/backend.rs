@@ -19,13 +19,14 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use socket2::Socket;
 
+use crate::engine::error::StartupError;
 use crate::model::config::{Config, HttpVersion};
 use crate::model::pacing::{parse_io, Io};
 use crate::wire::net::{self, Connect, SetupError, TimerFd};
@@ -47,21 +48,10 @@ pub(crate) enum Kind {
 /// running the test suites on both backends; documented as a testing switch).
 pub(crate) const IO_ENV: &str = "RSHPERF_IO";
 
-/// Why a run cannot use the backend asked for.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ChooseError {
-    /// `RSHPERF_IO` is not a backend.
-    #[error("{IO_ENV}: `{0}' is not a backend (expected epoll, uring or auto)")]
-    Env(String),
-    /// `--io uring` where io_uring may not be used.
-    #[error("--io uring: {0}")]
-    Refused(probe::Refusal),
-}
-
 /// The backend of a run's engines: `--io` (else `RSHPERF_IO`, else epoll); `uring`
 /// is refused where the probe says io_uring cannot be used, `auto` falls back to
 /// epoll then (said once with `-v`). HTTP/3 runs on epoll whatever is asked.
-pub(crate) fn choose(cfg: &Config) -> Result<Kind, ChooseError> {
+pub(crate) fn choose(cfg: &Config) -> Result<Kind, StartupError> {
     let env = std::env::var(IO_ENV).ok().filter(|v| !v.is_empty());
     choose_with(cfg, env.as_deref(), &|| probe::decide(&probe::probe()))
 }
@@ -71,10 +61,10 @@ pub(crate) fn choose_with(
     cfg: &Config,
     env: Option<&str>,
     allowed: &dyn Fn() -> Result<(), probe::Refusal>,
-) -> Result<Kind, ChooseError> {
+) -> Result<Kind, StartupError> {
     let asked = match (cfg.pacing.io, env) {
         (Some(io), _) => io,
-        (None, Some(v)) => parse_io(v).map_err(|_| ChooseError::Env(v.to_string()))?,
+        (None, Some(v)) => parse_io(v).map_err(|_| StartupError::IoEnv(v.to_string()))?,
         (None, None) => Io::Epoll,
     };
     let verbose = cfg.output.verbose > 0 && cfg.output.json.as_deref() != Some("-");
@@ -89,7 +79,7 @@ pub(crate) fn choose_with(
     }
     match (allowed(), asked) {
         (Ok(()), _) => Ok(Kind::Uring),
-        (Err(r), Io::Uring) => Err(ChooseError::Refused(r)),
+        (Err(r), Io::Uring) => Err(StartupError::IoRefused(r)),
         (Err(r), _) => {
             if verbose {
                 crate::engine::note::note!("rshperf: --io auto: using epoll: {r}");
@@ -207,9 +197,9 @@ impl Backend {
     ) -> Result<Connect, SetupError> {
         match self {
             Backend::Epoll { .. } => net::connect_prepared(socket, addr),
-            Backend::Uring { ring, .. } => {
-                Ok(Connect::InProgress(ring.connect(socket, addr, token.0)))
-            }
+            Backend::Uring { ring, .. } => Ok(Connect::InProgress(Stream::Uring(
+                ring.connect(socket, addr, token.0),
+            ))),
         }
     }
 
@@ -230,7 +220,14 @@ impl Backend {
                 )?;
                 Ok(stream)
             }
-            Backend::Uring { ring, .. } => Ok(ring.adopt(stream, token.0, connected)),
+            Backend::Uring { ring, .. } => {
+                let fd = match stream {
+                    Stream::Tcp(s) => OwnedFd::from(std::net::TcpStream::from(s)),
+                    Stream::Unix(s) => OwnedFd::from(std::os::unix::net::UnixStream::from(s)),
+                    other => return Ok(other),
+                };
+                Ok(Stream::Uring(ring.adopt(fd, token.0, connected)))
+            }
         }
     }
 
@@ -297,5 +294,53 @@ impl Backend {
             }
             _ => Err(io::ErrorKind::InvalidInput.into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(args: &[&str]) -> Config {
+        let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
+        argv.extend_from_slice(args);
+        Config::from_argv(&argv).expect("a valid command line")
+    }
+
+    fn refused() -> Result<(), probe::Refusal> {
+        Err(probe::Refusal("not here".into()))
+    }
+
+    #[test]
+    fn the_option_then_the_environment_then_epoll() {
+        let ok = || Ok(());
+        let k = |c: &Config, env: Option<&str>| choose_with(c, env, &ok).expect("a backend");
+        assert_eq!(k(&cfg(&[]), None), Kind::Epoll);
+        assert_eq!(k(&cfg(&[]), Some("uring")), Kind::Uring);
+        assert_eq!(k(&cfg(&[]), Some("auto")), Kind::Uring);
+        assert_eq!(k(&cfg(&["--io", "epoll"]), Some("uring")), Kind::Epoll);
+        assert_eq!(k(&cfg(&["--io", "uring"]), None), Kind::Uring);
+        // HTTP/3 runs on epoll whatever is asked.
+        let h3 = cfg(&["--io", "uring", "--http-version", "3"]);
+        assert_eq!(k(&h3, None), Kind::Epoll);
+        let e = choose_with(&cfg(&[]), Some("kqueue"), &ok).expect_err("not a backend");
+        assert_eq!(
+            e.to_string(),
+            "RSHPERF_IO: `kqueue' is not a backend (expected epoll, uring or auto)"
+        );
+    }
+
+    #[test]
+    fn where_io_uring_is_refused_uring_fails_and_auto_falls_back() {
+        let e = choose_with(&cfg(&["--io", "uring"]), None, &refused).expect_err("refused");
+        assert_eq!(e.to_string(), "--io uring: not here");
+        let auto = choose_with(&cfg(&["--io", "auto"]), None, &refused).expect("falls back");
+        assert_eq!(auto, Kind::Epoll);
+        // epoll never probes.
+        let never = || -> Result<(), probe::Refusal> { panic!("probed") };
+        assert_eq!(
+            choose_with(&cfg(&[]), None, &never).expect("epoll"),
+            Kind::Epoll
+        );
     }
 }

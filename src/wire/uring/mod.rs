@@ -23,7 +23,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{IntoRawFd, RawFd};
+use std::os::fd::{IntoRawFd, OwnedFd, RawFd};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -31,7 +31,6 @@ use io_uring::types::{CancelBuilder, Fd, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, IoUring};
 use socket2::{SockAddr, Socket};
 
-use crate::wire::stream::Stream;
 use bufs::{BufRing, BGID};
 pub(crate) use sock::UringSock;
 
@@ -204,7 +203,7 @@ impl Ring {
     /// Starts connecting `socket` (made by `net::prepare_socket`) to `addr` with a
     /// connect operation; the engine hears `token` writable when it completes (or
     /// closed when it failed: `take_error` tells why).
-    pub(crate) fn connect(&self, socket: Socket, addr: SocketAddr, token: usize) -> Stream {
+    pub(crate) fn connect(&self, socket: Socket, addr: SocketAddr, token: usize) -> UringSock {
         let mut sh = self.shared.borrow_mut();
         let fd = socket.into_raw_fd();
         let slot = sh.alloc(fd, token);
@@ -216,18 +215,14 @@ impl Ring {
         sh.slots[slot as usize].ops += 1;
         sh.push(&e);
         drop(sh);
-        Stream::Uring(UringSock::new(self.shared.clone(), slot))
+        UringSock::new(self.shared.clone(), slot)
     }
 
-    /// Takes over `stream`, a TCP or unix socket whose connect the engine started
-    /// itself: `connected` when it completed at once, else a poll operation tells
-    /// when it does.
-    pub(crate) fn adopt(&self, stream: Stream, token: usize, connected: bool) -> Stream {
-        let fd = match stream {
-            Stream::Tcp(s) => s.into_raw_fd(),
-            Stream::Unix(s) => s.into_raw_fd(),
-            other => return other,
-        };
+    /// Takes over `fd`, a TCP or unix socket whose connect the engine started itself
+    /// (the ring closes it): `connected` when it completed at once, else a poll
+    /// operation tells when it does.
+    pub(crate) fn adopt(&self, fd: OwnedFd, token: usize, connected: bool) -> UringSock {
+        let fd = fd.into_raw_fd();
         let mut sh = self.shared.borrow_mut();
         let slot = sh.alloc(fd, token);
         if connected {
@@ -242,7 +237,7 @@ impl Ring {
             sh.push(&e);
         }
         drop(sh);
-        Stream::Uring(UringSock::new(self.shared.clone(), slot))
+        UringSock::new(self.shared.clone(), slot)
     }
 
     /// Wakes the engine with `token` readable whenever `fd` becomes readable (the
