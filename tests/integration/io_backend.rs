@@ -74,7 +74,7 @@ fn run_without_io_uring(args: &[&str]) -> Output {
     // SAFETY: the closure runs in the forked child before exec and only makes two
     // prctl calls on memory it owns (no allocation, no locks).
     unsafe {
-        cmd.pre_exec(|| seccomp::deny_io_uring_setup());
+        cmd.pre_exec(seccomp::deny_io_uring_setup);
     }
     cmd.output().expect("run rshperf")
 }
