@@ -208,12 +208,11 @@ impl Ring {
         let fd = socket.into_raw_fd();
         let slot = sh.alloc(fd, token);
         let a = sh.addr(addr);
-        let gen = sh.slots[slot as usize].gen;
-        let e = opcode::Connect::new(Fd(fd), a.0, a.1)
-            .build()
-            .user_data(tag(slot, gen, OP_CONNECT));
-        sh.slots[slot as usize].ops += 1;
-        sh.push(&e);
+        sh.start(
+            slot,
+            opcode::Connect::new(Fd(fd), a.0, a.1).build(),
+            OP_CONNECT,
+        );
         drop(sh);
         UringSock::new(self.shared.clone(), slot)
     }
@@ -229,12 +228,8 @@ impl Ring {
             sh.slots[slot as usize].open = true;
             sh.arm_recv(slot);
         } else {
-            let gen = sh.slots[slot as usize].gen;
-            let e = opcode::PollAdd::new(Fd(fd), libc::POLLOUT as u32)
-                .build()
-                .user_data(tag(slot, gen, OP_CONNECT));
-            sh.slots[slot as usize].ops += 1;
-            sh.push(&e);
+            let poll = opcode::PollAdd::new(Fd(fd), libc::POLLOUT as u32).build();
+            sh.start(slot, poll, OP_CONNECT);
         }
         drop(sh);
         UringSock::new(self.shared.clone(), slot)
@@ -336,6 +331,14 @@ impl Shared {
         }
     }
 
+    /// Queues operation `e` (an `op`) of slot `slot`; its last completion is awaited.
+    fn start(&mut self, slot: u32, e: squeue::Entry, op: u64) {
+        let s = &mut self.slots[slot as usize];
+        s.ops += 1;
+        let e = e.user_data(tag(slot, s.gen, op));
+        self.push(&e);
+    }
+
     /// Arms slot `slot`'s multishot receive.
     fn arm_recv(&mut self, slot: u32) {
         let s = &mut self.slots[slot as usize];
@@ -343,11 +346,8 @@ impl Shared {
             return;
         }
         s.recv = Recv::Armed;
-        s.ops += 1;
-        let e = opcode::RecvMulti::new(Fd(s.fd), BGID)
-            .build()
-            .user_data(tag(slot, s.gen, OP_RECV));
-        self.push(&e);
+        let e = opcode::RecvMulti::new(Fd(s.fd), BGID).build();
+        self.start(slot, e, OP_RECV);
     }
 
     /// Arms watch `i`'s multishot poll.
@@ -368,11 +368,9 @@ impl Shared {
         let rest = &s.out[s.out_at..];
         let e = opcode::Send::new(Fd(s.fd), rest.as_ptr(), rest.len() as u32)
             .flags(libc::MSG_NOSIGNAL)
-            .build()
-            .user_data(tag(slot, s.gen, OP_SEND));
+            .build();
         s.sending = true;
-        s.ops += 1;
-        self.push(&e);
+        self.start(slot, e, OP_SEND);
     }
 
     /// Adds readiness `bits` to slot `slot`'s news for the engine.
