@@ -24,8 +24,7 @@ pub fn run(argv: Vec<String>) -> i32 {
         return code;
     }
     // An httperf-style run: SIGINT and SIGTERM end it with a report from now on.
-    if let Err(e) = engine::interrupt::install() {
-        let e = Error::from(engine::error::StartupError::Signals(e));
+    if let Err(e) = front::runner::catch_signals() {
         eprintln!("{e}");
         return e.exit_code();
     }

@@ -196,7 +196,8 @@ pub(crate) fn execute_with<'a>(
 
 /// The `--start-at` wait: SIGINT and SIGTERM are caught from `arm` (before the echo
 /// line, so a signal sent once it is seen is never fatal) until `wait` returns, for
-/// the front ends that do not catch them from their start (`interrupt`).
+/// callers of `execute` that do not catch them from their start (every front end does:
+/// `interrupt::install`).
 struct StartWait {
     delay: Duration,
     caught: std::sync::Arc<std::sync::atomic::AtomicBool>,

@@ -316,10 +316,11 @@ impl Exporter {
         }
     }
 
-    /// Keeps serving for `secs` seconds (`--metrics-linger`), then stops.
+    /// Keeps serving for `secs` seconds (`--metrics-linger`), or until SIGINT or
+    /// SIGTERM, then stops.
     pub(crate) fn linger(self, secs: f64) {
         if let Ok(d) = Duration::try_from_secs_f64(secs) {
-            std::thread::sleep(d);
+            crate::engine::interrupt::sleep(d);
         }
     }
 }

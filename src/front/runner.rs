@@ -3,13 +3,17 @@
 //! percentiles, the pool, HTTP/2 and pacing lines, then `--json`, `--csv`,
 //! `--timeline` (streamed a second at a time while the run lasts), `--html`, the findings on stderr, the `--fail-on` verdict (exit 3) and
 //! its `--junit` report (whose path is checked before the load, so a run is not lost to
-//! an unwritable report). Called by `lib::run` with a validated `Config`.
+//! an unwritable report). Called by `lib::run` with a validated `Config`. Also owns
+//! `catch_signals`, which every front end that runs the engines calls first: it joins
+//! the engine's signal handling to the output layer's clean-up of a forced exit.
 
 use std::io::{self, Write};
 use std::path::Path;
 
+use crate::engine::error::StartupError;
 use crate::engine::execute::{execute_with, text_out, ExecOptions, Hooks};
 use crate::engine::feed::SecondFeed;
+use crate::engine::interrupt;
 use crate::engine::metrics::Exporter;
 use crate::model::config::Config;
 use crate::model::report::{Facts, Report};
@@ -94,7 +98,7 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     if run.interrupted {
         eprintln!(
             "rshperf: {}",
-            interrupted_note(info.duration, stats.abandoned)
+            interrupted_note(interrupt::signal_name(), info.duration, stats.abandoned)
         );
     }
     let advice = advice::assess(cfg, &work, &run);
@@ -172,15 +176,24 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
 pub(crate) const INTERRUPTED_BREACH: &str =
     "thresholds not met: the run was interrupted (SIGINT or SIGTERM)";
 
-/// The stderr line of an interrupted run that lasted `seconds` and left `open`
-/// connections open.
-pub(crate) fn interrupted_note(seconds: f64, open: u64) -> String {
+/// The stderr line of a run interrupted by `signal` that lasted `seconds` and left
+/// `open` connections open.
+pub(crate) fn interrupted_note(signal: Option<&str>, seconds: f64, open: u64) -> String {
     let noun = if open == 1 {
         "connection was"
     } else {
         "connections were"
     };
-    format!("interrupted after {seconds:.1} s: {open} {noun} still open")
+    let by = signal.map(|s| format!(" by {s}")).unwrap_or_default();
+    format!("interrupted{by} after {seconds:.1} s: {open} {noun} still open")
+}
+
+/// SIGINT and SIGTERM end the run with its report from now on, copies of one signal
+/// included; a deliberate second signal exits at once, stopping the output files being
+/// written (`engine::interrupt`). Called by every front end that runs the engines,
+/// before it reads its workload.
+pub(crate) fn catch_signals() -> Result<(), Error> {
+    interrupt::install(file::abandon).map_err(|e| StartupError::Signals(e).into())
 }
 
 /// The text report on stdout: the classic report and the blocks after it.

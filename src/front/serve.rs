@@ -199,6 +199,8 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
             a
         }
     };
+    // SIGINT/SIGTERM end the run with its report from now on (the server stops after).
+    crate::front::runner::catch_signals()?;
     let server = spawn(ServeOptions {
         addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         ..ServeOptions::default()

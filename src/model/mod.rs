@@ -1,10 +1,13 @@
 //! The model layer: what a run is and what it measured. The typed `Config`, the
-//! workload generators, requests (`call`), `Stats` with its exact merge, and the
-//! report schema. Imports only the wire layer.
+//! workload generators, requests (`call`), `Stats` with its exact merge, the
+//! table of figures (`figure`) and the report derived from it. Imports only the wire
+//! layer.
 
+pub(crate) mod blocks;
 pub(crate) mod call;
 pub(crate) mod compare;
 pub mod config;
+pub(crate) mod figure;
 pub(crate) mod pacing;
 pub(crate) mod report;
 pub mod run;

@@ -2,8 +2,8 @@
 //!
 //! Owns every computation of docs/compatibility.md §2.3.2 (rates, averages, sample
 //! stddev, x.5 median from 1-ms bins, integer-truncated sizes, reply-rate sample
-//! statistics, CPU percentages, Net I/O). Pure and deterministic; the report schema
-//! (`model::report`) and the classic formatter (`output::classic`) only carry and
+//! statistics, CPU percentages, Net I/O). Pure and deterministic; the table of figures
+//! (`model::figure`, through `model::report`) and the classic formatter (`output::classic`) only carry and
 //! print these numbers. Called after the engines' `Stats` are merged.
 //!
 //! Divisions by the test duration follow C: with a zero duration they give `inf`, or a

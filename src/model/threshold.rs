@@ -2,21 +2,19 @@
 //! language `METRIC OP VALUE[UNIT]` (e.g. `p99>50ms`, `reply_rate_avg<1000`,
 //! `errors>0`), parsed once into typed `Threshold`s before the run.
 //!
-//! Owns the metric names, which are generated from the report schema: every figure of
-//! `model::report::Figures` and `Sessions` under its flattened name
-//! (`connections_rate`, `percentiles_response_p99`, `errors_client_timo`; a JSON path
-//! such as `connections.rate` names the same figure), plus the documented aliases of
-//! earlier releases (`conn-rate`, `p99`, `client-timo`, …, `aliases`). A metric's unit
-//! follows from its name, as the document's names say it (`_ms` or a `percentiles_`
-//! figure: milliseconds; `_s`: seconds; `_pct`: percent; rates per second; the rest
-//! counts). Evaluation against a run is in `output::threshold`. A bad expression is an
-//! option error (exit 1); the message is printed after `rshperf: --fail-on: `.
+//! Owns the expression language and the lookup of metric names, which come from the
+//! table of figures (`model::figure::run`): every figure it marks as a `--fail-on`
+//! metric under its name (`connections_rate`, `percentiles_response_p99`,
+//! `errors_client_timo`; a JSON path such as `connections.rate` names the same
+//! figure), plus the aliases the table declares for the names of earlier releases
+//! (`conn-rate`, `p99`, `client-timo`, …, `aliases`). A metric's unit (`Kind`) is its
+//! figure's. Evaluation against a run is in `output::threshold`. A bad expression is
+//! an option error (exit 1); the message is printed after `rshperf: --fail-on: `.
 
 use std::sync::OnceLock;
 
-use crate::model::report::{quantile_key, Facts, Report, QUANTILES};
-use crate::model::run::RunInfo;
-use crate::model::stats::{ErrorKind, Stats};
+use crate::model::figure::run::table;
+use crate::model::figure::Unit;
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,33 +75,24 @@ pub enum Kind {
     Percent,
 }
 
-/// The unit of the figure called `name` (a generated name), from the naming rules of
-/// the document.
-pub(crate) fn kind_of(name: &str) -> Kind {
-    let rate = [
-        ("connections_rate", "conn/s"),
-        ("requests_rate", "req/s"),
-        ("replies_rate", "replies/s"),
-        ("reply_rate", "replies/s"),
-        ("sessions_rate", "sess/s"),
-    ];
-    if name.ends_with("_count") || name.ends_with("_samples") {
-        Kind::Count
-    } else if let Some(&(_, per)) = rate.iter().find(|(p, _)| name.starts_with(p)) {
-        Kind::Rate(per)
-    } else if name.ends_with("_kb_per_s") {
-        Kind::Rate("KB/s")
-    } else if name.ends_with("_mbps") {
-        Kind::Rate("Mbit/s")
-    } else if name.ends_with("_pct") {
-        Kind::Percent
-    } else if name.ends_with("_s") {
-        Kind::Seconds
-    } else if name.ends_with("_ms") || name.contains("_ms_") || name.starts_with("percentiles_") {
-        Kind::Millis
-    } else {
-        Kind::Count
+impl Kind {
+    /// The units a figure of `unit` takes.
+    pub(crate) fn of(unit: Unit) -> Kind {
+        match unit {
+            Unit::Rate(per) => Kind::Rate(per),
+            Unit::Ms => Kind::Millis,
+            Unit::S => Kind::Seconds,
+            Unit::Percent => Kind::Percent,
+            _ => Kind::Count,
+        }
     }
+}
+
+/// What the figure called `name` (a `--fail-on` name) measures.
+pub(crate) fn kind_of(name: &str) -> Kind {
+    table()
+        .get(name)
+        .map_or(Kind::Count, |s| Kind::of(s.unit()))
 }
 
 /// The figure a threshold compares: a generated name, and for the `reply-rate` alias
@@ -116,103 +105,45 @@ pub(crate) struct Metric {
     pub(crate) unless_none: Option<(&'static str, &'static str)>,
 }
 
-/// The names of the figures thresholds can use, in document order (generated from the
-/// report schema, once).
+/// The names of the figures thresholds can use, in document order (the figure table's
+/// `--fail-on` metrics).
 pub(crate) fn metric_names() -> &'static [String] {
     static NAMES: OnceLock<Vec<String>> = OnceLock::new();
     NAMES.get_or_init(|| {
-        let run = RunInfo {
-            duration: 1.0,
-            cpu_user: 0.0,
-            cpu_system: 0.0,
-        };
-        Report::new(&Stats::new(), &run, &Facts::default())
-            .metrics()
-            .into_iter()
-            .map(|(name, _)| name)
+        table()
+            .specs
+            .iter()
+            .filter(|s| s.figure.fail_on)
+            .map(|s| s.name.clone())
             .collect()
     })
 }
 
-/// The `--fail-on` names of earlier releases that are not generated names, each with
-/// the figure it names (docs/json.md §4.2). Percentile, error-counter and status-class
-/// aliases follow rules (`aliases`).
-const ALIASES: [(&str, &str); 20] = [
-    ("errors", "errors_total"),
-    ("connections", "connections_total"),
-    ("requests", "requests_total"),
-    ("replies", "replies_total"),
-    ("non_2xx", "replies_non_2xx"),
-    ("conn_rate", "connections_rate"),
-    ("req_rate", "requests_rate"),
-    ("net_io", "net_io_kb_per_s"),
-    ("connect_avg", "connection_time_ms_connect"),
-    ("response_avg", "replies_response_ms"),
-    ("transfer_avg", "replies_transfer_ms"),
-    ("lifetime_avg", "connection_time_ms_avg"),
-    ("lifetime_median", "connection_time_ms_median"),
-    ("lifetime_min", "connection_time_ms_min"),
-    ("lifetime_max", "connection_time_ms_max"),
-    ("lifetime_stddev", "connection_time_ms_stddev"),
-    ("cpu", "cpu_total_pct"),
-    ("cpu_user", "cpu_user_pct"),
-    ("cpu_system", "cpu_system_pct"),
-    ("duration", "duration_s"),
-];
-
-/// `reply-rate`: the mean of the 5-s samples, or replies / duration without samples.
-const REPLY_RATE: (&str, &str, (&str, &str)) = (
-    "reply_rate",
-    "reply_rate_avg",
-    ("reply_rate_samples", "replies_rate"),
-);
-
-/// Every alias (normalised: lower case, `_` for `-` and `.`) with the metric it
-/// names, in documentation order: `ALIASES`, `reply-rate`, the error counters by their
-/// report names, the status classes (`2xx`), the response-time quantiles (`p99`,
-/// `max`), and `HIST-pNN`/`HIST-max` for every histogram.
+/// Every alias with the metric it names, in table order (docs/json.md §4.2): the
+/// names of earlier releases (`conn_rate`, `p99`, `client_timo`, …) as the figure
+/// table declares them. An alias of a templated figure that a plain figure's alias
+/// already takes is left out (`lifetime_max` is `connection_time_ms_max`).
 pub(crate) fn aliases() -> Vec<(String, Metric)> {
-    let plain = |alias: String, figure: String| {
-        (
-            alias,
-            Metric {
-                figure,
-                unless_none: None,
-            },
-        )
-    };
-    let mut all: Vec<(String, Metric)> = ALIASES
-        .iter()
-        .map(|&(a, f)| plain(a.to_string(), f.to_string()))
+    let specs = table().specs.iter().filter(|s| s.figure.fail_on);
+    let plain: Vec<&str> = specs
+        .clone()
+        .filter(|s| !s.figure.path.contains('{'))
+        .flat_map(|s| s.aliases.iter().map(|(a, _)| a.as_str()))
         .collect();
-    let (a, f, fallback) = REPLY_RATE;
-    all.push((
-        a.to_string(),
-        Metric {
-            figure: f.to_string(),
-            unless_none: Some(fallback),
-        },
-    ));
-    all.extend(
-        ErrorKind::ALL
-            .iter()
-            .map(|k| plain(k.key(), format!("errors_{}", k.key()))),
-    );
-    all.extend((1..=5).map(|d| plain(format!("{d}xx"), format!("status_{d}xx"))));
-    let quantiles: Vec<String> = QUANTILES
-        .iter()
-        .map(|(_, label)| quantile_key(label))
-        .chain(std::iter::once("max".to_string()))
-        .collect();
-    for q in &quantiles {
-        all.push(plain(q.clone(), format!("percentiles_response_{q}")));
-    }
-    for (hist, _) in Stats::new().hist.named() {
-        for q in &quantiles {
-            let alias = format!("{hist}_{q}");
-            if !all.iter().any(|(a, _)| *a == alias) {
-                all.push(plain(alias, format!("percentiles_{hist}_{q}")));
+    let mut all = Vec::new();
+    for s in specs {
+        let templated = s.figure.path.contains('{');
+        for (alias, unless_none) in &s.aliases {
+            if templated && plain.contains(&alias.as_str()) {
+                continue;
             }
+            all.push((
+                alias.clone(),
+                Metric {
+                    figure: s.name.clone(),
+                    unless_none: *unless_none,
+                },
+            ));
         }
     }
     all

@@ -2,25 +2,24 @@
 //!
 //! The columns (documented in `docs/json.md` §3) are the options that vary in sweeps
 //! (server, port, URI, rate, connections, calls, threads) after the timestamp, then
-//! every figure of the report schema's `Figures` (`model::report`) under its flattened
-//! name (`connections.rate` → `connections_rate`), then the findings: no column list is
-//! kept here. Numbers are rounded to the figure's resolution, which follows from its
-//! unit (`model::threshold::kind_of`, the naming rules of docs/json.md §2.8): 1 µs
-//! for times, 0.1 for rates and percentages, 0.001 for Mbit/s and ratios of counts;
-//! then written as the shortest text that reads back as the rounded value (no float
-//! noise such as `0.0048070000000000005`). The timeline CSV shares `cell`. RFC 4180 quoting. The header is written when the file is
-//! new or empty, so a sweep script just repeats `--csv=sweep.csv`. Computes nothing
-//! itself. Called by the runner and sweep after the report.
+//! every figure the table of figures marks as a CSV column (`model::figure::run`)
+//! under its name (`connections.rate` → `connections_rate`), then the findings: no
+//! column list is kept here. Numbers are rounded to the figure's resolution, its CSV
+//! decimals in the table (1 µs for times, 0.1 for rates and percentages, 0.001 for
+//! Mbit/s and ratios of counts), then written as the shortest text that reads back as
+//! the rounded value (no float noise such as `0.0048070000000000005`). The timeline
+//! CSV shares `cell`. RFC 4180 quoting. The header is written when the file is new or
+//! empty, so a sweep script just repeats `--csv=sweep.csv`. Computes nothing itself.
+//! Called by the runner and sweep after the report.
 
 use std::io;
 use std::path::Path;
 use std::time::SystemTime;
 
-use serde_json::Value;
-
 use crate::model::config::Config;
-use crate::model::report::{flat, to_value, Report};
-use crate::model::threshold::{kind_of, Kind};
+use crate::model::figure::run::table;
+use crate::model::figure::Val;
+use crate::model::report::Report;
 use crate::output::advice::{self, Advice};
 
 use super::json::rfc3339;
@@ -40,21 +39,20 @@ const CONFIG_COLUMNS: [&str; 8] = [
 /// The column after the figures.
 const FINDINGS: &str = "findings";
 
-/// Column names, in order: `CONFIG_COLUMNS`, the figures' names (those of `report`'s
-/// `Figures`; every report has the same), `findings`.
-pub(crate) fn columns(report: &Report) -> Vec<String> {
-    let figures = flat(&to_value(&report.figures), "");
+/// Column names, in order: `CONFIG_COLUMNS`, the figures' names, `findings`.
+pub(crate) fn columns() -> Vec<String> {
+    let figures = table().specs.iter().filter(|s| s.figure.csv);
     CONFIG_COLUMNS
         .iter()
         .map(|c| c.to_string())
-        .chain(figures.into_iter().map(|(name, _)| name))
+        .chain(figures.map(|s| s.name.clone()))
         .chain(std::iter::once(FINDINGS.to_string()))
         .collect()
 }
 
 /// The header line, without the line end.
-pub(crate) fn header(report: &Report) -> String {
-    columns(report).join(",")
+pub(crate) fn header() -> String {
+    columns().join(",")
 }
 
 /// A field quoted as RFC 4180 requires: in double quotes (doubled inside) when it holds
@@ -64,21 +62,6 @@ pub(crate) fn quote(field: &str) -> String {
         format!("\"{}\"", field.replace('"', "\"\""))
     } else {
         field.to_string()
-    }
-}
-
-/// Decimals of the figure (or timeline column) called `name`: its resolution.
-fn decimals(name: &str) -> usize {
-    // The timeline's `seconds` (the length of a second) is a time like `_s` figures.
-    if name == "seconds" {
-        return 6;
-    }
-    match kind_of(name) {
-        Kind::Millis => 3,
-        Kind::Seconds => 6,
-        Kind::Rate("Mbit/s") => 3,
-        Kind::Rate(_) | Kind::Percent => 1,
-        Kind::Count => 3,
     }
 }
 
@@ -98,21 +81,15 @@ pub(crate) fn rounded(x: f64, decimals: usize) -> String {
     }
 }
 
-/// A schema value as the cell of column `name`: integers as they are, floats rounded
-/// to the column's resolution (`rounded`), `null` (a figure that is not finite) empty,
-/// strings quoted.
-pub(crate) fn cell(name: &str, v: &Value) -> String {
+/// A figure's value as a cell: integers as they are, reals rounded to `decimals`
+/// (`rounded`; empty when not finite), names quoted.
+pub(crate) fn cell(v: &Val, decimals: usize) -> String {
     match v {
-        Value::Null => String::new(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-            (Some(u), _, _) => u.to_string(),
-            (None, Some(i), _) => i.to_string(),
-            (None, None, Some(f)) => rounded(f, decimals(name)),
-            (None, None, None) => String::new(),
-        },
-        Value::String(s) => quote(s),
-        other => quote(&other.to_string()),
+        Val::Int(n) => n.to_string(),
+        Val::Real(x) => rounded(*x, decimals),
+        Val::Flag(b) => b.to_string(),
+        Val::Text(t) => quote(t),
+        Val::Json(j) => quote(&j.to_string()),
     }
 }
 
@@ -143,9 +120,10 @@ pub(crate) fn row(cfg: &Config, report: &Report, advice: &[Advice], now: SystemT
     ];
     debug_assert_eq!(fields.len(), CONFIG_COLUMNS.len());
     fields.extend(
-        flat(&to_value(&report.figures), "")
-            .iter()
-            .map(|(name, v)| cell(name, v)),
+        report
+            .figures()
+            .filter(|(s, _)| s.figure.csv)
+            .map(|(s, v)| cell(v, s.decimals())),
     );
     fields.push(advice::keys(advice));
     fields.join(",")
@@ -161,7 +139,7 @@ pub(crate) fn append_row(
     report: &Report,
     advice: &[Advice],
 ) -> io::Result<()> {
-    let head = format!("{}\n", header(report));
+    let head = format!("{}\n", header());
     let line = format!("{}\n", row(cfg, report, advice, SystemTime::now()));
     super::file::append_atomic(path, head.as_bytes(), line.as_bytes())
 }
@@ -169,6 +147,7 @@ pub(crate) fn append_row(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::figure::second;
     use crate::model::report::Facts;
     use crate::model::run::RunInfo;
     use crate::model::stats::{ErrorKind, Stats};
@@ -206,8 +185,8 @@ mod tests {
     }
 
     /// The cell of column `name` in `line`.
-    fn at<'a>(r: &Report, line: &'a str, name: &str) -> &'a str {
-        let i = columns(r)
+    fn at<'a>(line: &'a str, name: &str) -> &'a str {
+        let i = columns()
             .iter()
             .position(|c| c == name)
             .unwrap_or_else(|| panic!("no column {name}"));
@@ -217,7 +196,6 @@ mod tests {
     #[test]
     fn every_column_is_in_the_documentation() {
         let doc = include_str!("../../docs/json.md");
-        let r = report(&stats(), &RUN);
         let table = crate::output::doc_table(doc, "## 3. CSV rows (`--csv=FILE`)");
         let (findings, config) = table.split_last().expect("a table");
         let figures = crate::output::doc_table(doc, "### 2.8 Figure names");
@@ -227,7 +205,7 @@ mod tests {
             .chain(std::iter::once(findings))
             .cloned()
             .collect();
-        assert_eq!(documented, columns(&r), "docs/json.md §3 and §2.8");
+        assert_eq!(documented, columns(), "docs/json.md §3 and §2.8");
     }
 
     #[test]
@@ -251,12 +229,12 @@ mod tests {
             ),
             "{line}"
         );
-        assert!(header(&r).starts_with(
+        assert!(header().starts_with(
             "timestamp,server,port,uri,rate,num_conns,num_calls,threads,duration_s,\
              max_connect_burst,connections_total,connections_rate,"
         ));
         let plain = row(&cfg(&["--rate", "8"]), &r, &[], now);
-        assert_eq!(plain.split(',').count(), columns(&r).len());
+        assert_eq!(plain.split(',').count(), columns().len());
         for (name, want) in [
             ("connections_total", "4"),
             ("connections_rate", "2"),
@@ -276,7 +254,7 @@ mod tests {
             ("net_io_kb_per_s", "2.2"),
             ("findings", ""),
         ] {
-            assert_eq!(at(&r, &plain, name), want, "{name}");
+            assert_eq!(at(&plain, name), want, "{name}");
         }
         // Sequential: no rate; a zero duration gives empty rate cells, not `inf`.
         let zero = RunInfo {
@@ -291,9 +269,9 @@ mod tests {
         }];
         let flagged = row(&cfg(&[]), &rz, &client, now);
         assert!(flagged.ends_with(",client_bound"), "{flagged}");
-        assert_eq!(line.split(',').count(), columns(&rz).len());
-        assert_eq!(at(&rz, &line, "rate"), "");
-        assert_eq!(at(&rz, &line, "connections_rate"), "");
+        assert_eq!(line.split(',').count(), columns().len());
+        assert_eq!(at(&line, "rate"), "");
+        assert_eq!(at(&line, "connections_rate"), "");
     }
 
     #[test]
@@ -311,7 +289,7 @@ mod tests {
         let text = std::fs::read_to_string(&path).expect("read back");
         let lines: Vec<&str> = text.split('\n').collect();
         assert_eq!(lines.len(), 4, "{text:?}"); // header, 2 rows, "" after the last line end
-        assert_eq!(lines[0], header(&r));
+        assert_eq!(lines[0], header());
         assert_eq!(lines[1].split(',').nth(4), Some("10"));
         assert_eq!(lines[2].split(',').nth(4), Some("20"));
         assert_eq!(lines[3], "");
@@ -320,7 +298,13 @@ mod tests {
 
     #[test]
     fn numbers_are_rounded_to_their_resolution_without_float_noise() {
-        let at = |name: &str, x: f64| cell(name, &serde_json::json!(x));
+        // The decimals of a run's figure or a timeline column.
+        let decimals = |name: &str| {
+            let run = table().get(name).map(|s| s.decimals());
+            run.or_else(|| second::table().get(name).map(|s| s.decimals()))
+                .unwrap_or_else(|| panic!("no figure {name}"))
+        };
+        let at = |name: &str, x: f64| cell(&Val::Real(x), decimals(name));
         // Times to the µs (ms figures: 3 decimals; s figures: 6).
         assert_eq!(at("replies_response_ms", 0.0048070000000000005), "0.005");
         assert_eq!(at("percentiles_response_p99", 12.3456789), "12.346");
@@ -346,7 +330,7 @@ mod tests {
         assert_eq!(rounded(f64::NAN, 3), "");
         assert_eq!(rounded(f64::INFINITY, 1), "");
         assert_eq!(at("requests_rate", 123456789.06), "123456789.1");
-        assert_eq!(cell("connections_total", &serde_json::json!(42u64)), "42");
+        assert_eq!(cell(&Val::Int(42), decimals("connections_total")), "42");
         assert_eq!(rounded(-1.25, 1), "-1.2");
     }
 }

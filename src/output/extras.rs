@@ -1,9 +1,9 @@
 //! The lines after the classic report that httperf does not have: the call-rate
 //! block (`--call-rate`), and with `-v` the HTTP/2 and pacing lines.
 //!
-//! Owns their wording; the figures are the report schema's (`Report::call_rate`,
-//! `Report::http2`, `Report::http3`) and, for pacing, the raw `PacingStats` (counters the report shows
-//! as they are). Pure: returns text. Called by the runner and `rshperf merge`.
+//! Owns their wording; the figures are the report's (`Report::call_rate`,
+//! `Report::http2`, `Report::http3`, computed once in `model::blocks`) and, for
+//! pacing, the raw `PacingStats` (counters the report shows as they are). Pure: returns text. Called by the runner and `rshperf merge`.
 
 use crate::model::report::{CallRate, Http2, Http3, Spread};
 use crate::model::stats::pacing::PacingStats;
@@ -13,8 +13,7 @@ fn spread(s: &Spread) -> String {
     let [p50, p90, p99, _, _] = s.quantiles;
     format!(
         "avg {:.3} p50 {p50:.3} p90 {p90:.3} p99 {p99:.3} max {:.3}",
-        s.avg.unwrap_or(0.0),
-        s.max,
+        s.avg, s.max,
     )
 }
 

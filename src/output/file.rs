@@ -1,24 +1,143 @@
 //! Report files that survive: `probe` checks before a run that a path can be written,
-//! `write_atomic` replaces a file only once its new content is complete on disk.
+//! `write_atomic` replaces a file only once its new content is complete on disk, and
+//! `abandon` stops the files being written when a second signal forces the process
+//! out (`engine::interrupt`).
 //!
 //! A file is written under a temporary name beside the target (created with
 //! `O_EXCL`), synced and renamed over the target, so a failure (a full disk, a
 //! vanished directory) leaves the previous file as it was and no partial one. A target
 //! that exists and is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO) is
 //! written in place: it cannot be replaced. Symbolic links are followed, so the link
-//! stays and the file it names is replaced. Hand-written on `std` (the `tempfile`
-//! crate would add a dependency for two calls). Used by every front end that writes a
-//! file (`runner`, `merge`, `sweep`) and by the writers in this layer.
+//! stays and the file it names is replaced. Every write in progress is listed
+//! (`Writing`): `abandon` removes the temporary files, refuses new ones and returns
+//! what it stopped, so a forced exit leaves complete files only. Hand-written on `std`
+//! (the `tempfile` crate would add a dependency for two calls and keeps no such list).
+//! Used by every front end that writes a file (`runner`, `merge`, `sweep`) and by the
+//! writers in this layer.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use super::error::OutputError;
 
 /// Makes temporary names unique within the process.
 static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// The writes in progress, for `abandon`.
+struct Writing(Mutex<Writes>);
+
+/// What `Writing` guards.
+struct Writes {
+    /// `abandon` ran: no new write starts.
+    closed: bool,
+    /// Each write in progress: its number, the file it writes and its temporary file
+    /// (None: written in place).
+    files: Vec<(u64, PathBuf, Option<PathBuf>)>,
+}
+
+/// The process's writes.
+static WRITING: Writing = Writing::new();
+
+impl Writing {
+    /// No write in progress.
+    const fn new() -> Writing {
+        Writing(Mutex::new(Writes {
+            closed: false,
+            files: Vec::new(),
+        }))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Writes> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Lists a write of `target`; fails once abandoned. `open` makes its temporary file
+    /// (None: written in place) under the lock, so none exists unlisted.
+    fn begin<T>(
+        &self,
+        target: &Path,
+        open: impl FnOnce() -> io::Result<(Option<PathBuf>, T)>,
+    ) -> io::Result<(u64, T)> {
+        let mut w = self.lock();
+        if w.closed {
+            return Err(io::Error::other("the process is exiting"));
+        }
+        let (tmp, made) = open()?;
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        w.files.push((id, target.to_path_buf(), tmp));
+        Ok((id, made))
+    }
+
+    /// Ends write `id`: runs `last` (the rename) under the lock unless `abandon` stopped
+    /// it first, then unlists it.
+    fn end(&self, id: u64, last: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+        let mut w = self.lock();
+        let Some(i) = w.files.iter().position(|f| f.0 == id) else {
+            return Err(io::Error::other("abandoned: the process is exiting"));
+        };
+        w.files.swap_remove(i);
+        last()
+    }
+
+    /// `write_atomic`, listed here while it lasts.
+    fn write_atomic(
+        &self,
+        path: &Path,
+        fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let (target, special) = resolve(path);
+        if special {
+            // Listed before the open, which waits for a FIFO's reader.
+            let (id, ()) = self.begin(&target, || Ok((None, ())))?;
+            let done = (|| {
+                let mut out = BufWriter::new(OpenOptions::new().write(true).open(&target)?);
+                fill(&mut out)?;
+                out.flush()
+            })();
+            return self.end(id, || done);
+        }
+        let (id, (tmp, file)) = self.begin(&target, || {
+            create_beside(&target).map(|(tmp, file)| (Some(tmp.clone()), (tmp, file)))
+        })?;
+        let done = (|| {
+            let mut out = BufWriter::new(file);
+            fill(&mut out)?;
+            let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+            file.sync_all()?;
+            self.end(id, || fs::rename(&tmp, &target))
+        })();
+        if done.is_err() {
+            let _ = self.end(id, || Ok(()));
+            let _ = fs::remove_file(&tmp);
+        }
+        done
+    }
+
+    /// Stops every write in progress: removes their temporary files and refuses new
+    /// writes; returns each file stopped, with whether it was written in place (and so
+    /// is incomplete) rather than left as it was.
+    fn abandon(&self) -> Vec<(PathBuf, bool)> {
+        let mut w = self.lock();
+        w.closed = true;
+        let mut stopped: Vec<(PathBuf, bool)> = Vec::new();
+        for (_, target, tmp) in w.files.drain(..) {
+            if let Some(tmp) = &tmp {
+                let _ = fs::remove_file(tmp);
+            }
+            stopped.push((target, tmp.is_none()));
+        }
+        stopped
+    }
+}
+
+/// A forced exit's clean-up (`engine::interrupt`): stops the process's writes in
+/// progress (`Writing::abandon`).
+pub(crate) fn abandon() -> Vec<(PathBuf, bool)> {
+    WRITING.abandon()
+}
 
 /// Where to write for `path`: the file a link names when `path` is a link (so the
 /// link is kept), else `path`; and whether it is an existing non-regular file.
@@ -80,9 +199,10 @@ pub(crate) fn probe(path: &Path) -> io::Result<()> {
             "is a directory",
         ));
     }
-    let (tmp, file) = create_beside(&target)?;
-    drop(file);
-    fs::remove_file(&tmp)
+    let (id, tmp) = WRITING.begin(&target, || {
+        create_beside(&target).map(|(tmp, _)| (Some(tmp.clone()), tmp))
+    })?;
+    WRITING.end(id, || fs::remove_file(&tmp))
 }
 
 /// Probes every `(option, path)` whose path is set and not `-` (stdout), in order;
@@ -106,24 +226,7 @@ pub(crate) fn write_atomic(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let (target, special) = resolve(path);
-    if special {
-        let mut out = BufWriter::new(OpenOptions::new().write(true).open(&target)?);
-        fill(&mut out)?;
-        return out.flush();
-    }
-    let (tmp, file) = create_beside(&target)?;
-    let done = (|| {
-        let mut out = BufWriter::new(file);
-        fill(&mut out)?;
-        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-        file.sync_all()?;
-        fs::rename(&tmp, &target)
-    })();
-    if done.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    done
+    WRITING.write_atomic(path, fill)
 }
 
 /// Writes `bytes` to `path` atomically (`write_atomic`).
@@ -238,6 +341,67 @@ mod tests {
         assert_eq!(fs::read_to_string(&real).expect("read"), "h\n1\n2\n");
         assert_eq!(entries(&d), ["link.csv", "real.csv"]);
         fs::remove_dir_all(&d).expect("clean");
+    }
+
+    #[test]
+    fn an_abandoned_write_leaves_the_old_file_and_no_temporary() {
+        use std::sync::mpsc;
+        let d = dir("abandon");
+        let (p, done) = (d.join("r.html"), d.join("done.json"));
+        fs::write(&p, "old\n").expect("old");
+        // (Its own list: abandoning the process's would stop the other tests' writes.)
+        let writing = Writing::new();
+        write_bytes(&done, b"complete\n").expect("before");
+        let (started, wait_started) = mpsc::channel();
+        let (release, wait_release) = mpsc::channel::<()>();
+        std::thread::scope(|s| {
+            let (writing, p) = (&writing, &p);
+            let writer = s.spawn(move || {
+                writing.write_atomic(p, |out| {
+                    out.write_all(b"half")?;
+                    out.flush()?;
+                    started.send(()).expect("test alive");
+                    let _ = wait_release.recv();
+                    out.write_all(b" and the rest\n")
+                })
+            });
+            wait_started.recv().expect("the write began");
+            assert_eq!(
+                entries(&d).len(),
+                3,
+                "the temporary file: {:?}",
+                entries(&d)
+            );
+            let canonical = fs::canonicalize(p).expect("canonical");
+            assert_eq!(writing.abandon(), [(canonical, false)]);
+            assert_eq!(entries(&d), ["done.json", "r.html"]);
+            release.send(()).expect("writer alive");
+            let e = writer.join().expect("no panic").expect_err("abandoned");
+            assert_eq!(e.to_string(), "abandoned: the process is exiting");
+        });
+        assert_eq!(fs::read_to_string(&p).expect("read"), "old\n");
+        assert_eq!(fs::read_to_string(&done).expect("read"), "complete\n");
+        // No write starts any more, in place or not; nothing is created.
+        let e = writing
+            .write_atomic(&d.join("late.json"), |out| out.write_all(b"x"))
+            .expect_err("refused");
+        assert_eq!(e.to_string(), "the process is exiting");
+        assert!(writing
+            .write_atomic(Path::new("/dev/null"), |out| out.write_all(b"x"))
+            .is_err());
+        assert_eq!(entries(&d), ["done.json", "r.html"]);
+        assert_eq!(writing.abandon(), []);
+        fs::remove_dir_all(&d).expect("clean");
+    }
+
+    #[test]
+    fn a_write_in_place_is_named_incomplete_when_abandoned() {
+        let writing = Writing::new();
+        let (id, ()) = writing
+            .begin(Path::new("/tmp/fifo"), || Ok((None, ())))
+            .expect("listed");
+        assert_eq!(writing.abandon(), [(PathBuf::from("/tmp/fifo"), true)]);
+        assert!(writing.end(id, || Ok(())).is_err());
     }
 
     #[test]

@@ -22,8 +22,8 @@ use crate::output::error::RenderError;
 
 use super::chart::{self, Bands, Chart, Series};
 use super::summary::Summary;
-use super::timeline::rows;
-use crate::model::report::Second as Row;
+use crate::model::figure::second::{column, rows, table};
+use crate::model::figure::Val;
 use crate::model::stats::quantile_ms;
 use hdrhistogram::Histogram;
 
@@ -115,12 +115,28 @@ fn ms(x: f64) -> String {
     format!("{x:.3} ms")
 }
 
-/// Per-second points of a figure: x = the start of the second.
-fn per_second(rows: &[Row], f: impl Fn(&Row) -> f64) -> Vec<(f64, f64)> {
-    rows.iter()
-        .filter(|r| r.seconds > 0.0)
-        .map(|r| (r.second as f64, f(r)))
-        .collect()
+/// The seconds of a run: (start, length, the second's figures).
+type Seconds = [(u64, f64, Vec<Val>)];
+
+/// A series of the second's figure `name`, labelled as the table says: x = the start
+/// of the second, y = the value (per second when `rate`).
+fn series(seconds: &Seconds, name: &str, rate: bool) -> Series {
+    let col = column(name);
+    let points = seconds
+        .iter()
+        .filter(|(_, len, _)| *len > 0.0)
+        .map(|(start, len, values)| {
+            let v = col
+                .and_then(|c| values.get(c))
+                .and_then(Val::number)
+                .unwrap_or(f64::NAN);
+            (*start as f64, if rate { v / len } else { v })
+        })
+        .collect();
+    let label = col
+        .and_then(|c| table().specs[c].html.as_deref())
+        .unwrap_or(name);
+    Series::new(label, points)
 }
 
 /// The label of the percentile 1 − 10^−`decade` (`0%`, `90%`, `99%`, `99.9%`, …).
@@ -155,44 +171,37 @@ fn distribution(h: &Histogram<u64>) -> (Vec<(f64, f64)>, Vec<String>) {
     (points, (0..=decades).map(percentile_name).collect())
 }
 
-/// The charts of a single run.
+/// The charts of a single run: the second's figures the table labels for HTML.
 fn run_charts(run: &RunResult) -> Vec<Chart> {
-    let rows = rows(&run.stats.timeline);
+    let seconds = rows(&run.stats.timeline);
     let x = "time since start [s]".to_string();
-    let rate = |f: fn(&Row) -> u64| per_second(&rows, move |r| f(r) as f64 / r.seconds);
-    let mut errors = vec![Series::new("errors, all kinds", rate(|r| r.errors.total))];
+    let mut errors = vec![series(&seconds, "errors.total", true)];
     for (k, kind) in ErrorKind::ALL.iter().enumerate() {
         if run.stats.errors[k] > 0 {
-            let pts = per_second(&rows, |r| r.errors.by_kind[k] as f64 / r.seconds);
-            errors.push(Series::new(kind.name(), pts));
+            errors.push(series(&seconds, &format!("errors.{}", kind.key()), true));
         }
     }
     let (distribution, names) = distribution(&run.stats.hist.response);
+    let response = ["p50", "p90", "p99", "max"].map(|q| format!("response_ms.{q}"));
     vec![
         Chart {
             title: "Offered vs achieved, per second".into(),
             x_desc: x.clone(),
             y_desc: "per second".into(),
-            series: vec![
-                Series::new("offered arrivals/s", rate(|r| r.offered)),
-                Series::new("connections/s", rate(|r| r.connections)),
-                Series::new("replies/s", rate(|r| r.replies)),
-            ],
+            series: ["offered", "connections", "replies"]
+                .iter()
+                .map(|n| series(&seconds, n, true))
+                .collect(),
             ..Chart::default()
         },
         Chart {
             title: "Response time, per second".into(),
             x_desc: x.clone(),
             y_desc: "response time [ms]".into(),
-            series: [
-                ("p50", per_second(&rows, |r| r.response_ms.p50)),
-                ("p90", per_second(&rows, |r| r.response_ms.p90)),
-                ("p99", per_second(&rows, |r| r.response_ms.p99)),
-                ("max", per_second(&rows, |r| r.response_ms.max)),
-            ]
-            .into_iter()
-            .map(|(n, pts)| Series::new(n, pts))
-            .collect(),
+            series: response
+                .iter()
+                .map(|n| series(&seconds, n, false))
+                .collect(),
             ..Chart::default()
         },
         Chart {
@@ -206,10 +215,7 @@ fn run_charts(run: &RunResult) -> Vec<Chart> {
             title: "Open connections".into(),
             x_desc: x,
             y_desc: "connections open at the end of the second".into(),
-            series: vec![Series::new(
-                "open connections",
-                per_second(&rows, |r| r.open as f64),
-            )],
+            series: vec![series(&seconds, "open", false)],
             ..Chart::default()
         },
         Chart {

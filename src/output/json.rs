@@ -2,8 +2,8 @@
 //!
 //! Owns the document's frame (`docs/json.md` is its specification): the header, the
 //! configuration, the run's facts (`run`: partition, threads, server names, duration
-//! and CPU), wall-clock start and end, then the derived figures, which are the report
-//! schema (`model::report::Report`) serialised as it is, and the run's `Stats` exactly
+//! and CPU), wall-clock start and end, then the derived figures (`model::report::Report`,
+//! generated from the table of figures), and the run's `Stats` exactly
 //! (`raw`, and the latency histograms in HdrHistogram V2 form as `histograms`), so
 //! that documents of several runs or machines can be merged exactly later. `raw` and
 //! `histograms` are `Stats`' own serde schema (`stats/mod.rs`), not a list kept here.
@@ -32,7 +32,7 @@ use crate::model::workload::rate::Period;
 
 #[cfg(test)]
 use crate::model::report::Facts;
-use crate::model::report::{to_value, Report};
+use crate::model::report::Report;
 use crate::model::run::{RunInfo, RunMeta};
 use crate::output::error::DocError;
 
@@ -277,7 +277,7 @@ pub(crate) fn document(
     let obj = doc
         .as_object_mut()
         .expect("the json! literal above is an object");
-    if let Value::Object(figures) = to_value(report) {
+    if let Value::Object(figures) = report.to_json() {
         obj.extend(figures);
     }
     let (raw, hists) = stats_members(stats);

@@ -2,7 +2,7 @@
 //!
 //! Owns the percentile lines printed after the classic report (and after the session
 //! block) with `--percentiles` or `-v`; the quantiles and histogram names are the
-//! report schema's (`model::report::QUANTILES`, `Histograms::named`). Every line
+//! table of figures' (`model::figure::QUANTILES`, `Histograms::named`). Every line
 //! starts with `Percentiles`, a word no classic httperf line starts with, so httperf parsers keyed on line prefixes are unaffected. Pure: writes to the
 //! given writer only. Called by the runner.
 
@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
-use crate::model::report::QUANTILES;
+use crate::model::figure::QUANTILES;
 use crate::model::stats::{quantile_ms, Stats};
 use crate::wire::cfmt::fixed;
 

@@ -1,7 +1,7 @@
 //! The session block of the classic report (docs/compatibility.md §2.3.3), for
 //! `--wsess` and `--wsesslog` runs.
 //!
-//! Owns the text of the session figures (`model::report::Sessions`, the schema's), which
+//! Owns the text of the session figures (`model::report::Sessions`, which the table of figures reads too), which
 //! follows the second `Errors` line. Does not measure sessions (the session workload
 //! feeds `Stats::on_session` and the `sessions` of the rate samples) and does no I/O
 //! beyond the given writer. Called by the runner and by `merge` after the classic report.

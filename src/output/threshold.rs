@@ -1,11 +1,12 @@
 //! `--fail-on=EXPR` and sweep's `--slo`: evaluating parsed thresholds against a run.
 //!
 //! The expression language and the metric names are the model's
-//! (`model::threshold`, names generated from the report schema); this module looks a
+//! (`model::threshold`, names from the table of figures); this module looks a
 //! threshold's figure up in a run's `Report` and words the breach (`rshperf:
 //! threshold breached: p99>50ms (p99 = 73.471 ms)`); the runner prints the breaches
 //! on stderr and exits 3; `junit_cases` gives one JUnit test case per threshold
-//! (`--junit`). Computes no figure itself. A figure that is undefined
+//! (`--junit`). A measured value is shown in its figure's unit (`Kind`, from the
+//! table). Computes no figure itself. A figure that is undefined
 //! (`null`: a rate over a zero test duration) satisfies no comparison except `!=`.
 
 #[cfg(test)]

@@ -1,32 +1,26 @@
 //! The per-second timeline as a file: `--timeline=FILE` (CSV, a row per second).
 //!
-//! The figures of a second are the report schema's `Second` (`model::report`, the
-//! JSON document's `timeline` array); the columns are its leaf paths flattened with
-//! `_` (`response_ms.p99` → `response_ms_p99`, documented in `docs/json.md` §5), so no
-//! column list is kept here. Computes nothing. Called by the runner (the CSV, streamed
-//! a line per second while the run lasts, then rewritten whole at the end when every
-//! second is still its own interval) and `output::html` (charts, through `rows`).
+//! The figures of a second are the table of figures' `second` scope
+//! (`model::figure::second`, the JSON document's `timeline` array); the columns are
+//! their names, the JSON paths flattened with `_` (`response_ms.p99` →
+//! `response_ms_p99`, documented in `docs/json.md` §5), so no column list is kept
+//! here. Computes nothing. Called by the runner (the CSV, streamed a line per second
+//! while the run lasts, then rewritten whole at the end when every second is still its
+//! own interval).
 
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::model::report::{flat, to_value, Second};
+use crate::model::figure::second::{row, rows, table};
+use crate::model::figure::Val;
 use crate::model::stats::timeline::Interval;
 use crate::model::stats::timeline::Timeline;
 
 use super::csv::cell;
 
-/// Every second's figures, in order.
-pub(crate) fn rows(t: &Timeline) -> Vec<Second> {
-    Second::all(t)
-}
-
-/// The CSV column names, in order: `Second`'s leaf paths.
+/// The CSV column names, in order: the second's figures.
 pub(crate) fn columns() -> Vec<String> {
-    flat(&to_value(&Second::default()), "")
-        .into_iter()
-        .map(|(name, _)| name)
-        .collect()
+    table().specs.iter().map(|s| s.name.clone()).collect()
 }
 
 /// The CSV header line (with its LF).
@@ -37,10 +31,12 @@ fn header() -> String {
 }
 
 /// One second's CSV line (with its LF).
-fn line(r: &Second) -> String {
-    let cells: Vec<String> = flat(&to_value(r), "")
+fn line(values: &[Val]) -> String {
+    let cells: Vec<String> = table()
+        .specs
         .iter()
-        .map(|(name, v)| cell(name, v))
+        .zip(values)
+        .map(|(s, v)| cell(v, s.decimals()))
         .collect();
     let mut text = cells.join(",");
     text.push('\n');
@@ -50,8 +46,8 @@ fn line(r: &Second) -> String {
 /// The CSV text: header, then one line per second (LF line ends).
 pub(crate) fn csv(t: &Timeline) -> String {
     let mut text = header();
-    for r in rows(t) {
-        text.push_str(&line(&r));
+    for (_, _, values) in rows(t) {
+        text.push_str(&line(&values));
     }
     text
 }
@@ -85,7 +81,7 @@ pub(crate) fn stream(
         n += 1;
         if let Ok(f) = &mut out {
             // An unbuffered file: each line is one write, seen by readers at once.
-            if let Err(e) = f.write_all(line(&Second::of(start, len, &iv)).as_bytes()) {
+            if let Err(e) = f.write_all(line(&row(start, len, &iv)).as_bytes()) {
                 out = Err(e);
             }
         }
@@ -165,7 +161,7 @@ mod tests {
 
     #[test]
     fn json_has_an_object_per_second() {
-        let v = to_value(&rows(&sample()));
+        let v = crate::model::figure::second::json(&sample());
         assert_eq!(v.as_array().map(Vec::len), Some(2));
         assert_eq!(v[0]["replies"], 2);
         assert_eq!(v[0]["response_ms"]["p99"], 3.0);

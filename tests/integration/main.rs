@@ -32,6 +32,7 @@ mod readme;
 mod repo;
 mod serve;
 mod sessions;
+mod signals;
 mod support;
 mod sweep;
 mod threads;

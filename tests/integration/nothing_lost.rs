@@ -110,7 +110,8 @@ fn sigint_mid_run_counts_open_connections_as_abandoned() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let secs = doc["duration_s"].as_f64().expect("duration");
         let line = format!(
-            "rshperf: interrupted after {secs:.1} s: {abandoned} connection{} still open",
+            "rshperf: interrupted by SIG{} after {secs:.1} s: {abandoned} connection{} still open",
+            sig.trim_start_matches('-'),
             if abandoned == 1 { " was" } else { "s were" }
         );
         assert!(stderr.lines().any(|l| l == line), "{sig}: {stderr}");
@@ -173,20 +174,12 @@ fn sigint_during_the_start_at_wait_reports_an_empty_run() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("rshperf: interrupted after 0.0 s: 0 connections were still open"),
+        stderr
+            .contains("rshperf: interrupted by SIGINT after 0.0 s: 0 connections were still open"),
         "{stderr}"
     );
     assert_eq!(assert_accounted(&json(&j)), 0);
     std::fs::remove_dir_all(&d).expect("clean");
-}
-
-/// Whether process `pid` has `path` open.
-fn has_open(pid: u32, path: &Path) -> bool {
-    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-        return false;
-    };
-    fds.flatten()
-        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == path))
 }
 
 #[test]
@@ -209,7 +202,7 @@ fn sigint_before_the_engines_start_reports_an_empty_run() {
     let wlog = format!("--wlog=n,{}", fifo.display());
     let child = long_run(&s, &[&wlog, &format!("--json={}", j.display())]);
     support::wait_until("rshperf to open the FIFO", Duration::from_secs(30), || {
-        has_open(child.id(), &fifo)
+        support::has_open(child.id(), &fifo)
     });
     kill(&child, "-INT");
     std::io::Write::write_all(&mut writer, b"/a\0").expect("write wlog");
@@ -224,7 +217,8 @@ fn sigint_before_the_engines_start_reports_an_empty_run() {
         "{stdout}"
     );
     assert!(
-        stderr.contains("rshperf: interrupted after 0.0 s: 0 connections were still open"),
+        stderr
+            .contains("rshperf: interrupted by SIGINT after 0.0 s: 0 connections were still open"),
         "{stderr}"
     );
     assert_eq!(assert_accounted(&json(&j)), 0);

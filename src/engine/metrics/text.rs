@@ -1,104 +1,24 @@
 //! The Prometheus text exposition format (version 0.0.4) of a metrics `Snapshot`.
 //!
-//! Owns the metric families (names, types, help texts, labels) and their rendering:
-//! `series` turns one run's (or sweep step's) snapshot into sample lines tagged with
-//! their family, `document` groups the lines of any number of runs by family, each
-//! family once, after its `# HELP` and `# TYPE` lines, as the format requires. Names
-//! follow Prometheus' conventions: `rshperf_` prefix, base units (seconds, bytes),
-//! `_total` on counters. The families of the report's counters are `rshperf_` and the
-//! figure's name in the report schema (`connections_total`, `errors_total`, …; checked
-//! by a test against the generated names), broken down by labels whose values are the
-//! schema's keys (`ErrorKind::key`, the status classes). Pure functions; called by
-//! `metrics`.
+//! Owns the rendering of the metric families, which are declared with the table of
+//! figures (`model::figure::family`: names, types, help texts, labels, and the JSON
+//! leaf each exports): `series` turns one run's (or sweep step's) snapshot into sample
+//! lines tagged with their family, `document` groups the lines of any number of runs
+//! by family, each family once, after its `# HELP` and `# TYPE` lines, as the format
+//! requires. Label values are the schema's keys (`ErrorKind::key`, the status
+//! classes). Pure functions; called by `metrics`.
 
 use std::fmt::Write;
 
 use super::{HistSnap, RunLabels, ServerSnap, Snapshot, BUCKETS};
+use crate::model::figure::family::{self as fam, Family, FAMILIES};
 use crate::model::stats::ErrorKind;
 
 /// The `Content-Type` of a scrape.
 pub(crate) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// One family: name, type, help.
-struct Family(&'static str, &'static str, &'static str);
-
-/// Every family, in exposition order (a sample's family is its index).
-const FAMILIES: [Family; 15] = [
-    Family(
-        "rshperf_connections_total",
-        "counter",
-        "Connections that reached the connecting stage.",
-    ),
-    Family(
-        "rshperf_connects_total",
-        "counter",
-        "Connections established (TLS: handshake done).",
-    ),
-    Family(
-        "rshperf_requests_total",
-        "counter",
-        "Requests completely written.",
-    ),
-    Family(
-        "rshperf_request_bytes_total",
-        "counter",
-        "Request bytes written (headers and bodies).",
-    ),
-    Family(
-        "rshperf_replies_total",
-        "counter",
-        "Completed replies by status class; the report's replies are the 1xx to 5xx classes.",
-    ),
-    Family(
-        "rshperf_reply_bytes_total",
-        "counter",
-        "Reply bytes received (headers, bodies, chunk framing and trailers).",
-    ),
-    Family(
-        "rshperf_errors_total",
-        "counter",
-        "Failed connections and calls by kind, as the report's Errors lines.",
-    ),
-    Family(
-        "rshperf_sessions_total",
-        "counter",
-        "Sessions ended, by outcome (session workloads).",
-    ),
-    Family("rshperf_open_connections", "gauge", "Connections open now."),
-    Family(
-        "rshperf_offered_arrivals_per_second",
-        "gauge",
-        "Arrival rate asked for (connections or sessions per second; absent without a rate).",
-    ),
-    Family(
-        "rshperf_achieved_replies_per_second",
-        "gauge",
-        "Replies per second over the last second.",
-    ),
-    Family(
-        "rshperf_achieved_connections_per_second",
-        "gauge",
-        "Connections started per second over the last second.",
-    ),
-    Family(
-        "rshperf_response_seconds",
-        "histogram",
-        "Response time: request send start to the reply's status line.",
-    ),
-    Family(
-        "rshperf_connect_seconds",
-        "histogram",
-        "Connect time (TLS: handshake included), successful connects.",
-    ),
-    Family(
-        "rshperf_lateness_seconds",
-        "histogram",
-        "Arrival lateness: connect start minus its scheduled time.",
-    ),
-];
-
 /// A sample line tagged with its family.
-pub(crate) type Sample = (usize, String);
+pub(crate) type Sample = (&'static Family, String);
 
 /// Escapes a label value (backslash, double quote, newline).
 fn escape(v: &str) -> String {
@@ -139,13 +59,10 @@ pub(crate) fn series(snap: &Snapshot, run: &RunLabels) -> Vec<Sample> {
         .step
         .map(|s| vec![("step", s.to_string())])
         .unwrap_or_default();
-    let mut push = |family: usize, extra: &[(&str, String)], value: String| {
+    let mut push = |family: &'static Family, extra: &[(&str, String)], value: String| {
         let mut all = base.clone();
         all.extend(extra.iter().cloned());
-        out.push((
-            family,
-            format!("{}{} {value}", FAMILIES[family].0, labels(&all)),
-        ));
+        out.push((family, format!("{}{} {value}", family.name, labels(&all))));
     };
     // Counters kept per server: one series per server with --servers.
     let per_server = !run.servers.is_empty() && snap.servers.len() == run.servers.len();
@@ -166,43 +83,47 @@ pub(crate) fn series(snap: &Snapshot, run: &RunLabels) -> Vec<Sample> {
     };
     for (scope, s) in &scopes {
         let (classes, errors) = (&s.replies_by_class, &s.errors);
-        push(0, scope, s.connections.to_string());
-        push(2, scope, s.requests.to_string());
+        push(&fam::CONNECTIONS, scope, s.connections.to_string());
+        push(&fam::REQUESTS, scope, s.requests.to_string());
         // The report's status classes (`status_1xx` … `status_5xx`), then the rest.
         for (c, n) in classes.iter().enumerate().take(6).skip(1) {
             let mut l = scope.clone();
             l.push(("class", format!("{c}xx")));
-            push(4, &l, n.to_string());
+            push(&fam::REPLIES, &l, n.to_string());
         }
         let other: u64 = classes[0] + classes[6..].iter().sum::<u64>();
         let mut l = scope.clone();
         l.push(("class", "other".to_string()));
-        push(4, &l, other.to_string());
+        push(&fam::REPLIES, &l, other.to_string());
         for (k, kind) in ErrorKind::ALL.iter().enumerate() {
             let mut l = scope.clone();
             l.push(("kind", kind.key()));
-            push(6, &l, errors[k].to_string());
+            push(&fam::ERRORS, &l, errors[k].to_string());
         }
     }
-    push(1, &[], snap.connects.to_string());
-    push(3, &[], snap.request_bytes.to_string());
-    push(5, &[], snap.reply_bytes.to_string());
-    push(7, &[("outcome", "ok".into())], snap.sessions[0].to_string());
+    push(&fam::CONNECTS, &[], snap.connects.to_string());
+    push(&fam::REQUEST_BYTES, &[], snap.request_bytes.to_string());
+    push(&fam::REPLY_BYTES, &[], snap.reply_bytes.to_string());
     push(
-        7,
+        &fam::SESSIONS,
+        &[("outcome", "ok".into())],
+        snap.sessions[0].to_string(),
+    );
+    push(
+        &fam::SESSIONS,
         &[("outcome", "failed".into())],
         snap.sessions[1].to_string(),
     );
-    push(8, &[], snap.open.to_string());
+    push(&fam::OPEN, &[], snap.open.to_string());
     if let Some(r) = run.offered_rate {
-        push(9, &[], float(r));
+        push(&fam::OFFERED, &[], float(r));
     }
-    push(10, &[], float(snap.reply_rate));
-    push(11, &[], float(snap.conn_rate));
+    push(&fam::REPLY_RATE, &[], float(snap.reply_rate));
+    push(&fam::CONNECTION_RATE, &[], float(snap.conn_rate));
     for (family, h) in [
-        (12, &snap.response),
-        (13, &snap.connect),
-        (14, &snap.lateness),
+        (&fam::RESPONSE, &snap.response),
+        (&fam::CONNECT, &snap.connect),
+        (&fam::LATENESS, &snap.lateness),
     ] {
         histogram(&mut out, family, &base, h);
     }
@@ -210,8 +131,13 @@ pub(crate) fn series(snap: &Snapshot, run: &RunLabels) -> Vec<Sample> {
 }
 
 /// The `_bucket`, `_sum` and `_count` lines of one histogram.
-fn histogram(out: &mut Vec<Sample>, family: usize, base: &[(&str, String)], h: &HistSnap) {
-    let name = FAMILIES[family].0;
+fn histogram(
+    out: &mut Vec<Sample>,
+    family: &'static Family,
+    base: &[(&str, String)],
+    h: &HistSnap,
+) {
+    let name = family.name;
     for (bound, count) in BUCKETS.iter().zip(h.le) {
         let mut l = base.to_vec();
         l.push(("le", float(*bound)));
@@ -231,13 +157,13 @@ fn histogram(out: &mut Vec<Sample>, family: usize, base: &[(&str, String)], h: &
 /// `# TYPE` lines first, its samples in the order given.
 pub(crate) fn document(samples: &[Sample]) -> String {
     let mut text = String::with_capacity(samples.len() * 64 + 2048);
-    for (i, f) in FAMILIES.iter().enumerate() {
-        let mut lines = samples.iter().filter(|(k, _)| *k == i).peekable();
+    for f in FAMILIES {
+        let mut lines = samples.iter().filter(|(k, _)| k.name == f.name).peekable();
         if lines.peek().is_none() {
             continue;
         }
-        let _ = writeln!(text, "# HELP {} {}", f.0, f.2);
-        let _ = writeln!(text, "# TYPE {} {}", f.0, f.1);
+        let _ = writeln!(text, "# HELP {} {}", f.name, f.help);
+        let _ = writeln!(text, "# TYPE {} {}", f.name, f.kind.name());
         for (_, line) in lines {
             text.push_str(line);
             text.push('\n');
@@ -256,7 +182,7 @@ mod tests {
     fn report_counters_are_named_as_their_figures_and_the_docs_list_every_family() {
         let figures: Vec<&str> = FAMILIES
             .iter()
-            .filter_map(|f| f.0.strip_prefix("rshperf_"))
+            .filter_map(|f| f.name.strip_prefix("rshperf_"))
             .filter(|n| metric_names().iter().any(|m| m == n))
             .collect();
         assert_eq!(
@@ -280,11 +206,150 @@ mod tests {
             .filter_map(|l| l.strip_prefix("| `"))
             .filter_map(|l| l.split('`').next())
             .collect();
-        let families: Vec<&str> = FAMILIES.iter().map(|f| f.0).collect();
+        let families: Vec<&str> = FAMILIES.iter().map(|f| f.name).collect();
         assert_eq!(
             listed, families,
             "docs/metrics.md lists every family, in order"
         );
+    }
+
+    /// A sample line's name, labels and value.
+    fn parse(line: &str) -> (&str, Vec<(&str, &str)>, f64) {
+        let (head, value) = line.rsplit_once(' ').expect("name and value");
+        let (name, labels) = match head.split_once('{') {
+            Some((n, rest)) => {
+                let inner = rest.strip_suffix('}').expect("closing brace");
+                let pairs = inner
+                    .split(',')
+                    .map(|p| {
+                        let (k, v) = p.split_once('=').expect("label=value");
+                        (k, v.trim_matches('"'))
+                    })
+                    .collect();
+                (n, pairs)
+            }
+            None => (head, Vec::new()),
+        };
+        let v = if value == "+Inf" {
+            f64::INFINITY
+        } else {
+            value.parse().expect("a number")
+        };
+        (name, labels, v)
+    }
+
+    /// The number at JSON path `path` of `doc` (`.`-separated).
+    fn at(doc: &serde_json::Value, path: &str) -> Option<f64> {
+        path.split('.').try_fold(doc, |v, k| v.get(k))?.as_f64()
+    }
+
+    #[test]
+    fn every_family_reports_its_figures_of_the_document() {
+        use crate::model::figure::family::Type;
+        use crate::model::figure::Keys;
+        use crate::model::report::{Facts, Report};
+        use crate::model::run::RunInfo;
+        let stats = crate::model::stats::tests::every_field_set();
+        let info = RunInfo {
+            duration: 2.0,
+            cpu_user: 0.5,
+            cpu_system: 0.25,
+        };
+        let doc = Report::new(&stats, &info, &Facts::default()).to_json();
+        let raw = serde_json::json!({ "raw": serde_json::to_value(&stats).expect("Stats") });
+        let mut snap = Snapshot::default();
+        snap.take(&stats, 3);
+        let run = RunLabels {
+            step: Some(1),
+            offered_rate: Some(10.0),
+            servers: Vec::new(),
+        };
+        let samples = series(&snap, &run);
+        for f in FAMILIES {
+            let lines: Vec<_> = samples
+                .iter()
+                .filter(|(k, _)| k.name == f.name)
+                .map(|(_, l)| parse(l))
+                .collect();
+            assert!(!lines.is_empty(), "{} has no sample", f.name);
+            for (name, labels, _) in &lines {
+                assert!(name.starts_with(f.name), "{name}");
+                for (k, _) in labels {
+                    assert!(
+                        *k == "step" || *k == "le" || f.labels.contains(k),
+                        "{}: label {k} not declared",
+                        f.name
+                    );
+                }
+            }
+            let value = |path: &str| {
+                at(&doc, path)
+                    .or_else(|| at(&raw, path))
+                    .unwrap_or_else(|| panic!("{}: no figure {path}", f.name))
+            };
+            if f.leaves
+                .iter()
+                .any(|l| l.starts_with("timeline[]") || l.starts_with("config."))
+            {
+                // Live gauges: what the last second or the configuration says.
+                continue;
+            }
+            if f.kind == Type::Histogram {
+                // `_count` is the histogram's count; the scale puts its largest value
+                // in the bucket that first holds every value.
+                let leaf = f.leaves[0];
+                let count = value(&format!("{leaf}.count"));
+                let max = value(&format!("{leaf}.max")) * f.scale;
+                let le = |bound: f64| {
+                    lines
+                        .iter()
+                        .find(|(n, l, _)| {
+                            n.ends_with("_bucket")
+                                && l.iter().any(|(k, v)| *k == "le" && v.parse() == Ok(bound))
+                        })
+                        .map(|(_, _, v)| *v)
+                        .expect("bucket")
+                };
+                let total = lines
+                    .iter()
+                    .find(|(n, _, _)| n.ends_with("_count"))
+                    .map(|(_, _, v)| *v);
+                assert_eq!(total, Some(count), "{}", f.name);
+                let i = BUCKETS
+                    .iter()
+                    .position(|b| *b >= max)
+                    .expect("a bucket holds the max");
+                assert_eq!(le(BUCKETS[i]), count, "{}", f.name);
+                assert!(i == 0 || le(BUCKETS[i - 1]) < count, "{}", f.name);
+                continue;
+            }
+            match f.leaves[0].find('{') {
+                // One series per key of the label (summed over servers); other label
+                // values (class `other`) are not in the document.
+                Some(_) => {
+                    let leaf = f.leaves[0];
+                    let keys = [Keys::Class, Keys::Kind]
+                        .into_iter()
+                        .find(|k| leaf.contains(k.placeholder()))
+                        .expect("a key set");
+                    let label = keys.placeholder().trim_matches(['{', '}']);
+                    for (key, _) in keys.keys() {
+                        let sum: f64 = lines
+                            .iter()
+                            .filter(|(_, l, _)| l.contains(&(label, key.as_str())))
+                            .map(|(_, _, v)| v)
+                            .sum();
+                        let want = value(&leaf.replace(keys.placeholder(), key));
+                        assert_eq!(sum, want, "{} {label}={key}", f.name);
+                    }
+                }
+                None => {
+                    let sum: f64 = lines.iter().map(|(_, _, v)| v).sum();
+                    let want: f64 = f.leaves.iter().map(|l| value(l) * f.scale).sum();
+                    assert_eq!(sum, want, "{}", f.name);
+                }
+            }
+        }
     }
 
     #[test]

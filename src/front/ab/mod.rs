@@ -218,6 +218,9 @@ fn run(b: &Bench) -> Result<i32, Exit> {
         stdout: String::new(),
         stderr: format!("{}: {msg}\n", b.prog()),
     };
+    // SIGINT/SIGTERM end the run with its report from now on.
+    crate::front::runner::catch_signals()
+        .map_err(|e| fail(e.to_string().trim_start_matches("rshperf: ").to_string()))?;
     let beat = heartbeat(b);
     let plan = setup::build(b, beat).map_err(|e| fail(e.to_string()))?;
     let gnuplot = match &b.gnuplot {

@@ -1,10 +1,7 @@
-//! `SweepError`: what `rshperf sweep` refuses on its command line, or cannot set up.
+//! `SweepError`: what `rshperf sweep` refuses on its command line.
 //!
 //! Owns the texts printed after `rshperf: sweep: ` (option checks, options a sweep
-//! cannot take, `--slo`) and the signal set-up failure (after `rshperf: `). Made by
-//! `sweep::args` and `sweep::run`; `From` gives the top-level error.
-
-use std::io;
+//! cannot take, `--slo`). Made by `sweep::args`; `From` gives the top-level error.
 
 use thiserror::Error as ThisError;
 
@@ -88,22 +85,15 @@ pub(crate) enum SweepError {
     /// A `--slo` expression that does not parse.
     #[error("--slo: {0}")]
     Slo(#[from] ThresholdError),
-    /// SIGINT/SIGTERM handlers cannot be installed.
-    #[error("cannot handle signals: {0}")]
-    Signals(#[source] io::Error),
 }
 
 impl From<SweepError> for Error {
-    /// Option errors are `rshperf: sweep: <text>`; the signal set-up is a start-up
-    /// error, `rshperf: <text>`.
+    /// Option errors are `rshperf: sweep: <text>`.
     fn from(e: SweepError) -> Error {
-        match e {
-            SweepError::Signals(_) => Error::startup(e),
-            e => Error::usage(InCommand {
-                command: "sweep",
-                cause: e,
-            }),
-        }
+        Error::usage(InCommand {
+            command: "sweep",
+            cause: e,
+        })
     }
 }
 
@@ -164,10 +154,6 @@ mod tests {
             (
                 SweepError::Slo(ThresholdError::NoValue { expr: "p99>".into() }),
                 "rshperf: sweep: --slo: no value in 'p99>'",
-            ),
-            (
-                SweepError::Signals(io::Error::from(io::ErrorKind::Other)),
-                "rshperf: cannot handle signals: other error",
             ),
         ];
         for (e, text) in cases {

@@ -4,8 +4,9 @@
 //! after another (`step`, through `execute::execute`) at the rates the `plan` picks
 //! (the walk or `--find-max`), print each step's table row as soon as it is known
 //! (`table`), the step's warnings and, on a terminal, a progress line on stderr, then
-//! the conclusion, the `--json` document and the `--html` page. Called by `lib::run`
-//! for `rshperf sweep`.
+//! the conclusion, the `--json` document and the `--html` page. SIGINT and SIGTERM,
+//! caught from the start (`runner::catch_signals`), end the step that runs or the wait
+//! before the next, and the sweep. Called by `lib::run` for `rshperf sweep`.
 
 pub(crate) mod args;
 mod error;
@@ -17,14 +18,11 @@ pub(crate) mod table;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-use signal_hook::consts::{SIGINT, SIGTERM};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use crate::engine::interrupt;
 use crate::engine::metrics::Exporter;
 use crate::engine::progress;
 use crate::model::config::auto_partition::process_env;
@@ -35,7 +33,6 @@ use crate::output::error::OutputError;
 use crate::output::html::{self, SweepPage, SweepPoint};
 use crate::output::json;
 use crate::wire::error::Error;
-use error::SweepError;
 
 use args::{Parsed, Sweep};
 use plan::{Outcome, Planner, Strategy};
@@ -55,7 +52,9 @@ pub(crate) fn sweep_main(args: &[String]) -> i32 {
             0
         }
         Ok(Parsed::Run(mut sweep)) => {
-            match partition::resolve(&mut sweep, &process_env).and_then(|()| run(&sweep)) {
+            let ready = crate::front::runner::catch_signals()
+                .and_then(|()| partition::resolve(&mut sweep, &process_env));
+            match ready.and_then(|()| run(&sweep)) {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("{e}");
@@ -150,7 +149,6 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         .transpose()?;
     let mut planner = Planner::new(strategy(sweep));
     let mut steps: Vec<Step> = Vec::new();
-    let stop = Stop::register()?;
     let mut cut_short = None;
     let fixed = partition::schedule(sweep, &work, SystemTime::now());
     if let Some(slots) = &fixed {
@@ -180,14 +178,17 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
                 _ => break,
             },
         };
+        // SIGINT/SIGTERM (caught since `sweep_main`) end the wait, and the sweep.
         match at {
-            Some(t) => stop.wait(Duration::from_secs_f64((t - unix_now()).max(0.0))),
+            Some(t) => {
+                interrupt::sleep(Duration::from_secs_f64((t - unix_now()).max(0.0)));
+            }
             None if !steps.is_empty() && o.cool_down > 0.0 => {
-                stop.wait(Duration::from_secs_f64(o.cool_down))
+                interrupt::sleep(Duration::from_secs_f64(o.cool_down));
             }
             None => {}
         }
-        if stop.requested() {
+        if interrupt::caught() {
             cut_short = Some(rate);
             break;
         }
@@ -255,6 +256,9 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     }
     if let Some(dest) = &o.json {
         let mut doc = document(sweep, &steps, &outcome, &last);
+        if cut_short.is_some() {
+            doc["result"]["interrupted"] = json!(true);
+        }
         partition_members(&mut doc, sweep, &work, &starts);
         json::write_value_to(dest, &doc).map_err(|source| OutputError::File {
             option: "--json",
@@ -307,41 +311,6 @@ fn partition_members(doc: &mut Value, sweep: &Sweep, work: &Workload, starts: &[
     if let Some(list) = doc["steps"].as_array_mut() {
         for (s, at) in list.iter_mut().zip(starts) {
             s["start_unix"] = json!(at);
-        }
-    }
-}
-
-/// SIGINT/SIGTERM for the whole sweep: between steps (the cool-down) the engine's own
-/// handlers are not armed, so without this a signal there would be ignored.
-struct Stop {
-    /// Set by the signal handler.
-    flag: Arc<AtomicBool>,
-}
-
-impl Stop {
-    /// Arms the flag for SIGINT and SIGTERM.
-    fn register() -> Result<Stop, Error> {
-        let flag = Arc::new(AtomicBool::new(false));
-        for sig in [SIGINT, SIGTERM] {
-            signal_hook::flag::register(sig, Arc::clone(&flag)).map_err(SweepError::Signals)?;
-        }
-        Ok(Stop { flag })
-    }
-
-    /// Whether a signal came.
-    fn requested(&self) -> bool {
-        self.flag.load(Ordering::Relaxed)
-    }
-
-    /// Waits `d` (the cool-down), or less when a signal comes (checked every 10 ms).
-    fn wait(&self, d: Duration) {
-        let end = Instant::now() + d;
-        while !self.requested() {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            std::thread::sleep(left.min(Duration::from_millis(10)));
         }
     }
 }
@@ -479,6 +448,7 @@ pub(crate) fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &
             "knee": outcome.knee,
             "limit": outcome.limit.map(|(r, v)| json!({ "rate": r, "verdict": v.name() })),
             "conclusion": last.trim_start_matches("# "),
+            "interrupted": steps.iter().any(|s| s.interrupted),
         },
     })
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::engine::execute::{self, ExecOptions, Hooks};
 use crate::engine::metrics::Exporter;
 use crate::model::config::Config;
-use crate::model::report::Second;
+use crate::model::figure::second;
 use crate::model::report::{Facts, Report};
 use crate::model::run::RunInfo;
 use crate::model::stats::quantile_ms;
@@ -171,12 +171,13 @@ const MIN_WINDOW_S: f64 = 0.9;
 
 /// The reply-rate statistics of a step: httperf's 5-s samples (`five_s`) when the
 /// run had any; otherwise the reply rate of each second of `seconds` (the per-second
-/// timeline) that lasted at least `MIN_WINDOW_S` (replies ÷ its length); a run
+/// timeline's (length, replies)) that lasted at least `MIN_WINDOW_S` (replies ÷ its
+/// length); a run
 /// without such a second is one sample over its `duration` (`replies` ÷ `duration`).
 /// So a step with replies never shows 0.
 pub(crate) fn reply_rate_samples(
     five_s: &RateSummary,
-    seconds: &[Second],
+    seconds: &[(f64, f64)],
     replies: u64,
     duration: f64,
 ) -> RateSummary {
@@ -185,8 +186,8 @@ pub(crate) fn reply_rate_samples(
     }
     let whole: Vec<f64> = seconds
         .iter()
-        .filter(|s| s.seconds >= MIN_WINDOW_S)
-        .map(|s| s.replies as f64 / s.seconds)
+        .filter(|(len, _)| *len >= MIN_WINDOW_S)
+        .map(|(len, replies)| replies / len)
         .collect();
     if !whole.is_empty() {
         RateSummary::from_rates(whole.into_iter())
@@ -351,7 +352,7 @@ pub(crate) fn judge(sweep: &Sweep, m: Measured<'_>) -> Step {
     let h = &stats.hist;
     let samples = reply_rate_samples(
         &summary.reply_rate,
-        &Second::all(&stats.timeline),
+        &second::series(&stats.timeline, "replies"),
         summary.replies,
         m.info.duration,
     );
@@ -402,13 +403,9 @@ mod tests {
         assert_eq!(verdict(&missed, true), Verdict::Client);
     }
 
-    fn second(i: usize, seconds: f64, replies: u64) -> Second {
-        Second {
-            second: i as u64,
-            seconds,
-            replies,
-            ..Second::default()
-        }
+    /// A second of `seconds` s with `replies` replies (its start, `_i`, is not used).
+    fn second(_i: usize, seconds: f64, replies: u64) -> (f64, f64) {
+        (seconds, replies as f64)
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! Regression gates of `rshperf compare` (`--fail-on-regression 'p99>+10%'`): the
 //! expression `METRIC OP [+|-]N%`, parsed once, and its verdict on a compared figure.
 //!
-//! The metric names are `--fail-on`'s (`model::threshold::lookup`: the schema's figure
-//! names and their aliases); a gate may name only a figure that `model::compare`
-//! compares (the report's 5-s reply-rate figures stand for the per-second reply rate,
-//! `compare::SYNONYMS`). A gate trips when the change is past its limit *and*
+//! The metric names are `--fail-on`'s (`model::threshold::lookup`: the figure names
+//! and their aliases); a gate may name only a figure that `model::compare` compares,
+//! or a synonym the table of figures declares for a compare row (the report's 5-s
+//! reply-rate figure stands for the per-second reply rate). A gate trips when the change is past its limit *and*
 //! significant at the comparison's level. Called by `front::compare`.
 
-use crate::model::compare::{Row, SYNONYMS};
+use crate::model::compare::Row;
+use crate::model::figure::compare::compare_rows;
 use crate::model::threshold::{lookup, Op};
 
 /// One parsed `--fail-on-regression` expression.
@@ -73,10 +74,10 @@ pub(crate) fn parse(expr: &str, compared: &[&str]) -> Result<Gate, String> {
             compared.join(", ")
         )
     })?;
-    let figure = SYNONYMS
+    let figure = compare_rows()
         .iter()
-        .find(|(alias, _)| *alias == metric.figure)
-        .map_or(metric.figure.as_str(), |(_, f)| f);
+        .find(|r| r.synonyms.contains(&metric.figure.as_str()))
+        .map_or(metric.figure.as_str(), |r| r.figure.as_str());
     if !compared.contains(&figure) {
         return Err(format!(
             "'{name}' ({figure}) is not a figure compare tests (compared: {})",

@@ -14,37 +14,24 @@
 //! bootstrap of the quantile over the histogram; the error rate (errors per
 //! connection) with the two-proportion z-test; the client's CPU per reply with
 //! Welch's t-test over the runs (one value per run, so only with two runs or more a
-//! side). The tests are `model::significance`'s. Figures are named by the report
-//! schema (`percentiles_response_p99`, `replies_rate`), the names `--fail-on` and the
-//! regression gates use. Called by `front::compare`; formatted by `output::compare`.
+//! side). The tests are `model::significance`'s. The rows, their order, labels, units
+//! and better directions are the table of figures' (`figure::run::compare_rows`),
+//! named as the figures (`percentiles_response_p99`, `replies_rate`) that `--fail-on`
+//! and the regression gates use; this module owns how each `Method` pools and tests.
+//! Called by `front::compare`; formatted by `output::compare`.
 
 pub(crate) mod gate;
 
 use hdrhistogram::Histogram;
 
+use crate::model::figure::compare::{compare_rows, CompareRow};
+use crate::model::figure::{second, Method};
 use crate::model::run::RunInfo;
 use crate::model::significance::{self, Change};
 use crate::model::stats::timeline::Interval;
 use crate::model::stats::{quantile_ms, Stats};
 
-/// Which direction of a figure is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Better {
-    /// More is better (rates).
-    Higher,
-    /// Less is better (latencies, errors, CPU).
-    Lower,
-}
-
-/// Whether a figure is about speed (verdicts `faster`/`slower`) or something else
-/// (`better`/`worse`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Aspect {
-    /// Rates and latencies.
-    Speed,
-    /// Errors, CPU.
-    Cost,
-}
+pub(crate) use crate::model::figure::{Aspect, Better};
 
 /// The test that decided a figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,21 +156,6 @@ impl Row {
     }
 }
 
-/// The histograms compared, with their labels.
-const HISTOGRAMS: [&str; 3] = ["response", "connect", "lateness"];
-
-/// The quantiles compared: (q, schema key, label).
-const QUANTILES: [(f64, &str, &str); 4] = [
-    (0.5, "p50", "p50"),
-    (0.9, "p90", "p90"),
-    (0.99, "p99", "p99"),
-    (0.999, "p99_9", "p99.9"),
-];
-
-/// Figure names a gate may use for a compared figure of another name: the reply-rate
-/// figures of the report (5-s samples) are compared as the per-second reply rate.
-pub(crate) const SYNONYMS: [(&str, &str); 1] = [("reply_rate_avg", "replies_rate")];
-
 /// A whole comparison: what was compared, at which level, the figures and the gates.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Comparison {
@@ -217,13 +189,13 @@ const MIN_SECOND_S: f64 = 0.5;
 
 /// Per-second rates of `count` over the seconds of every run (the last one, shorter,
 /// when it lasted `MIN_SECOND_S` at least).
-fn per_second(runs: &[Run], count: impl Fn(&Interval) -> u64) -> Vec<f64> {
+fn per_second(runs: &[Run], count: impl Fn(u64, f64, &Interval) -> f64) -> Vec<f64> {
     let mut out = Vec::new();
     for (stats, _) in runs {
         let t = &stats.timeline;
-        for (_, len, iv) in t.spans() {
+        for (start, len, iv) in t.spans() {
             if len >= MIN_SECOND_S {
-                out.push(count(iv) as f64 / len);
+                out.push(count(start, len, iv) / len);
             }
         }
     }
@@ -278,43 +250,63 @@ fn mean(xs: &[f64]) -> f64 {
     significance::mean_var(xs).0
 }
 
-/// A rate compared: (figure, label, unit, the count of one second).
-type RateFigure = (
-    &'static str,
-    &'static str,
-    &'static str,
-    fn(&Interval) -> u64,
-);
+/// The per-second rates of timeline column `col` (`figure::second`).
+fn per_second_of(runs: &[Run], col: &str) -> Vec<f64> {
+    let Some(i) = second::column(col) else {
+        return Vec::new();
+    };
+    per_second(runs, |start, len, iv| {
+        second::value(i, start, len, iv)
+            .and_then(|v| v.number())
+            .unwrap_or(0.0)
+    })
+}
 
-/// Compares `new` against `base` (each a group of runs, pooled) figure by figure.
-pub(crate) fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let rates: [RateFigure; 2] = [
-        ("replies_rate", "reply rate", "replies/s", |iv| {
-            iv.replies.iter().sum()
-        }),
-        ("connections_rate", "connection rate", "conn/s", |iv| {
-            iv.connections
-        }),
-    ];
-    for (figure, label, unit, count) in rates {
-        let (b, n) = (per_second(base, count), per_second(new, count));
-        rows.push(Row {
-            figure: figure.to_string(),
-            label: label.to_string(),
-            unit,
-            better: Better::Higher,
-            aspect: Aspect::Speed,
-            base: mean(&b),
-            new: mean(&n),
-            change: significance::mean_change(&b, &n, alpha),
-            test: Test::WelchSeconds,
-        });
+/// The errors and connections of a group.
+fn errors(runs: &[Run]) -> (u64, u64) {
+    runs.iter().fold((0, 0), |(e, c), (s, _)| {
+        (e + s.errors.iter().sum::<u64>(), c + s.connections)
+    })
+}
+
+/// Errors per connection, % (NaN without connections).
+fn errors_pct((e, c): (u64, u64)) -> f64 {
+    if c == 0 {
+        f64::NAN
+    } else {
+        100.0 * e as f64 / c as f64
     }
-    for hist in HISTOGRAMS {
-        let (hb, hn) = (pooled(base, hist), pooled(new, hist));
-        let (bb, bn) = (buckets(&hb), buckets(&hn));
-        for (q, key, label) in QUANTILES {
+}
+
+/// The client's CPU per reply of each run with replies, and pooled over the group, µs.
+fn cpu(runs: &[Run]) -> (Vec<f64>, f64) {
+    let per_run = runs
+        .iter()
+        .filter(|(s, _)| s.replies() > 0)
+        .map(|(s, r)| 1e6 * (r.cpu_user + r.cpu_system) / s.replies() as f64)
+        .collect();
+    let (secs, replies) = runs.iter().fold((0.0, 0u64), |(t, n), (s, r)| {
+        (t + r.cpu_user + r.cpu_system, n + s.replies())
+    });
+    let pooled = if replies == 0 {
+        f64::NAN
+    } else {
+        1e6 * secs / replies as f64
+    };
+    (per_run, pooled)
+}
+
+/// Compares one figure of `new` against `base`.
+fn row(c: &CompareRow, base: &[Run], new: &[Run], alpha: f64) -> Row {
+    let (base_v, new_v, change, test) = match c.method {
+        Method::PerSecond(col) => {
+            let (b, n) = (per_second_of(base, col), per_second_of(new, col));
+            let change = significance::mean_change(&b, &n, alpha);
+            (mean(&b), mean(&n), change, Test::WelchSeconds)
+        }
+        Method::Quantile => {
+            let (hist, q) = (c.hist, c.q);
+            let (hb, hn) = (pooled(base, hist), pooled(new, hist));
             let (vb, vn) = (quantile_ms(&hb, q), quantile_ms(&hn, q));
             let seconds = |runs: &[Run]| per_second_quantile(runs, hist, q);
             let (test, change) = match (seconds(base), seconds(new)) {
@@ -325,75 +317,43 @@ pub(crate) fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<Row> {
                 ),
                 _ => (
                     Test::Bootstrap,
-                    significance::quantile_change(&bb, &bn, q, (vb, vn), alpha),
+                    significance::quantile_change(&buckets(&hb), &buckets(&hn), q, (vb, vn), alpha),
                 ),
             };
-            rows.push(Row {
-                figure: format!("percentiles_{hist}_{key}"),
-                label: format!("{hist} {label}"),
-                unit: "ms",
-                better: Better::Lower,
-                aspect: Aspect::Speed,
-                base: if hb.is_empty() { f64::NAN } else { vb },
-                new: if hn.is_empty() { f64::NAN } else { vn },
-                change,
-                test,
-            });
+            let value = |h: &Histogram<u64>, v| if h.is_empty() { f64::NAN } else { v };
+            (value(&hb, vb), value(&hn, vn), change, test)
         }
+        Method::ErrorsPerConnection => {
+            let (eb, en) = (errors(base), errors(new));
+            let change = significance::proportions(eb, en, alpha);
+            (errors_pct(eb), errors_pct(en), change, Test::Proportions)
+        }
+        Method::CpuPerReply => {
+            let ((cb, vb), (cn, vn)) = (cpu(base), cpu(new));
+            let change = significance::mean_change(&cb, &cn, alpha);
+            (vb, vn, change, Test::WelchRuns)
+        }
+    };
+    Row {
+        figure: c.figure.clone(),
+        label: c.label.clone(),
+        unit: c.unit,
+        better: c.better,
+        aspect: c.aspect,
+        base: base_v,
+        new: new_v,
+        change,
+        test,
     }
-    let errors = |runs: &[Run]| -> (u64, u64) {
-        runs.iter().fold((0, 0), |(e, c), (s, _)| {
-            (e + s.errors.iter().sum::<u64>(), c + s.connections)
-        })
-    };
-    let (eb, en) = (errors(base), errors(new));
-    let pct = |(e, c): (u64, u64)| {
-        if c == 0 {
-            f64::NAN
-        } else {
-            100.0 * e as f64 / c as f64
-        }
-    };
-    rows.push(Row {
-        figure: "errors_total".to_string(),
-        label: "errors per connection".to_string(),
-        unit: "%",
-        better: Better::Lower,
-        aspect: Aspect::Cost,
-        base: pct(eb),
-        new: pct(en),
-        change: significance::proportions(eb, en, alpha),
-        test: Test::Proportions,
-    });
-    let cpu = |runs: &[Run]| -> (Vec<f64>, f64) {
-        let per_run = runs
-            .iter()
-            .filter(|(s, _)| s.replies() > 0)
-            .map(|(s, r)| 1e6 * (r.cpu_user + r.cpu_system) / s.replies() as f64)
-            .collect();
-        let (secs, replies) = runs.iter().fold((0.0, 0u64), |(t, n), (s, r)| {
-            (t + r.cpu_user + r.cpu_system, n + s.replies())
-        });
-        let pooled = if replies == 0 {
-            f64::NAN
-        } else {
-            1e6 * secs / replies as f64
-        };
-        (per_run, pooled)
-    };
-    let ((cb, vb), (cn, vn)) = (cpu(base), cpu(new));
-    rows.push(Row {
-        figure: "cpu_per_reply_us".to_string(),
-        label: "client CPU per reply".to_string(),
-        unit: "µs",
-        better: Better::Lower,
-        aspect: Aspect::Cost,
-        base: vb,
-        new: vn,
-        change: significance::mean_change(&cb, &cn, alpha),
-        test: Test::WelchRuns,
-    });
-    rows
+}
+
+/// Compares `new` against `base` (each a group of runs, pooled), figure by figure: the
+/// table of figures' compare rows (`figure::run::compare_rows`), in their order.
+pub(crate) fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<Row> {
+    compare_rows()
+        .iter()
+        .map(|c| row(c, base, new, alpha))
+        .collect()
 }
 
 #[cfg(test)]

@@ -163,15 +163,20 @@ pub(crate) fn new_histogram() -> Histogram<u64> {
 }
 
 impl Histograms {
-    /// The histograms with their names (the members of `histograms` and
-    /// `percentiles`, the words of the percentile lines), in report order.
+    /// The histograms' names (the members of `histograms` and `percentiles`, the
+    /// words of the percentile lines), in report order.
+    pub(crate) const NAMES: [&'static str; 5] =
+        ["connect", "response", "transfer", "lifetime", "lateness"];
+
+    /// The histograms with their `NAMES`, in report order.
     pub(crate) fn named(&self) -> [(&'static str, &Histogram<u64>); 5] {
+        let [c, r, t, li, la] = Self::NAMES;
         [
-            ("connect", &self.connect),
-            ("response", &self.response),
-            ("transfer", &self.transfer),
-            ("lifetime", &self.lifetime),
-            ("lateness", &self.lateness),
+            (c, &self.connect),
+            (r, &self.response),
+            (t, &self.transfer),
+            (li, &self.lifetime),
+            (la, &self.lateness),
         ]
     }
 

@@ -730,7 +730,7 @@ mod tests {
         assert_eq!(t.intervals[6_479].open, 86_399 % 7);
         let heap = heap_bytes(&t);
         let raw = serde_json::to_string_pretty(&t).expect("serialize").len();
-        let seconds = serde_json::to_string_pretty(&crate::model::report::Second::all(&t))
+        let seconds = serde_json::to_string_pretty(&crate::model::figure::second::json(&t))
             .expect("serialize")
             .len();
         eprintln!("a day: heap {heap} B, raw JSON {raw} B, timeline JSON {seconds} B");

@@ -66,6 +66,15 @@ pub fn installed(tool: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Whether process `pid` has `path` open (a read blocked on it, say).
+pub fn has_open(pid: u32, path: &std::path::Path) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == path))
+}
+
 /// Waits until `ready()` holds, checking every 10 ms; fails the test, naming `what`,
 /// when it does not within `limit` (readiness, never a fixed sleep).
 pub fn wait_until(what: &str, limit: Duration, ready: impl Fn() -> bool) {

@@ -1,0 +1,363 @@
+//! The optional members of a run's figures — `sessions`, `http2`, `http3`,
+//! `call_rate` — as parts of the run table (`run.rs` places them in document order,
+//! each in the JSON only when it applies). Their figures are `--fail-on` metrics only
+//! for sessions; none is a CSV column (not every run has them).
+
+use super::run::{f, RunScope};
+use super::{int, real, At, Figure, Unit, Val};
+use crate::model::blocks::Spread;
+
+/// The `{q}` quantile of `s`.
+fn spread_q(s: &Spread, at: At) -> Val {
+    real(s.quantiles[at.q])
+}
+
+/// The `sessions` member (session workloads; in the JSON when a session ended).
+pub(super) fn sessions() -> Vec<Figure<RunScope>> {
+    vec![
+        f(
+            "rate.min",
+            Unit::Rate("sess/s"),
+            "smallest 5-s sample of completed sessions per second",
+            |r, _| real(r.sessions.rate.min),
+        )
+        .fail_on(),
+        f(
+            "rate.avg",
+            Unit::Rate("sess/s"),
+            "completed sessions / duration (as httperf)",
+            |r, _| real(r.sessions.rate.avg),
+        )
+        .fail_on(),
+        f(
+            "rate.max",
+            Unit::Rate("sess/s"),
+            "largest sample",
+            |r, _| real(r.sessions.rate.max),
+        )
+        .fail_on(),
+        f(
+            "rate.stddev",
+            Unit::Rate("sess/s"),
+            "standard deviation of the samples",
+            |r, _| real(r.sessions.rate.stddev),
+        )
+        .fail_on(),
+        f("rate.samples", Unit::Count, "number of samples", |r, _| {
+            int(r.sessions.rate.samples)
+        })
+        .fail_on(),
+        f("completed", Unit::Count, "sessions completed", |r, _| {
+            int(r.sessions.completed)
+        })
+        .fail_on(),
+        f(
+            "total",
+            Unit::Count,
+            "sessions ended (completed + failed)",
+            |r, _| int(r.sessions.total),
+        )
+        .fail_on(),
+        f(
+            "connections_per_session",
+            Unit::Ratio,
+            "connections per completed session",
+            |r, _| real(r.sessions.connections_per_session),
+        )
+        .fail_on(),
+        f(
+            "lifetime_s",
+            Unit::S,
+            "mean life of a completed session",
+            |r, _| real(r.sessions.lifetime_s),
+        )
+        .fail_on(),
+        f(
+            "failtime_s",
+            Unit::S,
+            "mean life of a failed session",
+            |r, _| real(r.sessions.failtime_s),
+        )
+        .fail_on(),
+        f(
+            "length_histogram",
+            Unit::Counts,
+            "element k: sessions with k replies",
+            |r, _| Val::Json(r.sessions.length_histogram.clone().into()),
+        ),
+        f("failed", Unit::Count, "sessions that failed", |r, _| {
+            int(r.sessions.failed)
+        })
+        .fail_on(),
+    ]
+}
+
+/// The `http2` member (`--http-version 2` runs): the counters of `raw.http2` and h2load's space savings.
+pub(super) fn http2() -> Vec<Figure<RunScope>> {
+    vec![
+        f(
+            "connections",
+            Unit::Count,
+            "connections that sent the HTTP/2 preface",
+            |r, _| int(r.stats.http2.connections),
+        ),
+        f(
+            "streams",
+            Unit::Count,
+            "streams opened (requests sent)",
+            |r, _| int(r.stats.http2.streams),
+        ),
+        f(
+            "request_header_wire",
+            Unit::Bytes,
+            "request header blocks: HPACK bytes on the wire",
+            |r, _| int(r.stats.http2.request_header_wire),
+        ),
+        f(
+            "request_header_decoded",
+            Unit::Bytes,
+            "request header fields: Σ name + value",
+            |r, _| int(r.stats.http2.request_header_decoded),
+        ),
+        f(
+            "reply_header_wire",
+            Unit::Bytes,
+            "reply header blocks of completed replies",
+            |r, _| int(r.stats.http2.reply_header_wire),
+        ),
+        f(
+            "reply_header_decoded",
+            Unit::Bytes,
+            "their decoded size, Σ name + value",
+            |r, _| int(r.stats.http2.reply_header_decoded),
+        ),
+        f(
+            "streams_reset",
+            Unit::Count,
+            "streams the server reset (RST_STREAM)",
+            |r, _| int(r.stats.http2.streams_reset),
+        ),
+        f("goaways", Unit::Count, "GOAWAY frames received", |r, _| {
+            int(r.stats.http2.goaways)
+        }),
+        f(
+            "protocol_errors",
+            Unit::Count,
+            "connections ended because the server broke the protocol",
+            |r, _| int(r.stats.http2.protocol_errors),
+        ),
+        f(
+            "http1_answers",
+            Unit::Count,
+            "connections whose server answered the preface with HTTP/1",
+            |r, _| int(r.stats.http2.http1_answers),
+        ),
+        f(
+            "alpn_refused",
+            Unit::Count,
+            "TLS connections without `h2` by ALPN",
+            |r, _| int(r.stats.http2.alpn_refused),
+        ),
+        f(
+            "request_space_savings_pct",
+            Unit::Percent,
+            "h2load's space savings of the request headers",
+            |r, _| real(r.http2.request_space_savings_pct),
+        ),
+        f(
+            "reply_space_savings_pct",
+            Unit::Percent,
+            "h2load's space savings of the reply headers",
+            |r, _| real(r.http2.reply_space_savings_pct),
+        ),
+    ]
+}
+
+/// The `http3` member (`--http-version 3` runs): the counters of `raw.http3` and their means.
+pub(super) fn http3() -> Vec<Figure<RunScope>> {
+    vec![
+        f(
+            "connections",
+            Unit::Count,
+            "QUIC connections started",
+            |r, _| int(r.stats.http3.connections),
+        ),
+        f(
+            "handshakes",
+            Unit::Count,
+            "QUIC handshakes completed",
+            |r, _| int(r.stats.http3.handshakes),
+        ),
+        f(
+            "handshake_sum_us",
+            Unit::Count,
+            "their total time, µs",
+            |r, _| int(r.stats.http3.handshake_sum_us),
+        ),
+        f(
+            "zero_rtt_sent",
+            Unit::Count,
+            "connections that sent 0-RTT requests",
+            |r, _| int(r.stats.http3.zero_rtt_sent),
+        ),
+        f(
+            "zero_rtt_accepted",
+            Unit::Count,
+            "connections whose 0-RTT was accepted",
+            |r, _| int(r.stats.http3.zero_rtt_accepted),
+        ),
+        f(
+            "zero_rtt_rejected",
+            Unit::Count,
+            "connections whose 0-RTT was rejected",
+            |r, _| int(r.stats.http3.zero_rtt_rejected),
+        ),
+        f("streams", Unit::Count, "request streams opened", |r, _| {
+            int(r.stats.http3.streams)
+        }),
+        f(
+            "streams_reset",
+            Unit::Count,
+            "streams the server reset",
+            |r, _| int(r.stats.http3.streams_reset),
+        ),
+        f("goaways", Unit::Count, "GOAWAY frames received", |r, _| {
+            int(r.stats.http3.goaways)
+        }),
+        f(
+            "protocol_errors",
+            Unit::Count,
+            "connections ended by a protocol error",
+            |r, _| int(r.stats.http3.protocol_errors),
+        ),
+        f("packets_sent", Unit::Count, "QUIC packets sent", |r, _| {
+            int(r.stats.http3.packets_sent)
+        }),
+        f(
+            "packets_lost",
+            Unit::Count,
+            "QUIC packets declared lost",
+            |r, _| int(r.stats.http3.packets_lost),
+        ),
+        f(
+            "rtt_sum_us",
+            Unit::Count,
+            "smoothed RTTs at the end of connections, µs, summed",
+            |r, _| int(r.stats.http3.rtt_sum_us),
+        ),
+        f("rtt_samples", Unit::Count, "how many", |r, _| {
+            int(r.stats.http3.rtt_samples)
+        }),
+        f("handshake_ms", Unit::Ms, "mean handshake time", |r, _| {
+            real(r.http3.handshake_ms)
+        }),
+        f(
+            "rtt_ms",
+            Unit::Ms,
+            "mean smoothed RTT at the end of a connection",
+            |r, _| real(r.http3.rtt_ms),
+        ),
+    ]
+}
+
+/// The `call_rate` member (`--call-rate` runs).
+pub(super) fn call_rate() -> Vec<Figure<RunScope>> {
+    vec![
+        f(
+            "target_per_s",
+            Unit::Rate("calls/s"),
+            "`--call-rate`",
+            |r, _| real(r.call_rate.target_per_s),
+        ),
+        f(
+            "achieved_per_s",
+            Unit::Rate("calls/s"),
+            "calls issued per second",
+            |r, _| real(r.call_rate.achieved_per_s),
+        ),
+        f("connections", Unit::Count, "pool connections", |r, _| {
+            int(r.call_rate.connections)
+        }),
+        f(
+            "scheduled",
+            Unit::Count,
+            "calls due before the end",
+            |r, _| int(r.call_rate.scheduled),
+        ),
+        f(
+            "issued",
+            Unit::Count,
+            "calls taken by a connection",
+            |r, _| int(r.call_rate.issued),
+        ),
+        f("completed", Unit::Count, "calls answered", |r, _| {
+            int(r.call_rate.completed)
+        }),
+        f(
+            "lost",
+            Unit::Count,
+            "calls lost with a failed connection",
+            |r, _| int(r.call_rate.lost),
+        ),
+        f(
+            "unsent",
+            Unit::Count,
+            "calls still waiting at the end",
+            |r, _| int(r.call_rate.unsent),
+        ),
+        f(
+            "max_waiting",
+            Unit::Count,
+            "most calls waiting at once (an upper bound)",
+            |r, _| int(r.call_rate.max_waiting),
+        ),
+        f("reconnects", Unit::Count, "connections reopened", |r, _| {
+            int(r.call_rate.reconnects)
+        }),
+        f("given_up", Unit::Count, "connections given up", |r, _| {
+            int(r.call_rate.given_up)
+        }),
+        f(
+            "lateness_ms.count",
+            Unit::Count,
+            "calls issued (scheduled time → taken by a connection)",
+            |r, _| int(r.call_rate.lateness_ms.count),
+        ),
+        f("lateness_ms.avg", Unit::Ms, "mean call lateness", |r, _| {
+            real(r.call_rate.lateness_ms.avg)
+        }),
+        f("lateness_ms.{q}", Unit::Ms, "call lateness {q}", |r, at| {
+            spread_q(&r.call_rate.lateness_ms, at)
+        }),
+        f(
+            "lateness_ms.max",
+            Unit::Ms,
+            "longest call lateness",
+            |r, _| real(r.call_rate.lateness_ms.max),
+        ),
+        f(
+            "response_ms.count",
+            Unit::Count,
+            "calls answered (scheduled time → first reply byte)",
+            |r, _| int(r.call_rate.response_ms.count),
+        ),
+        f(
+            "response_ms.avg",
+            Unit::Ms,
+            "mean call response time",
+            |r, _| real(r.call_rate.response_ms.avg),
+        ),
+        f(
+            "response_ms.{q}",
+            Unit::Ms,
+            "call response time {q}",
+            |r, at| spread_q(&r.call_rate.response_ms, at),
+        ),
+        f(
+            "response_ms.max",
+            Unit::Ms,
+            "longest call response time",
+            |r, _| real(r.call_rate.response_ms.max),
+        ),
+    ]
+}
