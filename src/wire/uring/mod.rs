@@ -113,6 +113,8 @@ struct Slot {
     blocked: bool,
     /// Operations whose last completion is still to come.
     ops: u32,
+    /// The submission (`Shared::epoch`) its last operation was queued for.
+    queued: u64,
     /// The socket was dropped: the slot is freed once `ops` is 0.
     released: bool,
     /// Readiness gathered for the engine in this batch.
@@ -137,6 +139,7 @@ impl Slot {
             send_err: 0,
             blocked: false,
             ops: 0,
+            queued: 0,
             released: false,
             news: 0,
         }
@@ -159,6 +162,8 @@ struct Shared {
     addrs: Vec<(SocketAddr, Box<SockAddr>)>,
     /// Watched descriptors and their tokens.
     watches: Vec<(RawFd, usize)>,
+    /// Submissions so far: operations queued since the last one have epoch `epoch`.
+    epoch: u64,
     /// Tokens of watched descriptors that became readable in this batch.
     watch_news: Vec<usize>,
 }
@@ -195,6 +200,7 @@ impl Ring {
                 rearm: Vec::new(),
                 addrs: Vec::new(),
                 watches: Vec::new(),
+                epoch: 0,
                 watch_news: Vec::new(),
             })),
         })
@@ -249,6 +255,7 @@ impl Ring {
     /// Appends the readiness they bring to `out`; true when the wait timed out.
     pub(crate) fn wait(&self, timeout: Option<Duration>, out: &mut Vec<Wake>) -> io::Result<bool> {
         let mut sh = self.shared.borrow_mut();
+        sh.epoch += 1;
         let got = match timeout {
             None => sh.ring.submit_and_wait(1),
             Some(d) => {
@@ -295,6 +302,7 @@ impl Shared {
         s.send_err = 0;
         s.blocked = false;
         s.ops = 0;
+        s.queued = 0;
         s.released = false;
         s.news = 0;
         slot
@@ -324,6 +332,7 @@ impl Shared {
             if unsafe { self.ring.submission().push(e) }.is_ok() {
                 return;
             }
+            self.epoch += 1;
             if self.ring.submit().is_err() {
                 // Nothing can be queued: the operation completes as failed.
                 return;
@@ -335,6 +344,7 @@ impl Shared {
     fn start(&mut self, slot: u32, e: squeue::Entry, op: u64) {
         let s = &mut self.slots[slot as usize];
         s.ops += 1;
+        s.queued = self.epoch;
         let e = e.user_data(tag(slot, s.gen, op));
         self.push(&e);
     }
@@ -557,9 +567,10 @@ impl Shared {
         }
     }
 
-    /// Slot `slot`'s socket was dropped: its pending operations are cancelled and
-    /// its descriptor closed, both by the ring; the slot is freed once its last
-    /// completion is in.
+    /// Slot `slot`'s socket was dropped: its descriptor is closed at once (so that
+    /// the engine's count of descriptors holds, as on epoll), its pending
+    /// operations are cancelled by the ring (they hold the socket open until then),
+    /// and the slot is freed once its last completion is in.
     fn release(&mut self, slot: u32) {
         let Some(s) = self.slots.get_mut(slot as usize) else {
             return;
@@ -568,21 +579,36 @@ impl Shared {
         s.news = 0;
         s.staged.clear();
         let fd = std::mem::replace(&mut s.fd, -1);
-        let ignore = tag(slot, s.gen, OP_IGNORE);
         while let Some((b, _)) = self.slots[slot as usize].inbox.pop_front() {
             self.bufs.recycle(b);
         }
+        let s = &self.slots[slot as usize];
         if fd >= 0 {
-            let cancel = opcode::AsyncCancel2::new(CancelBuilder::fd(Fd(fd)).all())
-                .build()
-                .flags(squeue::Flags::IO_HARDLINK | squeue::Flags::SKIP_SUCCESS)
-                .user_data(ignore);
-            let close = opcode::Close::new(Fd(fd))
-                .build()
-                .flags(squeue::Flags::SKIP_SUCCESS)
-                .user_data(ignore);
-            self.push(&cancel);
-            self.push(&close);
+            if s.ops > 0 && s.queued == self.epoch {
+                // Operations not yet submitted name the descriptor by its number:
+                // the kernel takes their socket before the number is closed (and
+                // perhaps given to the next socket).
+                self.epoch += 1;
+                let _ = self.ring.submit();
+            }
+            let s = &self.slots[slot as usize];
+            let pending = [
+                (!s.open && s.connect_err == 0, OP_CONNECT),
+                (s.sending, OP_SEND),
+                (s.recv == Recv::Armed, OP_RECV),
+            ];
+            let (gen, ops) = (s.gen, s.ops);
+            let ignore = tag(slot, gen, OP_IGNORE);
+            if ops > 0 {
+                for (_, op) in pending.iter().filter(|(yes, _)| *yes) {
+                    let cancel = opcode::AsyncCancel::new(tag(slot, gen, *op))
+                        .build()
+                        .flags(squeue::Flags::SKIP_SUCCESS)
+                        .user_data(ignore);
+                    self.push(&cancel);
+                }
+            }
+            sock::close(fd);
         }
         let s = &mut self.slots[slot as usize];
         if s.ops == 0 {

@@ -153,3 +153,10 @@ pub(super) fn so_error(fd: RawFd) -> Option<i32> {
         _ => None,
     }
 }
+
+/// Closes descriptor `fd`, which the caller owned and no longer names.
+pub(super) fn close(fd: RawFd) {
+    // SAFETY: `fd` is a slot's descriptor, taken out of the slot (set to -1) by the
+    // caller, so it is closed exactly once.
+    drop(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+}
