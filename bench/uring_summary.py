@@ -4,13 +4,16 @@
 For each row (NCO, NCC: a new connection per request; KA: keep-alive; CR: a call
 rate; OVL15/OVL20: 1.5x and 2x the knee) and each client (rshperf --io epoll and
 --io uring, floor_epoll, floor_uring with rshperf's features, floor_uring with all
-of them): the median over rounds of the completions, errors and CPU (user + system
-of /usr/bin/time) per connection (NC*, OVL*) or per request (KA, CR), then the
-ratios the issue asks for: uring / epoll, and rshperf / its backend's floor. Then
-system calls per connection (strace -c -f) and the pacing rows.
+of them): the median over rounds of the completions, errors, rate and CPU (user +
+system of the whole process, bench/rusage.py) per connection (NC*, OVL*) or per
+request (KA, CR), the machine's busy share during the runs, then the ratios the
+issue asks for: uring / epoll, and rshperf / its backend's floor. Then the pacing
+rows (SYN schedule and gap deviation, medians over rounds) and system calls per
+connection (strace -c -f).
 
 usage: uring_summary.py OUT
 """
+import json
 import os
 import re
 import sys
@@ -29,35 +32,42 @@ def read(name):
         return None
 
 
-def meta():
+def kv(text):
     m = {}
-    for line in (read("suite.meta") or "").splitlines():
+    for line in (text or "").splitlines():
         k, _, v = line.partition("=")
         m[k] = v
     return m
 
 
 def run(name):
-    """(completions, errors, connections, cpu seconds) of run NAME, or None."""
+    """(completions, errors, connections, cpu s, rate/s, busy %) of run NAME."""
     out, tm = read(name + ".out"), read(name + ".time")
     if out is None or tm is None:
         return None
     try:
         u, s = (float(x) for x in tm.split()[:2])
-    except ValueError:
+        wall = float(tm.split()[3])
+    except (ValueError, IndexError):
         return None
-    t = re.search(r"Total: connections (\d+) requests (\d+) replies (\d+)", out)
+    busy = kv(read(name + ".meta")).get("machine_busy_pct")
+    busy = float(busy) if busy else None
+    t = re.search(r"Total: connections (\d+) requests (\d+) replies (\d+) test-duration ([\d.]+)", out)
     if t:
         e = re.search(r"Errors: total (\d+)", out)
-        return int(t.group(3)), int(e.group(1)) if e else 0, int(t.group(1)), u + s
-    f = re.search(r"completed=(\d+) errors=(\d+) connections=(\d+)", out)
+        done, dur = int(t.group(3)), float(t.group(4))
+        return (done, int(e.group(1)) if e else 0, int(t.group(1)), u + s,
+                done / dur if dur > 0 else None, busy)
+    f = re.search(r"completed=(\d+) errors=(\d+) connections=(\d+) wall_s=([\d.]+)", out)
     if f:
-        return int(f.group(1)), int(f.group(2)), int(f.group(3)), u + s
+        done, dur = int(f.group(1)), float(f.group(4))
+        return (done, int(f.group(2)), int(f.group(3)), u + s,
+                done / dur if dur > 0 else None, busy)
     return None
 
 
 def median(xs):
-    xs = sorted(xs)
+    xs = sorted(x for x in xs if x is not None)
     if not xs:
         return None
     n = len(xs)
@@ -68,17 +78,25 @@ def fmt(x, spec="%.2f"):
     return "-" if x is None else spec % x
 
 
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+
 def main():
-    m = meta()
+    m = kv(read("suite.meta"))
     rounds = int(m.get("uring_rounds", "3") or 3)
-    print("io_uring rows: knee %s conn/s, open loop at %s/s, %d rounds, medians; "
-          "kernel %s, load average at the end %s" % (
-              m.get("uring_knee", "?"), m.get("uring_rate", "?"), rounds,
-              m.get("kernel", "?"), open("/proc/loadavg").read().split()[0]))
+    print("io_uring rows: knee %s conn/s (open loop at %s/s), %s connections per new-"
+          "connection run, %d rounds, medians; kernel %s; load average %s at the start, "
+          "%s at the end" % (
+              m.get("uring_knee", "?"), m.get("uring_rate", "?"), m.get("uring_nc_n", "?"),
+              rounds, m.get("kernel", "?"), m.get("loadavg_start", "?"),
+              m.get("loadavg_end", "?")))
     print("floor_uring: -F %s; floor_best: -F %s" % (
         m.get("floor_rsh_features", "?"), m.get("floor_best_features", "?")))
     print()
-    print("%-6s %-12s %10s %7s %12s" % ("row", "client", "completed", "errors", "cpu us/unit"))
+    print("%-6s %-12s %10s %7s %10s %12s %6s  %s" % (
+        "row", "client", "completed", "errors", "rate/s", "cpu us/unit", "busy%",
+        "cpu per round"))
     per = {}
     for row, unit in ROWS:
         for who in WHO:
@@ -86,27 +104,48 @@ def main():
             rs = [r for r in rs if r]
             if not rs:
                 continue
-            done = median([r[0] for r in rs])
-            errs = median([r[1] for r in rs])
-            cpu = median([r[3] * 1e6 / (r[2] if unit == "conn" else max(r[0], 1))
-                          for r in rs if (r[2] if unit == "conn" else r[0]) > 0])
-            per[(row, who)] = (done, errs, cpu)
-            print("%-6s %-12s %10s %7s %12s  (%s: %s)" % (
-                row, who, fmt(done, "%.0f"), fmt(errs, "%.0f"), fmt(cpu),
-                unit, " ".join(fmt(r[3] * 1e6 / max(r[2] if unit == "conn" else r[0], 1))
-                               for r in rs)))
+            units = lambda r: r[2] if unit == "conn" else r[0]
+            cpus = [r[3] * 1e6 / units(r) if units(r) else None for r in rs]
+            per[(row, who)] = (median([r[0] for r in rs]), median([r[1] for r in rs]),
+                               median(cpus), median([r[4] for r in rs]))
+            done, errs, cpu, rate = per[(row, who)]
+            print("%-6s %-12s %10s %7s %10s %12s %6s  (%s: %s)" % (
+                row, who, fmt(done, "%.0f"), fmt(errs, "%.0f"), fmt(rate, "%.0f"),
+                fmt(cpu), fmt(median([r[5] for r in rs]), "%.0f"), unit,
+                " ".join(fmt(c) for c in cpus)))
     print()
-    print("%-6s %14s %16s %14s %16s %16s" % (
-        "row", "uring/epoll", "completed u/e", "epoll/floor", "uring/floor", "floor u/e"))
+    print("%-6s %12s %14s %10s %12s %12s %12s %12s" % (
+        "row", "cpu u/e", "completed u/e", "rate u/e", "epoll/floor", "uring/floor",
+        "floor u/e", "best/f_epoll"))
     for row, _ in ROWS:
-        g = lambda who, i: per.get((row, who), (None,) * 3)[i]
-        ratio = lambda a, b: None if a is None or not b else a / b
-        print("%-6s %14s %16s %14s %16s %16s" % (
+        g = lambda who, i: per.get((row, who), (None,) * 4)[i]
+        print("%-6s %12s %14s %10s %12s %12s %12s %12s" % (
             row, fmt(ratio(g("uring", 2), g("epoll", 2))),
-            fmt(ratio(g("uring", 0), g("epoll", 0))),
+            fmt(ratio(g("uring", 0), g("epoll", 0)), "%.3f"),
+            fmt(ratio(g("uring", 3), g("epoll", 3)), "%.3f"),
             fmt(ratio(g("epoll", 2), g("floor_epoll", 2))),
             fmt(ratio(g("uring", 2), g("floor_uring", 2))),
-            fmt(ratio(g("floor_uring", 2), g("floor_epoll", 2)))))
+            fmt(ratio(g("floor_uring", 2), g("floor_epoll", 2))),
+            fmt(ratio(g("floor_best", 2), g("floor_epoll", 2)))))
+    print()
+    print("pacing: SYN schedule and gap deviation, us (medians over rounds of p50/p99/p99.9)")
+    for r in (600, 5000):
+        for who in ("epoll", "uring"):
+            docs = []
+            for k in range(1, rounds + 1):
+                try:
+                    docs.append(json.loads(read("URING.PACE%d.%s.%d.pacing.json" % (r, who, k))))
+                except (TypeError, ValueError):
+                    pass
+            if not docs:
+                continue
+            q = lambda key, p: median([d[key][p] for d in docs])
+            print("  PACE%-5d %-6s n %5s rate err %+.3f%%  schedule %s/%s/%s  gap %s/%s/%s" % (
+                r, who, fmt(median([d["n"] for d in docs]), "%.0f"),
+                median([d["rate_err_pct"] for d in docs]),
+                fmt(q("sched_dev_us", "50"), "%.1f"), fmt(q("sched_dev_us", "99"), "%.1f"),
+                fmt(q("sched_dev_us", "99.9"), "%.1f"), fmt(q("gap_dev_us", "50"), "%.1f"),
+                fmt(q("gap_dev_us", "99"), "%.1f"), fmt(q("gap_dev_us", "99.9"), "%.1f")))
     print()
     print("system calls per connection (strace -c -f, 2,000/s x 4,000 connections):")
     for who in WHO:
@@ -121,11 +160,6 @@ def main():
                 top.append("%s %.2f" % (f[-1], int(f[3]) / 4000))
         print("  %-12s %6s  (%s)" % (who, fmt(int(total.group(1)) / 4000 if total else None),
                                     ", ".join(top)))
-    for r in (600, 5000):
-        for who in ("epoll", "uring"):
-            p = read("URING.PACE%d.%s.pacing" % (r, who))
-            if p:
-                print("PACE%d %s: %s" % (r, who, " ".join(p.split())[:300]))
 
 
 if __name__ == "__main__":
