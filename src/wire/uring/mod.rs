@@ -13,7 +13,9 @@
 //! which it turns into readiness (`Wake`) for the engine. Knows nothing of HTTP or
 //! statistics; whether io_uring may be used at all is `probe`'s. Every `unsafe`
 //! block here and in `bufs` has a SAFETY comment (the crate's submission is unsafe:
-//! an operation's memory must outlive it, which the slots guarantee).
+//! an operation's memory must outlive it, which the slots guarantee). Longer than
+//! 600 lines for that reason: submitting, completing and releasing a slot share the
+//! one rule of when its memory may be reused, and are kept in one file.
 
 mod bufs;
 pub(crate) mod probe;
