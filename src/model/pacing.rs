@@ -12,6 +12,8 @@
 
 use std::time::Duration;
 
+use crate::wire::frozen::frozen;
+
 /// `--overload`: what an open-loop engine does when it cannot keep its schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Overload {
@@ -94,9 +96,10 @@ impl Spin {
 }
 
 /// `--io`: the engines' I/O backend (docs/internals.md, "Two backends").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Io {
     /// Readiness: non-blocking sockets in an edge-triggered epoll set (mio).
+    #[default]
     Epoll,
     /// Completions: io_uring (connect, send and multishot receive submitted in
     /// batches); refused with a message where the kernel does not allow it.
@@ -115,6 +118,10 @@ impl Io {
         }
     }
 }
+
+/// The environment variable that stands for `--io` when the option is not given
+/// (a switch for running a test suite on either backend).
+pub(crate) const IO_ENV: &str = "RSHPERF_IO";
 
 /// Parses `--io=epoll|uring|auto`.
 pub(crate) fn parse_io(v: &str) -> Result<Io, PacingError> {
@@ -183,20 +190,24 @@ pub(crate) fn parse_spin(v: &str) -> Result<Spin, PacingError> {
     Ok(if us == 0 { Spin::Off } else { Spin::Fixed(d) })
 }
 
-/// The pacing options of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Pacing {
-    /// `--overload`.
-    pub(crate) overload: Overload,
-    /// `--spin`.
-    pub(crate) spin: Spin,
-    /// `--pin`: engine thread j runs on one core of its own.
-    pub(crate) pin: bool,
-    /// `--realtime`: engine threads run SCHED_FIFO.
-    pub(crate) realtime: bool,
-    /// `--io`: the engines' I/O backend (None: not given; the runner takes
-    /// `RSHPERF_IO`, a switch for testing, or epoll).
-    pub(crate) io: Option<Io>,
+frozen! {
+    /// The pacing options of a run.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub(crate) struct Pacing [] {
+        /// `--overload`.
+        overload: Overload => Overload as copy, set_overload;
+        /// `--spin`.
+        spin: Spin => Spin as copy, set_spin;
+        /// `--pin`: engine thread j runs on one core of its own.
+        pin: bool => bool as copy, set_pin;
+        /// `--realtime`: engine threads run SCHED_FIFO.
+        realtime: bool => bool as copy, set_realtime;
+        /// `--io`, else `RSHPERF_IO` (a switch for testing), else epoll: the
+        /// engines' I/O backend asked for (`build` resolves it).
+        io: Io => Io as copy, set_io;
+        /// Whether `--io` was given (the echo line names only what was typed).
+        io_given: bool => bool as copy, set_io_given;
+    }
 }
 
 impl Pacing {
@@ -216,8 +227,8 @@ impl Pacing {
         if self.realtime {
             items.push("--realtime".into());
         }
-        if let Some(io) = self.io {
-            items.push(format!("--io={}", io.name()));
+        if self.io_given {
+            items.push(format!("--io={}", self.io.name()));
         }
         items
     }
@@ -278,12 +289,19 @@ mod tests {
     #[test]
     fn echo_lists_only_what_differs_from_the_defaults() {
         assert!(Pacing::default().echo_items().is_empty());
+        // A backend from RSHPERF_IO is not an option typed.
+        let from_env = Pacing {
+            io: Io::Uring,
+            ..Pacing::default()
+        };
+        assert!(from_env.echo_items().is_empty());
         let p = Pacing {
             overload: Overload::Queue,
             spin: Spin::Fixed(Duration::from_micros(50)),
             pin: true,
             realtime: true,
-            io: Some(Io::Uring),
+            io: Io::Uring,
+            io_given: true,
         };
         assert_eq!(
             p.echo_items(),

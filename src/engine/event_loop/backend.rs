@@ -14,7 +14,7 @@
 //! receive and send operations (`UringSock`), a deadline is the wait's own timeout
 //! and a batch is what the completions of one `io_uring_enter` mean, as `Ready`
 //! events. HTTP/3 (UDP) always runs on epoll. Also owns the choice of backend for a
-//! run (`choose`: `--io`, `RSHPERF_IO`, the io_uring probe). Called by `new`, `run`,
+//! run (`choose`: what the `Config` asks for, and the io_uring probe). Called by `new`, `run`,
 //! `connect` and `pool`; docs/internals.md, "Two backends".
 
 use std::io;
@@ -28,7 +28,7 @@ use socket2::Socket;
 
 use crate::engine::error::StartupError;
 use crate::model::config::{Config, HttpVersion};
-use crate::model::pacing::{parse_io, Io};
+use crate::model::pacing::Io;
 use crate::wire::net::{self, Connect, SetupError, TimerFd};
 use crate::wire::stream::Stream;
 use crate::wire::uring::{probe, Ring, Wake};
@@ -44,34 +44,25 @@ pub(crate) enum Kind {
     Uring,
 }
 
-/// The environment variable that gives `--io` when the option is not given (for
-/// running the test suites on both backends; documented as a testing switch).
-pub(crate) const IO_ENV: &str = "RSHPERF_IO";
-
-/// The backend of a run's engines: `--io` (else `RSHPERF_IO`, else epoll); `uring`
-/// is refused where the probe says io_uring cannot be used, `auto` falls back to
-/// epoll then (said once with `-v`). HTTP/3 runs on epoll whatever is asked.
+/// The backend of a run's engines: the one `Config` asks for (`--io`, or
+/// `RSHPERF_IO`, resolved by `build`); `uring` is refused where the probe says
+/// io_uring cannot be used, `auto` falls back to epoll then (said once with `-v`).
+/// HTTP/3 runs on epoll whatever is asked.
 pub(crate) fn choose(cfg: &Config) -> Result<Kind, StartupError> {
-    let env = std::env::var(IO_ENV).ok().filter(|v| !v.is_empty());
-    choose_with(cfg, env.as_deref(), &|| probe::decide(&probe::probe()))
+    choose_with(cfg, &|| probe::decide(&probe::probe()))
 }
 
-/// `choose` with the environment's value and the probe given (tests inject them).
+/// `choose` with the probe given (tests inject it).
 pub(crate) fn choose_with(
     cfg: &Config,
-    env: Option<&str>,
     allowed: &dyn Fn() -> Result<(), probe::Refusal>,
 ) -> Result<Kind, StartupError> {
-    let asked = match (cfg.pacing.io, env) {
-        (Some(io), _) => io,
-        (None, Some(v)) => parse_io(v).map_err(|_| StartupError::IoEnv(v.to_string()))?,
-        (None, None) => Io::Epoll,
-    };
-    let verbose = cfg.output.verbose > 0 && cfg.output.json.as_deref() != Some("-");
+    let asked = cfg.pacing().io();
+    let verbose = cfg.output().verbose() > 0 && cfg.output().json() != Some("-");
     if asked == Io::Epoll {
         return Ok(Kind::Epoll);
     }
-    if cfg.request.http_version == HttpVersion::V3 {
+    if cfg.request().http_version() == HttpVersion::V3 {
         if verbose {
             crate::engine::note::note!("rshperf: --io {}: HTTP/3 runs on epoll", asked.name());
         }
@@ -301,10 +292,15 @@ impl Backend {
 mod tests {
     use super::*;
 
-    fn cfg(args: &[&str]) -> Config {
-        let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
-        argv.extend_from_slice(args);
-        Config::from_argv(&argv).expect("a valid command line")
+    fn cfg(io: Option<Io>, h3: bool) -> Config {
+        Config::local(|b| {
+            if let Some(io) = io {
+                b.io(io);
+            }
+            if h3 {
+                b.http_version(HttpVersion::V3);
+            }
+        })
     }
 
     fn refused() -> Result<(), probe::Refusal> {
@@ -312,34 +308,27 @@ mod tests {
     }
 
     #[test]
-    fn the_option_then_the_environment_then_epoll() {
+    fn the_configured_backend_and_http3_on_epoll() {
         let ok = || Ok(());
-        let k = |c: &Config, env: Option<&str>| choose_with(c, env, &ok).expect("a backend");
-        assert_eq!(k(&cfg(&[]), None), Kind::Epoll);
-        assert_eq!(k(&cfg(&[]), Some("uring")), Kind::Uring);
-        assert_eq!(k(&cfg(&[]), Some("auto")), Kind::Uring);
-        assert_eq!(k(&cfg(&["--io", "epoll"]), Some("uring")), Kind::Epoll);
-        assert_eq!(k(&cfg(&["--io", "uring"]), None), Kind::Uring);
+        let k = |c: &Config| choose_with(c, &ok).expect("a backend");
+        assert_eq!(k(&cfg(None, false)), Kind::Epoll);
+        assert_eq!(k(&cfg(Some(Io::Epoll), false)), Kind::Epoll);
+        assert_eq!(k(&cfg(Some(Io::Uring), false)), Kind::Uring);
+        assert_eq!(k(&cfg(Some(Io::Auto), false)), Kind::Uring);
         // HTTP/3 runs on epoll whatever is asked.
-        let h3 = cfg(&["--io", "uring", "--http-version", "3"]);
-        assert_eq!(k(&h3, None), Kind::Epoll);
-        let e = choose_with(&cfg(&[]), Some("kqueue"), &ok).expect_err("not a backend");
-        assert_eq!(
-            e.to_string(),
-            "RSHPERF_IO: `kqueue' is not a backend (expected epoll, uring or auto)"
-        );
+        assert_eq!(k(&cfg(Some(Io::Uring), true)), Kind::Epoll);
     }
 
     #[test]
     fn where_io_uring_is_refused_uring_fails_and_auto_falls_back() {
-        let e = choose_with(&cfg(&["--io", "uring"]), None, &refused).expect_err("refused");
+        let e = choose_with(&cfg(Some(Io::Uring), false), &refused).expect_err("refused");
         assert_eq!(e.to_string(), "--io uring: not here");
-        let auto = choose_with(&cfg(&["--io", "auto"]), None, &refused).expect("falls back");
+        let auto = choose_with(&cfg(Some(Io::Auto), false), &refused).expect("falls back");
         assert_eq!(auto, Kind::Epoll);
         // epoll never probes.
         let never = || -> Result<(), probe::Refusal> { panic!("probed") };
         assert_eq!(
-            choose_with(&cfg(&[]), None, &never).expect("epoll"),
+            choose_with(&cfg(None, false), &never).expect("epoll"),
             Kind::Epoll
         );
     }

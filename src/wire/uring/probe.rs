@@ -29,7 +29,7 @@ pub(crate) struct Findings {
 /// Why io_uring cannot be used: printed after `rshperf: --io uring: `.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct Refusal(pub(crate) String);
+pub struct Refusal(pub(crate) String);
 
 /// How to check, appended to every refusal.
 const CHECK: &str = "check with `sysctl kernel.io_uring_disabled` (0 allows it) and, in a \
