@@ -326,6 +326,11 @@ fn an_engine_saturated_by_its_own_work_is_named_at_capacity() {
             "--timeout",
             "10",
             "--print-reply=body",
+            // The diagnosis needs an engine that can saturate: on io_uring, 100 KiB
+            // replies keep the engine waiting on its receive ring (70 % of a core,
+            // docs/internals.md), so this test names its backend.
+            "--io",
+            "epoll",
         ])
         .stdout(std::process::Stdio::null())
         .output()
