@@ -28,6 +28,7 @@ use crate::model::report::Sessions;
 use crate::model::report::{Facts, Report};
 use crate::model::run::{RunInfo, RunMeta};
 use crate::model::stats::Stats;
+use crate::model::validity::{self, Validity};
 use crate::output::classic::write_report;
 use crate::output::extras::call_rate_lines;
 use crate::output::json::{document, stats_from_json};
@@ -117,6 +118,8 @@ pub(crate) struct Input {
     pub(crate) servers: Vec<String>,
     /// `--call-rate` target of the run, calls per second (0: not given).
     pub(crate) call_rate: f64,
+    /// Its validity judgement (None: a document without one).
+    pub(crate) validity: Option<Validity>,
 }
 
 impl Input {
@@ -206,6 +209,12 @@ impl Input {
                 .filter(|r| r.is_finite() && *r >= 0.0)
                 .ok_or_else(|| bad("config.call_rate", "a rate"))?,
         };
+        let validity = validity::doc::from_document(doc).map_err(|_| {
+            bad(
+                "validity",
+                "{\"valid\": …, \"reasons\": […]} as a run writes it",
+            )
+        })?;
         if servers.len() != stats.servers.len() {
             return Err(MergeError::ServerCount {
                 file: file.to_string(),
@@ -224,7 +233,14 @@ impl Input {
             start,
             servers,
             call_rate,
+            validity,
         })
+    }
+
+    /// How a merged judgement names this input: `partition 1/2 (b.json)`.
+    fn part_name(&self) -> String {
+        let (i, n) = self.partition;
+        format!("partition {i}/{n} ({})", self.file)
     }
 
     /// The echo line of the run without its `--partition=I/N`.
@@ -376,6 +392,9 @@ pub(crate) struct Merged {
     /// The `--call-rate` target (the same in every input: `call_rate` is part of the
     /// workload).
     pub(crate) call_rate: f64,
+    /// The union of the inputs' validity judgements, each reason naming its input
+    /// (None: no input was judged).
+    pub(crate) validity: Option<Validity>,
 }
 
 impl Merged {
@@ -385,6 +404,7 @@ impl Merged {
         let facts = Facts {
             call_rate: self.call_rate,
             servers: self.servers.clone(),
+            validity: self.validity.clone(),
         };
         Report::new(&self.stats, &self.run, &facts)
     }
@@ -428,6 +448,12 @@ pub(crate) fn merge(inputs: &[Input]) -> Result<Merged, MergeError> {
             .map(|i| i.servers.clone())
             .unwrap_or_default(),
         call_rate: inputs.first().map_or(0.0, |i| i.call_rate),
+        validity: validity::doc::merged(
+            &inputs
+                .iter()
+                .map(|i| (i.part_name(), i.validity.clone()))
+                .collect::<Vec<_>>(),
+        ),
     })
 }
 

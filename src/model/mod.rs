@@ -15,4 +15,5 @@ pub(crate) mod significance;
 pub mod stats;
 pub(crate) mod summary;
 pub(crate) mod threshold;
+pub(crate) mod validity;
 pub mod workload;

@@ -201,7 +201,11 @@ mod tests {
         let figures = crate::output::doc_table(doc, "### 2.8 Figure names");
         let documented: Vec<String> = config
             .iter()
-            .chain(figures.iter().filter(|f| !f.starts_with("sessions_")))
+            .chain(
+                figures
+                    .iter()
+                    .filter(|f| !f.starts_with("sessions_") && !f.starts_with("validity_")),
+            )
             .chain(std::iter::once(findings))
             .cloned()
             .collect();

@@ -129,6 +129,7 @@ mod tests {
         let facts = Facts {
             call_rate,
             servers: Vec::new(),
+            validity: None,
         };
         Report::new(s, &run, &facts)
     }

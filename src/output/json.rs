@@ -231,6 +231,7 @@ pub(crate) fn to_json(cfg: &Config, stats: &Stats, run: &RunInfo, meta: &RunMeta
     let facts = Facts {
         call_rate: cfg.load.call_rate,
         servers: meta.servers.clone(),
+        validity: None,
     };
     document(
         config_json(cfg),

@@ -163,6 +163,34 @@ mod tests {
     }
 
     #[test]
+    fn invalid_fails_a_run_judged_invalid_and_only_that() {
+        use crate::model::validity::{judge, Evidence};
+        let t = parse(" Invalid ").expect("invalid");
+        assert_eq!((t.expr(), t.name()), ("invalid", "validity_valid"));
+        let s = run();
+        let judged = |e: &Evidence| Facts {
+            validity: Some(judge(e)),
+            ..Facts::default()
+        };
+        let mut e = Evidence {
+            period_s: 0.001,
+            busiest_pct: 97.0,
+            engine_wall_s: 2.0,
+            ..Evidence::default()
+        };
+        let invalid = Report::new(&s, &RUN, &judged(&e));
+        assert_eq!(
+            message(&t, t.actual(&invalid)).as_deref(),
+            Some("threshold breached: invalid (validity_valid = 0)")
+        );
+        e.busiest_pct = 20.0;
+        let valid = Report::new(&s, &RUN, &judged(&e));
+        assert_eq!(message(&t, t.actual(&valid)), None);
+        // A document without a judgement (an earlier release's) is not failed.
+        assert_eq!(message(&t, t.actual(&report(&s, &RUN))), None);
+    }
+
+    #[test]
     fn evaluation_against_a_hand_built_run() {
         let s = run();
         let breached = |e: &str| check(e, &s).is_some();

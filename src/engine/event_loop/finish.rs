@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use crate::engine::conn::Owner;
+use crate::engine::conn::{Owner, Phase};
 use crate::model::stats::ErrorKind;
 use crate::wire::table::ConnId;
 
@@ -40,6 +40,12 @@ impl<'c> Engine<'c> {
         if conn.replies > 0 {
             self.stats
                 .on_lifetime(now.saturating_duration_since(conn.started));
+        }
+        if let Some(key) = conn.port_key.take() {
+            // This client closes it: after the handshake, without a reset, its port
+            // stays in TIME_WAIT.
+            let time_wait = conn.phase != Phase::Connecting && !self.opts.reset_on_close;
+            self.portuse.closed(key, time_wait, now);
         }
         if let Some((pool, port)) = conn.port.take() {
             if let Some(ports) = self.ports.get_mut(pool) {

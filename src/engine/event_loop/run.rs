@@ -146,6 +146,8 @@ impl<'c> Engine<'c> {
         self.stats.pacing.waited = self.pacer.catchup.waited;
         self.stats.pacing.table_waited = self.pacer.catchup.table_waited;
         self.stats.pacing.conn_table = self.plan.capacity as u64;
+        self.stats.pacing.ports_peak = self.portuse.peak();
+        self.stats.pacing.port_range = crate::wire::net::port_range();
         self.on_tick(end);
         // Connections open now neither completed nor failed: the report counts them
         // as abandoned, so connections = successful + errors + abandoned.

@@ -21,6 +21,7 @@ use crate::model::run::RunInfo;
 use crate::model::stats::quantile_ms;
 use crate::model::stats::Stats;
 use crate::model::summary::RateSummary;
+use crate::model::validity;
 use crate::model::workload::rate::Period;
 use crate::model::workload::{stripe_share, Kind, Workload};
 use crate::output::advice::{self, Advice};
@@ -78,6 +79,8 @@ pub(crate) struct Step {
     pub(crate) figures: Figures,
     /// The run's findings (client-bound, …).
     pub(crate) advice: Vec<Advice>,
+    /// Whether the client was the limit (the verdict `Client`).
+    pub(crate) client_bound: bool,
     /// The verdict.
     pub(crate) verdict: Verdict,
     /// Why it did not pass (empty when it passed).
@@ -228,6 +231,9 @@ pub(crate) struct Measured<'a> {
     pub(crate) report: &'a Report,
     /// Findings (client-bound, …).
     pub(crate) advice: Vec<Advice>,
+    /// Whether the validity judgement says the client was the limit
+    /// (`model::validity::Validity::client_bound`).
+    pub(crate) client_bound: bool,
     /// Whether SIGINT/SIGTERM stopped it.
     pub(crate) interrupted: bool,
     /// The run's document, when the sweep writes `--json`.
@@ -254,12 +260,13 @@ pub(crate) fn run(
     };
     let result = execute::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
     let stats = &result.stats;
+    let judged = validity::judge_run(&cfg, &result, &sweep.slo);
     let report = Report::new(
         stats,
         &result.info,
-        &Facts::of(cfg.load.call_rate, &result.meta),
+        &Facts::of(cfg.load.call_rate, &result.meta, judged.validity.clone()),
     );
-    let advice = advice::assess_without_classic_report(&cfg, work, &result);
+    let advice = advice::assess_without_classic_report(&cfg, work, &result, &judged);
     if let Some(path) = &cfg.output.csv {
         csv::append_row(Path::new(path), &cfg, &report, &advice).map_err(|source| {
             OutputError::File {
@@ -293,6 +300,7 @@ pub(crate) fn run(
             info: &result.info,
             report: &report,
             advice,
+            client_bound: judged.validity.client_bound(),
             interrupted: result.interrupted,
             doc,
         },
@@ -348,7 +356,7 @@ pub(crate) fn judge(sweep: &Sweep, m: Measured<'_>) -> Step {
     }
     let estimate =
         (rate_missed && reasons.len() == 1).then(|| rate * achieved_pct / o.min_achieved);
-    let verdict = verdict(&reasons, advice::is_client_bound(&advice));
+    let verdict = verdict(&reasons, m.client_bound);
     let h = &stats.hist;
     let samples = reply_rate_samples(
         &summary.reply_rate,
@@ -381,6 +389,7 @@ pub(crate) fn judge(sweep: &Sweep, m: Measured<'_>) -> Step {
         achieved_pct,
         figures,
         advice,
+        client_bound: m.client_bound,
         verdict,
         reasons,
         estimate,

@@ -223,6 +223,9 @@ fn finding(key: &str) -> Option<Finding> {
         Finding::AllFailed,
         Finding::AllErrorStatus,
         Finding::NoRateSample,
+        Finding::FdLimit,
+        Finding::PortLimit,
+        Finding::TooShort,
     ]
     .into_iter()
     .find(|f| f.key() == key)
@@ -279,6 +282,11 @@ fn merge_step(sweep: &Sweep, docs: &[(String, Value)], j: usize) -> Result<Step,
     let first = &docs[0].1;
     let num = |v: &Value| v.as_f64().unwrap_or(0.0);
     let advice = findings(&inputs, &runs);
+    // The partitions' judgements; a document without one, its client-bound finding.
+    let client_bound = merged.validity.as_ref().map_or_else(
+        || advice.iter().any(|a| a.finding == Finding::ClientBound),
+        |v| v.client_bound(),
+    );
     let mut doc = merge::merged_json(&inputs, &merged, None);
     doc["findings"] = advice::to_json(&advice);
     let interrupted = docs.iter().any(|(_, d)| {
@@ -297,6 +305,7 @@ fn merge_step(sweep: &Sweep, docs: &[(String, Value)], j: usize) -> Result<Step,
             stats: &merged.stats,
             info: &merged.run,
             report: &report,
+            client_bound,
             advice,
             interrupted,
             doc: Some(doc),

@@ -456,6 +456,11 @@ fn declarations() -> Vec<Figure<RunScope>> {
         "every second of the run: the `second` table",
         |r, _| Val::Json(second::json(&r.stats.timeline)),
     ));
+    t.extend(group(
+        "validity",
+        |r| r.facts.validity.is_some(),
+        optional::validity(),
+    ));
     t
 }
 

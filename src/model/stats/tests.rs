@@ -103,6 +103,7 @@ pub(crate) fn every_field_set() -> Stats {
     s.timeline.offered(0);
     s.roll_timeline(5, 0.5);
     s.client.add_engine(0.25, 1.0);
+    s.client.add_wait(Some(0.01), 1.0);
     s.abandoned = 3;
     s.interrupted = true;
     s.pacing = pacing::PacingStats {
@@ -116,6 +117,9 @@ pub(crate) fn every_field_set() -> Stats {
         source_addrs: 8,
         spins: 30,
         spin_us: 2_100,
+        table_peak: 40,
+        ports_peak: 90,
+        port_range: 28_232,
         ..pacing::PacingStats::default()
     };
     s.pacing.on_wakeup(55);

@@ -231,6 +231,7 @@ mod tests {
     use super::super::assess;
     use super::*;
     use crate::model::stats::{RateSample, Stats};
+    use crate::model::validity::judge_run;
 
     fn setup(args: &[&str]) -> (Config, Workload) {
         let mut argv = vec!["rshperf"];
@@ -251,7 +252,7 @@ mod tests {
     }
 
     fn texts(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<(Finding, String)> {
-        assess(cfg, work, run)
+        assess(cfg, work, run, &judge_run(cfg, run, &[]))
             .into_iter()
             .map(|a| (a.finding, a.text))
             .collect()
@@ -536,7 +537,8 @@ mod tests {
             )]
         );
         // A note, not a warning: on stderr with -v only.
-        let advice = assess(&cfg, &work, &RunResult::of(st.clone(), 2.45));
+        let r = RunResult::of(st.clone(), 2.45);
+        let advice = assess(&cfg, &work, &r, &judge_run(&cfg, &r, &[]));
         assert!(super::super::lines(&advice, false).is_empty());
         assert_eq!(
             super::super::lines(&advice, true),
@@ -544,7 +546,10 @@ mod tests {
         );
         // Front ends without the classic report do not get it.
         let short = RunResult::of(st.clone(), 2.45);
-        assert!(super::super::assess_without_classic_report(&cfg, &work, &short).is_empty());
+        let judged = judge_run(&cfg, &short, &[]);
+        assert!(
+            super::super::assess_without_classic_report(&cfg, &work, &short, &judged).is_empty()
+        );
         let mut interrupted = RunResult::of(st.clone(), 2.0);
         interrupted.interrupted = true;
         assert!(texts(&cfg, &work, &interrupted).is_empty());
