@@ -120,8 +120,8 @@ pub(crate) fn of(cfg: &Config, run: &RunResult, thresholds: &[Threshold]) -> Evi
     let m = &run.machine;
     let engines = s.client.engines.max(1);
     Evidence {
-        period_s: cfg.load.period.mean(),
-        capped: cfg.load.max_connections > 0,
+        period_s: cfg.load().period().mean(),
+        capped: cfg.load().max_connections() > 0,
         arrivals: late.len(),
         late_p50_ms: quantile_ms(late, 0.5),
         late_p99_ms: quantile_ms(late, 0.99),

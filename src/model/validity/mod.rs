@@ -179,6 +179,7 @@ impl Validity {
     }
 
     /// `engine_cpu, schedule_slip`: the causes, for messages.
+    #[cfg(test)]
     pub(crate) fn causes(&self) -> String {
         let mut keys: Vec<&str> = self.reasons.iter().map(|r| r.cause.key()).collect();
         keys.dedup();
