@@ -2,8 +2,8 @@
 //! a run is probably not what was meant (every connection failed, every reply an
 //! error) or when its figures do not describe the server (the client was the limit, a
 //! budget of descriptors or ports ran low, a threshold's figure has too few samples:
-//! the validity judgement's reasons), and the notes `-v` adds (no reply-rate sample):
-//! a run that did what was asked prints nothing.
+//! the validity judgement's reasons), and the notes (`rshperf: note:`, no reply-rate
+//! sample): a run that did what was asked prints nothing.
 //!
 //! Owns the wording: the judgement itself (`model::validity`: which reasons hold, what
 //! limited the client) is the model's, the outcome rules (`outcome`) are pure
@@ -40,8 +40,8 @@ pub(crate) enum Finding {
 }
 
 impl Finding {
-    /// Whether it is a fact about a run that did what was asked (printed with `-v`
-    /// only; JSON and CSV carry it always) rather than a warning.
+    /// Whether it is a fact about a run that did what was asked (`rshperf: note:` on
+    /// stderr; JSON and CSV carry it too) rather than a warning.
     pub(crate) fn is_note(self) -> bool {
         matches!(self, Finding::NoRateSample)
     }
@@ -312,15 +312,14 @@ fn too_short(j: &Judged) -> Option<Advice> {
 }
 
 /// The lines `advice` puts on stderr: `rshperf: warning: …` for each warning, and
-/// `rshperf: note: …` for each note (`Finding::is_note`) when `verbose` (`-v`); a
-/// run that did what was asked prints nothing.
-pub(crate) fn lines(advice: &[Advice], verbose: bool) -> Vec<String> {
+/// `rshperf: note: …` for each note (`Finding::is_note`: a short run's report line a
+/// script could misread); a run that did what was asked otherwise prints nothing.
+pub(crate) fn lines(advice: &[Advice]) -> Vec<String> {
     advice
         .iter()
-        .filter_map(|a| match (a.finding.is_note(), verbose) {
-            (false, _) => Some(format!("rshperf: warning: {}", a.text)),
-            (true, true) => Some(format!("rshperf: note: {}", a.text)),
-            (true, false) => None,
+        .map(|a| match a.finding.is_note() {
+            false => format!("rshperf: warning: {}", a.text),
+            true => format!("rshperf: note: {}", a.text),
         })
         .collect()
 }
@@ -334,9 +333,9 @@ const REMEDY_THROTTLED: &str =
 /// The remedy for an engine kept from its core by other work.
 const REMEDY_STARVED: &str = "run on a quieter machine, or with fewer --threads than cores";
 
-/// Prints `lines(advice, verbose)` on stderr.
-pub(crate) fn print(advice: &[Advice], verbose: bool) {
-    for line in lines(advice, verbose) {
+/// Prints `lines(advice)` on stderr.
+pub(crate) fn print(advice: &[Advice]) {
+    for line in lines(advice) {
         eprintln!("{line}");
     }
 }
@@ -423,7 +422,10 @@ mod tests {
             }]
         );
         assert_eq!(to_json(&advice)[0]["finding"], "fd_limit");
-        assert_eq!(lines(&advice, false).len(), 1, "a warning, not a -v note");
+        assert_eq!(
+            lines(&advice),
+            [format!("rshperf: warning: {}", advice[0].text)]
+        );
         // On schedule (too few arrivals to judge lateness), it is said all the same;
         // a document without the limit says so without the number.
         let mut short = run(&[50; 10], 10.0, 10.0);
