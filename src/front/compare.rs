@@ -3,8 +3,9 @@
 //!
 //! Owns the command line (clap, `subcommand`'s conventions), reading the `--json`
 //! documents of runs (this release's schema; documents of another version are refused
-//! by their version number), refusing to compare different workloads unless
-//! `--force`, pooling the runs of each side, the regression gates
+//! by their version number), refusing to compare different workloads or runs whose
+//! `validity` block says they are invalid unless `--force` (which compares them and
+//! marks the invalid runs in every output), pooling the runs of each side, the regression gates
 //! (`--fail-on-regression`) and the exit status: 0, 3 when a gate trips (past its
 //! limit and significant), 1 for bad options or refused inputs. The figures and tests
 //! are `model::compare`'s, the outputs `output::compare`'s and `output::junit`'s.
@@ -22,8 +23,10 @@ use serde_json::Value;
 pub(crate) use crate::front::error::compare::CompareError;
 use crate::front::error::Error;
 use crate::model::compare::gate::{self, judge};
+use crate::model::compare::invalid::{Invalid, Side};
 use crate::model::compare::{compare, row_alpha, Comparison, Run, RUN_NOISE};
 use crate::model::config::doc::{ConfigDoc, Role};
+use crate::model::validity::{self, Validity};
 use crate::output::compare::{markdown, text, to_json};
 use crate::output::error::OutputError;
 use crate::output::file;
@@ -61,9 +64,10 @@ the runs' own spread when a side has several). The verdict covers the figures th
 without gates, every figure about the server) at level ALPHA in all, each at ALPHA divided by \
 their number; an interval the data cannot support is printed as n/a with the reason. Without \
 --base the first FILE is the base and the others are new runs; with --base every FILE is a new \
-run. The runs of each side are pooled. Runs of different workloads are refused (exit status 1) \
-unless --force. Exit status 3 when a --fail-on-regression gate trips: the change is past its \
-limit and significant."
+run. The runs of each side are pooled. Runs of different workloads, and runs whose validity block \
+says they are invalid, are refused (exit status 1) unless --force, which compares them and marks \
+the invalid runs in every output. Exit status 3 when a --fail-on-regression gate trips: the \
+change is past its limit and significant."
 )]
 pub(crate) struct CompareOptions {
     /// A base run (repeatable: the runs pool into one baseline); then every FILE is new
@@ -78,7 +82,8 @@ pub(crate) struct CompareOptions {
     /// side has several and it is larger)
     #[arg(long, value_name = "PCT", default_value_t = 100.0 * RUN_NOISE, value_parser = parse_noise)]
     pub(crate) run_noise: f64,
-    /// Compare runs of different workloads (a warning names the differences)
+    /// Compare runs of different workloads, or runs that are not valid (a warning names
+    /// the differences; every output marks the invalid runs)
     #[arg(long)]
     pub(crate) force: bool,
     /// Exit 3 when METRIC changed past the limit and significantly, e.g. 'p99>+10%',
@@ -123,6 +128,8 @@ pub(crate) struct Input {
     pub(crate) config: ConfigDoc,
     /// Its statistics and run facts.
     pub(crate) run: Run,
+    /// Its `validity` block (None: the document has none).
+    pub(crate) validity: Option<Validity>,
 }
 
 /// Reads a document's text; `file` names it in messages.
@@ -140,10 +147,12 @@ pub(crate) fn read_text(file: &str, text: &str) -> Result<Input, CompareError> {
         .ok_or_else(|| bad("missing config".into()))?;
     let config: ConfigDoc = serde_path_to_error::deserialize(config)
         .map_err(|e| bad(format!("config.{}: {}", e.path(), e.inner())))?;
+    let validity = validity::doc::from_document(&doc).map_err(bad)?;
     Ok(Input {
         file: file.to_string(),
         config,
         run,
+        validity,
     })
 }
 
@@ -207,6 +216,19 @@ pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareErr
         }
         _ => diffs,
     };
+    let invalid: Vec<Invalid> = [(Side::Base, &base), (Side::New, &new)]
+        .into_iter()
+        .flat_map(|(side, inputs)| {
+            inputs
+                .iter()
+                .filter_map(move |i| Invalid::of(side, &i.file, i.validity.as_ref()))
+        })
+        .collect();
+    if !invalid.is_empty() && !opts.force {
+        return Err(CompareError::Invalid(
+            invalid.iter().map(Invalid::text).collect(),
+        ));
+    }
     let runs = |v: Vec<Input>| v.into_iter().map(|i| i.run).collect::<Vec<Run>>();
     let rows = compare(&runs(base), &runs(new), opts.run_noise);
     let names: Vec<&str> = rows.iter().map(|r| r.figure.as_str()).collect();
@@ -229,19 +251,26 @@ pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareErr
         rows,
         gates,
         forced,
+        invalid,
     })
 }
 
-/// The JUnit cases of a comparison: one per gate.
+/// The JUnit cases of a comparison: one per gate, then one skipped case per invalid
+/// run that `--force` compared (`valid: base a.json`, its line as the reason).
 pub(crate) fn junit_cases(c: &Comparison) -> Vec<Case> {
-    c.gates
-        .iter()
-        .map(|g| Case {
-            name: g.gate.expr.clone(),
-            failure: g.failed.then(|| g.message.clone()),
-            output: g.message.clone(),
-        })
-        .collect()
+    let gates = c.gates.iter().map(|g| Case {
+        name: g.gate.expr.clone(),
+        failure: g.failed.then(|| g.message.clone()),
+        skipped: None,
+        output: g.message.clone(),
+    });
+    let invalid = c.invalid.iter().map(|i| Case {
+        name: format!("valid: {} {}", i.side.key(), i.file),
+        failure: None,
+        skipped: Some(format!("{} (--force)", i.text())),
+        output: i.text(),
+    });
+    gates.chain(invalid).collect()
 }
 
 fn try_compare(opts: &CompareOptions) -> Result<i32, CompareError> {
@@ -261,6 +290,9 @@ fn try_compare(opts: &CompareOptions) -> Result<i32, CompareError> {
     if opts.format != Format::Text {
         for f in &c.forced {
             eprintln!("rshperf: compare: warning: workloads differ (--force): {f}");
+        }
+        for i in &c.invalid {
+            eprintln!("rshperf: compare: warning: {} (--force)", i.text());
         }
     }
     crate::front::subcommand::print_stdout(&out);

@@ -1,6 +1,7 @@
 //! `rshperf compare`'s outputs: the text table (default), the markdown table (for a
 //! GitHub job summary or a PR comment: one line per figure with an arrow and the
-//! verdict) and the JSON document (`rshperf-compare`). Pure functions of a
+//! verdict) and the JSON document (`rshperf-compare`), each marking the invalid runs
+//! `--force` compared with their one line (`Invalid::text`). Pure functions of a
 //! `Comparison`; computes nothing. Called by `front::compare`.
 
 use serde_json::{json, Value};
@@ -8,6 +9,7 @@ use serde_json::{json, Value};
 use crate::model::compare::gate::{interval, level, pct};
 use crate::model::compare::sides::decimals;
 use crate::model::compare::{Comparison, Row, Test, Verdict};
+use crate::model::validity::doc::reasons_json;
 
 /// The `format` member of the JSON document.
 pub(crate) const FORMAT: &str = "rshperf-compare";
@@ -130,6 +132,9 @@ pub(crate) fn text(c: &Comparison) -> String {
     for f in &c.forced {
         out.push_str(&format!("warning: workloads differ (--force): {f}\n"));
     }
+    for i in &c.invalid {
+        out.push_str(&format!("warning: {} (--force)\n", i.text()));
+    }
     let head = [
         "figure".to_string(),
         "base".to_string(),
@@ -216,6 +221,9 @@ pub(crate) fn markdown(c: &Comparison) -> String {
             "> **Warning**: workloads differ (--force): {}\n\n",
             md(f)
         ));
+    }
+    for i in &c.invalid {
+        out.push_str(&format!("> **Warning**: {} (--force)\n\n", md(&i.text())));
     }
     out.push_str(&format!(
         "| | figure | base | new | change | {}% CI | verdict |\n|---|---|--:|--:|--:|--:|---|\n",
@@ -310,6 +318,18 @@ pub(crate) fn to_json(c: &Comparison) -> Value {
             })
         })
         .collect();
+    let invalid: Vec<Value> = c
+        .invalid
+        .iter()
+        .map(|i| {
+            json!({
+                "side": i.side.key(),
+                "file": i.file,
+                "reasons": reasons_json(&i.validity),
+                "text": i.text(),
+            })
+        })
+        .collect();
     json!({
         "format": FORMAT,
         "version": VERSION,
@@ -324,6 +344,7 @@ pub(crate) fn to_json(c: &Comparison) -> Value {
         "family": family,
         "alpha_per_figure": a,
         "run_noise_pct": 100.0 * c.run_noise,
+        "invalid": invalid,
     })
 }
 
@@ -436,6 +457,7 @@ pub(crate) mod tests {
             rows,
             gates,
             forced: Vec::new(),
+            invalid: Vec::new(),
         }
     }
 

@@ -85,6 +85,7 @@ pub(crate) fn junit_cases(thresholds: &[Threshold], report: &Report) -> Vec<Case
             Case {
                 name: t.expr().to_string(),
                 failure: message(t, actual),
+                skipped: None,
                 output: measured(t, actual),
             }
         })
