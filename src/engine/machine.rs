@@ -13,8 +13,9 @@
 //!
 //! `RSHPERF_TEST_MACHINE` replaces measurements, for tests that must not depend on
 //! the load of the machine they run on and to replay a judgement:
-//! `run_queue=R,cores=N,steal=PCT,wait=PCT,throttled=PCT,quota=CORES` (any subset;
-//! `none` for unmeasured). Called by `execute`.
+//! `run_queue=R,cores=N,steal=PCT,wait=PCT,throttled=PCT,quota=CORES,busiest=PCT` (any
+//! subset; `none` for unmeasured; `busiest` is the busiest engine thread's share of a
+//! core, `none` 0). Called by `execute`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -240,6 +241,7 @@ pub(crate) fn inject(spec: &str, machine: &mut Machine, cpu: &mut ClientCpu) -> 
             "throttled" => machine.throttled_pct = v,
             "quota" => machine.quota_cores = v,
             "wait" => cpu.waited_pct = v,
+            "busiest" => cpu.busiest_pct = v.unwrap_or(0.0),
             _ => return Err(bad()),
         }
     }
@@ -333,13 +335,13 @@ mod tests {
     fn measurements_are_injected_by_name() {
         let (mut m, mut cpu) = (Machine::default(), ClientCpu::default());
         inject(
-            "run_queue=0.5, cores=2,steal=none,wait=1.5",
+            "run_queue=0.5, cores=2,steal=none,wait=1.5,busiest=97",
             &mut m,
             &mut cpu,
         )
         .expect("valid");
         assert_eq!((m.run_queue, m.cores, m.steal_pct), (Some(0.5), 2, None));
-        assert_eq!(cpu.waited_pct, Some(1.5));
+        assert_eq!((cpu.waited_pct, cpu.busiest_pct), (Some(1.5), 97.0));
         for bad in ["load=1", "wait", "wait=x", "steal=inf"] {
             let e = inject(bad, &mut m, &mut cpu).expect_err(bad);
             assert!(e.starts_with("RSHPERF_TEST_MACHINE: cannot read"), "{e}");

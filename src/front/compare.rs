@@ -390,6 +390,48 @@ mod tests {
         );
     }
 
+    /// The invalid runs `--force` compared are skipped cases after the gates'.
+    #[test]
+    fn junit_marks_invalid_runs_as_skipped_cases() {
+        let c = crate::output::compare::tests::with_invalid();
+        let cases = junit_cases(&c);
+        let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "p99>+10%",
+                "reply-rate<-5%",
+                "valid: base main-2.json",
+                "valid: new pr.json"
+            ]
+        );
+        let new = &cases[3];
+        assert_eq!(new.failure, None);
+        assert_eq!(
+            new.skipped.as_deref(),
+            Some(
+                "new pr.json is invalid (engine_cpu): an engine thread used 97 % of a core \
+                 (limit 90 %) (--force)"
+            )
+        );
+        let xml = junit::document("rshperf compare", "rshperf.compare", &cases, 0.0);
+        assert!(
+            xml.contains(
+                "<testsuite name=\"rshperf compare\" tests=\"4\" failures=\"1\" errors=\"0\" \
+                 skipped=\"2\" time=\"0.000\">"
+            ),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(
+                "<testcase name=\"valid: new pr.json\" classname=\"rshperf.compare\" \
+                 time=\"0\">\n      <skipped message=\"new pr.json is invalid (engine_cpu): an \
+                 engine thread used 97 % of a core (limit 90 %) (--force)\"/>\n"
+            ),
+            "{xml}"
+        );
+    }
+
     /// The document of an empty run of `uri`, as `rshperf --json` writes it.
     fn doc(uri: &str) -> String {
         let cfg = Config::local(|b| {
@@ -437,6 +479,33 @@ mod tests {
             e.starts_with("rshperf: compare: x.json: not a JSON document"),
             "{e}"
         );
+        // The validity block is read (an invalid one named by the file).
+        let mut judged: Value = serde_json::from_str(&doc("/x")).expect("json");
+        judged["validity"] = serde_json::json!({"valid": false, "reasons": [
+            {"reason": "interrupted", "text": "interrupted after 1.0 s", "measured": {}}
+        ]});
+        let i = read_text("i.json", &judged.to_string()).expect("a run");
+        let v = i.validity.as_ref().expect("judged");
+        assert_eq!(v.reasons[0].text, "interrupted after 1.0 s");
+        assert_eq!(a.validity, None);
+        judged["validity"]["valid"] = serde_json::json!(true);
+        let e = read_text("i.json", &judged.to_string()).expect_err("lying block");
+        assert_eq!(
+            Error::from(e).to_string(),
+            "rshperf: compare: i.json: validity: valid is true with 1 reasons"
+        );
+        let e = CompareError::Invalid(vec![
+            "base a.json is invalid (interrupted): interrupted after 1.0 s".into(),
+            "new b.json is invalid (engine_cpu): an engine thread used 97 % of a core".into(),
+        ]);
+        let e = Error::from(e);
+        assert_eq!(
+            e.to_string(),
+            "rshperf: compare: base a.json is invalid (interrupted): interrupted after 1.0 s. \
+             new b.json is invalid (engine_cpu): an engine thread used 97 % of a core \
+             (--force compares them anyway and marks them)"
+        );
+        assert_eq!(e.exit_code(), 1);
         let w = CompareError::Workload("runs of different workloads: …".into());
         let w = Error::from(w);
         assert_eq!(

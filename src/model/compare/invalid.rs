@@ -105,9 +105,17 @@ mod tests {
         assert_eq!(Invalid::of(Side::Base, "a.json", Some(&valid)), None);
         let v = Validity {
             reasons: vec![
-                reason(Cause::EngineCpu, None, "an engine thread used 97 % of a core"),
+                reason(
+                    Cause::EngineCpu,
+                    None,
+                    "an engine thread used 97 % of a core",
+                ),
                 reason(Cause::EngineCpu, None, "a CPU quota throttled the process"),
-                reason(Cause::Interrupted, Some("partition 2/2 (b.json)"), "interrupted"),
+                reason(
+                    Cause::Interrupted,
+                    Some("partition 2/2 (b.json)"),
+                    "interrupted",
+                ),
             ],
             measured: Vec::new(),
         };
