@@ -18,9 +18,9 @@ use crate::engine::metrics::Exporter;
 use crate::front::error::Error;
 use crate::model::config::doc::ConfigDoc;
 use crate::model::config::Config;
+use crate::model::judge;
 use crate::model::report::{Facts, Report};
 use crate::model::run::RunResult;
-use crate::model::validity;
 use crate::model::workload::Workload;
 use crate::output::advice;
 use crate::output::classic::write_report;
@@ -88,7 +88,7 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     if cfg.output().periodic_stats() {
         summary.periodic = Some(stats.status_200_302);
     }
-    let judged = validity::judge_run(cfg, &run, cfg.output().fail_on());
+    let judged = judge::judge_run(cfg, &run, cfg.output().fail_on());
     let report = Report::new(
         stats,
         info,

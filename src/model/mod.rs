@@ -8,6 +8,7 @@ pub(crate) mod call;
 pub(crate) mod compare;
 pub mod config;
 pub(crate) mod figure;
+pub(crate) mod judge;
 pub(crate) mod pacing;
 pub(crate) mod report;
 pub(crate) mod run;

@@ -343,8 +343,8 @@ pub(crate) fn print(advice: &[Advice]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::judge::judge_run;
     use crate::model::stats::Stats;
-    use crate::model::validity::judge_run;
     use std::time::Duration;
 
     fn run(lateness_us: &[u64], busiest_pct: f64, wall_s: f64) -> RunResult {

@@ -47,14 +47,9 @@ fn server(delay_ms: u64) -> ServeHandle {
     .expect("spawn the server")
 }
 
-/// The machine's measurements replaced by a quiet machine's, so that a run is not
-/// judged invalid for the load of the machine the tests run on
-/// (`RSHPERF_TEST_MACHINE`; the judgement itself is tested in `diagnose.rs`).
-const QUIET_MACHINE: &str = "wait=0,run_queue=none,steal=none,throttled=none,quota=none";
-
 /// A 3-s run at 200 conn/s against `port`, its document in `json`; extra `args`.
 fn run_json(port: u16, json: &str, args: &[&str]) -> Output {
-    run_json_on(QUIET_MACHINE, port, json, args)
+    run_json_on(support::QUIET_MACHINE, port, json, args)
 }
 
 /// `run_json` on the machine `machine` describes (`RSHPERF_TEST_MACHINE`).
@@ -77,7 +72,7 @@ fn run_json_on(machine: &str, port: u16, json: &str, args: &[&str]) -> Output {
     all.extend_from_slice(args);
     std::process::Command::new(env!("CARGO_BIN_EXE_rshperf"))
         .args(&all)
-        .env("RSHPERF_TEST_MACHINE", machine)
+        .env(support::MACHINE_VAR, machine)
         .output()
         .expect("run rshperf")
 }
@@ -367,7 +362,7 @@ fn invalid_runs_are_refused_or_compared_and_marked_with_force() {
     let out = run_json(srv.addr().port(), &a, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // An engine at 97 % of a core, injected: invalid for engine_cpu.
-    let saturated = format!("busiest=97,{QUIET_MACHINE}");
+    let saturated = format!("busiest=97,{}", support::QUIET_MACHINE);
     let out = run_json_on(&saturated, srv.addr().port(), &b, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let line = format!(
@@ -566,7 +561,7 @@ print(json.dumps({"env": gh["env"], "steps": runs}))
             )
             .env("GITHUB_STEP_SUMMARY", &summary)
             // The machine's load is not this test's subject (--fail-on invalid).
-            .env("RSHPERF_TEST_MACHINE", QUIET_MACHINE)
+            .env(support::MACHINE_VAR, support::QUIET_MACHINE)
             .env("GITHUB_SHA", sha)
             .output()
             .expect("run bash")

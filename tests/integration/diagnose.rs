@@ -320,10 +320,6 @@ fn an_engine_starved_by_a_busy_process_is_named_as_kept_waiting() {
     assert!(waited >= 5.0, "{v}");
 }
 
-/// The machine's measurements a verdict must not depend on, replaced: no waits for a
-/// CPU, no run queue, steal or quota (`RSHPERF_TEST_MACHINE`).
-const QUIET_MACHINE: &str = "wait=0,run_queue=none,steal=none,throttled=none,quota=none";
-
 /// A saturated engine is named at its capacity. The busiest engine thread's share of
 /// a core is injected (97 %, with a quiet machine), so the verdict depends neither on
 /// this machine's speed nor on its load; the schedule (90 arrivals at 100/s: 0.9 s) is
@@ -344,7 +340,7 @@ fn an_engine_saturated_by_its_own_work_is_named_at_capacity() {
         .args(["--fail-on", "invalid"])
         .env(
             "RSHPERF_TEST_MACHINE",
-            format!("busiest=97,{QUIET_MACHINE}"),
+            format!("busiest=97,{}", support::QUIET_MACHINE),
         )
         .stdout(std::process::Stdio::null())
         .output()

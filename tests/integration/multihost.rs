@@ -353,6 +353,7 @@ fn partitions_on_separate_hosts_under_gnu_parallel_and_slurm() {
         .arg(root.join("scripts/multihost.sh"))
         .arg("2")
         .env("RSHPERF", env!("CARGO_BIN_EXE_rshperf"))
+        .env(support::MACHINE_VAR, support::QUIET_MACHINE)
         // cargo runs this beside other load tests: the schedule's median is judged,
         // its tail printed (the script alone, on a quiet machine, judges the p99).
         .env("MULTIHOST_TAILS", "show")

@@ -18,12 +18,12 @@ use crate::front::error::Error;
 use crate::model::config::doc::ConfigDoc;
 use crate::model::config::{Config, StartAt};
 use crate::model::figure::second;
+use crate::model::judge;
 use crate::model::report::{Facts, Report};
 use crate::model::run::RunInfo;
 use crate::model::stats::quantile_ms;
 use crate::model::stats::Stats;
 use crate::model::summary::RateSummary;
-use crate::model::validity;
 use crate::model::workload::rate::Period;
 use crate::model::workload::{stripe_share, Kind, Workload};
 use crate::output::advice::{self, Advice};
@@ -272,7 +272,7 @@ pub(crate) fn run(
     };
     let result = execute::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
     let stats = &result.stats;
-    let judged = validity::judge_run(&cfg, &result, &sweep.rules.thresholds);
+    let judged = judge::judge_run(&cfg, &result, &sweep.rules.thresholds);
     let report = Report::new(
         stats,
         &result.info,

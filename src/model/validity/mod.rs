@@ -24,7 +24,7 @@
 //!   figure one sample, its standard deviation two).
 //!
 //! The thresholds are declared here once (docs/ci.md lists them). `judge` is a pure
-//! function of `Evidence`, the measured inputs: `evidence::of` gathers them from a
+//! function of `Evidence`, the measured inputs: `model::judge` gathers them from a
 //! run (a time-varying rate feeds its own mean period), the unit tests inject them.
 //! The wording of each reason is here too; `output::advice` words the one warning line
 //! that the client was the limit from `client_limit`. Reading a document's block back
@@ -37,10 +37,6 @@ pub(crate) mod evidence;
 mod tests;
 
 pub(crate) use evidence::Evidence;
-
-use crate::model::config::Config;
-use crate::model::run::RunResult;
-use crate::model::threshold::Threshold;
 
 /// Busiest engine thread's share of a core (%) at which the engine is the limit.
 pub(crate) const ENGINE_CPU_PCT: f64 = 90.0;
@@ -194,13 +190,6 @@ pub(crate) struct Judged {
     pub(crate) evidence: Evidence,
     /// The judgement of them.
     pub(crate) validity: Validity,
-}
-
-/// Judges `run`, made for `cfg`, on `thresholds` (`--fail-on`, a sweep's `--slo`).
-pub(crate) fn judge_run(cfg: &Config, run: &RunResult, thresholds: &[Threshold]) -> Judged {
-    let evidence = evidence::of(cfg, run, thresholds);
-    let validity = judge(&evidence);
-    Judged { evidence, validity }
 }
 
 /// What kept the client from its schedule, or made it the limit.

@@ -5,8 +5,8 @@
 use serde_json::json;
 
 use super::doc::{from_document, merged, reasons_json};
-use super::evidence::needs;
 use super::*;
+use crate::model::judge::needs;
 use crate::model::stats::Stats;
 use crate::model::threshold::parse_all;
 

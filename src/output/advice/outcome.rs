@@ -240,8 +240,8 @@ mod tests {
     use super::super::assess;
     use super::*;
     use crate::model::config::{ConfigBuilder, HttpVersion};
+    use crate::model::judge::judge_run;
     use crate::model::stats::{RateSample, Stats};
-    use crate::model::validity::judge_run;
     use crate::wire::url;
 
     /// The configuration `edit` sets on a fresh builder, and its workload.
