@@ -9,6 +9,7 @@
 //! kind). Called by every front end after a run (`runner::run`, sweep steps, `demo`).
 
 mod outcome;
+mod unanswered;
 
 use crate::model::config::Config;
 use crate::model::run::RunResult;
@@ -29,9 +30,22 @@ pub(crate) enum Finding {
     /// The descriptor limit capped the connections open at once: arrivals waited
     /// for a free slot of the connection table.
     FdLimit,
+    /// Calls were unanswered at the end, longer than any reply took: the server
+    /// stopped answering.
+    Unanswered,
 }
 
 impl Finding {
+    /// Every finding.
+    pub(crate) const ALL: [Finding; 6] = [
+        Finding::ClientBound,
+        Finding::AllFailed,
+        Finding::AllErrorStatus,
+        Finding::NoRateSample,
+        Finding::FdLimit,
+        Finding::Unanswered,
+    ];
+
     /// Whether it is a fact about a run that did what was asked (printed with `-v`
     /// only; JSON and CSV carry it always) rather than a warning.
     pub(crate) fn is_note(self) -> bool {
@@ -46,6 +60,7 @@ impl Finding {
             Finding::AllErrorStatus => "all_error_status",
             Finding::NoRateSample => "no_rate_sample",
             Finding::FdLimit => "fd_limit",
+            Finding::Unanswered => "unanswered",
         }
     }
 }
@@ -84,10 +99,11 @@ type Rule = fn(&Config, &Workload, &RunResult) -> Option<Advice>;
 /// the missing reply-rate sample (which concerns the classic report only: front ends
 /// that print none use `assess_without_classic_report`).
 pub(crate) fn assess(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<Advice> {
-    let rules: [Rule; 5] = [
+    let rules: [Rule; 6] = [
         |cfg, _, run| client_bound(cfg, run),
         |_, _, run| fd_limit(run),
         outcome::all_failed,
+        |_, _, run| unanswered::unanswered(run),
         outcome::all_error_status,
         outcome::no_rate_sample,
     ];

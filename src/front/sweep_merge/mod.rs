@@ -220,14 +220,7 @@ fn check(docs: &[(String, Value)]) -> Result<(Sweep, Vec<String>), Error> {
 
 /// The finding a JSON `findings` key names.
 fn finding(key: &str) -> Option<Finding> {
-    [
-        Finding::ClientBound,
-        Finding::AllFailed,
-        Finding::AllErrorStatus,
-        Finding::NoRateSample,
-    ]
-    .into_iter()
-    .find(|f| f.key() == key)
+    Finding::ALL.into_iter().find(|f| f.key() == key)
 }
 
 /// The findings of every partition's run of one step, each naming its partition,
