@@ -599,7 +599,10 @@ fn closed_stream(id: u32, c: &Conn<'_, impl Sized>) -> Result<(), H2Error> {
     if c.resets.ours(id) {
         Ok(())
     } else {
-        Err(err(code::STREAM_CLOSED, "DATA or HEADERS on a stream the server closed"))
+        Err(err(
+            code::STREAM_CLOSED,
+            "DATA or HEADERS on a stream the server closed",
+        ))
     }
 }
 

@@ -508,7 +508,10 @@ fn data_after_the_server_ended_a_stream_is_a_stream_closed_error() {
     s.extend(headers(1, flag::END_STREAM, &[(":status", "200")]));
     s.extend(data(1, 0, b"late"));
     let (log, _, r) = run_all_splits(1, &s);
-    assert_eq!(log.last().map(String::as_str), Some("done 1 200 h10 w1 c0 f0"));
+    assert_eq!(
+        log.last().map(String::as_str),
+        Some("done 1 200 h10 w1 c0 f0")
+    );
     let e = r.expect_err("STREAM_CLOSED");
     assert_eq!(e.code, code::STREAM_CLOSED);
     // So are trailers after it.
@@ -530,5 +533,8 @@ fn frames_the_server_sent_before_seeing_our_reset_are_ignored() {
     let mut s = headers(1, flag::END_STREAM, &[(":status", "200")]);
     s.extend(data(1, 0, b"late"));
     assert!(h.on_bytes(&s, &mut out, &mut log).is_ok());
-    assert_eq!(log.0.last().map(String::as_str), Some("done 1 200 h10 w1 c0 f0"));
+    assert_eq!(
+        log.0.last().map(String::as_str),
+        Some("done 1 200 h10 w1 c0 f0")
+    );
 }
