@@ -1,18 +1,21 @@
 //! rshperf: an httperf-compatible open-loop HTTP load generator.
 //!
-//! Data flows one way: `cli::Args → config::Config → engine(s) → stats::Stats →
-//! report::summary::Summary → report::classic`. `run` is the whole program; `main.rs`
-//! only passes it the command line.
+//! Data flows one way: the command line (`front::cli::Args`, or a subcommand's options)
+//! → `model::config::Config` → the engines (`engine::execute`) → `model::stats::Stats`
+//! → `model::report::Report` and `model::summary::Summary` → the outputs
+//! (`output::classic`, `output::json`, …). The layers, and where a new option, figure,
+//! protocol or output goes: docs/architecture.md. `run` is the whole program;
+//! `main.rs` only passes it the command line.
 
 #![deny(unsafe_code)]
+// `pub` only on what the binary, tests/ and fuzz/ reach: everything else is `pub(crate)`.
+#![warn(unreachable_pub)]
 
 pub mod engine;
 pub mod front;
 pub mod model;
 pub mod output;
 pub mod wire;
-
-use std::io::Write;
 
 use front::cli::Command;
 use wire::error::Error;
@@ -25,16 +28,9 @@ pub fn run(argv: Vec<String>) -> i32 {
     }
     // An httperf-style run: SIGINT and SIGTERM end it with a report from now on.
     if let Err(e) = front::runner::catch_signals() {
-        eprintln!("{e}");
-        return e.exit_code();
+        return front::subcommand::exit_status(Err(e));
     }
-    match try_run(&argv) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("{e}");
-            e.exit_code()
-        }
-    }
+    front::subcommand::exit_status(try_run(&argv))
 }
 
 fn try_run(argv: &[String]) -> Result<i32, Error> {
@@ -44,9 +40,7 @@ fn try_run(argv: &[String]) -> Result<i32, Error> {
             return Ok(0);
         }
         Command::Version(text) => {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
+            front::subcommand::print_stdout(&text);
             return Ok(0);
         }
         Command::Run(args) => args,

@@ -37,7 +37,7 @@ const RESERVED_FDS: u64 = 16;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExecOptions {
     /// Print the echo line (and `-v`'s descriptor line) on stdout first.
-    pub echo: bool,
+    pub(crate) echo: bool,
 }
 
 /// Makes the observer of completed requests of engine j (None: that engine has none).

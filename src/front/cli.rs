@@ -6,7 +6,7 @@
 //! `dispatch::help_text`, adds the rest of `--help` from `help`)
 //! and the `-V` version text. It does not interpret option values: `Args` keeps every
 //! option occurrence raw and in command-line order, and `front::httperf` maps them onto
-//! `ConfigBuilder`. Called by `lib::run` (and by `front::httperf::from_argv`).
+//! `ConfigBuilder`. Called by `crate::run` (and by `front::httperf::from_argv`).
 //!
 //! Rules reproduced from glibc: unique-prefix abbreviations (an exact match wins; an
 //! ambiguous prefix lists the candidates in table order), `--opt=value` and

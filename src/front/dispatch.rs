@@ -6,7 +6,7 @@
 //! `merge`, `compare`, `sweep`, `ab`, `lb`) share their clap conventions through `subcommand`,
 //! `cli::parse` returns `Command::Help` without knowing the rest of the help, and
 //! this module joins `cli`'s usage lines, `help`'s description and the command list,
-//! so no front module imports one that imports it back. Called by `lib::run`.
+//! so no front module imports one that imports it back. Called by `crate::run`.
 
 use crate::front::subcommand::{self, Subcommand};
 // One path per module, not `crate::front::{…}`: the layer test reads `crate::LAYER::MODULE`.

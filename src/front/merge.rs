@@ -7,8 +7,8 @@
 //! run prints it: an echo-like line, one `Partition I/N:` line per input, then the
 //! classic report, the session block and (`--percentiles`) the percentile lines.
 //! `--json=FILE` writes the merged document in the same layout, so merges can be merged
-//! again. Measures nothing; the figures come from `report::summary`. Called by
-//! `lib::run` for `rshperf merge`.
+//! again. Measures nothing; the figures come from `model::summary`. Called by
+//! `crate::run` for `rshperf merge`.
 //!
 //! The measured window of an input is `[start.unix, start.unix + duration_s]` (its
 //! wall-clock start and its monotonic test duration); the merged duration is the

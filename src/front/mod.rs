@@ -13,6 +13,6 @@ pub(crate) mod merge;
 pub(crate) mod operand;
 pub(crate) mod runner;
 pub mod serve;
-pub mod subcommand;
+pub(crate) mod subcommand;
 pub(crate) mod sweep;
 pub(crate) mod sweep_merge;

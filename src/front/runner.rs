@@ -3,7 +3,7 @@
 //! percentiles, the pool, HTTP/2 and pacing lines, then `--json`, `--csv`,
 //! `--timeline` (streamed a second at a time while the run lasts), `--html`, the findings on stderr, the `--fail-on` verdict (exit 3) and
 //! its `--junit` report (whose path is checked before the load, so a run is not lost to
-//! an unwritable report). Called by `lib::run` with a validated `Config`. Also owns
+//! an unwritable report). Called by `crate::run` with a validated `Config`. Also owns
 //! `catch_signals`, which every front end that runs the engines calls first: it joins
 //! the engine's signal handling to the output layer's clean-up of a forced exit.
 

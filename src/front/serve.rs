@@ -6,7 +6,7 @@
 //! `demo`: httperf's options), usage texts and exit statuses, and the public API
 //! (`ServeOptions`, `spawn`, `ServeHandle`) that tests and tools use to run the server
 //! in-process. The event loop is in `server.rs`, request heads in
-//! `request.rs`, pre-rendered replies in `reply.rs`. Called by `lib::run` when argv[1]
+//! `request.rs`, pre-rendered replies in `reply.rs`. Called by `crate::run` when argv[1]
 //! is `serve` or `demo`.
 
 mod error;
@@ -22,6 +22,7 @@ use signal_hook::iterator::Signals;
 
 use crate::front::cli::{self, Command, Opt};
 use crate::front::httperf;
+use crate::front::subcommand;
 use crate::model::config::Config;
 use crate::wire::error::Error;
 use error::ServeError;
@@ -83,21 +84,21 @@ pub(crate) struct ServeArgs {
     /// Reply body size in bytes (at most 268435456, 256 MiB)
     #[arg(long, value_name = "N", default_value_t = 1024,
           value_parser = clap::value_parser!(u64).range(..=MAX_BODY_SIZE as u64))]
-    pub body_size: u64,
+    pub(crate) body_size: u64,
     /// Answer each request MS milliseconds after it arrives
     #[arg(long, value_name = "MS", default_value_t = 0.0, value_parser = parse_delay_ms,
           allow_hyphen_values = true)]
-    pub delay: f64,
+    pub(crate) delay: f64,
     /// Send bodies with Transfer-Encoding: chunked (HTTP/1.1 requests)
     #[arg(long)]
-    pub chunked: bool,
+    pub(crate) chunked: bool,
     /// Answer with Connection: close and close every connection
     #[arg(long)]
-    pub close: bool,
+    pub(crate) close: bool,
     /// Event-loop threads
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub threads: u16,
+    pub(crate) threads: u16,
 }
 
 /// `--delay`: milliseconds from 0 to 10^9 (about 11.6 days).
@@ -161,13 +162,7 @@ fn serve(opts: ServeOptions) -> Result<i32, Error> {
 /// `rshperf demo [workload options]` (`args[0]` is `demo`): runs the workload against
 /// an in-process server; returns the exit status.
 pub(crate) fn demo_main(args: &[String]) -> i32 {
-    match try_demo(args) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("{e}");
-            e.exit_code()
-        }
-    }
+    subcommand::exit_status(try_demo(args))
 }
 
 fn try_demo(args: &[String]) -> Result<i32, Error> {
@@ -175,11 +170,11 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
     argv.extend_from_slice(args.get(1..).unwrap_or_default());
     let args = match cli::parse(&argv)? {
         Command::Help(_) => {
-            print_stdout(DEMO_USAGE);
+            subcommand::print_stdout(DEMO_USAGE);
             return Ok(0);
         }
         Command::Version(text) => {
-            print_stdout(&text);
+            subcommand::print_stdout(&text);
             return Ok(0);
         }
         Command::Run(a) => {
@@ -220,8 +215,6 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
     stopped.map_err(ServeError::DemoStop)?;
     Ok(code)
 }
-
-use crate::front::subcommand::print_stdout;
 
 #[cfg(test)]
 mod tests {

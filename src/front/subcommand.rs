@@ -104,21 +104,22 @@ fn usage(name: &str, e: clap::Error) -> Error {
 /// subcommand. Help goes to stdout (status 0); an error from parsing or from `body` is
 /// printed on stderr and gives its exit status (1).
 pub(crate) fn run<T: Parser>(args: &[String], body: impl FnOnce(T) -> Result<i32, Error>) -> i32 {
-    let result = match parse::<T>(args) {
-        Ok(Parsed::Help(text)) => {
+    exit_status(parse::<T>(args).and_then(|parsed| match parsed {
+        Parsed::Help(text) => {
             print_stdout(&text);
-            return 0;
+            Ok(0)
         }
-        Ok(Parsed::Run(opts)) => body(opts),
-        Err(e) => Err(e),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("{e}");
-            e.exit_code()
-        }
-    }
+        Parsed::Run(opts) => body(opts),
+    }))
+}
+
+/// The exit status of a command's `result`: its own, or, for an error, the error's
+/// after printing the error on stderr (`rshperf: …`). Every front end ends here.
+pub(crate) fn exit_status(result: Result<i32, Error>) -> i32 {
+    result.unwrap_or_else(|e| {
+        eprintln!("{e}");
+        e.exit_code()
+    })
 }
 
 /// Writes `text` to stdout, ignoring a closed stdout.

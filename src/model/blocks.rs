@@ -3,9 +3,9 @@
 //! (`CallRate`, `Spread`), the HTTP/2 and HTTP/3 lines' (`Http2`, `Http3`), and what
 //! the figures need from the configuration (`Facts`).
 //!
-//! Owns their arithmetic, once: the figure table (`model::figure::run`) reads its
-//! `sessions`, `call_rate`, `http2` and `http3` figures from these, and
-//! `output::session` and `output::extras` print them. Computed by `Report::new`;
+//! Owns their arithmetic, once: the figure table (`model::figure`, its optional
+//! members) reads its `sessions`, `call_rate`, `http2` and `http3` figures from these,
+//! and `output::session` and `output::extras` print them. Computed by `Report::new`;
 //! beside `figure` and `report` (which import it) rather than inside either.
 
 use hdrhistogram::Histogram;

@@ -10,7 +10,7 @@ pub mod config;
 pub(crate) mod figure;
 pub(crate) mod pacing;
 pub(crate) mod report;
-pub mod run;
+pub(crate) mod run;
 pub(crate) mod significance;
 pub mod stats;
 pub(crate) mod summary;

@@ -4,8 +4,8 @@
 //!
 //! Owns the option values, their parsing and messages, their echo, and which
 //! scheduler slice an engine thread asks for (`engine_slice`). Does not pace
-//! anything: the engine applies them (`engine::catchup`, `engine::spread`,
-//! `engine::spin`, `engine::spare`), the runner applies `--pin`, `--realtime` and
+//! anything: the engine applies them (`engine::event_loop::catchup`, `engine::event_loop::spread`,
+//! `engine::event_loop::spin`, `engine::event_loop::spare`), the runner applies `--pin`, `--realtime` and
 //! the slice to the engine threads through `net`'s syscall wrappers. Called by
 //! `config` and the runner.
 

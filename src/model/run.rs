@@ -46,3 +46,28 @@ pub(crate) struct RunMeta {
     /// Names of the servers of a `--servers` run (empty otherwise).
     pub(crate) servers: Vec<String>,
 }
+
+#[cfg(test)]
+impl RunResult {
+    /// The result of one engine that ran `duration` seconds to the end and gathered
+    /// `stats`, with no CPU time and no wall-clock times: what tests of the readers
+    /// need.
+    pub(crate) fn of(stats: Stats, duration: f64) -> RunResult {
+        RunResult {
+            stats,
+            info: RunInfo {
+                duration,
+                cpu_user: 0.0,
+                cpu_system: 0.0,
+            },
+            meta: RunMeta {
+                start: SystemTime::UNIX_EPOCH,
+                end: SystemTime::UNIX_EPOCH,
+                partition: (0, 1),
+                threads: 1,
+                servers: Vec::new(),
+            },
+            interrupted: false,
+        }
+    }
+}

@@ -71,42 +71,26 @@ pub(crate) fn ln_gamma(x: f64) -> f64 {
 fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
     const TINY: f64 = 1e-300;
     const EPS: f64 = 1e-15;
+    // Lentz's guard: a denominator of 0 becomes TINY.
+    let nonzero = |v: f64| if v.abs() < TINY { TINY } else { v };
     let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
     let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
+    let mut d = 1.0 / nonzero(1.0 - qab * x / qap);
     let mut h = d;
     // Converges in O(sqrt(max(a, b))) steps; a histogram of 10⁹ values needs ~10⁵.
     for m in 1..200_000 {
         let m = f64::from(m);
         let m2 = 2.0 * m;
-        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
+        // Step m's even coefficient, then its odd one.
+        for aa in [
+            m * (b - m) * x / ((qam + m2) * (a + m2)),
+            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
+        ] {
+            d = 1.0 / nonzero(1.0 + aa * d);
+            c = nonzero(1.0 + aa / c);
+            h *= d * c;
         }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        h *= d * c;
-        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let del = d * c;
-        h *= del;
-        if (del - 1.0).abs() < EPS {
+        if (d * c - 1.0).abs() < EPS {
             break;
         }
     }
@@ -252,21 +236,23 @@ pub(crate) fn welch(base: &[f64], new: &[f64], alpha: f64) -> Option<Welch> {
     })
 }
 
+/// `d` as a percentage of `base`; of a zero base, 0 for no change and an infinity of
+/// `d`'s sign for any other.
+fn percent_of(d: f64, base: f64) -> f64 {
+    if base != 0.0 {
+        100.0 * d / base
+    } else if d == 0.0 {
+        0.0
+    } else {
+        d.signum() * f64::INFINITY
+    }
+}
+
 /// `welch` as a relative change of the mean: % of the base mean.
 pub(crate) fn mean_change(base: &[f64], new: &[f64], alpha: f64) -> Option<Change> {
     let w = welch(base, new, alpha)?;
     let (m1, _) = mean_var(base);
-    let rel = |d: f64| {
-        if m1 == 0.0 {
-            if d == 0.0 {
-                0.0
-            } else {
-                d.signum() * f64::INFINITY
-            }
-        } else {
-            100.0 * d / m1
-        }
-    };
+    let rel = |d: f64| percent_of(d, m1);
     Some(Change {
         pct: rel(w.diff),
         ci: (rel(w.ci.0), rel(w.ci.1)),
@@ -316,17 +302,7 @@ pub(crate) fn proportions(
     };
     let se = (p1 * (1.0 - p1) / n1 + p2 * (1.0 - p2) / n2).sqrt();
     let z = normal_quantile(1.0 - alpha / 2.0);
-    let rel = |d: f64| {
-        if p1 == 0.0 {
-            if d == 0.0 {
-                0.0
-            } else {
-                d.signum() * f64::INFINITY
-            }
-        } else {
-            100.0 * d / p1
-        }
-    };
+    let rel = |d: f64| percent_of(d, p1);
     Some(Change {
         pct: rel(diff),
         ci: (rel(diff - z * se), rel(diff + z * se)),

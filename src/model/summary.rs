@@ -11,6 +11,7 @@
 
 use crate::model::run::RunInfo;
 use crate::model::stats::{Stats, ERROR_KINDS, LIFETIME_BINS};
+use crate::wire::cfmt::c_nan;
 
 /// Statistics over periodic rate samples (per second); serialised as the report's
 /// `reply_rate` and `sessions.rate` members.
@@ -152,15 +153,6 @@ pub(crate) struct Summary<'a> {
 /// `a / b` with C's result on x86: 0/0 is a negative-sign NaN (printed `-nan`).
 fn c_div(a: f64, b: f64) -> f64 {
     c_nan(a / b)
-}
-
-/// Gives any NaN the sign x86 gives a freshly produced NaN.
-fn c_nan(x: f64) -> f64 {
-    if x.is_nan() {
-        -f64::NAN
-    } else {
-        x
-    }
 }
 
 /// Integer mean, 0 when `n` is 0 (httperf's truncated sizes).

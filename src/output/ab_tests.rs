@@ -1,4 +1,4 @@
-//! Tests of `report::ab` (beside it, to keep that file about the code).
+//! Tests of `output::ab` (beside it, to keep that file about the code).
 
 use super::*;
 use crate::model::stats::ab::{AbFailure, CallTimes, Completed};

@@ -315,10 +315,8 @@ pub(crate) fn print(advice: &[Advice], verbose: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::run::RunInfo;
-    use crate::model::run::RunMeta;
     use crate::model::stats::Stats;
-    use std::time::{Duration, SystemTime};
+    use std::time::Duration;
 
     fn run(lateness_us: &[u64], busiest_pct: f64, wall_s: f64) -> RunResult {
         let mut stats = Stats::new();
@@ -328,22 +326,7 @@ mod tests {
         stats
             .client
             .add_engine(busiest_pct / 100.0 * wall_s, wall_s);
-        RunResult {
-            stats,
-            info: RunInfo {
-                duration: wall_s,
-                cpu_user: 0.0,
-                cpu_system: 0.0,
-            },
-            meta: RunMeta {
-                start: SystemTime::UNIX_EPOCH,
-                end: SystemTime::UNIX_EPOCH,
-                partition: (0, 1),
-                threads: 1,
-                servers: Vec::new(),
-            },
-            interrupted: false,
-        }
+        RunResult::of(stats, wall_s)
     }
 
     fn assess_at(rate: &str, r: &RunResult) -> Vec<Advice> {

@@ -4,7 +4,7 @@
 //! Owns the chart look (size, palette, axes with units, the legend below the plot so
 //! it never hides data, an optional marked x position such as the knee, drawn dashed
 //! in the plot and in the legend alike, shaded x bands) and number formatting on axes. Knows nothing about
-//! runs or sweeps: `report::html` builds `Chart`s from them. Uses a well-kept crate
+//! runs or sweeps: `output::html` builds `Chart`s from them. Uses a well-kept crate
 //! rather than SVG assembled by hand.
 
 use plotters::prelude::*;
@@ -95,8 +95,8 @@ const DASH: (u32, u32) = (6, 4);
 pub(crate) const BAND: RGBColor = RGBColor(255, 152, 0);
 const BAND_OPACITY: f64 = 0.22;
 
-/// A number for an axis: integers without decimals, others with up to 3 significant
-/// decimals.
+/// A number as short as it reads exactly: integers without decimals, others with up to
+/// 3 decimals. The axes' and labels' spelling, and the sweep table's (`sweep::table`).
 pub(crate) fn axis_number(v: f64) -> String {
     if v == v.trunc() && v.abs() < 1e15 {
         format!("{}", v as i64)

@@ -6,7 +6,7 @@
 //! generated from the table of figures), and the run's `Stats` exactly
 //! (`raw`, and the latency histograms in HdrHistogram V2 form as `histograms`), so
 //! that documents of several runs or machines can be merged exactly later. `raw` and
-//! `histograms` are `Stats`' own serde schema (`stats/mod.rs`), not a list kept here.
+//! `histograms` are `Stats`' own serde schema (`model/stats/mod.rs`), not a list kept here.
 //! `stats_from_json` is the reverse, for `rshperf merge`: it rebuilds the `Stats` and
 //! `RunInfo` a document was written from, refusing (with the member's path) anything
 //! missing, unknown or out of range. Also owns the RFC 3339 formatting of `SystemTime`

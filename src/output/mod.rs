@@ -1,6 +1,7 @@
 //! The output layer: turning a run's figures into text and files. The classic httperf
 //! report, ab's blocks, JSON, CSV, the timeline, HTML, thresholds, findings and
-//! advice. Nothing here measures anything. Imports wire, model and engine only.
+//! advice. Nothing here measures anything. Imports wire and model only (the engine is a
+//! sibling layer: neither imports the other).
 
 pub(crate) mod ab;
 pub(crate) mod advice;
@@ -8,7 +9,7 @@ pub(crate) mod chart;
 pub(crate) mod classic;
 pub(crate) mod compare;
 pub(crate) mod csv;
-pub mod error;
+pub(crate) mod error;
 pub(crate) mod extras;
 pub(crate) mod file;
 pub(crate) mod html;

@@ -9,16 +9,7 @@
 use std::io::{self, Write};
 
 use crate::model::report::Sessions;
-use crate::wire::cfmt::fixed;
-
-/// httperf's spelling of an undefined rate: C's 0/0 on x86 is a negative NaN (`-nan`).
-fn c_nan(x: f64) -> f64 {
-    if x.is_nan() {
-        -f64::NAN
-    } else {
-        x
-    }
-}
+use crate::wire::cfmt::{c_nan, fixed};
 
 /// Writes the session block, starting with a blank line.
 pub(crate) fn write_session_block<W: Write>(out: &mut W, s: &Sessions) -> io::Result<()> {

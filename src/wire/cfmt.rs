@@ -1,8 +1,19 @@
-//! C printf number formatting that Rust's `format!` lacks: `%g` and glibc's spelling of
-//! non-finite values in `%.Nf`.
+//! C printf number formatting that Rust's `format!` lacks: `%g`, glibc's spelling of
+//! non-finite values in `%.Nf`, and the sign x86 gives a NaN (`-nan`, not `nan`).
 //!
-//! Used by the echo line (`%g`) and the report formatter (`%.1f` of rates that divide
-//! by a zero duration). Pure functions.
+//! Used by the echo line (`%g`), the report's figures (`model::summary`, undefined
+//! rates) and its formatters (`%.1f` of rates that divide by a zero duration). Pure
+//! functions.
+
+/// Gives any NaN the sign x86 gives a freshly produced one: C's 0/0 is a negative
+/// NaN, which glibc prints `-nan` (httperf's spelling of an undefined figure).
+pub(crate) fn c_nan(x: f64) -> f64 {
+    if x.is_nan() {
+        -f64::NAN
+    } else {
+        x
+    }
+}
 
 /// glibc's text for a non-finite value (`inf`, `-inf`, `nan`, `-nan`), or None.
 fn non_finite(x: f64) -> Option<&'static str> {

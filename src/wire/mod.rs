@@ -13,7 +13,7 @@ pub mod http3;
 #[allow(unsafe_code)]
 pub mod net;
 #[allow(unsafe_code)]
-pub mod nss;
+pub(crate) mod nss;
 pub mod quic;
 pub(crate) mod stream;
 pub(crate) mod table;

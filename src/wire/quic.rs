@@ -26,21 +26,21 @@ use quinn_proto::{
 use crate::wire::udp::{Outgoing, Received};
 
 /// The ALPN protocol of HTTP/3.
-pub const ALPN_H3: &[u8] = b"h3";
+pub(crate) const ALPN_H3: &[u8] = b"h3";
 
 /// Largest UDP payload read or written.
 pub const MAX_DATAGRAM: usize = 65_527;
 
 /// The largest UDP payload we accept (transport parameter max_udp_payload_size): the
 /// engine reads datagrams into a small stack buffer.
-pub const MAX_UDP_PAYLOAD: u16 = 1472;
+pub(crate) const MAX_UDP_PAYLOAD: u16 = 1472;
 
 /// The size of `rx`: several replies' worth of datagrams.
 const RX_BUFFER: usize = 16 * 1024;
 
 /// The QUIC idle timeout our connections offer without `--quic-idle-timeout` (the
 /// engine's own `--timeout` watchdogs decide before QUIC gives up on a call).
-pub const DEFAULT_IDLE: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_IDLE: Duration = Duration::from_secs(30);
 
 /// The transport settings of our client connections: the server may open a few
 /// unidirectional streams (control, QPACK) and no bidirectional ones; large receive
@@ -94,7 +94,7 @@ pub struct Quic {
     pub datagrams_sent: u64,
     pub datagrams_received: u64,
     /// Send calls (one carries up to `segments` datagrams).
-    pub sends: u64,
+    pub(crate) sends: u64,
 }
 
 impl Quic {
@@ -134,7 +134,7 @@ impl Quic {
     }
 
     /// The connection, read only.
-    pub fn conn_ref(&self) -> &Connection {
+    pub(crate) fn conn_ref(&self) -> &Connection {
         &self.conn
     }
 
@@ -143,21 +143,9 @@ impl Quic {
         self.conn.poll()
     }
 
-    /// Feeds one received datagram.
-    pub fn on_datagram(&mut self, now: Instant, data: &[u8]) {
-        self.on_received(
-            now,
-            Received {
-                data,
-                stride: data.len().max(1),
-                ecn: 0,
-            },
-        );
-    }
-
     /// Feeds one received buffer: datagrams of `stride` bytes (GRO), copied once
     /// (into `rx`).
-    pub fn on_received(&mut self, now: Instant, r: Received<'_>) {
+    pub(crate) fn on_received(&mut self, now: Instant, r: Received<'_>) {
         let ecn = EcnCodepoint::from_bits(r.ecn);
         self.rx.reserve(r.data.len());
         self.rx.extend_from_slice(r.data);
@@ -275,10 +263,5 @@ impl Quic {
                 }
             }
         }
-    }
-
-    /// True once the connection is closed and drained (nothing more to send).
-    pub fn is_drained(&self) -> bool {
-        self.conn.is_drained()
     }
 }

@@ -14,14 +14,14 @@ use std::net::SocketAddr;
 use quinn_udp::{EcnCodepoint, RecvMeta, Transmit, UdpSocketState};
 
 /// Buffers filled by one receive call (`recvmmsg`'s batch).
-pub const RECV_BATCH: usize = 8;
+pub(crate) const RECV_BATCH: usize = 8;
 
 /// Bytes of one receive buffer: room for the largest GRO batch the kernel builds (64
 /// segments) of our largest UDP payload (`quic::MAX_UDP_PAYLOAD`, 1472 bytes).
-pub const RECV_SLOT: usize = 64 * 1472;
+pub(crate) const RECV_SLOT: usize = 64 * 1472;
 
 /// The most datagrams one send carries (quinn's own limit for GSO batches).
-pub const MAX_SEGMENTS: usize = 10;
+pub(crate) const MAX_SEGMENTS: usize = 10;
 
 /// One filled receive buffer: datagrams of `stride` bytes (the last may be
 /// shorter), with their ECN bits (0: not ECN-capable).
@@ -42,9 +42,9 @@ pub struct Outgoing<'a> {
     /// The datagrams, back to back.
     pub data: &'a [u8],
     /// The size of each datagram but the last.
-    pub segment: usize,
+    pub(crate) segment: usize,
     /// The ECN bits to set.
-    pub ecn: u8,
+    pub(crate) ecn: u8,
 }
 
 /// A connected, non-blocking UDP socket and its offload state.

@@ -1,17 +1,37 @@
-//! The crate's layers, enforced: every `crate::` path in the non-test code of src/
-//! points to the same layer or one below it (wire → model → engine → output → front),
-//! the modules of src/ import each other without a cycle, and the built-in server
-//! (`front::serve`'s event loop, request and reply files) uses the wire layer only.
+//! The crate's layers, enforced on all of src/, test code included: every path that
+//! leaves a module points to the same layer or one below it, the built-in server
+//! (`front::serve`'s event loop, request and reply files) uses the wire layer only, and
+//! the modules of src/ import each other without a cycle (outside test code: a test may
+//! use its layer's other modules as any caller does, `stats`' tests read a report).
 //!
-//! A module is a layer's direct child (`src/model/stats/…` is `model::stats`); an edge
-//! is any `crate::LAYER::MODULE` path outside comments and `#[cfg(test)]` items.
+//! The layers, bottom up: `wire`; `model`; `engine` and `output`, siblings that never
+//! import each other; `front`, which may import all. `lib.rs` is the root and belongs to
+//! none.
+//!
+//! The checker walks the module tree from `lib.rs` as rustc does (`mod x;`, `x/mod.rs`,
+//! `#[path]`, inline `mod x { … }`), so every file has its real module path. It reads
+//! each file as tokens (comments and literals cannot hide or fake a path) and resolves
+//! every path that starts at `crate`, `super` or `self`, through use groups, globs and
+//! `as`, to an absolute one. A path to the crate root itself or to an item of `lib.rs`
+//! (`crate::x` where `x` is no layer) is refused wherever it stands, and so are the ways
+//! around paths: `#[macro_export]`, `#[macro_use]`, `extern crate`, `include!`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The layers from the bottom up.
-const LAYERS: [&str; 5] = ["wire", "model", "engine", "output", "front"];
+pub(crate) mod modules;
+
+use modules::{walk, Tree};
+
+/// The layers and their heights: a module may import its own layer and lower ones.
+const LAYERS: [(&str, usize); 5] = [
+    ("wire", 0),
+    ("model", 1),
+    ("engine", 2),
+    ("output", 2),
+    ("front", 3),
+];
 
 /// Files of `front::serve` that make up the server itself (no run, no Config).
 const SERVER_FILES: [&str; 3] = [
@@ -20,262 +40,151 @@ const SERVER_FILES: [&str; 3] = [
     "front/serve/reply.rs",
 ];
 
-fn src_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+fn height(layer: &str) -> Option<usize> {
+    LAYERS.iter().find(|(l, _)| *l == layer).map(|(_, h)| *h)
 }
 
-fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Whether code of layer `from` may name layer `to`.
+fn may_import(from: &str, to: &str) -> bool {
+    from == to || matches!((height(from), height(to)), (Some(f), Some(t)) if t < f)
+}
+
+// ---------------------------------------------------------------- the crate's tree
+
+/// src/ as the checker sees it, read from disk.
+pub(crate) fn src_tree() -> Tree {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    walk(&|rel| fs::read_to_string(src.join(rel)).ok())
+}
+
+/// Every `.rs` file under src/, relative to it.
+fn rs_files(dir: &Path, root: &Path, out: &mut Vec<String>) {
     for entry in fs::read_dir(dir).expect("read src/") {
         let p = entry.expect("dir entry").path();
         if p.is_dir() {
-            rs_files(&p, out);
+            rs_files(&p, root, out);
         } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
+            let rel = p.strip_prefix(root).expect("under src/");
+            out.push(rel.to_string_lossy().replace('\\', "/"));
         }
     }
 }
 
-/// `text` without comments, string literals' contents and `#[cfg(test)]` items.
-fn code_only(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let b = text.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if text[i..].starts_with("//") {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-        } else if text[i..].starts_with("/*") {
-            i = text[i..].find("*/").map_or(b.len(), |e| i + e + 2);
-        } else if text[i..].starts_with("r#\"") {
-            i = text[i + 3..].find("\"#").map_or(b.len(), |e| i + 3 + e + 2);
-            out.push_str("\"\"");
-        } else if b[i] == b'\'' && char_literal_len(&b[i..]).is_some() {
-            i += char_literal_len(&b[i..]).expect("checked");
-            out.push_str("' '");
-        } else if b[i] == b'"' {
-            i += 1;
-            while i < b.len() && b[i] != b'"' {
-                i += if b[i] == b'\\' { 2 } else { 1 };
-            }
-            i += 1;
-            out.push_str("\"\"");
-        } else if text[i..].starts_with("#[cfg(test)]") {
-            // Skip the attribute and the item after it: to the end of its first
-            // `{ … }` block, or to its `;`.
-            i += "#[cfg(test)]".len();
-            let mut depth = 0usize;
-            while i < b.len() {
-                match b[i] {
-                    b'{' => depth += 1,
-                    b'}' => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            i += 1;
-                            break;
-                        }
-                    }
-                    b';' if depth == 0 => {
-                        i += 1;
-                        break;
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        } else {
-            let c = text[i..].chars().next().expect("in bounds");
-            out.push(c);
-            i += c.len_utf8();
-        }
-    }
-    out
-}
-
-/// The length of the char literal at the start of `b` (`'x'`, `'\\n'`, `'\\u{..}'`), or
-/// None for a lifetime.
-fn char_literal_len(b: &[u8]) -> Option<usize> {
-    if b.len() >= 3 && b[1] != b'\\' && b[2] == b'\'' {
-        return Some(3);
-    }
-    if b.len() >= 4 && b[1] == b'\\' {
-        let end = b[2..].iter().take(10).position(|&c| c == b'\'')?;
-        return Some(end + 3);
-    }
-    // A multi-byte char: up to four bytes, then the quote.
-    let end = b[1..].iter().take(5).position(|&c| c == b'\'')?;
-    (end > 1 && std::str::from_utf8(&b[1..1 + end]).is_ok_and(|s| s.chars().count() == 1))
-        .then_some(end + 2)
-}
-
-/// The (layer, module) a file under src/ belongs to; None for lib.rs and main.rs.
-fn node_of(rel: &str) -> Option<(String, String)> {
-    let mut parts = rel.split('/');
-    let layer = parts.next()?;
-    let module = parts.next()?.trim_end_matches(".rs");
-    if module == "mod" {
-        return Some((layer.to_string(), String::new()));
-    }
-    Some((layer.to_string(), module.to_string()))
-}
-
-/// The identifier at the start of `s` and what follows it.
-fn ident(s: &str) -> (String, &str) {
-    let end = s
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .unwrap_or(s.len());
-    (s[..end].to_string(), &s[end..])
-}
-
-/// Every `crate::LAYER::MODULE` in `code`, as (layer, module).
-fn references(code: &str) -> BTreeSet<(String, String)> {
-    let mut refs = BTreeSet::new();
-    for (at, _) in code.match_indices("crate::") {
-        let mut paths = Vec::new();
-        use_tree(&code[at + "crate::".len()..], Vec::new(), &mut paths);
-        for path in paths {
-            // `crate::name` alone is an item of lib.rs (a macro such as
-            // `crate::merge_fields!`), in no layer.
-            if let [layer, module, ..] = path.as_slice() {
-                refs.insert((layer.clone(), module.clone()));
-            }
-        }
-    }
-    refs
-}
-
-/// The paths (their first two segments suffice) of the use tree or path at the start
-/// of `s`, after `prefix`: `a::b`, `a::{b, c::d}`, `{a::b, c}`. Returns what follows.
-fn use_tree<'a>(s: &'a str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) -> &'a str {
-    let s = s.trim_start();
-    if let Some(mut rest) = s.strip_prefix('{') {
-        loop {
-            rest = use_tree(rest, prefix.clone(), out).trim_start();
-            if let Some(r) = rest.strip_prefix(',') {
-                rest = r;
-                if let Some(r) = rest.trim_start().strip_prefix('}') {
-                    return r;
-                }
-            } else {
-                return rest.strip_prefix('}').unwrap_or(rest);
-            }
-        }
-    }
-    let (name, rest) = ident(s);
-    if name.is_empty() {
-        out.push(prefix);
-        return rest;
-    }
-    prefix.push(name);
-    match rest.strip_prefix("::") {
-        Some(r) if prefix.len() < 2 => use_tree(r, prefix, out),
-        _ => {
-            out.push(prefix);
-            skip_path(rest)
-        }
-    }
-}
-
-/// `s` after the rest of a path (`::a::b`, `::{…}`, ` as x`), which adds nothing to the
-/// two segments already seen.
-fn skip_path(mut s: &str) -> &str {
-    while let Some(r) = s.strip_prefix("::") {
-        if let Some(group) = r.strip_prefix('{') {
-            let mut depth = 1;
-            let mut end = group.len();
-            for (i, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' => depth -= 1,
-                    _ => {}
-                }
-                if depth == 0 {
-                    end = i + 1;
-                    break;
-                }
-            }
-            s = &group[end..];
-        } else {
-            s = ident(r).1;
-        }
-    }
-    s
-}
-
-fn rank(layer: &str) -> Option<usize> {
-    LAYERS.iter().position(|l| *l == layer)
-}
-
-/// A module: (layer, module).
+/// A module: (layer, its child of the layer; "" for the layer's own mod.rs).
 type Node = (String, String);
 
-/// (file, its node, the nodes it references) for every non-test file of src/.
-fn edges() -> Vec<(String, Node, BTreeSet<Node>)> {
-    let root = src_dir();
-    let mut files = Vec::new();
-    rs_files(&root, &mut files);
-    files.sort();
-    let mut out = Vec::new();
-    for p in files {
-        let rel = p
-            .strip_prefix(&root)
-            .expect("under src/")
-            .to_string_lossy()
-            .replace('\\', "/");
-        let name = rel.rsplit('/').next().unwrap_or("");
-        if name == "tests.rs" || name.ends_with("_tests.rs") {
-            continue;
+fn node(module: &[String]) -> Node {
+    (
+        module.first().cloned().unwrap_or_default(),
+        module.get(1).cloned().unwrap_or_default(),
+    )
+}
+
+/// The rule breaks in `tree`: paths from a layer up or sideways, paths to the crate
+/// root or to no layer, and the refused constructs; as `src/FILE:LINE: what`.
+fn violations(tree: &Tree) -> Vec<String> {
+    let mut out = tree.refused.clone();
+    for rel in &tree.missing {
+        out.push(format!("src/{rel}: declared but not found"));
+    }
+    for (file, uses) in &tree.files {
+        let Some(from) = file.module.first() else {
+            continue; // lib.rs: the root, in no layer
+        };
+        for u in uses {
+            let at = format!("src/{}:{}", file.rel, u.line);
+            let test = if u.test { " (test code)" } else { "" };
+            match &u.path {
+                None => out.push(format!("{at}: a path above the crate root{test}")),
+                Some(p) if p.is_empty() => {
+                    let what = if u.glob {
+                        "a glob of the crate root"
+                    } else {
+                        "the crate root"
+                    };
+                    out.push(format!("{at}: {what}{test}"));
+                }
+                Some(p) if height(&p[0]).is_none() => {
+                    out.push(format!("{at}: crate::{} is in no layer{test}", p[0]));
+                }
+                Some(p) if !may_import(from, &p[0]) => {
+                    out.push(format!(
+                        "{at}: {from} imports crate::{}{test}",
+                        p.join("::")
+                    ));
+                }
+                Some(_) => {}
+            }
         }
-        let Some(node) = node_of(&rel) else { continue };
-        let text = fs::read_to_string(&p).expect("read source");
-        out.push((rel, node, references(&code_only(&text))));
     }
     out
 }
 
 #[test]
-fn every_file_is_in_a_layer() {
-    for (rel, (layer, _), _) in edges() {
+fn every_file_is_in_a_layer_once() {
+    let tree = src_tree();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut on_disk = Vec::new();
+    rs_files(&root, &root, &mut on_disk);
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (file, _) in &tree.files {
+        *seen.entry(file.rel.as_str()).or_default() += 1;
+        if file.rel == "lib.rs" {
+            continue;
+        }
+        let dir_layer = file.rel.split('/').next().unwrap_or("");
+        let layer = file.module.first().map_or("", String::as_str);
         assert!(
-            rank(&layer).is_some(),
-            "src/{rel} is outside the layers {LAYERS:?}"
+            height(layer).is_some(),
+            "src/{} is outside the layers {LAYERS:?}",
+            file.rel
+        );
+        assert_eq!(
+            dir_layer, layer,
+            "src/{} is a module of another layer",
+            file.rel
         );
     }
+    for rel in on_disk {
+        if rel == "main.rs" {
+            continue; // the binary's root, outside the library
+        }
+        assert_eq!(
+            seen.get(rel.as_str()),
+            Some(&1),
+            "src/{rel}: not reached exactly once from lib.rs"
+        );
+    }
+    assert!(tree.missing.is_empty(), "{:?}", tree.missing);
 }
 
 #[test]
 fn imports_only_point_down() {
-    let mut upward = Vec::new();
-    for (rel, (layer, _), refs) in edges() {
-        let from = rank(&layer).expect("a layer");
-        for (to_layer, to_module) in refs {
-            match rank(&to_layer) {
-                Some(to) if to > from => {
-                    upward.push(format!("src/{rel}: crate::{to_layer}::{to_module}"))
-                }
-                Some(_) => {}
-                None => upward.push(format!("src/{rel}: crate::{to_layer} is no layer")),
-            }
-        }
-    }
+    let found = violations(&src_tree());
     assert!(
-        upward.is_empty(),
-        "imports that point up a layer:\n{}",
-        upward.join("\n")
+        found.is_empty(),
+        "paths that leave their layer the wrong way ({} of them):\n{}",
+        found.len(),
+        found.join("\n")
     );
 }
 
 #[test]
 fn the_built_in_server_uses_the_wire_layer_only() {
-    for (rel, _, refs) in edges() {
-        if !SERVER_FILES.contains(&rel.as_str()) {
+    for (file, uses) in &src_tree().files {
+        if !SERVER_FILES.contains(&file.rel.as_str()) {
             continue;
         }
-        for (layer, module) in refs {
+        for u in uses {
+            let Some(p) = &u.path else { continue };
+            let (layer, module) = node(p);
             let same = layer == "front" && module == "serve";
             assert!(
                 layer == "wire" || same,
-                "src/{rel} imports crate::{layer}::{module}"
+                "src/{}:{} uses crate::{}",
+                file.rel,
+                u.line,
+                p.join("::")
             );
         }
     }
@@ -323,50 +232,135 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
     None
 }
 
-#[test]
-fn modules_import_each_other_without_a_cycle() {
+/// The graph of a layer's direct children (`model::stats` → `model::report`), from the
+/// paths of `tree`'s code; test code too when `with_tests`.
+fn module_graph(tree: &Tree, with_tests: bool) -> BTreeMap<String, BTreeSet<String>> {
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (_, (layer, module), refs) in edges() {
+    for (file, uses) in &tree.files {
+        let (layer, module) = node(&file.module);
+        if module.is_empty() {
+            continue; // lib.rs, a layer's mod.rs: they only declare modules
+        }
         let from = format!("{layer}::{module}");
-        for (l, m) in refs {
+        for u in uses {
+            let Some(p) = &u.path else { continue };
+            let (l, m) = node(p);
             let to = format!("{l}::{m}");
-            // A layer's mod.rs only declares its modules.
-            if to != from && !module.is_empty() && !m.is_empty() {
+            if (with_tests || !u.test) && to != from && !m.is_empty() {
                 graph.entry(from.clone()).or_default().insert(to);
             }
         }
     }
-    if let Some(cycle) = find_cycle(&graph) {
+    graph
+}
+
+#[test]
+fn modules_import_each_other_without_a_cycle() {
+    if let Some(cycle) = find_cycle(&module_graph(&src_tree(), false)) {
         panic!("an import cycle: {}", cycle.join(" → "));
     }
 }
 
+// ---------------------------------------------------------------- the checker itself
+
+/// A small crate in memory with one file per rule the checker must catch.
+fn fake_crate(rel: &str) -> Option<String> {
+    let text = match rel {
+        "lib.rs" => "pub mod wire; pub mod model; pub mod engine; pub mod output; pub mod front;",
+        "wire/mod.rs" => {
+            "//! crate::front::cli in a comment is no path\n\
+             pub(crate) mod net;\n\
+             const S: &str = \"crate::front::cli\"; const R: &str = r#\"crate::front::x\"#;\n\
+             const Q: u8 = b'\"'; fn f<'a>(x: &'a str) -> &'a str { x }\n\
+             /* a /* nested */ crate::front::x */ const E: char = '\\''; const F: &str = \"\\\"crate::front::y\";\n\
+             #[cfg(test)]\nmod tests { use crate::model::config::Config; }"
+        }
+        "wire/net.rs" => "pub(crate) fn up() { super::super::engine::x(); }",
+        "model/mod.rs" => {
+            "pub(crate) mod stats; pub(crate) mod config;\n\
+             #[macro_export] macro_rules! m { () => {} }"
+        }
+        "model/stats/mod.rs" => {
+            "use crate::wire::net; use super::config::Config;\n\
+             pub(crate) fn f() { crate::merge_fields!(); }\n\
+             #[cfg(test)]\n#[path = \"stats_tests.rs\"]\nmod tests;"
+        }
+        "model/stats/stats_tests.rs" => {
+            "use super::super::super::*;\nuse super::super::super as root;"
+        }
+        "model/config.rs" => "pub(crate) fn g() { crate :: front :: cli :: parse(); }",
+        "engine/mod.rs" => {
+            "pub(crate) mod conn; use crate::{model::{stats, config::Config}, wire::net};"
+        }
+        "engine/conn.rs" => {
+            "use crate::model::stats; #[cfg(test)] use crate::output::json;\n\
+             mod inner { use super::super::super::output::csv; }"
+        }
+        "output/mod.rs" => "pub(crate) mod json; use crate::{engine::conn, model::stats};",
+        "output/json.rs" => {
+            "const A: [u8; 2] = [0; 2];\n\
+             #[cfg(test)]\nmod tests {\n    use crate::front::*;\n    use crate as c;\n}\n\
+             fn after_the_tests() { crate::model::stats::f(); }"
+        }
+        "front/mod.rs" => {
+            "pub(crate) mod cli; use crate::{engine::conn, output::json, model::stats};\n\
+             extern crate self as me;"
+        }
+        "front/cli.rs" => "pub(crate) fn parse() { include!(\"x.rs\"); super::super::run(); }",
+        _ => return None,
+    };
+    Some(text.to_string())
+}
+
 #[test]
 fn the_checker_sees_what_it_checks() {
-    // The scanner must see code and skip comments, strings and test items, or the
-    // tests above could pass by seeing nothing.
-    let code = code_only(
-        "use crate::model::stats::Stats; // crate::front::cli\n\
-         let s = \"crate::front::ab\"; let q = b'\"'; let r = r#\"crate::front::x\"#;\n\
-         #[cfg(test)]\nmod tests { use crate::front::sweep; }\n\
-         fn f() { crate::wire::net::x(); }\n\
-         use crate::{engine::tally, output::{json::{Doc, x}, csv}};\n\
-         use crate::front::{dispatch, cli::{self, Args}};",
+    let tree = walk(&fake_crate);
+    let modules: Vec<(String, String, bool)> = tree
+        .files
+        .iter()
+        .map(|(f, _)| (f.rel.clone(), f.module.join("::"), f.test))
+        .collect();
+    assert!(
+        modules.contains(&(
+            "model/stats/stats_tests.rs".to_string(),
+            "model::stats::tests".to_string(),
+            true
+        )),
+        "{modules:?}"
     );
-    let refs = references(&code);
-    let want: BTreeSet<(String, String)> = [
-        ("model", "stats"),
-        ("wire", "net"),
-        ("engine", "tally"),
-        ("output", "csv"),
-        ("output", "json"),
-        ("front", "dispatch"),
-        ("front", "cli"),
-    ]
-    .iter()
-    .map(|(a, b)| (a.to_string(), b.to_string()))
-    .collect();
-    assert_eq!(refs, want);
+    assert_eq!(tree.files.len(), 13, "{modules:?}");
+    let want = [
+        "src/model/mod.rs:2: #[macro_export] (a crate-root item)",
+        "src/front/mod.rs:2: extern crate",
+        "src/front/cli.rs:1: include! (code outside the module tree)",
+        "src/engine/conn.rs:1: engine imports crate::output::json (test code)",
+        "src/engine/conn.rs:2: engine imports crate::output::csv",
+        "src/front/cli.rs:1: crate::run is in no layer",
+        "src/model/config.rs:1: model imports crate::front::cli::parse",
+        "src/model/stats/mod.rs:2: crate::merge_fields is in no layer",
+        "src/model/stats/stats_tests.rs:1: a glob of the crate root (test code)",
+        "src/model/stats/stats_tests.rs:2: the crate root (test code)",
+        "src/output/json.rs:4: output imports crate::front (test code)",
+        "src/output/json.rs:5: the crate root (test code)",
+        "src/output/mod.rs:1: output imports crate::engine::conn",
+        "src/wire/mod.rs:7: wire imports crate::model::config::Config (test code)",
+        "src/wire/net.rs:1: wire imports crate::engine::x",
+    ];
+    let mut got = violations(&tree);
+    got.sort();
+    let mut want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(got, want);
+    // Test code is told apart from the code after it.
+    let json = &tree
+        .files
+        .iter()
+        .find(|(f, _)| f.rel == "output/json.rs")
+        .expect("read")
+        .1;
+    let last = json.last().expect("paths");
+    assert_eq!((last.line, last.test), (7, false));
+
     let mut g = BTreeMap::new();
     g.insert("a".to_string(), BTreeSet::from(["b".to_string()]));
     g.insert("b".to_string(), BTreeSet::from(["a".to_string()]));
@@ -374,5 +368,5 @@ fn the_checker_sees_what_it_checks() {
         find_cycle(&g),
         Some(vec!["a".into(), "b".into(), "a".into()])
     );
-    assert!(edges().len() > 100, "src/ has its files");
+    assert!(src_tree().files.len() > 100, "src/ has its files");
 }

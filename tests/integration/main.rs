@@ -8,6 +8,7 @@ mod call_rate;
 mod ci_install;
 mod compare;
 mod diagnose;
+mod doc_paths;
 mod edge;
 mod faults;
 mod first_run;

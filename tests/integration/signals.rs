@@ -408,7 +408,9 @@ fn a_ctrl_c_on_a_terminal_prints_the_report() {
     let d = Dir::new("pty");
     let (j, out) = (d.path("r.json"), d.path("stdout"));
     let quote = |a: &str| format!("'{}'", a.replace('\'', r"'\''"));
-    let mut cmd = quote(env!("CARGO_BIN_EXE_rshperf"));
+    // `exec`: the shell `script` starts ($SHELL, else /bin/sh: dash in CI) becomes
+    // rshperf, so no waiting shell is in the foreground group to die of the SIGINT.
+    let mut cmd = format!("exec {}", quote(env!("CARGO_BIN_EXE_rshperf")));
     for a in endless(&s, &[&format!("--json={}", j.display())]) {
         cmd.push(' ');
         cmd.push_str(&quote(&a));

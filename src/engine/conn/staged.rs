@@ -1,7 +1,7 @@
 //! The staged requests of a multiplexed connection (HTTP/2, HTTP/3): each queued call's
 //! plain header field list and body, rendered at issue time and header-compressed
 //! when the call gets a stream (blocks must be encoded in the order they are sent),
-//! held until its stream ends. Used by `conn/h2.rs` and `conn/h3.rs`.
+//! held until its stream ends. Used by `h2.rs` and `h3.rs` beside it.
 
 /// Bytes of a staged record's header: field list length, body length, decoded
 /// size (u32 LE each).

@@ -9,13 +9,13 @@
 //! at most once per view (as a browser's cache would; it also ends self-embedding
 //! pages and redirect loops), and a view fetches at most `MAX_CALLS` URIs. The view
 //! ends when none of its calls is outstanding; after the think time the next one
-//! starts, and after N2 views the session ends (`engine::session` owns bursts, think
+//! starts, and after N2 views the session ends (`engine::event_loop::session` owns bursts, think
 //! times, connections and failures; this file only decides the calls of a view).
 //!
 //! The URIs of a view live in the session (`PageView`); calls refer to them by index
 //! (`CallRef::Page`), which stays valid until the view ends, so re-sent calls render
 //! the same request. `-vv` prints httperf's `fetching` (stdout) and `ignoring absolute
-//! URI` (stderr) lines. Called from `engine::session` and `Engine::issue`.
+//! URI` (stderr) lines. Called from `engine::event_loop::session` and `Engine::issue`.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};

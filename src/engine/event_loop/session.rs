@@ -3,7 +3,7 @@
 //! together once it is answered) with think times between bursts, over up to
 //! `--max-connections` connections with up to `--max-piped-calls` calls each
 //! (docs/compatibility.md §4.6). For `--wsesspage` a burst is a page view whose calls
-//! `engine::page` finds in the replies.
+//! `engine::event_loop::page` finds in the replies.
 //!
 //! Fixes over httperf: calls that find no connection with room wait instead of
 //! aborting; a burst that ends mid-flight never double-frees; a connection that fails

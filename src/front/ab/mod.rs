@@ -7,8 +7,8 @@
 //! server; lb's banner, started/stopped lines and per-server blocks; the `-g` and `-e`
 //! files. Letter parsing is in `args` (ab) and `lb`, both on one scanner (`getopt`),
 //! URLs in `url`, the mapping onto `Config` and `Workload` in `setup`, the files in
-//! `files`, the text in `report::ab`.
-//! Called by `lib::run` for the `ab` and `lb` subcommands; returns the exit status.
+//! `files`, the text in `output::ab`.
+//! Called by `crate::run` for the `ab` and `lb` subcommands; returns the exit status.
 
 pub(crate) mod args;
 mod error;

@@ -8,7 +8,7 @@
 //! without a scheme is refused with its URL, anything else is ignored with a warning
 //! (`front::operand`). Prints the warnings `build` returns
 //! (unknown `--add-header` escapes, ignored operands) on stderr before the run or the
-//! error. Called by `lib::run`, `demo` and `sweep`; `from_argv` is for tests and tools.
+//! error. Called by `crate::run`, `demo` and `sweep`; `from_argv` is for tests and tools.
 
 #[cfg(test)]
 mod tests;

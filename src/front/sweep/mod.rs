@@ -6,7 +6,7 @@
 //! (`table`), the step's warnings and, on a terminal, a progress line on stderr, then
 //! the conclusion, the `--json` document and the `--html` page. SIGINT and SIGTERM,
 //! caught from the start (`runner::catch_signals`), end the step that runs or the wait
-//! before the next, and the sweep. Called by `lib::run` for `rshperf sweep`.
+//! before the next, and the sweep. Called by `crate::run` for `rshperf sweep`.
 
 pub(crate) mod args;
 mod error;
@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 use crate::engine::interrupt;
 use crate::engine::metrics::Exporter;
 use crate::engine::progress;
+use crate::front::subcommand;
 use crate::model::config::auto_partition::process_env;
 use crate::model::config::StartAt;
 use crate::model::workload::Workload;
@@ -44,29 +45,17 @@ pub(crate) const FORMAT: &str = "rshperf-sweep";
 /// Runs `rshperf sweep` (`args[0]` is `sweep`); returns the exit status.
 pub(crate) fn sweep_main(args: &[String]) -> i32 {
     let rest = args.get(1..).unwrap_or_default();
-    match args::parse(rest) {
-        Ok(Parsed::Help(text)) => {
-            let mut out = io::stdout().lock();
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
-            0
+    subcommand::exit_status(args::parse(rest).and_then(|parsed| match parsed {
+        Parsed::Help(text) => {
+            subcommand::print_stdout(&text);
+            Ok(0)
         }
-        Ok(Parsed::Run(mut sweep)) => {
-            let ready = crate::front::runner::catch_signals()
-                .and_then(|()| partition::resolve(&mut sweep, &process_env));
-            match ready.and_then(|()| run(&sweep)) {
-                Ok(()) => 0,
-                Err(e) => {
-                    eprintln!("{e}");
-                    e.exit_code()
-                }
-            }
+        Parsed::Run(mut sweep) => {
+            crate::front::runner::catch_signals()?;
+            partition::resolve(&mut sweep, &process_env)?;
+            run(&sweep).map(|()| 0)
         }
-        Err(e) => {
-            eprintln!("{e}");
-            e.exit_code()
-        }
-    }
+    }))
 }
 
 /// Where the table goes: stdout, or `--file` (then the conclusion goes to both).

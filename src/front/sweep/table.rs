@@ -23,16 +23,9 @@ pub(crate) const OWN_COLUMNS: [&str; 6] = [
     "verdict",
 ];
 
-/// A number as short as it reads exactly: integers without decimals, else up to 3
-/// decimals (for the demanded rate and percentages).
-pub(crate) fn short(v: f64) -> String {
-    if v == v.trunc() && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        let s = format!("{v:.3}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
-}
+/// A number as short as it reads exactly (the demanded rate, percentages): the chart
+/// axes' spelling.
+pub(crate) use crate::output::chart::axis_number as short;
 
 fn join(cells: Vec<String>, fmt: OutputFmt) -> String {
     match fmt {

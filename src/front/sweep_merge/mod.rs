@@ -106,9 +106,7 @@ pub(crate) fn help() -> String {
 /// Run documents: `merge`'s (which refuses `--html`).
 fn runs(args: &[String], opts: &MergeAllOptions) -> i32 {
     if opts.html.is_some() {
-        let e = Error::from(SweepMergeError::HtmlForRuns);
-        eprintln!("{e}");
-        return e.exit_code();
+        return subcommand::exit_status(Err(SweepMergeError::HtmlForRuns.into()));
     }
     let rest: Vec<String> = args.to_vec();
     merge::merge_main(&rest)

@@ -15,7 +15,7 @@
 //! connection) with the two-proportion z-test; the client's CPU per reply with
 //! Welch's t-test over the runs (one value per run, so only with two runs or more a
 //! side). The tests are `model::significance`'s. The rows, their order, labels, units
-//! and better directions are the table of figures' (`figure::run::compare_rows`),
+//! and better directions are the table of figures' (`figure::compare::compare_rows`),
 //! named as the figures (`percentiles_response_p99`, `replies_rate`) that `--fail-on`
 //! and the regression gates use; this module owns how each `Method` pools and tests.
 //! Called by `front::compare`; formatted by `output::compare`.

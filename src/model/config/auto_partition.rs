@@ -15,7 +15,7 @@ use thiserror::Error as ThisError;
 
 /// Why `--partition auto` cannot name a partition.
 #[derive(Debug, Clone, PartialEq, Eq, ThisError)]
-pub enum AutoPartitionError {
+pub(crate) enum AutoPartitionError {
     /// None of the schedulers' index variables is set.
     #[error(
         "--partition auto: no scheduler's partition index in the environment (looked for \
@@ -141,7 +141,7 @@ const MAX_PARTITIONS: u64 = 1_000_000;
 
 /// (I, N) from the environment `env`; `given` is N from the command line, needed
 /// where the scheduler does not export it and checked against it where it does.
-pub fn resolve(
+pub(crate) fn resolve(
     env: &dyn Fn(&str) -> Option<String>,
     given: Option<u32>,
 ) -> Result<(u32, u32), AutoPartitionError> {
@@ -208,7 +208,7 @@ pub fn resolve(
 }
 
 /// The process's own environment, as `resolve` takes it.
-pub fn process_env(var: &str) -> Option<String> {
+pub(crate) fn process_env(var: &str) -> Option<String> {
     std::env::var(var).ok()
 }
 

@@ -5,7 +5,7 @@
 //! `Display` gives the message httperf (or rshperf, where it is stricter) prints after
 //! `rshperf: `, byte for byte (docs/compatibility.md §1–§2). Each variant names the
 //! option(s) it is about, so a front end with other option letters (ab, lb) can word
-//! the message itself by matching the variant. `From<ConfigError> for wire::Error`
+//! the message itself by matching the variant. `From<ConfigError> for wire::error::Error`
 //! gives the fatal error `main` prints. Made by `config::value`, `config::period` and
 //! `ConfigBuilder::build`; matched by the front ends.
 

@@ -8,13 +8,13 @@
 //! `(µs + 500) / 1000`) together with the smallest and largest µs value seen in each,
 //! which is enough to give every figure ab prints exactly (see `AbTimes::median_ms`).
 //! The percentile CSV (`-e`, µs precision) comes from an HdrHistogram of the total
-//! times. Fed by the engine (`engine/closed.rs`); formatted by `report/ab.rs`. One
+//! times. Fed by the engine (`engine/event_loop/closed.rs`); formatted by `output/ab.rs`. One
 //! field of `Stats` (`ab`), serde-derived and merged by `merge_fields!` like the rest.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::merge::{Merge, MergeError};
+use super::merge::{merge_fields, Merge, MergeError};
 use super::{new_histogram, record, serial};
 
 /// Rounded-millisecond bins kept at most (10 minutes); longer times share the last
@@ -106,7 +106,7 @@ impl Default for AbTimes {
 
 impl Merge for AbTimes {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(AbTimes, self, o;
+        merge_fields!(AbTimes, self, o;
             n: sum,
             sum_us: sum,
             sumsq_us: sum,
@@ -290,7 +290,7 @@ pub(crate) struct AbFailed {
 
 impl Merge for AbFailed {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(AbFailed, self, o;
+        merge_fields!(AbFailed, self, o;
             connect: sum,
             receive: sum,
             length: sum,
@@ -472,7 +472,7 @@ impl AbServer {
 
 impl Merge for AbServer {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(AbServer, self, o;
+        merge_fields!(AbServer, self, o;
             software: first,
             tls_protocol: first,
             tls_temp_key: first,
@@ -508,7 +508,7 @@ pub(crate) struct AbStats {
 /// first reply (ab and lb run one engine); the first known server name is kept.
 impl Merge for AbStats {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(AbStats, self, o; servers: sum)
+        merge_fields!(AbStats, self, o; servers: sum)
     }
 }
 

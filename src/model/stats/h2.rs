@@ -8,7 +8,7 @@
 //! through `Stats`' serde schema; the report's `http2` figures (`model::report`) add
 //! the space savings, printed by `output::extras` with `-v`.
 
-use super::merge::{Merge, MergeError};
+use super::merge::{merge_fields, Merge, MergeError};
 
 /// HTTP/2 figures of one engine (or merged from several).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -56,7 +56,7 @@ pub(crate) fn savings(wire: u64, decoded: u64) -> f64 {
 
 impl Merge for H2Stats {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(H2Stats, self, o;
+        merge_fields!(H2Stats, self, o;
             connections: sum,
             streams: sum,
             request_header_wire: sum,

@@ -7,7 +7,7 @@
 //! `http3` figures (`model::report`) add the means, printed by `output::extras`
 //! with `-v`.
 
-use super::merge::{Merge, MergeError};
+use super::merge::{merge_fields, Merge, MergeError};
 
 /// HTTP/3 figures of one engine (or merged from several).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -66,7 +66,7 @@ fn mean_ms(sum_us: u64, n: u64) -> f64 {
 
 impl Merge for H3Stats {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(H3Stats, self, o;
+        merge_fields!(H3Stats, self, o;
             connections: sum,
             handshakes: sum,
             handshake_sum_us: sum,

@@ -4,9 +4,9 @@
 //! Owns how a value of each kind is added to another: integers with overflow checks,
 //! arrays and vectors element by element (a longer vector extends a shorter one),
 //! HdrHistograms with `add` (refusing values out of range and counts that overflow).
-//! Does not know the fields of `Stats` (see `stats/mod.rs`); does no I/O. Called by
+//! Does not know the fields of `Stats` (see `model/stats/mod.rs`); does no I/O. Called by
 //! `Stats::merge` (engines of one run, `rshperf merge` of documents), and by any stats
-//! sub-struct (`src/stats/*.rs`) for its own fields.
+//! sub-struct (`model/stats/*.rs`) for its own fields.
 //!
 //! Merging must never panic or wrap: `rshperf merge` adds numbers read from files that
 //! anyone can write, so every failure is a `MergeError` naming the field.
@@ -171,7 +171,9 @@ pub(crate) fn sum<T: Merge>(a: &mut T, b: &T) -> Result<(), MergeError> {
 ///
 /// The list cannot miss a field: it also destructures `$other` without `..`, so a
 /// field added to `$ty` and not listed here is a compile error.
-#[macro_export]
+///
+/// Reached by its path (`stats::merge::merge_fields`, the `pub(crate) use` below), not
+/// exported at the crate root: a lower layer puts nothing in `lib.rs`.
 macro_rules! merge_fields {
     ($ty:ident, $self:expr, $other:expr; $($field:ident: $rule:ident),+ $(,)?) => {{
         let $ty { $($field),+ } = $other;
@@ -184,6 +186,7 @@ macro_rules! merge_fields {
         })()
     }};
 }
+pub(crate) use merge_fields;
 
 #[cfg(test)]
 mod tests {

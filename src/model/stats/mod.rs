@@ -33,6 +33,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use merge::merge_fields;
 pub(crate) use merge::{Merge, MergeError};
 pub(crate) use quantile::quantile_ms;
 
@@ -195,7 +196,7 @@ impl Histograms {
 
 impl Merge for Histograms {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(Histograms, self, o;
+        merge_fields!(Histograms, self, o;
             connect: sum,
             response: sum,
             transfer: sum,
@@ -246,7 +247,7 @@ impl ServerStats {
 
 impl Merge for ServerStats {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(ServerStats, self, o;
+        merge_fields!(ServerStats, self, o;
             connections: sum,
             requests: sum,
             replies_by_class: sum,
@@ -273,7 +274,7 @@ pub(crate) struct RateSample {
 /// the same in all of them (the sampling clock is shared).
 impl Merge for RateSample {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(RateSample, self, o;
+        merge_fields!(RateSample, self, o;
             replies: sum,
             sessions: sum,
             seconds: keep,
@@ -288,7 +289,7 @@ impl Merge for RateSample {
 #[serde(deny_unknown_fields)]
 pub struct Stats {
     /// Connections that reached the connecting stage.
-    pub connections: u64,
+    pub(crate) connections: u64,
     /// Most connection objects alive at once in the whole process (the engines of one
     /// run share the count: `tally`).
     pub(crate) max_concurrent: u64,
@@ -300,7 +301,7 @@ pub struct Stats {
     /// Sum of connect times, µs.
     pub(crate) connect_sum_us: u64,
     /// Requests completely written.
-    pub requests: u64,
+    pub(crate) requests: u64,
     /// Bytes of those requests.
     pub(crate) request_bytes: u64,
     /// Completed replies by status class (index = status / 100, 0..=9).
@@ -673,7 +674,7 @@ impl Stats {
     /// overflows or a histogram holds values out of range (both possible only with
     /// numbers read from a document); `self` is then partly merged.
     pub(crate) fn merge(&mut self, o: &Stats) -> Result<(), MergeError> {
-        crate::merge_fields!(Stats, self, o;
+        merge_fields!(Stats, self, o;
             connections: sum,
             max_concurrent: sum,
             max_burst: max,

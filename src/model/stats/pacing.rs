@@ -5,12 +5,12 @@
 //! addresses connections were spread over) and of precise pacing (arrivals waited
 //! for by spinning, the time spent spinning, how late the timer woke the engine).
 //! Arrival lateness itself is the `lateness` histogram of `Stats`. Recorded by the
-//! engine (`engine::catchup`, `engine::spin`); carried in the JSON `raw.pacing`
+//! engine (`engine::event_loop::catchup`, `engine::event_loop::spin`); carried in the JSON `raw.pacing`
 //! and printed by `-v` (`output::extras`); no text here. Merged field by field (`merge_fields!`).
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::stats::merge::{Merge, MergeError};
+use crate::model::stats::merge::{merge_fields, Merge, MergeError};
 
 /// What the engines did to keep the schedule.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -66,7 +66,7 @@ impl PacingStats {
 /// Another engine's or run part's figures: counts added, extremes kept.
 impl Merge for PacingStats {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(PacingStats, self, o;
+        merge_fields!(PacingStats, self, o;
             deferred: sum,
             waited: sum,
             table_waited: sum,

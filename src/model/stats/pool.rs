@@ -10,7 +10,7 @@
 //! every scheduled call, response every one but the lost.
 //!
 //! Owns the figures and their merge; `Stats` holds one (`Stats::pool`). Fed by the
-//! engine's pool (`engine/pool.rs`); all zero otherwise. Carried in JSON through
+//! engine's pool (`engine/event_loop/pool.rs`); all zero otherwise. Carried in JSON through
 //! `Stats`' serde schema; the report's `call_rate` figures are derived from it
 //! (`model::report`) and printed by `output::extras`.
 
@@ -19,7 +19,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::merge::{Merge, MergeError};
+use super::merge::{merge_fields, Merge, MergeError};
 use super::{new_histogram, record, serial, us};
 
 /// Call-rate figures of one engine (or merged from several).
@@ -78,7 +78,7 @@ impl Default for PoolStats {
 
 impl Merge for PoolStats {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(PoolStats, self, o;
+        merge_fields!(PoolStats, self, o;
             connections: sum,
             scheduled: sum,
             issued: sum,

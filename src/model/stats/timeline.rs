@@ -18,7 +18,7 @@
 //! arrival, `Stats::roll_timeline` from its deadline handling once a second and at the
 //! end). Merged span by span (engines share their start, so their intervals align;
 //! a coarser interval absorbs the finer ones it covers). Formatting is in
-//! `report::timeline`; this file does no I/O.
+//! `output::timeline`; this file does no I/O.
 
 use serde::{Deserialize, Serialize};
 

@@ -3,7 +3,7 @@
 //!
 //! Owns the description (`ClosedLoop`: groups of users with their budgets) and how it
 //! is shared out over engines (`ClosedLoop::share`, the same striping as arrivals).
-//! The engine (`engine/closed.rs`) runs it; front ends build it:
+//! The engine (`engine/event_loop/closed.rs`) runs it; front ends build it:
 //!
 //! - httperf's sequential mode (no `--rate`, or `--rate 0`): one group, one user per
 //!   engine, `--num-conns` connections (or N sessions). This is the C=1 case and

@@ -6,7 +6,7 @@
 //! (`--uri`, `--wlog`, `--wset`) as a function of a per-engine call cursor.
 
 pub(crate) mod closed;
-pub mod error;
+pub(crate) mod error;
 pub(crate) mod headers;
 pub mod page;
 pub(crate) mod rate;

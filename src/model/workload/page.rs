@@ -8,7 +8,7 @@
 //! against the URI of the document that holds them (`--uri` for the page itself, as
 //! in httperf), dot segments are removed and bytes a request line cannot carry are
 //! percent-encoded. Also the per-target `Origin` (which host names and port are "this
-//! server") and the `--uri` check. Pure functions: the engine (`engine::page`) calls
+//! server") and the `--uri` check. Pure functions: the engine (`engine::event_loop::page`) calls
 //! them with reusable buffers; scanning replies is `http::html`.
 
 use std::net::Ipv6Addr;

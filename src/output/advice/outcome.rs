@@ -230,10 +230,7 @@ pub(super) fn no_rate_sample(cfg: &Config, _work: &Workload, run: &RunResult) ->
 mod tests {
     use super::super::assess;
     use super::*;
-    use crate::model::run::RunInfo;
-    use crate::model::run::RunMeta;
     use crate::model::stats::{RateSample, Stats};
-    use std::time::SystemTime;
 
     fn setup(args: &[&str]) -> (Config, Workload) {
         let mut argv = vec!["rshperf"];
@@ -241,25 +238,6 @@ mod tests {
         let cfg = Config::from_argv(&argv).expect("config");
         let work = Workload::from_config(&cfg).expect("workload");
         (cfg, work)
-    }
-
-    fn result(stats: Stats, duration: f64) -> RunResult {
-        RunResult {
-            stats,
-            info: RunInfo {
-                duration,
-                cpu_user: 0.0,
-                cpu_system: 0.0,
-            },
-            meta: RunMeta {
-                start: SystemTime::UNIX_EPOCH,
-                end: SystemTime::UNIX_EPOCH,
-                partition: (0, 1),
-                threads: 1,
-                servers: Vec::new(),
-            },
-            interrupted: false,
-        }
     }
 
     /// `n` connections, each with one error of `kind`.
@@ -282,7 +260,7 @@ mod tests {
     #[test]
     fn all_connections_failed_names_the_error_and_the_target() {
         let (cfg, work) = setup(&["--server", "127.0.0.1", "--port", "18099"]);
-        let run = result(failing(10, &[(ErrorKind::ConnRefused, 10)]), 0.01);
+        let run = RunResult::of(failing(10, &[(ErrorKind::ConnRefused, 10)]), 0.01);
         assert_eq!(
             texts(&cfg, &work, &run),
             [(
@@ -290,7 +268,7 @@ mod tests {
                 "all 10 connections refused — is anything listening on 127.0.0.1:18099?".into()
             )]
         );
-        let run = result(
+        let run = RunResult::of(
             failing(
                 10,
                 &[(ErrorKind::ClientTimo, 7), (ErrorKind::ConnRefused, 3)],
@@ -314,14 +292,14 @@ mod tests {
         );
         st.connect_timeouts = 7;
         assert_eq!(
-            texts(&cfg, &work, &result(st.clone(), 6.0))[0].1,
+            texts(&cfg, &work, &RunResult::of(st.clone(), 6.0))[0].1,
             "all 10 connections failed, 7 of them timed out (client-timo) — nobody answers at \
              127.0.0.1:18099: the connects timed out unanswered (is it up, and does a firewall \
              drop the SYNs?)"
         );
         st.connect_timeouts = 4;
         assert_eq!(
-            texts(&cfg, &work, &result(st, 6.0))[0].1,
+            texts(&cfg, &work, &RunResult::of(st, 6.0))[0].1,
             "all 10 connections failed, 7 of them timed out (client-timo) — 4 connects timed \
              out unanswered and the rest got no status line: is 127.0.0.1:18099 overloaded, \
              or --timeout too short?"
@@ -329,35 +307,35 @@ mod tests {
         let mut st = failing(1, &[(ErrorKind::ClientTimo, 1)]);
         st.connect_timeouts = 1;
         assert_eq!(
-            texts(&cfg, &work, &result(st, 6.0))[0].1,
+            texts(&cfg, &work, &RunResult::of(st, 6.0))[0].1,
             "the connection timed out (client-timo) — nobody answers at 127.0.0.1:18099: the \
              connect timed out unanswered (is it up, and does a firewall drop the SYNs?)"
         );
         let (cfg, work) = setup(&["https://[::1]:8443/"]);
-        let run = result(failing(3, &[(ErrorKind::Other, 3)]), 0.1);
+        let run = RunResult::of(failing(3, &[(ErrorKind::Other, 3)]), 0.1);
         assert_eq!(
             texts(&cfg, &work, &run)[0].1,
             "all 3 connections failed (other) — did the TLS handshake fail? is [::1]:8443 a \
              TLS port (--ssl, https://)?"
         );
         let (cfg, work) = setup(&["--server", "localhost", "--port", "8443"]);
-        let run = result(failing(2, &[(ErrorKind::ConnReset, 2)]), 0.1);
+        let run = RunResult::of(failing(2, &[(ErrorKind::ConnReset, 2)]), 0.1);
         assert_eq!(
             texts(&cfg, &work, &run)[0].1,
             "all 2 connections reset (connreset) — does localhost:8443 speak HTTP? a TLS port \
              needs --ssl (or an https:// URL)"
         );
         // One connection, and a mix in which the dominant error is a passive one.
-        let run = result(failing(1, &[(ErrorKind::ConnRefused, 1)]), 0.01);
+        let run = RunResult::of(failing(1, &[(ErrorKind::ConnRefused, 1)]), 0.01);
         assert_eq!(
             texts(&cfg, &work, &run)[0].1,
             "the connection was refused — is anything listening on localhost:8443?"
         );
-        let run = result(failing(1, &[(ErrorKind::ClientTimo, 1)]), 0.01);
+        let run = RunResult::of(failing(1, &[(ErrorKind::ClientTimo, 1)]), 0.01);
         assert!(texts(&cfg, &work, &run)[0]
             .1
             .starts_with("the connection timed out (client-timo) — "));
-        let run = result(
+        let run = RunResult::of(
             failing(5, &[(ErrorKind::ConnReset, 3), (ErrorKind::Other, 2)]),
             0.01,
         );
@@ -366,7 +344,7 @@ mod tests {
             .starts_with("all 5 connections failed, 3 of them were reset (connreset) — "));
         // One reply, or fewer errors than connections: not every connection failed.
         let mut st = failing(10, &[(ErrorKind::ConnRefused, 9)]);
-        assert!(texts(&cfg, &work, &result(st.clone(), 6.0)).is_empty());
+        assert!(texts(&cfg, &work, &RunResult::of(st.clone(), 6.0)).is_empty());
         st.errors[ErrorKind::ConnRefused.index()] = 10;
         st.replies_by_class[2] = 1;
         st.rate_samples.push(RateSample {
@@ -374,7 +352,7 @@ mod tests {
             sessions: 0,
             seconds: 5.0,
         });
-        assert!(texts(&cfg, &work, &result(st, 6.0)).is_empty());
+        assert!(texts(&cfg, &work, &RunResult::of(st, 6.0)).is_empty());
     }
 
     #[test]
@@ -392,7 +370,7 @@ mod tests {
         st.http2.protocol_errors = 3;
         st.http2.http1_answers = 3;
         assert_eq!(
-            texts(&cfg, &work, &result(st, 0.1)),
+            texts(&cfg, &work, &RunResult::of(st, 0.1)),
             [(
                 Finding::AllFailed,
                 "all 3 connections failed (other) — 127.0.0.1:8080 answered HTTP/2 with \
@@ -413,7 +391,7 @@ mod tests {
         ]);
         let mut st = failing(2, &[(ErrorKind::Other, 2)]);
         st.http2.alpn_refused = 2;
-        let found = texts(&cfg, &work, &result(st, 0.1));
+        let found = texts(&cfg, &work, &RunResult::of(st, 0.1));
         assert_eq!(
             found[0].1,
             "all 2 connections failed (other) — 127.0.0.1:8443 does not offer HTTP/2 over TLS \
@@ -424,7 +402,7 @@ mod tests {
         let (cfg, work) = setup(&["--server", "127.0.0.1", "--port", "18080"]);
         let mut st = failing(50, &[(ErrorKind::ClientTimo, 50)]);
         st.responses = 50;
-        let found = texts(&cfg, &work, &result(st.clone(), 6.0));
+        let found = texts(&cfg, &work, &RunResult::of(st.clone(), 6.0));
         assert_eq!(
             found[0].1,
             "all 50 connections timed out (client-timo) — 50 status lines arrived but no body \
@@ -436,7 +414,7 @@ mod tests {
         st.errors[ErrorKind::ClientTimo.index()] = 1;
         st.responses = 1;
         assert_eq!(
-            texts(&cfg, &work, &result(st, 6.0))[0].1,
+            texts(&cfg, &work, &RunResult::of(st, 6.0))[0].1,
             "the connection timed out (client-timo) — the status line arrived but the body did \
              not complete: 127.0.0.1:18080 stalled the body after the head (is --timeout long \
              enough for it?)"
@@ -463,7 +441,7 @@ mod tests {
                  reachable (a firewall dropping SYNs)?",
             ),
         ] {
-            let found = texts(&cfg, &work, &result(failing(4, &[(kind, 4)]), 0.1));
+            let found = texts(&cfg, &work, &RunResult::of(failing(4, &[(kind, 4)]), 0.1));
             assert_eq!(found, [(Finding::AllFailed, want.to_string())], "{kind:?}");
         }
     }
@@ -479,7 +457,7 @@ mod tests {
             let mut st = failing(3, &[(kind, 3)]);
             st.unroutable = 3;
             assert_eq!(
-                texts(&cfg, &work, &result(st, 0.1)),
+                texts(&cfg, &work, &RunResult::of(st, 0.1)),
                 [(
                     Finding::AllFailed,
                     format!(
@@ -500,7 +478,7 @@ mod tests {
         let mut st = Stats::new();
         st.connections = 20;
         st.replies_by_class[4] = 20;
-        let run = result(st.clone(), 0.5);
+        let run = RunResult::of(st.clone(), 0.5);
         let (cfg, work) = setup(&["--server", "127.0.0.1", "--uri", "index.html"]);
         let found = texts(&cfg, &work, &run);
         assert_eq!(
@@ -530,13 +508,13 @@ mod tests {
         one.connections = 1;
         one.replies_by_class[5] = 1;
         assert_eq!(
-            texts(&cfg, &work, &result(one, 0.01))[0].1,
+            texts(&cfg, &work, &RunResult::of(one, 0.01))[0].1,
             "the reply was an error (4xx=0 5xx=1) — --uri http://h/x is a URL: give the URL as \
              an argument of its own instead"
         );
         // One 2xx or 3xx reply and it is not "all".
         st.replies_by_class[3] = 1;
-        let run = result(st, 0.5);
+        let run = RunResult::of(st, 0.5);
         assert!(texts(&cfg, &work, &run)
             .iter()
             .all(|(f, _)| *f != Finding::AllErrorStatus));
@@ -549,7 +527,7 @@ mod tests {
         st.connections = 50;
         st.replies_by_class[2] = 50;
         assert_eq!(
-            texts(&cfg, &work, &result(st.clone(), 2.45)),
+            texts(&cfg, &work, &RunResult::of(st.clone(), 2.45)),
             [(
                 Finding::NoRateSample,
                 "the run took 2.5 s: the reply rate is sampled every 5 s, so \"Reply rate\" has \
@@ -558,26 +536,26 @@ mod tests {
             )]
         );
         // A note, not a warning: on stderr with -v only.
-        let advice = assess(&cfg, &work, &result(st.clone(), 2.45));
+        let advice = assess(&cfg, &work, &RunResult::of(st.clone(), 2.45));
         assert!(super::super::lines(&advice, false).is_empty());
         assert_eq!(
             super::super::lines(&advice, true),
             [format!("rshperf: note: {}", advice[0].text)]
         );
         // Front ends without the classic report do not get it.
-        let short = result(st.clone(), 2.45);
+        let short = RunResult::of(st.clone(), 2.45);
         assert!(super::super::assess_without_classic_report(&cfg, &work, &short).is_empty());
-        let mut interrupted = result(st.clone(), 2.0);
+        let mut interrupted = RunResult::of(st.clone(), 2.0);
         interrupted.interrupted = true;
         assert!(texts(&cfg, &work, &interrupted).is_empty());
         let mut one = st.clone();
         one.connections = 1;
-        assert!(texts(&cfg, &work, &result(one, 0.01)).is_empty());
+        assert!(texts(&cfg, &work, &RunResult::of(one, 0.01)).is_empty());
         st.rate_samples.push(RateSample {
             replies: 50,
             sessions: 0,
             seconds: 5.0,
         });
-        assert!(texts(&cfg, &work, &result(st, 5.5)).is_empty());
+        assert!(texts(&cfg, &work, &RunResult::of(st, 5.5)).is_empty());
     }
 }

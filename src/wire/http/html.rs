@@ -6,7 +6,7 @@
 //! `src` of `img`, `frame` and `iframe` start tags in a `text/html` body, and the
 //! `Location` of a redirect (301, 302, 303, 307, 308, whose body is then not scanned,
 //! as a browser does not render it). It neither resolves them (`workload::page`) nor
-//! fetches them (`engine::page` takes them when it handles the call's completion).
+//! fetches them (`engine::event_loop::page` takes them when it handles the call's completion).
 //!
 //! The tokenizer is html5ever's (Servo's WHATWG tokenizer), chosen because its `feed`
 //! is push-based and keeps its state between calls: replies arrive in pieces, and a tag

@@ -54,7 +54,7 @@ pub struct Reply {
     pub header_bytes: u64,
     /// Header block bytes on the wire (HEADERS and CONTINUATION fragments, trailers
     /// included): h2load's "compressed" size.
-    pub header_wire: u64,
+    pub(crate) header_wire: u64,
     /// DATA bytes (padding excluded).
     pub content_bytes: u64,
     /// Decoded trailer bytes.
@@ -143,8 +143,6 @@ pub struct H2<T> {
     refused: u32,
     out_total: u64,
     written_total: u64,
-    /// Header bytes of our requests: on the wire (HPACK) and decoded.
-    sent_header_wire: u64,
     /// HPACK state of our request header blocks.
     encoder: Encoder,
     /// Streams reset (by us or the server) rather than ended by the server.
@@ -211,7 +209,6 @@ impl<T> H2<T> {
             refused: 0,
             out_total: 0,
             written_total: 0,
-            sent_header_wire: 0,
             encoder: Encoder::default(),
             resets: Resets::default(),
         }
@@ -219,7 +216,7 @@ impl<T> H2<T> {
 
     /// Back to "before the preface" for a new connection (buffers kept). Streams must
     /// have been drained.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         let mut streams = std::mem::take(&mut self.streams);
         streams.clear();
         let reader = std::mem::replace(&mut self.reader, Reader::new(0));
@@ -270,17 +267,17 @@ impl<T> H2<T> {
     }
 
     /// The server's SETTINGS arrived: the connection is up.
-    pub fn ready(&self) -> bool {
+    pub(crate) fn ready(&self) -> bool {
         self.got_settings
     }
 
     /// The server sent GOAWAY (or ids ran out): no new streams on this connection.
-    pub fn closing(&self) -> bool {
+    pub(crate) fn closing(&self) -> bool {
         self.goaway.is_some() || self.next_id > MAX_STREAM_ID
     }
 
     /// A request body is waiting for the server to open a flow-control window.
-    pub fn blocked(&self) -> bool {
+    pub(crate) fn blocked(&self) -> bool {
         self.streams.iter().any(|s| !s.end_sent)
     }
 
@@ -288,11 +285,6 @@ impl<T> H2<T> {
     /// SETTINGS_HEADER_TABLE_SIZE): blocks must be encoded in the order of `open`.
     pub(crate) fn encoder(&mut self) -> &mut Encoder {
         &mut self.encoder
-    }
-
-    /// HPACK bytes of every request header block sent so far.
-    pub fn sent_header_wire(&self) -> u64 {
-        self.sent_header_wire
     }
 
     /// Opens a stream for a request whose HPACK header block is `block` and whose
@@ -329,7 +321,6 @@ impl<T> H2<T> {
                 break;
             }
         }
-        self.sent_header_wire += block.len() as u64;
         let head_end = self.out_total + (out.len() - before) as u64;
         let mut s = Stream {
             id,
@@ -363,7 +354,7 @@ impl<T> H2<T> {
 
     /// `n` more output bytes reached the socket: reports requests now completely
     /// written.
-    pub fn on_written(&mut self, n: usize, ev: &mut impl Events<T>) {
+    pub(crate) fn on_written(&mut self, n: usize, ev: &mut impl Events<T>) {
         self.written_total += n as u64;
         for s in &mut self.streams {
             if !s.started && s.head_end <= self.written_total {
@@ -378,7 +369,7 @@ impl<T> H2<T> {
     }
 
     /// Ends the connection on our side after `e`: writes GOAWAY.
-    pub fn fail(&mut self, e: H2Error, out: &mut Vec<u8>) {
+    pub(crate) fn fail(&mut self, e: H2Error, out: &mut Vec<u8>) {
         let before = out.len();
         // GOAWAY names the last server-initiated stream processed: there are none.
         frame::put_goaway(out, 0, e.code);
@@ -386,7 +377,7 @@ impl<T> H2<T> {
     }
 
     /// Takes back the tags of every open stream (the connection is going away).
-    pub fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
         self.streams.drain(..).map(|s| s.tag)
     }
 

@@ -26,19 +26,19 @@ pub mod kind {
     /// HEADERS.
     pub const HEADERS: u8 = 1;
     /// PRIORITY.
-    pub const PRIORITY: u8 = 2;
+    pub(crate) const PRIORITY: u8 = 2;
     /// RST_STREAM.
-    pub const RST_STREAM: u8 = 3;
+    pub(crate) const RST_STREAM: u8 = 3;
     /// SETTINGS.
     pub const SETTINGS: u8 = 4;
     /// PUSH_PROMISE.
-    pub const PUSH_PROMISE: u8 = 5;
+    pub(crate) const PUSH_PROMISE: u8 = 5;
     /// PING.
-    pub const PING: u8 = 6;
+    pub(crate) const PING: u8 = 6;
     /// GOAWAY.
-    pub const GOAWAY: u8 = 7;
+    pub(crate) const GOAWAY: u8 = 7;
     /// WINDOW_UPDATE.
-    pub const WINDOW_UPDATE: u8 = 8;
+    pub(crate) const WINDOW_UPDATE: u8 = 8;
     /// CONTINUATION.
     pub const CONTINUATION: u8 = 9;
 }
@@ -48,13 +48,13 @@ pub mod flag {
     /// END_STREAM (DATA, HEADERS).
     pub const END_STREAM: u8 = 0x1;
     /// ACK (SETTINGS, PING).
-    pub const ACK: u8 = 0x1;
+    pub(crate) const ACK: u8 = 0x1;
     /// END_HEADERS (HEADERS, CONTINUATION).
     pub const END_HEADERS: u8 = 0x4;
     /// PADDED (DATA, HEADERS).
-    pub const PADDED: u8 = 0x8;
+    pub(crate) const PADDED: u8 = 0x8;
     /// PRIORITY (HEADERS).
-    pub const PRIORITY: u8 = 0x20;
+    pub(crate) const PRIORITY: u8 = 0x20;
 }
 
 /// Error codes (§7).
@@ -62,37 +62,36 @@ pub mod code {
     /// NO_ERROR.
     pub const NO_ERROR: u32 = 0x0;
     /// PROTOCOL_ERROR.
-    pub const PROTOCOL_ERROR: u32 = 0x1;
+    pub(crate) const PROTOCOL_ERROR: u32 = 0x1;
     /// FLOW_CONTROL_ERROR.
-    pub const FLOW_CONTROL_ERROR: u32 = 0x3;
-    /// STREAM_CLOSED.
-    pub const STREAM_CLOSED: u32 = 0x5;
+    pub(crate) const FLOW_CONTROL_ERROR: u32 = 0x3;
     /// FRAME_SIZE_ERROR.
-    pub const FRAME_SIZE_ERROR: u32 = 0x6;
+    pub(crate) const FRAME_SIZE_ERROR: u32 = 0x6;
     /// REFUSED_STREAM.
-    pub const REFUSED_STREAM: u32 = 0x7;
-    /// CANCEL.
-    pub const CANCEL: u32 = 0x8;
+    pub(crate) const REFUSED_STREAM: u32 = 0x7;
+    /// CANCEL (only the tests reset streams).
+    #[cfg(test)]
+    pub(crate) const CANCEL: u32 = 0x8;
     /// COMPRESSION_ERROR.
-    pub const COMPRESSION_ERROR: u32 = 0x9;
+    pub(crate) const COMPRESSION_ERROR: u32 = 0x9;
     /// ENHANCE_YOUR_CALM.
-    pub const ENHANCE_YOUR_CALM: u32 = 0xb;
+    pub(crate) const ENHANCE_YOUR_CALM: u32 = 0xb;
 }
 
 /// SETTINGS identifiers (§6.5.2).
 pub mod setting {
     /// SETTINGS_HEADER_TABLE_SIZE.
-    pub const HEADER_TABLE_SIZE: u16 = 0x1;
+    pub(crate) const HEADER_TABLE_SIZE: u16 = 0x1;
     /// SETTINGS_ENABLE_PUSH.
-    pub const ENABLE_PUSH: u16 = 0x2;
+    pub(crate) const ENABLE_PUSH: u16 = 0x2;
     /// SETTINGS_MAX_CONCURRENT_STREAMS.
     pub const MAX_CONCURRENT_STREAMS: u16 = 0x3;
     /// SETTINGS_INITIAL_WINDOW_SIZE.
     pub const INITIAL_WINDOW_SIZE: u16 = 0x4;
     /// SETTINGS_MAX_FRAME_SIZE.
-    pub const MAX_FRAME_SIZE: u16 = 0x5;
+    pub(crate) const MAX_FRAME_SIZE: u16 = 0x5;
     /// SETTINGS_MAX_HEADER_LIST_SIZE.
-    pub const MAX_HEADER_LIST_SIZE: u16 = 0x6;
+    pub(crate) const MAX_HEADER_LIST_SIZE: u16 = 0x6;
 }
 
 /// A frame header.

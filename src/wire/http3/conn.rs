@@ -20,7 +20,7 @@ use super::varint;
 use crate::wire::http2::conn::{Events, Reply};
 
 /// Largest decoded header section accepted (our SETTINGS_MAX_FIELD_SECTION_SIZE).
-pub const MAX_SECTION: u64 = 1 << 20;
+pub(crate) const MAX_SECTION: u64 = 1 << 20;
 /// Largest non-DATA frame payload accepted on any stream.
 const MAX_FRAME: u64 = 256 * 1024;
 /// Server-opened unidirectional streams we keep reading (control, QPACK encoder and
@@ -70,9 +70,9 @@ pub struct Counts {
     /// Request streams opened.
     pub streams: u64,
     /// Request streams the server reset (or stopped with an error).
-    pub resets: u64,
+    pub(crate) resets: u64,
     /// GOAWAY frames received.
-    pub goaways: u64,
+    pub(crate) goaways: u64,
 }
 
 /// One HTTP/3 connection (see the module header).
@@ -123,7 +123,7 @@ impl<T> H3<T> {
 
     /// Back to "before start" for a new connection; streams must have
     /// been drained (`drain`).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.ours.clear();
         self.started = false;
         self.critical = [None; 3];
@@ -306,7 +306,7 @@ impl<T> H3<T> {
     }
 
     /// Takes back the tags of every open stream (the connection is going away).
-    pub fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
         self.reqs.drain(..).map(|r| r.tag)
     }
 

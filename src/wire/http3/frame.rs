@@ -16,73 +16,67 @@ pub mod kind {
     /// HEADERS.
     pub const HEADERS: u64 = 0x01;
     /// CANCEL_PUSH.
-    pub const CANCEL_PUSH: u64 = 0x03;
+    pub(crate) const CANCEL_PUSH: u64 = 0x03;
     /// SETTINGS.
-    pub const SETTINGS: u64 = 0x04;
+    pub(crate) const SETTINGS: u64 = 0x04;
     /// PUSH_PROMISE.
-    pub const PUSH_PROMISE: u64 = 0x05;
+    pub(crate) const PUSH_PROMISE: u64 = 0x05;
     /// GOAWAY.
-    pub const GOAWAY: u64 = 0x07;
+    pub(crate) const GOAWAY: u64 = 0x07;
     /// MAX_PUSH_ID.
-    pub const MAX_PUSH_ID: u64 = 0x0d;
+    pub(crate) const MAX_PUSH_ID: u64 = 0x0d;
     /// HTTP/2 frame types reserved in HTTP/3: receiving one is an error (§7.2.8).
-    pub const H2_ONLY: [u64; 4] = [0x02, 0x06, 0x08, 0x09];
+    pub(crate) const H2_ONLY: [u64; 4] = [0x02, 0x06, 0x08, 0x09];
 }
 
 /// Unidirectional stream types (§6.2, RFC 9204 §4.2).
-pub mod stream_type {
+pub(crate) mod stream_type {
     /// The control stream.
-    pub const CONTROL: u64 = 0x00;
-    /// A push stream.
-    pub const PUSH: u64 = 0x01;
+    pub(crate) const CONTROL: u64 = 0x00;
     /// The QPACK encoder stream.
-    pub const QPACK_ENCODER: u64 = 0x02;
+    pub(crate) const QPACK_ENCODER: u64 = 0x02;
     /// The QPACK decoder stream.
-    pub const QPACK_DECODER: u64 = 0x03;
+    pub(crate) const QPACK_DECODER: u64 = 0x03;
 }
 
 /// Settings identifiers.
-pub mod setting {
+pub(crate) mod setting {
     /// SETTINGS_QPACK_MAX_TABLE_CAPACITY (RFC 9204).
-    pub const QPACK_MAX_TABLE_CAPACITY: u64 = 0x01;
+    pub(crate) const QPACK_MAX_TABLE_CAPACITY: u64 = 0x01;
     /// SETTINGS_MAX_FIELD_SECTION_SIZE.
-    pub const MAX_FIELD_SECTION_SIZE: u64 = 0x06;
+    pub(crate) const MAX_FIELD_SECTION_SIZE: u64 = 0x06;
     /// SETTINGS_QPACK_BLOCKED_STREAMS (RFC 9204).
-    pub const QPACK_BLOCKED_STREAMS: u64 = 0x07;
+    pub(crate) const QPACK_BLOCKED_STREAMS: u64 = 0x07;
     /// HTTP/2 settings reserved in HTTP/3: receiving one is an error (§7.2.4.1).
-    pub const H2_ONLY: [u64; 4] = [0x02, 0x03, 0x04, 0x05];
+    pub(crate) const H2_ONLY: [u64; 4] = [0x02, 0x03, 0x04, 0x05];
 }
 
 /// Error codes (§8.1, RFC 9204 §6).
-pub mod code {
+pub(crate) mod code {
     /// H3_NO_ERROR.
-    pub const NO_ERROR: u64 = 0x100;
-    /// H3_GENERAL_PROTOCOL_ERROR.
-    pub const GENERAL_PROTOCOL_ERROR: u64 = 0x101;
+    pub(crate) const NO_ERROR: u64 = 0x100;
     /// H3_STREAM_CREATION_ERROR.
-    pub const STREAM_CREATION_ERROR: u64 = 0x103;
+    pub(crate) const STREAM_CREATION_ERROR: u64 = 0x103;
     /// H3_CLOSED_CRITICAL_STREAM.
-    pub const CLOSED_CRITICAL_STREAM: u64 = 0x104;
+    pub(crate) const CLOSED_CRITICAL_STREAM: u64 = 0x104;
     /// H3_FRAME_UNEXPECTED.
-    pub const FRAME_UNEXPECTED: u64 = 0x105;
+    pub(crate) const FRAME_UNEXPECTED: u64 = 0x105;
     /// H3_FRAME_ERROR.
-    pub const FRAME_ERROR: u64 = 0x106;
+    pub(crate) const FRAME_ERROR: u64 = 0x106;
     /// H3_EXCESSIVE_LOAD.
-    pub const EXCESSIVE_LOAD: u64 = 0x107;
+    pub(crate) const EXCESSIVE_LOAD: u64 = 0x107;
     /// H3_ID_ERROR.
-    pub const ID_ERROR: u64 = 0x108;
+    pub(crate) const ID_ERROR: u64 = 0x108;
     /// H3_SETTINGS_ERROR.
-    pub const SETTINGS_ERROR: u64 = 0x109;
+    pub(crate) const SETTINGS_ERROR: u64 = 0x109;
     /// H3_MISSING_SETTINGS.
-    pub const MISSING_SETTINGS: u64 = 0x10a;
+    pub(crate) const MISSING_SETTINGS: u64 = 0x10a;
     /// H3_REQUEST_REJECTED.
-    pub const REQUEST_REJECTED: u64 = 0x10b;
-    /// H3_REQUEST_CANCELLED.
-    pub const REQUEST_CANCELLED: u64 = 0x10c;
+    pub(crate) const REQUEST_REJECTED: u64 = 0x10b;
     /// H3_MESSAGE_ERROR.
-    pub const MESSAGE_ERROR: u64 = 0x10e;
+    pub(crate) const MESSAGE_ERROR: u64 = 0x10e;
     /// QPACK_DECOMPRESSION_FAILED.
-    pub const QPACK_DECOMPRESSION_FAILED: u64 = 0x200;
+    pub(crate) const QPACK_DECOMPRESSION_FAILED: u64 = 0x200;
 }
 
 /// A protocol error: the connection (or the stream, for message errors) ends with
@@ -92,7 +86,7 @@ pub struct H3Error {
     /// The HTTP/3 error code.
     pub code: u64,
     /// What was wrong.
-    pub reason: &'static str,
+    pub(crate) reason: &'static str,
 }
 
 impl std::fmt::Display for H3Error {
@@ -107,7 +101,7 @@ pub(crate) const fn err(code: u64, reason: &'static str) -> H3Error {
 }
 
 /// Appends a frame header.
-pub fn put_head(out: &mut Vec<u8>, kind: u64, len: u64) {
+pub(crate) fn put_head(out: &mut Vec<u8>, kind: u64, len: u64) {
     varint::put(out, kind);
     varint::put(out, len);
 }
@@ -127,7 +121,7 @@ pub fn request(section: &[u8], body: &[u8]) -> bytes::Bytes {
 }
 
 /// Appends a SETTINGS frame.
-pub fn put_settings(out: &mut Vec<u8>, pairs: &[(u64, u64)]) {
+pub(crate) fn put_settings(out: &mut Vec<u8>, pairs: &[(u64, u64)]) {
     let len: usize = pairs
         .iter()
         .map(|&(k, v)| varint::len(k) + varint::len(v))
@@ -139,8 +133,9 @@ pub fn put_settings(out: &mut Vec<u8>, pairs: &[(u64, u64)]) {
     }
 }
 
-/// Appends a GOAWAY carrying `id`.
-pub fn put_goaway(out: &mut Vec<u8>, id: u64) {
+/// Appends a GOAWAY carrying `id` (a server's frame: the tests' peers send it).
+#[cfg(test)]
+pub(crate) fn put_goaway(out: &mut Vec<u8>, id: u64) {
     put_head(out, kind::GOAWAY, varint::len(id) as u64);
     varint::put(out, id);
 }
@@ -210,7 +205,7 @@ impl Reader {
     }
 
     /// Forgets any partial frame (the buffer is kept).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.head_len = 0;
         self.at = At::Head;
         self.payload.clear();

@@ -19,7 +19,6 @@ use rustls::server::WebPkiClientVerifier;
 use rustls::{CipherSuite, HandshakeKind, ProtocolVersion, ServerConfig, ServerConnection};
 
 use super::*;
-use crate::model::config::Config;
 
 // ---------------------------------------------------------------- certificates
 
@@ -427,21 +426,42 @@ fn exchange(
     exchange_sized(settings, cache, addr, 5, 0, None)
 }
 
-/// A `--ssl` configuration for `localhost` with `extra` options.
-fn config(extra: &[&str]) -> Config {
-    let mut argv = vec!["rshperf", "--ssl"];
-    argv.extend_from_slice(extra);
-    Config::from_argv(&argv).expect("config")
+/// The TLS options of `rshperf --ssl` (server `localhost`), as the configuration
+/// fills them; a test changes the fields its options set.
+fn ssl() -> TlsOptions {
+    TlsOptions {
+        enabled: true,
+        fallback_name: TlsOptions::fallback_for(None, "localhost"),
+        ..TlsOptions::default()
+    }
 }
 
-fn settings(cfg: &Config) -> TlsSettings {
-    TlsSettings::from_options(&cfg.tls)
+/// `ssl()` with `--ssl-verify`, then `edit`.
+fn verify(edit: impl FnOnce(&mut TlsOptions)) -> TlsOptions {
+    let mut o = TlsOptions {
+        verify: true,
+        ..ssl()
+    };
+    edit(&mut o);
+    o
+}
+
+/// `ssl()` with `--ssl-protocol`.
+fn pinned(protocol: SslProtocol) -> TlsOptions {
+    TlsOptions {
+        protocol: Some(protocol),
+        ..ssl()
+    }
+}
+
+fn settings(options: &TlsOptions) -> TlsSettings {
+    TlsSettings::from_options(options)
         .expect("valid TLS options")
         .expect("--ssl given")
 }
 
-fn usage_text(cfg: &Config) -> String {
-    match TlsSettings::from_options(&cfg.tls) {
+fn usage_text(options: &TlsOptions) -> String {
+    match TlsSettings::from_options(options) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("expected an option error"),
     }
@@ -453,15 +473,18 @@ const OK_REPLY: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 
 #[test]
 fn no_ssl_means_no_settings() {
-    let cfg = Config::from_argv(&["rshperf"]).expect("config");
-    assert!(TlsSettings::from_options(&cfg.tls).expect("ok").is_none());
+    let plain = TlsOptions {
+        fallback_name: TlsOptions::fallback_for(None, "localhost"),
+        ..TlsOptions::default()
+    };
+    assert!(TlsSettings::from_options(&plain).expect("ok").is_none());
 }
 
 #[test]
 fn request_reply_with_alpn_and_sni() {
     let pki = Pki::new();
     let (addr, server) = serve(pki.server(false), 1, Close::Notify);
-    let got = exchange(&settings(&config(&[])), None, addr).expect("exchange");
+    let got = exchange(&settings(&ssl()), None, addr).expect("exchange");
     assert_eq!(got.reply, OK_REPLY);
     assert!(!got.resumed);
     let seen = server.join().expect("server");
@@ -476,7 +499,7 @@ fn request_reply_with_alpn_and_sni() {
 fn tcp_eof_without_close_notify_ends_the_stream() {
     let pki = Pki::new();
     let (addr, server) = serve(pki.server(false), 1, Close::TcpOnly);
-    let got = exchange(&settings(&config(&[])), None, addr).expect("exchange");
+    let got = exchange(&settings(&ssl()), None, addr).expect("exchange");
     assert_eq!(got.reply, OK_REPLY);
     server.join().expect("server");
 }
@@ -490,15 +513,8 @@ fn large_request_and_reply_with_backpressure() {
     let (tx, rx) = std::sync::mpsc::channel();
     let (addr, server) = serve_gated(pki.server(false), 1, Close::Notify, Some(rx));
     let body = 16 << 20;
-    let got = exchange_sized(
-        &settings(&config(&[])),
-        None,
-        addr,
-        3 << 20,
-        body,
-        Some(&tx),
-    )
-    .expect("exchange");
+    let got =
+        exchange_sized(&settings(&ssl()), None, addr, 3 << 20, body, Some(&tx)).expect("exchange");
     assert!(
         got.first_burst < body,
         "accepted {} at once",
@@ -512,11 +528,13 @@ fn large_request_and_reply_with_backpressure() {
 
 #[test]
 fn session_cache_resumes_within_a_session_only() {
-    for proto in [None, Some("TLSv1.2")] {
+    for proto in [None, Some(SslProtocol::Tls12)] {
         let pki = Pki::new();
         let (addr, server) = serve(pki.server(false), 5, Close::Notify);
-        let extra: Vec<&str> = proto.map_or(vec![], |p| vec!["--ssl-protocol", p]);
-        let s = settings(&config(&extra));
+        let s = settings(&TlsOptions {
+            protocol: proto,
+            ..ssl()
+        });
         let session = s.session_cache().expect("reuse is the default");
         let other = s.session_cache().expect("reuse is the default");
         let first = exchange(&s, Some(&session), addr).expect("first");
@@ -545,20 +563,24 @@ fn last_handshake_flight_leaves_with_the_request() {
     // TLS 1.3 (full and resumed) and resumed TLS 1.2 end with the client's Finished:
     // it must share one writev with the request, or Nagle holds the request back a
     // delayed-ACK time (40 ms) on sockets without TCP_NODELAY.
-    for proto in ["TLSv1.3", "TLSv1.2"] {
+    for proto in [SslProtocol::Tls13, SslProtocol::Tls12] {
         let pki = Pki::new();
         let (addr, server) = serve(pki.server(false), 2, Close::Notify);
-        let s = settings(&config(&["--ssl-protocol", proto]));
+        let s = settings(&pinned(proto));
         let cache = s.session_cache().expect("reuse");
         let first = exchange(&s, Some(&cache), addr).expect("first");
         let second = exchange(&s, Some(&cache), addr).expect("second");
-        assert!(second.resumed, "{proto}");
-        assert_eq!(first.flight_pending, proto == "TLSv1.3", "{proto}");
-        assert!(second.flight_pending, "{proto}");
+        assert!(second.resumed, "{proto:?}");
+        assert_eq!(
+            first.flight_pending,
+            proto == SslProtocol::Tls13,
+            "{proto:?}"
+        );
+        assert!(second.flight_pending, "{proto:?}");
         assert_eq!(
             (first.request_writes, second.request_writes),
             (1, 1),
-            "{proto}"
+            "{proto:?}"
         );
         server.join().expect("server");
     }
@@ -566,19 +588,22 @@ fn last_handshake_flight_leaves_with_the_request() {
 
 #[test]
 fn ssl_no_reuse_gives_no_session_cache() {
-    let s = settings(&config(&["--ssl-no-reuse"]));
+    let s = settings(&TlsOptions {
+        no_reuse: true,
+        ..ssl()
+    });
     assert!(s.session_cache().is_none());
 }
 
 #[test]
 fn verification_with_ca_file_and_ca_path_succeeds() {
     let pki = Pki::new();
-    for opt in [
-        format!("--ssl-ca-file={}", pki.path("ca.pem")),
-        format!("--ssl-ca-path={}", pki.path("capath")),
+    for options in [
+        verify(|o| o.ca_file = Some(pki.path("ca.pem"))),
+        verify(|o| o.ca_path = Some(pki.path("capath"))),
     ] {
         let (addr, server) = serve(pki.server(false), 1, Close::Notify);
-        let s = settings(&config(&["--ssl-verify", &opt]));
+        let s = settings(&options);
         let got = exchange(&s, None, addr).expect("verified exchange");
         assert_eq!(got.reply, OK_REPLY);
         server.join().expect("server");
@@ -588,8 +613,7 @@ fn verification_with_ca_file_and_ca_path_succeeds() {
 #[test]
 fn verification_without_the_ca_fails_with_unknown_issuer() {
     let pki = Pki::new();
-    let cfg = config(&["--ssl-verify"]);
-    match TlsSettings::from_options(&cfg.tls) {
+    match TlsSettings::from_options(&verify(|_| {})) {
         Ok(Some(s)) => {
             let (addr, server) = serve(pki.server(false), 1, Close::Notify);
             let err = exchange(&s, None, addr).expect_err("must fail");
@@ -607,13 +631,10 @@ fn verification_without_the_ca_fails_with_unknown_issuer() {
 fn verification_checks_the_name() {
     let pki = Pki::new();
     let (addr, server) = serve(pki.server(false), 1, Close::Notify);
-    let ca = format!("--ssl-ca-file={}", pki.path("ca.pem"));
-    let s = settings(&config(&[
-        "--ssl-verify",
-        &ca,
-        "--tls-server-name",
-        "other.test",
-    ]));
+    let s = settings(&verify(|o| {
+        o.ca_file = Some(pki.path("ca.pem"));
+        o.server_name = Some("other.test".to_string());
+    }));
     let err = exchange(&s, None, addr).expect_err("wrong name");
     assert!(
         err.to_string()
@@ -630,14 +651,13 @@ fn verification_checks_the_name() {
 fn verification_off_accepts_a_self_signed_certificate() {
     let pki = Pki::new();
     let (addr, server) = serve(pki.server(true), 1, Close::Notify);
-    let got = exchange(&settings(&config(&[])), None, addr).expect("exchange");
+    let got = exchange(&settings(&ssl()), None, addr).expect("exchange");
     assert_eq!(got.reply, OK_REPLY);
     server.join().expect("server");
     // The same server with verification on fails.
     let (addr, server) = serve(pki.server(true), 1, Close::Notify);
-    let ca = format!("--ssl-ca-file={}", pki.path("ca.pem"));
-    let err = exchange(&settings(&config(&["--ssl-verify", &ca])), None, addr)
-        .expect_err("self-signed must fail verification");
+    let ca = verify(|o| o.ca_file = Some(pki.path("ca.pem")));
+    let err = exchange(&settings(&ca), None, addr).expect_err("self-signed must fail verification");
     assert!(
         err.to_string().starts_with("invalid peer certificate"),
         "{err}"
@@ -656,22 +676,20 @@ fn self_signed_ca_server_certificate_listed_in_ca_file_is_trusted_by_name() {
     let cert = params.self_signed(&key).expect("self-signed CA");
     pki.write("self-ca.pem", &cert.pem());
     let (der, key) = (cert.der().clone(), key.serialize_der());
-    let listed = format!("--ssl-ca-file={}", pki.path("self-ca.pem"));
-    let unlisted = format!("--ssl-ca-file={}", pki.path("ca.pem"));
+    let listed = pki.path("self-ca.pem");
+    let unlisted = pki.path("ca.pem");
 
     let (addr, server) = serve(pki.server_with(&der, &key, None), 1, Close::Notify);
-    let s = settings(&config(&["--ssl-verify", &listed]));
+    let s = settings(&verify(|o| o.ca_file = Some(listed.clone())));
     let got = exchange(&s, None, addr).expect("listed and named: trusted");
     assert_eq!(got.reply, OK_REPLY);
     assert_eq!(server.join().expect("server")[0].result, Ok(()));
 
     let (addr, server) = serve(pki.server_with(&der, &key, None), 1, Close::Notify);
-    let s = settings(&config(&[
-        "--ssl-verify",
-        &listed,
-        "--tls-server-name",
-        "other.test",
-    ]));
+    let s = settings(&verify(|o| {
+        o.ca_file = Some(listed.clone());
+        o.server_name = Some("other.test".to_string());
+    }));
     let err = exchange(&s, None, addr).expect_err("listed but misnamed");
     assert_eq!(err.kind(), io::ErrorKind::InvalidData);
     assert!(
@@ -682,7 +700,7 @@ fn self_signed_ca_server_certificate_listed_in_ca_file_is_trusted_by_name() {
     assert!(server.join().expect("server")[0].result.is_err());
 
     let (addr, server) = serve(pki.server_with(&der, &key, None), 1, Close::Notify);
-    let s = settings(&config(&["--ssl-verify", &unlisted]));
+    let s = settings(&verify(|o| o.ca_file = Some(unlisted)));
     let err = exchange(&s, None, addr).expect_err("not listed");
     assert_eq!(err.kind(), io::ErrorKind::InvalidData);
     assert!(
@@ -695,24 +713,30 @@ fn self_signed_ca_server_certificate_listed_in_ca_file_is_trusted_by_name() {
 #[test]
 fn client_certificate_is_sent_and_required() {
     let pki = Pki::new();
-    let cert = format!("--ssl-certificate={}", pki.path("client.pem"));
-    let key = format!("--ssl-key={}", pki.path("client.key"));
-    let both = format!("--ssl-certificate={}", pki.path("both.pem"));
-    for opts in [vec![cert.as_str(), key.as_str()], vec![both.as_str()]] {
+    let separate = TlsOptions {
+        certificate: Some(pki.path("client.pem")),
+        key: Some(pki.path("client.key")),
+        ..ssl()
+    };
+    let both = TlsOptions {
+        certificate: Some(pki.path("both.pem")),
+        ..ssl()
+    };
+    for options in [separate, both] {
         let server_cfg = pki.server_with(&pki.leaf.0, &pki.leaf.1, Some(&pki.ca_der));
         let (addr, server) = serve(server_cfg, 1, Close::Notify);
-        let got = exchange(&settings(&config(&opts)), None, addr).expect("client auth");
+        let got = exchange(&settings(&options), None, addr).expect("client auth");
         assert_eq!(got.reply, OK_REPLY);
         let seen = server.join().expect("server");
         assert_eq!(seen[0].result, Ok(()));
         assert!(seen[0].client_cert);
     }
-    for proto in ["TLSv1.3", "TLSv1.2"] {
+    for proto in [SslProtocol::Tls13, SslProtocol::Tls12] {
         let server_cfg = pki.server_with(&pki.leaf.0, &pki.leaf.1, Some(&pki.ca_der));
         let (addr, server) = serve(server_cfg, 1, Close::Notify);
-        let s = settings(&config(&["--ssl-protocol", proto]));
+        let s = settings(&pinned(proto));
         let err = exchange(&s, None, addr).expect_err("no client certificate");
-        assert!(err.to_string().contains("alert"), "{proto}: {err}");
+        assert!(err.to_string().contains("alert"), "{proto:?}: {err}");
         assert!(server.join().expect("server")[0].result.is_err());
     }
 }
@@ -720,34 +744,27 @@ fn client_certificate_is_sent_and_required() {
 #[test]
 fn pinned_protocols_and_ciphers_are_negotiated() {
     let pki = Pki::new();
+    let ciphers = |list: &str| TlsOptions {
+        ciphers: Some(list.to_string()),
+        ..ssl()
+    };
     let cases = [
+        (pinned(SslProtocol::Tls12), ProtocolVersion::TLSv1_2, None),
+        (pinned(SslProtocol::Tls13), ProtocolVersion::TLSv1_3, None),
         (
-            vec!["--ssl-protocol", "TLSv1.2"],
-            ProtocolVersion::TLSv1_2,
-            None,
-        ),
-        (
-            vec!["--ssl-protocol", "tlsv1_3"],
-            ProtocolVersion::TLSv1_3,
-            None,
-        ),
-        (
-            vec!["--ssl-ciphers", "ECDHE-ECDSA-CHACHA20-POLY1305"],
+            ciphers("ECDHE-ECDSA-CHACHA20-POLY1305"),
             ProtocolVersion::TLSv1_2,
             Some(CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256),
         ),
         (
-            vec![
-                "--ssl-ciphers",
-                "TLS_CHACHA20_POLY1305_SHA256:ECDHE-RSA-AES128-GCM-SHA256",
-            ],
+            ciphers("TLS_CHACHA20_POLY1305_SHA256:ECDHE-RSA-AES128-GCM-SHA256"),
             ProtocolVersion::TLSv1_3,
             Some(CipherSuite::TLS13_CHACHA20_POLY1305_SHA256),
         ),
     ];
     for (opts, version, suite) in cases {
         let (addr, server) = serve(pki.server(false), 1, Close::Notify);
-        let got = exchange(&settings(&config(&opts)), None, addr).expect("exchange");
+        let got = exchange(&settings(&opts), None, addr).expect("exchange");
         assert_eq!(got.version, Some(version), "{opts:?}");
         let seen = server.join().expect("server");
         assert_eq!(seen[0].version, Some(version), "{opts:?}");
@@ -762,7 +779,10 @@ fn pinned_protocols_and_ciphers_are_negotiated() {
 fn ip_literal_server_sends_no_sni() {
     let pki = Pki::new();
     let (addr, server) = serve(pki.server(false), 1, Close::Notify);
-    let s = settings(&config(&["--server", "127.0.0.1"]));
+    let s = settings(&TlsOptions {
+        fallback_name: TlsOptions::fallback_for(None, "127.0.0.1"),
+        ..ssl()
+    });
     assert!(matches!(s.server_name(), ServerName::IpAddress(_)));
     exchange(&s, None, addr).expect("exchange");
     assert_eq!(server.join().expect("server")[0].sni, None);
@@ -770,26 +790,31 @@ fn ip_literal_server_sends_no_sni() {
 
 #[test]
 fn server_name_precedence() {
-    let name = |extra: &[&str]| format!("{:?}", settings(&config(extra)).server_name());
-    assert!(name(&[]).contains("\"localhost\""));
-    assert!(name(&["--server-name", "www.test:8443"]).contains("\"www.test\""));
-    assert!(
-        name(&["--tls-server-name", "sni.test", "--server-name", "www.test"])
-            .contains("\"sni.test\"")
-    );
-    assert!(name(&["--server-name", "[::1]:8443"]).contains("IpAddress"));
-    let cfg = config(&["--tls-server-name", "bad name"]);
+    // (--tls-server-name, --server-name) with --server localhost.
+    let options = |tls: Option<&str>, www: Option<&str>| TlsOptions {
+        server_name: tls.map(str::to_string),
+        fallback_name: TlsOptions::fallback_for(www, "localhost"),
+        ..ssl()
+    };
+    let name = |tls, www| format!("{:?}", settings(&options(tls, www)).server_name());
+    assert!(name(None, None).contains("\"localhost\""));
+    assert!(name(None, Some("www.test:8443")).contains("\"www.test\""));
+    assert!(name(Some("sni.test"), Some("www.test")).contains("\"sni.test\""));
+    assert!(name(None, Some("[::1]:8443")).contains("IpAddress"));
     assert_eq!(
-        usage_text(&cfg),
+        usage_text(&options(Some("bad name"), None)),
         "--tls-server-name bad name: not a valid TLS server name"
     );
 }
 
 #[test]
 fn old_protocols_are_option_errors() {
-    for (arg, name) in [("TLSv1", "TLSv1.0"), ("TLSv1.1", "TLSv1.1")] {
+    for (arg, name) in [
+        (SslProtocol::Tls10, "TLSv1.0"),
+        (SslProtocol::Tls11, "TLSv1.1"),
+    ] {
         assert_eq!(
-            usage_text(&config(&["--ssl-protocol", arg])),
+            usage_text(&pinned(arg)),
             format!(
                 "--ssl-protocol {name} is not offered by rustls (use auto, TLSv1.2 or TLSv1.3)"
             )
@@ -800,32 +825,39 @@ fn old_protocols_are_option_errors() {
 #[test]
 fn cipher_list_errors() {
     assert_eq!(
-        usage_text(&config(&["--ssl-ciphers", "RC4-MD5:DES-CBC3-SHA"])),
+        usage_text(&TlsOptions {
+            ciphers: Some("RC4-MD5:DES-CBC3-SHA".to_string()),
+            ..ssl()
+        }),
         "--ssl-ciphers: no supported cipher suite in 'RC4-MD5:DES-CBC3-SHA' \
          (unsupported: RC4-MD5, DES-CBC3-SHA)"
     );
     assert_eq!(
-        usage_text(&config(&[
-            "--ssl-protocol=TLSv1.3",
-            "--ssl-ciphers=ECDHE-RSA-AES128-GCM-SHA256"
-        ])),
+        usage_text(&TlsOptions {
+            ciphers: Some("ECDHE-RSA-AES128-GCM-SHA256".to_string()),
+            ..pinned(SslProtocol::Tls13)
+        }),
         "--ssl-ciphers: no cipher suite in 'ECDHE-RSA-AES128-GCM-SHA256' can be used \
          with --ssl-protocol TLSv1.3"
     );
     // TLS 1.2 suites with TLS 1.2 pinned are fine.
-    settings(&config(&[
-        "--ssl-protocol=TLSv1.2",
-        "--ssl-ciphers=ECDHE-RSA-AES128-GCM-SHA256",
-    ]));
+    settings(&TlsOptions {
+        ciphers: Some("ECDHE-RSA-AES128-GCM-SHA256".to_string()),
+        ..pinned(SslProtocol::Tls12)
+    });
 }
 
 #[test]
 fn certificate_and_key_file_errors() {
     let pki = Pki::new();
-    let opt = |o: &str, f: &str| format!("--{o}={}", pki.path(f));
-    let cert = opt("ssl-certificate", "client.pem");
+    // `--ssl-certificate` and `--ssl-key` of these files.
+    let files = |cert: Option<&str>, key: Option<&str>| TlsOptions {
+        certificate: cert.map(|f| pki.path(f)),
+        key: key.map(|f| pki.path(f)),
+        ..ssl()
+    };
     assert_eq!(
-        usage_text(&config(&[&cert, &opt("ssl-key", "other.key")])),
+        usage_text(&files(Some("client.pem"), Some("other.key"))),
         format!(
             "--ssl-certificate {} and --ssl-key {} do not match (SSL certificate and key \
              failed consistency check)",
@@ -833,12 +865,12 @@ fn certificate_and_key_file_errors() {
             pki.path("other.key")
         )
     );
-    let missing = usage_text(&config(&[&opt("ssl-certificate", "missing.pem")]));
+    let missing = usage_text(&files(Some("missing.pem"), None));
     assert!(
         missing.starts_with(&format!("--ssl-certificate {}: ", pki.path("missing.pem"))),
         "{missing}"
     );
-    let nokey = usage_text(&config(&[&cert]));
+    let nokey = usage_text(&files(Some("client.pem"), None));
     assert!(
         nokey.starts_with(&format!(
             "--ssl-key {}: no PEM private key",
@@ -846,17 +878,14 @@ fn certificate_and_key_file_errors() {
         )),
         "{nokey}"
     );
-    let garbage = usage_text(&config(&[&opt("ssl-certificate", "garbage.pem")]));
+    let garbage = usage_text(&files(Some("garbage.pem"), None));
     assert!(garbage.contains("no PEM certificate"), "{garbage}");
     assert_eq!(
-        usage_text(&config(&[&opt("ssl-key", "client.key")])),
+        usage_text(&files(None, Some("client.key"))),
         "--ssl-key requires --ssl-certificate"
     );
-    let ca = usage_text(&config(&[
-        "--ssl-verify",
-        &opt("ssl-ca-file", "missing.pem"),
-    ]));
+    let ca = usage_text(&verify(|o| o.ca_file = Some(pki.path("missing.pem"))));
     assert!(ca.starts_with("--ssl-ca-file "), "{ca}");
-    let capath = usage_text(&config(&["--ssl-verify", &opt("ssl-ca-path", "nodir")]));
+    let capath = usage_text(&verify(|o| o.ca_path = Some(pki.path("nodir"))));
     assert!(capath.starts_with("--ssl-ca-path "), "{capath}");
 }
