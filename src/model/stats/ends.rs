@@ -43,7 +43,7 @@ pub(crate) struct Ends {
 
 impl Merge for Ends {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
-        crate::merge_fields!(Ends, self, o;
+        super::merge::merge_fields!(Ends, self, o;
             successful: sum,
             failed: sum,
             failed_after_reply: sum,
