@@ -11,6 +11,7 @@ mod diagnose;
 mod doc_paths;
 mod edge;
 mod faults;
+mod faults_cells;
 mod first_run;
 mod hostile;
 mod hostile_h2;

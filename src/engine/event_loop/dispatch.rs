@@ -171,6 +171,11 @@ impl PoolState {
         self.slots.len()
     }
 
+    /// Slot `slot`'s connection.
+    pub(super) fn conn(&self, slot: usize) -> Option<ConnId> {
+        self.slots.get(slot).and_then(|s| s.conn)
+    }
+
     /// Slot `slot`'s connection is now `conn`.
     pub(super) fn set_conn(&mut self, slot: usize, conn: Option<ConnId>) {
         if let Some(s) = self.slots.get_mut(slot) {

@@ -266,8 +266,10 @@ impl Engine<'_> {
 
     /// At the end of the run (`end`): calls still waiting are unsent, each counted in
     /// the lateness (if no connection ever took it) and response figures up to the
-    /// end. The pool's connections are then abandoned with every other connection
-    /// still open (`abandon_open`): their calls in flight are the abandoned calls.
+    /// end. The pool's idle connections (no call unanswered) are closed by the client
+    /// (successful: the pool is the client's, and its work is done); those with calls
+    /// in flight are abandoned with every other connection still open
+    /// (`abandon_open`): their calls are the abandoned calls.
     pub(super) fn pool_finish(&mut self, end: Instant) {
         let Some(p) = self.pool.as_mut() else {
             return;
@@ -277,6 +279,20 @@ impl Engine<'_> {
             let waited = end.saturating_duration_since(due);
             stats.pool.on_unsent(waited, fresh);
             stats.ends_mut().on_waited(crate::model::stats::us(waited));
+        }
+        let slots = p.slots();
+        // No slot reopens once the run has ended.
+        self.stop.get_or_insert(end);
+        for k in 0..slots {
+            let Some(id) = self.pool.as_ref().and_then(|p| p.conn(k)) else {
+                continue;
+            };
+            if self.table.get_mut(id).is_some_and(|c| c.outstanding() == 0) {
+                if let Some(p) = self.pool.as_mut() {
+                    p.set_conn(k, None);
+                }
+                self.finish(id, None, end);
+            }
         }
     }
 }
