@@ -36,8 +36,8 @@ impl Engine<'_> {
         let open = self.tally.opened();
         self.stats.max_concurrent = self.stats.max_concurrent.max(open);
         let timeout = self.timeout;
-        let http2 = self.cfg.request.http_version == crate::model::config::HttpVersion::V2;
-        let http3 = self.cfg.request.http_version == crate::model::config::HttpVersion::V3;
+        let http2 = self.cfg.request().http_version() == crate::model::config::HttpVersion::V2;
+        let http3 = self.cfg.request().http_version() == crate::model::config::HttpVersion::V3;
         let bufs = &mut self.bufs;
         let slot = self
             .table
@@ -165,10 +165,10 @@ impl Engine<'_> {
     pub(super) fn open_socket(&mut self, id: ConnId) -> Result<Option<bool>, ErrorKind> {
         let target = self.table.get_mut(id).map_or(0, |c| c.target);
         let addr = self.work.targets.get(target).ok_or(ErrorKind::Other)?.addr;
-        let result = match self.cfg.target.unix_socket.as_deref() {
+        let result = match self.cfg.target().unix_socket() {
             // `--unix-socket`: no source address or port to choose.
             Some(path) => net::start_connect_unix(std::path::Path::new(path), &self.opts),
-            None if self.cfg.request.http_version == crate::model::config::HttpVersion::V3 => {
+            None if self.cfg.request().http_version() == crate::model::config::HttpVersion::V3 => {
                 let (source, _) = self.next_source(addr);
                 net::start_connect_udp(addr, source.map(|ip| SocketAddr::new(ip, 0)))
             }
@@ -316,17 +316,26 @@ impl Engine<'_> {
     }
 
     /// Prints the first TLS failure of the run on stderr (later ones are only
-    /// counted).
+    /// counted) and counts the certificates `--ssl-verify` rejected.
     pub(super) fn report_tls_error(&mut self, id: ConnId) {
         static REPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let Some(reason) = self.table.get_mut(id).and_then(|c| c.tls_error.take()) else {
             return;
         };
+        let rejected = crate::wire::tls::is_certificate_rejection(&reason);
+        if rejected {
+            self.stats.cert_rejected += 1;
+        }
         if !REPORTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
             // TLS 1.3 servers reject client certificates after the client's Finished,
             // so such alerts come as read errors: still a failed handshake to the user.
+            let remedy = if rejected {
+                "; --ssl-ca-file names the CA that signed it"
+            } else {
+                ""
+            };
             crate::engine::note::note!(
-                "rshperf: TLS handshake failed: {reason} (further failures are only counted)"
+                "rshperf: TLS handshake failed: {reason} (further failures are only counted{remedy})"
             );
         }
     }

@@ -9,6 +9,7 @@
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
+use super::duration::{duration_prefix, split_unit};
 use super::error::ConfigError;
 use super::number::{strtod_prefix, to_u32, uint0_prefix, Uint0};
 use super::types::{
@@ -93,10 +94,7 @@ pub(crate) fn parse_wlog(arg: &str) -> Result<WlogSpec, ConfigError> {
     let flag = chars.next();
     let rest = chars.as_str();
     match (flag, rest.strip_prefix(',')) {
-        (Some(b), Some(file)) if !file.is_empty() => Ok(WlogSpec {
-            repeat: b == 'y' || b == 'Y',
-            file: file.to_string(),
-        }),
+        (Some(b), Some(file)) if !file.is_empty() => Ok(WlogSpec::new(b == 'y' || b == 'Y', file)),
         _ => Err(bad(
             "--wlog",
             format!("illegal --wlog argument {arg} (expected y,FILE or n,FILE)"),
@@ -212,7 +210,7 @@ fn session_think(
     reason: &str,
     fail: &dyn Fn(&str, &str, &str) -> ConfigError,
 ) -> Result<(f64, usize), ConfigError> {
-    match strtod_prefix(text) {
+    match duration_prefix(text) {
         None => Err(fail(reason, text, "")),
         Some((v, used)) if v < 0.0 => Err(fail(reason, &text[used..], "")),
         Some((v, used)) if !v.is_finite() => Err(fail(
@@ -232,21 +230,13 @@ const WSESSPAGE_2ND: &str = "bad number of user requests per session (2nd param)
 /// `--wsess=N1,N2,X`: sessions, calls per session, think time.
 pub(crate) fn parse_wsess(arg: &str) -> Result<WsessSpec, ConfigError> {
     let (sessions, calls, think) = parse_sess3(arg, "wsess", WSESS_2ND)?;
-    Ok(WsessSpec {
-        sessions,
-        calls,
-        think,
-    })
+    Ok(WsessSpec::new(sessions, calls, think))
 }
 
 /// `--wsesspage=N1,N2,X`: sessions, pages per session, think time.
 pub(crate) fn parse_wsesspage(arg: &str) -> Result<WsesspageSpec, ConfigError> {
     let (sessions, pages, think) = parse_sess3(arg, "wsesspage", WSESSPAGE_2ND)?;
-    Ok(WsesspageSpec {
-        sessions,
-        pages,
-        think,
-    })
+    Ok(WsesspageSpec::new(sessions, pages, think))
 }
 
 /// `--wsess=N1,N2,X` / `--wsesspage=N1,N2,X`.
@@ -306,11 +296,7 @@ pub(crate) fn parse_wsesslog(arg: &str) -> Result<WsesslogSpec, ConfigError> {
     if let Some(rest) = extra {
         return Err(fail("extraneous parameter", rest, ""));
     }
-    Ok(WsesslogSpec {
-        sessions,
-        think,
-        file: file.to_string(),
-    })
+    Ok(WsesslogSpec::new(sessions, think, file))
 }
 
 /// `--wset=N,X` (the message quotes the text from the current parameter on).
@@ -342,7 +328,7 @@ pub(crate) fn parse_wset(arg: &str) -> Result<WsetSpec, ConfigError> {
     if used != text.len() {
         return Err(fail("extraneous parameter", text, ""));
     }
-    Ok(WsetSpec { files, miss_rate })
+    Ok(WsetSpec::new(files, miss_rate))
 }
 
 /// `--content-type`: one header value, without line breaks.
@@ -408,7 +394,7 @@ pub(crate) fn parse_partition(v: &str) -> Result<(u32, u32), ConfigError> {
     Ok((i, n))
 }
 
-/// `--start-at=UNIX_SECONDS` or `+SECONDS`.
+/// `--start-at=UNIX_SECONDS` or `+SECONDS` (a duration: `+30s`, `+2m`).
 pub(crate) fn parse_start_at(v: &str) -> Result<StartAt, ConfigError> {
     let bad = || {
         bad(
@@ -416,14 +402,17 @@ pub(crate) fn parse_start_at(v: &str) -> Result<StartAt, ConfigError> {
             format!("illegal start time {v} (expected UNIX_SECONDS or +SECONDS)"),
         )
     };
-    let (rel, num) = match v.strip_prefix('+') {
-        Some(rest) => (true, rest),
-        None => (false, v),
+    let (rel, num, scale) = match v.strip_prefix('+') {
+        Some(rest) => {
+            let (num, scale) = split_unit(rest);
+            (true, num, scale)
+        }
+        None => (false, v, 1.0),
     };
     if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return Err(bad());
     }
-    let x: f64 = num.parse().map_err(|_| bad())?;
+    let x = num.parse::<f64>().map_err(|_| bad())? * scale;
     if !x.is_finite() || (rel && x > 86_400.0 * 7.0) {
         return Err(bad());
     }

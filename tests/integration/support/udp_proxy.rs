@@ -88,7 +88,7 @@ impl Lane {
     fn pass(&mut self, d: &[u8], s: &Schedule, c: &UdpCounts, send: &dyn Fn(&[u8])) {
         let at = self.k.wrapping_add(self.phase);
         self.k += 1;
-        let hit = |every: u64| every > 0 && at % every == 0;
+        let hit = |every: u64| every > 0 && at.is_multiple_of(every);
         if hit(s.drop_every) {
             c.dropped.fetch_add(1, Ordering::SeqCst);
             return;
