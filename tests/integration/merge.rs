@@ -343,6 +343,7 @@ fn untimed(s: &Stats) -> Value {
         "session_life_ok_us",
         "session_life_failed_us",
         "timeline",
+        "windows",
         "client",
         "pacing",
     ] {
