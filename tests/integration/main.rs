@@ -39,4 +39,5 @@ mod support;
 mod sweep;
 mod threads;
 mod tls;
+mod unanswered;
 mod unix_socket;
