@@ -196,8 +196,25 @@ fn sides(opts: &CompareOptions) -> Result<(Vec<String>, Vec<String>), CompareErr
     }
 }
 
-/// Everything `compare` does but printing: the comparison of `opts`' files.
-pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareError> {
+/// The inputs a signal cut short, as `b.json was interrupted (SIGTERM or SIGINT): …`.
+fn interrupted(inputs: &[&Input]) -> Vec<String> {
+    inputs
+        .iter()
+        .filter(|i| i.run.0.interrupted)
+        .map(|i| {
+            format!(
+                "{} was interrupted (SIGINT or SIGTERM): its figures cover only the part of \
+                 the run before the signal",
+                i.file
+            )
+        })
+        .collect()
+}
+
+/// Everything `compare` does but printing: the comparison of `opts`' files, and the
+/// warnings about them (an interrupted run; with `--fail-on-regression` that is an
+/// error instead: no gate can be judged on part of a run).
+pub(crate) fn comparison(opts: &CompareOptions) -> Result<(Comparison, Vec<String>), CompareError> {
     let (base_files, new_files) = sides(opts)?;
     let read = |files: &[String]| {
         files
@@ -207,6 +224,12 @@ pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareErr
     };
     let (base, new) = (read(&base_files)?, read(&new_files)?);
     let all: Vec<&Input> = base.iter().chain(&new).collect();
+    let warnings = interrupted(&all);
+    if let (Some(first), false) = (warnings.first(), opts.fail_on_regression.is_empty()) {
+        return Err(CompareError::Input(format!(
+            "{first}; --fail-on-regression judges whole runs only"
+        )));
+    }
     let diffs = differences(&all);
     let forced = match (diffs.first(), opts.force) {
         (Some(first), false) => {
@@ -243,7 +266,7 @@ pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareErr
     let gated: Vec<&str> = gates.iter().map(|g| g.figure.as_str()).collect();
     let level = row_alpha(opts.alpha, &rows, &gated);
     let gates = gates.iter().map(|g| judge(g, &rows, level)).collect();
-    Ok(Comparison {
+    let c = Comparison {
         base_files,
         new_files,
         alpha: opts.alpha,
@@ -252,7 +275,8 @@ pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareErr
         gates,
         forced,
         invalid,
-    })
+    };
+    Ok((c, warnings))
 }
 
 /// The JUnit cases of a comparison: one per gate, then one skipped case per invalid
@@ -277,7 +301,10 @@ fn try_compare(opts: &CompareOptions) -> Result<i32, CompareError> {
     if let Some(path) = &opts.junit {
         file::probe_all(&[("--junit", Some(path.as_str()))])?;
     }
-    let c = comparison(opts)?;
+    let (c, warnings) = comparison(opts)?;
+    for w in &warnings {
+        eprintln!("rshperf: compare: warning: {w}");
+    }
     let out = match opts.format {
         Format::Text => text(&c),
         Format::Markdown => markdown(&c),
@@ -513,5 +540,39 @@ mod tests {
             "rshperf: compare: runs of different workloads: … (--force compares them anyway)"
         );
         assert_eq!(w.exit_code(), 1);
+    }
+
+    #[test]
+    fn an_interrupted_run_is_a_warning_and_no_gate_is_judged_on_it() {
+        let dir = std::env::temp_dir().join(format!("rshperf-cmp-int-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let whole = dir.join("a.json");
+        let cut = dir.join("b.json");
+        std::fs::write(&whole, doc("/x")).expect("write");
+        let mut d: Value = serde_json::from_str(&doc("/x")).expect("json");
+        d["raw"]["interrupted"] = serde_json::json!(true);
+        std::fs::write(&cut, d.to_string()).expect("write");
+        let (a, b) = (whole.to_string_lossy(), cut.to_string_lossy());
+        let (_, warnings) = comparison(&opts(&[&a, &b])).expect("compared");
+        assert_eq!(
+            warnings,
+            [format!(
+                "{b} was interrupted (SIGINT or SIGTERM): its figures cover only the part of \
+                 the run before the signal"
+            )]
+        );
+        let (_, none) = comparison(&opts(&[&a, &a])).expect("compared");
+        assert!(none.is_empty());
+        let e =
+            comparison(&opts(&[&a, &b, "--fail-on-regression", "p99>+10%"])).expect_err("refused");
+        assert_eq!(
+            Error::from(e).to_string(),
+            format!(
+                "rshperf: compare: {b} was interrupted (SIGINT or SIGTERM): its figures cover \
+                 only the part of the run before the signal; --fail-on-regression judges whole \
+                 runs only"
+            )
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -664,11 +664,12 @@ mod tests {
             s.on_response(Duration::from_micros(500 + 10 * i));
             s.on_reply(200, 80, 1024, 0, Duration::from_micros(20));
             s.on_lifetime(Duration::from_micros(700 + 10 * i));
+            s.ends_mut().on_end(false, 1);
         }
         s.rate_samples.push(crate::model::stats::RateSample {
             replies: n,
             sessions: 0,
-            seconds: 5.0,
+            seconds: duration.min(5.0),
         });
         let run = RunInfo {
             duration,

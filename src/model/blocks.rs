@@ -196,6 +196,8 @@ pub(crate) struct CallRate {
     pub(crate) reconnects: u64,
     /// Connections given up.
     pub(crate) given_up: u64,
+    /// Calls taken by a connection and unanswered at the end.
+    pub(crate) abandoned: u64,
     /// Scheduled time → taken by a connection.
     pub(crate) lateness_ms: Spread,
     /// Scheduled time → first reply byte.
@@ -222,6 +224,7 @@ impl CallRate {
             max_waiting: p.max_waiting,
             reconnects: p.reconnects,
             given_up: p.given_up,
+            abandoned: p.abandoned,
             lateness_ms: Spread::of(&p.lateness),
             response_ms: Spread::of(&p.response),
         }

@@ -13,6 +13,7 @@
 //! Called by every front end after a run (`runner::run`, sweep steps, `ab`, `demo`).
 
 mod outcome;
+mod unanswered;
 
 use crate::model::config::Config;
 use crate::model::run::RunResult;
@@ -37,6 +38,9 @@ pub(crate) enum Finding {
     PortLimit,
     /// A threshold names a figure the run has too few samples for.
     TooShort,
+    /// Calls were unanswered at the end, longer than any reply took: the server
+    /// stopped answering.
+    Unanswered,
 }
 
 impl Finding {
@@ -47,12 +51,15 @@ impl Finding {
     }
 
     /// Every finding.
-    pub(crate) const ALL: [Finding; 5] = [
+    pub(crate) const ALL: [Finding; 8] = [
         Finding::ClientBound,
         Finding::AllFailed,
         Finding::AllErrorStatus,
         Finding::NoRateSample,
         Finding::FdLimit,
+        Finding::PortLimit,
+        Finding::TooShort,
+        Finding::Unanswered,
     ];
 
     /// The finding a JSON or CSV name (`key`) stands for.
@@ -70,6 +77,7 @@ impl Finding {
             Finding::FdLimit => "fd_limit",
             Finding::PortLimit => "port_limit",
             Finding::TooShort => "too_short",
+            Finding::Unanswered => "unanswered",
         }
     }
 }
@@ -105,6 +113,7 @@ pub(crate) fn assess(
     }
     out.extend(too_short(judged));
     out.extend(failed);
+    out.extend(unanswered::unanswered(run));
     out.extend(outcome::all_error_status(cfg, work, run));
     out.extend(outcome::no_rate_sample(cfg, work, run));
     out

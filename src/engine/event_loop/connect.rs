@@ -325,6 +325,7 @@ impl Engine<'_> {
     /// A connection that never got a socket (full table, EMFILE) failed.
     pub(super) fn fail_setup(&mut self, now: Instant, owner: Owner, kind: ErrorKind) {
         self.stats.on_error(kind);
+        self.stats.ends_mut().unopened += 1;
         self.conn_gone();
         self.on_closed(owner, None, Some(kind), 0, now);
     }

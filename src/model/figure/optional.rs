@@ -1,7 +1,7 @@
 //! The optional members of a run's figures — `sessions`, `http2`, `http3`,
 //! `call_rate`, `validity` — as parts of the run table (`run.rs` places them in
 //! document order, each in the JSON only when it applies). Their figures are
-//! `--fail-on` metrics only for sessions and `validity.valid`; none is a CSV column
+//! `--fail-on` metrics only for sessions, the call rate and `validity.valid`; none is a CSV column
 //! (not every run has them, and CSV columns are only ever appended after `findings`,
 //! whose cell carries the validity's warnings).
 
@@ -271,97 +271,125 @@ pub(super) fn call_rate() -> Vec<Figure<RunScope>> {
             Unit::Rate("calls/s"),
             "`--call-rate`",
             |r, _| real(r.call_rate.target_per_s),
-        ),
+        )
+        .fail_on(),
         f(
             "achieved_per_s",
             Unit::Rate("calls/s"),
             "calls issued per second",
             |r, _| real(r.call_rate.achieved_per_s),
-        ),
+        )
+        .fail_on(),
         f("connections", Unit::Count, "pool connections", |r, _| {
             int(r.call_rate.connections)
-        }),
+        })
+        .fail_on(),
         f(
             "scheduled",
             Unit::Count,
             "calls due before the end",
             |r, _| int(r.call_rate.scheduled),
-        ),
+        )
+        .fail_on(),
         f(
             "issued",
             Unit::Count,
             "calls taken by a connection",
             |r, _| int(r.call_rate.issued),
-        ),
+        )
+        .fail_on(),
         f("completed", Unit::Count, "calls answered", |r, _| {
             int(r.call_rate.completed)
-        }),
+        })
+        .fail_on(),
         f(
             "lost",
             Unit::Count,
             "calls lost with a failed connection",
             |r, _| int(r.call_rate.lost),
-        ),
+        )
+        .fail_on(),
         f(
             "unsent",
             Unit::Count,
             "calls still waiting at the end",
             |r, _| int(r.call_rate.unsent),
-        ),
+        )
+        .fail_on(),
         f(
             "max_waiting",
             Unit::Count,
             "most calls waiting at once (an upper bound)",
             |r, _| int(r.call_rate.max_waiting),
-        ),
+        )
+        .fail_on(),
         f("reconnects", Unit::Count, "connections reopened", |r, _| {
             int(r.call_rate.reconnects)
-        }),
+        })
+        .fail_on(),
         f("given_up", Unit::Count, "connections given up", |r, _| {
             int(r.call_rate.given_up)
-        }),
+        })
+        .fail_on(),
         f(
             "lateness_ms.count",
             Unit::Count,
-            "calls issued (scheduled time → taken by a connection)",
+            "calls scheduled (→ taken by a connection, or → the end for unsent calls)",
             |r, _| int(r.call_rate.lateness_ms.count),
-        ),
+        )
+        .fail_on(),
         f("lateness_ms.avg", Unit::Ms, "mean call lateness", |r, _| {
             real(r.call_rate.lateness_ms.avg)
-        }),
+        })
+        .fail_on(),
         f("lateness_ms.{q}", Unit::Ms, "call lateness {q}", |r, at| {
             spread_q(&r.call_rate.lateness_ms, at)
-        }),
+        })
+        .fail_on()
+        .alias("call_rate_lateness_{q}"),
         f(
             "lateness_ms.max",
             Unit::Ms,
             "longest call lateness",
             |r, _| real(r.call_rate.lateness_ms.max),
-        ),
+        )
+        .fail_on(),
         f(
             "response_ms.count",
             Unit::Count,
-            "calls answered (scheduled time → first reply byte)",
+            "calls answered, unsent or abandoned (→ first reply byte, or → the end)",
             |r, _| int(r.call_rate.response_ms.count),
-        ),
+        )
+        .fail_on(),
         f(
             "response_ms.avg",
             Unit::Ms,
             "mean call response time",
             |r, _| real(r.call_rate.response_ms.avg),
-        ),
+        )
+        .fail_on(),
         f(
             "response_ms.{q}",
             Unit::Ms,
             "call response time {q}",
             |r, at| spread_q(&r.call_rate.response_ms, at),
-        ),
+        )
+        .fail_on()
+        .alias("call_rate_response_{q}"),
         f(
             "response_ms.max",
             Unit::Ms,
             "longest call response time",
             |r, _| real(r.call_rate.response_ms.max),
-        ),
+        )
+        .fail_on(),
+        f(
+            "abandoned",
+            Unit::Count,
+            "calls taken by a connection and unanswered at the end",
+            |r, _| int(r.call_rate.abandoned),
+        )
+        .fail_on(),
     ]
 }
 

@@ -95,6 +95,7 @@ pub(crate) fn every_field_set() -> Stats {
         max_waiting: 5,
         reconnects: 3,
         given_up: 1,
+        abandoned: 2,
         ..pool::PoolStats::default()
     };
     for i in 0..40u64 {
@@ -111,6 +112,14 @@ pub(crate) fn every_field_set() -> Stats {
     s.client.add_wait(Some(0.01), 1.0);
     s.abandoned = 3;
     s.interrupted = true;
+    s.ends = Some(ends::Ends {
+        successful: 30,
+        failed: 7,
+        failed_after_reply: 2,
+        unopened: 1,
+        unanswered: 4,
+        unanswered_max_us: 2_500_000,
+    });
     s.pacing = pacing::PacingStats {
         deferred: 4,
         waited: 3,

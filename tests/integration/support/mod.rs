@@ -14,6 +14,7 @@ pub mod prom;
 pub mod recorder;
 pub mod server;
 pub mod tls_server;
+pub mod udp_proxy;
 pub mod unix_server;
 
 use std::io::Write;
