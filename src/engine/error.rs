@@ -61,6 +61,12 @@ pub enum StartupError {
     /// The metrics responder thread cannot start.
     #[error("--metrics-listen: cannot start: {0}")]
     MetricsThread(#[source] io::Error),
+    /// `RSHPERF_TEST_MACHINE` cannot be read (the text says where).
+    #[error("{0}")]
+    MachineSpec(String),
+    /// The machine's sampling thread panicked.
+    #[error("the machine's sampling thread panicked")]
+    SamplerPanicked,
 }
 
 #[cfg(test)]

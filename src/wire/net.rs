@@ -229,6 +229,25 @@ pub(crate) fn port_pressure_budget() -> u64 {
     (range / 2).saturating_sub(tw)
 }
 
+/// Ports of the kernel's ephemeral range (`ip_local_port_range`; 0: unreadable).
+pub(crate) fn port_range() -> u64 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| port_range_size(&s))
+        .unwrap_or(0)
+}
+
+/// `tcp_tw_reuse` (0, 1 or 2; Linux's default 2 when unreadable) and whether TCP
+/// timestamps are on (`tcp_timestamps` not 0), which TIME_WAIT reuse needs.
+pub(crate) fn time_wait_reuse() -> (u8, bool) {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let reuse = read("/proc/sys/net/ipv4/tcp_tw_reuse")
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(2);
+    let timestamps = read("/proc/sys/net/ipv4/tcp_timestamps").is_none_or(|s| s.trim() != "0");
+    (reuse, timestamps)
+}
+
 /// The number of ports in `ip_local_port_range`'s text ("32768\t60999").
 fn port_range_size(text: &str) -> Option<u64> {
     let mut it = text.split_whitespace().map(|w| w.parse::<u64>().ok());

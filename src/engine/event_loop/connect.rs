@@ -32,6 +32,7 @@ impl Engine<'_> {
         let target = usize::try_from(arrival % self.work.targets.len().max(1) as u64).unwrap_or(0);
         self.note_connect_burst();
         self.live += 1;
+        self.stats.pacing.table_peak = self.stats.pacing.table_peak.max(self.live);
         // The run's count (all engines): what "concurrent connections" reports.
         let open = self.tally.opened();
         self.stats.max_concurrent = self.stats.max_concurrent.max(open);
@@ -181,8 +182,10 @@ impl Engine<'_> {
     /// and, under `--hog`, a port of our own (retried while ports are busy).
     fn start_tcp(&mut self, id: ConnId, addr: SocketAddr) -> Result<Connect, SetupError> {
         if self.ports.is_empty() {
-            if let Some(socket) = self.take_spare(addr) {
-                return self.io.connect(socket, addr, id.token());
+            if let Some((socket, source)) = self.take_spare(addr) {
+                let r = self.io.connect(socket, addr, id.token());
+                self.note_port(id, &r, addr, source);
+                return r;
             }
         }
         let mut attempts = 0;
@@ -217,7 +220,25 @@ impl Engine<'_> {
                     conn.port = (l.port() != 0).then_some((pool, l.port()));
                 }
             }
+            self.note_port(id, &r, addr, source);
             break r;
+        }
+    }
+
+    /// A started TCP connect of slot `id` to `addr` from `source` takes a local port
+    /// (`portuse`), given back when the connection closes (`finish`).
+    fn note_port(
+        &mut self,
+        id: ConnId,
+        r: &Result<Connect, SetupError>,
+        addr: SocketAddr,
+        source: Option<std::net::IpAddr>,
+    ) {
+        if r.is_ok() {
+            let key = self.portuse.opened(addr, source, Instant::now());
+            if let Some(conn) = self.table.get_mut(id) {
+                conn.port_key = Some(key);
+            }
         }
     }
 
@@ -301,6 +322,7 @@ impl Engine<'_> {
     /// A connection that never got a socket (full table, EMFILE) failed.
     pub(super) fn fail_setup(&mut self, now: Instant, owner: Owner, kind: ErrorKind) {
         self.stats.on_error(kind);
+        self.stats.ends_mut().unopened += 1;
         self.conn_gone();
         self.on_closed(owner, None, Some(kind), 0, now);
     }

@@ -41,6 +41,7 @@ mod new;
 mod pacer;
 mod page;
 mod pool;
+mod portuse;
 mod request;
 #[cfg(test)]
 mod rig;
@@ -166,6 +167,8 @@ pub(crate) struct Engine<'c> {
     pacer: pacer::Pacer,
     /// Loopback source addresses (`--overload=degrade`).
     spread: spread::Spread,
+    /// The local ports held towards each destination (the port budget).
+    portuse: portuse::PortUse,
     /// Early wake-up and spinning before arrivals (`--spin`).
     spinner: spin::Spinner,
     /// The next arrival's socket, made ahead (`spare`).

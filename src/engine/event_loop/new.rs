@@ -24,8 +24,8 @@ use crate::wire::table::Table;
 use crate::wire::timer::TimerWheel;
 
 use super::{
-    backend, burst, catchup, closed, dispatch, h2flush, nap, pacer, spare, spin, spread, timers,
-    CallObserver, Engine, Plan, READ_BUFFER, SIGNAL_TOKEN, TIMELINE_INTERVAL, WINDOW_TICK,
+    backend, burst, catchup, closed, dispatch, h2flush, nap, pacer, portuse, spare, spin, spread,
+    timers, CallObserver, Engine, Plan, READ_BUFFER, SIGNAL_TOKEN, TIMELINE_INTERVAL, WINDOW_TICK,
 };
 
 impl<'c> Engine<'c> {
@@ -133,6 +133,10 @@ impl<'c> Engine<'c> {
                 !closed_loop && cfg.load().call_rate() <= 0.0,
             ),
             spread,
+            portuse: {
+                let (reuse, timestamps) = crate::wire::net::time_wait_reuse();
+                portuse::PortUse::new(t0, reuse, timestamps)
+            },
             // A batched call rate wakes on its tick, not before each call.
             spinner: spin::Spinner::new(
                 if batch_tick.is_some() {

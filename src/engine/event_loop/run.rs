@@ -138,10 +138,12 @@ impl<'c> Engine<'c> {
         self.stats.pacing.waited = self.pacer.catchup.waited;
         self.stats.pacing.table_waited = self.pacer.catchup.table_waited;
         self.stats.pacing.conn_table = self.plan.capacity as u64;
+        self.stats.pacing.ports_peak = self.portuse.peak();
+        self.stats.pacing.port_range = crate::wire::net::port_range();
         self.on_tick(end);
-        // Connections open now neither completed nor failed: the report counts them
-        // as abandoned, so connections = successful + errors + abandoned.
-        self.stats.abandoned += self.live;
+        // Connections open now neither ended well nor failed: abandoned, so
+        // connections = successful + failed + abandoned.
+        self.abandon_open(end);
         self.stats.interrupted |= self.interrupted;
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
         if at > self.stats.timeline.covered_s() as f64 {
@@ -215,6 +217,7 @@ impl<'c> Engine<'c> {
             Some(self.next_window),
             self.runtime_end,
             self.next_progress,
+            self.pool_next_reopen(),
         ]
         .into_iter()
         .flatten()
@@ -224,6 +227,7 @@ impl<'c> Engine<'c> {
     fn on_deadlines(&mut self, now: Instant) {
         self.on_arrivals(now);
         self.on_timers(now);
+        self.pool_reopen_due(now);
         self.on_tick(now);
         if let Some(t) = self.next_progress.filter(|t| now >= *t) {
             if let Some(slot) = self.progress {
