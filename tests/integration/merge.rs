@@ -346,8 +346,6 @@ fn untimed(s: &Stats) -> Value {
         "windows",
         "client",
         "pacing",
-        // 100-ms windows of the run's own clock: the partitions' start apart.
-        "windows",
     ] {
         o.remove(timing).expect("a Stats member");
     }
