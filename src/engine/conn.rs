@@ -166,6 +166,9 @@ pub(crate) struct Conn<S = Stream> {
     pub(crate) replies: u64,
     /// `--hog` port to release at close, with the index of its pool.
     pub(crate) port: Option<(usize, u16)>,
+    /// The engine's port bookkeeping key of its TCP connect (`portuse`), given back
+    /// at close.
+    pub(crate) port_key: Option<u32>,
     /// The watchdog timer the engine has armed, and its deadline (None: no timer).
     pub(crate) armed: Option<(Instant, TimerId)>,
     /// Who this connection works for.
@@ -265,6 +268,7 @@ impl<S: Transport> Conn<S> {
             connected: now,
             replies: 0,
             port: None,
+            port_key: None,
             armed: None,
             owner: Owner::Orphan,
             serial: 0,
@@ -309,6 +313,7 @@ impl<S: Transport> Conn<S> {
         self.connected = now;
         self.replies = 0;
         self.port = None;
+        self.port_key = None;
         self.armed = None;
         self.owner = owner;
         self.serial = 0;

@@ -144,6 +144,8 @@ pub(crate) enum Opt {
     Overload,
     /// `--spin=auto|off|USEC` (rshperf).
     Spin,
+    /// `--io=epoll|uring|auto` (rshperf).
+    Io,
     /// `--pin` (rshperf).
     Pin,
     /// `--realtime` (rshperf).
@@ -286,6 +288,7 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("concurrency", Opt::Concurrency, HasArg::Required),
     spec("overload", Opt::Overload, HasArg::Required),
     spec("spin", Opt::Spin, HasArg::Required),
+    spec("io", Opt::Io, HasArg::Required),
     spec("pin", Opt::Pin, HasArg::No),
     spec("realtime", Opt::Realtime, HasArg::No),
     spec("call-rate", Opt::CallRate, HasArg::Required),
@@ -325,6 +328,7 @@ impl Opt {
                 | Opt::Concurrency
                 | Opt::Overload
                 | Opt::Spin
+                | Opt::Io
                 | Opt::Pin
                 | Opt::Realtime
                 | Opt::CallRate
@@ -495,6 +499,7 @@ fn metavar(opt: Opt) -> &'static str {
         Opt::FailOn => "EXPR",
         Opt::Overload => "degrade|queue",
         Opt::Spin => "auto|off|USEC",
+        Opt::Io => "epoll|uring|auto",
         Opt::CallRate => "R",
         Opt::UnixSocket => "path",
         Opt::ContentType => "T",
@@ -702,10 +707,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 80);
+        assert_eq!(names.len(), 81);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 80);
+        assert_eq!(names.len(), 81);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }
@@ -933,11 +938,10 @@ mod tests {
              \t[--json file] [--csv file] [--timeline file] [--html file]\n\
              \t[--junit file] [--fail-on EXPR] [--progress] [--no-progress]\n\
              \t[--partition I/N] [--start-at T|+S] [--concurrency C]\n\
-             \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n\
-             \t[--call-rate R] [--unix-socket path] [--body-file file]\n\
-             \t[--content-type T] [--header-file file] [--metrics-listen addr:port]\n\
-             \t[--metrics-linger S] [--request-log file]\n\
-             \t[--request-log-format jsonl|csv|binary]\n"
+             \t[--overload degrade|queue] [--spin auto|off|USEC]\n\
+             \t[--io epoll|uring|auto] [--pin] [--realtime] [--call-rate R]\n\
+             \t[--unix-socket path] [--body-file file] [--content-type T]\n\
+             \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n"
         );
         for line in u[HTTPERF_USAGE.len()..].lines() {
             assert!(8 + line.len() - 1 <= USAGE_WIDTH, "{line}");

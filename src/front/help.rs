@@ -62,6 +62,7 @@ rshperf's extensions (the classic report stays as httperf prints it):
                        catch-up, cap connections in flight) or queue (httperf)
   --spin auto|off|US   wake early and spin to each arrival (default auto)
   --pin, --realtime    engine threads on cores of their own, SCHED_FIFO
+  --io BACKEND         engine I/O: epoll (default), uring (io_uring) or auto
   --call-rate R        R requests/s over the --num-conns keep-alive connections,
                        timed from the schedule (wrk2's model)
   --body-file F        request body from a file (POST; --content-type T)

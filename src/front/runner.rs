@@ -21,6 +21,7 @@ use crate::engine::reqlog::RecordFeed;
 use crate::front::error::Error;
 use crate::model::config::doc::ConfigDoc;
 use crate::model::config::Config;
+use crate::model::judge;
 use crate::model::report::{Facts, Report};
 use crate::model::reqlog::Format;
 use crate::model::run::RunResult;
@@ -116,7 +117,12 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     if cfg.output().periodic_stats() {
         summary.periodic = Some(stats.status_200_302);
     }
-    let report = Report::new(stats, info, &Facts::of(cfg.load().call_rate(), &run.meta));
+    let judged = judge::judge_run(cfg, &run, cfg.output().fail_on());
+    let report = Report::new(
+        stats,
+        info,
+        &Facts::of(cfg.load().call_rate(), &run.meta, judged.validity.clone()),
+    );
     // Every output is attempted; each failure is reported and makes the status 1.
     let mut failed: Vec<OutputError> = Vec::new();
     if text_out(cfg) {
@@ -132,7 +138,7 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
             interrupted_note(interrupt::signal_name(), info.duration, stats.abandoned)
         );
     }
-    let advice = advice::assess(cfg, &work, &run);
+    let advice = advice::assess(cfg, &work, &run, &judged);
     fn named<'a>(
         option: &'static str,
         path: &'a str,

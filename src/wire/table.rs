@@ -145,6 +145,18 @@ impl<T> Table<T> {
     pub(crate) fn live(&self) -> usize {
         self.live
     }
+
+    /// The ids of the live values, in slot order.
+    pub(crate) fn ids(&self) -> Vec<ConnId> {
+        let slots = self.chunks.iter().flatten().enumerate();
+        slots
+            .filter(|(_, s)| s.live)
+            .map(|(i, s)| ConnId {
+                index: u32::try_from(i).expect("capacity is below 2^31"),
+                generation: s.generation,
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -170,6 +182,9 @@ mod tests {
         assert!(t.get_mut(b).is_some());
         t.free(a);
         assert_eq!(t.live(), 2, "freeing a stale id does nothing");
+        assert_eq!(t.ids(), [c, b]);
+        t.free(c);
+        assert_eq!(t.ids(), [b]);
     }
 
     #[test]

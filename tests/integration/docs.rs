@@ -136,6 +136,7 @@ const OTHER_TOOLS: &[(&str, &str)] = &[
     ("--target", "cargo build"),
     ("--check", "cargo fmt"),
     ("--lib", "cargo test"),
+    ("--test", "cargo test"),
     ("--ignored", "the test binary of cargo test"),
     ("--nocapture", "the test binary of cargo test"),
     ("--no-build", "cargo deb"),

@@ -117,6 +117,7 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         Opt::Concurrency => b.concurrency(rule::CONCURRENCY.parse(v)?),
         Opt::Overload => b.overload(pacing::parse_overload(v).map_err(ConfigError::from)?),
         Opt::Spin => b.spin(pacing::parse_spin(v).map_err(ConfigError::from)?),
+        Opt::Io => b.io(pacing::parse_io(v).map_err(ConfigError::from)?),
         Opt::Pin => b.pin(),
         Opt::Realtime => b.realtime(),
         Opt::CallRate => b.call_rate(rule::CALL_RATE.parse(v)?),

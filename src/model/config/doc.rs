@@ -196,6 +196,9 @@ members! {
         metrics_listen: Option<String>,
         /// `--metrics-linger`, seconds.
         metrics_linger_s: f64,
+        /// The I/O backend asked for (`--io`, or `RSHPERF_IO`): `epoll`, `uring`,
+        /// `auto`.
+        io: String,
     }
 }
 
@@ -423,6 +426,7 @@ impl ConfigDoc {
             header_file: text(r.header_file()),
             metrics_listen: o.metrics_listen().map(|a| a.to_string()),
             metrics_linger_s: o.metrics_linger(),
+            io: p.io().name().to_string(),
         }
     }
 

@@ -74,7 +74,7 @@ frozen! {
         /// The TLS options (`--ssl`, `--ssl-*`, `--tls-server-name`); `tls().enabled()`
         /// is `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
         tls: TlsOptions => &TlsOptions as borrow;
-        /// `--overload`, `--spin`, `--pin`, `--realtime` (rshperf).
+        /// `--overload`, `--spin`, `--pin`, `--realtime`, `--io` (rshperf).
         pacing: Pacing => Pacing as copy;
         /// What is printed or written.
         output: OutputOptions => &OutputOptions as borrow;

@@ -44,7 +44,7 @@ use super::{
     Config, HttpVersion, Period, PrintWhat, SslProtocol, StartAt, WlogSpec, WsessSpec,
     WsesslogSpec, WsesspageSpec, WsetSpec,
 };
-use crate::model::pacing::{Overload, Spin};
+use crate::model::pacing::{Io, Overload, Spin};
 use crate::wire::url::TargetUrl;
 
 /// A configuration under construction: httperf's defaults plus what was set.
@@ -62,6 +62,22 @@ pub(crate) struct ConfigBuilder {
     resolved: Option<Resolution>,
     /// Warnings so far.
     warnings: Vec<Warning>,
+    /// Where `build` reads `RSHPERF_IO` (the process's environment; none in unit
+    /// tests, which inject one).
+    env: Env,
+}
+
+/// A lookup of environment variables.
+pub(crate) type Env = fn(&str) -> Option<String>;
+
+/// The environment `build` reads: the process's, except in unit tests (which
+/// stay the same whatever the shell running them sets).
+fn default_env() -> Env {
+    if cfg!(test) {
+        |_| None
+    } else {
+        super::auto_partition::process_env
+    }
 }
 
 /// Which options were set, as `build` needs to know beyond their values (defaults that
@@ -166,6 +182,7 @@ impl ConfigBuilder {
             url_clash: None,
             resolved: None,
             warnings: Vec::new(),
+            env: default_env(),
         }
     }
 
@@ -179,6 +196,7 @@ impl ConfigBuilder {
             url_clash: None,
             resolved: Some(Resolution::of(built)),
             warnings: Vec::new(),
+            env: default_env(),
         }
     }
 
@@ -359,6 +377,19 @@ impl ConfigBuilder {
     /// `--spin`.
     pub(crate) fn spin(&mut self, spin: Spin) -> &mut Self {
         self.c.pacing.set_spin(spin);
+        self
+    }
+
+    /// `--io` (without it, `build` takes `RSHPERF_IO`, else epoll).
+    pub(crate) fn io(&mut self, io: Io) -> &mut Self {
+        self.c.pacing.set_io(io).set_io_given(true);
+        self
+    }
+
+    /// The environment `build` reads `RSHPERF_IO` from (unit tests inject one).
+    #[cfg(test)]
+    pub(crate) fn environment(&mut self, env: Env) -> &mut Self {
+        self.env = env;
         self
     }
 
