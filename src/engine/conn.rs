@@ -171,10 +171,17 @@ pub(crate) struct Conn<S = Stream> {
     pub(crate) replies: u64,
     /// `--hog` port to release at close, with the index of its pool.
     pub(crate) port: Option<(usize, u16)>,
+    /// The engine's port bookkeeping key of its TCP connect (`portuse`), given back
+    /// at close.
+    pub(crate) port_key: Option<u32>,
     /// The watchdog timer the engine has armed, and its deadline (None: no timer).
     pub(crate) armed: Option<(Instant, TimerId)>,
     /// Who this connection works for.
     pub(crate) owner: Owner,
+    /// Its number in the run (unique over engines and partitions; the request log).
+    pub(crate) serial: u64,
+    /// When its arrival was scheduled, if it is one (the request log).
+    pub(crate) scheduled: Option<Instant>,
     /// The server asked to close after the last completed reply.
     pub(crate) closing: bool,
     /// `send` and `calls` are the pool's (`lend`); else both are empty and unallocated.
@@ -281,8 +288,11 @@ impl<S: Transport> Conn<S> {
             connected: now,
             replies: 0,
             port: None,
+            port_key: None,
             armed: None,
             owner: Owner::Orphan,
+            serial: 0,
+            scheduled: None,
             closing: false,
             held: false,
             send: SendQueue::new(),
@@ -324,8 +334,11 @@ impl<S: Transport> Conn<S> {
         self.connected = now;
         self.replies = 0;
         self.port = None;
+        self.port_key = None;
         self.armed = None;
         self.owner = owner;
+        self.serial = 0;
+        self.scheduled = None;
         self.closing = false;
         self.send.clear();
         self.calls.clear();
@@ -483,9 +496,24 @@ impl<S: Transport> Conn<S> {
     }
 
     /// Takes back every unanswered call (the connection is going away).
+    /// Each call's `sent` says how many of its request bytes were written.
     pub(crate) fn drain_calls(&mut self) -> impl Iterator<Item = Call> + '_ {
         self.drain_h2();
         self.drain_h3();
+        let mux = self.is_mux();
+        // The bytes of `calls[sent]` written so far (none while an answered call's
+        // body is still owed).
+        let partial = if self.owed > 0 { 0 } else { self.partial };
+        for (k, c) in self.calls.iter_mut().enumerate() {
+            let sent = if c.written.is_some() || (!mux && k < self.sent) {
+                c.len
+            } else if !mux && k == self.sent {
+                partial
+            } else {
+                0
+            };
+            c.sent = u32::try_from(sent).unwrap_or(u32::MAX);
+        }
         self.sent = 0;
         self.partial = 0;
         self.head_counted = false;

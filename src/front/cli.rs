@@ -144,6 +144,8 @@ pub(crate) enum Opt {
     Overload,
     /// `--spin=auto|off|USEC` (rshperf).
     Spin,
+    /// `--io=epoll|uring|auto` (rshperf).
+    Io,
     /// `--pin` (rshperf).
     Pin,
     /// `--realtime` (rshperf).
@@ -166,6 +168,10 @@ pub(crate) enum Opt {
     Stream,
     /// `--stream-gap-timeout=S` (rshperf): a longer gap between events is a stall.
     StreamGapTimeout,
+    /// `--request-log=FILE` (rshperf): one record per call.
+    RequestLog,
+    /// `--request-log-format=FORMAT` (rshperf): jsonl, csv or binary.
+    RequestLogFormat,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -286,6 +292,7 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("concurrency", Opt::Concurrency, HasArg::Required),
     spec("overload", Opt::Overload, HasArg::Required),
     spec("spin", Opt::Spin, HasArg::Required),
+    spec("io", Opt::Io, HasArg::Required),
     spec("pin", Opt::Pin, HasArg::No),
     spec("realtime", Opt::Realtime, HasArg::No),
     spec("call-rate", Opt::CallRate, HasArg::Required),
@@ -299,6 +306,12 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec(
         "stream-gap-timeout",
         Opt::StreamGapTimeout,
+        HasArg::Required,
+    ),
+    spec("request-log", Opt::RequestLog, HasArg::Required),
+    spec(
+        "request-log-format",
+        Opt::RequestLogFormat,
         HasArg::Required,
     ),
 ];
@@ -325,6 +338,7 @@ impl Opt {
                 | Opt::Concurrency
                 | Opt::Overload
                 | Opt::Spin
+                | Opt::Io
                 | Opt::Pin
                 | Opt::Realtime
                 | Opt::CallRate
@@ -336,6 +350,8 @@ impl Opt {
                 | Opt::MetricsLinger
                 | Opt::Stream
                 | Opt::StreamGapTimeout
+                | Opt::RequestLog
+                | Opt::RequestLogFormat
         )
     }
 
@@ -490,10 +506,12 @@ fn metavar(opt: Opt) -> &'static str {
         Opt::StartAt => "T|+S",
         Opt::Concurrency => "C",
         Opt::Json | Opt::Csv | Opt::Timeline | Opt::Html | Opt::Junit => "file",
-        Opt::BodyFile | Opt::HeaderFile => "file",
+        Opt::BodyFile | Opt::HeaderFile | Opt::RequestLog => "file",
+        Opt::RequestLogFormat => "jsonl|csv|binary",
         Opt::FailOn => "EXPR",
         Opt::Overload => "degrade|queue",
         Opt::Spin => "auto|off|USEC",
+        Opt::Io => "epoll|uring|auto",
         Opt::CallRate => "R",
         Opt::UnixSocket => "path",
         Opt::ContentType => "T",
@@ -702,10 +720,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 80);
+        assert_eq!(names.len(), 83);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 80);
+        assert_eq!(names.len(), 83);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }
@@ -768,7 +786,7 @@ mod tests {
         );
         assert_eq!(
             err(&["--r=5"]),
-            "rshperf: option '--r=5' is ambiguous; possibilities: '--rate' '--recv-buffer' '--retry-on-failure' '--runtime' '--realtime'"
+            "rshperf: option '--r=5' is ambiguous; possibilities: '--rate' '--recv-buffer' '--retry-on-failure' '--runtime' '--realtime' '--request-log' '--request-log-format'"
         );
         assert_eq!(
             err(&["--wsess"]),
@@ -933,11 +951,10 @@ mod tests {
              \t[--json file] [--csv file] [--timeline file] [--html file]\n\
              \t[--junit file] [--fail-on EXPR] [--progress] [--no-progress]\n\
              \t[--partition I/N] [--start-at T|+S] [--concurrency C]\n\
-             \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n\
-             \t[--call-rate R] [--unix-socket path] [--body-file file]\n\
-             \t[--content-type T] [--header-file file] [--metrics-listen addr:port]\n\
-             \t[--metrics-linger S] [--stream sse|ndjson|jsonl|lines|auto]\n\
-             \t[--stream-gap-timeout S]\n"
+             \t[--overload degrade|queue] [--spin auto|off|USEC]\n\
+             \t[--io epoll|uring|auto] [--pin] [--realtime] [--call-rate R]\n\
+             \t[--unix-socket path] [--body-file file] [--content-type T]\n\
+             \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n"
         );
         for line in u[HTTPERF_USAGE.len()..].lines() {
             assert!(8 + line.len() - 1 <= USAGE_WIDTH, "{line}");

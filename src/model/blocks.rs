@@ -1,7 +1,8 @@
 //! The blocks of a run's figures that the text outputs print as well as the document
 //! carries: the session block's figures (`Sessions`), the call-rate block's
 //! (`CallRate`, `Spread`), the HTTP/2 and HTTP/3 lines' (`Http2`, `Http3`), the stream
-//! group's (`Stream`), and what the figures need from the configuration (`Facts`).
+//! group's (`Stream`), and what the figures need from the configuration and the run's
+//! judgement (`Facts`).
 //!
 //! Owns their arithmetic, once: the figure table (`model::figure`, its optional
 //! members) reads its `sessions`, `call_rate`, `http2`, `http3` and `stream` figures
@@ -18,23 +19,30 @@ use crate::model::stats::quantile::QUANTILES;
 use crate::model::stats::stream::StreamStats;
 use crate::model::stats::{quantile_ms, Stats};
 use crate::model::summary::RateSummary;
+use crate::model::validity::Validity;
 
-/// What the derived figures need from the run's configuration: carried by every
-/// document (`config.call_rate`, `run.servers`), so a merge derives them too.
+/// What the derived figures need from the run's configuration, carried by every
+/// document (`config.call_rate`, `run.servers`) so a merge derives them too, and the
+/// run's validity judgement (a merge makes the union of its parts').
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Facts {
     /// `--call-rate` target, calls per second (0: not given).
     pub(crate) call_rate: f64,
     /// Names of the servers of a `--servers` run, one per `Stats::servers` element.
     pub(crate) servers: Vec<String>,
+    /// The run's validity judgement (`model::validity`; None: not judged, as a
+    /// document of an earlier release): the `validity` member.
+    pub(crate) validity: Option<Validity>,
 }
 
 impl Facts {
-    /// The facts of a run with the `--call-rate` target `call_rate`.
-    pub(crate) fn of(call_rate: f64, meta: &RunMeta) -> Facts {
+    /// The facts of a run with the `--call-rate` target `call_rate`, judged
+    /// `validity`.
+    pub(crate) fn of(call_rate: f64, meta: &RunMeta, validity: Validity) -> Facts {
         Facts {
             call_rate,
             servers: meta.servers.clone(),
+            validity: Some(validity),
         }
     }
 }
@@ -191,6 +199,8 @@ pub(crate) struct CallRate {
     pub(crate) reconnects: u64,
     /// Connections given up.
     pub(crate) given_up: u64,
+    /// Calls taken by a connection and unanswered at the end.
+    pub(crate) abandoned: u64,
     /// Scheduled time → taken by a connection.
     pub(crate) lateness_ms: Spread,
     /// Scheduled time → first reply byte.
@@ -217,6 +227,7 @@ impl CallRate {
             max_waiting: p.max_waiting,
             reconnects: p.reconnects,
             given_up: p.given_up,
+            abandoned: p.abandoned,
             lateness_ms: Spread::of(&p.lateness),
             response_ms: Spread::of(&p.response),
         }

@@ -56,9 +56,9 @@ pub(crate) fn call_rate_lines(c: &CallRate) -> String {
     format!(
         "Call rate [calls/s]: target {:.1} achieved {:.1} over {} connections \
          (scheduled {} issued {} completed {} lost {} unsent {} max-waiting {} \
-         reconnects {} given-up {})\n\
-         Call lateness [ms]: {} (scheduled time to a connection)\n\
-         Call response [ms]: {} (scheduled time to first reply byte)",
+         reconnects {} given-up {} abandoned {})\n\
+         Call lateness [ms]: {} (scheduled time to a connection{})\n\
+         Call response [ms]: {} (scheduled time to first reply byte{})",
         c.target_per_s,
         c.achieved_per_s,
         c.connections,
@@ -70,8 +70,19 @@ pub(crate) fn call_rate_lines(c: &CallRate) -> String {
         c.max_waiting,
         c.reconnects,
         c.given_up,
+        c.abandoned,
         spread(&c.lateness_ms),
+        if c.unsent > 0 {
+            ", or to the end if unsent"
+        } else {
+            ""
+        },
         spread(&c.response_ms),
+        if c.unsent + c.abandoned > 0 {
+            ", or to the end if unanswered"
+        } else {
+            ""
+        },
     )
 }
 
@@ -163,6 +174,7 @@ mod tests {
         let facts = Facts {
             call_rate,
             servers: Vec::new(),
+            validity: None,
         };
         Report::new(s, &run, &facts)
     }
@@ -186,7 +198,8 @@ mod tests {
         assert_eq!(
             call_rate_lines(r.call_rate.as_ref().expect("used")),
             "Call rate [calls/s]: target 20.0 achieved 9.0 over 4 connections (scheduled 20 \
-             issued 18 completed 2 lost 0 unsent 0 max-waiting 6 reconnects 0 given-up 0)\n\
+             issued 18 completed 2 lost 0 unsent 0 max-waiting 6 reconnects 0 given-up 0 \
+             abandoned 0)\n\
              Call lateness [ms]: avg 1.500 p50 1.500 p90 1.500 p99 1.500 max 1.500 \
              (scheduled time to a connection)\n\
              Call response [ms]: avg 1.800 p50 1.800 p90 1.800 p99 1.800 max 1.800 \

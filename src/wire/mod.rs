@@ -23,3 +23,7 @@ pub(crate) mod timer;
 pub(crate) mod tls;
 pub mod udp;
 pub(crate) mod url;
+// io_uring's submissions are unsafe (an operation's memory must outlive it): the
+// ring, its buffer ring and sockets, each `unsafe` block with a SAFETY comment.
+#[allow(unsafe_code)]
+pub(crate) mod uring;

@@ -541,7 +541,7 @@ fn client_bound_detection_fires_when_the_schedule_is_impossible() {
     assert!(lines
         .next()
         .expect("header")
-        .ends_with(",tls_handshakes_full,tls_handshakes_resumed,abandoned,interrupted,findings"));
+        .ends_with(",tls_handshakes_full,tls_handshakes_resumed,abandoned,interrupted,unanswered,unanswered_max_ms,findings"));
     let row = lines.next().expect("row");
     assert!(
         row.split(',')

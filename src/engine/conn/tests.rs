@@ -136,6 +136,8 @@ impl Rig {
             written: None,
             due: now,
             retries: 0,
+            stream: 0,
+            sent: 0,
         };
         self.conn.queue(call, now, Some(TIMEOUT));
         (id, len)

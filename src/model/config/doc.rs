@@ -200,6 +200,9 @@ members! {
         stream: Option<String> => Workload,
         /// `--stream-gap-timeout`, seconds (0: none).
         stream_gap_timeout_s: f64 => Workload,
+        /// The I/O backend asked for (`--io`, or `RSHPERF_IO`): `epoll`, `uring`,
+        /// `auto`.
+        io: String,
     }
 }
 
@@ -429,6 +432,7 @@ impl ConfigDoc {
             metrics_linger_s: o.metrics_linger(),
             stream: r.stream().map(|c| c.name().to_string()),
             stream_gap_timeout_s: r.stream_gap_timeout(),
+            io: p.io().name().to_string(),
         }
     }
 

@@ -206,6 +206,21 @@ pub enum ConfigError {
         /// The value as typed.
         value: String,
     },
+    /// `--io` given something other than a backend.
+    #[error("--io: `{value}' is not a backend (expected epoll, uring or auto)")]
+    Io {
+        /// The value as typed.
+        value: String,
+    },
+    /// `RSHPERF_IO` (which stands for `--io`) set to something other than a backend.
+    #[error(
+        "RSHPERF_IO: `{value}' is not a backend (expected epoll, uring or auto; \
+         or unset it and give --io)"
+    )]
+    IoEnv {
+        /// The variable's value.
+        value: String,
+    },
     /// A bound of a `--myaddr` range that is not an IPv4 address.
     #[error("invalid {} address {address} in --myaddr {entry}", if *first { "starting" } else { "ending" })]
     MyaddrBound {
@@ -313,6 +328,7 @@ impl ConfigError {
             | ConfigError::MyaddrUnknown { .. }
             | ConfigError::MyaddrTooMany => Some("--myaddr"),
             ConfigError::Spin { .. } => Some("--spin"),
+            ConfigError::Io { .. } | ConfigError::IoEnv { .. } => Some("--io"),
             ConfigError::SslWithHttpUrl { .. } => Some("--ssl"),
             ConfigError::JsonStdoutAndPrint => Some("--json"),
             ConfigError::SessionWorkloads
@@ -331,6 +347,7 @@ impl From<PacingError> for ConfigError {
         match e {
             PacingError::Overload { value } => ConfigError::Overload { value },
             PacingError::Spin { value } => ConfigError::Spin { value },
+            PacingError::Io { value } => ConfigError::Io { value },
         }
     }
 }

@@ -39,7 +39,8 @@ pub(crate) use parts::{
 pub(crate) use period::Period;
 pub(crate) use period::{parse_period, parse_rate};
 pub(crate) use types::{
-    HttpVersion, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec, WsetSpec,
+    HttpVersion, PrintWhat, RequestLogFormat, StartAt, WlogSpec, WsessSpec, WsesslogSpec,
+    WsesspageSpec, WsetSpec,
 };
 
 use crate::model::pacing::Pacing;
@@ -73,7 +74,7 @@ frozen! {
         /// The TLS options (`--ssl`, `--ssl-*`, `--tls-server-name`); `tls().enabled()`
         /// is `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
         tls: TlsOptions => &TlsOptions as borrow;
-        /// `--overload`, `--spin`, `--pin`, `--realtime` (rshperf).
+        /// `--overload`, `--spin`, `--pin`, `--realtime`, `--io` (rshperf).
         pacing: Pacing => Pacing as copy;
         /// What is printed or written.
         output: OutputOptions => &OutputOptions as borrow;

@@ -282,6 +282,10 @@ frozen! {
         csv: Option<String> => Option<&str> as deref;
         /// `--timeline=FILE`: per-second CSV of the run.
         timeline: Option<String> => Option<&str> as deref;
+        /// `--request-log=FILE`: one record per call.
+        request_log: Option<String> => Option<&str> as deref;
+        /// `--request-log-format=FORMAT` (None: from the file's name).
+        request_log_format: Option<crate::model::config::RequestLogFormat> => Option<crate::model::config::RequestLogFormat> as copy;
         /// `--html=FILE`: one-file HTML report with charts.
         html: Option<String> => Option<&str> as deref;
         /// `--junit=FILE`: JUnit XML, one test case per `--fail-on` threshold.
@@ -313,6 +317,8 @@ impl Default for OutputOptions {
             json: None,
             csv: None,
             timeline: None,
+            request_log: None,
+            request_log_format: None,
             html: None,
             junit: None,
             fail_on: Vec::new(),

@@ -38,6 +38,21 @@ pub(crate) fn yes_no(arg: Option<&str>) -> bool {
     }
 }
 
+/// `--request-log-format`: `jsonl`, `csv` or `binary`.
+pub(crate) fn parse_request_log_format(
+    arg: &str,
+) -> Result<Option<super::RequestLogFormat>, ConfigError> {
+    match arg {
+        "jsonl" | "json" => Ok(Some(super::RequestLogFormat::Jsonl)),
+        "csv" => Ok(Some(super::RequestLogFormat::Csv)),
+        "binary" | "bin" => Ok(Some(super::RequestLogFormat::Binary)),
+        _ => Err(bad(
+            "--request-log-format",
+            format!("unknown format {arg} (expected jsonl, csv or binary)"),
+        )),
+    }
+}
+
 pub(crate) fn parse_ssl_protocol(arg: &str) -> Result<SslProtocol, ConfigError> {
     match arg.to_ascii_lowercase().as_str() {
         "auto" => Ok(SslProtocol::Auto),

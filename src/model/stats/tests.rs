@@ -95,6 +95,7 @@ pub(crate) fn every_field_set() -> Stats {
         max_waiting: 5,
         reconnects: 3,
         given_up: 1,
+        abandoned: 2,
         ..pool::PoolStats::default()
     };
     for i in 0..40u64 {
@@ -137,8 +138,17 @@ pub(crate) fn every_field_set() -> Stats {
         s.roll_window(f64::from(tick) / 10.0, false);
     }
     s.client.add_engine(0.25, 1.0);
+    s.client.add_wait(Some(0.01), 1.0);
     s.abandoned = 3;
     s.interrupted = true;
+    s.ends = Some(ends::Ends {
+        successful: 30,
+        failed: 7,
+        failed_after_reply: 2,
+        unopened: 1,
+        unanswered: 4,
+        unanswered_max_us: 2_500_000,
+    });
     s.pacing = pacing::PacingStats {
         deferred: 4,
         waited: 3,
@@ -150,6 +160,9 @@ pub(crate) fn every_field_set() -> Stats {
         source_addrs: 8,
         spins: 30,
         spin_us: 2_100,
+        table_peak: 40,
+        ports_peak: 90,
+        port_range: 28_232,
         ..pacing::PacingStats::default()
     };
     s.pacing.on_wakeup(55);
