@@ -954,7 +954,9 @@ mod tests {
              \t[--overload degrade|queue] [--spin auto|off|USEC]\n\
              \t[--io epoll|uring|auto] [--pin] [--realtime] [--call-rate R]\n\
              \t[--unix-socket path] [--body-file file] [--content-type T]\n\
-             \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n"
+             \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n\
+             \t[--stream sse|ndjson|jsonl|lines|auto] [--stream-gap-timeout S]\n\
+             \t[--request-log file] [--request-log-format jsonl|csv|binary]\n"
         );
         for line in u[HTTPERF_USAGE.len()..].lines() {
             assert!(8 + line.len() - 1 <= USAGE_WIDTH, "{line}");

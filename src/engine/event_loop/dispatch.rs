@@ -296,9 +296,7 @@ impl PoolState {
     /// At the end of the run: the calls still waiting, now unsent, oldest first: each
     /// call's scheduled time, whether it was never taken by a connection, and what it
     /// requests.
-    pub(super) fn take_unsent(
-        &mut self,
-    ) -> impl Iterator<Item = (Instant, bool, CallRef)> + '_ {
+    pub(super) fn take_unsent(&mut self) -> impl Iterator<Item = (Instant, bool, CallRef)> + '_ {
         self.waiting.drain(..).map(|w| (w.due, !w.again, w.what))
     }
 }
@@ -639,7 +637,10 @@ mod tests {
             what: CallRef::Fixed,
             again: true,
         });
-        let got: Vec<(Instant, bool)> = p.take_unsent().collect();
+        let got: Vec<(Instant, bool)> = p
+            .take_unsent()
+            .map(|(due, fresh, _)| (due, fresh))
+            .collect();
         assert_eq!(got, [(t - us(5), false), (t, true)]);
         assert!(!p.has_waiting());
     }
