@@ -1005,10 +1005,17 @@ impl<S: Transport> Conn<S> {
 }
 
 impl<S> Conn<S> {
-    /// Ends the stream being received, if any, at `now`: the connection ended before
-    /// its reply did, or the run stopped (`open_at_end`).
+    /// Ends the streams being received (HTTP/1.x: the reply's; HTTP/2 and HTTP/3:
+    /// every open stream's), if any, at `now`: the connection ended before their
+    /// replies did, or the run stopped (`open_at_end`).
     pub(crate) fn end_stream(&mut self, now: Instant, open_at_end: bool, stats: &mut Stats) {
         self.scan.end(false, open_at_end, now, &mut stats.stream);
+        if let Some(h) = self.h2.as_mut() {
+            h.scans.end_all(open_at_end, now, &mut stats.stream);
+        }
+        if let Some(h) = self.h3.as_mut() {
+            h.scans.end_all(open_at_end, now, &mut stats.stream);
+        }
     }
 }
 

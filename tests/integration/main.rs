@@ -38,6 +38,7 @@ mod serve;
 mod serve_stream;
 mod sessions;
 mod signals;
+mod stream_mux;
 mod stream_run;
 mod support;
 mod sweep;

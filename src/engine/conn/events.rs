@@ -8,8 +8,10 @@
 //! starts, if the reply is in a stream format, ended with the reply, the connection, or
 //! the run), a connection's place for it (`ScanSlot`: boxed, so a connection slot
 //! stays small, and the box kept for the slot's later streams, so streams allocate
-//! only the first time) and the rules of a stall. Does not parse HTTP framing (the connection's
-//! parsers hand over entity bytes) or format anything. Called by `conn.rs`.
+//! only the first time), the scans of a multiplexed connection's streams (`MuxScans`:
+//! one per HTTP/2 or HTTP/3 stream, not per connection) and the rules of a stall.
+//! Does not parse HTTP framing (the connection's parsers hand over entity bytes and
+//! DATA payloads) or format anything. Called by `conn.rs`, `h2.rs` and `h3.rs`.
 
 use std::time::{Duration, Instant};
 
@@ -161,6 +163,14 @@ impl ScanSlot {
         self.live
     }
 
+    /// Body bytes of the current stream so far (0 when there is none).
+    fn body_bytes(&self) -> u64 {
+        match (self.live, self.scan.as_deref()) {
+            (true, Some(s)) => s.splitter.body_bytes(),
+            _ => 0,
+        }
+    }
+
     /// Body bytes of the current reply that arrived at `now`.
     pub(crate) fn feed(&mut self, bytes: &[u8], now: Instant, stats: &mut StreamStats) {
         if let (true, Some(s)) = (self.live, self.scan.as_mut()) {
@@ -180,6 +190,72 @@ impl ScanSlot {
             s.end(complete, open_at_end, now, stats);
         }
         self.live = false;
+    }
+}
+
+/// The stream scans of a multiplexed connection's open streams (HTTP/2, HTTP/3), by
+/// the staged slot of each stream's call (`Tagged::slot`: unique among the open
+/// streams, reused after). Lives in the connection's boxed protocol side, so a
+/// connection slot stays small; the scans' boxes are kept for later streams.
+#[derive(Debug, Default)]
+pub(crate) struct MuxScans {
+    slots: Vec<ScanSlot>,
+}
+
+impl MuxScans {
+    /// The reply of stream `slot` has its final status (see `StreamScan::start`).
+    pub(crate) fn start(
+        &mut self,
+        slot: u32,
+        setup: &StreamSetup,
+        content_type: Option<Format>,
+        origin: Instant,
+    ) {
+        let i = slot as usize;
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, ScanSlot::default);
+        }
+        self.slots[i].start(setup, content_type, origin);
+    }
+
+    /// DATA payload bytes of stream `slot` that arrived at `now`.
+    pub(crate) fn feed(&mut self, slot: u32, bytes: &[u8], now: Instant, stats: &mut StreamStats) {
+        if let Some(s) = self.slots.get_mut(slot as usize) {
+            s.feed(bytes, now, stats);
+        }
+    }
+
+    /// Stream `slot` ended its reply (END_STREAM, FIN). A reply that ended with no
+    /// body byte is not a stream (as a reply without a body is not over HTTP/1.x).
+    pub(crate) fn done(&mut self, slot: u32, now: Instant, stats: &mut StreamStats) {
+        if let Some(s) = self.slots.get_mut(slot as usize) {
+            if s.body_bytes() == 0 {
+                s.live = false;
+            }
+            s.end(true, false, now, stats);
+        }
+    }
+
+    /// Stream `slot` ended before its reply did (RST_STREAM, a refusal): cut.
+    pub(crate) fn cut(&mut self, slot: u32, now: Instant, stats: &mut StreamStats) {
+        if let Some(s) = self.slots.get_mut(slot as usize) {
+            s.end(false, false, now, stats);
+        }
+    }
+
+    /// Ends every open stream at `now`: the connection ended (cut), or the run
+    /// stopped (`open_at_end`).
+    pub(crate) fn end_all(&mut self, open_at_end: bool, now: Instant, stats: &mut StreamStats) {
+        for s in &mut self.slots {
+            s.end(false, open_at_end, now, stats);
+        }
+    }
+
+    /// Forgets every stream without counting it (the slot's next connection).
+    pub(crate) fn clear(&mut self) {
+        for s in &mut self.slots {
+            s.live = false;
+        }
     }
 }
 

@@ -16,19 +16,26 @@
 //! back in the queue and the connection closes once the rest are answered, as after
 //! `Connection: close` (the workload moves unanswered calls to a new connection). The send buffer carries control frames
 //! too, so "written" is tracked by byte position (`H2::on_written`), not by call.
+//! With `--stream`, each stream's reply gets its own event scan (`events::MuxScans`,
+//! by the call's staged slot), started at its final status with its `content-type`,
+//! fed its DATA payloads, ended by END_STREAM, a reset or the connection's end.
 //! Called only by `Conn`; the engine sees no difference besides `is_h2`.
 
 use std::time::{Duration, Instant};
 
+use super::events::MuxScans;
 use super::{after, note_reply, note_response, Completion, Conn, Ctx, Step, Transport};
 use crate::model::call::{Call, CallRef, Requests};
 use crate::model::stats::ErrorKind;
+use crate::wire::events::Format;
 use crate::wire::http::cookie::CookieScan;
 use crate::wire::http2::conn::{Events, Reply, H2};
 use crate::wire::table::ConnId;
 
 use super::staged::{u32_of, Staged, RECORD_HEAD};
 
+#[cfg(test)]
+mod stream_tests;
 #[cfg(test)]
 mod tests;
 
@@ -56,6 +63,8 @@ pub(crate) struct H2Side {
     /// Streams the server refused (REFUSED_STREAM, or by GOAWAY), to go back to
     /// the queue.
     refused: Vec<Tagged>,
+    /// `--stream`: the events of each open stream's reply.
+    pub(super) scans: MuxScans,
 }
 
 impl H2Side {
@@ -64,6 +73,7 @@ impl H2Side {
         self.proto.reset();
         self.staged.clear();
         self.refused.clear();
+        self.scans.clear();
     }
 }
 
@@ -82,6 +92,11 @@ pub(super) struct Sink<'a, 'b> {
     pub(super) h3: bool,
     /// A reply made progress (status, data, end or reset): the reply watchdog restarts.
     pub(super) progress: bool,
+    /// `--stream`: the stream scans of the open streams.
+    pub(super) scans: &'a mut MuxScans,
+    /// `--stream auto`: the stream format of the Content-Type in the header block
+    /// being decoded (its `status` follows its fields).
+    pub(super) content_type: Option<Format>,
 }
 
 /// A `Sink` over connection `$conn` and its protocol side `$side` (HTTP/3 when `$h3`),
@@ -99,6 +114,8 @@ macro_rules! sink {
             target: $conn.target,
             h3: $h3,
             progress: false,
+            scans: &mut $side.scans,
+            content_type: None,
         }
     };
 }
@@ -136,6 +153,15 @@ impl Events<Tagged> for Sink<'_, '_> {
         tag.reply_start = self.now;
         let d = self.now.saturating_duration_since(tag.call.send_start);
         note_response(self.ctx, self.target, d);
+        if let Some(setup) = self.ctx.stream {
+            let origin = if setup.from_schedule {
+                tag.call.due
+            } else {
+                tag.call.send_start
+            };
+            let ct = self.content_type.take();
+            self.scans.start(tag.slot, &setup, ct, origin);
+        }
     }
 
     fn field(&mut self, tag: &Tagged, name: &[u8], value: &[u8]) {
@@ -154,6 +180,14 @@ impl Events<Tagged> for Sink<'_, '_> {
             c.feed(value);
             c.feed(b"\n");
         }
+        if self.ctx.stream.is_some() {
+            // `:status` opens every block (pseudo-header fields come first).
+            if name == b":status" {
+                self.content_type = None;
+            } else if name.eq_ignore_ascii_case(b"content-type") {
+                self.content_type = Format::from_content_type(value);
+            }
+        }
     }
 
     fn data(&mut self, tag: &Tagged, bytes: &[u8]) {
@@ -161,10 +195,14 @@ impl Events<Tagged> for Sink<'_, '_> {
         if let Some(o) = self.ctx.observer.as_mut() {
             o.body(tag.call.id, bytes);
         }
+        self.scans
+            .feed(tag.slot, bytes, self.now, &mut self.ctx.stats.stream);
     }
 
     fn done(&mut self, tag: Tagged, r: &Reply) {
         self.staged.release(tag.slot);
+        self.scans
+            .done(tag.slot, self.now, &mut self.ctx.stats.stream);
         let transfer = self.now.saturating_duration_since(tag.reply_start);
         note_reply(
             self.ctx,
@@ -208,6 +246,8 @@ impl Events<Tagged> for Sink<'_, '_> {
 
     fn reset(&mut self, tag: Tagged, code: u32) {
         self.staged.release(tag.slot);
+        self.scans
+            .cut(tag.slot, self.now, &mut self.ctx.stats.stream);
         let stats = &mut *self.ctx.stats;
         stats.on_error(ErrorKind::Other);
         if let Some(s) = stats.servers.get_mut(self.target) {
@@ -239,6 +279,8 @@ impl Events<Tagged> for Sink<'_, '_> {
     }
 
     fn refused(&mut self, tag: Tagged) {
+        self.scans
+            .cut(tag.slot, self.now, &mut self.ctx.stats.stream);
         self.refused.push(tag);
     }
 }

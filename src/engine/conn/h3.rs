@@ -56,6 +56,8 @@ pub(crate) struct H3Side {
     /// The last request's frames and what they encode.
     last: Encoded,
     refused: Vec<Tagged>,
+    /// `--stream`: the events of each open stream's reply.
+    pub(super) scans: super::events::MuxScans,
     /// The handshake completed.
     handshaken: bool,
     /// Requests went out as 0-RTT data.
@@ -71,6 +73,7 @@ impl H3Side {
         self.resumed = Resumed::never();
         self.staged.clear();
         self.refused.clear();
+        self.scans.clear();
         self.handshaken = false;
         self.early = false;
     }

@@ -50,6 +50,8 @@ pub(crate) struct Rig {
     pub(crate) buf: Vec<u8>,
     /// The engine's buffer pool.
     pub(crate) pool: BufPool,
+    /// `--stream` of the rig's run (None: without it).
+    pub(crate) stream: Option<StreamSetup>,
     next_id: u64,
 }
 
@@ -87,6 +89,7 @@ impl Rig {
             t0,
             buf: vec![0; 64 * 1024],
             pool,
+            stream: None,
             next_id: 0,
         }
     }
@@ -104,6 +107,7 @@ impl Rig {
     /// Runs `f` with the connection and a `Ctx` lending the rig's statistics.
     pub(crate) fn with<R>(&mut self, f: impl FnOnce(&mut Conn<Mem>, &mut Ctx<'_>) -> R) -> R {
         let mut ctx = rig_ctx(&mut self.stats, &mut self.completions);
+        ctx.stream = self.stream;
         f(&mut self.conn, &mut ctx)
     }
 

@@ -6,7 +6,8 @@
 //! body bytes) and answered `200` with `body` bytes of content, or as `Opts` says:
 //! a cookie per reply, a delay, a stream reset or refused for every k-th request, a
 //! graceful GOAWAY after n requests on a connection, a lower
-//! SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_HEADER_TABLE_SIZE or initial window. The server counts connections and the most streams it saw in
+//! SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_HEADER_TABLE_SIZE or initial window, a
+//! streamed body in DATA frames with delays (`Streamed`). The server counts connections and the most streams it saw in
 //! flight on one connection, so tests compare rshperf's report with what arrived.
 
 use std::net::TcpListener;
@@ -18,6 +19,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use rustls::ServerConfig;
 use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::support::streamed::Streamed;
 
 /// How the server behaves.
 #[derive(Clone, Debug, Default)]
@@ -43,6 +46,8 @@ pub struct Opts {
     pub goaway_after: Option<u64>,
     /// Answer with `set-cookie: sid=<request number>`.
     pub cookie: bool,
+    /// Answer with this streamed body instead of `body` bytes.
+    pub streamed: Option<Streamed>,
 }
 
 /// One request as the server decoded it.
@@ -254,6 +259,10 @@ async fn answer(
         respond.send_reset(h2::Reason::INTERNAL_ERROR);
         return;
     }
+    if let Some(st) = opts.streamed.as_ref() {
+        stream_reply(respond, st).await;
+        return;
+    }
     let mut builder = http::Response::builder()
         .status(200)
         .header("content-type", "text/plain");
@@ -266,5 +275,34 @@ async fn answer(
     };
     if opts.body > 0 {
         let _ = send.send_data(Bytes::from(vec![b'x'; opts.body]), true);
+    }
+}
+
+/// Answers with `st`: each piece a DATA frame after its delay, then END_STREAM or a
+/// reset.
+async fn stream_reply(mut respond: h2::server::SendResponse<Bytes>, st: &Streamed) {
+    let resp = http::Response::builder()
+        .status(200)
+        .header("content-type", st.content_type.as_str())
+        .body(())
+        .expect("response");
+    let Ok(mut send) = respond.send_response(resp, false) else {
+        return;
+    };
+    for (wait, piece) in &st.pieces {
+        if !wait.is_zero() {
+            tokio::time::sleep(*wait).await;
+        }
+        if send.send_data(Bytes::from(piece.clone()), false).is_err() {
+            return;
+        }
+    }
+    if st.reset {
+        // A reset drops the DATA the connection still holds: the connection task
+        // (woken by the pieces) writes them first, while this one waits for its timer.
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        send.send_reset(h2::Reason::INTERNAL_ERROR);
+    } else {
+        let _ = send.send_data(Bytes::new(), true);
     }
 }

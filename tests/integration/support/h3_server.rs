@@ -6,7 +6,8 @@
 //! Every request is answered `200` with `body` bytes, or as `Opts` says: a stream reset
 //! every k-th request, a graceful GOAWAY after n requests on a connection, a reply
 //! before the request body is read (with or without STOP_SENDING), 0-RTT rejected on
-//! every connection after the first. The server
+//! every connection after the first, a streamed body in DATA frames with delays
+//! (`Streamed`). The server
 //! counts connections, requests and handshakes that resumed a TLS session, so tests
 //! compare rshperf's report with what arrived.
 
@@ -17,6 +18,8 @@ use std::thread;
 
 use bytes::Bytes;
 use rustls::ServerConfig;
+
+use crate::support::streamed::Streamed;
 
 /// How the server behaves.
 #[derive(Clone, Debug, Default)]
@@ -37,6 +40,8 @@ pub struct Opts {
     pub reject_0rtt: bool,
     /// Wait this long before answering each request.
     pub delay: std::time::Duration,
+    /// Answer with this streamed body instead of `body` bytes.
+    pub streamed: Option<Streamed>,
 }
 
 /// What the server counted.
@@ -179,6 +184,7 @@ async fn serve(
         let reset = opts.reset_every.is_some_and(|e| k.is_multiple_of(e));
         let c = Arc::clone(&counts);
         let delay = opts.delay;
+        let streamed = opts.streamed.clone();
         tokio::spawn(async move {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
@@ -188,12 +194,30 @@ async fn serve(
                 return;
             }
             let stop = early_reply == Some(true);
-            let resp = http::Response::builder()
-                .status(200)
-                .body(())
-                .expect("resp");
-            if stream.send_response(resp).await.is_err() {
+            let mut resp = http::Response::builder().status(200);
+            if let Some(st) = streamed.as_ref() {
+                resp = resp.header("content-type", st.content_type.as_str());
+            }
+            if stream
+                .send_response(resp.body(()).expect("resp"))
+                .await
+                .is_err()
+            {
                 return;
+            }
+            if let Some(st) = streamed.as_ref() {
+                for (wait, piece) in &st.pieces {
+                    if !wait.is_zero() {
+                        tokio::time::sleep(*wait).await;
+                    }
+                    if stream.send_data(Bytes::from(piece.clone())).await.is_err() {
+                        return;
+                    }
+                }
+                if st.reset {
+                    stream.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
+                    return;
+                }
             }
             if body > 0
                 && stream

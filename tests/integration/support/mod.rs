@@ -13,6 +13,7 @@ pub mod page_server;
 pub mod prom;
 pub mod recorder;
 pub mod server;
+pub mod streamed;
 pub mod tls_server;
 pub mod udp_proxy;
 pub mod unix_server;

@@ -10,7 +10,7 @@ use crate::wire::http2::frame::{self, code, flag, kind, setting, Head, HEAD};
 use crate::wire::http2::hpack;
 
 /// The server's SETTINGS with this stream limit.
-fn settings(max_streams: u32) -> Vec<u8> {
+pub(super) fn settings(max_streams: u32) -> Vec<u8> {
     let mut out = Vec::new();
     frame::put_settings(&mut out, &[(setting::MAX_CONCURRENT_STREAMS, max_streams)]);
     out
@@ -50,7 +50,7 @@ fn opened(bytes: &[u8]) -> Vec<u32> {
 }
 
 /// A connected HTTP/2 rig with `n` calls queued at 1 ms and the preface written.
-fn rig_with_calls(n: usize) -> Rig {
+pub(super) fn rig_with_calls(n: usize) -> Rig {
     let mut r = Rig::new(true);
     let t1 = r.at(ms(1));
     r.connect(t1);
@@ -62,7 +62,7 @@ fn rig_with_calls(n: usize) -> Rig {
 }
 
 /// Writes what the connection has queued at `now`; returns the streams it opened.
-fn flush(r: &mut Rig, now: std::time::Instant) -> Vec<u32> {
+pub(super) fn flush(r: &mut Rig, now: std::time::Instant) -> Vec<u32> {
     assert_eq!(r.writable(now), Step::Continue);
     let bytes = r.mem().take_written();
     opened(&bytes)

@@ -313,14 +313,6 @@ fn check_unsupported(c: &Config) -> Result<(), ConfigError> {
             c.target.unix_socket.is_some() && version == HttpVersion::V3,
             "--unix-socket with --http-version 3",
         ),
-        (
-            c.request.stream.is_some() && version == HttpVersion::V2,
-            "--stream with --http-version 2",
-        ),
-        (
-            c.request.stream.is_some() && version == HttpVersion::V3,
-            "--stream with --http-version 3",
-        ),
     ];
     match checks.iter().find(|(given, _)| *given) {
         Some((_, option)) => Err(ConfigError::Unsupported { option }),
