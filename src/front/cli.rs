@@ -156,6 +156,10 @@ pub(crate) enum Opt {
     UnixSocket,
     /// `--body-file=F` (rshperf): request body from a file.
     BodyFile,
+    /// `--body-lines=F` (rshperf): a request body per call, one JSON per line.
+    BodyLines,
+    /// `--body-order=round-robin|random:SEED` (rshperf): which line a call sends.
+    BodyOrder,
     /// `--content-type=T` (rshperf): the body's `Content-Type`.
     ContentType,
     /// `--header-file=F` (rshperf): `Name: value` lines added to every request.
@@ -298,6 +302,8 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("call-rate", Opt::CallRate, HasArg::Required),
     spec("unix-socket", Opt::UnixSocket, HasArg::Required),
     spec("body-file", Opt::BodyFile, HasArg::Required),
+    spec("body-lines", Opt::BodyLines, HasArg::Required),
+    spec("body-order", Opt::BodyOrder, HasArg::Required),
     spec("content-type", Opt::ContentType, HasArg::Required),
     spec("header-file", Opt::HeaderFile, HasArg::Required),
     spec("metrics-listen", Opt::MetricsListen, HasArg::Required),
@@ -344,6 +350,8 @@ impl Opt {
                 | Opt::CallRate
                 | Opt::UnixSocket
                 | Opt::BodyFile
+                | Opt::BodyLines
+                | Opt::BodyOrder
                 | Opt::ContentType
                 | Opt::HeaderFile
                 | Opt::MetricsListen
@@ -506,7 +514,8 @@ fn metavar(opt: Opt) -> &'static str {
         Opt::StartAt => "T|+S",
         Opt::Concurrency => "C",
         Opt::Json | Opt::Csv | Opt::Timeline | Opt::Html | Opt::Junit => "file",
-        Opt::BodyFile | Opt::HeaderFile | Opt::RequestLog => "file",
+        Opt::BodyFile | Opt::BodyLines | Opt::HeaderFile | Opt::RequestLog => "file",
+        Opt::BodyOrder => "round-robin|random:SEED",
         Opt::RequestLogFormat => "jsonl|csv|binary",
         Opt::FailOn => "EXPR",
         Opt::Overload => "degrade|queue",
@@ -720,10 +729,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 83);
+        assert_eq!(names.len(), 85);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 83);
+        assert_eq!(names.len(), 85);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }
@@ -953,7 +962,8 @@ mod tests {
              \t[--partition I/N] [--start-at T|+S] [--concurrency C]\n\
              \t[--overload degrade|queue] [--spin auto|off|USEC]\n\
              \t[--io epoll|uring|auto] [--pin] [--realtime] [--call-rate R]\n\
-             \t[--unix-socket path] [--body-file file] [--content-type T]\n\
+             \t[--unix-socket path] [--body-file file] [--body-lines file]\n\
+             \t[--body-order round-robin|random:SEED] [--content-type T]\n\
              \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n\
              \t[--stream sse|ndjson|jsonl|lines|auto] [--stream-gap-timeout S]\n\
              \t[--request-log file] [--request-log-format jsonl|csv|binary]\n"

@@ -300,6 +300,22 @@ impl Requests {
         CallRef::Template(u32::try_from(self.templates.len() - 1).unwrap_or(u32::MAX))
     }
 
+    /// Adds the fixed request (`--method`, `--uri`, header lines `extra`) with `body`
+    /// and its `Content-Length:` (a `--body-lines` line); returns its `CallRef`.
+    pub(crate) fn add_fixed_with_body(
+        &mut self,
+        cfg: &Config,
+        extra: &[u8],
+        body: Body,
+    ) -> CallRef {
+        let mut lines = extra.to_vec();
+        lines.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+        let (pre_host, post_host) = header_lines(cfg, &lines);
+        let shape = Shape::new(cfg.request().method(), pre_host, post_host, body);
+        self.templates.push((shape, self.fixed_uri.clone()));
+        CallRef::Template(u32::try_from(self.templates.len() - 1).unwrap_or(u32::MAX))
+    }
+
     fn shape(&self, what: CallRef) -> (&Shape, &[u8]) {
         match what {
             CallRef::Fixed => (&self.fixed, &self.fixed_uri),

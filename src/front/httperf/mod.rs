@@ -123,6 +123,8 @@ fn apply_option(b: &mut ConfigBuilder, opt: Opt, value: Option<&str>) -> Result<
         Opt::CallRate => b.call_rate(rule::CALL_RATE.parse(v)?),
         Opt::UnixSocket => b.unix_socket(nonempty(v, "--unix-socket")?),
         Opt::BodyFile => b.body_file(nonempty(v, "--body-file")?),
+        Opt::BodyLines => b.body_lines(nonempty(v, "--body-lines")?),
+        Opt::BodyOrder => b.body_order(value::parse_body_order(v)?),
         Opt::ContentType => b.content_type(value::parse_content_type(v)?),
         Opt::HeaderFile => b.header_file(nonempty(v, "--header-file")?),
         Opt::MetricsListen => b.metrics_listen(value::parse_listen(v)?),

@@ -203,6 +203,10 @@ members! {
         /// The I/O backend asked for (`--io`, or `RSHPERF_IO`): `epoll`, `uring`,
         /// `auto`.
         io: String,
+        /// `--body-lines`.
+        body_lines: Option<String> => Workload,
+        /// `--body-order` (`round-robin`, `random:SEED`), with `--body-lines` only.
+        body_order: Option<String> => Workload,
     }
 }
 
@@ -433,6 +437,8 @@ impl ConfigDoc {
             stream: r.stream().map(|c| c.name().to_string()),
             stream_gap_timeout_s: r.stream_gap_timeout(),
             io: p.io().name().to_string(),
+            body_lines: text(r.body_lines()),
+            body_order: r.body_lines().map(|_| r.body_order().name()),
         }
     }
 

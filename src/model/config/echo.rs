@@ -235,6 +235,10 @@ impl Config {
         if let Some(f) = &self.request.body_file {
             add(format!("--body-file={f}"));
         }
+        if let Some(f) = &self.request.body_lines {
+            add(format!("--body-lines={f}"));
+            add(format!("--body-order={}", self.request.body_order.name()));
+        }
         if let Some(t) = &self.request.content_type {
             add(format!("--content-type='{t}'"));
         }

@@ -39,8 +39,8 @@ pub(crate) use parts::{
 pub(crate) use period::Period;
 pub(crate) use period::{parse_period, parse_rate};
 pub(crate) use types::{
-    HttpVersion, PrintWhat, RequestLogFormat, StartAt, WlogSpec, WsessSpec, WsesslogSpec,
-    WsesspageSpec, WsetSpec,
+    BodyOrder, HttpVersion, PrintWhat, RequestLogFormat, StartAt, WlogSpec, WsessSpec,
+    WsesslogSpec, WsesspageSpec, WsetSpec,
 };
 
 use crate::model::pacing::Pacing;

@@ -10,8 +10,8 @@ use crate::wire::events::Choice;
 use crate::wire::frozen::frozen;
 
 use super::{
-    HttpVersion, Period, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec,
-    WsetSpec,
+    BodyOrder, HttpVersion, Period, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec,
+    WsesspageSpec, WsetSpec,
 };
 
 frozen! {
@@ -84,6 +84,11 @@ frozen! {
         no_host_hdr: bool => bool as copy;
         /// `--body-file=F` (rshperf): the body of every request (read once, shared).
         body_file: Option<String> => Option<&str> as deref;
+        /// `--body-lines=F` (rshperf): one body per line (each a JSON value), a line
+        /// per call in `body_order` (checked at start by `workload::headers`).
+        body_lines: Option<String> => Option<&str> as deref;
+        /// `--body-order=round-robin|random:SEED` (rshperf).
+        body_order: BodyOrder => BodyOrder as copy;
         /// `--content-type=T` (rshperf): a `Content-Type: T` line in every request.
         content_type: Option<String> => Option<&str> as deref;
         /// `--header-file=F` (rshperf): `Name: value` lines added to every request
@@ -112,6 +117,8 @@ impl Default for RequestOptions {
             add_header_file: None,
             no_host_hdr: false,
             body_file: None,
+            body_lines: None,
+            body_order: BodyOrder::RoundRobin,
             content_type: None,
             header_file: None,
             wlog: None,

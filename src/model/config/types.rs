@@ -32,6 +32,43 @@ pub(crate) enum RequestLogFormat {
     Binary,
 }
 
+/// `--body-order`: which line of `--body-lines` a call sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum BodyOrder {
+    /// Call k of the run sends line k mod n (`round-robin`, the default).
+    #[default]
+    RoundRobin,
+    /// Call k sends a line drawn from a generator seeded with this and k
+    /// (`random:SEED`): the same calls get the same lines on every run and machine.
+    Random(u64),
+}
+
+impl BodyOrder {
+    /// The option's value that gives this order.
+    pub(crate) fn name(self) -> String {
+        match self {
+            BodyOrder::RoundRobin => "round-robin".into(),
+            BodyOrder::Random(seed) => format!("random:{seed}"),
+        }
+    }
+
+    /// The line (of `n`, n > 0) that call number `k` of the run sends.
+    pub(crate) fn pick(self, k: u64, n: u64) -> u64 {
+        match self {
+            BodyOrder::RoundRobin => k % n,
+            // splitmix64 of (seed, k): uniform enough, and no state per engine.
+            BodyOrder::Random(seed) => {
+                let mut z = seed
+                    .wrapping_add(k.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                    .wrapping_add(0x9E37_79B9_7F4A_7C15);
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                (z ^ (z >> 31)) % n
+            }
+        }
+    }
+}
+
 /// Which parts of requests or replies `--print-request`/`--print-reply` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PrintWhat {

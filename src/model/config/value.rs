@@ -375,6 +375,23 @@ pub(crate) fn parse_stream(v: &str) -> Result<Choice, ConfigError> {
     })
 }
 
+/// `--body-order round-robin|random:SEED`.
+pub(crate) fn parse_body_order(v: &str) -> Result<super::BodyOrder, ConfigError> {
+    if v == "round-robin" {
+        return Ok(super::BodyOrder::RoundRobin);
+    }
+    match v.strip_prefix("random:").map(str::parse::<u64>) {
+        Some(Ok(seed)) => Ok(super::BodyOrder::Random(seed)),
+        _ => Err(bad(
+            "--body-order",
+            format!(
+                "--body-order: '{}' is not an order (expected round-robin or random:SEED, SEED a whole number)",
+                v.escape_debug()
+            ),
+        )),
+    }
+}
+
 /// `--metrics-listen ADDR:PORT` (a host name is resolved, first address).
 pub(crate) fn parse_listen(v: &str) -> Result<SocketAddr, ConfigError> {
     let bad = || {

@@ -34,6 +34,14 @@ pub enum WorkloadError {
         #[source]
         source: io::Error,
     },
+    /// A `--body-lines` file with no body, or a line that is not one JSON value.
+    #[error("--body-lines {file}: {message}")]
+    BodyLines {
+        /// The file name.
+        file: String,
+        /// What is wrong (a line's number from 1, and why).
+        message: String,
+    },
     /// A line of the `--header-file` that is not a header.
     #[error("--header-file {file}: line {line}: {cause}: '{}'", text.escape_debug())]
     HeaderLine {

@@ -5,6 +5,7 @@
 //! workload (request-oriented, `--wsess`, `--wsesslog`, `--wsesspage`) and the URI generator
 //! (`--uri`, `--wlog`, `--wset`) as a function of a per-engine call cursor.
 
+pub(crate) mod bodies;
 pub(crate) mod closed;
 pub(crate) mod error;
 pub(crate) mod headers;
@@ -99,6 +100,8 @@ pub struct Workload {
     /// The closed loop a front end chose (ab, lb); None: the one of the run's `Config`
     /// (`closed_loop`).
     pub(crate) closed: Option<ClosedLoop>,
+    /// `--body-lines`: the fixed request's bodies, one per call.
+    bodies: Option<bodies::BodyLines>,
 }
 
 impl Workload {
@@ -112,6 +115,7 @@ impl Workload {
             }
             None => Requests::new(cfg, &extra.lines),
         };
+        let bodies = bodies::BodyLines::from_config(cfg, &extra.lines, &mut requests)?;
         let mut uri = UriSource::Fixed;
         if let Some(spec) = cfg.request().wlog() {
             // Read once without looping: every entry, in order.
@@ -187,6 +191,7 @@ impl Workload {
             targets,
             local,
             closed: None,
+            bodies,
         })
     }
 
@@ -230,7 +235,12 @@ impl Workload {
     /// `--wlog` is exhausted.
     pub(crate) fn call_ref(&self, cursor: u64) -> Option<CallRef> {
         match &self.uri {
-            UriSource::Fixed | UriSource::PerTarget => Some(CallRef::Fixed),
+            UriSource::Fixed => Some(
+                self.bodies
+                    .as_ref()
+                    .map_or(CallRef::Fixed, |b| b.call_ref(cursor)),
+            ),
+            UriSource::PerTarget => Some(CallRef::Fixed),
             UriSource::Wlog { repeat } => {
                 let n = self.requests.uris.len() as u64;
                 if n == 0 || (!repeat && cursor >= n) {
@@ -319,6 +329,7 @@ mod tests {
             targets: Vec::new(),
             local: Vec::new(),
             closed: None,
+            bodies: None,
             uri: UriSource::Wset {
                 files: 1000,
                 miss_rate: 0.5,
@@ -352,6 +363,7 @@ mod tests {
                 targets: Vec::new(),
                 local: Vec::new(),
                 closed: None,
+                bodies: None,
                 uri: UriSource::Wset {
                     files,
                     miss_rate,

@@ -222,7 +222,8 @@ impl ConfigBuilder {
     /// the server's addresses.
     fn derive(&mut self) -> Result<(), ConfigError> {
         let c = &mut self.c;
-        if c.request.body_file.is_some() && !c.request.method_given {
+        let bodies = c.request.body_file.is_some() || c.request.body_lines.is_some();
+        if bodies && !c.request.method_given {
             // A body is sent with POST unless --method says otherwise (as ab's -p).
             c.request.method = "POST".to_string();
         }
@@ -320,6 +321,46 @@ fn check_unsupported(c: &Config) -> Result<(), ConfigError> {
     }
 }
 
+/// `--body-lines` replaces the fixed request's body, a line per call: it needs the
+/// fixed `--uri` (not a URI generator or a session file) and no other body.
+fn check_body_lines(c: &Config) -> Result<(), ConfigError> {
+    let bad = |message: &str| ConfigError::Malformed {
+        option: "--body-lines",
+        message: message.to_string(),
+    };
+    if c.request.body_lines.is_none() {
+        if c.request.body_order != crate::model::config::BodyOrder::RoundRobin {
+            return Err(ConfigError::Malformed {
+                option: "--body-order",
+                message: "--body-order needs --body-lines FILE (the bodies it orders)".into(),
+            });
+        }
+        return Ok(());
+    }
+    let clash = [
+        (
+            c.request.body_file.is_some(),
+            "--body-lines with --body-file: give one of them (--body-file: one body for every call)",
+        ),
+        (
+            c.request.wlog.is_some() || c.request.wset.is_some(),
+            "--body-lines with --wlog or --wset: the bodies vary per call on the fixed --uri",
+        ),
+        (
+            c.sessions.wsesslog.is_some(),
+            "--body-lines with --wsesslog: give each request's body with contents= in the session file",
+        ),
+        (
+            c.sessions.wsesspage.is_some(),
+            "--body-lines with --wsesspage would send a body with every embedded object",
+        ),
+    ];
+    match clash.iter().find(|(given, _)| *given) {
+        Some((_, message)) => Err(bad(message)),
+        None => Ok(()),
+    }
+}
+
 /// Engines of the run: `--threads` times the `--partition` count.
 fn engines(c: &Config) -> u64 {
     u64::from(c.load.threads.max(1)) * u64::from(c.load.partition.1.max(1))
@@ -363,6 +404,7 @@ fn check_extensions(c: &Config) -> Result<(), ConfigError> {
     if c.request.body_file.is_some() && c.sessions.wsesslog.is_some() {
         return Err(ConfigError::BodyFileWithSessions { with_sesslog: true });
     }
+    check_body_lines(c)?;
     if c.output.metrics_linger > 0.0 && c.output.metrics_listen.is_none() {
         return Err(ConfigError::LingerWithoutListen);
     }

@@ -459,6 +459,8 @@ impl ConfigBuilder {
         stream: Option<Choice> => request.stream;
         /// `--stream-gap-timeout`, seconds (0: none).
         stream_gap_timeout: f64 => request.stream_gap_timeout;
+        /// `--body-order`.
+        body_order: crate::model::config::BodyOrder => request.body_order;
         /// `--metrics-linger`, seconds.
         metrics_linger: f64 => output.metrics_linger;
         /// `--request-log-format` (None: from the file's name).
@@ -505,6 +507,8 @@ impl ConfigBuilder {
         unix_socket => target.unix_socket;
         /// `--body-file=F`.
         body_file => request.body_file;
+        /// `--body-lines=F`.
+        body_lines => request.body_lines;
         /// `--content-type=T` (one line).
         content_type => request.content_type;
         /// `--header-file=F`.

@@ -104,7 +104,9 @@ pub(crate) fn samples() -> Vec<(&'static str, Config)> {
         .http_version(HttpVersion::V2)
         .num_conns(4)
         .call_rate(50.0)
-        .runtime(3.0);
+        .runtime(3.0)
+        .body_lines("prompts.jsonl")
+        .body_order(crate::model::config::BodyOrder::Random(7));
     out.push(("call_rate", build(b)));
     out
 }

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 
 use super::*;
 use crate::model::config::{
-    PrintWhat, SslProtocol, Warning, WsessSpec, WsesslogSpec, WsesspageSpec,
+    BodyOrder, PrintWhat, SslProtocol, Warning, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec,
 };
 use crate::wire::url::TargetUrl;
 
@@ -580,5 +580,65 @@ fn combinations_not_implemented_yet_are_refused_last() {
         let mut b = local();
         set(&mut b);
         assert!(matches!(refused(&b, text), ConfigError::Unsupported { .. }));
+    }
+}
+
+#[test]
+fn body_lines_need_the_fixed_uri_and_no_other_body() {
+    let cases: [(Setter, &str); 5] = [
+        (
+            |b| {
+                b.body_lines("p").body_file("f");
+            },
+            "--body-lines with --body-file: give one of them (--body-file: one body for every call)",
+        ),
+        (
+            |b| {
+                b.body_lines("p").wlog(Some(WlogSpec::new(true, "w")));
+            },
+            "--body-lines with --wlog or --wset: the bodies vary per call on the fixed --uri",
+        ),
+        (
+            |b| {
+                b.body_lines("p").wsesslog(wsesslog());
+            },
+            "--body-lines with --wsesslog: give each request's body with contents= in the session file",
+        ),
+        (
+            |b| {
+                b.body_lines("p").wsesspage(wsesspage());
+            },
+            "--body-lines with --wsesspage would send a body with every embedded object",
+        ),
+        (
+            |b| {
+                b.body_order(BodyOrder::Random(1));
+            },
+            "--body-order needs --body-lines FILE (the bodies it orders)",
+        ),
+    ];
+    for (set, text) in cases {
+        let mut b = local();
+        set(&mut b);
+        assert!(matches!(refused(&b, text), ConfigError::Malformed { .. }));
+    }
+    // Alone, with sessions or HTTP/2, it builds, and sends with POST.
+    let mut b = local();
+    b.body_lines("p")
+        .wsess(wsess())
+        .http_version(HttpVersion::V2);
+    let c = b.build().expect("builds").config;
+    assert_eq!(c.request().method(), "POST");
+    assert_eq!(
+        crate::model::config::value::parse_body_order("random:42").expect("an order"),
+        BodyOrder::Random(42)
+    );
+    for bad in ["random", "random:-1", "random:x", "sorted", ""] {
+        let e = crate::model::config::value::parse_body_order(bad).expect_err(bad);
+        assert!(
+            e.to_string()
+                .contains("expected round-robin or random:SEED"),
+            "{e}"
+        );
     }
 }
