@@ -4,6 +4,7 @@
 mod ab;
 mod basic;
 mod bodies;
+mod body_lines;
 mod call_rate;
 mod ci_install;
 mod compare;

@@ -67,6 +67,8 @@ pub struct Seen {
     pub cookie: Option<String>,
     /// Body bytes received.
     pub body: usize,
+    /// The body received.
+    pub content: Vec<u8>,
     /// The server refused it (`Opts::refuse_every`).
     pub refused: bool,
 }
@@ -239,11 +241,13 @@ async fn answer(
         user_agent: header("user-agent").unwrap_or_default(),
         cookie: header("cookie"),
         body: 0,
+        content: Vec::new(),
         refused: opts.refuse_every.is_some_and(|k| n.is_multiple_of(k)),
     };
     while let Some(chunk) = body.data().await {
         let Ok(chunk) = chunk else { return };
         seen.body += chunk.len();
+        seen.content.extend_from_slice(&chunk);
         let _ = body.flow_control().release_capacity(chunk.len());
     }
     let refused = seen.refused;

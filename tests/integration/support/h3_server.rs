@@ -42,6 +42,8 @@ pub struct Opts {
     pub delay: std::time::Duration,
     /// Answer with this streamed body instead of `body` bytes.
     pub streamed: Option<Streamed>,
+    /// Read each request's body before answering, and keep it (`H3Server::bodies`).
+    pub read_bodies: bool,
 }
 
 /// What the server counted.
@@ -57,6 +59,8 @@ pub struct Counts {
     pub resumed: AtomicU64,
     /// The paths requested, in arrival order.
     pub paths: std::sync::Mutex<Vec<String>>,
+    /// The request bodies read (`Opts::read_bodies`), in the order they completed.
+    pub bodies: std::sync::Mutex<Vec<Vec<u8>>>,
 }
 
 /// A running server (stops when the test process ends).
@@ -149,6 +153,15 @@ impl H3Server {
             .unwrap_or_default()
     }
 
+    /// The request bodies read (`Opts::read_bodies`), in the order they completed.
+    pub fn bodies(&self) -> Vec<Vec<u8>> {
+        self.counts
+            .bodies
+            .lock()
+            .map(|b| b.clone())
+            .unwrap_or_default()
+    }
+
     /// Requests seen.
     pub fn requests(&self) -> u64 {
         self.counts.requests.load(Ordering::SeqCst)
@@ -185,7 +198,23 @@ async fn serve(
         let c = Arc::clone(&counts);
         let delay = opts.delay;
         let streamed = opts.streamed.clone();
+        let read_bodies = opts.read_bodies;
         tokio::spawn(async move {
+            if read_bodies {
+                let mut body = Vec::new();
+                while let Ok(Some(mut chunk)) = stream.recv_data().await {
+                    use bytes::Buf;
+                    while chunk.has_remaining() {
+                        let part = chunk.chunk();
+                        body.extend_from_slice(part);
+                        let n = part.len();
+                        chunk.advance(n);
+                    }
+                }
+                if let Ok(mut b) = c.bodies.lock() {
+                    b.push(body);
+                }
+            }
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
