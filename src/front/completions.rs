@@ -39,9 +39,10 @@ pub(crate) struct CompletionsOptions {
 }
 
 /// The getopt options whose value is a file name (completed as paths).
-const FILE_OPTIONS: [&str; 14] = [
+const FILE_OPTIONS: [&str; 15] = [
     "add-header-file",
     "body-file",
+    "body-lines",
     "csv",
     "header-file",
     "html",

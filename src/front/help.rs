@@ -66,6 +66,8 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --call-rate R        R requests/s over the --num-conns keep-alive connections,
                        timed from the schedule (wrk2's model)
   --body-file F        request body from a file (POST; --content-type T)
+  --body-lines F       a body per call, one JSON a line (--body-order
+                       round-robin, or random:SEED)
   --header-file F      'Name: value' lines added to every request
   --unix-socket PATH   connect over a unix socket (--server names the Host:)
   --metrics-listen A:P live Prometheus metrics (--metrics-linger S afterwards)

@@ -149,7 +149,7 @@ impl Config {
     /// small httperf defaults would cut every window of replies into small segments.
     pub(crate) fn socket_buffers(&self) -> (usize, usize) {
         let h2 = matches!(self.request.http_version, HttpVersion::V2 | HttpVersion::V3);
-        let bodies = self.request.body_file.is_some();
+        let bodies = self.request.body_file.is_some() || self.request.body_lines.is_some();
         let pick = |size: u32, given: bool, autotuned: bool| {
             if autotuned && !given {
                 0
