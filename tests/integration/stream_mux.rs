@@ -9,20 +9,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::stream_run::stream_line;
 use crate::support::h2_server::{self, H2Server};
 use crate::support::h3_server::{self, H3Server};
 use crate::support::recorder::TempFile;
 use crate::support::streamed::Streamed;
 use crate::support::tls_server::Pki;
 use crate::support::{run_ok, Report};
-
-/// The numbers of the `Stream:` line: streams, events, per stream, done, cut,
-/// stalled, empty, after-done, open-at-end.
-fn stream_line(r: &Report) -> Vec<f64> {
-    let n = r.nums("Stream:");
-    assert_eq!(n.len(), 9, "{}", r.text);
-    n
-}
 
 /// Runs rshperf against 127.0.0.1:`port` with `args` and `--json FILE`.
 fn run_json(port: u16, args: &[&str]) -> (Report, Value) {

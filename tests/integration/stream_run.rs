@@ -26,7 +26,7 @@ fn server(log: Option<PathBuf>) -> ServeHandle {
 
 /// The numbers of the `Stream:` line: streams, events, per stream, done, cut,
 /// stalled, empty, after-done, open-at-end.
-fn stream_line(r: &Report) -> Vec<f64> {
+pub(crate) fn stream_line(r: &Report) -> Vec<f64> {
     let n = r.nums("Stream:");
     assert_eq!(n.len(), 9, "{}", r.text);
     n
@@ -283,5 +283,32 @@ fn bad_stream_options_are_refused_naming_the_choices() {
     assert!(
         err.contains("rshperf: illegal stream gap timeout -1 (expected a number of seconds >= 0"),
         "{err}"
+    );
+}
+
+#[test]
+fn demo_streams_with_no_server() {
+    let out = run(&[
+        "demo",
+        "--uri",
+        "/stream?events=5&gap=1ms&done=1",
+        "--stream",
+        "sse",
+        "--num-conns",
+        "3",
+        "--timeout",
+        "10",
+    ]);
+    let r = Report {
+        text: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", r.text, r.stderr);
+    assert_eq!(r.totals(), (3, 3, 3), "{}", r.text);
+    assert_eq!(
+        stream_line(&r),
+        [3.0, 15.0, 5.0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        "{}",
+        r.text
     );
 }
