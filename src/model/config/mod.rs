@@ -19,6 +19,7 @@ mod error;
 pub(crate) mod number;
 mod parts;
 mod period;
+mod profile;
 mod types;
 pub(crate) mod value;
 
@@ -36,6 +37,7 @@ pub(crate) use parts::{
 };
 pub(crate) use period::Period;
 pub(crate) use period::{parse_period, parse_rate};
+pub(crate) use profile::{parse_rate_profile, Piece, RateProfile};
 pub(crate) use types::{
     HttpVersion, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec, WsetSpec,
 };

@@ -1,4 +1,5 @@
-//! Workload generators: when arrivals happen (`rate`) and what they request.
+//! Workload generators: when arrivals happen (`rate`, under a rate profile `profile`)
+//! and what they request.
 //!
 //! `Workload` is built once per process from the `Config` (files read, every request
 //! rendered into `call::Requests`) and shared read-only by the engines: the kind of
@@ -9,6 +10,7 @@ pub(crate) mod closed;
 pub(crate) mod error;
 pub(crate) mod headers;
 pub mod page;
+pub(crate) mod profile;
 pub(crate) mod rate;
 pub mod sesslog;
 pub(crate) mod target;
