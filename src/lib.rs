@@ -18,7 +18,7 @@ pub mod output;
 pub mod wire;
 
 use front::cli::Command;
-use wire::error::Error;
+use front::error::Error;
 
 /// Runs rshperf with `argv` (program name first) and returns the exit status.
 pub fn run(argv: Vec<String>) -> i32 {
@@ -46,10 +46,5 @@ fn try_run(argv: &[String]) -> Result<i32, Error> {
         Command::Run(args) => args,
     };
     let cfg = front::httperf::config(&args)?;
-    if let Some(opt) = cfg.unsupported() {
-        return Err(Error::Unsupported {
-            option: opt.to_string(),
-        });
-    }
     front::runner::run(&cfg)
 }

@@ -1,9 +1,10 @@
 //! `StartupError`: what stops the engine layer from starting or finishing a run.
 //!
 //! Owns the typed errors of `execute` (rlimits, real-time scheduling, core pinning,
-//! `--start-at`, the signal handlers, the engine and clock threads, merging the engines' statistics) and of
-//! the metrics listener, with their texts (printed after `rshperf: `). `From` for the
-//! top-level `Error` makes `--start-at` a usage error and the rest start-up errors.
+//! the signal handlers, the engine and clock threads, merging the
+//! engines' statistics) and of the metrics listener, with their texts (printed after
+//! `rshperf: `). The engine's public entry points return it; the front ends wrap it
+//! in `front::error::Error`.
 
 use std::io;
 use std::net::SocketAddr;
@@ -11,11 +12,10 @@ use std::net::SocketAddr;
 use thiserror::Error as ThisError;
 
 use crate::model::stats::MergeError;
-use crate::wire::error::Error;
 
 /// Why a run cannot start (or its results cannot be put together).
 #[derive(Debug, ThisError)]
-pub(crate) enum StartupError {
+pub enum StartupError {
     /// The open-file limit cannot be read or raised.
     #[error("failed to get number of open file limit: {0}")]
     Rlimit(#[source] io::Error),
@@ -28,12 +28,6 @@ pub(crate) enum StartupError {
     /// `--pin` cannot read the cores the process may run on.
     #[error("--pin: cannot read the allowed cores: {0}")]
     PinCores(#[source] io::Error),
-    /// `--start-at` is too far away.
-    #[error("--start-at: the start time is more than 7 days ({max_secs} s) away")]
-    StartTooLate {
-        /// The longest delay, in seconds.
-        max_secs: u64,
-    },
     /// SIGINT and SIGTERM cannot be caught.
     #[error("cannot catch SIGINT and SIGTERM: {0}")]
     Signals(#[source] io::Error),
@@ -66,16 +60,6 @@ pub(crate) enum StartupError {
     MetricsThread(#[source] io::Error),
 }
 
-impl From<StartupError> for Error {
-    /// `--start-at` is a bad option value; the rest are start-up errors.
-    fn from(e: StartupError) -> Error {
-        match e {
-            StartupError::StartTooLate { .. } => Error::usage(e),
-            _ => Error::startup(e),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,10 +83,6 @@ mod tests {
             (
                 StartupError::PinCores(io()),
                 "--pin: cannot read the allowed cores: permission denied",
-            ),
-            (
-                StartupError::StartTooLate { max_secs: 604800 },
-                "--start-at: the start time is more than 7 days (604800 s) away",
             ),
             (
                 StartupError::EventLoop(io()),
@@ -133,15 +113,5 @@ mod tests {
         for (e, text) in cases {
             assert_eq!(e.to_string(), text);
         }
-    }
-
-    #[test]
-    fn start_at_is_a_usage_error() {
-        let e = Error::from(StartupError::StartTooLate { max_secs: 1 });
-        assert!(matches!(e, Error::Usage(_)));
-        assert_eq!(e.exit_code(), 1);
-        let e = Error::from(StartupError::EnginePanicked);
-        assert!(matches!(e, Error::Startup(_)));
-        assert_eq!(e.to_string(), "rshperf: an engine thread panicked");
     }
 }

@@ -23,11 +23,10 @@ use crate::engine::metrics::{Exporter, RunLabels, Slot};
 use crate::engine::print::Printer;
 use crate::engine::progress::{self, Board};
 use crate::engine::tally::{self, ClockOptions, Tally};
-use crate::model::config::{Config, StartAt};
+use crate::model::config::{Config, StartAt, MAX_START_DELAY};
 use crate::model::run::{RunInfo, RunMeta, RunResult};
 use crate::model::stats::{RateSample, Stats};
 use crate::model::workload::{stripe_share, Workload};
-use crate::wire::error::Error;
 use crate::wire::net;
 
 /// Descriptors kept free for stdio, the poll, timers, signal pipes and files.
@@ -62,7 +61,11 @@ pub(crate) struct Hooks<'a> {
 /// `Workload::from_config`) and returns what they measured. Prints nothing but the
 /// echo line when asked, the `--print-*` traces and the `-v`/`--periodic-stats` lines
 /// the engines write while running.
-pub fn execute(cfg: &Config, work: &Workload, opts: ExecOptions) -> Result<RunResult, Error> {
+pub fn execute(
+    cfg: &Config,
+    work: &Workload,
+    opts: ExecOptions,
+) -> Result<RunResult, StartupError> {
     execute_with(cfg, work, opts, Hooks::default())
 }
 
@@ -72,11 +75,11 @@ pub(crate) fn execute_with<'a>(
     work: &'a Workload,
     opts: ExecOptions,
     hooks: Hooks<'a>,
-) -> Result<RunResult, Error> {
-    let start_delay = start_delay(cfg, SystemTime::now())?;
+) -> Result<RunResult, StartupError> {
+    let start_delay = start_delay(cfg, SystemTime::now());
     let nofile = net::raise_nofile_limit().map_err(StartupError::Rlimit)?;
     let pin = pin_cores(cfg)?;
-    if cfg.pacing.realtime {
+    if cfg.pacing().realtime() {
         // Threads started from here on (engines, clock) inherit the policy.
         net::set_thread_fifo(true).map_err(StartupError::Realtime)?;
     }
@@ -86,7 +89,7 @@ pub(crate) fn execute_with<'a>(
         // A closed stdout must not stop the run or cause a panic: write errors are
         // ignored.
         let _ = writeln!(out, "{}", cfg.echo_line());
-        if cfg.output.verbose > 0 {
+        if cfg.output().verbose() > 0 {
             let _ = writeln!(
                 out,
                 "rshperf: maximum number of open descriptors = {nofile}"
@@ -110,18 +113,18 @@ pub(crate) fn execute_with<'a>(
             meta: RunMeta {
                 start: now,
                 end: now,
-                partition: cfg.load.partition,
-                threads: cfg.load.threads.max(1),
+                partition: cfg.load().partition(),
+                threads: cfg.load().threads().max(1),
                 servers: work.targets.iter().map(|t| t.label.clone()).collect(),
             },
             interrupted: true,
         });
     }
-    let threads = cfg.load.threads.max(1);
+    let threads = cfg.load().threads().max(1);
     let per_engine_fds =
         nofile.saturating_sub(RESERVED_FDS + 4 * u64::from(threads)) / u64::from(threads);
     let capacity = usize::try_from(per_engine_fds.max(1)).unwrap_or(usize::MAX);
-    let board = progress::wanted(cfg.output.progress).then(|| Board {
+    let board = progress::wanted(cfg.output().progress()).then(|| Board {
         slots: (0..threads).map(|_| progress::Slot::default()).collect(),
         done: Default::default(),
     });
@@ -131,7 +134,7 @@ pub(crate) fn execute_with<'a>(
         let labels = RunLabels {
             step,
             offered_rate: offered_rate(cfg),
-            servers: if cfg.target.servers.is_some() {
+            servers: if cfg.target().servers().is_some() {
                 work.targets.iter().map(|t| t.label.clone()).collect()
             } else {
                 Vec::new()
@@ -146,7 +149,7 @@ pub(crate) fn execute_with<'a>(
         metrics: metric_slots.as_deref(),
     };
     let engines = run_engines(cfg, work, hooks, shared, threads, capacity, t0);
-    if cfg.pacing.realtime {
+    if cfg.pacing().realtime() {
         // Back to the normal policy (a sweep's report and cool-down, the next step).
         let _ = net::set_thread_fifo(false);
     }
@@ -180,7 +183,7 @@ pub(crate) fn execute_with<'a>(
     let meta = RunMeta {
         start: wall_start,
         end: wall_end,
-        partition: cfg.load.partition,
+        partition: cfg.load().partition(),
         threads,
         servers: work.targets.iter().map(|t| t.label.clone()).collect(),
     };
@@ -237,14 +240,11 @@ impl StartWait {
     }
 }
 
-/// Farthest ahead `--start-at` may lie (as its `+SECONDS` form allows).
-const MAX_START_DELAY: Duration = Duration::from_secs(7 * 86_400);
-
 /// `--start-at`: how long to wait, from `now`, before the engines start (zero for a
-/// time already past); a start more than a week away is an error.
-fn start_delay(cfg: &Config, now: SystemTime) -> Result<Duration, Error> {
-    let secs = match cfg.load.start_at {
-        None => return Ok(Duration::ZERO),
+/// time already past; `build` refused a start more than `MAX_START_DELAY` away).
+fn start_delay(cfg: &Config, now: SystemTime) -> Duration {
+    let secs = match cfg.load().start_at() {
+        None => return Duration::ZERO,
         Some(StartAt::After(s)) => s,
         Some(StartAt::Unix(t)) => {
             let now = now
@@ -254,13 +254,9 @@ fn start_delay(cfg: &Config, now: SystemTime) -> Result<Duration, Error> {
             t - now
         }
     };
-    match Duration::try_from_secs_f64(secs.max(0.0)) {
-        Ok(d) if d <= MAX_START_DELAY => Ok(d),
-        _ => Err(StartupError::StartTooLate {
-            max_secs: MAX_START_DELAY.as_secs(),
-        }
-        .into()),
-    }
+    Duration::try_from_secs_f64(secs.max(0.0))
+        .unwrap_or(MAX_START_DELAY)
+        .min(MAX_START_DELAY)
 }
 
 /// Longest a wake-up after `--start-at=UNIX` may lag for the schedule to stay
@@ -273,7 +269,7 @@ const MAX_ANCHOR_LAG: Duration = Duration::from_secs(1);
 /// lateness of the first arrivals, measured. A process that woke more than
 /// `MAX_ANCHOR_LAG` late (it started after the moment) starts at once.
 fn anchor(cfg: &Config, now: SystemTime, mono: Instant) -> (SystemTime, Instant) {
-    let Some(StartAt::Unix(t)) = cfg.load.start_at else {
+    let Some(StartAt::Unix(t)) = cfg.load().start_at() else {
         return (now, mono);
     };
     let Ok(at) = Duration::try_from_secs_f64(t.max(0.0)).map(|d| UNIX_EPOCH + d) else {
@@ -313,11 +309,12 @@ fn clock_options(cfg: &Config, work: &Workload) -> ClockOptions {
     let text = text_out(cfg);
     ClockOptions {
         // httperf: the first sample at (client id + 1) × 5 s / number of clients.
-        first_sample: tally::SAMPLE_INTERVAL
-            .mul_f64(f64::from(cfg.load.client_id + 1) / f64::from(cfg.load.num_clients.max(1))),
-        rates: text && cfg.output.verbose > 0,
+        first_sample: tally::SAMPLE_INTERVAL.mul_f64(
+            f64::from(cfg.load().client_id() + 1) / f64::from(cfg.load().num_clients().max(1)),
+        ),
+        rates: text && cfg.output().verbose() > 0,
         sessions: work.is_session(),
-        periodic: text && cfg.output.periodic_stats,
+        periodic: text && cfg.output().periodic_stats(),
     }
 }
 
@@ -336,12 +333,12 @@ struct Shared<'s> {
 
 /// `--pin`: the cores engine threads are pinned to (None: not pinned, with a
 /// warning when there are more engine threads than cores).
-fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, Error> {
-    if !cfg.pacing.pin {
+fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, StartupError> {
+    if !cfg.pacing().pin() {
         return Ok(None);
     }
     let allowed = net::allowed_cpus().map_err(StartupError::PinCores)?;
-    let threads = cfg.load.threads.max(1);
+    let threads = cfg.load().threads().max(1);
     if crate::model::pacing::pin_core(&allowed, 0, threads).is_none() {
         crate::engine::note::note!(
             "rshperf: warning: --pin: {threads} engine threads for {} cores: threads not pinned",
@@ -365,16 +362,16 @@ fn run_engines<'a>(
     threads: u32,
     capacity: usize,
     t0: Instant,
-) -> Result<EnginesOut, Error> {
+) -> Result<EnginesOut, StartupError> {
     let Shared {
         board,
         tally,
         pin,
         metrics,
     } = shared;
-    let start_err = |e: io::Error| Error::from(StartupError::EventLoop(e));
+    let start_err = |e: io::Error| StartupError::EventLoop(e);
     // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
-    let (part, parts) = cfg.load.partition;
+    let (part, parts) = cfg.load().partition();
     let stripes = parts.max(1) * threads;
     let plan = |j: u32| {
         let stripe = part + j * parts.max(1);
@@ -386,14 +383,15 @@ fn run_engines<'a>(
         }
     };
     let engine = move |j: u32| -> io::Result<(Outcome, EngineCpu)> {
-        let observer = (cfg.output.print_request.is_some() || cfg.output.print_reply.is_some())
-            .then(|| {
-                Box::new(Printer::new(
-                    io::stdout(),
-                    cfg.output.print_request,
-                    cfg.output.print_reply,
-                )) as Box<dyn ReplyObserver + '_>
-            });
+        let observer = (cfg.output().print_request().is_some()
+            || cfg.output().print_reply().is_some())
+        .then(|| {
+            Box::new(Printer::new(
+                io::stdout(),
+                cfg.output().print_request(),
+                cfg.output().print_reply(),
+            )) as Box<dyn ReplyObserver + '_>
+        });
         let slot = board.and_then(|b| b.slots.get(j as usize));
         let link = tally
             .engine(j as usize)
@@ -409,9 +407,9 @@ fn run_engines<'a>(
         let period = if work.closed_loop(cfg).is_some() {
             0.0
         } else {
-            cfg.load.period.mean() * f64::from(stripes)
+            cfg.load().period().mean() * f64::from(stripes)
         };
-        let slice = crate::model::pacing::engine_slice(&cfg.pacing, period)
+        let slice = crate::model::pacing::engine_slice(&cfg.pacing(), period)
             .and_then(|s| net::set_thread_slice(Some(s)).ok());
         let wall0 = Instant::now();
         let (outcome, cpu) = with_thread_cpu(|| {
@@ -455,11 +453,11 @@ fn run_engines<'a>(
                 .into_iter()
                 .map(|h| match h.join() {
                     Ok(r) => r.map_err(start_err),
-                    Err(_) => Err(StartupError::EnginePanicked.into()),
+                    Err(_) => Err(StartupError::EnginePanicked),
                 })
                 .collect()
         }))
-        .unwrap_or_else(|_| Err(StartupError::EnginePanicked.into()));
+        .unwrap_or(Err(StartupError::EnginePanicked));
         if let Some(b) = board {
             b.done.store(true, std::sync::atomic::Ordering::Relaxed);
         }
@@ -472,66 +470,64 @@ fn run_engines<'a>(
 
 /// The arrival rate `cfg` asks for, per second (None: sequential, or a closed loop).
 pub(crate) fn offered_rate(cfg: &Config) -> Option<f64> {
-    let mean = cfg.load.period.mean();
-    (cfg.load.concurrency == 0 && mean > 0.0).then(|| 1.0 / mean)
+    let mean = cfg.load().period().mean();
+    (cfg.load().concurrency() == 0 && mean > 0.0).then(|| 1.0 / mean)
 }
 
 /// Whether stdout carries text (not with `--json=-`, where it is the JSON only).
 pub(crate) fn text_out(cfg: &Config) -> bool {
-    cfg.output.json.as_deref() != Some("-")
+    cfg.output().json() != Some("-")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A configuration with `--start-at` `at`.
+    fn starting(at: Option<StartAt>) -> Config {
+        let mut b = Config::builder();
+        b.server("127.0.0.1").start_at(at);
+        b.build().expect("valid options").config
+    }
+
     #[test]
     fn start_delay_is_bounded_and_never_panics() {
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let delay = |arg: &str| {
-            let opt = format!("--start-at={arg}");
-            let cfg =
-                Config::from_argv(&["rshperf", "--server=127.0.0.1", &opt]).expect("valid options");
-            start_delay(&cfg, now)
-        };
-        assert_eq!(delay("+2.5"), Ok(Duration::from_millis(2500)));
-        assert_eq!(delay("1700000010"), Ok(Duration::from_secs(10)));
-        assert_eq!(delay("1600000000"), Ok(Duration::ZERO));
-        assert_eq!(delay("1700604800"), Ok(MAX_START_DELAY));
-        for far in ["1700604801", "100000000000000000000"] {
-            let e = delay(far).expect_err("too far");
-            assert_eq!(
-                e.to_string(),
-                "rshperf: --start-at: the start time is more than 7 days (604800 s) away"
-            );
-        }
+        let delay = |at: StartAt| start_delay(&starting(Some(at)), now);
+        assert_eq!(delay(StartAt::After(2.5)), Duration::from_millis(2500));
+        assert_eq!(
+            delay(StartAt::Unix(1_700_000_010.0)),
+            Duration::from_secs(10)
+        );
+        assert_eq!(delay(StartAt::Unix(1_600_000_000.0)), Duration::ZERO);
+        assert_eq!(delay(StartAt::Unix(1_700_604_800.0)), MAX_START_DELAY);
+        // Later starts are `build`'s to refuse; the wait never exceeds the bound.
+        assert_eq!(delay(StartAt::Unix(1_700_604_801.0)), MAX_START_DELAY);
+        assert_eq!(start_delay(&starting(None), now), Duration::ZERO);
     }
 
     #[test]
     fn the_schedule_is_anchored_at_an_absolute_start_moment() {
-        let cfg = |arg: &str| {
-            let opt = format!("--start-at={arg}");
-            Config::from_argv(&["rshperf", "--server=127.0.0.1", &opt]).expect("valid options")
-        };
+        let cfg = |t: f64| starting(Some(StartAt::Unix(t)));
         let at = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let mono = Instant::now();
         // Woke 7 ms late: the run starts at the moment itself, 7 ms before the wake-up.
         let woke = at + Duration::from_millis(7);
         assert_eq!(
-            anchor(&cfg("1700000000"), woke, mono),
+            anchor(&cfg(1_700_000_000.0), woke, mono),
             (at, mono - Duration::from_millis(7))
         );
         // Exactly at the limit, still anchored; beyond it (started after the moment),
         // at once.
         assert_eq!(
-            anchor(&cfg("1700000000"), at + MAX_ANCHOR_LAG, mono),
+            anchor(&cfg(1_700_000_000.0), at + MAX_ANCHOR_LAG, mono),
             (at, mono - MAX_ANCHOR_LAG)
         );
         let late = at + MAX_ANCHOR_LAG + Duration::from_millis(1);
-        assert_eq!(anchor(&cfg("1700000000"), late, mono), (late, mono));
+        assert_eq!(anchor(&cfg(1_700_000_000.0), late, mono), (late, mono));
         // A relative start and no start: the wake-up.
-        assert_eq!(anchor(&cfg("+2"), woke, mono), (woke, mono));
-        let plain = Config::from_argv(&["rshperf", "--server=127.0.0.1"]).expect("valid");
-        assert_eq!(anchor(&plain, woke, mono), (woke, mono));
+        let after = starting(Some(StartAt::After(2.0)));
+        assert_eq!(anchor(&after, woke, mono), (woke, mono));
+        assert_eq!(anchor(&starting(None), woke, mono), (woke, mono));
     }
 }

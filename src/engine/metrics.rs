@@ -25,7 +25,6 @@ use hdrhistogram::Histogram;
 
 use crate::engine::error::StartupError;
 use crate::model::stats::{Stats, ERROR_KINDS};
-use crate::wire::error::Error;
 
 /// Upper bounds of the latency histogram buckets, seconds (then `+Inf`).
 pub(crate) const BUCKETS: [f64; 16] = [
@@ -279,7 +278,7 @@ const READ_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl Exporter {
     /// Binds `addr` and starts the responder thread.
-    pub(crate) fn start(addr: SocketAddr) -> Result<Exporter, Error> {
+    pub(crate) fn start(addr: SocketAddr) -> Result<Exporter, StartupError> {
         let listener =
             TcpListener::bind(addr).map_err(|source| StartupError::MetricsBind { addr, source })?;
         let addr = listener.local_addr().map_err(StartupError::MetricsAddr)?;

@@ -16,7 +16,7 @@
 //! option processing. Diagnostics carry the program name `rshperf`, whatever argv[0]
 //! is. Edit distances for suggestions come from `strsim` (Damerau–Levenshtein).
 
-use crate::wire::error::Error;
+use crate::front::error::Error;
 
 /// One long option of rshperf (httperf 0.9.0 and master, plus `--threads`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -19,41 +19,21 @@ use std::path::Path;
 
 use serde_json::Value;
 
+pub(crate) use crate::front::error::compare::CompareError;
+use crate::front::error::Error;
 use crate::model::compare::gate::{self, judge};
 use crate::model::compare::{compare, Comparison, Run};
+use crate::model::config::doc::{ConfigDoc, Role};
 use crate::output::compare::{markdown, text, to_json};
 use crate::output::error::OutputError;
 use crate::output::file;
 use crate::output::json::stats_from_json;
 use crate::output::junit::{self, Case};
-use crate::wire::error::{Error, InCommand};
 
-/// Config members that define the workload: the runs compared must agree on all of
-/// them (`--force` compares anyway). The run's length (`num_conns`, `runtime_s`) may
-/// differ.
-const WORKLOAD_KEYS: [&str; 21] = [
-    "server",
-    "servers",
-    "port",
-    "uri",
-    "method",
-    "http_version",
-    "add_header",
-    "num_calls",
-    "burst_length",
-    "period",
-    "concurrency",
-    "call_rate",
-    "wsess",
-    "wsesslog",
-    "wsesspage",
-    "wlog",
-    "wset",
-    "ssl",
-    "unix_socket",
-    "body_file",
-    "threads",
-];
+/// The members of the configuration that the runs compared must share (`--force`
+/// compares anyway): what is sent, and how the client ran it. The run's length
+/// (`num_conns`, `runtime_s`) may differ.
+const SHARED: [Role; 2] = [Role::Workload, Role::Client];
 
 /// The output formats of `rshperf compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -114,49 +94,13 @@ fn parse_alpha(text: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("'{text}' is not a significance level in (0, 0.5]"))
 }
 
-/// Why `compare` could not answer (converted to the crate's `Error` at the boundary).
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum CompareError {
-    /// A bad option value (a gate, too few files).
-    #[error("{0}")]
-    Usage(String),
-    /// An input that cannot be read or is not a run of this schema.
-    #[error("{0}")]
-    Input(String),
-    /// Runs of different workloads without `--force`.
-    #[error("{0} (--force compares them anyway)")]
-    Workload(String),
-    /// The `--junit` file cannot be written.
-    #[error(transparent)]
-    Output(#[from] OutputError),
-    /// The JSON form of the comparison cannot be made.
-    #[error("{0}")]
-    Json(#[from] serde_json::Error),
-}
-
-impl From<CompareError> for Error {
-    /// `rshperf: compare: <text>`; bad options are usage errors, the rest start-up.
-    fn from(e: CompareError) -> Error {
-        let usage = matches!(e, CompareError::Usage(_));
-        let e = InCommand {
-            command: "compare",
-            cause: e,
-        };
-        if usage {
-            Error::usage(e)
-        } else {
-            Error::startup(e)
-        }
-    }
-}
-
 /// One input document, read.
 #[derive(Debug, Clone)]
 pub(crate) struct Input {
     /// The file name as given.
     pub(crate) file: String,
-    /// Its `config` member.
-    pub(crate) config: Value,
+    /// Its `config` member, as stored.
+    pub(crate) config: ConfigDoc,
     /// Its statistics and run facts.
     pub(crate) run: Run,
 }
@@ -173,8 +117,9 @@ pub(crate) fn read_text(file: &str, text: &str) -> Result<Input, CompareError> {
     let config = doc
         .get("config")
         .filter(|c| c.is_object())
-        .ok_or_else(|| bad("missing config".into()))?
-        .clone();
+        .ok_or_else(|| bad("missing config".into()))?;
+    let config: ConfigDoc = serde_path_to_error::deserialize(config)
+        .map_err(|e| bad(format!("config.{}: {}", e.path(), e.inner())))?;
     Ok(Input {
         file: file.to_string(),
         config,
@@ -194,18 +139,14 @@ pub(crate) fn differences(inputs: &[&Input]) -> Vec<String> {
     let Some(first) = inputs.first() else {
         return Vec::new();
     };
-    let show = |v: Option<&Value>| v.map_or("(none)".to_string(), Value::to_string);
     let mut out = Vec::new();
     for inp in &inputs[1..] {
-        for key in WORKLOAD_KEYS {
-            let (a, b) = (first.config.get(key), inp.config.get(key));
+        let theirs = inp.config.identity(&SHARED);
+        for ((key, a), (_, b)) in first.config.identity(&SHARED).into_iter().zip(theirs) {
             if a != b {
                 out.push(format!(
-                    "{} and {} differ in {key}: {} vs {}",
-                    first.file,
-                    inp.file,
-                    show(a),
-                    show(b)
+                    "{} and {} differ in {key}: {a} vs {b}",
+                    first.file, inp.file
                 ));
             }
         }
@@ -389,8 +330,9 @@ mod tests {
 
     /// The document of an empty run of `uri`, as `rshperf --json` writes it.
     fn doc(uri: &str) -> String {
-        let cfg = Config::from_argv(&["rshperf", "--server=127.0.0.1", "--uri", uri])
-            .expect("valid test options");
+        let cfg = Config::local(|b| {
+            b.uri(uri);
+        });
         let run = RunInfo {
             duration: 1.0,
             cpu_user: 0.0,

@@ -15,11 +15,11 @@ use clap_complete::Shell;
 
 use crate::front::cli::{HasArg, Opt, OptSpec, OPTIONS};
 use crate::front::compare::CompareOptions;
+use crate::front::error::Error;
 use crate::front::merge::MergeOptions;
 use crate::front::serve::ServeArgs;
 use crate::front::subcommand::{self, Subcommand};
 use crate::front::sweep::args::SweepOpts;
-use crate::wire::error::Error;
 
 /// The options of `rshperf completions`.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Parser)]

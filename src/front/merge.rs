@@ -7,8 +7,9 @@
 //! run prints it: an echo-like line, one `Partition I/N:` line per input, then the
 //! classic report, the session block and (`--percentiles`) the percentile lines.
 //! `--json=FILE` writes the merged document in the same layout, so merges can be merged
-//! again. Measures nothing; the figures come from `model::summary`. Called by
-//! `crate::run` for `rshperf merge`.
+//! again. Also owns `rshperf merge`'s options (`MergeOptions`, one set for runs and
+//! sweeps). Measures nothing; the figures come from `model::summary`. Called by
+//! `sweep_merge::merge_main` for run documents (`try_merge`).
 //!
 //! The measured window of an input is `[start.unix, start.unix + duration_s]` (its
 //! wall-clock start and its monotonic test duration); the merged duration is the
@@ -24,10 +25,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use crate::front::error::Error;
+use crate::model::config::doc::{ConfigDoc, Role};
 use crate::model::report::Sessions;
 use crate::model::report::{Facts, Report};
 use crate::model::run::{RunInfo, RunMeta};
 use crate::model::stats::Stats;
+use crate::output::advice::{self, Advice, Finding};
 use crate::output::classic::write_report;
 use crate::output::extras::call_rate_lines;
 use crate::output::json::{document, stats_from_json};
@@ -35,32 +39,14 @@ use crate::output::percentiles::write_percentiles;
 use crate::output::servers::write_servers;
 use crate::output::session::write_session_block;
 use crate::output::summary::Summary;
-use crate::wire::error::Error;
 
-mod error;
+use crate::front::error::merge::client_suffix;
+pub(crate) use crate::front::error::merge::MergeError;
 
-use error::MergeError;
-
-/// Config members that define the workload: inputs must agree on all of them.
-const WORKLOAD_KEYS: [&str; 17] = [
-    "server",
-    "servers",
-    "port",
-    "uri",
-    "method",
-    "http_version",
-    "add_header",
-    "num_conns",
-    "num_calls",
-    "burst_length",
-    "period",
-    "wsess",
-    "wsesslog",
-    "wsesspage",
-    "wlog",
-    "wset",
-    "call_rate",
-];
+/// The members of the configuration that partitions of one workload share: what is
+/// sent and how much (each partition holds the whole's counts). Their engines may
+/// differ: a merge adds them up.
+const SHARED: [Role; 2] = [Role::Workload, Role::Amount];
 
 /// Inputs whose starts lie further apart than this (seconds) get a warning: rates over
 /// the union of their windows understate the load that was offered.
@@ -70,23 +56,31 @@ const MAX_START_SPREAD_S: f64 = 1.0;
 #[derive(Debug, Clone, PartialEq, Eq, clap::Parser)]
 #[command(
     name = "merge",
-    about = "Merge the --json documents of the partitions of one workload into one report.",
+    about = "Merge the --json documents of the partitions of one workload (or one sweep) \
+             into one report.",
     long_about = "Merge the --json documents of the partitions of one workload (rshperf \
 --partition=I/N --json=FILE, run at the same time with --start-at) into the report of the \
 whole: counters summed, latency histograms merged exactly, rates over the union of the \
 measured windows. Prints one 'Partition I/N:' line per input, then the report a single run \
 would print. Inputs of different workloads, the same partition twice, and corrupt or \
-out-of-range documents are refused (exit status 1); missing partitions are a warning."
+out-of-range documents are refused (exit status 1); missing partitions are a warning.\n\n\
+The documents of a partitioned sweep (rshperf sweep --partition I/N --start-at T \
+--json=FILE) merge into the sweep of the whole: every step merged as a run, then the \
+sweep's table, knee and verdicts (client-bound when any partition was); --json and --html \
+write the sweep's document and page."
 )]
 pub(crate) struct MergeOptions {
     /// Also write the merged document to FILE ('-': stdout, instead of the text)
     #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub(crate) json: Option<String>,
-    /// Print the percentile lines
+    /// Print the percentile lines (runs)
     #[arg(long, short = 'v')]
     pub(crate) percentiles: bool,
-    /// Exit with status 3 when a threshold of the merged report is breached, or when
-    /// a partition is missing or was interrupted (repeatable)
+    /// Write the merged sweep's HTML page to FILE (sweeps)
+    #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub(crate) html: Option<String>,
+    /// Exit status 3 when a threshold of the merged run is breached, or a partition is
+    /// missing or was interrupted (runs; as the run's --fail-on)
     #[arg(long = "fail-on", value_name = "EXPR")]
     pub(crate) fail_on: Vec<String>,
     /// The --json documents to merge, in this order
@@ -99,8 +93,8 @@ pub(crate) struct MergeOptions {
 pub(crate) struct Input {
     /// The file name as given.
     pub(crate) file: String,
-    /// The document's `config` member.
-    pub(crate) config: Value,
+    /// The document's `config` member, as stored.
+    pub(crate) config: ConfigDoc,
     /// Its statistics, exactly as the run had them.
     pub(crate) stats: Stats,
     /// Its duration and CPU times.
@@ -117,6 +111,8 @@ pub(crate) struct Input {
     pub(crate) servers: Vec<String>,
     /// `--call-rate` target of the run, calls per second (0: not given).
     pub(crate) call_rate: f64,
+    /// The findings of the run (its `findings` member).
+    pub(crate) findings: Vec<Advice>,
 }
 
 impl Input {
@@ -140,13 +136,17 @@ impl Input {
             member,
             expected,
         };
-        let config = doc
-            .get("config")
-            .filter(|c| c.is_object())
-            .ok_or_else(|| MergeError::MissingConfig {
+        let config = doc.get("config").filter(|c| c.is_object()).ok_or_else(|| {
+            MergeError::MissingConfig {
                 file: file.to_string(),
-            })?
-            .clone();
+            }
+        })?;
+        let config: ConfigDoc =
+            serde_path_to_error::deserialize(config).map_err(|e| MergeError::BadConfig {
+                file: file.to_string(),
+                path: e.path().to_string(),
+                source: e.into_inner(),
+            })?;
         let pair = |v: Option<&Value>, what: &'static str| -> Result<(u32, u32), MergeError> {
             let nums: Option<Vec<u32>> = v.and_then(Value::as_array).and_then(|a| {
                 a.iter()
@@ -160,7 +160,10 @@ impl Input {
         };
         let run_member = doc.get("run");
         let partition = pair(run_member.and_then(|r| r.get("partition")), "run.partition")?;
-        let client = pair(config.get("client"), "config.client")?;
+        let client = match config.client() {
+            (i, n) if i < n => (i, n),
+            _ => return Err(bad("config.client", "[I, N] with I < N")),
+        };
         let threads = run_member
             .and_then(|r| r.get("threads"))
             .and_then(Value::as_u64)
@@ -199,13 +202,9 @@ impl Input {
         };
         // `--call-rate`: every part ran the whole rate's share of one schedule, so the
         // target is the parts' common `config.call_rate` (0: not given).
-        let call_rate = match config.get("call_rate") {
-            None => 0.0,
-            Some(v) => v
-                .as_f64()
-                .filter(|r| r.is_finite() && *r >= 0.0)
-                .ok_or_else(|| bad("config.call_rate", "a rate"))?,
-        };
+        let call_rate = Some(config.call_rate())
+            .filter(|r| r.is_finite() && *r >= 0.0)
+            .ok_or_else(|| bad("config.call_rate", "a rate"))?;
         if servers.len() != stats.servers.len() {
             return Err(MergeError::ServerCount {
                 file: file.to_string(),
@@ -224,25 +223,20 @@ impl Input {
             start,
             servers,
             call_rate,
+            findings: advice::from_json(&doc["findings"]),
         })
     }
 
     /// The echo line of the run without its `--partition=I/N`.
     pub(crate) fn echo(&self) -> String {
-        let echo = self
-            .config
-            .get("echo")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let echo = self.config.echo();
         let (i, n) = self.partition;
         echo.replace(&format!(" --partition={i}/{n}"), "")
     }
 
     /// True for session workloads (`--wsess`, `--wsesslog`, `--wsesspage`).
     fn is_session(&self) -> bool {
-        ["wsess", "wsesslog", "wsesspage"]
-            .iter()
-            .any(|k| self.config.get(*k).is_some_and(|v| !v.is_null()))
+        self.config.is_session()
     }
 }
 
@@ -253,18 +247,14 @@ pub(crate) fn check(inputs: &[Input]) -> Result<Vec<String>, MergeError> {
         return Err(MergeError::NoInputs);
     };
     for inp in &inputs[1..] {
-        for key in WORKLOAD_KEYS {
-            let (a, b) = (first.config.get(key), inp.config.get(key));
-            if a != b {
-                let show = |v: Option<&Value>| v.map_or("(none)".to_string(), Value::to_string);
-                return Err(MergeError::DifferentWorkloads {
-                    first: first.file.clone(),
-                    other: inp.file.clone(),
-                    key,
-                    a: show(a),
-                    b: show(b),
-                });
-            }
+        if let Some((key, a, b)) = first.config.differs(&inp.config, &SHARED) {
+            return Err(MergeError::DifferentWorkloads {
+                first: first.file.clone(),
+                other: inp.file.clone(),
+                key,
+                a: a.to_string(),
+                b: b.to_string(),
+            });
         }
         if inp.servers != first.servers {
             return Err(MergeError::DifferentServers {
@@ -349,15 +339,6 @@ pub(crate) fn check(inputs: &[Input]) -> Result<Vec<String>, MergeError> {
         ));
     }
     Ok(warnings)
-}
-
-/// ` client I/N` when the workload was also split with `--client`, else nothing.
-fn client_suffix((i, n): (u32, u32)) -> String {
-    if n > 1 {
-        format!(" client {i}/{n}")
-    } else {
-        String::new()
-    }
 }
 
 /// The union of the inputs.
@@ -503,10 +484,34 @@ fn system_time(unix: f64) -> SystemTime {
     }
 }
 
+/// The findings of the inputs' runs, in input order, client-bound ones first (a
+/// sweep's conclusion quotes the first); each names its partition when the input is
+/// one of several (`(partition I/N)` after the text), so the merge of one run has its
+/// findings exactly.
+pub(crate) fn findings(inputs: &[Input]) -> Vec<Advice> {
+    let mut all: Vec<Advice> = inputs
+        .iter()
+        .flat_map(|inp| {
+            let (i, n) = inp.partition;
+            inp.findings.iter().map(move |a| Advice {
+                finding: a.finding,
+                text: if n > 1 {
+                    format!("{} (partition {i}/{n})", a.text)
+                } else {
+                    a.text.clone()
+                },
+            })
+        })
+        .collect();
+    all.sort_by_key(|a| a.finding != Finding::ClientBound);
+    all
+}
+
 /// The merged document: the layout of a run's (`docs/json.md`), its figures derived
 /// from the merged raw counters as a run derives them (`Merged::report`), with the
-/// first input's `config` (its `partition` set to `[0, 1]`, the echo line without
-/// `--partition`, `json` the merged file) and `run.merged_from` listing the inputs.
+/// first input's `config` as stored (`ConfigDoc::whole`: its `partition` set to
+/// `[0, 1]`, the echo line without `--partition`, `json` the merged file), the
+/// inputs' `findings` and `run.merged_from` listing the inputs.
 pub(crate) fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&str>) -> Value {
     let meta = RunMeta {
         start: system_time(merged.start),
@@ -515,14 +520,13 @@ pub(crate) fn merged_json(inputs: &[Input], merged: &Merged, json_dest: Option<&
         threads: merged.threads,
         servers: merged.servers.clone(),
     };
-    let mut config = inputs.first().map_or(Value::Null, |i| i.config.clone());
-    if let Some(c) = config.as_object_mut() {
-        let echo = inputs.first().map(Input::echo).unwrap_or_default();
-        c.insert("echo".into(), json!(echo));
-        c.insert("partition".into(), json!([0, 1]));
-        c.insert("json".into(), json!(json_dest));
-    }
-    let mut doc = document(config, &merged.report(), &merged.stats, &merged.run, &meta);
+    let echo = inputs.first().map(Input::echo).unwrap_or_default();
+    let config = inputs
+        .first()
+        .map(|i| i.config.whole(echo, json_dest))
+        .unwrap_or_default();
+    let mut doc = document(&config, &merged.report(), &merged.stats, &merged.run, &meta);
+    doc["findings"] = advice::to_json(&findings(inputs));
     let files: Vec<&str> = inputs.iter().map(|i| i.file.as_str()).collect();
     doc["run"]["merged_from"] = json!(files);
     doc
@@ -540,7 +544,9 @@ fn write_json_dest(dest: &str, doc: &Value) -> io::Result<()> {
     crate::output::json::write_value_to(dest, doc)
 }
 
-fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
+/// Merges the run documents `opts.files` (`opts.html` is for sweeps: the caller
+/// refuses it), prints the report; returns the exit status.
+pub(crate) fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
     let inputs = opts
         .files
         .iter()
@@ -584,12 +590,6 @@ fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
     Ok(if breached.is_empty() { 0 } else { 3 })
 }
 
-/// `rshperf merge …` (`args[0]` is `merge`): prints the merged report; returns the
-/// exit status (1 on any error).
-pub(crate) fn merge_main(args: &[String]) -> i32 {
-    crate::front::subcommand::run::<MergeOptions>(args, |opts| try_merge(&opts))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -623,18 +623,13 @@ mod tests {
     /// connections with one 200 reply each, started at `start` (unix seconds), lasting
     /// `duration` seconds.
     fn doc(uri: &str, part: u32, parts: u32, n: u64, start: f64, duration: f64) -> Value {
-        let partition = format!("--partition={part}/{parts}");
-        let cfg = Config::from_argv(&[
-            "rshperf",
-            "--server=127.0.0.1",
-            "--port=8080",
-            "--uri",
-            uri,
-            "--rate=100",
-            "--num-conns=1000",
-            &partition,
-        ])
-        .expect("valid test options");
+        let cfg = Config::local(|b| {
+            b.port(8080)
+                .uri(uri)
+                .rate(100.0)
+                .num_conns(1000)
+                .partition(part, parts);
+        });
         let mut s = Stats::new();
         for i in 0..n {
             s.on_connecting();
@@ -657,7 +652,7 @@ mod tests {
         let meta = RunMeta {
             start: system_time(start),
             end: system_time(start + duration),
-            partition: cfg.load.partition,
+            partition: cfg.load().partition(),
             threads: 1,
             servers: Vec::new(),
         };

@@ -7,6 +7,7 @@ pub mod cli;
 pub(crate) mod compare;
 pub(crate) mod completions;
 pub mod dispatch;
+pub mod error;
 pub(crate) mod help;
 pub mod httperf;
 pub(crate) mod merge;

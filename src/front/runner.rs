@@ -15,6 +15,8 @@ use crate::engine::execute::{execute_with, text_out, ExecOptions, Hooks};
 use crate::engine::feed::SecondFeed;
 use crate::engine::interrupt;
 use crate::engine::metrics::Exporter;
+use crate::front::error::Error;
+use crate::model::config::doc::ConfigDoc;
 use crate::model::config::Config;
 use crate::model::report::{Facts, Report};
 use crate::model::run::RunResult;
@@ -34,28 +36,28 @@ use crate::output::session::write_session_block;
 use crate::output::summary::Summary;
 use crate::output::threshold;
 use crate::output::timeline;
-use crate::wire::error::Error;
 
 /// Runs the test described by `cfg`, printing everything on stdout; returns the exit
 /// status (0, or 3 when a `--fail-on` threshold is breached).
 pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     let work = Workload::from_config(cfg)?;
-    let o = &cfg.output;
+    let o = cfg.output();
     // A path that cannot be written fails now, before the first connection.
     file::probe_all(&[
-        ("--json", o.json.as_deref()),
-        ("--csv", o.csv.as_deref()),
-        ("--timeline", o.timeline.as_deref()),
-        ("--html", o.html.as_deref()),
-        ("--junit", o.junit.as_deref()),
+        ("--json", o.json()),
+        ("--csv", o.csv()),
+        ("--timeline", o.timeline()),
+        ("--html", o.html()),
+        ("--junit", o.junit()),
     ])?;
-    let exporter = cfg.output.metrics_listen.map(Exporter::start).transpose()?;
+    let exporter = cfg
+        .output()
+        .metrics_listen()
+        .map(Exporter::start)
+        .transpose()?;
     // `--timeline` to a regular file is written a second at a time while the run lasts.
-    let streamed = o
-        .timeline
-        .as_deref()
-        .filter(|p| timeline::streams(Path::new(p)));
-    let feed = streamed.map(|_| SecondFeed::new(cfg.load.threads.max(1) as usize));
+    let streamed = o.timeline().filter(|p| timeline::streams(Path::new(p)));
+    let feed = streamed.map(|_| SecondFeed::new(cfg.load().threads().max(1) as usize));
     let hooks = Hooks {
         metrics: exporter.as_ref().map(|e| (e, None)),
         seconds: feed.as_ref(),
@@ -82,10 +84,10 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     let run = run?;
     let (stats, info) = (&run.stats, &run.info);
     let mut summary = Summary::new(stats, info);
-    if cfg.output.periodic_stats {
+    if cfg.output().periodic_stats() {
         summary.periodic = Some(stats.status_200_302);
     }
-    let report = Report::new(stats, info, &Facts::of(cfg.load.call_rate, &run.meta));
+    let report = Report::new(stats, info, &Facts::of(cfg.load().call_rate(), &run.meta));
     // Every output is attempted; each failure is reported and makes the status 1.
     let mut failed: Vec<OutputError> = Vec::new();
     if text_out(cfg) {
@@ -112,8 +114,8 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
             source,
         }
     }
-    if let Some(dest) = &cfg.output.json {
-        let mut doc = json::document(json::config_json(cfg), &report, stats, info, &run.meta);
+    if let Some(dest) = cfg.output().json() {
+        let mut doc = json::document(&ConfigDoc::of(cfg), &report, stats, info, &run.meta);
         doc["findings"] = advice::to_json(&advice);
         let done = json::write_value_to(dest, &doc);
         match done {
@@ -121,11 +123,11 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
             r => failed.extend(r.map_err(named("--json", dest)).err()),
         }
     }
-    if let Some(path) = &cfg.output.csv {
+    if let Some(path) = cfg.output().csv() {
         let r = csv::append_row(Path::new(path), cfg, &report, &advice);
         failed.extend(r.map_err(named("--csv", path)).err());
     }
-    if let Some(path) = &cfg.output.timeline {
+    if let Some(path) = cfg.output().timeline() {
         let r = match stream {
             // Longer than the first hour: the streamed file has every second; the
             // timeline in memory has coarsened.
@@ -137,21 +139,21 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         };
         failed.extend(r.map_err(named("--timeline", path)).err());
     }
-    if let Some(path) = &cfg.output.html {
+    if let Some(path) = cfg.output().html() {
         let r = html::write_run(Path::new(path), cfg, &run, &summary, &advice);
         failed.extend(r.map_err(named("--html", path)).err());
     }
-    advice::print(&advice, cfg.output.verbose > 0);
-    let mut breached = threshold::breaches(&cfg.output.fail_on, &report);
-    if run.interrupted && !cfg.output.fail_on.is_empty() {
+    advice::print(&advice, cfg.output().verbose() > 0);
+    let mut breached = threshold::breaches(cfg.output().fail_on(), &report);
+    if run.interrupted && !cfg.output().fail_on().is_empty() {
         // Its figures cover part of the schedule: no threshold can be said to hold.
         breached.insert(0, INTERRUPTED_BREACH.to_string());
     }
     for b in &breached {
         eprintln!("rshperf: {b}");
     }
-    if let Some(path) = &cfg.output.junit {
-        let cases = threshold::junit_cases(&cfg.output.fail_on, &report);
+    if let Some(path) = cfg.output().junit() {
+        let cases = threshold::junit_cases(cfg.output().fail_on(), &report);
         let xml = junit::document("rshperf", "rshperf.fail-on", &cases, info.duration);
         let r = file::write_bytes(Path::new(path), xml.as_bytes());
         failed.extend(r.map_err(named("--junit", path)).err());
@@ -161,7 +163,7 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     }
     if let Some(e) = exporter {
         // The report is out: the last scrapes see the totals it printed.
-        e.linger(cfg.output.metrics_linger);
+        e.linger(cfg.output().metrics_linger());
     }
     Ok(if !failed.is_empty() {
         1
@@ -206,23 +208,23 @@ fn write_text(
 ) -> io::Result<()> {
     let (stats, info) = (&run.stats, &run.info);
     let mut out = io::BufWriter::new(io::stdout().lock());
-    write_report(&mut out, summary, cfg.output.verbose)?;
+    write_report(&mut out, summary, cfg.output().verbose())?;
     if work.is_session() {
         write_session_block(&mut out, &report.sessions)?;
     }
     let labels: Vec<String> = work.targets.iter().map(|t| t.label.clone()).collect();
     write_servers(&mut out, &stats.servers, &labels, info.duration)?;
-    if cfg.output.percentiles || cfg.output.verbose > 0 {
+    if cfg.output().percentiles() || cfg.output().verbose() > 0 {
         write_percentiles(&mut out, stats)?;
     }
-    if cfg.tls.enabled && cfg.output.verbose > 0 {
+    if cfg.tls().enabled() && cfg.output().verbose() > 0 {
         let [full, resumed] = stats.tls_handshakes;
         writeln!(out, "TLS handshakes: full {full} resumed {resumed}")?;
     }
     if let Some(c) = &report.call_rate {
         writeln!(out, "{}", extras::call_rate_lines(c))?;
     }
-    if cfg.output.verbose > 0 {
+    if cfg.output().verbose() > 0 {
         if let Some(h) = &report.http2 {
             writeln!(out, "{}", extras::http2_lines(h))?;
         }

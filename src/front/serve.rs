@@ -9,7 +9,6 @@
 //! `request.rs`, pre-rendered replies in `reply.rs`. Called by `crate::run` when argv[1]
 //! is `serve` or `demo`.
 
-mod error;
 mod reply;
 mod request;
 mod server;
@@ -21,11 +20,11 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use crate::front::cli::{self, Command, Opt};
+pub use crate::front::error::serve::ServeError;
+use crate::front::error::Error;
 use crate::front::httperf;
 use crate::front::subcommand;
 use crate::model::config::Config;
-use crate::wire::error::Error;
-use error::ServeError;
 
 pub use server::{spawn, ServeHandle};
 
@@ -204,11 +203,6 @@ fn try_demo(args: &[String]) -> Result<i32, Error> {
     let mut builder = Config::builder();
     builder.server("127.0.0.1").port(server.addr().port());
     let cfg = httperf::finish(httperf::build_with(builder, &args))?;
-    if let Some(opt) = cfg.unsupported() {
-        return Err(Error::Unsupported {
-            option: opt.to_string(),
-        });
-    }
     let result = crate::front::runner::run(&cfg);
     let stopped = server.stop();
     let code = result?;

@@ -26,7 +26,7 @@ use clap::builder::Styles;
 use clap::error::ErrorKind;
 use clap::{ArgMatches, ColorChoice, CommandFactory, Parser};
 
-use crate::wire::error::Error;
+use crate::front::error::Error;
 
 /// One subcommand of rshperf.
 pub struct Subcommand {

@@ -222,7 +222,7 @@ pub(crate) struct Requests {
 /// The header lines around `Host:` (which is per target, see `--servers`).
 fn header_lines(cfg: &Config, extra: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let mut r = Vec::with_capacity(96);
-    match cfg.request.http_version {
+    match cfg.request().http_version() {
         // HTTP/2 requests are rendered from the same lines by `render_h2`.
         HttpVersion::V11 | HttpVersion::V2 | HttpVersion::V3 => {
             r.extend_from_slice(b" HTTP/1.1\r\n")
@@ -232,10 +232,10 @@ fn header_lines(cfg: &Config, extra: &[u8]) -> (Vec<u8>, Vec<u8>) {
     r.extend_from_slice(b"User-Agent: ");
     r.extend_from_slice(USER_AGENT.as_bytes());
     r.extend_from_slice(b"\r\n");
-    if cfg.request.http_version == HttpVersion::V10 {
+    if cfg.request().http_version() == HttpVersion::V10 {
         r.extend_from_slice(b"Connection: keep-alive\r\n");
     }
-    let mut post = cfg.request.add_header.clone();
+    let mut post = cfg.request().add_header().to_vec();
     post.extend_from_slice(extra);
     (r, post)
 }
@@ -251,12 +251,12 @@ impl Requests {
     /// `Content-Length:` line).
     pub(crate) fn with_body(cfg: &Config, extra: &[u8], body: Body) -> Requests {
         let (pre_host, post_host) = header_lines(cfg, extra);
-        let fixed = Shape::new(&cfg.request.method, pre_host, post_host, body);
+        let fixed = Shape::new(cfg.request().method(), pre_host, post_host, body);
         Requests {
             fixed,
-            fixed_uri: cfg.target.uri.as_bytes().to_vec(),
-            no_host: cfg.request.no_host_hdr,
-            https: cfg.tls.enabled,
+            fixed_uri: cfg.target().uri().as_bytes().to_vec(),
+            no_host: cfg.request().no_host_hdr(),
+            https: cfg.tls().enabled(),
             uris: Vec::new(),
             templates: Vec::new(),
         }
@@ -451,15 +451,18 @@ impl Requests {
 mod tests {
     use super::*;
 
-    fn cfg(extra: &[&str]) -> Config {
-        let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
-        argv.extend_from_slice(extra);
-        Config::from_argv(&argv).expect("valid config")
+    use crate::model::config::ConfigBuilder;
+
+    /// `--server 127.0.0.1` with what `edit` sets.
+    fn cfg(edit: impl FnOnce(&mut ConfigBuilder)) -> Config {
+        Config::local(edit)
     }
 
     #[test]
     fn fixed_request_matches_httperf_layout() {
-        let c = cfg(&["--uri", "/1k.html"]);
+        let c = cfg(|b| {
+            b.uri("/1k.html");
+        });
         let r = Requests::new(&c, b"");
         let mut out = Vec::new();
         let (len, header) = r.render(CallRef::Fixed, "127.0.0.1", None, &mut out);
@@ -472,7 +475,9 @@ mod tests {
 
     #[test]
     fn template_with_body_cookie_and_http10() {
-        let c = cfg(&["--http-version", "1.0", "--add-header", "X-A: 1\\n"]);
+        let c = cfg(|b| {
+            b.http_version(HttpVersion::V10).add_header("X-A: 1\\n");
+        });
         let mut r = Requests::new(&c, b"");
         let t = r.add_template(&c, b"", "POST", "/echo", b"a b\nc");
         let mut out = b"prefix".to_vec();
@@ -514,13 +519,11 @@ mod tests {
 
     #[test]
     fn http2_requests_decode_to_the_fields() {
-        let c = cfg(&[
-            "--http-version",
-            "2",
-            "--ssl",
-            "--add-header",
-            "X-A: 1\\nConnection: close\\nTE: trailers\\n",
-        ]);
+        let c = cfg(|b| {
+            b.http_version(HttpVersion::V2)
+                .tls()
+                .add_header("X-A: 1\\nConnection: close\\nTE: trailers\\n");
+        });
         let mut r = Requests::new(&c, b"");
         let t = r.add_template(&c, b"", "POST", "/echo", b"a b");
         let mut block = Vec::new();
@@ -556,7 +559,9 @@ mod tests {
         assert_eq!(&printed[header..], b"a b");
         // The fixed GET / without a Host: static indexes, then user-agent added to
         // the table; the second time all indexed.
-        let c = cfg(&["--http-version", "2", "--uri", "/", "--no-host-hdr"]);
+        let c = cfg(|b| {
+            b.http_version(HttpVersion::V2).uri("/").no_host_hdr(true);
+        });
         let r = Requests::new(&c, b"");
         block.clear();
         r.render_h2(CallRef::Fixed, "x", None, &mut block);
@@ -571,7 +576,9 @@ mod tests {
 
     #[test]
     fn uri_calls_use_the_generated_uri() {
-        let c = cfg(&["--method", "HEAD"]);
+        let c = cfg(|b| {
+            b.method("HEAD");
+        });
         let mut r = Requests::new(&c, b"");
         r.uris.push("/wset/0/1.html".into());
         let mut out = Vec::new();
@@ -582,7 +589,9 @@ mod tests {
 
     #[test]
     fn page_calls_render_the_given_uri_with_the_fixed_headers() {
-        let c = cfg(&["--uri", "/page/index.html", "--add-header", "X-A: 1\\n"]);
+        let c = cfg(|b| {
+            b.uri("/page/index.html").add_header("X-A: 1\\n");
+        });
         let r = Requests::new(&c, b"");
         let (mut a, mut b) = (Vec::new(), Vec::new());
         r.render(CallRef::Fixed, "h", Some(b"s=1"), &mut a);

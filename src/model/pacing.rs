@@ -11,6 +11,8 @@
 
 use std::time::Duration;
 
+use crate::wire::frozen::frozen;
+
 /// `--overload`: what an open-loop engine does when it cannot keep its schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Overload {
@@ -141,17 +143,19 @@ pub(crate) fn parse_spin(v: &str) -> Result<Spin, PacingError> {
     Ok(if us == 0 { Spin::Off } else { Spin::Fixed(d) })
 }
 
-/// The pacing options of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Pacing {
-    /// `--overload`.
-    pub(crate) overload: Overload,
-    /// `--spin`.
-    pub(crate) spin: Spin,
-    /// `--pin`: engine thread j runs on one core of its own.
-    pub(crate) pin: bool,
-    /// `--realtime`: engine threads run SCHED_FIFO.
-    pub(crate) realtime: bool,
+frozen! {
+    /// The pacing options of a run.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub(crate) struct Pacing [] {
+        /// `--overload`.
+        overload: Overload => Overload as copy, set_overload;
+        /// `--spin`.
+        spin: Spin => Spin as copy, set_spin;
+        /// `--pin`: engine thread j runs on one core of its own.
+        pin: bool => bool as copy, set_pin;
+        /// `--realtime`: engine threads run SCHED_FIFO.
+        realtime: bool => bool as copy, set_realtime;
+    }
 }
 
 impl Pacing {

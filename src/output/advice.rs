@@ -38,6 +38,20 @@ impl Finding {
         matches!(self, Finding::NoRateSample)
     }
 
+    /// Every finding.
+    pub(crate) const ALL: [Finding; 5] = [
+        Finding::ClientBound,
+        Finding::AllFailed,
+        Finding::AllErrorStatus,
+        Finding::NoRateSample,
+        Finding::FdLimit,
+    ];
+
+    /// The finding a JSON or CSV name (`key`) stands for.
+    pub(crate) fn from_key(key: &str) -> Option<Finding> {
+        Finding::ALL.into_iter().find(|f| f.key() == key)
+    }
+
     /// The finding's name in JSON and CSV.
     pub(crate) fn key(self) -> &'static str {
         match self {
@@ -131,6 +145,22 @@ pub(crate) fn to_json(advice: &[Advice]) -> serde_json::Value {
         .collect()
 }
 
+/// The findings a JSON `findings` member holds (`to_json`'s reverse; entries of
+/// findings this release does not know, or without their text, are left out).
+pub(crate) fn from_json(findings: &serde_json::Value) -> Vec<Advice> {
+    findings
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| {
+            Some(Advice {
+                finding: Finding::from_key(f["finding"].as_str()?)?,
+                text: f["text"].as_str()?.to_string(),
+            })
+        })
+        .collect()
+}
+
 /// Client-bound: the client did not keep its schedule. Either arrivals fell behind
 /// (lateness p50 above both 1 ms and 10 % of the mean inter-arrival time, over at
 /// least 100 arrivals and a schedule of at least 1 s or a lag longer than the whole
@@ -144,7 +174,7 @@ pub(crate) fn to_json(advice: &[Advice]) -> serde_json::Value {
 /// addresses, machines), arrivals held for free connections, or an engine kept
 /// waiting by other work on the machine (remedy: a quieter one).
 fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
-    let mean_s = cfg.load.period.mean();
+    let mean_s = cfg.load().period().mean();
     if mean_s <= 0.0 {
         return None;
     }
@@ -154,7 +184,7 @@ fn client_bound(cfg: &Config, run: &RunResult) -> Option<Advice> {
     let limit_ms = LATE_FLOOR_US.max(LATE_SHARE * mean_s * 1e6) / 1000.0;
     let span_ms = late.len() as f64 * mean_s * 1000.0;
     let sustained = span_ms >= LATE_MIN_SPAN_S * 1000.0 || p50_ms > span_ms;
-    let behind = cfg.load.max_connections == 0
+    let behind = cfg.load().max_connections() == 0
         && late.len() >= LATE_MIN_ARRIVALS
         && sustained
         && p50_ms > limit_ms;
@@ -313,9 +343,10 @@ mod tests {
         RunResult::of(stats, wall_s)
     }
 
-    fn assess_at(rate: &str, r: &RunResult) -> Vec<Advice> {
-        let cfg = Config::from_argv(&["rshperf", "--server", "127.0.0.1", "--rate", rate])
-            .expect("valid options");
+    fn assess_at(rate: f64, r: &RunResult) -> Vec<Advice> {
+        let cfg = Config::local(|b| {
+            b.rate(rate);
+        });
         let work = Workload::from_config(&cfg).expect("workload");
         assess(&cfg, &work, r)
     }
@@ -324,7 +355,7 @@ mod tests {
     fn a_healthy_run_gets_no_advice() {
         let mut late = vec![50; 990];
         late.extend([900; 10]);
-        assert!(assess_at("600", &run(&late, 20.0, 10.0)).is_empty());
+        assert!(assess_at(600.0, &run(&late, 20.0, 10.0)).is_empty());
     }
 
     #[test]
@@ -332,7 +363,7 @@ mod tests {
         let mut r = run(&[1500; 1000], 10.0, 10.0);
         r.stats.pacing.deferred = 700;
         r.stats.pacing.waited = 600;
-        let advice = assess_at("600", &r);
+        let advice = assess_at(600.0, &r);
         assert_eq!(advice.len(), 1);
         assert_eq!(
             advice[0].text,
@@ -356,7 +387,7 @@ mod tests {
         r.stats.pacing.table_waited = 996;
         r.stats.pacing.conn_table = 4;
         r.stats.pacing.fd_limit = 24;
-        let advice = assess_at("600", &r);
+        let advice = assess_at(600.0, &r);
         assert_eq!(
             advice,
             [Advice {
@@ -375,7 +406,7 @@ mod tests {
         short.stats.pacing.table_waited = 1;
         short.stats.pacing.conn_table = 1;
         assert_eq!(
-            assess_at("600", &short)[0].text,
+            assess_at(600.0, &short)[0].text,
             "the descriptor limit capped concurrency at 1 connection: 1 arrival waited for a \
              connection to close (raise `ulimit -n`)"
         );
@@ -385,7 +416,7 @@ mod tests {
     fn a_late_tail_alone_is_jitter_not_a_finding() {
         let mut late = vec![50; 900];
         late.extend([30_000; 100]);
-        assert!(assess_at("600", &run(&late, 20.0, 10.0)).is_empty());
+        assert!(assess_at(600.0, &run(&late, 20.0, 10.0)).is_empty());
     }
 
     #[test]
@@ -393,7 +424,7 @@ mod tests {
         // p50 1.5 ms at 600/s: above 1 ms (10 % of 1.67 ms is less).
         let mut late = vec![50; 400];
         late.extend([1500; 600]);
-        let advice = assess_at("600", &run(&late, 40.0, 10.0));
+        let advice = assess_at(600.0, &run(&late, 40.0, 10.0));
         assert_eq!(advice.len(), 1);
         assert_eq!(advice[0].finding, Finding::ClientBound);
         assert!(
@@ -411,14 +442,14 @@ mod tests {
         assert_eq!(keys(&advice), "client_bound");
         assert_eq!(to_json(&advice)[0]["finding"], "client_bound");
         // At 50/s the limit is 10 % of 20 ms = 2 ms: 1.5 ms is on time.
-        assert!(assess_at("50", &run(&late, 40.0, 10.0)).is_empty());
+        assert!(assess_at(50.0, &run(&late, 40.0, 10.0)).is_empty());
         // Too few arrivals.
-        assert!(assess_at("600", &run(&late[920..], 40.0, 10.0)).is_empty());
+        assert!(assess_at(600.0, &run(&late[920..], 40.0, 10.0)).is_empty());
         // A schedule shorter than 1 s (500 arrivals at 600/s) that a single stall can
         // upset: no finding, unless the lag exceeds the whole schedule.
-        assert!(assess_at("600", &run(&late[500..], 40.0, 10.0)).is_empty());
+        assert!(assess_at(600.0, &run(&late[500..], 40.0, 10.0)).is_empty());
         let lag = vec![900_000; 500];
-        assert_eq!(assess_at("600", &run(&lag, 40.0, 10.0)).len(), 1);
+        assert_eq!(assess_at(600.0, &run(&lag, 40.0, 10.0)).len(), 1);
     }
 
     #[test]
@@ -452,7 +483,7 @@ mod tests {
     fn an_engine_at_93_percent_is_saturated_not_kept_waiting() {
         let mut late = vec![50; 400];
         late.extend([2000; 600]);
-        let advice = assess_at("1000", &run(&late, 93.0, 3.0));
+        let advice = assess_at(1000.0, &run(&late, 93.0, 3.0));
         assert_eq!(advice.len(), 1);
         assert_eq!(
             advice[0].text,
@@ -467,7 +498,7 @@ mod tests {
     #[test]
     fn a_saturated_engine_makes_a_run_client_bound() {
         let late = vec![50; 1000];
-        let advice = assess_at("10000", &run(&late, 99.0, 3.0));
+        let advice = assess_at(10000.0, &run(&late, 99.0, 3.0));
         assert_eq!(advice.len(), 1);
         assert_eq!(
             advice[0].text,
@@ -479,15 +510,40 @@ mod tests {
         );
         let mut behind = vec![50; 400];
         behind.extend([2000; 600]);
-        let both = assess_at("1000", &run(&behind, 99.0, 3.0));
+        let both = assess_at(1000.0, &run(&behind, 99.0, 3.0));
         assert!(both[0].text.starts_with(
             "client-bound: arrivals started late (lateness p50 2.000 ms, p99 2.000 ms, limit \
              1.000 ms) and an engine thread used 99 % of a core: the client was at its \
              capacity;"
         ));
         // A very short run is dominated by start-up.
-        assert!(assess_at("10000", &run(&late, 99.0, 0.1)).is_empty());
+        assert!(assess_at(10000.0, &run(&late, 99.0, 0.1)).is_empty());
         // Sequential runs have no schedule.
-        assert!(assess_at("0", &run(&late, 100.0, 3.0)).is_empty());
+        assert!(assess_at(0.0, &run(&late, 100.0, 3.0)).is_empty());
+    }
+
+    #[test]
+    fn findings_read_back_from_json_as_written() {
+        let advice: Vec<Advice> = Finding::ALL
+            .iter()
+            .map(|&finding| Advice {
+                finding,
+                text: format!("about {}", finding.key()),
+            })
+            .collect();
+        assert_eq!(from_json(&to_json(&advice)), advice);
+        let unknown = serde_json::json!([
+            { "finding": "from_a_later_release", "text": "x" },
+            { "finding": "all_failed" },
+            { "finding": "fd_limit", "text": "y" },
+        ]);
+        assert_eq!(
+            from_json(&unknown),
+            [Advice {
+                finding: Finding::FdLimit,
+                text: "y".into()
+            }]
+        );
+        assert!(from_json(&serde_json::Value::Null).is_empty());
     }
 }

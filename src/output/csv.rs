@@ -96,19 +96,19 @@ pub(crate) fn cell(v: &Val, decimals: usize) -> String {
 /// The row of one run, without the line end; `now` is its timestamp, `advice` the
 /// run's findings (the last column: their keys joined with `;`).
 pub(crate) fn row(cfg: &Config, report: &Report, advice: &[Advice], now: SystemTime) -> String {
-    let mean = cfg.load.period.mean();
+    let mean = cfg.load().period().mean();
     // The option's value, to a millionth (1 / period is not always exact).
     let rate = if mean > 0.0 {
         rounded(1.0 / mean, 6)
     } else {
         String::new()
     };
-    let server = cfg.target.servers.as_deref().unwrap_or(&cfg.target.server);
+    let server = cfg.target().servers().unwrap_or(cfg.target().server());
     let mut fields = vec![
         rfc3339(now),
         quote(server),
-        cfg.target.port.to_string(),
-        quote(&cfg.target.uri),
+        cfg.target().port().to_string(),
+        quote(cfg.target().uri()),
         rate,
         cfg.num_conns_bound()
             .map(|n| n.to_string())
@@ -116,7 +116,7 @@ pub(crate) fn row(cfg: &Config, report: &Report, advice: &[Advice], now: SystemT
         cfg.num_calls_bound()
             .map(|n| n.to_string())
             .unwrap_or_default(),
-        cfg.load.threads.to_string(),
+        cfg.load().threads().to_string(),
     ];
     debug_assert_eq!(fields.len(), CONFIG_COLUMNS.len());
     fields.extend(
@@ -160,10 +160,17 @@ mod tests {
         cpu_system: 0.25,
     };
 
-    fn cfg(extra: &[&str]) -> Config {
-        let mut argv = vec!["rshperf", "--server", "127.0.0.1", "--num-conns", "4"];
-        argv.extend_from_slice(extra);
-        Config::from_argv(&argv).expect("valid test options")
+    /// `--server 127.0.0.1 --num-conns 4`, and `--rate` if given, and `--uri`.
+    fn cfg(rate: Option<f64>, uri: Option<&str>) -> Config {
+        Config::local(|b| {
+            b.num_conns(4);
+            if let Some(r) = rate {
+                b.rate(r);
+            }
+            if let Some(u) = uri {
+                b.uri(u);
+            }
+        })
     }
 
     fn stats() -> Stats {
@@ -219,7 +226,7 @@ mod tests {
     #[test]
     fn row_has_every_column_in_order() {
         let s = stats();
-        let c = cfg(&["--rate", "8", "--uri", "/x,\"y\""]);
+        let c = cfg(Some(8.0), Some("/x,\"y\""));
         let r = report(&s, &RUN);
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let line = row(&c, &r, &[], now);
@@ -233,7 +240,7 @@ mod tests {
             "timestamp,server,port,uri,rate,num_conns,num_calls,threads,duration_s,\
              max_connect_burst,connections_total,connections_rate,"
         ));
-        let plain = row(&cfg(&["--rate", "8"]), &r, &[], now);
+        let plain = row(&cfg(Some(8.0), None), &r, &[], now);
         assert_eq!(plain.split(',').count(), columns().len());
         for (name, want) in [
             ("connections_total", "4"),
@@ -262,12 +269,12 @@ mod tests {
             ..RUN
         };
         let rz = report(&s, &zero);
-        let line = row(&cfg(&[]), &rz, &[], now);
+        let line = row(&cfg(None, None), &rz, &[], now);
         let client = [Advice {
             finding: Finding::ClientBound,
             text: "client-bound: …".into(),
         }];
-        let flagged = row(&cfg(&[]), &rz, &client, now);
+        let flagged = row(&cfg(None, None), &rz, &client, now);
         assert!(flagged.ends_with(",client_bound"), "{flagged}");
         assert_eq!(line.split(',').count(), columns().len());
         assert_eq!(at(&line, "rate"), "");
@@ -284,8 +291,8 @@ mod tests {
         std::fs::write(&path, "").expect("create empty");
         let s = stats();
         let r = report(&s, &RUN);
-        append_row(&path, &cfg(&["--rate", "10"]), &r, &[]).expect("first run");
-        append_row(&path, &cfg(&["--rate", "20"]), &r, &[]).expect("second run");
+        append_row(&path, &cfg(Some(10.0), None), &r, &[]).expect("first run");
+        append_row(&path, &cfg(Some(20.0), None), &r, &[]).expect("second run");
         let text = std::fs::read_to_string(&path).expect("read back");
         let lines: Vec<&str> = text.split('\n').collect();
         assert_eq!(lines.len(), 4, "{text:?}"); // header, 2 rows, "" after the last line end

@@ -4,14 +4,12 @@
 //!
 //! Owns their texts, byte for byte the ones printed (after `rshperf: merge: FILE: ` for
 //! a document, after `rshperf: ` for the rest). Made by `json::stats_from_json`,
-//! `chart::svg`, the `html` pages and the front ends that write the files; `From` gives
-//! the top-level start-up error.
+//! `chart::svg`, the `html` pages and the front ends that write the files;
+//! `front::error::Error` prints them.
 
 use std::io;
 
 use thiserror::Error as ThisError;
-
-use crate::wire::error::Error;
 
 /// Why a JSON document cannot be read back into the run it describes.
 #[derive(Debug, ThisError)]
@@ -75,7 +73,7 @@ pub enum DocError {
 
 /// Why a chart or an HTML page cannot be drawn.
 #[derive(Debug, Clone, PartialEq, Eq, ThisError)]
-pub(crate) enum RenderError {
+pub enum RenderError {
     /// The plotting backend refused a chart.
     #[error("chart '{title}': {cause}")]
     Chart {
@@ -88,7 +86,7 @@ pub(crate) enum RenderError {
 
 /// Why a report (file or table) cannot be written.
 #[derive(Debug, ThisError)]
-pub(crate) enum OutputError {
+pub enum OutputError {
     /// A report file (`--json`, `--csv`, `--timeline`, `--html`) cannot be written.
     #[error("cannot write {option} file {path}: {source}")]
     File {
@@ -127,13 +125,6 @@ pub(crate) enum OutputError {
         #[source]
         source: RenderError,
     },
-}
-
-impl From<OutputError> for Error {
-    /// A start-up error: `rshperf: <text>`.
-    fn from(e: OutputError) -> Error {
-        Error::startup(e)
-    }
 }
 
 #[cfg(test)]
@@ -181,9 +172,6 @@ mod tests {
         ];
         for (e, text) in cases {
             assert_eq!(e.to_string(), text);
-            let top = Error::from(e);
-            assert!(matches!(top, Error::Startup(_)));
-            assert_eq!(top.to_string(), format!("rshperf: {text}"));
         }
     }
 

@@ -26,9 +26,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use crate::model::config::doc::ConfigDoc;
+#[cfg(test)]
 use crate::model::config::Config;
 use crate::model::stats::Stats;
-use crate::model::workload::rate::Period;
 
 #[cfg(test)]
 use crate::model::report::Facts;
@@ -93,123 +94,6 @@ fn time_json(t: SystemTime) -> Value {
     json!({ "rfc3339": rfc3339(t), "unix": unix_seconds(t) })
 }
 
-/// The arrival process: `kind` plus its parameters in seconds, and the mean rate.
-fn period_json(p: &Period) -> Value {
-    let mut v = match p {
-        Period::Sequential => json!({ "kind": "sequential" }),
-        Period::Deterministic(t) => json!({ "kind": "deterministic", "period_s": t }),
-        Period::Uniform(lo, hi) => json!({ "kind": "uniform", "min_s": lo, "max_s": hi }),
-        Period::Exponential(mean) => json!({ "kind": "exponential", "mean_s": mean }),
-        Period::Variable(pairs) => {
-            let pairs: Vec<Value> = pairs.iter().map(|&(t, d)| json!([t, d])).collect();
-            json!({ "kind": "variable", "pairs_s": pairs })
-        }
-    };
-    let mean = p.mean();
-    v["rate"] = if mean > 0.0 {
-        json!(1.0 / mean)
-    } else {
-        Value::Null
-    };
-    v
-}
-
-/// Every option that shapes the run or its output, plus the echo line.
-pub(crate) fn config_json(cfg: &Config) -> Value {
-    let addrs: Vec<String> = cfg.target.addrs.iter().map(|a| a.to_string()).collect();
-    let http_version = match cfg.request.http_version {
-        crate::model::config::HttpVersion::V10 => "1.0",
-        crate::model::config::HttpVersion::V11 => "1.1",
-        crate::model::config::HttpVersion::V2 => "2",
-        crate::model::config::HttpVersion::V3 => "3",
-    };
-    let start_at = match cfg.load.start_at {
-        None => Value::Null,
-        Some(crate::model::config::StartAt::Unix(t)) => json!({ "unix": t }),
-        Some(crate::model::config::StartAt::After(s)) => json!({ "after_s": s }),
-    };
-    let mut v = json!({
-        "echo": cfg.echo_line(),
-        "server": cfg.target.server,
-        "servers": cfg.target.servers,
-        "server_name": cfg.target.server_name,
-        "host": cfg.target.host,
-        "addrs": addrs,
-        "port": cfg.target.port,
-        "uri": cfg.target.uri,
-        "method": cfg.request.method,
-        "http_version": http_version,
-        "add_header": cfg.request.add_header_raw,
-        "add_header_file": cfg.request.add_header_file,
-        "no_host_hdr": cfg.request.no_host_hdr,
-        "num_conns": cfg.num_conns_bound(),
-        "num_calls": cfg.num_calls_bound(),
-        "burst_length": cfg.load.burst_length,
-        "concurrency": cfg.load.concurrency,
-        "call_rate": cfg.load.call_rate,
-        "period": period_json(&cfg.load.period),
-        "timeout_s": cfg.sockets.timeout,
-        "think_timeout_s": cfg.sessions.think_timeout,
-        "runtime_s": cfg.load.runtime,
-        "until_runtime": cfg.load.until_runtime,
-        "client": [cfg.load.client_id, cfg.load.num_clients],
-        "partition": [cfg.load.partition.0, cfg.load.partition.1],
-        "threads": cfg.load.threads,
-        "start_at": start_at,
-        "overload": cfg.pacing.overload.name(),
-        "spin": cfg.pacing.spin.name(),
-        "pin": cfg.pacing.pin,
-        "realtime": cfg.pacing.realtime,
-    });
-    let more = json!({
-        "send_buffer": cfg.sockets.send_buffer,
-        "recv_buffer": cfg.sockets.recv_buffer,
-        "hog": cfg.sockets.hog,
-        "myaddr": cfg.target.myaddr,
-        "close_with_reset": cfg.sockets.close_with_reset,
-        "max_connections": cfg.load.max_connections,
-        "max_piped_calls": cfg.load.max_piped_calls,
-        "failure_status": cfg.sessions.failure_status,
-        "retry_on_failure": cfg.sessions.retry_on_failure,
-        "session_cookies": cfg.sessions.session_cookies,
-        "wsess": cfg.sessions.wsess.as_ref().map(|w| json!({
-            "sessions": w.sessions, "calls": w.calls, "think_s": w.think
-        })),
-        "wsesslog": cfg.sessions.wsesslog.as_ref().map(|w| json!({
-            "sessions": w.sessions, "think_s": w.think, "file": w.file
-        })),
-        "wsesspage": cfg.sessions.wsesspage.as_ref().map(|w| json!({
-            "sessions": w.sessions, "pages": w.pages, "think_s": w.think
-        })),
-        "wlog": cfg.request.wlog.as_ref().map(|w| json!({ "repeat": w.repeat, "file": w.file })),
-        "wset": cfg.request.wset.as_ref().map(|w| json!({
-            "files": w.files, "miss_rate": w.miss_rate
-        })),
-        "ssl": cfg.tls.enabled,
-        "ssl_protocol": cfg.tls.protocol.map(|p| p.name()),
-        "ssl_ciphers": cfg.tls.ciphers,
-        "ssl_no_reuse": cfg.tls.no_reuse,
-        "ssl_verify": cfg.tls.verify,
-        "tls_server_name": cfg.tls.server_name,
-        "verbose": cfg.output.verbose,
-        "percentiles": cfg.output.percentiles,
-        "json": cfg.output.json,
-        "csv": cfg.output.csv,
-        "fail_on": cfg.output.fail_on.iter().map(|t| t.expr()).collect::<Vec<_>>(),
-        "unix_socket": cfg.target.unix_socket,
-        "body_file": cfg.request.body_file,
-        "content_type": cfg.request.content_type,
-        "header_file": cfg.request.header_file,
-        "metrics_listen": cfg.output.metrics_listen.map(|a| a.to_string()),
-        "metrics_linger_s": cfg.output.metrics_linger,
-    });
-    // Two literals: one would exceed the json! macro's recursion limit.
-    if let (Value::Object(a), Value::Object(b)) = (&mut v, more) {
-        a.extend(b);
-    }
-    v
-}
-
 /// The name, in `Stats`' schema, of the member that the document carries at its top
 /// level instead of inside `raw` (HdrHistogram readers find it there).
 const HISTOGRAMS: &str = "histograms";
@@ -229,11 +113,11 @@ fn stats_members(s: &Stats) -> (Value, Value) {
 #[cfg(test)]
 pub(crate) fn to_json(cfg: &Config, stats: &Stats, run: &RunInfo, meta: &RunMeta) -> Value {
     let facts = Facts {
-        call_rate: cfg.load.call_rate,
+        call_rate: cfg.load().call_rate(),
         servers: meta.servers.clone(),
     };
     document(
-        config_json(cfg),
+        &ConfigDoc::of(cfg),
         &Report::new(stats, run, &facts),
         stats,
         run,
@@ -246,7 +130,7 @@ pub(crate) fn to_json(cfg: &Config, stats: &Stats, run: &RunInfo, meta: &RunMeta
 /// `histograms`, is all `rshperf merge` reads back), `start` and `end`, the report's
 /// members (`Report` serialised), then `raw` and `histograms`.
 pub(crate) fn document(
-    config: Value,
+    config: &ConfigDoc,
     report: &Report,
     stats: &Stats,
     run: &RunInfo,
@@ -262,7 +146,7 @@ pub(crate) fn document(
         "format": FORMAT,
         "version": VERSION,
         "rshperf_version": env!("CARGO_PKG_VERSION"),
-        "config": config,
+        "config": config.to_json(),
         "run": {
             "partition": [meta.partition.0, meta.partition.1],
             "threads": meta.threads,
@@ -398,6 +282,7 @@ mod tests {
     use super::*;
     use crate::model::stats::tests::every_field_set;
     use crate::model::stats::{quantile_ms, ErrorKind, RateSample, LIFETIME_BINS};
+    use crate::model::threshold;
     use base64::engine::general_purpose::STANDARD as BASE64;
     use base64::Engine as _;
     use std::time::Duration;
@@ -459,20 +344,12 @@ mod tests {
     }
 
     fn cfg() -> Config {
-        Config::from_argv(&[
-            "rshperf",
-            "--server",
-            "127.0.0.1",
-            "--uri",
-            "/a,b",
-            "--rate",
-            "250",
-            "--num-conns",
-            "50",
-            "--fail-on",
-            "p99>50ms",
-        ])
-        .expect("valid test options")
+        Config::local(|b| {
+            b.uri("/a,b")
+                .rate(250.0)
+                .num_conns(50)
+                .fail_on(threshold::parse("p99>50ms").expect("a threshold"));
+        })
     }
 
     fn doc(s: &Stats) -> Value {

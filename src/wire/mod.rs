@@ -1,10 +1,10 @@
 //! The wire layer: bytes and sockets. HTTP/1 reply parsing, HTTP/2 frames, HPACK and
 //! the connection state machine, TLS configuration, sockets and syscalls, the timer
-//! wheel, C-style number formatting and fatal errors. Sans I/O where it can be; imports
+//! wheel and C-style number formatting. Sans I/O where it can be; imports
 //! nothing from the layers above (model, engine, output, front).
 
 pub(crate) mod cfmt;
-pub mod error;
+pub(crate) mod frozen;
 pub mod http;
 pub mod http2;
 pub mod http3;

@@ -69,6 +69,8 @@ use rustls::{
     SignatureScheme, SupportedProtocolVersion,
 };
 
+use crate::wire::frozen::frozen;
+
 /// The ALPN protocol offered for HTTP/1.x.
 const ALPN_HTTP11: &[u8] = b"http/1.1";
 /// The ALPN protocol offered, alone, with `--http-version 2` (RFC 9113 §3.2).
@@ -102,43 +104,45 @@ impl SslProtocol {
     }
 }
 
-/// The TLS options of a run (`--ssl`, `--ssl-*`, `--tls-server-name`, or ab's and
-/// lb's letters): everything `TlsSettings::from_options` builds the client from. Held
-/// by `Config` as its `tls` part; the layer above fills `fallback_name` and `alpn_h2`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub(crate) struct TlsOptions {
-    /// `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
-    pub(crate) enabled: bool,
-    /// `--ssl-protocol` if given; None behaves as `Auto`.
-    pub(crate) protocol: Option<SslProtocol>,
-    /// `--ssl-ciphers`.
-    pub(crate) ciphers: Option<String>,
-    /// `--ssl-no-reuse`: every connection does a full handshake.
-    pub(crate) no_reuse: bool,
-    /// `--tls-server-name` (SNI and verification name).
-    pub(crate) server_name: Option<String>,
-    /// The name used without `--tls-server-name`: the option it comes from
-    /// (`--server-name` or `--server`) and its value (`--server-name` without a port).
-    pub(crate) fallback_name: (&'static str, String),
-    /// `--ssl-certificate` (client certificate, PEM file).
-    pub(crate) certificate: Option<String>,
-    /// `--ssl-key` (client key, PEM file; default the certificate file).
-    pub(crate) key: Option<String>,
-    /// `--ssl-verify`: verify the server certificate.
-    pub(crate) verify: bool,
-    /// `--ssl-ca-file`.
-    pub(crate) ca_file: Option<String>,
-    /// `--ssl-ca-path`.
-    pub(crate) ca_path: Option<String>,
-    /// Offer `h2` alone by ALPN (`--http-version 2`), else `http/1.1`.
-    pub(crate) alpn_h2: bool,
-    /// HTTP/3 over QUIC (`--http-version 3`): ALPN `h3` alone, TLS 1.3.
-    pub(crate) quic: bool,
-    /// `--quic-0rtt`: send requests as 0-RTT data when a session allows.
-    pub(crate) early_data: bool,
-    /// `--quic-idle-timeout` in seconds if given (0: none from our side); QUIC
-    /// connections otherwise offer `wire::quic::DEFAULT_IDLE`.
-    pub(crate) quic_idle_timeout: Option<f64>,
+frozen! {
+    /// The TLS options of a run (`--ssl`, `--ssl-*`, `--tls-server-name`, or ab's and
+    /// lb's letters): everything `TlsSettings::from_options` builds the client from. Held
+    /// by `Config` as its `tls` part; the layer above fills `fallback_name` and `alpn_h2`.
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub(crate) struct TlsOptions [] {
+        /// `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
+        enabled: bool => bool as copy, set_enabled;
+        /// `--ssl-protocol` if given; None behaves as `Auto`.
+        protocol: Option<SslProtocol> => Option<SslProtocol> as copy, set_protocol;
+        /// `--ssl-ciphers`.
+        ciphers: Option<String> => Option<&str> as deref, set_ciphers;
+        /// `--ssl-no-reuse`: every connection does a full handshake.
+        no_reuse: bool => bool as copy, set_no_reuse;
+        /// `--tls-server-name` (SNI and verification name).
+        server_name: Option<String> => Option<&str> as deref, set_server_name;
+        /// The name used without `--tls-server-name`: the option it comes from
+        /// (`--server-name` or `--server`) and its value (`--server-name` without a port).
+        fallback_name: (&'static str, String) => &(&'static str, String) as borrow, set_fallback_name;
+        /// `--ssl-certificate` (client certificate, PEM file).
+        certificate: Option<String> => Option<&str> as deref, set_certificate;
+        /// `--ssl-key` (client key, PEM file; default the certificate file).
+        key: Option<String> => Option<&str> as deref, set_key;
+        /// `--ssl-verify`: verify the server certificate.
+        verify: bool => bool as copy, set_verify;
+        /// `--ssl-ca-file`.
+        ca_file: Option<String> => Option<&str> as deref, set_ca_file;
+        /// `--ssl-ca-path`.
+        ca_path: Option<String> => Option<&str> as deref, set_ca_path;
+        /// Offer `h2` alone by ALPN (`--http-version 2`), else `http/1.1`.
+        alpn_h2: bool => bool as copy, set_alpn_h2;
+        /// HTTP/3 over QUIC (`--http-version 3`): ALPN `h3` alone, TLS 1.3.
+        quic: bool => bool as copy, set_quic;
+        /// `--quic-0rtt`: send requests as 0-RTT data when a session allows.
+        early_data: bool => bool as copy, set_early_data;
+        /// `--quic-idle-timeout` in seconds if given (0: none from our side); QUIC
+        /// connections otherwise offer `wire::quic::DEFAULT_IDLE`.
+        quic_idle_timeout: Option<f64> => Option<f64> as copy, set_quic_idle_timeout;
+    }
 }
 
 impl TlsOptions {

@@ -1,5 +1,5 @@
 //! Edge cases of the command line that once crashed or were silently accepted: a
-//! `--start-at` too far ahead, `--max-piped-calls` beyond httperf's session limit.
+//! `--start-at` too far ahead (of a run or of a partitioned sweep), `--max-piped-calls` beyond httperf's session limit.
 //! Each is an option error (`rshperf: …`, exit status 1) before any connection.
 
 use std::net::TcpListener;
@@ -9,10 +9,17 @@ use crate::support;
 /// Runs rshperf against a listening socket that must never see a connection; returns
 /// (exit status, stdout, stderr).
 fn refused_before_connecting(args: &[&str]) -> (Option<i32>, String, String) {
+    refused_before_connecting_as(&[], args)
+}
+
+/// `refused_before_connecting` with `first` (a subcommand and its options) before
+/// the server options.
+fn refused_before_connecting_as(first: &[&str], args: &[&str]) -> (Option<i32>, String, String) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.set_nonblocking(true).expect("non-blocking");
     let port = listener.local_addr().expect("addr").port().to_string();
-    let mut all = vec!["--server", "127.0.0.1", "--port", &port];
+    let mut all = first.to_vec();
+    all.extend_from_slice(&["--server", "127.0.0.1", "--port", &port]);
     all.extend_from_slice(args);
     let out = support::run(&all);
     assert!(
@@ -37,6 +44,30 @@ fn a_start_time_beyond_a_week_is_an_error_not_a_panic() {
             "rshperf: --start-at: the start time is more than 7 days (604800 s) away\n"
         );
         assert_eq!(stdout, "", "no echo line for a run that does not start");
+    }
+}
+
+#[test]
+fn a_sweeps_start_time_beyond_a_week_is_the_same_error() {
+    let sweep = [
+        "sweep",
+        "--partition",
+        "1/2",
+        "--low-rate",
+        "1",
+        "--high-rate",
+        "2",
+        "--rate-step",
+        "1",
+    ];
+    for at in ["100000000000000000000", "99999999999"] {
+        let (code, stdout, stderr) = refused_before_connecting_as(&sweep, &["--start-at", at]);
+        assert_eq!(code, Some(1), "{stderr}");
+        assert_eq!(
+            stderr,
+            "rshperf: --start-at: the start time is more than 7 days (604800 s) away\n"
+        );
+        assert_eq!(stdout, "", "no table for a sweep that does not start");
     }
 }
 

@@ -363,7 +363,8 @@ fn cpu_time_is_the_engines_own_not_the_whole_process() {
         "--rate",
         "10",
     ])
-    .expect("config");
+    .expect("config")
+    .expect("a run");
     let work = Workload::from_config(&cfg).expect("workload");
     // Another thread of this process (as demo's in-process server is) burns CPU for
     // the whole run and measures its own CPU time.

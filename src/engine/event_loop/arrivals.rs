@@ -72,7 +72,7 @@ impl<'c> Engine<'c> {
     /// is recorded). Never true for session workloads, where the option limits
     /// connections per session.
     pub(super) fn arrivals_capped(&self) -> bool {
-        let cap = self.cfg.load.max_connections;
+        let cap = self.cfg.load().max_connections();
         cap > 0 && !self.work.is_session() && self.live >= cap
     }
 

@@ -36,8 +36,8 @@ impl Engine<'_> {
         let open = self.tally.opened();
         self.stats.max_concurrent = self.stats.max_concurrent.max(open);
         let timeout = self.timeout;
-        let http2 = self.cfg.request.http_version == crate::model::config::HttpVersion::V2;
-        let http3 = self.cfg.request.http_version == crate::model::config::HttpVersion::V3;
+        let http2 = self.cfg.request().http_version() == crate::model::config::HttpVersion::V2;
+        let http3 = self.cfg.request().http_version() == crate::model::config::HttpVersion::V3;
         let bufs = &mut self.bufs;
         let slot = self
             .table
@@ -165,10 +165,10 @@ impl Engine<'_> {
     pub(super) fn open_socket(&mut self, id: ConnId) -> Result<Option<bool>, ErrorKind> {
         let target = self.table.get_mut(id).map_or(0, |c| c.target);
         let addr = self.work.targets.get(target).ok_or(ErrorKind::Other)?.addr;
-        let result = match self.cfg.target.unix_socket.as_deref() {
+        let result = match self.cfg.target().unix_socket() {
             // `--unix-socket`: no source address or port to choose.
             Some(path) => net::start_connect_unix(std::path::Path::new(path), &self.opts),
-            None if self.cfg.request.http_version == crate::model::config::HttpVersion::V3 => {
+            None if self.cfg.request().http_version() == crate::model::config::HttpVersion::V3 => {
                 let (source, _) = self.next_source(addr);
                 net::start_connect_udp(addr, source.map(|ip| SocketAddr::new(ip, 0)))
             }

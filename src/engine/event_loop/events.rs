@@ -20,7 +20,7 @@ impl<'c> Engine<'c> {
             stats: &mut self.stats,
             timeout: self.timeout,
             reply_timeout: self.reply_timeout,
-            debug: self.cfg.output.debug,
+            debug: self.cfg.output().debug(),
             completions: &mut self.completions,
             observer: self
                 .observer

@@ -33,7 +33,7 @@ impl<'c> Engine<'c> {
             if let Some(srv) = self.stats.servers.get_mut(conn.target) {
                 srv.errors[kind.index()] += 1;
             }
-            if self.cfg.output.debug > 0 {
+            if self.cfg.output().debug() > 0 {
                 crate::engine::note::note!("rshperf: connection {} failed: {kind:?}", id.index());
             }
         }

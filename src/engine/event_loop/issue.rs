@@ -54,7 +54,7 @@ impl<'c> Engine<'c> {
             .map_or("", |t| t.host.as_str());
         let printing = self.observer.is_some();
         let (len, head_len, printed) = if conn.is_mux() {
-            // (`--wsesspage` is refused with HTTP/2: see `Config::unsupported`.)
+            // (`--wsesspage` is refused with HTTP/2: `ConfigBuilder::build` refuses it.)
             let (len, header) = conn.stage_h2(&self.work.requests, what, host, cookie);
             let mut text = Vec::new();
             let h = if printing {
@@ -86,7 +86,7 @@ impl<'c> Engine<'c> {
             });
             (len, header, printed)
         };
-        if self.cfg.output.verbose > 0 && self.cfg.output.json.as_deref() != Some("-") {
+        if self.cfg.output().verbose() > 0 && self.cfg.output().json() != Some("-") {
             if let CallRef::Uri(i) = what {
                 let uri = self
                     .work

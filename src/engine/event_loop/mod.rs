@@ -198,11 +198,11 @@ pub(crate) struct Engine<'c> {
 impl<'c> Engine<'c> {
     /// Whether stdout carries text (not with `--json=-`, where it is the JSON only).
     fn text_out(&self) -> bool {
-        self.cfg.output.json.as_deref() != Some("-")
+        self.cfg.output().json() != Some("-")
     }
 
     /// HTTP/1.0 connections carry one call at a time and are closed after each reply.
     fn http10(&self) -> bool {
-        self.cfg.request.http_version == HttpVersion::V10
+        self.cfg.request().http_version() == HttpVersion::V10
     }
 }

@@ -59,20 +59,20 @@ impl<'c> Engine<'c> {
         let mean_period = if closed_loop {
             0.0
         } else {
-            cfg.load.period.mean() * f64::from(plan.stripes.max(1))
+            cfg.load().period().mean() * f64::from(plan.stripes.max(1))
         };
-        let catchup = catchup::CatchUp::new(cfg.pacing.overload, mean_period, plan.capacity);
-        let batch_tick = if cfg.load.call_rate > 0.0 {
-            dispatch::batch_tick(mean_period, cfg.pacing.spin)
+        let catchup = catchup::CatchUp::new(cfg.pacing().overload(), mean_period, plan.capacity);
+        let batch_tick = if cfg.load().call_rate() > 0.0 {
+            dispatch::batch_tick(mean_period, cfg.pacing().spin())
         } else {
             None
         };
-        let runtime_end = timers::duration_of(cfg.load.runtime).and_then(|d| t0.checked_add(d));
+        let runtime_end = timers::duration_of(cfg.load().runtime()).and_then(|d| t0.checked_add(d));
         // Each engine has its share of the ports before spreading.
         let spread = spread::Spread::new(
-            cfg.pacing.overload,
+            cfg.pacing().overload(),
             work.local.len(),
-            cfg.sockets.hog,
+            cfg.sockets().hog(),
             crate::wire::net::port_pressure_budget() / u64::from(plan.stripes.max(1)),
         );
         let mut signal_ids = Vec::new();
@@ -108,7 +108,7 @@ impl<'c> Engine<'c> {
             dirty: Vec::new(),
             h2: h2flush::Held::default(),
             nap: nap::Nap::new(matches!(
-                cfg.request.http_version,
+                cfg.request().http_version(),
                 HttpVersion::V2 | HttpVersion::V3
             )),
             to_close: Vec::new(),
@@ -116,10 +116,10 @@ impl<'c> Engine<'c> {
             opts: SocketOptions {
                 send_buffer: cfg.socket_buffers().0,
                 recv_buffer: cfg.socket_buffers().1,
-                reset_on_close: cfg.sockets.close_with_reset,
+                reset_on_close: cfg.sockets().close_with_reset(),
                 nodelay: !single_write(cfg, work),
             },
-            ports: if cfg.sockets.hog {
+            ports: if cfg.sockets().hog() {
                 (0..work.local.len().max(1))
                     .map(|_| PortPool::new())
                     .collect()
@@ -129,8 +129,8 @@ impl<'c> Engine<'c> {
             local_rr: 0,
             pacer: pacer::Pacer::new(
                 Schedule::new(
-                    &cfg.load.period,
-                    cfg.load.client_id,
+                    cfg.load().period(),
+                    cfg.load().client_id(),
                     plan.stripe,
                     plan.stripes,
                 ),
@@ -140,7 +140,7 @@ impl<'c> Engine<'c> {
                 catchup,
                 // (A call-rate pool has no catch-up bound: a due call only joins its
                 // FIFO; the closed loop has no schedule.)
-                !closed_loop && cfg.load.call_rate <= 0.0,
+                !closed_loop && cfg.load().call_rate() <= 0.0,
             ),
             spread,
             // A batched call rate wakes on its tick, not before each call.
@@ -148,7 +148,7 @@ impl<'c> Engine<'c> {
                 if batch_tick.is_some() {
                     crate::model::pacing::Spin::Off
                 } else {
-                    cfg.pacing.spin
+                    cfg.pacing().spin()
                 },
                 mean_period,
             ),
@@ -156,10 +156,10 @@ impl<'c> Engine<'c> {
             closed: work
                 .closed_loop(cfg)
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
-            pool: (cfg.load.call_rate > 0.0).then(|| {
+            pool: (cfg.load().call_rate() > 0.0).then(|| {
                 dispatch::PoolState::new(
-                    cfg.load.num_conns,
-                    cfg.load.burst_length,
+                    cfg.load().num_conns(),
+                    cfg.load().burst_length(),
                     plan.arrivals,
                     (plan.stripe, plan.stripes),
                     batch_tick,
@@ -167,8 +167,10 @@ impl<'c> Engine<'c> {
             }),
             calls: None,
             t0,
-            timeout: timers::duration_of(cfg.sockets.timeout),
-            reply_timeout: timers::duration_of(cfg.sockets.timeout + cfg.sessions.think_timeout),
+            timeout: timers::duration_of(cfg.sockets().timeout()),
+            reply_timeout: timers::duration_of(
+                cfg.sockets().timeout() + cfg.sessions().think_timeout(),
+            ),
             next_call_id: u64::from(plan.stripe),
             done: 0,
             live: 0,
@@ -219,13 +221,13 @@ impl<'c> Engine<'c> {
 /// unacknowledged data, so Nagle's algorithm never holds one (TCP_NODELAY would
 /// be a system call per connection for nothing).
 fn single_write(cfg: &Config, work: &Workload) -> bool {
-    cfg.load.num_calls <= 1
-        && cfg.load.call_rate <= 0.0
-        && cfg.request.http_version != HttpVersion::V2
-        && cfg.request.body_file.is_none()
-        && cfg.request.wlog.is_none()
-        && cfg.sessions.wsess.is_none()
-        && cfg.sessions.wsesslog.is_none()
-        && cfg.sessions.wsesspage.is_none()
+    cfg.load().num_calls() <= 1
+        && cfg.load().call_rate() <= 0.0
+        && cfg.request().http_version() != HttpVersion::V2
+        && cfg.request().body_file().is_none()
+        && cfg.request().wlog().is_none()
+        && cfg.sessions().wsess().is_none()
+        && cfg.sessions().wsesslog().is_none()
+        && cfg.sessions().wsesspage().is_none()
         && work.tls.is_none()
 }

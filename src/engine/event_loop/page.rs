@@ -115,7 +115,7 @@ impl Engine<'_> {
     pub(super) fn page_first_call(&mut self, id: ConnId) -> Option<CallRef> {
         let s = self.sessions.get_mut(id)?;
         s.page.clear();
-        let i = s.page.uris.add(&self.cfg.target.uri)?;
+        let i = s.page.uris.add(self.cfg.target().uri())?;
         self.print_fetching(id, i);
         Some(CallRef::Page(i))
     }
@@ -127,7 +127,7 @@ impl Engine<'_> {
         let Kind::Wsesspage { origins, .. } = &work.kind else {
             return;
         };
-        let verbose = self.cfg.output.verbose > 1;
+        let verbose = self.cfg.output().verbose() > 1;
         let (Some(conn), Some(s)) = (self.table.get_mut(c.conn), self.sessions.get_mut(sess))
         else {
             return;
@@ -147,8 +147,10 @@ impl Engine<'_> {
         // The base of relative references: the URI this reply answers.
         base.clear();
         match c.call.what {
-            CallRef::Page(i) => base.push_str(uris.get(i as usize).unwrap_or(&self.cfg.target.uri)),
-            _ => base.push_str(&self.cfg.target.uri),
+            CallRef::Page(i) => {
+                base.push_str(uris.get(i as usize).unwrap_or(self.cfg.target().uri()))
+            }
+            _ => base.push_str(self.cfg.target().uri()),
         }
         let first_new = uris.spans.len();
         scan.take(c.call.id, |reference| {
@@ -184,7 +186,7 @@ impl Engine<'_> {
 
     /// `-vv`: httperf's `fetching` line (stdout) for a new call of the view.
     fn print_fetching(&mut self, sess: ConnId, i: u32) {
-        if self.cfg.output.verbose < 2 || !self.text_out() {
+        if self.cfg.output().verbose() < 2 || !self.text_out() {
             return;
         }
         if let Some(uri) = self.sessions.get_mut(sess).and_then(|s| s.page.uri(i)) {

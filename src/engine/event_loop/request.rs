@@ -87,7 +87,11 @@ impl Engine<'_> {
     pub(super) fn start_request_conn(&mut self, now: Instant, arrival: u64, retries: u8) {
         let budget = self.closed_budget(arrival);
         let owner = Owner::Request {
-            calls_left: if budget { 1 } else { self.cfg.load.num_calls },
+            calls_left: if budget {
+                1
+            } else {
+                self.cfg.load().num_calls()
+            },
             in_burst: 0,
             arrival,
             retries,
@@ -127,8 +131,8 @@ impl Engine<'_> {
             calls_left,
             in_burst: 0,
         };
-        let num_calls = self.cfg.load.num_calls;
-        let next = plan.next_burst(self.cfg.load.burst_length, closing, num_calls);
+        let num_calls = self.cfg.load().num_calls();
+        let next = plan.next_burst(self.cfg.load().burst_length(), closing, num_calls);
         conn.owner = Owner::Request {
             calls_left: plan.calls_left,
             in_burst: plan.in_burst,
@@ -170,7 +174,7 @@ impl Engine<'_> {
             calls_left,
             in_burst,
         };
-        let num_calls = self.cfg.load.num_calls;
+        let num_calls = self.cfg.load().num_calls();
         let after = plan.on_reply(conn.is_mux(), conn.closing, num_calls);
         conn.owner = Owner::Request {
             calls_left: plan.calls_left,

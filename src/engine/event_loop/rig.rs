@@ -33,7 +33,7 @@ pub(super) fn with_engine(
     let plan = Plan {
         stripe,
         stripes,
-        arrivals: cfg.load.num_conns,
+        arrivals: cfg.load().num_conns(),
         capacity: 16,
     };
     let mut engine =

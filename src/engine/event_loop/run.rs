@@ -160,14 +160,14 @@ impl<'c> Engine<'c> {
             m.publish(&self.stats, self.live, Instant::now(), true);
         }
         self.tally.stop(&self.stats);
-        if self.cfg.output.debug > 0 && self.nap.taken > 0 {
+        if self.cfg.output().debug() > 0 && self.nap.taken > 0 {
             crate::engine::note::note!(
                 "rshperf: {} naps in {} poll turns",
                 self.nap.taken,
                 self.iteration
             );
         }
-        if self.cfg.output.debug > 0 {
+        if self.cfg.output().debug() > 0 {
             let s = &self.bufs.send;
             crate::engine::note::note!(
                 "rshperf: buffer pool: {} send queues made, at most {} in use, {} idle",
@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn the_engine_wakes_for_the_earliest_deadline_and_stops_at_the_runtime() {
-        let mut cfg = rig::config(10.0, 5);
+        let cfg = rig::config(10.0, 5);
         let clock = Sim::new(Instant::now());
         let t0 = clock.now();
         // No arrival pending (the pacer is not started): the timeline's second.
@@ -350,7 +350,9 @@ mod tests {
                 Some(t0 + Duration::from_millis(100) - window)
             );
         });
-        cfg.load.runtime = 0.5;
+        let mut b = cfg.to_builder();
+        b.runtime(0.5);
+        let cfg = b.build().expect("a valid configuration").config;
         rig::with_engine(&cfg, 0, 1, t0, |e| {
             assert_eq!(e.next_deadline(t0), Some(t0 + Duration::from_millis(500)));
             clock.advance(Duration::from_millis(499));

@@ -75,7 +75,7 @@ impl Session {
 
 impl Engine<'_> {
     fn max_conns(&self) -> usize {
-        match self.cfg.load.max_connections {
+        match self.cfg.load().max_connections() {
             0 => MAX_CONNS,
             n => usize::try_from(n).unwrap_or(MAX_CONNS).min(MAX_CONNS),
         }
@@ -85,7 +85,7 @@ impl Engine<'_> {
         if self.http10() {
             return 1;
         }
-        match self.cfg.load.max_piped_calls {
+        match self.cfg.load().max_piped_calls() {
             0 => 32,
             n => usize::try_from(n).unwrap_or(32),
         }
@@ -199,7 +199,7 @@ impl Engine<'_> {
                         }
                         return;
                     };
-                    if self.cfg.sessions.session_cookies {
+                    if self.cfg.sessions().session_cookies() {
                         if let Some(c) = self.table.get_mut(cid) {
                             c.cookie.get_or_insert_with(CookieScan::default);
                         }
@@ -278,10 +278,10 @@ impl Engine<'_> {
         if let Some(cookie) = cookie {
             s.cookie = Some(cookie);
         }
-        let failed = self.cfg.sessions.failure_status != 0
-            && u32::from(c.status) == self.cfg.sessions.failure_status;
+        let failed = self.cfg.sessions().failure_status() != 0
+            && u32::from(c.status) == self.cfg.sessions().failure_status();
         if failed {
-            if self.cfg.sessions.retry_on_failure && c.call.retries < MAX_RETRIES {
+            if self.cfg.sessions().retry_on_failure() && c.call.retries < MAX_RETRIES {
                 self.assign(sess, c.call.what, c.call.retries + 1, now);
                 return;
             }
@@ -363,7 +363,7 @@ impl Engine<'_> {
         replies: u64,
         now: Instant,
     ) {
-        let retry = self.cfg.sessions.retry_on_failure;
+        let retry = self.cfg.sessions().retry_on_failure();
         // Taken now: nested closes (a replacement connection failing at once) must
         // not see this connection's calls.
         let left = std::mem::take(&mut self.leftovers);

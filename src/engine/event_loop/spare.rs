@@ -55,7 +55,7 @@ impl Engine<'_> {
             || self.stop.is_some()
             || self.closed.is_some()
             || self.pool.is_some()
-            || self.cfg.target.unix_socket.is_some()
+            || self.cfg.target().unix_socket().is_some()
             || !self.ports.is_empty()
             || self.table.live() >= self.plan.capacity
         {

@@ -66,7 +66,7 @@ impl<'c> Engine<'c> {
                 if conn.unanswered_connect() {
                     self.stats.connect_timeouts += 1;
                 }
-                if self.cfg.output.debug > 0 {
+                if self.cfg.output().debug() > 0 {
                     crate::engine::note::note!("rshperf: connection {} timed out", id.index());
                 }
                 self.finish(id, fail, now);

@@ -177,7 +177,7 @@ pub(crate) fn build(b: &Bench, heartbeat: u64) -> Result<Plan, SetupError> {
         .map_err(|r| SetupError::Config(r.error))?
         .config;
     // TLS first, for ab's wording of its option errors (the workload builds it again).
-    TlsSettings::from_options(&cfg.tls)?;
+    TlsSettings::from_options(cfg.tls())?;
     let mut work = Workload::from_config(&cfg)?;
     let parts = request_parts(b, &uris[0]);
     let mut head = Vec::new();
@@ -254,8 +254,8 @@ mod tests {
         let closed = p.work.closed.as_ref().expect("closed loop");
         assert_eq!(closed.groups.len(), 2);
         assert_eq!(closed.groups[0].calls, Some(1));
-        assert_eq!(p.cfg.sockets.send_buffer, 0);
-        assert_eq!(p.cfg.sockets.timeout, 30.0);
+        assert_eq!(p.cfg.sockets().send_buffer(), 0);
+        assert_eq!(p.cfg.sockets().timeout(), 30.0);
     }
 
     #[test]
@@ -291,7 +291,7 @@ mod tests {
              Content-length: 7\r\nContent-type: application/x-www-form-urlencoded\r\n\
              host: example.org\r\nUser-Agent: mine\r\nAccept: */*\r\n\r\na=1&b=2"
         );
-        assert_eq!(p.cfg.sockets.send_buffer, 8192);
+        assert_eq!(p.cfg.sockets().send_buffer(), 8192);
         assert_eq!(
             String::from_utf8_lossy(&p.request_head),
             render(&p, 0).trim_end_matches("a=1&b=2")

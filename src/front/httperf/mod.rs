@@ -18,13 +18,13 @@ mod tests_echo;
 mod tests_values;
 
 use crate::front::cli::{self, Args, Command, Opt};
+use crate::front::error::Error;
 use crate::front::operand;
 use crate::model::config::auto_partition;
 use crate::model::config::number::{self as rule};
 use crate::model::config::value::{self, nonempty};
 use crate::model::config::{self, Built, Config, ConfigBuilder, ConfigError, Rejected, Warning};
 use crate::model::pacing;
-use crate::wire::error::Error;
 
 /// Maps `args` onto `b`, option by option in command-line order, then the operands.
 /// The first bad value is the error; warnings go to the builder.
@@ -174,13 +174,17 @@ pub fn build(args: &Args) -> Result<Built, Rejected> {
 /// Maps `args` onto `b` (which may hold a front end's own settings, as `demo`'s
 /// server) and builds.
 pub(crate) fn build_with(mut b: ConfigBuilder, args: &Args) -> Result<Built, Rejected> {
-    match apply(&mut b, args) {
-        Ok(()) => b.build(),
-        Err(error) => Err(Rejected {
-            error,
-            warnings: b.warnings().to_vec(),
-        }),
-    }
+    map(&mut b, args)?;
+    b.build()
+}
+
+/// Maps `args` onto `b` (`apply`); a bad value is refused with the warnings found
+/// before it, as `build` refuses.
+pub(crate) fn map(b: &mut ConfigBuilder, args: &Args) -> Result<(), Rejected> {
+    apply(b, args).map_err(|error| Rejected {
+        error,
+        warnings: b.warnings().to_vec(),
+    })
 }
 
 /// Prints `warnings` on stderr, one line each.
@@ -202,20 +206,23 @@ pub(crate) fn finish(result: Result<Built, Rejected>) -> Result<Config, Error> {
             print_warnings(&built.warnings);
             Ok(built.config)
         }
-        Err(rejected) => {
-            print_warnings(&rejected.warnings);
-            Err(rejected.error.into())
-        }
+        Err(rejected) => Err(refused(rejected)),
     }
 }
 
-/// Parses `argv` (program name first) and builds the configuration; `-h` and `-V`
-/// are errors here. A convenience for tests and tools.
-pub fn from_argv(argv: &[&str]) -> Result<Config, Error> {
+/// Prints the warnings of a refused build and gives its fatal error.
+pub(crate) fn refused(rejected: Rejected) -> Error {
+    print_warnings(&rejected.warnings);
+    rejected.error.into()
+}
+
+/// Parses `argv` (program name first) and builds the configuration; None for `-h`
+/// and `-V`, which describe no run. A convenience for tests and tools.
+pub fn from_argv(argv: &[&str]) -> Result<Option<Config>, Error> {
     let owned: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
     match cli::parse(&owned)? {
-        Command::Run(args) => config(&args),
-        Command::Help(_) | Command::Version(_) => Err(Error::NotARun),
+        Command::Run(args) => config(&args).map(Some),
+        Command::Help(_) | Command::Version(_) => Ok(None),
     }
 }
 

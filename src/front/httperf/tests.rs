@@ -2,14 +2,15 @@
 //! (httperf's, and rshperf's stricter ones), combinations, URL operands. Helpers
 //! shared with `tests_echo` and `tests_values`.
 
+use crate::front::error::Error;
 use crate::model::config::*;
-use crate::wire::error::Error;
 
 pub(super) fn cfg(args: &[&str]) -> Config {
     let mut argv = vec!["rshperf"];
     argv.extend_from_slice(args);
     match super::from_argv(&argv) {
-        Ok(c) => c,
+        Ok(Some(c)) => c,
+        Ok(None) => panic!("{args:?}: not a run"),
         Err(e) => panic!("{args:?}: {e}"),
     }
 }
@@ -100,10 +101,13 @@ fn option_errors_of_httperf() {
     assert!(err(&["--server", "nonexistent.invalid"])
         .starts_with("rshperf: cannot resolve server address 'nonexistent.invalid': "));
     let e = super::from_argv(&["rshperf", "--server", "nonexistent.invalid"]);
-    assert!(matches!(e, Err(Error::Startup(_))));
+    assert!(matches!(
+        e,
+        Err(Error::Config(ConfigError::Unresolvable { .. }))
+    ));
     assert!(matches!(
         super::from_argv(&["rshperf", "--rate", "x"]),
-        Err(Error::Usage(_))
+        Err(Error::Config(ConfigError::Illegal { .. }))
     ));
 }
 
@@ -266,14 +270,10 @@ fn first_bad_value_in_order_is_reported() {
 fn a_url_argument_is_server_port_uri_and_tls() {
     let c = cfg(&["http://127.0.0.1:8080/foo?x=1", "--rate", "100"]);
     assert_eq!(
-        (
-            c.target.server.as_str(),
-            c.target.port,
-            c.target.uri.as_str()
-        ),
+        (c.target().server(), c.target().port(), c.target().uri()),
         ("127.0.0.1", 8080, "/foo?x=1")
     );
-    assert!(!c.tls.enabled);
+    assert!(!c.tls().enabled());
     assert_eq!(
         c.echo_line(),
         "rshperf --client=0/1 --server=127.0.0.1 --port=8080 --uri=/foo?x=1 --rate=100 \
@@ -281,21 +281,17 @@ fn a_url_argument_is_server_port_uri_and_tls() {
     );
     let c = cfg(&["--num-conns", "3", "https://[::1]/"]);
     assert_eq!(
-        (
-            c.target.server.as_str(),
-            c.target.port,
-            c.target.uri.as_str()
-        ),
+        (c.target().server(), c.target().port(), c.target().uri()),
         ("::1", 443, "/")
     );
-    assert!(c.tls.enabled);
+    assert!(c.tls().enabled());
     assert_eq!(c.host_header(), "[::1]");
-    assert_eq!(c.target.addrs, vec!["[::1]:443".parse().expect("addr")]);
+    assert_eq!(c.target().addrs(), vec!["[::1]:443".parse().expect("addr")]);
     // --port fills in a URL without a port; options that are not the target stay.
     let c = cfg(&["http://localhost/x", "--port", "8081", "--ssl-verify=no"]);
-    assert_eq!((c.target.port, c.target.uri.as_str()), (8081, "/x"));
+    assert_eq!((c.target().port(), c.target().uri()), (8081, "/x"));
     let c = cfg(&["https://127.0.0.1:8443/", "--ssl-protocol", "TLSv1.2"]);
-    assert!(c.tls.enabled && c.target.port == 8443);
+    assert!(c.tls().enabled() && c.target().port() == 8443);
     let cases: &[(&[&str], &str)] = &[
         (
             &["http://127.0.0.1/", "--server", "h"],
@@ -352,10 +348,10 @@ fn server_with_a_port_or_a_url_is_explained() {
         assert_eq!(err(args), *want, "{args:?}");
     }
     // IPv6 literals, bracketed or not, are addresses, not host:port.
-    assert_eq!(cfg(&["--server", "::1"]).target.port, 80);
-    assert_eq!(cfg(&["--server", "[::1]"]).target.port, 80);
+    assert_eq!(cfg(&["--server", "::1"]).target().port(), 80);
+    assert_eq!(cfg(&["--server", "[::1]"]).target().port(), 80);
     assert_eq!(
-        cfg(&["--server", "fe80::1:8080"]).target.server,
+        cfg(&["--server", "fe80::1:8080"]).target().server(),
         "fe80::1:8080"
     );
 }
@@ -365,20 +361,20 @@ fn call_rate_sets_the_schedule_and_refuses_what_does_not_fit() {
     let ok = |args: &[&str]| {
         let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
         argv.extend_from_slice(args);
-        super::from_argv(&argv).expect("valid")
+        super::from_argv(&argv).expect("valid").expect("a run")
     };
     let c = ok(&["--call-rate", "250", "--num-conns", "5"]);
-    assert_eq!(c.load.call_rate, 250.0);
-    assert_eq!(c.load.period, Period::Deterministic(0.004));
-    assert!(!c.load.calls_until_runtime && !c.load.until_runtime);
+    assert_eq!(c.load().call_rate(), 250.0);
+    assert_eq!(*c.load().period(), Period::Deterministic(0.004));
+    assert!(!c.load().calls_until_runtime() && !c.load().until_runtime());
     assert!(c.echo_line().ends_with(" --num-calls=1 --call-rate=250"));
     assert!(!c.echo_line().contains("--rate"));
     let c = ok(&["--call-rate", "100", "--period", "e0.01", "--runtime", "5"]);
-    assert_eq!(c.load.period, Period::Exponential(0.01));
-    assert!(c.load.calls_until_runtime);
+    assert_eq!(*c.load().period(), Period::Exponential(0.01));
+    assert!(c.load().calls_until_runtime());
     assert!(c.echo_line().contains(" --period=e0.01 "));
     let c = ok(&["--call-rate", "100", "--runtime", "5", "--num-calls", "7"]);
-    assert!(!c.load.calls_until_runtime);
+    assert!(!c.load().calls_until_runtime());
     let bad = |args: &[&str]| {
         let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
         argv.extend_from_slice(args);

@@ -197,5 +197,5 @@ fn echo_of_every_other_option_in_order() {
         "rshperf --client=0/1 --servers=list --port=80 --uri=/ --send-buffer=4096 \
          --recv-buffer=16384 --method=GET --num-conns=1 --num-calls=1"
     );
-    assert!(c.target.addrs.is_empty());
+    assert!(c.target().addrs().is_empty());
 }

@@ -9,28 +9,36 @@
 //! whole command line: it resolves every abbreviation against both sets (an exact name
 //! wins, so `--rate` is httperf's even though it begins `--rate-step`), takes a run
 //! option's value whatever it looks like, and names a misspelt option. The run options
-//! and URL operands go back, in command-line order, to httperf's getopt parser
-//! (`run_argv`), so they mean exactly what they mean in a plain run. Also owns the
-//! checks between the two sets (`--rate` given to a sweep, a fixed `--num-conns`
-//! together with `--const-test-time`, …). Produces a `Sweep`: the parameters and the
-//! base `Config` that every step clones. Called by `sweep::sweep_main`.
+//! and URL operands, in command-line order, become the `cli::Args` httperf's getopt
+//! parser would have made of them (`run_args`), and go through httperf's own mapping
+//! onto `ConfigBuilder` (`httperf::map`), so they mean exactly what they mean in a
+//! plain run. Also owns the checks between the two sets (`--rate` given to a sweep, a
+//! fixed `--num-conns` together with `--const-test-time`, …). Produces a `Sweep`: the
+//! rules (`rules::Rules`: the options that walk and judge), the base `Config` every
+//! step is derived from (`step::config`), the output files. Called by
+//! `sweep::sweep_main`.
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, FromArgMatches, Parser, ValueEnum};
+use serde::{Deserialize, Serialize};
 
-use crate::front::cli::{self, Command, HasArg, Opt, OptSpec, OPTIONS};
+use crate::front::cli::{self, HasArg, Opt, OptSpec, OPTIONS};
+use crate::front::error::Error;
+use crate::front::httperf;
 use crate::front::subcommand::{self, Parsed as ClapParsed};
 use crate::model::config::value;
 use crate::model::config::Config;
-use crate::output::threshold::{self, Threshold};
-use crate::wire::error::Error;
+use crate::output::threshold;
 
-use super::error::SweepError;
+use super::rules::Rules;
+use super::SweepError;
 
 /// Table format on stdout or in `--file`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum OutputFmt {
     /// Tab-separated (autobench's default).
+    #[default]
     Tsv,
     /// Comma-separated.
     Csv,
@@ -144,23 +152,24 @@ pub(crate) struct SweepOpts {
     pub(crate) targets: Vec<String>,
 }
 
-/// A checked sweep: its options, its SLOs and the per-run configuration.
+/// A checked sweep: its rules, the per-run configuration, where it writes.
 #[derive(Debug, Clone)]
 pub(crate) struct Sweep {
-    /// The sweep's options.
-    pub(crate) opts: SweepOpts,
-    /// `--slo` expressions, parsed.
-    pub(crate) slo: Vec<Threshold>,
-    /// The per-run configuration every step starts from.
+    /// The sweep's own options that walk and judge.
+    pub(crate) rules: Rules,
+    /// The per-run configuration every step is derived from (`step::config`).
     pub(crate) base: Config,
-    /// The command line as typed, for the report.
-    pub(crate) command: String,
-    /// The arguments after `sweep`, for the document (`rshperf merge` parses them
-    /// again to judge the merged steps by the same rules).
+    /// The arguments after `sweep`, recorded in the document.
     pub(crate) argv: Vec<String>,
     /// `--partition`, as given (`auto` is resolved by `partition`, from the
     /// environment, when the sweep runs).
     pub(crate) partition: Option<PartitionSpec>,
+    /// `--file`: the table goes there instead of stdout.
+    pub(crate) file: Option<String>,
+    /// `--json`.
+    pub(crate) json: Option<String>,
+    /// `--html`.
+    pub(crate) html: Option<String>,
 }
 
 /// A sweep's `--partition`.
@@ -199,7 +208,7 @@ const NO_VALUE: &str = "\0";
 const TARGETS: &str = "targets";
 
 /// httperf options a sweep sets or cannot use, with the reason.
-const REFUSED: [(Opt, &str); 8] = [
+const REFUSED: [(Opt, &str); 9] = [
     (
         Opt::Rate,
         "the sweep sets the rate: use --low-rate, --high-rate and --rate-step",
@@ -222,6 +231,11 @@ const REFUSED: [(Opt, &str); 8] = [
     (
         Opt::CallRate,
         "the sweep walks the connection rate (--rate); it does not sweep --call-rate",
+    ),
+    (
+        Opt::Concurrency,
+        "the sweep walks the arrival rate; --concurrency runs a closed loop of a fixed \
+         number of users instead",
     ),
 ];
 
@@ -277,10 +291,17 @@ pub(crate) fn help() -> String {
     command().0.render_long_help().to_string()
 }
 
-/// The run options (`runs`) and URL operands of `m`, in command-line order, as an argv
-/// for httperf's parser (program name first).
-fn run_argv(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<Vec<String>, Error> {
-    let mut words: Vec<(usize, String)> = Vec::new();
+/// The run options (`runs`) and URL operands of `m`, in command-line order, as
+/// httperf's parser gives them (`cli::Args`): each occurrence with its value, and each
+/// operand with the run option just before it when that option took no value (a
+/// flag, or an optional argument without `=V`).
+fn run_args(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<cli::Args, Error> {
+    /// One run option occurrence or operand, at its place on the command line.
+    enum Item {
+        Opt(&'static OptSpec, Option<String>),
+        Operand(String),
+    }
+    let mut items: Vec<(usize, Item)> = Vec::new();
     let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
     for spec in runs {
         if !given(spec.name) {
@@ -290,12 +311,12 @@ fn run_argv(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<Vec<String>, Er
         let raw = m.get_raw(spec.name).into_iter().flatten();
         for (i, v) in at.zip(raw) {
             let v = v.to_string_lossy();
-            let word = match spec.has_arg {
-                HasArg::No => format!("--{}", spec.name),
-                HasArg::Optional if v == NO_VALUE => format!("--{}", spec.name),
-                _ => format!("--{}={v}", spec.name),
+            let value = match spec.has_arg {
+                HasArg::No => None,
+                HasArg::Optional if v == NO_VALUE => None,
+                _ => Some(v.into_owned()),
             };
-            words.push((i, word));
+            items.push((i, Item::Opt(spec, value)));
         }
     }
     if given(TARGETS) {
@@ -308,16 +329,35 @@ fn run_argv(m: &ArgMatches, runs: &[&'static OptSpec]) -> Result<Vec<String>, Er
             if v.starts_with('-') {
                 return Err(SweepError::UnexpectedArgument(v).into());
             }
-            words.push((i, v));
+            items.push((i, Item::Operand(v)));
         }
     }
-    words.sort_by_key(|(i, _)| *i);
-    Ok(std::iter::once(cli::PROG.to_string())
-        .chain(words.into_iter().map(|(_, w)| w))
-        .collect())
+    items.sort_by_key(|(i, _)| *i);
+    let mut args = cli::Args::default();
+    // The option of the previous item, if it left the next one alone.
+    let mut prev: Option<Opt> = None;
+    for (_, item) in items {
+        match item {
+            Item::Opt(spec, value) => {
+                if spec.opt == Opt::Version {
+                    return Err(SweepError::HelpInRun.into());
+                }
+                prev = (spec.has_arg != HasArg::Required && value.is_none()).then_some(spec.opt);
+                args.opts.push((spec.opt, value));
+            }
+            Item::Operand(text) => args.operands.push(cli::Operand {
+                text,
+                after: prev.take(),
+            }),
+        }
+    }
+    Ok(args)
 }
 
-/// Parses the arguments after `sweep`.
+/// Parses the arguments after `sweep`: the rules, and the base configuration built
+/// from the run options through httperf's own mapping onto the builder
+/// (`httperf::map`), with no per-run text (the sweep prints its own table) and the
+/// sweep's `--start-at`.
 pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
     let argv: Vec<String> = std::iter::once("sweep".to_string())
         .chain(args.iter().cloned())
@@ -327,12 +367,8 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
         ClapParsed::Help(text) => return Ok(Parsed::Help(text)),
         ClapParsed::Run(m) => m,
     };
-    let opts = SweepOpts::from_arg_matches(&m).map_err(SweepError::from)?;
-    let httperf_argv = run_argv(&m, &runs)?;
-    let run_args = match cli::parse(&httperf_argv)? {
-        Command::Run(a) => a,
-        Command::Help(_) | Command::Version(_) => return Err(SweepError::HelpInRun.into()),
-    };
+    let o = SweepOpts::from_arg_matches(&m).map_err(SweepError::from)?;
+    let run_args = run_args(&m, &runs)?;
     for (opt, why) in REFUSED {
         if run_args.given(opt) {
             return Err(SweepError::Refused {
@@ -342,37 +378,50 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
             .into());
         }
     }
+    let mut b = Config::builder();
+    httperf::map(&mut b, &run_args).map_err(httperf::refused)?;
     let fixed_conns = run_args.given(Opt::NumConns);
     let sessions = run_args.given(Opt::Wsess) || run_args.given(Opt::Wsesslog);
-    let mut base = crate::front::httperf::config(&run_args)?;
-    if let Some(opt) = base.unsupported() {
-        return Err(Error::Unsupported {
-            option: opt.to_string(),
-        });
+    check(&o, fixed_conns)?;
+    let thresholds = threshold::parse_all(&o.slo).map_err(SweepError::from)?;
+    let partition = partition_spec(&o)?;
+    b.verbosity(0);
+    if let Some(t) = &o.start_at {
+        b.start_at(Some(value::parse_start_at(t)?));
     }
-    // The sweep prints its own table: no per-run text on stdout.
-    base.output.verbose = 0;
-    check(&opts, fixed_conns)?;
-    let partition = partition_spec(&opts)?;
-    if let Some(t) = &opts.start_at {
-        base.load.start_at = Some(value::parse_start_at(t)?);
-    }
-    let slo = threshold::parse_all(&opts.slo).map_err(SweepError::from)?;
-    let mut opts = opts;
-    if opts.const_test_time.is_none() && !fixed_conns && !sessions {
-        opts.const_test_time = Some(5.0);
-    }
+    let base = httperf::finish(b.build())?;
     let command = std::iter::once("rshperf sweep".to_string())
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    Ok(Parsed::Run(Box::new(Sweep {
-        opts,
-        slo,
-        base,
+    let rules = Rules {
+        low_rate: o.low_rate,
+        high_rate: o.high_rate,
+        rate_step: o.rate_step,
+        find_max: o.find_max,
+        precision: o.precision,
+        const_test_time: match o.const_test_time {
+            None if !fixed_conns && !sessions => Some(5.0),
+            t => t,
+        },
+        cool_down: o.cool_down,
+        min_achieved: o.min_achieved,
+        max_errors: o.max_errors,
+        slo: o.slo,
+        thresholds,
+        past_knee: o.past_knee,
+        stop_after_step: o.stop_after_step,
+        output_fmt: o.output_fmt,
         command,
+    };
+    Ok(Parsed::Run(Box::new(Sweep {
+        rules,
+        base,
         argv: args.to_vec(),
         partition,
+        file: o.file,
+        json: o.json,
+        html: o.html,
     })))
 }
 
@@ -482,8 +531,8 @@ mod tests {
         }
     }
 
-    /// The sweep's options and the argv httperf's parser gets.
-    fn split(args: &[&str]) -> (SweepOpts, Vec<String>) {
+    /// The sweep's options and the run options as httperf's parser's `Args`.
+    fn split(args: &[&str]) -> (SweepOpts, cli::Args) {
         let (cmd, runs) = command();
         let argv: Vec<String> = std::iter::once("sweep")
             .chain(args.iter().copied())
@@ -492,7 +541,7 @@ mod tests {
         match subcommand::parse_with(cmd, &argv) {
             Ok(ClapParsed::Run(m)) => (
                 SweepOpts::from_arg_matches(&m).expect("sweep options"),
-                run_argv(&m, &runs).expect("run options"),
+                run_args(&m, &runs).expect("run options"),
             ),
             Ok(ClapParsed::Help(_)) => panic!("{args:?}: help"),
             Err(e) => panic!("{args:?}: {e}"),
@@ -527,21 +576,34 @@ mod tests {
         ]);
         assert_eq!((s.low_rate, s.high_rate, s.find_max), (10.0, 20.0, true));
         assert_eq!(s.json.as_deref(), Some("x.json"));
+        // What httperf's getopt parser makes of the same run options, in this order.
+        let httperf = [
+            "rshperf",
+            "--server=127.0.0.1",
+            "--uri=--low-rate",
+            "--num-conns=50",
+            "--hog",
+            "--print-reply",
+            "--print-request=header",
+            "http://127.0.0.1:8080/x",
+            "--add-header=A: 1",
+            "--timeout=5",
+            "--burst-length=2",
+        ];
+        match cli::parse(&strings(&httperf)) {
+            Ok(cli::Command::Run(a)) => assert_eq!(h, a),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(h.opts[1], (Opt::Uri, Some("--low-rate".to_string())));
+        assert_eq!(h.operands.len(), 1);
+        // An operand right after a flag is attributed to it, as httperf's parser does.
+        let (_, h) = split(&["--low-rate", "1", "--hog", "--high-rate", "2", "x"]);
         assert_eq!(
-            h,
-            [
-                "rshperf",
-                "--server=127.0.0.1",
-                "--uri=--low-rate",
-                "--num-conns=50",
-                "--hog",
-                "--print-reply",
-                "--print-request=header",
-                "http://127.0.0.1:8080/x",
-                "--add-header=A: 1",
-                "--timeout=5",
-                "--burst-length=2",
-            ]
+            h.operands,
+            [cli::Operand {
+                text: "x".into(),
+                after: Some(Opt::Hog)
+            }]
         );
     }
 
@@ -551,11 +613,11 @@ mod tests {
             "--low-r", "1000", "--high", "2000", "--rate-s", "500", "--const", "2", "--min-a",
             "90", "--past", "3", "--out", "csv",
         ]);
-        assert_eq!((s.opts.low_rate, s.opts.high_rate), (1000.0, 2000.0));
-        assert_eq!(s.opts.rate_step, Some(500.0));
-        assert_eq!(s.opts.const_test_time, Some(2.0));
-        assert_eq!((s.opts.min_achieved, s.opts.past_knee), (90.0, 3));
-        assert_eq!(s.opts.output_fmt, OutputFmt::Csv);
+        assert_eq!((s.rules.low_rate, s.rules.high_rate), (1000.0, 2000.0));
+        assert_eq!(s.rules.rate_step, Some(500.0));
+        assert_eq!(s.rules.const_test_time, Some(2.0));
+        assert_eq!((s.rules.min_achieved, s.rules.past_knee), (90.0, 3));
+        assert_eq!(s.rules.output_fmt, OutputFmt::Csv);
     }
 
     #[test]
@@ -634,15 +696,15 @@ mod tests {
             "--const_test_time",
             "2",
         ]);
-        assert_eq!(s.opts.low_rate, 100.0);
-        assert_eq!(s.opts.high_rate, 300.0);
-        assert_eq!(s.opts.rate_step, Some(100.0));
-        assert_eq!(s.opts.const_test_time, Some(2.0));
-        assert_eq!(s.opts.min_achieved, 95.0);
-        assert_eq!(s.opts.max_errors, 0);
-        assert_eq!(s.opts.past_knee, 2);
-        assert_eq!(s.opts.precision, 2.0);
-        assert_eq!(s.opts.output_fmt, OutputFmt::Tsv);
+        assert_eq!(s.rules.low_rate, 100.0);
+        assert_eq!(s.rules.high_rate, 300.0);
+        assert_eq!(s.rules.rate_step, Some(100.0));
+        assert_eq!(s.rules.const_test_time, Some(2.0));
+        assert_eq!(s.rules.min_achieved, 95.0);
+        assert_eq!(s.rules.max_errors, 0);
+        assert_eq!(s.rules.past_knee, 2);
+        assert_eq!(s.rules.precision, 2.0);
+        assert_eq!(s.rules.output_fmt, OutputFmt::Tsv);
         let s = sweep(&[
             "--low-rate",
             "1",
@@ -652,10 +714,10 @@ mod tests {
             "--num_conn",
             "7",
         ]);
-        assert_eq!(s.base.load.num_conns, 7);
-        assert_eq!(s.opts.const_test_time, None);
+        assert_eq!(s.base.load().num_conns(), 7);
+        assert_eq!(s.rules.const_test_time, None);
         let s = sweep(&["--low-rate", "1", "--high-rate", "2", "--rate-step", "1"]);
-        assert_eq!(s.opts.const_test_time, Some(5.0));
+        assert_eq!(s.rules.const_test_time, Some(5.0));
     }
 
     #[test]

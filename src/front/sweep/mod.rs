@@ -9,9 +9,9 @@
 //! before the next, and the sweep. Called by `crate::run` for `rshperf sweep`.
 
 pub(crate) mod args;
-mod error;
 pub(crate) mod partition;
 pub(crate) mod plan;
+pub(crate) mod rules;
 pub(crate) mod step;
 pub(crate) mod table;
 
@@ -25,18 +25,19 @@ use serde_json::{json, Value};
 use crate::engine::interrupt;
 use crate::engine::metrics::Exporter;
 use crate::engine::progress;
+pub(crate) use crate::front::error::sweep::SweepError;
+use crate::front::error::Error;
 use crate::front::subcommand;
 use crate::model::config::auto_partition::process_env;
-use crate::model::config::StartAt;
 use crate::model::workload::Workload;
 use crate::output::advice;
 use crate::output::error::OutputError;
 use crate::output::html::{self, SweepPage, SweepPoint};
 use crate::output::json;
-use crate::wire::error::Error;
 
 use args::{Parsed, Sweep};
 use plan::{Outcome, Planner, Strategy};
+use rules::{Facts, Parameters};
 use step::Step;
 
 /// The `format` member of the sweep document.
@@ -77,7 +78,7 @@ impl TableOut {
 }
 
 fn strategy(s: &Sweep) -> Strategy {
-    let o = &s.opts;
+    let o = &s.rules;
     match (o.find_max, o.rate_step) {
         (false, Some(step)) => Strategy::Walk {
             low: o.low_rate,
@@ -98,7 +99,7 @@ fn strategy(s: &Sweep) -> Strategy {
 
 fn run(sweep: &Sweep) -> Result<(), Error> {
     let work = Workload::from_config(&sweep.base)?;
-    let o = &sweep.opts;
+    let o = &sweep.rules;
     let unit = if work.is_session() {
         "sessions/s"
     } else {
@@ -106,18 +107,17 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     };
     let host = sweep
         .base
-        .target
-        .servers
-        .as_deref()
-        .unwrap_or(&sweep.base.target.server);
+        .target()
+        .servers()
+        .unwrap_or(sweep.base.target().server());
     // A path that cannot be written fails now, before the first step.
     crate::output::file::probe_all(&[
-        ("--file", o.file.as_deref()),
-        ("--json", o.json.as_deref()),
-        ("--html", o.html.as_deref()),
-        ("--csv", sweep.base.output.csv.as_deref()),
+        ("--file", sweep.file.as_deref()),
+        ("--json", sweep.json.as_deref()),
+        ("--html", sweep.html.as_deref()),
+        ("--csv", sweep.base.output().csv()),
     ])?;
-    let file = match &o.file {
+    let file = match &sweep.file {
         Some(path) => Some(File::create(path).map_err(|source| OutputError::Named {
             option: "--file",
             path: path.clone(),
@@ -129,19 +129,19 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     let write_err = OutputError::Table;
     out.line(&table::header(host, o.output_fmt))
         .map_err(write_err)?;
-    let show = progress::wanted(sweep.base.output.progress);
+    let show = progress::wanted(sweep.base.output().progress());
     let exporter = sweep
         .base
-        .output
-        .metrics_listen
+        .output()
+        .metrics_listen()
         .map(Exporter::start)
         .transpose()?;
     let mut planner = Planner::new(strategy(sweep));
     let mut steps: Vec<Step> = Vec::new();
     let mut cut_short = None;
-    let fixed = partition::schedule(sweep, &work, SystemTime::now());
+    let fixed = partition::schedule(sweep, &work, SystemTime::now())?;
     if let Some(slots) = &fixed {
-        let (i, n) = sweep.base.load.partition;
+        let (i, n) = sweep.base.load().partition();
         eprintln!(
             "rshperf sweep: partition {i}/{n}: {} steps at fixed moments{}; merge the \
              partitions' --json documents with rshperf merge",
@@ -193,11 +193,9 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
                         table::short(rate)
                     );
                 }
-                let mut at_t = sweep.clone();
-                at_t.base.load.start_at = Some(StartAt::Unix(t));
-                step::run(&at_t, &work, rate, metrics)?
+                step::run(sweep, &work, rate, Some(t), metrics)?
             }
-            None => step::run(sweep, &work, rate, metrics)?,
+            None => step::run(sweep, &work, rate, None, metrics)?,
         };
         starts.push(at);
         out.line(&table::row(&step, o.output_fmt))
@@ -243,25 +241,30 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     if out.file.is_some() {
         println!("{last}");
     }
-    if let Some(dest) = &o.json {
-        let mut doc = document(sweep, &steps, &outcome, &last);
+    let params = o.parameters(Facts {
+        num_conns: sweep.base.load().num_conns(),
+        partition: sweep.base.load().partition(),
+        calls_per_arrival: step::calls_per_arrival(&sweep.base, &work),
+        ideal_tail_s: step::tail_of(&work),
+    });
+    if let Some(dest) = &sweep.json {
+        let mut doc = document(&params, &o.command, &steps, &outcome, &last);
         if cut_short.is_some() {
             doc["result"]["interrupted"] = json!(true);
         }
-        partition_members(&mut doc, sweep, &work, &starts);
+        doc["argv"] = json!(sweep.argv);
+        start_members(&mut doc, &starts);
         json::write_value_to(dest, &doc).map_err(|source| OutputError::File {
             option: "--json",
             path: dest.clone(),
             source,
         })?;
     }
-    if let Some(path) = &o.html {
-        let page =
-            html::sweep_page(&page(sweep, &steps, &outcome, &last, unit)).map_err(|source| {
-                OutputError::Draw {
-                    option: "--html",
-                    source,
-                }
+    if let Some(path) = &sweep.html {
+        let page = html::sweep_page(&page(&params, &o.command, &steps, &outcome, &last, unit))
+            .map_err(|source| OutputError::Draw {
+                option: "--html",
+                source,
             })?;
         crate::output::file::write_bytes(Path::new(path), page.as_bytes()).map_err(|source| {
             OutputError::File {
@@ -272,7 +275,7 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         })?;
     }
     if let Some(e) = exporter {
-        e.linger(sweep.base.output.metrics_linger);
+        e.linger(sweep.base.output().metrics_linger());
     }
     Ok(())
 }
@@ -288,15 +291,9 @@ fn unix_now() -> f64 {
         .as_secs_f64()
 }
 
-/// The members `rshperf merge` rebuilds a partitioned sweep from: the arguments, the
-/// partition, the workload's requests per arrival and ideal tail, each step's moment.
-fn partition_members(doc: &mut Value, sweep: &Sweep, work: &Workload, starts: &[Option<f64>]) {
-    let (i, n) = sweep.base.load.partition;
-    doc["argv"] = json!(sweep.argv);
-    doc["parameters"]["partition"] = json!([i, n]);
-    doc["parameters"]["stop_after_step"] = json!(sweep.opts.stop_after_step);
-    doc["parameters"]["calls_per_arrival"] = json!(step::calls_per_arrival(&sweep.base, work));
-    doc["parameters"]["ideal_tail_s"] = json!(step::tail_of(work));
+/// Each step's moment in a partitioned sweep (`start_unix`, null otherwise): what
+/// `rshperf merge` keeps of the steps beside their runs.
+fn start_members(doc: &mut Value, starts: &[Option<f64>]) {
     if let Some(list) = doc["steps"].as_array_mut() {
         for (s, at) in list.iter_mut().zip(starts) {
             s["start_unix"] = json!(at);
@@ -305,8 +302,7 @@ fn partition_members(doc: &mut Value, sweep: &Sweep, work: &Workload, starts: &[
 }
 
 /// The sweep's parameters as (name, value) text, for the page.
-fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
-    let o = &sweep.opts;
+fn parameters(o: &Parameters) -> Vec<(String, String)> {
     let mut p = vec![
         ("low rate".to_string(), table::short(o.low_rate)),
         ("high rate".to_string(), table::short(o.high_rate)),
@@ -325,15 +321,12 @@ fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
         )),
         (_, None) => p.push((
             "search (--find-max) precision".into(),
-            format!("{} %", o.precision),
+            format!("{} %", o.precision_pct),
         )),
     }
-    match o.const_test_time {
-        Some(t) => p.push(("seconds per step".into(), table::short(t))),
-        None => p.push((
-            "arrivals per step".into(),
-            sweep.base.load.num_conns.to_string(),
-        )),
+    match (o.const_test_time_s, o.num_conns) {
+        (Some(t), _) => p.push(("seconds per step".into(), table::short(t))),
+        (None, n) => p.push(("arrivals per step".into(), n.unwrap_or(0).to_string())),
     }
     let slo = if o.slo.is_empty() {
         "none".to_string()
@@ -344,15 +337,16 @@ fn parameters(sweep: &Sweep) -> Vec<(String, String)> {
         "a step passes when".into(),
         format!(
             "achieved ≥ {} % of demanded, errors ≤ {}, SLOs: {slo}",
-            o.min_achieved, o.max_errors
+            o.min_achieved_pct, o.max_errors
         ),
     ));
     p
 }
 
-/// The `--html` page of `steps`.
+/// The `--html` page of the sweep `command` of parameters `params`.
 pub(crate) fn page(
-    sweep: &Sweep,
+    params: &Parameters,
+    command: &str,
     steps: &[Step],
     outcome: &Outcome,
     last: &str,
@@ -364,8 +358,8 @@ pub(crate) fn page(
         Some(_) => (k, "knee"),
     });
     SweepPage {
-        command: sweep.command.clone(),
-        parameters: parameters(sweep),
+        command: command.to_string(),
+        parameters: parameters(params),
         unit,
         points: steps
             .iter()
@@ -390,9 +384,15 @@ pub(crate) fn page(
     }
 }
 
-/// The `--json` document: parameters, every step with its run document, the result.
-pub(crate) fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &str) -> Value {
-    let o = &sweep.opts;
+/// The `--json` document of the sweep `command`: its parameters, every step with its
+/// run document, the result.
+pub(crate) fn document(
+    params: &Parameters,
+    command: &str,
+    steps: &[Step],
+    outcome: &Outcome,
+    last: &str,
+) -> Value {
     let list: Vec<Value> = steps
         .iter()
         .enumerate()
@@ -417,21 +417,8 @@ pub(crate) fn document(sweep: &Sweep, steps: &[Step], outcome: &Outcome, last: &
         "format": FORMAT,
         "version": 1,
         "rshperf_version": env!("CARGO_PKG_VERSION"),
-        "command": sweep.command,
-        "parameters": {
-            "low_rate": o.low_rate,
-            "high_rate": o.high_rate,
-            "rate_step": o.rate_step,
-            "find_max": o.find_max,
-            "precision_pct": o.precision,
-            "const_test_time_s": o.const_test_time,
-            "num_conns": if o.const_test_time.is_none() { Some(sweep.base.load.num_conns) } else { None },
-            "cool_down_s": o.cool_down,
-            "min_achieved_pct": o.min_achieved,
-            "max_errors": o.max_errors,
-            "slo": o.slo,
-            "past_knee": o.past_knee,
-        },
+        "command": command,
+        "parameters": params,
         "steps": list,
         "result": {
             "knee": outcome.knee,

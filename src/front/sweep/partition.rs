@@ -12,14 +12,14 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::front::error::Error;
 use crate::model::config::auto_partition;
 use crate::model::config::StartAt;
 use crate::model::workload::Workload;
-use crate::wire::error::Error;
 
 use super::args::{PartitionSpec, Sweep};
-use super::error::SweepError;
 use super::step;
+use super::SweepError;
 
 /// One step of a partitioned sweep's fixed walk.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,13 +43,15 @@ pub(crate) fn resolve(
             auto_partition::resolve(env, given).map_err(SweepError::from)?
         }
     };
-    sweep.base.load.partition = (i, n);
+    let mut b = sweep.base.to_builder();
+    b.partition(i, n);
+    sweep.base = b.build().map_err(|r| r.error)?.config;
     Ok(())
 }
 
 /// The walk's rates, at most `--stop-after-step` of them.
 pub(crate) fn rates(sweep: &Sweep) -> Vec<f64> {
-    let o = &sweep.opts;
+    let o = &sweep.rules;
     let Some(step) = o.rate_step else {
         return Vec::new();
     };
@@ -63,9 +65,15 @@ pub(crate) fn rates(sweep: &Sweep) -> Vec<f64> {
 
 /// The fixed walk with each step's start, when the sweep is partitioned (None
 /// otherwise); `now` resolves a `--start-at +S`.
-pub(crate) fn schedule(sweep: &Sweep, work: &Workload, now: SystemTime) -> Option<Vec<Slot>> {
-    sweep.partition?;
-    let first = match sweep.base.load.start_at {
+pub(crate) fn schedule(
+    sweep: &Sweep,
+    work: &Workload,
+    now: SystemTime,
+) -> Result<Option<Vec<Slot>>, Error> {
+    if sweep.partition.is_none() {
+        return Ok(None);
+    }
+    let first = match sweep.base.load().start_at() {
         Some(StartAt::Unix(t)) => t,
         Some(StartAt::After(s)) => {
             now.duration_since(UNIX_EPOCH)
@@ -80,16 +88,13 @@ pub(crate) fn schedule(sweep: &Sweep, work: &Workload, now: SystemTime) -> Optio
     };
     let tail = step::tail_of(work);
     let mut start = first;
-    let slots = rates(sweep)
-        .into_iter()
-        .map(|rate| {
-            let slot = Slot { rate, start };
-            let arrivals = work.arrivals(&step::config(sweep, rate));
-            start += arrivals as f64 / rate + tail + sweep.opts.cool_down;
-            slot
-        })
-        .collect();
-    Some(slots)
+    let mut slots = Vec::new();
+    for rate in rates(sweep) {
+        slots.push(Slot { rate, start });
+        let arrivals = work.arrivals(&step::config(sweep, rate, None)?);
+        start += arrivals as f64 / rate + tail + sweep.rules.cool_down;
+    }
+    Ok(Some(slots))
 }
 
 #[cfg(test)]
@@ -132,7 +137,9 @@ mod tests {
     fn every_step_starts_after_the_windows_and_cool_downs_before_it() {
         let s = with(&["--partition", "1/3", "--start-at", "1000"]);
         let work = Workload::from_config(&s.base).expect("workload");
-        let slots = schedule(&s, &work, UNIX_EPOCH).expect("partitioned");
+        let slots = schedule(&s, &work, UNIX_EPOCH)
+            .expect("valid")
+            .expect("partitioned");
         // 2 s of arrivals and 1.5 s of cool-down per step.
         let expect = [
             (100.0, 1000.0),
@@ -152,7 +159,9 @@ mod tests {
             "--stop-after-step",
             "2",
         ]);
-        let slots = schedule(&s, &work, UNIX_EPOCH + Duration::from_secs(10)).expect("slots");
+        let slots = schedule(&s, &work, UNIX_EPOCH + Duration::from_secs(10))
+            .expect("valid")
+            .expect("slots");
         assert_eq!(
             slots,
             [
@@ -166,7 +175,10 @@ mod tests {
                 }
             ]
         );
-        assert_eq!(schedule(&with(&[]), &work, UNIX_EPOCH), None);
+        assert_eq!(
+            schedule(&with(&[]), &work, UNIX_EPOCH).expect("valid"),
+            None
+        );
     }
 
     #[test]
@@ -188,7 +200,9 @@ mod tests {
             "50",
         ]);
         let work = Workload::from_config(&s.base).expect("workload");
-        let slots = schedule(&s, &work, UNIX_EPOCH).expect("slots");
+        let slots = schedule(&s, &work, UNIX_EPOCH)
+            .expect("valid")
+            .expect("slots");
         assert_eq!(
             slots,
             [
@@ -211,7 +225,7 @@ mod tests {
         let mut s = with(&["--partition", "auto", "--start-at", "+1"]);
         assert_eq!(s.partition, Some(PartitionSpec::Auto(None)));
         resolve(&mut s, &lookup).expect("resolved");
-        assert_eq!(s.base.load.partition, (1, 2));
+        assert_eq!(s.base.load().partition(), (1, 2));
         let mut s = with(&[
             "--partition",
             "auto",
@@ -231,7 +245,7 @@ mod tests {
         let lookup = |k: &str| env.get(k).map(|v| v.to_string());
         let mut s = with(&["--partition=auto/3", "--start-at", "+1"]);
         resolve(&mut s, &lookup).expect("resolved");
-        assert_eq!(s.base.load.partition, (2, 3));
+        assert_eq!(s.base.load().partition(), (2, 3));
         let mut s = with(&["--partition", "auto", "--start-at", "+1"]);
         let e = resolve(&mut s, &|_| None)
             .expect_err("no scheduler")

@@ -14,7 +14,9 @@ use serde_json::Value;
 
 use crate::engine::execute::{self, ExecOptions, Hooks};
 use crate::engine::metrics::Exporter;
-use crate::model::config::Config;
+use crate::front::error::Error;
+use crate::model::config::doc::ConfigDoc;
+use crate::model::config::{Config, StartAt};
 use crate::model::figure::second;
 use crate::model::report::{Facts, Report};
 use crate::model::run::RunInfo;
@@ -29,10 +31,10 @@ use crate::output::error::OutputError;
 use crate::output::json;
 use crate::output::summary::Summary;
 use crate::output::threshold::Evaluate;
-use crate::wire::error::Error;
 
 use super::args::Sweep;
 use super::plan::Verdict;
+use super::rules::Rules;
 
 /// The figures of a step's table row.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -95,7 +97,7 @@ pub(crate) struct Step {
 /// Requests one arrival demands (mean over `--wsesslog` sessions).
 pub(crate) fn calls_per_arrival(cfg: &Config, work: &Workload) -> f64 {
     match &work.kind {
-        Kind::Request => cfg.load.num_calls as f64,
+        Kind::Request => cfg.load().num_calls() as f64,
         Kind::Wsess { calls, .. } => *calls as f64,
         Kind::Wsesslog { sessions, .. } => {
             let calls: usize = sessions
@@ -136,19 +138,27 @@ fn ideal_tail(work: &Workload) -> f64 {
     }
 }
 
-/// The configuration of the step at `rate`.
-pub(crate) fn config(sweep: &Sweep, rate: f64) -> Config {
-    let mut cfg = sweep.base.clone();
-    cfg.load.period = Period::Deterministic(1.0 / rate);
-    if let Some(t) = sweep.opts.const_test_time {
+/// The configuration of the step at `rate` starting at `start` (seconds since the
+/// epoch; None: at once), derived from the sweep's base through the builder: the
+/// rate, and with `--const-test-time` rate × T arrivals (sessions of `--wsess` or
+/// `--wsesslog`, else connections).
+pub(crate) fn config(sweep: &Sweep, rate: f64, start: Option<f64>) -> Result<Config, Error> {
+    let base = &sweep.base;
+    let mut b = base.to_builder();
+    b.rate_period(Period::Deterministic(1.0 / rate));
+    if let Some(t) = sweep.rules.const_test_time {
         let n = (rate * t).round().max(1.0) as u64;
-        match (&mut cfg.sessions.wsess, &mut cfg.sessions.wsesslog) {
-            (Some(w), _) => w.sessions = n,
-            (_, Some(w)) => w.sessions = n,
-            _ => cfg.load.num_conns = n,
-        }
+        let s = base.sessions();
+        match (s.wsess(), s.wsesslog()) {
+            (Some(w), _) => b.wsess(Some(w.with_sessions(n))),
+            (_, Some(w)) => b.wsesslog(Some(w.with_sessions(n))),
+            _ => b.num_conns(n),
+        };
     }
-    cfg
+    if let Some(t) = start {
+        b.start_at(Some(StartAt::Unix(t)));
+    }
+    Ok(b.build().map_err(|r| r.error)?.config)
 }
 
 /// The verdict of a step that missed `reasons` (empty: it met every criterion);
@@ -200,7 +210,7 @@ pub(crate) fn reply_rate_samples(
 
 /// The share of the arrivals `cfg`'s partition makes (1 without `--partition`).
 pub(crate) fn partition_share(cfg: &Config, arrivals: u64) -> f64 {
-    let (i, n) = cfg.load.partition;
+    let (i, n) = cfg.load().partition();
     if n <= 1 || arrivals == 0 {
         return 1.0;
     }
@@ -239,15 +249,17 @@ pub(crate) fn tail_of(work: &Workload) -> f64 {
     ideal_tail(work)
 }
 
-/// Runs the step at `rate` and judges it; `metrics`: where it publishes
+/// Runs the step at `rate` (starting at `start`, seconds since the epoch, when the
+/// sweep is partitioned) and judges it; `metrics`: where it publishes
 /// (`--metrics-listen`) and its step number, from 1.
 pub(crate) fn run(
     sweep: &Sweep,
     work: &Workload,
     rate: f64,
+    start: Option<f64>,
     metrics: Option<(&Exporter, u32)>,
 ) -> Result<Step, Error> {
-    let cfg = config(sweep, rate);
+    let cfg = config(sweep, rate, start)?;
     let hooks = Hooks {
         metrics: metrics.map(|(e, step)| (e, Some(step))),
         ..Hooks::default()
@@ -257,21 +269,21 @@ pub(crate) fn run(
     let report = Report::new(
         stats,
         &result.info,
-        &Facts::of(cfg.load.call_rate, &result.meta),
+        &Facts::of(cfg.load().call_rate(), &result.meta),
     );
     let advice = advice::assess_without_classic_report(&cfg, work, &result);
-    if let Some(path) = &cfg.output.csv {
+    if let Some(path) = cfg.output().csv() {
         csv::append_row(Path::new(path), &cfg, &report, &advice).map_err(|source| {
             OutputError::File {
                 option: "--csv",
-                path: path.clone(),
+                path: path.to_string(),
                 source,
             }
         })?;
     }
-    let doc = sweep.opts.json.is_some().then(|| {
+    let doc = sweep.json.is_some().then(|| {
         let mut doc = json::document(
-            json::config_json(&cfg),
+            &ConfigDoc::of(&cfg),
             &report,
             stats,
             &result.info,
@@ -282,7 +294,7 @@ pub(crate) fn run(
     });
     let arrivals = work.arrivals(&cfg);
     Ok(judge(
-        sweep,
+        &sweep.rules,
         Measured {
             rate,
             arrivals,
@@ -302,7 +314,7 @@ pub(crate) fn run(
 /// Judges what a step measured: the achieved rate against this share's demanded rate
 /// over the schedule's window, `--max-errors`, `--slo`; the verdict (a miss of a
 /// client-bound step is the client's); the table's figures.
-pub(crate) fn judge(sweep: &Sweep, m: Measured<'_>) -> Step {
+pub(crate) fn judge(rules: &Rules, m: Measured<'_>) -> Step {
     let (stats, rate) = (m.stats, m.rate);
     let summary = Summary::new(stats, m.info);
     let report = m.report;
@@ -322,7 +334,7 @@ pub(crate) fn judge(sweep: &Sweep, m: Measured<'_>) -> Step {
     } else {
         0.0
     };
-    let o = &sweep.opts;
+    let o = rules;
     let mut reasons = Vec::new();
     let rate_missed = achieved_pct < o.min_achieved;
     if rate_missed {
@@ -337,7 +349,7 @@ pub(crate) fn judge(sweep: &Sweep, m: Measured<'_>) -> Step {
             summary.errors_total, o.max_errors
         ));
     }
-    for t in &sweep.slo {
+    for t in &rules.thresholds {
         let actual = t.actual(report);
         if !t.op().holds(actual, t.limit()) {
             reasons.push(format!("SLO {} missed (actual {actual:.3})", t.expr()));

@@ -15,7 +15,7 @@ use thiserror::Error as ThisError;
 
 /// Why `--partition auto` cannot name a partition.
 #[derive(Debug, Clone, PartialEq, Eq, ThisError)]
-pub(crate) enum AutoPartitionError {
+pub enum AutoPartitionError {
     /// None of the schedulers' index variables is set.
     #[error(
         "--partition auto: no scheduler's partition index in the environment (looked for \

@@ -117,40 +117,40 @@ impl Config {
         if self.sessions.session_cookies {
             add("--session-cookies".into());
         }
-        if self.tls.enabled {
+        if self.tls.enabled() {
             add("--ssl".into());
         }
-        if let Some(ciphers) = &self.tls.ciphers {
+        if let Some(ciphers) = &self.tls.ciphers() {
             add(format!("--ssl-ciphers={ciphers}"));
         }
-        if let Some(name) = &self.tls.server_name {
+        if let Some(name) = &self.tls.server_name() {
             add(format!("--tls-server-name={name}"));
         }
-        if self.tls.no_reuse {
+        if self.tls.no_reuse() {
             add("--ssl-no-reuse".into());
         }
-        if self.tls.early_data {
+        if self.tls.early_data() {
             add("--quic-0rtt".into());
         }
-        if let Some(s) = self.tls.quic_idle_timeout {
+        if let Some(s) = self.tls.quic_idle_timeout() {
             add(format!("--quic-idle-timeout={}", cfmt::g(s)));
         }
-        if let Some(f) = &self.tls.certificate {
+        if let Some(f) = &self.tls.certificate() {
             add(format!("--ssl-cert={f}"));
         }
-        if let Some(f) = &self.tls.key {
+        if let Some(f) = &self.tls.key() {
             add(format!("--ssl-key={f}"));
         }
-        if let Some(f) = &self.tls.ca_file {
+        if let Some(f) = &self.tls.ca_file() {
             add(format!("--ssl-ca-file={f}"));
         }
-        if let Some(p) = &self.tls.ca_path {
+        if let Some(p) = &self.tls.ca_path() {
             add(format!("--ssl-ca-path={p}"));
         }
-        if self.tls.verify {
+        if self.tls.verify() {
             add("--ssl-verify".into());
         }
-        if let Some(p) = self.tls.protocol {
+        if let Some(p) = self.tls.protocol() {
             add(format!("--ssl-protocol={}", p.name()));
         }
         if let Some(raw) = &self.request.add_header_raw {

@@ -5,15 +5,14 @@
 //! `Display` gives the message httperf (or rshperf, where it is stricter) prints after
 //! `rshperf: `, byte for byte (docs/compatibility.md §1–§2). Each variant names the
 //! option(s) it is about, so a front end with other option letters (ab, lb) can word
-//! the message itself by matching the variant. `From<ConfigError> for wire::error::Error`
-//! gives the fatal error `main` prints. Made by `config::value`, `config::period` and
-//! `ConfigBuilder::build`; matched by the front ends.
+//! the message itself by matching the variant; `front::error::Error` prints it. Made by
+//! `config::value`, `config::period` and `ConfigBuilder::build`; matched by the front
+//! ends.
 
 use thiserror::Error as ThisError;
 
 use crate::model::pacing::PacingError;
 use crate::model::threshold::ThresholdError;
-use crate::wire::error::Error;
 use crate::wire::url::UrlError;
 
 /// Why a configuration cannot be built. Every variant's text is the one printed after
@@ -146,6 +145,19 @@ pub enum ConfigError {
     /// `--tls-server-name` without TLS.
     #[error("--tls-server-name requires --ssl (or --ssl-protocol)")]
     ServerNameWithoutTls,
+    /// `--start-at` further ahead than a run may wait.
+    #[error("--start-at: the start time is more than 7 days ({max_secs} s) away")]
+    StartTooLate {
+        /// The longest wait, in seconds.
+        max_secs: u64,
+    },
+    /// A combination of options whose feature rshperf does not implement yet
+    /// (`build`'s last check).
+    #[error("{option} is not supported yet")]
+    Unsupported {
+        /// The options, e.g. `--wsesspage with --http-version 2`.
+        option: &'static str,
+    },
     /// `--concurrency` with `--rate`/`--period`.
     #[error("--concurrency runs a closed loop: give it or --rate/--period, not both")]
     ConcurrencyAndRate,
@@ -286,6 +298,7 @@ impl ConfigError {
             ConfigError::BodyFileWithSessions { .. } => Some("--body-file"),
             ConfigError::LingerWithoutListen => Some("--metrics-linger"),
             ConfigError::ServerNameWithoutTls => Some("--tls-server-name"),
+            ConfigError::StartTooLate { .. } => Some("--start-at"),
             ConfigError::CookiesWithoutSessions => Some("--session-cookies"),
             ConfigError::ConcurrencyAndRate | ConfigError::TooFewUsers { .. } => {
                 Some("--concurrency")
@@ -306,6 +319,7 @@ impl ConfigError {
             | ConfigError::BadUrl(_)
             | ConfigError::OperandIsTarget { .. }
             | ConfigError::MoreThanOneUrl { .. }
+            | ConfigError::Unsupported { .. }
             | ConfigError::Unresolvable { .. } => None,
         }
     }
@@ -317,20 +331,6 @@ impl From<PacingError> for ConfigError {
         match e {
             PacingError::Overload { value } => ConfigError::Overload { value },
             PacingError::Spin { value } => ConfigError::Spin { value },
-        }
-    }
-}
-
-impl From<ConfigError> for Error {
-    /// The fatal error `main` prints: `rshperf: <text>` (the resolver's failure is a
-    /// start-up error; httperf's `session_init` limits keep httperf's prefix).
-    fn from(e: ConfigError) -> Error {
-        match e {
-            ConfigError::SessionLimit { .. } => {
-                Error::Getopt(format!("{}.session_init: {e}", super::PROG))
-            }
-            ConfigError::Unresolvable { .. } => Error::startup(e),
-            e => Error::usage(e),
         }
     }
 }

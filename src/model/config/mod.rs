@@ -14,6 +14,7 @@
 
 pub(crate) mod auto_partition;
 mod builder;
+pub(crate) mod doc;
 mod echo;
 mod error;
 pub(crate) mod number;
@@ -27,8 +28,8 @@ pub(crate) mod value;
 use std::time::Duration;
 
 pub(crate) use crate::wire::tls::{SslProtocol, TlsOptions};
-pub(crate) use builder::ConfigBuilder;
 pub use builder::{Built, Rejected};
+pub(crate) use builder::{ConfigBuilder, Given};
 pub use error::CallRateClash;
 pub use error::{ConfigError, Warning};
 pub(crate) use number::SESSION_MAX_CONNS;
@@ -43,39 +44,57 @@ pub(crate) use types::{
 };
 
 use crate::model::pacing::Pacing;
+use crate::wire::frozen::frozen;
+
+/// Farthest ahead `--start-at` may lie (as far as its `+SECONDS` form allows);
+/// `build` refuses a later start.
+pub(crate) const MAX_START_DELAY: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
 
 /// The program name used in the echo line and in messages.
 pub(crate) const PROG: &str = "rshperf";
 
-/// The complete, validated configuration of a run, in typed parts. Made only by
-/// `ConfigBuilder::build` (`Config::builder()`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Config {
-    /// Program name used in the echo line and messages (`rshperf`).
-    pub(crate) prog: String,
-    /// Where the load goes.
-    pub(crate) target: TargetOptions,
-    /// What each request is.
-    pub(crate) request: RequestOptions,
-    /// How much load, and when.
-    pub(crate) load: LoadOptions,
-    /// Session workloads.
-    pub(crate) sessions: SessionOptions,
-    /// Per-socket settings.
-    pub(crate) sockets: SocketOptions,
-    /// The TLS options (`--ssl`, `--ssl-*`, `--tls-server-name`); `tls.enabled` is
-    /// `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
-    pub(crate) tls: TlsOptions,
-    /// `--overload`, `--spin`, `--pin`, `--realtime` (rshperf).
-    pub(crate) pacing: Pacing,
-    /// What is printed or written.
-    pub(crate) output: OutputOptions,
+frozen! {
+    /// The complete, validated configuration of a run, in typed parts. Made only by
+    /// `ConfigBuilder::build` (`Config::builder()`, or `to_builder()` of another
+    /// `Config`); read-only after that.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct Config [] {
+        /// Program name used in the echo line and messages (`rshperf`).
+        prog: String => &str as borrow;
+        /// Where the load goes.
+        target: TargetOptions => &TargetOptions as borrow;
+        /// What each request is.
+        request: RequestOptions => &RequestOptions as borrow;
+        /// How much load, and when.
+        load: LoadOptions => &LoadOptions as borrow;
+        /// Session workloads.
+        sessions: SessionOptions => &SessionOptions as borrow;
+        /// Per-socket settings.
+        sockets: SocketOptions => &SocketOptions as borrow;
+        /// The TLS options (`--ssl`, `--ssl-*`, `--tls-server-name`); `tls().enabled()`
+        /// is `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
+        tls: TlsOptions => &TlsOptions as borrow;
+        /// `--overload`, `--spin`, `--pin`, `--realtime` (rshperf).
+        pacing: Pacing => Pacing as copy;
+        /// What is printed or written.
+        output: OutputOptions => &OutputOptions as borrow;
+        /// Which options were set (for `to_builder`).
+        given: Given => Given as copy;
+    }
 }
 
 impl Config {
     /// A builder with httperf's defaults: the one way to make a `Config`.
     pub(crate) fn builder() -> ConfigBuilder {
         ConfigBuilder::new()
+    }
+
+    /// A builder that starts from this configuration (its values, which options were
+    /// set, its resolved addresses): the way to derive a configuration from another,
+    /// e.g. a sweep's step at one rate from the sweep's base. `build` checks the result
+    /// as it checks any other.
+    pub(crate) fn to_builder(&self) -> ConfigBuilder {
+        ConfigBuilder::from_config(self)
     }
 
     /// httperf's defaults (before any option is applied).
@@ -90,15 +109,18 @@ impl Config {
             tls: TlsOptions::default(),
             pacing: Pacing::default(),
             output: OutputOptions::default(),
+            given: Given::default(),
         }
     }
 
-    /// Parses `argv` (program name first) with httperf's options and builds the
-    /// configuration (warnings are printed); `-h` and `-V` are errors here. For tests:
-    /// the front end is `front::httperf::from_argv`.
+    /// For tests of the layers below the front ends: the configuration of `--server
+    /// 127.0.0.1` with what `edit` sets on the builder, built (warnings dropped).
     #[cfg(test)]
-    pub(crate) fn from_argv(argv: &[&str]) -> Result<Config, crate::wire::error::Error> {
-        crate::front::httperf::from_argv(argv)
+    pub(crate) fn local(edit: impl FnOnce(&mut ConfigBuilder)) -> Config {
+        let mut b = Config::builder();
+        b.server("127.0.0.1");
+        edit(&mut b);
+        b.build().expect("a valid test configuration").config
     }
 
     /// The `Host:` header value (see `target.host`).
@@ -140,32 +162,6 @@ impl Config {
             pick(self.sockets.send_buffer, given.0, h2 || bodies),
             pick(self.sockets.recv_buffer, given.1, h2),
         )
-    }
-
-    /// The first given option whose feature rshperf does not implement yet (the caller
-    /// prints `rshperf: <option> is not supported yet`). Every httperf option is
-    /// implemented now; the hook stays for options added before their feature.
-    pub(crate) fn unsupported(&self) -> Option<&'static str> {
-        // The page scan reads one reply at a time; HTTP/2 multiplexes them.
-        let version = self.request.http_version;
-        let checks = [
-            (
-                self.sessions.wsesspage.is_some() && version == HttpVersion::V2,
-                "--wsesspage with --http-version 2",
-            ),
-            (
-                self.sessions.wsesspage.is_some() && version == HttpVersion::V3,
-                "--wsesspage with --http-version 3",
-            ),
-            (
-                self.target.unix_socket.is_some() && version == HttpVersion::V3,
-                "--unix-socket with --http-version 3",
-            ),
-        ];
-        checks
-            .iter()
-            .find(|(given, _)| *given)
-            .map(|(_, name)| *name)
     }
 }
 

@@ -6,39 +6,43 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use crate::wire::frozen::frozen;
+
 use super::{
     HttpVersion, Period, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec,
     WsetSpec,
 };
 
-/// Where the load goes: the server, its port and addresses, the URI, local addresses.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct TargetOptions {
-    /// `--server` as given (echo line; `Host:` unless `--server-name`); `localhost` by
-    /// default. Unused (and not echoed) with `--servers`.
-    pub(crate) server: String,
-    /// `--server-name`, the `Host:` value.
-    pub(crate) server_name: Option<String>,
-    /// Resolved addresses of the server at `port`, in resolver order (IPv4 and IPv6);
-    /// the first is used. Empty with `--servers`.
-    pub(crate) addrs: Vec<SocketAddr>,
-    /// Server port (default 80, or 443 with `--ssl`).
-    pub(crate) port: u16,
-    /// `--uri` as given.
-    pub(crate) uri: String,
-    /// The `Host:` header value: `--server-name`, else `--server` (an IPv6 literal in
-    /// brackets), cut at the first CR or LF. See `host_header`.
-    pub(crate) host: String,
-    /// `--servers=F`: file of host names used round-robin (master).
-    pub(crate) servers: Option<String>,
-    /// `--myaddr` values in order (local address pool, master), unparsed.
-    pub(crate) myaddr: Vec<String>,
-    /// The `--myaddr` pool resolved and ranges expanded (source addresses, used
-    /// round-robin).
-    pub(crate) local_addrs: Vec<IpAddr>,
-    /// `--unix-socket=PATH` (rshperf): connect here instead of TCP; `--server` still
-    /// names the `Host:`.
-    pub(crate) unix_socket: Option<String>,
+frozen! {
+    /// Where the load goes: the server, its port and addresses, the URI, local addresses.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct TargetOptions [pub(in crate::model::config)] {
+        /// `--server` as given (echo line; `Host:` unless `--server-name`); `localhost` by
+        /// default. Unused (and not echoed) with `--servers`.
+        server: String => &str as borrow;
+        /// `--server-name`, the `Host:` value.
+        server_name: Option<String> => Option<&str> as deref;
+        /// Resolved addresses of the server at `port`, in resolver order (IPv4 and IPv6);
+        /// the first is used. Empty with `--servers`.
+        addrs: Vec<SocketAddr> => &[SocketAddr] as borrow;
+        /// Server port (default 80, or 443 with `--ssl`).
+        port: u16 => u16 as copy;
+        /// `--uri` as given.
+        uri: String => &str as borrow;
+        /// The `Host:` header value: `--server-name`, else `--server` (an IPv6 literal in
+        /// brackets), cut at the first CR or LF. See `host_header`.
+        host: String => &str as borrow;
+        /// `--servers=F`: file of host names used round-robin (master).
+        servers: Option<String> => Option<&str> as deref;
+        /// `--myaddr` values in order (local address pool, master), unparsed.
+        myaddr: Vec<String> => &[String] as borrow;
+        /// The `--myaddr` pool resolved and ranges expanded (source addresses, used
+        /// round-robin).
+        local_addrs: Vec<IpAddr> => &[IpAddr] as borrow;
+        /// `--unix-socket=PATH` (rshperf): connect here instead of TCP; `--server` still
+        /// names the `Host:`.
+        unix_socket: Option<String> => Option<&str> as deref;
+    }
 }
 
 impl Default for TargetOptions {
@@ -59,34 +63,36 @@ impl Default for TargetOptions {
     }
 }
 
-/// What each request is: HTTP version, method, headers, body, and the URI lists of `--wlog`/`--wset`.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct RequestOptions {
-    /// `--http-version`.
-    pub(crate) http_version: HttpVersion,
-    /// `--method` (default `GET`).
-    pub(crate) method: String,
-    /// Whether `--method` was given (httperf echoes it only then, even `GET`).
-    pub(crate) method_given: bool,
-    /// `--add-header` as typed (for the echo line), if given.
-    pub(crate) add_header_raw: Option<String>,
-    /// `--add-header` after escape processing (bytes appended after `Host:`).
-    pub(crate) add_header: Vec<u8>,
-    /// `--add-header-file=F`: header block file (used verbatim, master).
-    pub(crate) add_header_file: Option<String>,
-    /// `--no-host-hdr`.
-    pub(crate) no_host_hdr: bool,
-    /// `--body-file=F` (rshperf): the body of every request (read once, shared).
-    pub(crate) body_file: Option<String>,
-    /// `--content-type=T` (rshperf): a `Content-Type: T` line in every request.
-    pub(crate) content_type: Option<String>,
-    /// `--header-file=F` (rshperf): `Name: value` lines added to every request
-    /// (checked at start by `workload::headers`).
-    pub(crate) header_file: Option<String>,
-    /// `--wlog`.
-    pub(crate) wlog: Option<WlogSpec>,
-    /// `--wset`.
-    pub(crate) wset: Option<WsetSpec>,
+frozen! {
+    /// What each request is: HTTP version, method, headers, body, and the URI lists of `--wlog`/`--wset`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct RequestOptions [pub(in crate::model::config)] {
+        /// `--http-version`.
+        http_version: HttpVersion => HttpVersion as copy;
+        /// `--method` (default `GET`).
+        method: String => &str as borrow;
+        /// Whether `--method` was given (httperf echoes it only then, even `GET`).
+        method_given: bool => bool as copy;
+        /// `--add-header` as typed (for the echo line), if given.
+        add_header_raw: Option<String> => Option<&str> as deref;
+        /// `--add-header` after escape processing (bytes appended after `Host:`).
+        add_header: Vec<u8> => &[u8] as borrow;
+        /// `--add-header-file=F`: header block file (used verbatim, master).
+        add_header_file: Option<String> => Option<&str> as deref;
+        /// `--no-host-hdr`.
+        no_host_hdr: bool => bool as copy;
+        /// `--body-file=F` (rshperf): the body of every request (read once, shared).
+        body_file: Option<String> => Option<&str> as deref;
+        /// `--content-type=T` (rshperf): a `Content-Type: T` line in every request.
+        content_type: Option<String> => Option<&str> as deref;
+        /// `--header-file=F` (rshperf): `Name: value` lines added to every request
+        /// (checked at start by `workload::headers`).
+        header_file: Option<String> => Option<&str> as deref;
+        /// `--wlog`.
+        wlog: Option<WlogSpec> => Option<&WlogSpec> as as_ref;
+        /// `--wset`.
+        wset: Option<WsetSpec> => Option<&WsetSpec> as as_ref;
+    }
 }
 
 impl Default for RequestOptions {
@@ -109,46 +115,48 @@ impl Default for RequestOptions {
     }
 }
 
-/// How much load and when: connections, calls, the arrival process, the run's length, closed loop and call rate, striping over clients, partitions and threads.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct LoadOptions {
-    /// `--num-conns`.
-    pub(crate) num_conns: u64,
-    /// `--num-calls`.
-    pub(crate) num_calls: u64,
-    /// `--burst-length`.
-    pub(crate) burst_length: u64,
-    /// Arrival process from `--rate`/`--period` (`Period::Sequential` when rate ≤ 0).
-    pub(crate) period: Period,
-    /// `--runtime`, seconds (0 = none).
-    pub(crate) runtime: f64,
-    /// `--runtime` without `--num-conns` and without a session workload: arrivals go
-    /// on at `--rate` until the runtime is over (httperf would stop after its one
-    /// default connection). The echo line still says `--num-conns=1`, as httperf's.
-    pub(crate) until_runtime: bool,
-    /// `--concurrency` (rshperf): units in flight in a closed loop; 0 = open loop
-    /// (or httperf's sequential mode when there is no rate). See `workload::closed`.
-    pub(crate) concurrency: u64,
-    /// `--call-rate` (rshperf): calls per second over the `--num-conns` connections of
-    /// a pool (`engine/pool.rs`); 0 = not given. Its schedule is `period`.
-    pub(crate) call_rate: f64,
-    /// `--call-rate` with `--runtime` and without `--num-calls`: calls go on until the
-    /// runtime is over (else the run makes `--num-conns` × `--num-calls` calls).
-    pub(crate) calls_until_runtime: bool,
-    /// `--client=I/N`: (I, N).
-    pub(crate) client_id: u32,
-    /// `--client=I/N`: N.
-    pub(crate) num_clients: u32,
-    /// `--partition=I/N`: (I, N); this process runs arrivals k ≡ I (mod N).
-    pub(crate) partition: (u32, u32),
-    /// `--threads` (engines), default 1.
-    pub(crate) threads: u32,
-    /// `--start-at`: when the run begins.
-    pub(crate) start_at: Option<StartAt>,
-    /// `--max-connections` (0 = default).
-    pub(crate) max_connections: u64,
-    /// `--max-piped-calls` (0 = default).
-    pub(crate) max_piped_calls: u64,
+frozen! {
+    /// How much load and when: connections, calls, the arrival process, the run's length, closed loop and call rate, striping over clients, partitions and threads.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct LoadOptions [pub(in crate::model::config)] {
+        /// `--num-conns`.
+        num_conns: u64 => u64 as copy;
+        /// `--num-calls`.
+        num_calls: u64 => u64 as copy;
+        /// `--burst-length`.
+        burst_length: u64 => u64 as copy;
+        /// Arrival process from `--rate`/`--period` (`Period::Sequential` when rate ≤ 0).
+        period: Period => &Period as borrow;
+        /// `--runtime`, seconds (0 = none).
+        runtime: f64 => f64 as copy;
+        /// `--runtime` without `--num-conns` and without a session workload: arrivals go
+        /// on at `--rate` until the runtime is over (httperf would stop after its one
+        /// default connection). The echo line still says `--num-conns=1`, as httperf's.
+        until_runtime: bool => bool as copy;
+        /// `--concurrency` (rshperf): units in flight in a closed loop; 0 = open loop
+        /// (or httperf's sequential mode when there is no rate). See `workload::closed`.
+        concurrency: u64 => u64 as copy;
+        /// `--call-rate` (rshperf): calls per second over the `--num-conns` connections of
+        /// a pool (`engine/pool.rs`); 0 = not given. Its schedule is `period`.
+        call_rate: f64 => f64 as copy;
+        /// `--call-rate` with `--runtime` and without `--num-calls`: calls go on until the
+        /// runtime is over (else the run makes `--num-conns` × `--num-calls` calls).
+        calls_until_runtime: bool => bool as copy;
+        /// `--client=I/N`: (I, N).
+        client_id: u32 => u32 as copy;
+        /// `--client=I/N`: N.
+        num_clients: u32 => u32 as copy;
+        /// `--partition=I/N`: (I, N); this process runs arrivals k ≡ I (mod N).
+        partition: (u32, u32) => (u32, u32) as copy;
+        /// `--threads` (engines), default 1.
+        threads: u32 => u32 as copy;
+        /// `--start-at`: when the run begins.
+        start_at: Option<StartAt> => Option<StartAt> as copy;
+        /// `--max-connections` (0 = default).
+        max_connections: u64 => u64 as copy;
+        /// `--max-piped-calls` (0 = default).
+        max_piped_calls: u64 => u64 as copy;
+    }
 }
 
 impl Default for LoadOptions {
@@ -175,23 +183,25 @@ impl Default for LoadOptions {
     }
 }
 
-/// Session workloads (`--wsess`, `--wsesslog`, `--wsesspage`) and what decides a session's fate.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SessionOptions {
-    /// `--wsess`.
-    pub(crate) wsess: Option<WsessSpec>,
-    /// `--wsesslog`.
-    pub(crate) wsesslog: Option<WsesslogSpec>,
-    /// `--wsesspage`.
-    pub(crate) wsesspage: Option<WsesspageSpec>,
-    /// `--session-cookies`.
-    pub(crate) session_cookies: bool,
-    /// `--think-timeout`, seconds (0 = none).
-    pub(crate) think_timeout: f64,
-    /// `--failure-status` (0 = none).
-    pub(crate) failure_status: u32,
-    /// `--retry-on-failure`.
-    pub(crate) retry_on_failure: bool,
+frozen! {
+    /// Session workloads (`--wsess`, `--wsesslog`, `--wsesspage`) and what decides a session's fate.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct SessionOptions [pub(in crate::model::config)] {
+        /// `--wsess`.
+        wsess: Option<WsessSpec> => Option<&WsessSpec> as as_ref;
+        /// `--wsesslog`.
+        wsesslog: Option<WsesslogSpec> => Option<&WsesslogSpec> as as_ref;
+        /// `--wsesspage`.
+        wsesspage: Option<WsesspageSpec> => Option<&WsesspageSpec> as as_ref;
+        /// `--session-cookies`.
+        session_cookies: bool => bool as copy;
+        /// `--think-timeout`, seconds (0 = none).
+        think_timeout: f64 => f64 as copy;
+        /// `--failure-status` (0 = none).
+        failure_status: u32 => u32 as copy;
+        /// `--retry-on-failure`.
+        retry_on_failure: bool => bool as copy;
+    }
 }
 
 impl Default for SessionOptions {
@@ -209,22 +219,24 @@ impl Default for SessionOptions {
     }
 }
 
-/// Per-socket settings: buffer sizes, port use, closing, the timeout.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SocketOptions {
-    /// `--send-buffer` (SO_SNDBUF), bytes.
-    pub(crate) send_buffer: u32,
-    /// `--recv-buffer` (SO_RCVBUF), bytes.
-    pub(crate) recv_buffer: u32,
-    /// Whether `--send-buffer` / `--recv-buffer` were given (HTTP/2 keeps the kernel's
-    /// autotuned buffers unless they were: `Config::socket_buffers`).
-    pub(crate) buffers_given: (bool, bool),
-    /// `--hog`.
-    pub(crate) hog: bool,
-    /// `--close-with-reset`.
-    pub(crate) close_with_reset: bool,
-    /// `--timeout`, seconds (0 = none).
-    pub(crate) timeout: f64,
+frozen! {
+    /// Per-socket settings: buffer sizes, port use, closing, the timeout.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct SocketOptions [pub(in crate::model::config)] {
+        /// `--send-buffer` (SO_SNDBUF), bytes.
+        send_buffer: u32 => u32 as copy;
+        /// `--recv-buffer` (SO_RCVBUF), bytes.
+        recv_buffer: u32 => u32 as copy;
+        /// Whether `--send-buffer` / `--recv-buffer` were given (HTTP/2 keeps the kernel's
+        /// autotuned buffers unless they were: `Config::socket_buffers`).
+        buffers_given: (bool, bool) => (bool, bool) as copy;
+        /// `--hog`.
+        hog: bool => bool as copy;
+        /// `--close-with-reset`.
+        close_with_reset: bool => bool as copy;
+        /// `--timeout`, seconds (0 = none).
+        timeout: f64 => f64 as copy;
+    }
 }
 
 impl Default for SocketOptions {
@@ -241,42 +253,44 @@ impl Default for SocketOptions {
     }
 }
 
-/// What is printed or written, and where: verbosity, traces, reports, files, progress, metrics.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct OutputOptions {
-    /// Number of `-v`.
-    pub(crate) verbose: u32,
-    /// `-d N`.
-    pub(crate) debug: u32,
-    /// `--print-reply`.
-    pub(crate) print_reply: Option<PrintWhat>,
-    /// `--print-request`.
-    pub(crate) print_request: Option<PrintWhat>,
-    /// `--periodic-stats` / `-n`.
-    pub(crate) periodic_stats: bool,
-    /// `--percentiles`: print the percentile block after the classic report.
-    pub(crate) percentiles: bool,
-    /// `--json=FILE` (`-` = stdout instead of the text report).
-    pub(crate) json: Option<String>,
-    /// `--csv=FILE`: append one row per run.
-    pub(crate) csv: Option<String>,
-    /// `--timeline=FILE`: per-second CSV of the run.
-    pub(crate) timeline: Option<String>,
-    /// `--html=FILE`: one-file HTML report with charts.
-    pub(crate) html: Option<String>,
-    /// `--junit=FILE`: JUnit XML, one test case per `--fail-on` threshold.
-    pub(crate) junit: Option<String>,
-    /// `--fail-on=EXPR`, as typed, in order.
-    pub(crate) fail_on: Vec<crate::model::threshold::Threshold>,
-    /// `--progress` (Some(true)) / `--no-progress` (Some(false)); None = when stderr is
-    /// a terminal.
-    pub(crate) progress: Option<bool>,
-    /// `--metrics-listen=ADDR:PORT` (rshperf): serve Prometheus metrics there.
-    pub(crate) metrics_listen: Option<SocketAddr>,
-    /// `--metrics-linger=S` (rshperf): seconds the metrics stay served after the run.
-    pub(crate) metrics_linger: f64,
-    /// `--use-timer-cache` (accepted and echoed; rshperf's clock needs no cache).
-    pub(crate) use_timer_cache: bool,
+frozen! {
+    /// What is printed or written, and where: verbosity, traces, reports, files, progress, metrics.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct OutputOptions [pub(in crate::model::config)] {
+        /// Number of `-v`.
+        verbose: u32 => u32 as copy;
+        /// `-d N`.
+        debug: u32 => u32 as copy;
+        /// `--print-reply`.
+        print_reply: Option<PrintWhat> => Option<PrintWhat> as copy;
+        /// `--print-request`.
+        print_request: Option<PrintWhat> => Option<PrintWhat> as copy;
+        /// `--periodic-stats` / `-n`.
+        periodic_stats: bool => bool as copy;
+        /// `--percentiles`: print the percentile block after the classic report.
+        percentiles: bool => bool as copy;
+        /// `--json=FILE` (`-` = stdout instead of the text report).
+        json: Option<String> => Option<&str> as deref;
+        /// `--csv=FILE`: append one row per run.
+        csv: Option<String> => Option<&str> as deref;
+        /// `--timeline=FILE`: per-second CSV of the run.
+        timeline: Option<String> => Option<&str> as deref;
+        /// `--html=FILE`: one-file HTML report with charts.
+        html: Option<String> => Option<&str> as deref;
+        /// `--junit=FILE`: JUnit XML, one test case per `--fail-on` threshold.
+        junit: Option<String> => Option<&str> as deref;
+        /// `--fail-on=EXPR`, as typed, in order.
+        fail_on: Vec<crate::model::threshold::Threshold> => &[crate::model::threshold::Threshold] as borrow;
+        /// `--progress` (Some(true)) / `--no-progress` (Some(false)); None = when stderr is
+        /// a terminal.
+        progress: Option<bool> => Option<bool> as copy;
+        /// `--metrics-listen=ADDR:PORT` (rshperf): serve Prometheus metrics there.
+        metrics_listen: Option<SocketAddr> => Option<SocketAddr> as copy;
+        /// `--metrics-linger=S` (rshperf): seconds the metrics stay served after the run.
+        metrics_linger: f64 => f64 as copy;
+        /// `--use-timer-cache` (accepted and echoed; rshperf's clock needs no cache).
+        use_timer_cache: bool => bool as copy;
+    }
 }
 
 impl Default for OutputOptions {

@@ -4,6 +4,8 @@
 //! Plain data with no behaviour beyond naming; parsed from text by `config::value`,
 //! held by `Config`, read by the workloads and the echo line.
 
+use crate::wire::frozen::frozen;
+
 /// HTTP protocol version of the requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum HttpVersion {
@@ -30,55 +32,128 @@ pub(crate) enum PrintWhat {
     Both,
 }
 
-/// `--wsess=N1,N2,X`.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct WsessSpec {
-    /// Number of sessions.
-    pub(crate) sessions: u64,
-    /// Calls per session.
-    pub(crate) calls: u64,
-    /// Think time between bursts, seconds.
-    pub(crate) think: f64,
+frozen! {
+    /// `--wsess=N1,N2,X`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct WsessSpec [pub(in crate::model::config)] {
+        /// Number of sessions.
+        sessions: u64 => u64 as copy;
+        /// Calls per session.
+        calls: u64 => u64 as copy;
+        /// Think time between bursts, seconds.
+        think: f64 => f64 as copy;
+    }
 }
 
-/// `--wsesslog=N,X,F`.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct WsesslogSpec {
-    /// Number of sessions.
-    pub(crate) sessions: u64,
-    /// Default think time, seconds.
-    pub(crate) think: f64,
-    /// Session file name as given.
-    pub(crate) file: String,
+impl WsessSpec {
+    /// The specification of these values.
+    pub(crate) fn new(sessions: u64, calls: u64, think: f64) -> WsessSpec {
+        WsessSpec {
+            sessions,
+            calls,
+            think,
+        }
+    }
+
+    /// The same sessions, `sessions` of them.
+    pub(crate) fn with_sessions(&self, sessions: u64) -> WsessSpec {
+        WsessSpec { sessions, ..*self }
+    }
 }
 
-/// `--wlog=B,F`.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct WlogSpec {
-    /// Loop at the end of the list (`y`/`Y`).
-    pub(crate) repeat: bool,
-    /// File name as given.
-    pub(crate) file: String,
+frozen! {
+    /// `--wsesslog=N,X,F`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct WsesslogSpec [pub(in crate::model::config)] {
+        /// Number of sessions.
+        sessions: u64 => u64 as copy;
+        /// Default think time, seconds.
+        think: f64 => f64 as copy;
+        /// Session file name as given.
+        file: String => &str as borrow;
+    }
 }
 
-/// `--wset=N,X`.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct WsetSpec {
-    /// Working-set size (number of files).
-    pub(crate) files: u64,
-    /// Target miss rate in [0, 1].
-    pub(crate) miss_rate: f64,
+impl WsesslogSpec {
+    /// The specification of these values.
+    pub(crate) fn new(sessions: u64, think: f64, file: impl Into<String>) -> WsesslogSpec {
+        WsesslogSpec {
+            sessions,
+            think,
+            file: file.into(),
+        }
+    }
+
+    /// The same sessions, `sessions` of them.
+    pub(crate) fn with_sessions(&self, sessions: u64) -> WsesslogSpec {
+        WsesslogSpec {
+            sessions,
+            ..self.clone()
+        }
+    }
 }
 
-/// `--wsesspage=N1,N2,X`.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct WsesspageSpec {
-    /// Number of sessions.
-    pub(crate) sessions: u64,
-    /// Pages (user requests) per session.
-    pub(crate) pages: u64,
-    /// Think time between pages, seconds.
-    pub(crate) think: f64,
+frozen! {
+    /// `--wlog=B,F`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct WlogSpec [pub(in crate::model::config)] {
+        /// Loop at the end of the list (`y`/`Y`).
+        repeat: bool => bool as copy;
+        /// File name as given.
+        file: String => &str as borrow;
+    }
+}
+
+impl WlogSpec {
+    /// The specification of these values.
+    pub(crate) fn new(repeat: bool, file: impl Into<String>) -> WlogSpec {
+        WlogSpec {
+            repeat,
+            file: file.into(),
+        }
+    }
+}
+
+frozen! {
+    /// `--wset=N,X`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct WsetSpec [pub(in crate::model::config)] {
+        /// Working-set size (number of files).
+        files: u64 => u64 as copy;
+        /// Target miss rate in [0, 1].
+        miss_rate: f64 => f64 as copy;
+    }
+}
+
+impl WsetSpec {
+    /// The specification of these values.
+    pub(crate) fn new(files: u64, miss_rate: f64) -> WsetSpec {
+        WsetSpec { files, miss_rate }
+    }
+}
+
+frozen! {
+    /// `--wsesspage=N1,N2,X`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct WsesspageSpec [pub(in crate::model::config)] {
+        /// Number of sessions.
+        sessions: u64 => u64 as copy;
+        /// Pages (user requests) per session.
+        pages: u64 => u64 as copy;
+        /// Think time between pages, seconds.
+        think: f64 => f64 as copy;
+    }
+}
+
+impl WsesspageSpec {
+    /// The specification of these values.
+    pub(crate) fn new(sessions: u64, pages: u64, think: f64) -> WsesspageSpec {
+        WsesspageSpec {
+            sessions,
+            pages,
+            think,
+        }
+    }
 }
 
 /// `--start-at`: an absolute wall-clock time or a delay from now.

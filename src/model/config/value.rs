@@ -93,10 +93,7 @@ pub(crate) fn parse_wlog(arg: &str) -> Result<WlogSpec, ConfigError> {
     let flag = chars.next();
     let rest = chars.as_str();
     match (flag, rest.strip_prefix(',')) {
-        (Some(b), Some(file)) if !file.is_empty() => Ok(WlogSpec {
-            repeat: b == 'y' || b == 'Y',
-            file: file.to_string(),
-        }),
+        (Some(b), Some(file)) if !file.is_empty() => Ok(WlogSpec::new(b == 'y' || b == 'Y', file)),
         _ => Err(bad(
             "--wlog",
             format!("illegal --wlog argument {arg} (expected y,FILE or n,FILE)"),
@@ -232,21 +229,13 @@ const WSESSPAGE_2ND: &str = "bad number of user requests per session (2nd param)
 /// `--wsess=N1,N2,X`: sessions, calls per session, think time.
 pub(crate) fn parse_wsess(arg: &str) -> Result<WsessSpec, ConfigError> {
     let (sessions, calls, think) = parse_sess3(arg, "wsess", WSESS_2ND)?;
-    Ok(WsessSpec {
-        sessions,
-        calls,
-        think,
-    })
+    Ok(WsessSpec::new(sessions, calls, think))
 }
 
 /// `--wsesspage=N1,N2,X`: sessions, pages per session, think time.
 pub(crate) fn parse_wsesspage(arg: &str) -> Result<WsesspageSpec, ConfigError> {
     let (sessions, pages, think) = parse_sess3(arg, "wsesspage", WSESSPAGE_2ND)?;
-    Ok(WsesspageSpec {
-        sessions,
-        pages,
-        think,
-    })
+    Ok(WsesspageSpec::new(sessions, pages, think))
 }
 
 /// `--wsess=N1,N2,X` / `--wsesspage=N1,N2,X`.
@@ -306,11 +295,7 @@ pub(crate) fn parse_wsesslog(arg: &str) -> Result<WsesslogSpec, ConfigError> {
     if let Some(rest) = extra {
         return Err(fail("extraneous parameter", rest, ""));
     }
-    Ok(WsesslogSpec {
-        sessions,
-        think,
-        file: file.to_string(),
-    })
+    Ok(WsesslogSpec::new(sessions, think, file))
 }
 
 /// `--wset=N,X` (the message quotes the text from the current parameter on).
@@ -342,7 +327,7 @@ pub(crate) fn parse_wset(arg: &str) -> Result<WsetSpec, ConfigError> {
     if used != text.len() {
         return Err(fail("extraneous parameter", text, ""));
     }
-    Ok(WsetSpec { files, miss_rate })
+    Ok(WsetSpec::new(files, miss_rate))
 }
 
 /// `--content-type`: one header value, without line breaks.

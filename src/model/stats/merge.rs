@@ -17,7 +17,7 @@ use hdrhistogram::Histogram;
 
 /// Why two statistics could not be merged, and where (`servers[1].response`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct MergeError {
+pub struct MergeError {
     /// Field path, outermost first (empty at the value that failed).
     pub(crate) path: String,
     /// What went wrong.

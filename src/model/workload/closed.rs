@@ -77,9 +77,9 @@ impl ClosedLoop {
     /// The closed loop of a plain run of `cfg` with `units` units: `--concurrency`, or
     /// httperf's sequential mode when there is no rate; None for the open loop.
     pub(crate) fn from_config(cfg: &Config, units: u64) -> Option<ClosedLoop> {
-        if cfg.load.concurrency > 0 {
-            Some(ClosedLoop::concurrency(cfg.load.concurrency, units))
-        } else if matches!(cfg.load.period, Period::Sequential) {
+        if cfg.load().concurrency() > 0 {
+            Some(ClosedLoop::concurrency(cfg.load().concurrency(), units))
+        } else if matches!(cfg.load().period(), Period::Sequential) {
             Some(ClosedLoop::sequential(units))
         } else {
             None
@@ -214,20 +214,21 @@ mod tests {
 
     #[test]
     fn the_configuration_decides_for_plain_runs() {
-        let cfg = |args: &[&str]| {
-            let mut argv = vec!["rshperf", "--server", "127.0.0.1"];
-            argv.extend_from_slice(args);
-            Config::from_argv(&argv).expect("valid")
-        };
         assert_eq!(
-            ClosedLoop::from_config(&cfg(&[]), 7),
+            ClosedLoop::from_config(&Config::local(|_| {}), 7),
             Some(ClosedLoop::sequential(7))
         );
+        let closed = Config::local(|b| {
+            b.rate(0.0).concurrency(3);
+        });
         assert_eq!(
-            ClosedLoop::from_config(&cfg(&["--rate", "0", "--concurrency", "3"]), 9),
+            ClosedLoop::from_config(&closed, 9),
             Some(ClosedLoop::concurrency(3, 9))
         );
-        assert_eq!(ClosedLoop::from_config(&cfg(&["--rate", "10"]), 9), None);
+        let open = Config::local(|b| {
+            b.rate(10.0);
+        });
+        assert_eq!(ClosedLoop::from_config(&open, 9), None);
     }
 
     #[test]

@@ -2,15 +2,13 @@
 //!
 //! Owns the typed errors of building a `Workload` (header and body files, `--wlog`,
 //! `--servers` and `--wsesslog` files, the page URI, the TLS settings) and their texts,
-//! byte for byte the ones printed after `rshperf: `. `From<WorkloadError> for Error`
-//! sorts them into usage and start-up errors. Made by the `workload` modules; matched
+//! byte for byte the ones printed after `rshperf: ` (by `front::error::Error`). Made by the `workload` modules; matched
 //! by the front ends.
 
 use std::io;
 
 use thiserror::Error as ThisError;
 
-use crate::wire::error::Error;
 use crate::wire::tls::TlsOptionError;
 
 /// Why a workload cannot be built.
@@ -128,30 +126,6 @@ pub enum WorkloadError {
     Tls(#[from] TlsOptionError),
 }
 
-impl From<WorkloadError> for Error {
-    /// Unreadable files are start-up errors, as in httperf; bad contents are usage
-    /// errors; TLS keeps its own variant.
-    fn from(e: WorkloadError) -> Error {
-        match e {
-            WorkloadError::Tls(t) => Error::Tls(t),
-            WorkloadError::AddHeaderFile { .. }
-            | WorkloadError::Open { .. }
-            | WorkloadError::EmptyLog { .. }
-            | WorkloadError::LogEntryNotUtf8 { .. }
-            | WorkloadError::NoUris { .. }
-            | WorkloadError::NoServerAddress
-            | WorkloadError::Unresolvable { .. } => Error::startup(e),
-            WorkloadError::Unreadable { .. }
-            | WorkloadError::HeaderLine { .. }
-            | WorkloadError::RelativePageUri
-            | WorkloadError::BadServer { .. }
-            | WorkloadError::NoServers { .. }
-            | WorkloadError::NoSessions { .. }
-            | WorkloadError::SessionLine { .. } => Error::usage(e),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,21 +222,6 @@ mod tests {
         ];
         for (e, text) in cases {
             assert_eq!(e.to_string(), text);
-            assert_eq!(Error::from(e).to_string(), format!("rshperf: {text}"));
         }
-    }
-
-    #[test]
-    fn files_that_cannot_be_opened_are_startup_errors() {
-        let open = Error::from(WorkloadError::Open {
-            file: "f".into(),
-            source: io(),
-        });
-        assert!(matches!(open, Error::Startup(_)));
-        assert!(open.cause::<WorkloadError>().is_some());
-        let bad = Error::from(WorkloadError::NoServers { file: "s".into() });
-        assert!(matches!(bad, Error::Usage(_)));
-        let tls = Error::from(WorkloadError::Tls(TlsOptionError::NoTrustedRoots));
-        assert!(matches!(tls, Error::Tls(_)));
     }
 }

@@ -23,29 +23,29 @@ pub(crate) struct Extra {
 
 /// Reads the files `cfg` names.
 pub(crate) fn from_config(cfg: &Config) -> Result<Extra, WorkloadError> {
-    let mut lines = match &cfg.request.add_header_file {
+    let mut lines = match cfg.request().add_header_file() {
         Some(f) => std::fs::read(f).map_err(|source| WorkloadError::AddHeaderFile {
-            file: f.clone(),
+            file: f.to_string(),
             source,
         })?,
         None => Vec::new(),
     };
-    if let Some(f) = &cfg.request.header_file {
+    if let Some(f) = cfg.request().header_file() {
         let bytes = std::fs::read(f).map_err(|source| WorkloadError::Unreadable {
             option: "--header-file",
-            file: f.clone(),
+            file: f.to_string(),
             source,
         })?;
         lines.extend_from_slice(&parse(f, &bytes)?);
     }
-    if let Some(t) = &cfg.request.content_type {
+    if let Some(t) = cfg.request().content_type() {
         lines.extend_from_slice(format!("Content-Type: {t}\r\n").as_bytes());
     }
-    let body = match &cfg.request.body_file {
+    let body = match cfg.request().body_file() {
         Some(f) => {
             let body = call::read_body(f).map_err(|source| WorkloadError::Unreadable {
                 option: "--body-file",
-                file: f.clone(),
+                file: f.to_string(),
                 source,
             })?;
             let length = format!("Content-Length: {}\r\n", body.len()).into_bytes();

@@ -115,31 +115,28 @@ impl Workload {
             None => Requests::new(cfg, &extra.lines),
         };
         let mut uri = UriSource::Fixed;
-        if let Some(spec) = &cfg.request.wlog {
+        if let Some(spec) = cfg.request().wlog() {
             // Read once without looping: every entry, in order.
-            let once = crate::model::config::WlogSpec {
-                repeat: false,
-                file: spec.file.clone(),
-            };
+            let once = crate::model::config::WlogSpec::new(false, spec.file());
             let mut log = uri::Wlog::from_file(&once)?;
             while let Some(u) = log.next() {
                 requests.uris.push(u.to_string());
             }
             uri = UriSource::Wlog {
-                repeat: spec.repeat,
+                repeat: spec.repeat(),
             };
-        } else if let Some(spec) = &cfg.request.wset {
-            requests.uris = wset_uris(&cfg.target.uri, spec);
+        } else if let Some(spec) = cfg.request().wset() {
+            requests.uris = wset_uris(cfg.target().uri(), spec);
             uri = UriSource::Wset {
-                files: spec.files.max(1),
-                miss_rate: spec.miss_rate,
+                files: spec.files().max(1),
+                miss_rate: spec.miss_rate(),
                 first: uri::DRAND48_FIRST,
-                client: u64::from(cfg.load.client_id),
-                clients: u64::from(cfg.load.num_clients.max(1)),
+                client: u64::from(cfg.load().client_id()),
+                clients: u64::from(cfg.load().num_clients().max(1)),
             };
         }
-        let mut kind = if let Some(spec) = &cfg.sessions.wsesslog {
-            let templates = sesslog::parse_file(&spec.file)?;
+        let mut kind = if let Some(spec) = cfg.sessions().wsesslog() {
+            let templates = sesslog::parse_file(spec.file())?;
             let mut sessions = Vec::with_capacity(templates.len());
             for t in &templates {
                 let mut bursts = Vec::with_capacity(t.bursts.len());
@@ -160,30 +157,30 @@ impl Workload {
             }
             Kind::Wsesslog {
                 sessions,
-                think: spec.think,
+                think: spec.think(),
             }
-        } else if let Some(spec) = &cfg.sessions.wsesspage {
-            page::check_page_uri(&cfg.target.uri)?;
+        } else if let Some(spec) = cfg.sessions().wsesspage() {
+            page::check_page_uri(cfg.target().uri())?;
             Kind::Wsesspage {
-                pages: spec.pages,
-                think: spec.think,
+                pages: spec.pages(),
+                think: spec.think(),
                 origins: Vec::new(),
             }
-        } else if let Some(spec) = &cfg.sessions.wsess {
+        } else if let Some(spec) = cfg.sessions().wsess() {
             Kind::Wsess {
-                calls: spec.calls,
-                burst: cfg.load.burst_length.max(1),
-                think: spec.think,
+                calls: spec.calls(),
+                burst: cfg.load().burst_length().max(1),
+                think: spec.think(),
             }
         } else {
             Kind::Request
         };
-        let tls = TlsSettings::from_options(&cfg.tls)?;
+        let tls = TlsSettings::from_options(cfg.tls())?;
         let targets = target::from_config(cfg)?;
         if let Kind::Wsesspage { origins, .. } = &mut kind {
             *origins = page::origins(cfg, &targets);
         }
-        let local = cfg.target.local_addrs.clone();
+        let local = cfg.target().local_addrs().to_vec();
         Ok(Workload {
             requests,
             kind,
@@ -265,30 +262,32 @@ impl Workload {
 /// `--runtime` ends (`Config::until_runtime`). With `--call-rate` the arrivals are
 /// calls: `--num-conns` × `--num-calls`, or unbounded until `--runtime`.
 fn units_of(cfg: &Config) -> u64 {
-    if cfg.load.call_rate > 0.0 {
-        return if cfg.load.calls_until_runtime {
+    if cfg.load().call_rate() > 0.0 {
+        return if cfg.load().calls_until_runtime() {
             u64::MAX
         } else {
-            cfg.load.num_conns.saturating_mul(cfg.load.num_calls)
+            cfg.load()
+                .num_conns()
+                .saturating_mul(cfg.load().num_calls())
         };
     }
     match (
-        &cfg.sessions.wsess,
-        &cfg.sessions.wsesslog,
-        &cfg.sessions.wsesspage,
+        &cfg.sessions().wsess(),
+        &cfg.sessions().wsesslog(),
+        &cfg.sessions().wsesspage(),
     ) {
-        (Some(w), _, _) => w.sessions,
-        (_, Some(w), _) => w.sessions,
-        (_, _, Some(w)) => w.sessions,
-        _ if cfg.load.until_runtime => u64::MAX,
-        _ => cfg.load.num_conns,
+        (Some(w), _, _) => w.sessions(),
+        (_, Some(w), _) => w.sessions(),
+        (_, _, Some(w)) => w.sessions(),
+        _ if cfg.load().until_runtime() => u64::MAX,
+        _ => cfg.load().num_conns(),
     }
 }
 
 /// The URI of every `--wset` file, indexed by file number (`uri::Wset` naming).
 fn wset_uris(prefix: &str, spec: &WsetSpec) -> Vec<String> {
     let mut names = uri::Wset::new(prefix, spec);
-    (0..spec.files.max(1))
+    (0..spec.files().max(1))
         .map(|f| names.uri_of(f).to_string())
         .collect()
 }
@@ -310,19 +309,13 @@ mod tests {
 
     #[test]
     fn wset_names_and_sequence() {
-        let spec = WsetSpec {
-            files: 1000,
-            miss_rate: 0.5,
-        };
+        let spec = WsetSpec::new(1000, 0.5);
         let uris = wset_uris("/wset/", &spec);
         assert_eq!(uris[1], "/wset/0/0/1.html");
         assert_eq!(wset_uris("/", &spec)[1], "/0/0/1.html");
         assert_eq!(wset_uris("/wset", &spec)[999], "/wset/9/9/9.html");
         let w = Workload {
-            requests: Requests::new(
-                &Config::from_argv(&["rshperf", "--server", "127.0.0.1"]).expect("cfg"),
-                b"",
-            ),
+            requests: Requests::new(&Config::local(|_| {}), b""),
             kind: Kind::Request,
             tls: None,
             targets: Vec::new(),
@@ -345,14 +338,14 @@ mod tests {
     fn wset_closed_form_equals_the_running_generator() {
         // The engine computes call k's file directly (so stripes and partitions agree);
         // it must be httperf's running sum, as `uri::Wset::next` implements it.
-        let cfg = Config::from_argv(&["rshperf", "--server", "127.0.0.1"]).expect("cfg");
+        let cfg = Config::local(|_| {});
         for (files, miss_rate, client, clients) in [
             (1000, 0.5, 0, 1),
             (10, 1.0, 0, 1),
             (100, 0.25, 1, 3),
             (7, 0.7, 2, 4),
         ] {
-            let spec = WsetSpec { files, miss_rate };
+            let spec = WsetSpec::new(files, miss_rate);
             let mut running = uri::Walk::new("/w", &spec, client, clients);
             let mut w = Workload {
                 requests: Requests::new(&cfg, b""),

@@ -85,8 +85,8 @@ pub(crate) fn origins(cfg: &Config, targets: &[Target]) -> Vec<Origin> {
         .iter()
         .map(|t| {
             let mut names = vec![t.host.as_str()];
-            if cfg.target.servers.is_none() {
-                names.push(cfg.target.server.as_str());
+            if cfg.target().servers().is_none() {
+                names.push(cfg.target().server());
             }
             Origin::new(&names, t.addr.port())
         })
@@ -382,16 +382,9 @@ mod tests {
 
     #[test]
     fn origins_name_the_server_and_its_host_header() {
-        let cfg = Config::from_argv(&[
-            "rshperf",
-            "--server",
-            "127.0.0.1",
-            "--port",
-            "8080",
-            "--server-name",
-            "www.example.com",
-        ])
-        .expect("cfg");
+        let cfg = Config::local(|b| {
+            b.port(8080).server_name("www.example.com");
+        });
         let targets = crate::model::workload::target::from_config(&cfg).expect("targets");
         let o = origins(&cfg, &targets);
         assert_eq!(
@@ -408,7 +401,9 @@ mod tests {
         let path = std::env::temp_dir().join(format!("rshperf-origins-{}", std::process::id()));
         std::fs::write(&path, "127.0.0.1:8080\n[::1]:9090\nlocalhost\n").expect("write");
         let file = path.to_string_lossy().into_owned();
-        let cfg = Config::from_argv(&["rshperf", "--servers", &file, "--port", "81"]);
+        let mut b = Config::builder();
+        b.servers(file).port(81);
+        let cfg = b.build().map(|built| built.config);
         let targets = cfg
             .as_ref()
             .ok()

@@ -24,23 +24,23 @@ pub(crate) struct Target {
 
 /// The targets of `cfg`: its one server, or the entries of `--servers`.
 pub(crate) fn from_config(cfg: &Config) -> Result<Vec<Target>, WorkloadError> {
-    let Some(file) = &cfg.target.servers else {
+    let Some(file) = cfg.target().servers() else {
         let addr = *cfg
-            .target
-            .addrs
+            .target()
+            .addrs()
             .first()
             .ok_or(WorkloadError::NoServerAddress)?;
         return Ok(vec![Target {
             addr,
             host: cfg.host_header().to_string(),
-            label: format!("{}:{}", cfg.target.server, cfg.target.port),
+            label: format!("{}:{}", cfg.target().server(), cfg.target().port()),
         }]);
     };
     let bytes = std::fs::read(file).map_err(|source| WorkloadError::Open {
-        file: file.clone(),
+        file: file.to_string(),
         source,
     })?;
-    parse(file, &bytes, cfg.target.port)
+    parse(file, &bytes, cfg.target().port())
 }
 
 /// Parses and resolves a `--servers` file named `name` with default port `port`.

@@ -31,11 +31,11 @@ pub(crate) struct Wlog {
 impl Wlog {
     /// Reads the file of `spec` (NUL-separated URIs).
     pub(crate) fn from_file(spec: &WlogSpec) -> Result<Wlog, WorkloadError> {
-        let bytes = std::fs::read(&spec.file).map_err(|source| WorkloadError::Open {
-            file: spec.file.clone(),
+        let bytes = std::fs::read(spec.file()).map_err(|source| WorkloadError::Open {
+            file: spec.file().to_string(),
             source,
         })?;
-        Wlog::from_bytes(&spec.file, &bytes, spec.repeat)
+        Wlog::from_bytes(spec.file(), &bytes, spec.repeat())
     }
 
     /// Splits `bytes` at NUL bytes, skipping empty entries; `name` is used in errors.
@@ -123,7 +123,7 @@ impl Wset {
     /// `/` gives `/0/0/1.html`. With N = 1 the path has no digits and the prefix is
     /// used as given (`/wset.html`, `/.html`).
     pub(crate) fn new(prefix: &str, spec: &WsetSpec) -> Wset {
-        let files = spec.files.max(1);
+        let files = spec.files().max(1);
         let mut digits = 0u32;
         let mut j: u64 = 1;
         while j < files {
@@ -175,12 +175,12 @@ pub(crate) struct Walk {
 impl Walk {
     /// The walk of client `client_id` of `num_clients` (`--client=I/N`).
     pub(crate) fn new(prefix: &str, spec: &WsetSpec, client_id: u32, num_clients: u32) -> Walk {
-        let files = spec.files.max(1);
+        let files = spec.files().max(1);
         Walk {
             names: Wset::new(prefix, spec),
             files,
             stride: u64::from(num_clients.max(1)),
-            miss_rate: spec.miss_rate,
+            miss_rate: spec.miss_rate(),
             miss_prob: DRAND48_FIRST,
             // httperf starts at the client id as is; keep it inside the working set.
             file_num: u64::from(client_id) % files,
@@ -209,7 +209,7 @@ mod tests {
     use super::*;
 
     fn wset(prefix: &str, files: u64, miss_rate: f64, id: u32, n: u32) -> Walk {
-        Walk::new(prefix, &WsetSpec { files, miss_rate }, id, n)
+        Walk::new(prefix, &WsetSpec::new(files, miss_rate), id, n)
     }
 
     fn take(w: &mut Walk, k: usize) -> Vec<String> {
@@ -338,10 +338,7 @@ mod tests {
             e(b"/a\0/\xff\0"),
             WorkloadError::LogEntryNotUtf8 { file, entry: 2 } if file == "log"
         ));
-        let spec = WlogSpec {
-            repeat: false,
-            file: "/nonexistent/rshperf.wlog".into(),
-        };
+        let spec = WlogSpec::new(false, "/nonexistent/rshperf.wlog");
         match Wlog::from_file(&spec) {
             Err(e @ WorkloadError::Open { .. }) => {
                 let m = e.to_string();
@@ -358,10 +355,7 @@ mod tests {
     fn wlog_from_file() {
         let path = std::env::temp_dir().join(format!("rshperf-wlog-{}", std::process::id()));
         std::fs::write(&path, b"/x\0/y\0").expect("temp file");
-        let spec = WlogSpec {
-            repeat: false,
-            file: path.to_string_lossy().into_owned(),
-        };
+        let spec = WlogSpec::new(false, path.to_string_lossy().into_owned());
         let mut w = Wlog::from_file(&spec).expect("valid");
         let _ = std::fs::remove_file(&path);
         assert_eq!(w.len(), 2);

@@ -20,8 +20,8 @@ const RATE_INTERVAL_S: f64 = 5.0;
 /// How the target is named in advice: `host:port` as given (an IPv6 address in
 /// brackets), or the `--servers` file.
 fn target_name(cfg: &Config, work: &Workload) -> String {
-    match (&cfg.target.servers, work.targets.as_slice()) {
-        (None, [t]) if cfg.target.server.contains(':') => t.addr.to_string(),
+    match (cfg.target().servers(), work.targets.as_slice()) {
+        (None, [t]) if cfg.target().server().contains(':') => t.addr.to_string(),
         (None, [t]) => t.label.clone(),
         (Some(file), _) => format!("the servers of {file}"),
         (None, _) => "the server".to_string(),
@@ -158,7 +158,7 @@ fn protocol_remedy(cfg: &Config, st: &Stats, target: &str) -> String {
             "{target} answered HTTP/2 with HTTP/1: it does not speak h2c (drop \
              --http-version 2, or use a port that speaks HTTP/2)"
         )
-    } else if cfg.tls.enabled {
+    } else if cfg.tls().enabled() {
         format!("did the TLS handshake fail? is {target} a TLS port (--ssl, https://)?")
     } else {
         format!("does {target} speak HTTP? a TLS port needs --ssl (or an https:// URL)")
@@ -173,9 +173,9 @@ pub(super) fn all_error_status(cfg: &Config, _work: &Workload, run: &RunResult) 
     if replies == 0 || c4 + c5 != replies {
         return None;
     }
-    let uri = &cfg.target.uri;
+    let uri = cfg.target().uri();
     // --wlog and --wsesslog take their URIs from files; --uri is not sent then.
-    let uri_used = cfg.request.wlog.is_none() && cfg.sessions.wsesslog.is_none();
+    let uri_used = cfg.request().wlog().is_none() && cfg.sessions().wsesslog().is_none();
     let cause = if uri_used && !uri.starts_with('/') && uri != "*" {
         if crate::wire::url::parse_url(uri).is_some() {
             format!("--uri {uri} is a URL: give the URL as an argument of its own instead")
@@ -212,7 +212,7 @@ pub(super) fn no_rate_sample(cfg: &Config, _work: &Workload, run: &RunResult) ->
         return None;
     }
     // With --call-rate the calls, not the connections, are what --runtime replaces.
-    let counted = if cfg.load.call_rate > 0.0 {
+    let counted = if cfg.load().call_rate() > 0.0 {
         "--num-calls"
     } else {
         "--num-conns"
@@ -230,12 +230,15 @@ pub(super) fn no_rate_sample(cfg: &Config, _work: &Workload, run: &RunResult) ->
 mod tests {
     use super::super::assess;
     use super::*;
+    use crate::model::config::{ConfigBuilder, HttpVersion};
     use crate::model::stats::{RateSample, Stats};
+    use crate::wire::url;
 
-    fn setup(args: &[&str]) -> (Config, Workload) {
-        let mut argv = vec!["rshperf"];
-        argv.extend_from_slice(args);
-        let cfg = Config::from_argv(&argv).expect("config");
+    /// The configuration `edit` sets on a fresh builder, and its workload.
+    fn setup(edit: impl FnOnce(&mut ConfigBuilder)) -> (Config, Workload) {
+        let mut b = Config::builder();
+        edit(&mut b);
+        let cfg = b.build().expect("a valid test configuration").config;
         let work = Workload::from_config(&cfg).expect("workload");
         (cfg, work)
     }
@@ -259,7 +262,9 @@ mod tests {
 
     #[test]
     fn all_connections_failed_names_the_error_and_the_target() {
-        let (cfg, work) = setup(&["--server", "127.0.0.1", "--port", "18099"]);
+        let (cfg, work) = setup(|b| {
+            b.server("127.0.0.1").port(18099);
+        });
         let run = RunResult::of(failing(10, &[(ErrorKind::ConnRefused, 10)]), 0.01);
         assert_eq!(
             texts(&cfg, &work, &run),
@@ -311,14 +316,22 @@ mod tests {
             "the connection timed out (client-timo) — nobody answers at 127.0.0.1:18099: the \
              connect timed out unanswered (is it up, and does a firewall drop the SYNs?)"
         );
-        let (cfg, work) = setup(&["https://[::1]:8443/"]);
+        let (cfg, work) = setup(|b| {
+            b.url(
+                url::parse_url("https://[::1]:8443/")
+                    .expect("a URL")
+                    .expect("valid"),
+            );
+        });
         let run = RunResult::of(failing(3, &[(ErrorKind::Other, 3)]), 0.1);
         assert_eq!(
             texts(&cfg, &work, &run)[0].1,
             "all 3 connections failed (other) — did the TLS handshake fail? is [::1]:8443 a \
              TLS port (--ssl, https://)?"
         );
-        let (cfg, work) = setup(&["--server", "localhost", "--port", "8443"]);
+        let (cfg, work) = setup(|b| {
+            b.server("localhost").port(8443);
+        });
         let run = RunResult::of(failing(2, &[(ErrorKind::ConnReset, 2)]), 0.1);
         assert_eq!(
             texts(&cfg, &work, &run)[0].1,
@@ -358,14 +371,11 @@ mod tests {
     #[test]
     fn failures_name_the_cause_the_engine_saw_and_no_other() {
         // HTTP/2 to a port that answered with HTTP/1.
-        let (cfg, work) = setup(&[
-            "--server",
-            "127.0.0.1",
-            "--port",
-            "8080",
-            "--http-version",
-            "2",
-        ]);
+        let (cfg, work) = setup(|b| {
+            b.server("127.0.0.1")
+                .port(8080)
+                .http_version(HttpVersion::V2);
+        });
         let mut st = failing(3, &[(ErrorKind::Other, 3)]);
         st.http2.protocol_errors = 3;
         st.http2.http1_answers = 3;
@@ -380,15 +390,12 @@ mod tests {
             )]
         );
         // h2 over TLS to a server without h2 in ALPN: not "is it a TLS port?".
-        let (cfg, work) = setup(&[
-            "--server",
-            "127.0.0.1",
-            "--port",
-            "8443",
-            "--ssl",
-            "--http-version",
-            "2",
-        ]);
+        let (cfg, work) = setup(|b| {
+            b.server("127.0.0.1")
+                .port(8443)
+                .tls()
+                .http_version(HttpVersion::V2);
+        });
         let mut st = failing(2, &[(ErrorKind::Other, 2)]);
         st.http2.alpn_refused = 2;
         let found = texts(&cfg, &work, &RunResult::of(st, 0.1));
@@ -399,7 +406,9 @@ mod tests {
         );
         assert!(!found[0].1.contains("TLS port"));
         // Status lines in, bodies stalled: not "is it up and reachable?".
-        let (cfg, work) = setup(&["--server", "127.0.0.1", "--port", "18080"]);
+        let (cfg, work) = setup(|b| {
+            b.server("127.0.0.1").port(18080);
+        });
         let mut st = failing(50, &[(ErrorKind::ClientTimo, 50)]);
         st.responses = 50;
         let found = texts(&cfg, &work, &RunResult::of(st.clone(), 6.0));
@@ -448,7 +457,9 @@ mod tests {
 
     #[test]
     fn connects_without_a_route_name_the_route_whatever_counter_they_hit() {
-        let (cfg, work) = setup(&["--server", "198.18.0.1", "--port", "80"]);
+        let (cfg, work) = setup(|b| {
+            b.server("198.18.0.1").port(80);
+        });
         // ENETUNREACH counts as `other`, a blackhole route's EINVAL as `fd-unavail`.
         for (kind, what) in [
             (ErrorKind::Other, "failed (other)"),
@@ -479,7 +490,9 @@ mod tests {
         st.connections = 20;
         st.replies_by_class[4] = 20;
         let run = RunResult::of(st.clone(), 0.5);
-        let (cfg, work) = setup(&["--server", "127.0.0.1", "--uri", "index.html"]);
+        let (cfg, work) = setup(|b| {
+            b.server("127.0.0.1").uri("index.html");
+        });
         let found = texts(&cfg, &work, &run);
         assert_eq!(
             found[0],
@@ -492,13 +505,17 @@ mod tests {
         );
         // A short run: the missing sample is said too, after.
         assert_eq!(found[1].0, Finding::NoRateSample);
-        let (cfg, work) = setup(&["--server", "127.0.0.1", "--uri", "/nope"]);
+        let (cfg, work) = setup(|b| {
+            b.server("127.0.0.1").uri("/nope");
+        });
         assert_eq!(
             texts(&cfg, &work, &run)[0].1,
             "all 20 replies were errors (4xx=20 5xx=0) — check --uri, --method and --add-header \
              (--print-reply=header shows the replies)"
         );
-        let (cfg, work) = setup(&["--server", "127.0.0.1", "--uri", "http://h/x"]);
+        let (cfg, work) = setup(|b| {
+            b.server("127.0.0.1").uri("http://h/x");
+        });
         assert_eq!(
             texts(&cfg, &work, &run)[0].1,
             "all 20 replies were errors (4xx=20 5xx=0) — --uri http://h/x is a URL: give the URL \
@@ -522,7 +539,9 @@ mod tests {
 
     #[test]
     fn short_runs_without_a_rate_sample_say_so_and_healthy_runs_are_silent() {
-        let (cfg, work) = setup(&["--server", "127.0.0.1"]);
+        let (cfg, work) = setup(|b| {
+            b.server("127.0.0.1");
+        });
         let mut st = Stats::new();
         st.connections = 50;
         st.replies_by_class[2] = 50;

@@ -50,25 +50,61 @@ use crate::wire::url::TargetUrl;
 /// A configuration under construction: httperf's defaults plus what was set.
 #[derive(Debug, Clone)]
 pub(crate) struct ConfigBuilder {
-    /// The configuration so far (resolved fields are filled by `build`).
+    /// The configuration so far (resolved fields are filled by `build`; `c.given` says
+    /// which options were set).
     c: Config,
-    /// `port` if set.
-    port: Option<u16>,
-    /// Whether `server` was called.
-    server_given: bool,
-    /// Whether `num_conns` / `num_calls` were called.
-    num_conns_given: bool,
-    num_calls_given: bool,
-    /// Whether `rate` / `period` were called (`--call-rate` refuses `--rate` and
-    /// takes its schedule from `--period`).
-    rate_given: bool,
-    period_given: bool,
     /// The URL operands, in order.
     urls: Vec<TargetUrl>,
     /// The first of `--server`, `--servers`, `--uri` set (a URL names them all).
     url_clash: Option<&'static str>,
+    /// What the addresses of `c` were resolved from, when `c` came from a built
+    /// `Config` (`to_builder`): `build` resolves them again only if that changed.
+    resolved: Option<Resolution>,
     /// Warnings so far.
     warnings: Vec<Warning>,
+}
+
+/// Which options were set, as `build` needs to know beyond their values (defaults that
+/// depend on them, combinations). Kept in the built `Config`, so that a builder made
+/// from it (`Config::to_builder`) starts where the first build started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Given {
+    /// `port` if set (or the URL's).
+    pub(in crate::model::config) port: Option<u16>,
+    /// Whether `server` was called.
+    pub(in crate::model::config) server: bool,
+    /// Whether `num_conns` was called.
+    pub(in crate::model::config) num_conns: bool,
+    /// Whether `num_calls` was called.
+    pub(in crate::model::config) num_calls: bool,
+    /// Whether `rate` was called (`--call-rate` refuses it).
+    pub(in crate::model::config) rate: bool,
+    /// Whether `period` was called (`--call-rate` takes its schedule from it).
+    pub(in crate::model::config) period: bool,
+}
+
+/// The options a configuration's addresses are resolved from (`--server`, `--port`,
+/// `--servers`, `--unix-socket`, `--myaddr`).
+#[derive(Debug, Clone, PartialEq)]
+pub(in crate::model::config) struct Resolution {
+    server: String,
+    port: u16,
+    servers: Option<String>,
+    unix_socket: Option<String>,
+    myaddr: Vec<String>,
+}
+
+impl Resolution {
+    /// The options `c`'s addresses come from.
+    pub(in crate::model::config) fn of(c: &Config) -> Resolution {
+        Resolution {
+            server: c.target.server.clone(),
+            port: c.target.port,
+            servers: c.target.servers.clone(),
+            unix_socket: c.target.unix_socket.clone(),
+            myaddr: c.target.myaddr.clone(),
+        }
+    }
 }
 
 /// A built configuration and the warnings to print before the run.
@@ -126,14 +162,22 @@ impl ConfigBuilder {
     pub(crate) fn new() -> ConfigBuilder {
         ConfigBuilder {
             c: Config::defaults(),
-            port: None,
-            server_given: false,
-            num_conns_given: false,
-            num_calls_given: false,
-            rate_given: false,
-            period_given: false,
             urls: Vec::new(),
             url_clash: None,
+            resolved: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// A builder that starts from `built` as its own build left it: its values and
+    /// which options were set, its addresses already resolved. Changing a value and
+    /// building again runs every check of `build` on the result (`Config::to_builder`).
+    pub(crate) fn from_config(built: &Config) -> ConfigBuilder {
+        ConfigBuilder {
+            c: built.clone(),
+            urls: Vec::new(),
+            url_clash: None,
+            resolved: Some(Resolution::of(built)),
             warnings: Vec::new(),
         }
     }
@@ -159,7 +203,7 @@ impl ConfigBuilder {
     /// `--server`: host name or address (no port, no URL).
     pub(crate) fn server(&mut self, host: impl Into<String>) -> &mut Self {
         self.c.target.server = host.into();
-        self.server_given = true;
+        self.c.given.server = true;
         self.names_target("--server");
         self
     }
@@ -180,7 +224,7 @@ impl ConfigBuilder {
 
     /// `--port` (default 80, or 443 with TLS).
     pub(crate) fn port(&mut self, port: u16) -> &mut Self {
-        self.port = Some(port);
+        self.c.given.port = Some(port);
         self
     }
 
@@ -251,6 +295,13 @@ impl ConfigBuilder {
         self
     }
 
+    /// The verbosity (the number of `-v`): a front end that prints its own text (the
+    /// sweep's table) sets 0.
+    pub(crate) fn verbosity(&mut self, level: u32) -> &mut Self {
+        self.c.output.verbose = level;
+        self
+    }
+
     /// `-v`: one more level of verbosity.
     pub(crate) fn verbose(&mut self) -> &mut Self {
         self.c.output.verbose = self.c.output.verbose.saturating_add(1);
@@ -262,21 +313,21 @@ impl ConfigBuilder {
     /// `--num-conns`.
     pub(crate) fn num_conns(&mut self, n: u64) -> &mut Self {
         self.c.load.num_conns = n;
-        self.num_conns_given = true;
+        self.c.given.num_conns = true;
         self
     }
 
     /// `--num-calls`.
     pub(crate) fn num_calls(&mut self, n: u64) -> &mut Self {
         self.c.load.num_calls = n;
-        self.num_calls_given = true;
+        self.c.given.num_calls = true;
         self
     }
 
     /// `--rate X`: connections per second, deterministic; 0 means sequential.
     #[cfg(test)]
     pub(crate) fn rate(&mut self, per_second: f64) -> &mut Self {
-        self.rate_given = true;
+        self.c.given.rate = true;
         self.c.load.period = if per_second > 0.0 && (1.0 / per_second).is_finite() {
             Period::Deterministic(1.0 / per_second)
         } else {
@@ -287,39 +338,39 @@ impl ConfigBuilder {
 
     /// `--rate` already turned into its schedule (`value`'s `parse_rate`).
     pub(crate) fn rate_period(&mut self, period: Period) -> &mut Self {
-        self.rate_given = true;
+        self.c.given.rate = true;
         self.c.load.period = period;
         self
     }
 
     /// `--period`: the inter-arrival process.
     pub(crate) fn period(&mut self, period: Period) -> &mut Self {
-        self.period_given = true;
+        self.c.given.period = true;
         self.c.load.period = period;
         self
     }
 
     /// `--overload`.
     pub(crate) fn overload(&mut self, overload: Overload) -> &mut Self {
-        self.c.pacing.overload = overload;
+        self.c.pacing.set_overload(overload);
         self
     }
 
     /// `--spin`.
     pub(crate) fn spin(&mut self, spin: Spin) -> &mut Self {
-        self.c.pacing.spin = spin;
+        self.c.pacing.set_spin(spin);
         self
     }
 
     /// `--pin`.
     pub(crate) fn pin(&mut self) -> &mut Self {
-        self.c.pacing.pin = true;
+        self.c.pacing.set_pin(true);
         self
     }
 
     /// `--realtime`.
     pub(crate) fn realtime(&mut self) -> &mut Self {
-        self.c.pacing.realtime = true;
+        self.c.pacing.set_realtime(true);
         self
     }
 
@@ -418,56 +469,80 @@ impl ConfigBuilder {
         content_type => request.content_type;
         /// `--header-file=F`.
         header_file => request.header_file;
-        /// `--ssl-ciphers`.
-        tls_ciphers => tls.ciphers;
-        /// `--tls-server-name` (SNI).
-        tls_server_name => tls.server_name;
-        /// `--ssl-certificate` (client certificate, PEM).
-        tls_certificate => tls.certificate;
-        /// `--ssl-key` (client key, PEM).
-        tls_key => tls.key;
-        /// `--ssl-ca-file`.
-        tls_ca_file => tls.ca_file;
-        /// `--ssl-ca-path`.
-        tls_ca_path => tls.ca_path;
     }
 
     // --- TLS ------------------------------------------------------------------------
 
+    /// `--ssl-ciphers`.
+    pub(crate) fn tls_ciphers(&mut self, list: impl Into<String>) -> &mut Self {
+        self.c.tls.set_ciphers(Some(list.into()));
+        self
+    }
+
+    /// `--tls-server-name` (SNI).
+    pub(crate) fn tls_server_name(&mut self, name: impl Into<String>) -> &mut Self {
+        self.c.tls.set_server_name(Some(name.into()));
+        self
+    }
+
+    /// `--ssl-certificate` (client certificate, PEM).
+    pub(crate) fn tls_certificate(&mut self, file: impl Into<String>) -> &mut Self {
+        self.c.tls.set_certificate(Some(file.into()));
+        self
+    }
+
+    /// `--ssl-key` (client key, PEM).
+    pub(crate) fn tls_key(&mut self, file: impl Into<String>) -> &mut Self {
+        self.c.tls.set_key(Some(file.into()));
+        self
+    }
+
+    /// `--ssl-ca-file`.
+    pub(crate) fn tls_ca_file(&mut self, file: impl Into<String>) -> &mut Self {
+        self.c.tls.set_ca_file(Some(file.into()));
+        self
+    }
+
+    /// `--ssl-ca-path`.
+    pub(crate) fn tls_ca_path(&mut self, path: impl Into<String>) -> &mut Self {
+        self.c.tls.set_ca_path(Some(path.into()));
+        self
+    }
+
     /// `--ssl`.
     pub(crate) fn tls(&mut self) -> &mut Self {
-        self.c.tls.enabled = true;
+        self.c.tls.set_enabled(true);
         self
     }
 
     /// `--ssl-protocol` (implies `--ssl`).
     pub(crate) fn tls_protocol(&mut self, protocol: SslProtocol) -> &mut Self {
-        self.c.tls.protocol = Some(protocol);
-        self.c.tls.enabled = true;
+        self.c.tls.set_protocol(Some(protocol));
+        self.c.tls.set_enabled(true);
         self
     }
 
     /// `--quic-0rtt`: HTTP/3 requests go as 0-RTT data when a resumed session allows.
     pub(crate) fn quic_0rtt(&mut self) -> &mut Self {
-        self.c.tls.early_data = true;
+        self.c.tls.set_early_data(true);
         self
     }
 
     /// `--quic-idle-timeout`, seconds (0: none from our side).
     pub(crate) fn quic_idle_timeout(&mut self, seconds: f64) -> &mut Self {
-        self.c.tls.quic_idle_timeout = Some(seconds);
+        self.c.tls.set_quic_idle_timeout(Some(seconds));
         self
     }
 
     /// `--ssl-no-reuse`.
     pub(crate) fn tls_no_reuse(&mut self) -> &mut Self {
-        self.c.tls.no_reuse = true;
+        self.c.tls.set_no_reuse(true);
         self
     }
 
     /// `--ssl-verify[=yes|no]`.
     pub(crate) fn tls_verify(&mut self, verify: bool) -> &mut Self {
-        self.c.tls.verify = verify;
+        self.c.tls.set_verify(verify);
         self
     }
 }

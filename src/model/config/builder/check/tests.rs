@@ -7,7 +7,6 @@ use super::*;
 use crate::model::config::{
     PrintWhat, SslProtocol, Warning, WsessSpec, WsesslogSpec, WsesspageSpec,
 };
-use crate::wire::error::Error;
 use crate::wire::url::TargetUrl;
 
 /// A change to a builder.
@@ -183,7 +182,7 @@ fn a_url_names_server_port_uri_and_tls() {
         ),
         ("127.0.0.1", 443, "/x?y")
     );
-    assert!(c.tls.enabled);
+    assert!(c.tls.enabled());
 
     let mut b = ConfigBuilder::new();
     b.url(url("http://127.0.0.1/"))
@@ -240,12 +239,7 @@ fn server_values_are_host_names() {
     let mut b = ConfigBuilder::new();
     b.server("");
     let e = refused(&b, "cannot resolve server address '': empty host name");
-    let top = Error::from(e);
-    assert!(matches!(top, Error::Startup(_)));
-    assert_eq!(
-        top.to_string(),
-        "rshperf: cannot resolve server address '': empty host name"
-    );
+    assert!(matches!(e, ConfigError::Unresolvable { .. }));
 }
 
 #[test]
@@ -370,19 +364,6 @@ fn combinations_of_options() {
         set(&mut b);
         assert_eq!(refused(&b, text), want);
     }
-    // httperf's session_init limits keep httperf's own prefix.
-    assert_eq!(
-        Error::from(ConfigError::SessionLimit {
-            option: "--max-conns",
-            max: 4
-        })
-        .to_string(),
-        "rshperf.session_init: --max-conns must be <= 4"
-    );
-    assert_eq!(
-        Error::from(ConfigError::ServerAndServers).to_string(),
-        "rshperf: --server S or --servers file, not both"
-    );
 }
 
 #[test]
@@ -393,8 +374,11 @@ fn derived_defaults() {
         .body_file("b");
     let c = b.build().expect("valid").config;
     assert_eq!(c.target.port, 443);
-    assert!(c.tls.enabled && c.tls.alpn_h2);
-    assert_eq!(c.tls.fallback_name, ("--server", "127.0.0.1".to_string()));
+    assert!(c.tls.enabled() && c.tls.alpn_h2());
+    assert_eq!(
+        *c.tls.fallback_name(),
+        ("--server", "127.0.0.1".to_string())
+    );
     assert_eq!(c.request.method, "POST");
     assert_eq!(c.target.addrs, vec!["127.0.0.1:443".parse().expect("addr")]);
 
@@ -407,7 +391,7 @@ fn derived_defaults() {
     assert_eq!(c.request.method, "PUT");
     assert_eq!(c.host_header(), "example.org:8080");
     assert_eq!(
-        c.tls.fallback_name,
+        *c.tls.fallback_name(),
         ("--server-name", "example.org".to_string())
     );
     assert!(c.load.until_runtime);
@@ -515,4 +499,58 @@ fn the_module_example_holds() {
     b.server("127.0.0.1").concurrency(8).rate(10.0);
     let refused = b.build().expect_err("a closed loop has no rate");
     assert_eq!(refused.error, ConfigError::ConcurrencyAndRate);
+}
+
+#[test]
+fn a_start_more_than_a_week_ahead_is_refused() {
+    let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    let text = "--start-at: the start time is more than 7 days (604800 s) away";
+    for ok in [
+        None,
+        Some(StartAt::After(604_800.0)),
+        Some(StartAt::Unix(1_700_604_800.0)),
+        Some(StartAt::Unix(0.0)),
+    ] {
+        assert_eq!(check_start_at(ok, now), Ok(()), "{ok:?}");
+    }
+    for far in [
+        StartAt::Unix(1_700_604_801.0),
+        StartAt::Unix(1e20),
+        StartAt::After(604_801.0),
+    ] {
+        let e = check_start_at(Some(far), now).expect_err("too far");
+        assert_eq!(e.to_string(), text, "{far:?}");
+    }
+    let mut b = local();
+    b.start_at(Some(StartAt::Unix(1e20)));
+    refused(&b, text);
+}
+
+#[test]
+fn combinations_not_implemented_yet_are_refused_last() {
+    let cases: [(Setter, &str); 3] = [
+        (
+            |b| {
+                b.wsesspage(wsesspage()).http_version(HttpVersion::V2);
+            },
+            "--wsesspage with --http-version 2 is not supported yet",
+        ),
+        (
+            |b| {
+                b.wsesspage(wsesspage()).http_version(HttpVersion::V3);
+            },
+            "--wsesspage with --http-version 3 is not supported yet",
+        ),
+        (
+            |b| {
+                b.unix_socket("/tmp/s").http_version(HttpVersion::V3);
+            },
+            "--unix-socket with --http-version 3 is not supported yet",
+        ),
+    ];
+    for (set, text) in cases {
+        let mut b = local();
+        set(&mut b);
+        assert!(matches!(refused(&b, text), ConfigError::Unsupported { .. }));
+    }
 }

@@ -2,18 +2,17 @@
 //!
 //! Owns the texts printed after `rshperf: serve: ` or `rshperf: demo: ` (option
 //! values, the listener, signals, the in-process server) and `--delay`'s value error
-//! (shown by clap). Made by `front::serve`; `From` gives the top-level error.
+//! (shown by clap). Made by `front::serve`; `front::error::Error` prints it after
+//! the subcommand `command` names.
 
 use std::io;
 use std::net::SocketAddr;
 
 use thiserror::Error as ThisError;
 
-use crate::wire::error::{Error, InCommand};
-
 /// Why the server (or the demo around it) cannot run.
 #[derive(Debug, ThisError)]
-pub(crate) enum ServeError {
+pub enum ServeError {
     /// `--delay` out of range (clap prints it after the option).
     #[error("expected milliseconds from 0 to 1000000000")]
     Delay,
@@ -59,29 +58,15 @@ pub(crate) enum ServeError {
     DemoStop(#[source] io::Error),
 }
 
-impl From<ServeError> for Error {
-    /// `rshperf: serve: <text>` or `rshperf: demo: <text>`; option values are usage
-    /// errors, the rest start-up errors.
-    fn from(e: ServeError) -> Error {
-        let command = match e {
+impl ServeError {
+    /// The subcommand whose error this is: `demo` for the demo's own, else `serve`.
+    pub(crate) fn command(&self) -> &'static str {
+        match self {
             ServeError::DemoServerOption
             | ServeError::DemoUrl { .. }
             | ServeError::DemoStart(_)
             | ServeError::DemoStop(_) => "demo",
             _ => "serve",
-        };
-        let usage = matches!(
-            e,
-            ServeError::Delay
-                | ServeError::Resolve { .. }
-                | ServeError::DemoServerOption
-                | ServeError::DemoUrl { .. }
-        );
-        let e = InCommand { command, cause: e };
-        if usage {
-            Error::usage(e)
-        } else {
-            Error::startup(e)
         }
     }
 }
@@ -89,6 +74,7 @@ impl From<ServeError> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::front::error::Error;
 
     #[test]
     fn texts_with_their_prefix() {
@@ -97,17 +83,14 @@ mod tests {
             (
                 ServeError::Delay,
                 "rshperf: serve: expected milliseconds from 0 to 1000000000",
-                true,
             ),
             (
                 ServeError::Resolve { host: "x".into() },
                 "rshperf: serve: cannot resolve address 'x'",
-                true,
             ),
             (
                 ServeError::Signals(io()),
                 "rshperf: serve: cannot handle signals: address in use",
-                false,
             ),
             (
                 ServeError::Listen {
@@ -115,17 +98,11 @@ mod tests {
                     source: io(),
                 },
                 "rshperf: serve: cannot listen on 127.0.0.1:80: address in use",
-                false,
             ),
-            (
-                ServeError::Stop(io()),
-                "rshperf: serve: address in use",
-                false,
-            ),
+            (ServeError::Stop(io()), "rshperf: serve: address in use"),
             (
                 ServeError::DemoServerOption,
                 "rshperf: demo: --server/--port are chosen by demo",
-                true,
             ),
             (
                 ServeError::DemoUrl {
@@ -134,23 +111,19 @@ mod tests {
                 "rshperf: demo: http://h/ names a server, but demo loads its own; give only \
                  workload options (rshperf demo --rate 100 --num-conns 500), or run rshperf \
                  http://h/ ... to load that server",
-                true,
             ),
             (
                 ServeError::DemoStart(io()),
                 "rshperf: demo: cannot start the server: address in use",
-                false,
             ),
             (
                 ServeError::DemoStop(io()),
                 "rshperf: demo: server: address in use",
-                false,
             ),
         ];
-        for (e, text, usage) in cases {
+        for (e, text) in cases {
             let top = Error::from(e);
             assert_eq!(top.to_string(), text);
-            assert_eq!(matches!(top, Error::Usage(_)), usage, "{text}");
             assert_eq!(top.exit_code(), 1);
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! Owns the texts printed after `rshperf: merge: ` (unreadable or malformed documents,
 //! inputs that are not partitions of one workload, sums out of range, the `--json`
-//! file). Made by `front::merge`; `From` gives the top-level start-up error.
+//! file). Made by `front::merge`; `front::error::Error` prints it after `rshperf: merge: `.
 
 use std::io;
 
@@ -10,11 +10,10 @@ use thiserror::Error as ThisError;
 
 use crate::model::stats::MergeError as StatsMergeError;
 use crate::output::error::DocError;
-use crate::wire::error::{Error, InCommand};
 
 /// Why the inputs cannot be merged.
 #[derive(Debug, ThisError)]
-pub(crate) enum MergeError {
+pub enum MergeError {
     /// An input file cannot be read.
     #[error("cannot read {file}: {source}")]
     Read {
@@ -47,6 +46,17 @@ pub(crate) enum MergeError {
     MissingConfig {
         /// The file.
         file: String,
+    },
+    /// An input whose `config` member does not read as a configuration.
+    #[error("{file}: config.{path}: {source}")]
+    BadConfig {
+        /// The file.
+        file: String,
+        /// The member's path inside `config`, e.g. `client`.
+        path: String,
+        /// serde's reason.
+        #[source]
+        source: serde_json::Error,
     },
     /// A member of an input that is not what it should be.
     #[error("{file}: {member} is not {expected}")]
@@ -118,7 +128,7 @@ pub(crate) enum MergeError {
     /// The same partition twice.
     #[error(
         "{other} and {file} are both partition {}/{}{}: each partition may be merged once",
-        partition.0, partition.1, super::client_suffix(*client)
+        partition.0, partition.1, client_suffix(*client)
     )]
     Duplicate {
         /// The input seen first.
@@ -153,19 +163,20 @@ pub(crate) enum MergeError {
     },
 }
 
-impl From<MergeError> for Error {
-    /// `rshperf: merge: <text>`.
-    fn from(e: MergeError) -> Error {
-        Error::startup(InCommand {
-            command: "merge",
-            cause: e,
-        })
+/// ` client I/N` when the workload was also split with `--client`, else nothing (in
+/// messages and `merge`'s text).
+pub(crate) fn client_suffix((i, n): (u32, u32)) -> String {
+    if n > 1 {
+        format!(" client {i}/{n}")
+    } else {
+        String::new()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::front::error::Error;
 
     #[test]
     fn texts() {

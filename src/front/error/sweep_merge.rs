@@ -3,17 +3,17 @@
 //! Owns the texts printed after `rshperf: merge: ` for sweep documents (a sweep that
 //! was not partitioned, sweeps of different parameters, a step without its run
 //! document, a mix of sweep and run documents, `--html` for runs). Made by
-//! `front::sweep_merge`; `From` gives the top-level start-up error.
+//! `front::sweep_merge`; `front::error::Error` prints it after `rshperf: merge: `.
 
 use std::io;
 
 use thiserror::Error as ThisError;
 
-use crate::wire::error::{Error, InCommand};
+use crate::model::threshold::ThresholdError;
 
 /// Why sweep documents cannot be merged.
 #[derive(Debug, ThisError)]
-pub(crate) enum SweepMergeError {
+pub enum SweepMergeError {
     /// Sweep documents and run documents together.
     #[error("{sweep} is a sweep document but {run} is not: merge the partitions of one sweep, or of one run")]
     Mixed {
@@ -37,6 +37,29 @@ pub(crate) enum SweepMergeError {
         file: String,
         /// The first missing member.
         member: &'static str,
+    },
+    /// A sweep document whose `parameters` (or a step's run `config`) do not read as
+    /// a sweep's.
+    #[error("{file}: {member}.{path}: {source}")]
+    BadMember {
+        /// The file.
+        file: String,
+        /// `parameters`, or the step's run `config`.
+        member: &'static str,
+        /// The path inside it.
+        path: String,
+        /// serde's reason.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A sweep document whose `--slo` does not parse.
+    #[error("{file}: parameters.slo: {source}")]
+    Slo {
+        /// The file.
+        file: String,
+        /// Why (boxed: the largest of its variants would double this enum's size).
+        #[source]
+        source: Box<ThresholdError>,
     },
     /// Sweeps whose parameters differ.
     #[error(
@@ -79,14 +102,4 @@ pub(crate) enum SweepMergeError {
         #[source]
         source: io::Error,
     },
-}
-
-impl From<SweepMergeError> for Error {
-    /// `rshperf: merge: <text>`.
-    fn from(e: SweepMergeError) -> Error {
-        Error::startup(InCommand {
-            command: "merge",
-            cause: e,
-        })
-    }
 }

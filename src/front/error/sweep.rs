@@ -1,16 +1,15 @@
 //! `SweepError`: what `rshperf sweep` refuses on its command line.
 //!
 //! Owns the texts printed after `rshperf: sweep: ` (option checks, options a sweep
-//! cannot take, `--slo`). Made by `sweep::args`; `From` gives the top-level error.
+//! cannot take, `--slo`). Made by `sweep::args`; `front::error::Error` prints it.
 
 use thiserror::Error as ThisError;
 
 use crate::model::threshold::ThresholdError;
-use crate::wire::error::{Error, InCommand};
 
 /// Why a sweep cannot run.
 #[derive(Debug, ThisError)]
-pub(crate) enum SweepError {
+pub enum SweepError {
     /// clap refused the sweep's own options.
     #[error("{0}")]
     Clap(#[from] clap::Error),
@@ -87,19 +86,10 @@ pub(crate) enum SweepError {
     Slo(#[from] ThresholdError),
 }
 
-impl From<SweepError> for Error {
-    /// Option errors are `rshperf: sweep: <text>`.
-    fn from(e: SweepError) -> Error {
-        Error::usage(InCommand {
-            command: "sweep",
-            cause: e,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::front::error::Error;
 
     #[test]
     fn texts_with_their_prefix() {

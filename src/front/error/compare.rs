@@ -1,0 +1,27 @@
+//! `CompareError`: why `rshperf compare` cannot answer.
+//!
+//! Owns the texts printed after `rshperf: compare: ` (bad option values, unreadable
+//! inputs, runs of different workloads without `--force`, the `--junit` file). Made by
+//! `front::compare`; `front::error::Error` prints it after `rshperf: compare: `.
+
+use crate::output::error::OutputError;
+
+/// Why `compare` could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// A bad option value (a gate, too few files).
+    #[error("{0}")]
+    Usage(String),
+    /// An input that cannot be read or is not a run of this schema.
+    #[error("{0}")]
+    Input(String),
+    /// Runs of different workloads without `--force`.
+    #[error("{0} (--force compares them anyway)")]
+    Workload(String),
+    /// The `--junit` file cannot be written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// The JSON form of the comparison cannot be made.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
