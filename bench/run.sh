@@ -51,8 +51,8 @@
 #        socket; httperf, wrk, ab, h2load, tcpdump (run as root), python3,
 #        /usr/bin/time, ss.
 # Env:   HTTP_PORT, H2C_PORT, H2_PORT, NGINX_DIR, NGINX_SOCKET as for
-#        scripts/nginx.sh (defaults 8080, 8082, 8444, /tmp/rshperf-nginx-local and
-#        its nginx.sock); NGINX_PIDFILE, UX_SOCK override the last two's files.
+#        scripts/nginx.sh (scripts/ports.sh: defaults 8080, 8082, 8444 or moved with
+#        HTTP_PORT, /tmp/rshperf-nginx-local and its nginx.sock); NGINX_PIDFILE, UX_SOCK override the last two's files.
 #        H2_N=requests of the HTTP/2 rows (default 200000; a small n checks them)
 #        H2_ROUNDS=alternating h2load/rshperf rounds of each HTTP/2 row (default 3;
 #        the summary compares medians)
@@ -64,7 +64,9 @@
 #        WRK2=path to a wrk2 binary (default: `wrk2` on PATH; it is not packaged:
 #        build github.com/giltene/wrk2 with `make`)
 #        RSHPERF=path to the binary (default target/release/rshperf, built
-#        with cargo build --release when missing or older than src/).
+#        with cargo build --release when missing or older than src/; with --perf
+#        target/profiling/rshperf, cargo build --profile profiling: the release
+#        build with the debug information perf needs, which release strips).
 #
 # Every run is bounded by timeout(1); runs are separated by a pause (and a wait
 # for the TIME_WAIT count to fall, bounded) so that they stay independent.
@@ -119,9 +121,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 HOST=127.0.0.1
-PORT=${HTTP_PORT:-8080}
-H2C_PORT=${H2C_PORT:-8082}
-H2_PORT=${H2_PORT:-8444}
+# shellcheck source=scripts/ports.sh
+. "$root/scripts/ports.sh"
+PORT=$HTTP_PORT
 URI=/1k.html
 URL=http://$HOST:$PORT$URI
 T_START=$(date +%s)
@@ -129,11 +131,14 @@ T_START=$(date +%s)
 die() { echo "run.sh: $*" >&2; exit 1; }
 
 # ---------------------------------------------------------------- prerequisites
-RSH=${RSHPERF:-$root/target/release/rshperf}
+# perf needs the debug information the release profile strips (Cargo.toml).
+profile=release
+[ $PERF = 1 ] && profile=profiling
+RSH=${RSHPERF:-$root/target/$profile/rshperf}
 if [ -z "${RSHPERF:-}" ]; then
   if [ ! -x "$RSH" ] || [ -n "$(find "$root/src" -newer "$RSH" -print -quit 2>/dev/null)" ]; then
     echo "building rshperf (binary missing or older than src/)..."
-    (cd "$root" && cargo build --release) || die "cargo build --release failed"
+    (cd "$root" && cargo build --locked --profile $profile) || die "cargo build --profile $profile failed"
   fi
 fi
 [ -x "$RSH" ] || die "no rshperf binary at $RSH"

@@ -5,7 +5,8 @@
 #
 #   scripts/nginx.sh start     start it (or reload it with a new configuration)
 #   scripts/nginx.sh stop      stop it
-#   scripts/nginx.sh status    say which of its ports answer
+#   scripts/nginx.sh status    say which of its ports this nginx holds (and which
+#                              another server holds); exit 1 unless it holds all
 #   scripts/nginx.sh config    only write the documents, certificates and nginx.conf
 #                              (for a caller that starts nginx itself, e.g. in a
 #                              network namespace: scripts/multihost.sh)
@@ -17,6 +18,11 @@
 #                                               prior knowledge only)
 #   https://127.0.0.1:8444                      HTTP/2 over TLS (ALPN h2) H2_PORT
 #   unix:$NGINX_DIR/nginx.sock                  HTTP/1.x on a unix socket NGINX_SOCKET
+# HTTP_PORT alone moves them all (scripts/ports.sh: the others keep their distance
+# from it, so HTTP_PORT=18080 gives 18443, 18082 and 18444); the README's and docs'
+# examples name the ports $HTTP_PORT, $TLS_PORT, $H2C_PORT and $H2_PORT
+# (`. scripts/ports.sh` sets them). When another server holds one of the ports,
+# `start` names the port and the variable that moves it, and exits 1.
 # The TLS ports present a certificate for localhost and 127.0.0.1 signed by a CA made
 # here with openssl ($NGINX_DIR/ca.crt: give it to --ssl-ca-file with --ssl-verify;
 # rshperf does not verify certificates without --ssl-verify).
@@ -37,24 +43,120 @@
 # Environment: NGINX_DIR (default /tmp/rshperf-nginx-local: configuration, documents,
 # certificates, logs, nginx.pid), the ports above, NGINX_SOCKET (default
 # $NGINX_DIR/nginx.sock). Runs as the calling user; nothing is installed. Example:
-#   HTTP_PORT=18080 TLS_PORT=18443 H2C_PORT=18082 H2_PORT=18444 bash scripts/nginx.sh start
-# (status needs the same variables; bench/run.sh reads them too).
+#   HTTP_PORT=18080 bash scripts/nginx.sh start
+# (status and stop need the same variables; bench/run.sh reads them too).
 # LISTEN_ADDR (default 127.0.0.1) moves the IPv4 listeners to another address;
 # LISTEN_IPV6=off drops the [::1] listener; ACCESS_LOG=FILE logs every request as
 # "$msec $remote_addr $request_uri $status" (default: no access log).
 set -euo pipefail
 cmd=${1:-start}
-dir=${NGINX_DIR:-/tmp/rshperf-nginx-local}
-http_port=${HTTP_PORT:-8080}
-tls_port=${TLS_PORT:-8443}
-h2c_port=${H2C_PORT:-8082}
-h2_port=${H2_PORT:-8444}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/ports.sh
+. "$here/ports.sh"
+dir=$NGINX_DIR
+http_port=$HTTP_PORT
+tls_port=$TLS_PORT
+h2c_port=$H2C_PORT
+h2_port=$H2_PORT
 socket=${NGINX_SOCKET:-$dir/nginx.sock}
 addr=${LISTEN_ADDR:-127.0.0.1}
 ipv6=${LISTEN_IPV6:-on}
 access_log=${ACCESS_LOG:-}
 
-running() { [ -f "$dir/nginx.pid" ] && kill -0 "$(cat "$dir/nginx.pid" 2>/dev/null)" 2>/dev/null; }
+# Each port with the variable that moves it.
+ports=("HTTP_PORT:$http_port" "TLS_PORT:$tls_port" "H2C_PORT:$h2c_port" "H2_PORT:$h2_port")
+
+# The pid of this script's nginx master (its pid file names a live nginx started with
+# this directory's nginx.conf); fails when it is not running.
+master() {
+  local pid
+  pid=$(cat "$dir/nginx.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/nginx.conf"
+  echo "$pid"
+}
+
+running() { master >/dev/null; }
+
+# ours PORT: this nginx holds the listening socket of TCP port PORT (the socket's
+# inode, from /proc/net/tcp and tcp6, is among its master's descriptors).
+ours() {
+  local pid inode
+  pid=$(master) || return 1
+  for inode in $(awk -v p="$(printf '%04X' "$1")" \
+      'FNR > 1 && $4 == "0A" { n = split($2, a, ":"); if (a[n] == p) print $10 }' \
+      /proc/net/tcp /proc/net/tcp6 2>/dev/null); do
+    ls -l "/proc/$pid/fd" 2>/dev/null | grep -qF "socket:[$inode]" && return 0
+  done
+  return 1
+}
+
+# socket_taken: a live socket other than this nginx's is bound to $socket (a socket
+# file nobody listens on is a leftover, which start removes).
+socket_taken() {
+  local pid inode
+  inode=$(awk -v s="$socket" 'NR > 1 && $NF == s { print $7; exit }' /proc/net/unix 2>/dev/null)
+  [ -n "$inode" ] || return 1
+  pid=$(master) && ls -l "/proc/$pid/fd" 2>/dev/null | grep -qF "socket:[$inode]" && return 1
+  return 0
+}
+
+# taken PORT: another server (not this nginx) accepts connections on PORT (on
+# $addr, or for HTTP_PORT also on [::1]).
+taken() {
+  listens "$1" || { [ "$ipv6" != off ] && [ "$1" = "$http_port" ] && listens6 "$1"; } || return 1
+  ! ours "$1"
+}
+
+# free_base: an HTTP_PORT from which all four ports are free (18080, 28080, …).
+free_base() {
+  local base
+  for base in 18080 28080 38080 48080; do
+    if ! listens "$base" && ! listens $((base + 363)) && ! listens $((base + 2)) \
+        && ! listens $((base + 364)); then
+      echo "$base"; return
+    fi
+  done
+  return 1
+}
+
+# clashes: one line per port (or socket) another server holds, naming the variable
+# that moves it; fails when there is any.
+clashes() {
+  local entry var port n=0 base
+  for entry in "${ports[@]}"; do
+    var=${entry%%:*}; port=${entry#*:}
+    if taken "$port"; then
+      echo "nginx.sh: 127.0.0.1:$port is taken by another server (not this script's nginx): set $var to move it" >&2
+      n=$((n + 1))
+    fi
+  done
+  if socket_taken; then
+    echo "nginx.sh: $socket is in use by another server: set NGINX_SOCKET to move it" >&2
+    n=$((n + 1))
+  fi
+  [ "$n" = 0 ] && return 0
+  if base=$(free_base); then
+    echo "nginx.sh: or move all four ports at once: export HTTP_PORT=$base (the others follow: $((base + 363)), $((base + 2)), $((base + 364)), all free now), run this again, and . scripts/ports.sh for the examples" >&2
+  else
+    echo "nginx.sh: set the variable named above to a free port" >&2
+  fi
+  return 1
+}
+
+# bind_failures: nginx's "bind() to ADDR failed" lines (from $1) as one line per
+# address, naming the variable that moves it.
+bind_failures() {
+  local a port var entry
+  grep -o 'bind() to [^ ]* failed' <<<"$1" | sort -u | while read -r _ _ a _; do
+    var=NGINX_SOCKET
+    if [ "${a#unix:}" = "$a" ]; then
+      port=${a##*:}
+      for entry in "${ports[@]}"; do [ "${entry#*:}" = "$port" ] && var=${entry%%:*}; done
+    fi
+    echo "nginx.sh: $a is taken by another server: move it with $var" >&2
+  done
+}
 
 answers() {
   # bash's /dev/tcp: no curl needed.
@@ -69,6 +171,11 @@ answers() {
 # listens PORT: something accepts TCP connections on 127.0.0.1:PORT.
 listens() {
   (exec 3<>"/dev/tcp/$addr/$1") 2>/dev/null
+}
+
+# listens6 PORT: the same on [::1].
+listens6() {
+  (exec 3<>"/dev/tcp/::1/$1") 2>/dev/null
 }
 
 documents() {
@@ -205,6 +312,12 @@ config)
 start)
   command -v nginx >/dev/null || { echo "nginx is not installed (apt-get install -y nginx-light)" >&2; exit 2; }
   command -v openssl >/dev/null || { echo "openssl is not installed (apt-get install -y openssl)" >&2; exit 2; }
+  for entry in "${ports[@]}"; do
+    port=${entry#*:}
+    [[ "$port" =~ ^[0-9]+$ ]] && [ "$port" -ge 1 ] && [ "$port" -le 65535 ] \
+      || { echo "nginx.sh: ${entry%%:*}=$port is not a port (1 to 65535)" >&2; exit 1; }
+  done
+  clashes || exit 1
   mkdir -p "$dir/tmp"
   documents
   certificate
@@ -216,7 +329,11 @@ start)
   else
     # A socket file left by an nginx that did not stop cleanly blocks the bind.
     [ -S "$socket" ] && rm -f "$socket"
-    nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
+    # nginx retries a failed bind five times: its 25 lines become one per address.
+    if ! out=$(nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" 2>&1); then
+      if grep -q 'bind() to .* failed' <<<"$out"; then bind_failures "$out"; else echo "$out" >&2; fi
+      exit 1
+    fi
   fi
   for _ in $(seq 50); do answers && break; sleep 0.1; done
   answers || { echo "nginx does not answer on 127.0.0.1:$http_port (see $dir/error.log)" >&2; exit 1; }
@@ -226,26 +343,50 @@ start)
   echo "nginx: http://127.0.0.1:$http_port/ http://[::1]:$http_port/ https://127.0.0.1:$tls_port/"
   echo "       h2c http://127.0.0.1:$h2c_port/ h2 https://127.0.0.1:$h2_port/ unix:$socket"
   echo "       CA certificate $dir/ca.crt (logs, configuration: $dir)"
+  echo "       ports: HTTP_PORT=$http_port TLS_PORT=$tls_port H2C_PORT=$h2c_port H2_PORT=$h2_port"
   ;;
 stop)
-  if running; then
-    kill "$(cat "$dir/nginx.pid")"
+  if pid=$(master); then
+    kill "$pid"
     for _ in $(seq 50); do running || break; sleep 0.1; done
     echo "nginx stopped"
   else
-    echo "nginx was not running"
+    echo "nginx was not running (no live nginx in $dir/nginx.pid)"
   fi
   ;;
 status)
-  if answers; then
-    echo "answering on 127.0.0.1:$http_port"
-    for p in "$tls_port" "$h2c_port" "$h2_port"; do
-      if listens "$p"; then echo "listening on 127.0.0.1:$p"; else echo "not listening on 127.0.0.1:$p"; fi
-    done
-    if [ -S "$socket" ]; then echo "socket $socket"; else echo "no socket at $socket"; fi
+  # Which of the ports this nginx holds; a port another server holds is named so.
+  bad=0
+  if pid=$(master); then
+    echo "nginx running (pid $pid, $dir)"
   else
-    echo "not answering on 127.0.0.1:$http_port"; exit 1
+    echo "nginx not running (no live nginx in $dir/nginx.pid)"
+    bad=1
   fi
+  for entry in "${ports[@]}"; do
+    var=${entry%%:*}; port=${entry#*:}
+    if ours "$port"; then
+      echo "listening on 127.0.0.1:$port ($var)"
+    elif listens "$port"; then
+      echo "127.0.0.1:$port ($var): another server listens here, not this nginx"
+      bad=1
+    else
+      echo "not listening on 127.0.0.1:$port ($var)"
+      bad=1
+    fi
+  done
+  if [ "$bad" = 0 ] && ! answers; then
+    echo "not answering on 127.0.0.1:$http_port (see $dir/error.log)"
+    bad=1
+  fi
+  if socket_taken; then
+    echo "socket $socket: another server, not this nginx"
+  elif [ -S "$socket" ]; then
+    echo "socket $socket"
+  else
+    echo "no socket at $socket"
+  fi
+  exit "$bad"
   ;;
 *)
   echo "usage: $0 start|stop|status|config" >&2

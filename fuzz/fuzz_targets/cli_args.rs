@@ -13,7 +13,7 @@
 use libfuzzer_sys::fuzz_target;
 use rshperf::front::cli::{self, Command};
 use rshperf::front::httperf;
-use rshperf::wire::error::Error;
+use rshperf::front::error::Error;
 
 /// Could this argument set `--server` (and so make the configuration resolve a name)?
 fn sets_server(arg: &str) -> bool {

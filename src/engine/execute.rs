@@ -304,7 +304,8 @@ fn with_thread_cpu<T>(f: impl FnOnce() -> T) -> (T, EngineCpu) {
     (out, cpu)
 }
 
-/// What the clock prints for `cfg` (only with text on stdout), and when it samples.
+/// What the clock prints for `cfg` (only with text on stdout; the refusal warning on
+/// stderr always), and when it samples.
 fn clock_options(cfg: &Config, work: &Workload) -> ClockOptions {
     let text = text_out(cfg);
     ClockOptions {
@@ -315,6 +316,10 @@ fn clock_options(cfg: &Config, work: &Workload) -> ClockOptions {
         rates: text && cfg.output().verbose() > 0,
         sessions: work.is_session(),
         periodic: text && cfg.output().periodic_stats(),
+        refused_target: Some(match work.targets.as_slice() {
+            [t] => t.label.clone(),
+            _ => "the servers".to_string(),
+        }),
     }
 }
 
@@ -440,7 +445,9 @@ fn run_engines<'a>(
         if let Some(b) = board {
             scope.spawn(move || progress::display(b, t0));
         }
-        let clock = scope.spawn(move || tally::clock(tally, t0, clock_opts, &mut io::stdout()));
+        let clock = scope.spawn(move || {
+            tally::clock(tally, t0, clock_opts, &mut io::stdout(), &mut io::stderr())
+        });
         // A panicking engine must still end the clock below, or the run would hang.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             if threads == 1 {

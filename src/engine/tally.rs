@@ -1,7 +1,9 @@
 //! What the engines of one run share while it lasts: the count of open connections
 //! (so "concurrent connections" is exact with `--threads N`), the figures each engine
-//! publishes, and the clock that turns them into reply-rate samples and the `-v` and
-//! `--periodic-stats` lines.
+//! publishes, and the clock that turns them into reply-rate samples, the `-v` and
+//! `--periodic-stats` lines, and the early warning when every connection of the first
+//! second was refused (a run aimed at a port nobody listens on would otherwise say so
+//! only in its report).
 //!
 //! Owns the shared atomics and the clock loop, which the runner runs on a helper
 //! thread for every run (one engine or several), so the samples and lines are those a
@@ -20,13 +22,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::engine::clock::{Clock, Monotonic};
-use crate::model::stats::{RateSample, Stats};
+use crate::model::stats::{ErrorKind, RateSample, Stats};
 
 /// Reply-rate sampling interval (httperf's RATE_INTERVAL).
 pub(crate) const SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
 
 /// `--periodic-stats` interval.
 pub(crate) const PERIODIC_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How often the clock looks whether every connection so far was refused, until the
+/// first connection is established or refused.
+const REFUSAL_CHECK: Duration = Duration::from_secs(1);
 
 /// The figures one engine publishes, on a cache line of its own (written by that
 /// engine only, read by the clock).
@@ -39,6 +45,10 @@ struct Slot {
     sessions: AtomicU64,
     /// Completed replies with status 200 and 302.
     status: [AtomicU64; 2],
+    /// Connections established.
+    connects: AtomicU64,
+    /// Connections refused (`connrefused`).
+    refused: AtomicU64,
     /// The engine has left its event loop (its figures are final).
     stopped: AtomicBool,
 }
@@ -66,6 +76,8 @@ struct Counts {
     replies: u64,
     sessions: u64,
     status: [u64; 2],
+    connects: u64,
+    refused: u64,
 }
 
 impl Tally {
@@ -103,6 +115,8 @@ impl Tally {
             c.sessions += s.sessions.load(Ordering::Acquire);
             c.status[0] += s.status[0].load(Ordering::Acquire);
             c.status[1] += s.status[1].load(Ordering::Acquire);
+            c.connects += s.connects.load(Ordering::Acquire);
+            c.refused += s.refused.load(Ordering::Acquire);
         }
         c
     }
@@ -146,6 +160,9 @@ impl EngineTally<'_> {
         s.sessions.store(stats.sessions_ok, Ordering::Release);
         s.status[0].store(stats.status_200_302[0], Ordering::Release);
         s.status[1].store(stats.status_200_302[1], Ordering::Release);
+        s.connects.store(stats.connects, Ordering::Release);
+        let refused = stats.errors[ErrorKind::ConnRefused.index()];
+        s.refused.store(refused, Ordering::Release);
     }
 
     /// Publishes the final figures: the engine has left its loop.
@@ -155,8 +172,8 @@ impl EngineTally<'_> {
     }
 }
 
-/// What the clock prints on stdout while the run lasts.
-#[derive(Debug, Clone, Copy, Default)]
+/// What the clock prints on stdout (and stderr) while the run lasts.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct ClockOptions {
     /// When the first reply-rate sample is due after the start (httperf:
     /// (client id + 1) × 5 s / number of clients); later ones follow every 5 s.
@@ -167,19 +184,33 @@ pub(crate) struct ClockOptions {
     pub(crate) sessions: bool,
     /// `--periodic-stats`: print the 200/302 counts every second.
     pub(crate) periodic: bool,
+    /// The target as the warning names it (`127.0.0.1:80`) when every connection of
+    /// the first second is refused; None: no such warning.
+    pub(crate) refused_target: Option<String>,
 }
 
 /// The clock: takes a reply-rate sample every 5 s and prints the `-v` and
 /// `--periodic-stats` lines, from the figures the engines publish, until every engine
 /// has stopped or `finish` is called; returns the samples (the last, partial
-/// interval is dropped, as httperf does). Runs on a helper thread; `out` is stdout.
+/// interval is dropped, as httperf does). Warns on `err` once when the connections of
+/// the first second (or the first one that had any) were all refused, nothing
+/// established and no reply. Runs on a helper thread; `out` is stdout, `err` stderr.
 pub(crate) fn clock(
     tally: &Tally,
     t0: Instant,
     opts: ClockOptions,
     out: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Vec<RateSample> {
-    clock_on(tally, t0, opts, out, &Monotonic, std::thread::park_timeout)
+    clock_on(
+        tally,
+        t0,
+        opts,
+        out,
+        err,
+        &Monotonic,
+        std::thread::park_timeout,
+    )
 }
 
 /// `clock` reading the time from `time` and waiting with `wait` (at most the given
@@ -190,18 +221,23 @@ pub(crate) fn clock_on<C: Clock>(
     t0: Instant,
     opts: ClockOptions,
     out: &mut dyn Write,
+    err: &mut dyn Write,
     time: &C,
     mut wait: impl FnMut(Duration),
 ) -> Vec<RateSample> {
     let mut samples = Vec::new();
     let mut next_sample = t0 + opts.first_sample;
     let mut next_periodic = opts.periodic.then(|| t0 + PERIODIC_INTERVAL);
+    let mut next_refusal = opts.refused_target.as_ref().map(|_| t0 + REFUSAL_CHECK);
     let (mut last_sample, mut at_sample) = (t0, Counts::default());
     let mut at_periodic = Counts::default();
     // An engine sets `stopped` when it leaves its loop: once all have, the run is over
     // and a tick that comes later is not sampled (a single engine stops sampling too).
     while !tally.done.load(Ordering::Acquire) && !tally.all_stopped() {
-        let due = next_periodic.map_or(next_sample, |p| p.min(next_sample));
+        let due = [next_periodic, next_refusal]
+            .into_iter()
+            .flatten()
+            .fold(next_sample, Instant::min);
         let now = time.now();
         if now < due {
             wait(due - now);
@@ -228,8 +264,30 @@ pub(crate) fn clock_on<C: Clock>(
             at_periodic = counts;
             next_periodic = Some(p + PERIODIC_INTERVAL);
         }
+        if let Some(r) = next_refusal.filter(|r| now >= *r) {
+            next_refusal = if counts.connects > 0 || counts.replies > 0 {
+                None
+            } else if counts.refused > 0 {
+                let target = opts.refused_target.as_deref().unwrap_or("the server");
+                let _ = write_refused(err, counts.refused, target);
+                None
+            } else {
+                Some(r + REFUSAL_CHECK)
+            };
+        }
     }
     samples
+}
+
+/// The warning that every connection so far was refused; one write.
+fn write_refused(err: &mut dyn Write, refused: u64, target: &str) -> io::Result<()> {
+    let text = format!(
+        "rshperf: warning: every connection so far was refused ({refused}, no reply): is \
+         anything listening on {target}? (the run goes on; Ctrl-C ends it with the report, \
+         and --fail-on 'errors_connrefused>0' fails it)\n"
+    );
+    err.write_all(text.as_bytes())?;
+    err.flush()
 }
 
 /// `reply-rate = %-8.1f` (and `session-rate = %-8.1f`), as httperf's `-v`; one write,
@@ -315,6 +373,7 @@ mod tests {
             rates: true,
             sessions: true,
             periodic: false,
+            refused_target: None,
         };
         let (e0, e1) = (t.engine(0).expect("0"), t.engine(1).expect("1"));
         e0.publish(&stats_with(3, 1, 2));
@@ -322,7 +381,7 @@ mod tests {
         let t0 = Instant::now();
         let sim = Sim::new(t0);
         let mut out = Vec::new();
-        let samples = clock_on(&t, t0, opts, &mut out, &sim, |d| {
+        let samples = clock_on(&t, t0, opts, &mut out, &mut io::sink(), &sim, |d| {
             // Every wake-up 2 ms late; both engines stop before the second sample
             // (due at 5.3 s): it is dropped.
             sim.advance(d + Duration::from_millis(2));
@@ -355,11 +414,12 @@ mod tests {
             rates: true,
             sessions: false,
             periodic: true,
+            refused_target: None,
         };
         let t0 = Instant::now();
         let sim = Sim::new(t0);
         let mut out = Vec::new();
-        let samples = clock_on(&t, t0, opts, &mut out, &sim, |d| {
+        let samples = clock_on(&t, t0, opts, &mut out, &mut io::sink(), &sim, |d| {
             sim.advance(d);
             // The tick at 3 s is woken 300 ms late.
             if sim.peek() == t0 + Duration::from_secs(3) {
@@ -400,6 +460,7 @@ mod tests {
             replies: 6,
             sessions: 0,
             status: [3, 1],
+            ..Counts::default()
         };
         assert_eq!(t.counts(), now);
         write_periodic(&mut out, 1.000_25, &now, &Counts::default()).expect("write");
@@ -407,6 +468,7 @@ mod tests {
             replies: 9,
             sessions: 0,
             status: [6, 1],
+            ..Counts::default()
         };
         write_periodic(&mut out, 2.0, &later, &now).expect("write");
         assert_eq!(
@@ -424,12 +486,98 @@ mod tests {
         };
         let started = Instant::now();
         let samples = std::thread::scope(|s| {
-            let clock = s.spawn(|| clock(&t, Instant::now(), opts, &mut io::sink()));
+            let clock =
+                s.spawn(|| clock(&t, Instant::now(), opts, &mut io::sink(), &mut io::sink()));
             t.finish();
             clock.thread().unpark();
             clock.join().expect("clock")
         });
         assert!(samples.is_empty());
         assert!(started.elapsed() < Duration::from_secs(60));
+    }
+
+    /// Stats with `refused` connections refused and `connects` established.
+    fn refusals(refused: u64, connects: u64) -> Stats {
+        let mut st = Stats::new();
+        st.errors[ErrorKind::ConnRefused.index()] = refused;
+        st.connects = connects;
+        st
+    }
+
+    /// What the clock writes on stderr when the engine's figures at each wake-up are
+    /// `at(seconds since the start)`, for a run the engine stops after `end_ms`.
+    fn refusal_warning(end_ms: u64, at: impl Fn(u64) -> Stats) -> String {
+        let t = Tally::new(1);
+        let e = t.engine(0).expect("0");
+        let opts = ClockOptions {
+            first_sample: Duration::from_secs(5),
+            refused_target: Some("127.0.0.1:80".into()),
+            ..ClockOptions::default()
+        };
+        let t0 = Instant::now();
+        let sim = Sim::new(t0);
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        clock_on(&t, t0, opts, &mut out, &mut err, &sim, |d| {
+            sim.advance(d);
+            let ms = (sim.peek() - t0).as_millis() as u64;
+            if ms >= end_ms {
+                e.stop(&at(ms));
+            } else {
+                e.publish(&at(ms));
+            }
+        });
+        assert!(out.is_empty());
+        String::from_utf8(err).expect("utf-8")
+    }
+
+    #[test]
+    fn a_first_second_of_refusals_is_said_once_at_one_second() {
+        // 600 refusals a second, for 30 s: one line, after the first second.
+        let err = refusal_warning(30_000, |ms| refusals(600 * ms / 1000, 0));
+        assert_eq!(
+            err,
+            "rshperf: warning: every connection so far was refused (600, no reply): is \
+             anything listening on 127.0.0.1:80? (the run goes on; Ctrl-C ends it with the \
+             report, and --fail-on 'errors_connrefused>0' fails it)\n"
+        );
+        // The first attempt only in the third second (--rate 0.4): said then.
+        let err = refusal_warning(10_000, |ms| refusals(u64::from(ms >= 2_500), 0));
+        assert!(err.contains("refused (1, no reply)"), "{err}");
+    }
+
+    #[test]
+    fn refusals_beside_a_connection_or_a_short_run_say_nothing() {
+        // One connection established among the refusals: the server is there.
+        assert_eq!(refusal_warning(10_000, |ms| refusals(ms, 1)), "");
+        // Established first, refused later (the server went away): not this warning.
+        let late = |ms: u64| {
+            if ms < 1_000 {
+                refusals(0, 5)
+            } else {
+                refusals(ms, 5)
+            }
+        };
+        assert_eq!(refusal_warning(10_000, late), "");
+        // A run over before the first second: its report says it.
+        assert_eq!(refusal_warning(500, |ms| refusals(ms, 0)), "");
+        // No target: no check.
+        let t = Tally::new(1);
+        let e = t.engine(0).expect("0");
+        let t0 = Instant::now();
+        let sim = Sim::new(t0);
+        let mut err = Vec::new();
+        clock_on(
+            &t,
+            t0,
+            ClockOptions::default(),
+            &mut io::sink(),
+            &mut err,
+            &sim,
+            |d| {
+                sim.advance(d);
+                e.stop(&refusals(100, 0));
+            },
+        );
+        assert!(err.is_empty());
     }
 }

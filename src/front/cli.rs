@@ -1,10 +1,12 @@
 //! Command-line parsing with glibc `getopt_long` rules (docs/compatibility.md §1.1).
 //!
-//! Owns the option table (names, argument kinds, table order), the getopt-compatible
-//! scanner and its diagnostics (plus a `did you mean --NAME?` line after glibc's for a
-//! misspelt option), httperf's usage lines (`usage`; `-h` returns them and the caller,
-//! `dispatch::help_text`, adds the rest of `--help` from `help`)
-//! and the `-V` version text. It does not interpret option values: `Args` keeps every
+//! Owns the option table (names, argument kinds, table order), the long-option lookup
+//! on the scanner httperf shares with `lb` (`front::getopt`), the diagnostics (plus a
+//! `did you mean --NAME?` line after glibc's for a misspelt option, or what ab's,
+//! wrk's or oha's letter is here: `habits`), httperf's usage lines (`usage`; `-h`
+//! returns them and the caller, `dispatch::help_text`, adds the rest of `--help` from
+//! `help`) and the `-V` version text. It does not interpret option values (but for a `-d`
+//! value that is wrk's duration, refused with the hint): `Args` keeps every
 //! option occurrence raw and in command-line order, and `front::httperf` maps them onto
 //! `ConfigBuilder`. Called by `crate::run` (and by `front::httperf::from_argv`).
 //!
@@ -17,6 +19,9 @@
 //! is. Edit distances for suggestions come from `strsim` (Damerau–Levenshtein).
 
 use crate::front::error::Error;
+use crate::front::getopt::{Getopt, GetoptError, Item, Operands};
+use crate::front::habits;
+use crate::model::config::number::DEBUG;
 
 /// One long option of rshperf (httperf 0.9.0 and master, plus `--threads`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -396,39 +401,93 @@ pub enum Command {
     Run(Args),
 }
 
+/// httperf master's usage lines (with `rshperf`, and the master options its usage
+/// omits), as `usage` starts with them.
+const HTTPERF_USAGE: &str = "\
+Usage: rshperf [-hdvVn] [--add-header S] [--burst-length N] [--client N/N]
+\t[--close-with-reset] [--debug N] [--failure-status N]
+\t[--help] [--hog] [--http-version S] [--max-connections N]
+\t[--max-piped-calls N] [--method S] [--no-host-hdr]
+\t[--num-calls N] [--num-conns N] [--session-cookies]
+\t[--period [d|u|e]T1[,T2]|[v]T1,D1[,T2,D2]...[,Tn,Dn]
+\t[--print-reply [header|body]] [--print-request [header|body]]
+\t[--rate X] [--recv-buffer N] [--retry-on-failure] [--send-buffer N]
+\t[--server S|--servers file] [--server-name S] [--port N] [--uri S] [--myaddr S]
+\t[--ssl] [--ssl-ciphers L] [--ssl-no-reuse]
+\t[--ssl-certificate file] [--ssl-key file]
+\t[--ssl-ca-file file] [--ssl-ca-path path]
+\t[--ssl-verify [yes|no]] [--ssl-protocol S] [--tls-server-name S]
+\t[--think-timeout X] [--timeout X] [--verbose] [--version]
+\t[--wlog y|n,file] [--wsess N,N,X] [--wsesslog N,X,file]
+\t[--wsesspage N,N,X] [--wset N,X]
+\t[--runtime X]
+\t[--use-timer-cache]
+\t[--periodic-stats]
+\t[--add-header-file file]
+";
+
+/// How wide a generated usage line may grow (the tab counts as 8).
+const USAGE_WIDTH: usize = 80;
+
 /// The usage lines that start the `-h` text (`dispatch::help_text`): httperf master's
-/// usage with `rshperf`, the master options it omits, and rshperf's own options. Scripts
-/// may grep them: they only ever grow. Ends with a newline.
+/// usage (`HTTPERF_USAGE`), then every other option of `OPTIONS` in table order,
+/// generated, so a new option is listed when it is added to the table. Scripts may
+/// grep them: they only ever grow. Ends with a newline.
 pub fn usage() -> String {
-    format!(
-        "Usage: {PROG} [-hdvVn] [--add-header S] [--burst-length N] [--client N/N]\n\
-         \t[--close-with-reset] [--debug N] [--failure-status N]\n\
-         \t[--help] [--hog] [--http-version S] [--max-connections N]\n\
-         \t[--max-piped-calls N] [--method S] [--no-host-hdr]\n\
-         \t[--num-calls N] [--num-conns N] [--session-cookies]\n\
-         \t[--period [d|u|e]T1[,T2]|[v]T1,D1[,T2,D2]...[,Tn,Dn]\n\
-         \t[--print-reply [header|body]] [--print-request [header|body]]\n\
-         \t[--rate X] [--recv-buffer N] [--retry-on-failure] [--send-buffer N]\n\
-         \t[--server S|--servers file] [--server-name S] [--port N] [--uri S] [--myaddr S]\n\
-         \t[--ssl] [--ssl-ciphers L] [--ssl-no-reuse]\n\
-         \t[--ssl-certificate file] [--ssl-key file]\n\
-         \t[--ssl-ca-file file] [--ssl-ca-path path]\n\
-         \t[--ssl-verify [yes|no]] [--ssl-protocol S] [--tls-server-name S]\n\
-         \t[--think-timeout X] [--timeout X] [--verbose] [--version]\n\
-         \t[--wlog y|n,file] [--wsess N,N,X] [--wsesslog N,X,file]\n\
-         \t[--wsesspage N,N,X] [--wset N,X]\n\
-         \t[--runtime X]\n\
-         \t[--use-timer-cache]\n\
-         \t[--periodic-stats]\n\
-         \t[--add-header-file file]\n\
-         \t[--threads N] [--partition I/N] [--start-at T|+S] [--concurrency C]\n\
-         \t[--percentiles] [--json file] [--csv file] [--fail-on EXPR]\n\
-         \t[--timeline file] [--html file]\n\
-         \t[--progress|--no-progress]\n\
-         \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n\
-         \t[--unix-socket path] [--body-file file] [--content-type T]\n\
-         \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n"
-    )
+    let mut text = HTTPERF_USAGE.to_string();
+    let mut line = String::new();
+    for spec in OPTIONS {
+        let name = format!("--{}", spec.name);
+        if mentions(HTTPERF_USAGE, &name) {
+            continue;
+        }
+        let item = match spec.has_arg {
+            HasArg::No => format!("[{name}]"),
+            _ => format!("[{name} {}]", metavar(spec.opt)),
+        };
+        if !line.is_empty() && 8 + line.len() + 1 + item.len() > USAGE_WIDTH {
+            text.push_str(&format!("\t{line}\n"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&item);
+    }
+    if !line.is_empty() {
+        text.push_str(&format!("\t{line}\n"));
+    }
+    text
+}
+
+/// Whether `text` names the option `name` (`--ssl` in `[--ssl]`, not in `[--ssl-key`).
+fn mentions(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        matches!(before, Some('[' | '|')) && matches!(after, Some(' ' | ']' | '|'))
+    })
+}
+
+/// The value an option of rshperf's own takes, as the usage lines name it.
+fn metavar(opt: Opt) -> &'static str {
+    match opt {
+        Opt::QuicIdleTimeout | Opt::MetricsLinger => "S",
+        Opt::Threads => "N",
+        Opt::Partition => "I/N",
+        Opt::StartAt => "T|+S",
+        Opt::Concurrency => "C",
+        Opt::Json | Opt::Csv | Opt::Timeline | Opt::Html | Opt::Junit => "file",
+        Opt::BodyFile | Opt::HeaderFile => "file",
+        Opt::FailOn => "EXPR",
+        Opt::Overload => "degrade|queue",
+        Opt::Spin => "auto|off|USEC",
+        Opt::CallRate => "R",
+        Opt::UnixSocket => "path",
+        Opt::ContentType => "T",
+        Opt::MetricsListen => "addr:port",
+        _ => "X",
+    }
 }
 
 /// The `-V` line, newline included.
@@ -444,96 +503,102 @@ pub(crate) fn version() -> String {
 /// diagnostic (`Error::Getopt`, full text without a newline).
 pub fn parse(argv: &[String]) -> Result<Command, Error> {
     let mut args = Args::default();
-    let mut i = 1;
+    let words = argv.get(1..).unwrap_or_default();
+    let mut scan = Getopt::new(words, LETTERS, Operands::Anywhere).with_long();
     // The option of the previous argument, if it left the next argument alone.
     let mut prev: Option<Opt> = None;
-    while i < argv.len() {
-        let arg = argv[i].as_str();
-        i += 1;
+    while let Some(item) = scan.next() {
         let after = prev.take();
-        if arg == "--" {
-            args.operands.extend(argv[i..].iter().map(|text| Operand {
-                text: text.clone(),
-                after: None,
-            }));
-            break;
-        }
-        if let Some(body) = arg.strip_prefix("--") {
-            let (name, inline) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (body, None),
-            };
-            let spec = lookup(name, body)?;
-            let value = match spec.has_arg {
-                HasArg::No => {
-                    if inline.is_some() {
-                        return Err(getopt(format!(
-                            "option '--{}' doesn't allow an argument",
-                            spec.name
-                        )));
+        let item = match item {
+            Ok(item) => item,
+            Err(GetoptError::Unknown(letter)) => {
+                return Err(unknown_letter(letter, scan.word(), argv))
+            }
+            Err(e) => return Err(getopt(e.glibc_text())),
+        };
+        match item {
+            Item::Long(body) => {
+                let (name, inline) = match body.split_once('=') {
+                    Some((n, v)) => (n, Some(v)),
+                    None => (body, None),
+                };
+                let spec = lookup(name, body)?;
+                let value = match spec.has_arg {
+                    HasArg::No => {
+                        if inline.is_some() {
+                            return Err(getopt(format!(
+                                "option '--{}' doesn't allow an argument",
+                                spec.name
+                            )));
+                        }
+                        None
                     }
-                    None
+                    HasArg::Optional => inline.map(str::to_string),
+                    HasArg::Required => match inline.or_else(|| scan.value()) {
+                        Some(v) => Some(v.to_string()),
+                        None => {
+                            return Err(getopt(format!(
+                                "option '--{}' requires an argument",
+                                spec.name
+                            )))
+                        }
+                    },
+                };
+                if spec.has_arg != HasArg::Required && inline.is_none() {
+                    prev = Some(spec.opt);
                 }
-                HasArg::Optional => inline.map(str::to_string),
-                HasArg::Required => match inline {
-                    Some(v) => Some(v.to_string()),
-                    None if i < argv.len() => {
-                        i += 1;
-                        Some(argv[i - 1].clone())
-                    }
-                    None => {
-                        return Err(getopt(format!(
-                            "option '--{}' requires an argument",
-                            spec.name
-                        )))
-                    }
-                },
-            };
-            if spec.has_arg != HasArg::Required && inline.is_none() {
-                prev = Some(spec.opt);
-            }
-            match spec.opt {
-                Opt::Help => return Ok(Command::Help(usage())),
-                Opt::Version => return Ok(Command::Version(version())),
-                opt => args.opts.push((opt, value)),
-            }
-        } else if arg.len() > 1 && arg.starts_with('-') {
-            let group = &arg[1..];
-            for (pos, c) in group.char_indices() {
-                match c {
-                    'h' => return Ok(Command::Help(usage())),
-                    'V' => return Ok(Command::Version(version())),
-                    'v' => args.opts.push((Opt::Verbose, None)),
-                    'n' => args.opts.push((Opt::PeriodicStats, None)),
-                    'd' => {
-                        let rest = &group[pos + 1..];
-                        let value = if !rest.is_empty() {
-                            rest.to_string()
-                        } else if i < argv.len() {
-                            i += 1;
-                            argv[i - 1].clone()
-                        } else {
-                            return Err(getopt("option requires an argument -- 'd'".into()));
-                        };
-                        args.opts.push((Opt::Debug, Some(value)));
-                        break;
-                    }
-                    other => {
-                        let text = format!("invalid option -- '{other}'");
-                        // `-rate 5`: a long option typed with one dash.
-                        let long = group.split('=').next().unwrap_or(group);
-                        return Err(getopt_hint(text, suggest(long)));
-                    }
+                match spec.opt {
+                    Opt::Help => return Ok(Command::Help(usage())),
+                    Opt::Version => return Ok(Command::Version(version())),
+                    opt => args.opts.push((opt, value)),
                 }
             }
-        } else {
-            args.operands.push(Operand {
-                text: arg.to_string(),
-                after,
-            });
+            Item::Opt('h', _) => return Ok(Command::Help(usage())),
+            Item::Opt('V', _) => return Ok(Command::Version(version())),
+            Item::Opt('v', _) => args.opts.push((Opt::Verbose, None)),
+            Item::Opt('n', _) => {
+                args.opts.push((Opt::PeriodicStats, None));
+                // `-n 100` (ab's habit): the operand's warning says what -n is.
+                if scan.ended_word() {
+                    prev = Some(Opt::PeriodicStats);
+                }
+            }
+            Item::Opt(_, value) => {
+                // `-d`, the one letter with a value (LETTERS).
+                let value = value.unwrap_or_default().to_string();
+                // `-d 30s`: wrk's duration; the level's error says so.
+                if let (Err(e), Some(hint)) = (DEBUG.parse(&value), habits::debug_value(&value)) {
+                    return Err(Error::Getopt(format!("{PROG}: {e}\n{PROG}: {hint}")));
+                }
+                args.opts.push((Opt::Debug, Some(value)));
+            }
+            Item::Operand(text) => args.operands.push(Operand {
+                text: text.to_string(),
+                after: after.filter(|_| !scan.options_ended()),
+            }),
+            Item::Word(_) => unreachable!("the scanner is asked for no special words"),
         }
     }
     Ok(Command::Run(args))
+}
+
+/// httperf's option letters (`Getopt`'s table): `-d` takes the debug level.
+const LETTERS: &str = "hVvnd:";
+
+/// The error for an option letter httperf does not have, in `word`: glibc's text and,
+/// where one fits, what was meant (`-rate 5`: a long option typed with one dash;
+/// `-c 10`: another tool's option).
+fn unknown_letter(letter: char, word: &str, argv: &[String]) -> Error {
+    let text = format!("invalid option -- '{letter}'");
+    let group = word.get(1..).unwrap_or_default();
+    let long = group.split('=').next().unwrap_or(group);
+    match suggest(long) {
+        Some(name) => getopt_hint(text, Some(name)),
+        None => match habits::short_option(letter, argv) {
+            Some(hint) => Error::Getopt(format!("{PROG}: {text}\n{PROG}: {hint}")),
+            None => getopt(text),
+        },
+    }
 }
 
 /// Finds the option named (or abbreviated) `name`; `typed` is everything after `--`
@@ -590,23 +655,7 @@ pub(crate) fn suggest(typed: &str) -> Option<&'static str> {
         5..=9 => 2,
         _ => 3,
     };
-    let mut best: Option<(usize, &'static str)> = None;
-    let mut tie = false;
-    for s in OPTIONS {
-        let d = strsim::damerau_levenshtein(typed, s.name);
-        match best {
-            Some((b, _)) if d > b => {}
-            Some((b, _)) if d == b => tie = true,
-            _ => {
-                best = Some((d, s.name));
-                tie = false;
-            }
-        }
-    }
-    match best {
-        Some((d, name)) if d <= limit && !tie => Some(name),
-        _ => None,
-    }
+    habits::closest(typed, OPTIONS.iter().map(|s| s.name), limit)
 }
 
 #[cfg(test)]
@@ -851,9 +900,34 @@ mod tests {
         // Errors before -h still win, as in httperf.
         assert!(run(&["--bogus", "-h"]).is_err());
         let u = usage();
-        assert!(u.starts_with("Usage: rshperf [-hdvVn] [--add-header S]"));
-        assert!(u.contains("\t[--threads N] [--partition I/N]"));
+        assert!(u.starts_with(&format!("Usage: {PROG} [-hdvVn] [--add-header S]")));
+        assert!(u.starts_with(HTTPERF_USAGE));
         assert!(u.ends_with('\n'));
+    }
+
+    #[test]
+    fn usage_names_every_option_of_the_table() {
+        let u = usage();
+        for spec in OPTIONS {
+            assert!(mentions(&u, &format!("--{}", spec.name)), "--{}", spec.name);
+        }
+        assert!(!mentions("[--ssl-key file]", "--ssl"));
+        assert!(mentions("[--server S|--servers file]", "--servers"));
+        // rshperf's own options, generated after httperf's lines, in table order.
+        assert_eq!(
+            &u[HTTPERF_USAGE.len()..],
+            "\t[--quic-0rtt] [--quic-idle-timeout S] [--threads N] [--percentiles]\n\
+             \t[--json file] [--csv file] [--timeline file] [--html file]\n\
+             \t[--junit file] [--fail-on EXPR] [--progress] [--no-progress]\n\
+             \t[--partition I/N] [--start-at T|+S] [--concurrency C]\n\
+             \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n\
+             \t[--call-rate R] [--unix-socket path] [--body-file file]\n\
+             \t[--content-type T] [--header-file file] [--metrics-listen addr:port]\n\
+             \t[--metrics-linger S]\n"
+        );
+        for line in u[HTTPERF_USAGE.len()..].lines() {
+            assert!(8 + line.len() - 1 <= USAGE_WIDTH, "{line}");
+        }
     }
 
     #[test]
@@ -920,6 +994,42 @@ mod tests {
             "rshperf: invalid option -- 's'\nrshperf: did you mean --server?"
         );
         assert_eq!(err(&["-x"]), "rshperf: invalid option -- 'x'");
+    }
+
+    #[test]
+    fn other_tools_habits_get_the_rshperf_option() {
+        // ab's line: glibc's diagnostic first, then what -c is and the ab line.
+        assert_eq!(
+            err(&["-n", "100", "-c", "10", "http://127.0.0.1:8080/"]),
+            "rshperf: invalid option -- 'c'\nrshperf: -c (connections: ab, wrk, oha, hey) is \
+             --concurrency N here (N requests in flight, a closed loop), or --rate R for \
+             httperf's open loop; ab's whole command line runs as `rshperf ab -n 100 -c 10 \
+             http://127.0.0.1:8080/`"
+        );
+        // wrk's -d is httperf's debug level; a duration is not one.
+        assert_eq!(
+            err(&["-d", "30s", "http://h/"]),
+            "rshperf: illegal debug level 30s\nrshperf: -d is httperf's --debug (a level); \
+             wrk's -d 30s (duration) is --runtime 30 here"
+        );
+        assert_eq!(opts(&["-d", "30"]), vec![one(Opt::Debug, "30")]);
+        // -n stays httperf's flag; the number after it is an operand whose warning
+        // knows what came before it.
+        match run(&["-n", "100", "-vn", "x"]) {
+            Ok(Command::Run(a)) => {
+                assert_eq!(
+                    a.opts,
+                    vec![
+                        (Opt::PeriodicStats, None),
+                        (Opt::Verbose, None),
+                        (Opt::PeriodicStats, None)
+                    ]
+                );
+                let after: Vec<_> = a.operands.iter().map(|o| o.after).collect();
+                assert_eq!(after, [Some(Opt::PeriodicStats), Some(Opt::PeriodicStats)]);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -22,7 +22,7 @@ use serde_json::Value;
 pub(crate) use crate::front::error::compare::CompareError;
 use crate::front::error::Error;
 use crate::model::compare::gate::{self, judge};
-use crate::model::compare::{compare, Comparison, Run};
+use crate::model::compare::{compare, row_alpha, Comparison, Run, RUN_NOISE};
 use crate::model::config::doc::{ConfigDoc, Role};
 use crate::output::compare::{markdown, text, to_json};
 use crate::output::error::OutputError;
@@ -52,22 +52,32 @@ pub(crate) enum Format {
     name = "compare",
     about = "Compare the --json documents of new runs against base runs: faster, slower or no \
 significant change.",
-    long_about = "Compare the --json documents of new runs against base runs: for the reply and \
-connection rates (Welch's t-test over the per-second samples), the response, connect and \
-lateness quantiles p50 p90 p99 p99.9 (bootstrap over the recorded histograms), the errors per \
-connection (two-proportion z-test) and the client's CPU per reply, print both values, the change, \
-its confidence interval and a verdict. Without --base the first FILE is the base and the others \
-are new runs; with --base every FILE is a new run. The runs of each side are pooled. Runs of \
-different workloads are refused (exit status 1) unless --force. Exit status 3 when a \
---fail-on-regression gate trips: the change is past its limit and significant."
+    long_about = "Compare the --json documents of new runs against base runs: the reply and \
+connection rates, the response, connect and lateness quantiles p50 p90 p99 p99.9, the errors per \
+connection and the client's CPU per reply, each as the whole runs' figure, with the change, its \
+confidence interval and a verdict. The noise of each figure is estimated from the runs' 100-ms \
+windows (batch means; Woodruff's interval for quantiles) plus a run-to-run noise (--run-noise, or \
+the runs' own spread when a side has several). The verdict covers the figures the gates name (or, \
+without gates, every figure about the server) at level ALPHA in all, each at ALPHA divided by \
+their number; an interval the data cannot support is printed as n/a with the reason. Without \
+--base the first FILE is the base and the others are new runs; with --base every FILE is a new \
+run. The runs of each side are pooled. Runs of different workloads are refused (exit status 1) \
+unless --force. Exit status 3 when a --fail-on-regression gate trips: the change is past its \
+limit and significant."
 )]
 pub(crate) struct CompareOptions {
     /// A base run (repeatable: the runs pool into one baseline); then every FILE is new
     #[arg(long, value_name = "FILE")]
     pub(crate) base: Vec<String>,
-    /// Significance level: a change is significant when p < ALPHA
+    /// Significance level of the verdict: the chance that two runs of the same build are
+    /// called different (split over the figures in the verdict)
     #[arg(long, value_name = "ALPHA", default_value_t = 0.01, value_parser = parse_alpha)]
     pub(crate) alpha: f64,
+    /// How much one run's figures differ from another's of the same build, beyond
+    /// their own noise: standard deviation in % (the runs' own spread is used when a
+    /// side has several and it is larger)
+    #[arg(long, value_name = "PCT", default_value_t = 100.0 * RUN_NOISE, value_parser = parse_noise)]
+    pub(crate) run_noise: f64,
     /// Compare runs of different workloads (a warning names the differences)
     #[arg(long)]
     pub(crate) force: bool,
@@ -92,6 +102,16 @@ fn parse_alpha(text: &str) -> Result<f64, String> {
         .ok()
         .filter(|a| *a > 0.0 && *a <= 0.5)
         .ok_or_else(|| format!("'{text}' is not a significance level in (0, 0.5]"))
+}
+
+/// `--run-noise`: a percentage in [0, 100], as a fraction.
+fn parse_noise(text: &str) -> Result<f64, String> {
+    text.trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|v| (0.0..=100.0).contains(v))
+        .map(|v| v / 100.0)
+        .ok_or_else(|| format!("'{text}' is not a percentage in [0, 100]"))
 }
 
 /// One input document, read.
@@ -188,7 +208,7 @@ pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareErr
         _ => diffs,
     };
     let runs = |v: Vec<Input>| v.into_iter().map(|i| i.run).collect::<Vec<Run>>();
-    let rows = compare(&runs(base), &runs(new), opts.alpha);
+    let rows = compare(&runs(base), &runs(new), opts.run_noise);
     let names: Vec<&str> = rows.iter().map(|r| r.figure.as_str()).collect();
     let gates = opts
         .fail_on_regression
@@ -198,11 +218,14 @@ pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareErr
                 .map_err(|m| CompareError::Usage(format!("--fail-on-regression: {m}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let gates = gates.iter().map(|g| judge(g, &rows, opts.alpha)).collect();
+    let gated: Vec<&str> = gates.iter().map(|g| g.figure.as_str()).collect();
+    let level = row_alpha(opts.alpha, &rows, &gated);
+    let gates = gates.iter().map(|g| judge(g, &rows, level)).collect();
     Ok(Comparison {
         base_files,
         new_files,
         alpha: opts.alpha,
+        run_noise: opts.run_noise,
         rows,
         gates,
         forced,
@@ -283,6 +306,9 @@ mod tests {
     fn options_and_sides() {
         let o = opts(&["a.json", "b.json", "c.json"]);
         assert_eq!(o.alpha, 0.01);
+        assert_eq!(o.run_noise, RUN_NOISE);
+        assert_eq!(opts(&["--run-noise=5%", "a", "b"]).run_noise, 0.05);
+        assert_eq!(opts(&["--run-noise", "0", "a", "b"]).run_noise, 0.0);
         assert_eq!(o.format, Format::Text);
         assert_eq!(
             sides(&o).expect("sides"),
@@ -319,6 +345,10 @@ mod tests {
             e.contains("'0' is not a significance level in (0, 0.5]"),
             "{e}"
         );
+        let e = parse::<CompareOptions>(&args(&["compare", "--run-noise=101", "a", "b"]))
+            .expect_err("above 100")
+            .to_string();
+        assert!(e.contains("'101' is not a percentage in [0, 100]"), "{e}");
         let e = parse::<CompareOptions>(&args(&["compare", "--format", "html", "a", "b"]))
             .expect_err("format")
             .to_string();

@@ -1,5 +1,6 @@
 //! The top of the front layer: which subcommands exist, the dispatch on the first
-//! argument, `rshperf help [CMD]`, and the complete `-h`/`--help` text of an
+//! argument (a near miss of a command's name is refused with the name, not run as an
+//! httperf line), `rshperf help [CMD]`, and the complete `-h`/`--help` text of an
 //! httperf-style run.
 //!
 //! Every other front module sits below this one: the subcommands (`serve`, `demo`,
@@ -13,6 +14,7 @@ use crate::front::subcommand::{self, Subcommand};
 use crate::front::ab;
 use crate::front::compare;
 use crate::front::completions;
+use crate::front::habits;
 use crate::front::help;
 use crate::front::serve;
 use crate::front::sweep;
@@ -80,14 +82,25 @@ fn demo_help() -> String {
     serve::DEMO_USAGE.to_string()
 }
 
-/// Runs the subcommand `argv[1]` names, or `rshperf help [CMD]`; `None` when `argv[1]`
-/// is no subcommand (an httperf command line).
+/// Runs the subcommand `argv[1]` names, or `rshperf help [CMD]`; refuses a near miss
+/// of a subcommand's name (exit 1); `None` when `argv[1]` is no subcommand (an httperf
+/// command line).
 pub(crate) fn dispatch(argv: &[String]) -> Option<i32> {
     let first = argv.get(1)?.as_str();
     if first == "help" {
         return Some(help_main(&argv[2..]));
     }
-    let cmd = COMMANDS.iter().find(|c| c.name == first)?;
+    let Some(cmd) = COMMANDS.iter().find(|c| c.name == first) else {
+        // `rshperf swep …`: httperf would ignore the word and run a plain test.
+        let mut known = names();
+        known.push("help");
+        let meant = habits::subcommand(first, &known)?;
+        eprintln!(
+            "rshperf: no command '{first}': did you mean `rshperf {meant}`? (`rshperf help` \
+             lists the commands)"
+        );
+        return Some(1);
+    };
     Some((cmd.main)(&argv[1..]))
 }
 
@@ -104,8 +117,11 @@ fn help_main(args: &[String]) -> i32 {
                 0
             }
             None => {
+                let meant = habits::subcommand(name, &names())
+                    .map(|m| format!("did you mean `rshperf help {m}`? "))
+                    .unwrap_or_default();
                 eprintln!(
-                    "rshperf: help: no command '{name}' (commands: {})",
+                    "rshperf: help: no command '{name}' ({meant}commands: {})",
                     names().join(", ")
                 );
                 1
@@ -161,5 +177,12 @@ mod tests {
         assert_eq!(dispatch(&argv(&["rshperf"])), None);
         assert_eq!(dispatch(&argv(&["rshperf", "help", "nosuch"])), Some(1));
         assert_eq!(dispatch(&argv(&["rshperf", "help", "a", "b"])), Some(1));
+        // A near miss of a command is refused, not run as an httperf line.
+        assert_eq!(
+            dispatch(&argv(&["rshperf", "swep", "--rate", "1"])),
+            Some(1)
+        );
+        assert_eq!(dispatch(&argv(&["rshperf", "comapre", "a.json"])), Some(1));
+        assert_eq!(dispatch(&argv(&["rshperf", "localhost"])), None);
     }
 }

@@ -26,13 +26,14 @@ Options (httperf's; long options may be abbreviated to a unique prefix):
              --servers FILE (several), --server-name (Host:), --myaddr (source)
   load       --rate or --period (arrivals/s), --num-conns (connections),
              --num-calls (requests per connection), --burst-length (pipelining),
-             --runtime (seconds; without --num-conns: arrivals until then),
-             --max-connections, --max-piped-calls
+             --runtime (seconds, or 90s, 2m; without --num-conns: arrivals
+             until then), --max-connections, --max-piped-calls
   requests   --method, --http-version, --add-header, --add-header-file,
              --no-host-hdr, --wlog (URIs from a file), --wset (working set)
   sessions   --wsess, --wsesslog (sessions from a file), --session-cookies,
              --think-timeout, --retry-on-failure, --failure-status
-  timeouts   --timeout (seconds for connect and each reply), --think-timeout
+  timeouts   --timeout (seconds for connect and each reply, or 500ms),
+             --think-timeout
   sockets    --hog (ports of its own), --close-with-reset, --send-buffer,
              --recv-buffer
   TLS        --ssl (or an https:// URL), --ssl-protocol, --ssl-ciphers,

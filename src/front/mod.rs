@@ -8,6 +8,8 @@ pub(crate) mod compare;
 pub(crate) mod completions;
 pub mod dispatch;
 pub mod error;
+pub(crate) mod getopt;
+pub(crate) mod habits;
 pub(crate) mod help;
 pub mod httperf;
 pub(crate) mod merge;

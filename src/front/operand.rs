@@ -14,9 +14,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-#[cfg(test)]
-use crate::front::cli::Opt;
-use crate::front::cli::{Operand, OPTIONS};
+use crate::front::cli::{Operand, Opt, OPTIONS};
 pub(crate) use crate::wire::url::parse_url;
 #[cfg(test)]
 use crate::wire::url::TargetUrl;
@@ -67,6 +65,9 @@ fn hint(op: &Operand) -> Option<String> {
             crate::front::cli::HasArg::Optional => {
                 format!("did you mean --{}={text}?", spec.name)
             }
+            // `-n 100`: ab's number of requests, not httperf's -n.
+            _ if opt == Opt::PeriodicStats => crate::front::habits::periodic_stats_value(text)
+                .unwrap_or_else(|| format!("--{} takes no value", spec.name)),
             _ => format!("--{} takes no value", spec.name),
         });
     }
@@ -237,6 +238,18 @@ mod tests {
                 "ignoring argument 'no': did you mean --ssl-verify=no?",
             ),
             ("1", Some(Opt::Hog), "ignoring argument '1': --hog takes no value"),
+            (
+                "100",
+                Some(Opt::PeriodicStats),
+                "ignoring argument '100': -n is httperf's --periodic-stats (it takes no value); \
+                 ab's -n 100 (requests) is --num-conns 100 here, or run ab's command line as \
+                 `rshperf ab -n 100 …`",
+            ),
+            (
+                "x",
+                Some(Opt::PeriodicStats),
+                "ignoring argument 'x': --periodic-stats takes no value",
+            ),
             (
                 "/index.html",
                 None,

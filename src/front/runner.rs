@@ -143,7 +143,7 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         let r = html::write_run(Path::new(path), cfg, &run, &summary, &advice);
         failed.extend(r.map_err(named("--html", path)).err());
     }
-    advice::print(&advice, cfg.output().verbose() > 0);
+    advice::print(&advice);
     let mut breached = threshold::breaches(cfg.output().fail_on(), &report);
     if run.interrupted && !cfg.output().fail_on().is_empty() {
         // Its figures cover part of the schedule: no threshold can be said to hold.

@@ -24,7 +24,7 @@ pub use crate::front::error::serve::ServeError;
 use crate::front::error::Error;
 use crate::front::httperf;
 use crate::front::subcommand;
-use crate::model::config::Config;
+use crate::model::config::{duration, Config};
 
 pub use server::{spawn, ServeHandle};
 
@@ -84,7 +84,8 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 1024,
           value_parser = clap::value_parser!(u64).range(..=MAX_BODY_SIZE as u64))]
     pub(crate) body_size: u64,
-    /// Answer each request MS milliseconds after it arrives
+    /// Answer each request MS milliseconds after it arrives (or a duration with its
+    /// unit: 250us, 1.5s)
     #[arg(long, value_name = "MS", default_value_t = 0.0, value_parser = parse_delay_ms,
           allow_hyphen_values = true)]
     pub(crate) delay: f64,
@@ -100,10 +101,15 @@ pub(crate) struct ServeArgs {
     pub(crate) threads: u16,
 }
 
-/// `--delay`: milliseconds from 0 to 10^9 (about 11.6 days).
+/// `--delay`: milliseconds from 0 to 10^9 (about 11.6 days); a plain number is
+/// milliseconds, a number with a unit is that duration (`250us`, `5ms`, `1.5s`).
 fn parse_delay_ms(v: &str) -> Result<f64, ServeError> {
-    match v.parse::<f64>() {
-        Ok(ms) if (0.0..=1e9).contains(&ms) => Ok(ms),
+    let ms = v
+        .parse::<f64>()
+        .ok()
+        .or_else(|| duration::seconds(v).map(|s| s * 1e3));
+    match ms {
+        Some(ms) if (0.0..=1e9).contains(&ms) => Ok(ms),
         _ => Err(ServeError::Delay),
     }
 }
@@ -233,6 +239,17 @@ mod tests {
         assert_eq!(parse(&[]).unwrap(), Some(ServeOptions::default()));
         assert_eq!(parse(&["-h"]).unwrap(), None);
         assert_eq!(parse(&["--port", "1", "--help"]).unwrap(), None);
+    }
+
+    #[test]
+    fn a_delay_is_milliseconds_or_a_duration_with_its_unit() {
+        let delay = |v: &str| parse(&["--delay", v]).map(|o| o.expect("a run").delay);
+        assert_eq!(delay("5").ok(), Some(Duration::from_millis(5)));
+        assert_eq!(delay("5ms").ok(), Some(Duration::from_millis(5)));
+        assert_eq!(delay("250us").ok(), Some(Duration::from_micros(250)));
+        assert_eq!(delay("1.5s").ok(), Some(Duration::from_millis(1500)));
+        assert!(delay("5x").is_err());
+        assert!(delay("12d").is_err());
     }
 
     #[test]

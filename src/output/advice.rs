@@ -32,8 +32,8 @@ pub(crate) enum Finding {
 }
 
 impl Finding {
-    /// Whether it is a fact about a run that did what was asked (printed with `-v`
-    /// only; JSON and CSV carry it always) rather than a warning.
+    /// Whether it is a fact about a run that did what was asked (`rshperf: note:` on
+    /// stderr; JSON and CSV carry it too) rather than a warning.
     pub(crate) fn is_note(self) -> bool {
         matches!(self, Finding::NoRateSample)
     }
@@ -272,15 +272,14 @@ fn fd_limit(run: &RunResult) -> Option<Advice> {
 }
 
 /// The lines `advice` puts on stderr: `rshperf: warning: …` for each warning, and
-/// `rshperf: note: …` for each note (`Finding::is_note`) when `verbose` (`-v`); a
-/// run that did what was asked prints nothing.
-pub(crate) fn lines(advice: &[Advice], verbose: bool) -> Vec<String> {
+/// `rshperf: note: …` for each note (`Finding::is_note`: a short run's report line a
+/// script could misread); a run that did what was asked otherwise prints nothing.
+pub(crate) fn lines(advice: &[Advice]) -> Vec<String> {
     advice
         .iter()
-        .filter_map(|a| match (a.finding.is_note(), verbose) {
-            (false, _) => Some(format!("rshperf: warning: {}", a.text)),
-            (true, true) => Some(format!("rshperf: note: {}", a.text)),
-            (true, false) => None,
+        .map(|a| match a.finding.is_note() {
+            false => format!("rshperf: warning: {}", a.text),
+            true => format!("rshperf: note: {}", a.text),
         })
         .collect()
 }
@@ -319,9 +318,9 @@ fn limit(behind: bool, busy_pct: f64, wall_s: f64, held: u64) -> Option<Limit> {
     }
 }
 
-/// Prints `lines(advice, verbose)` on stderr.
-pub(crate) fn print(advice: &[Advice], verbose: bool) {
-    for line in lines(advice, verbose) {
+/// Prints `lines(advice)` on stderr.
+pub(crate) fn print(advice: &[Advice]) {
+    for line in lines(advice) {
         eprintln!("{line}");
     }
 }
@@ -399,7 +398,10 @@ mod tests {
         );
         assert!(is_client_bound(&advice));
         assert_eq!(to_json(&advice)[0]["finding"], "fd_limit");
-        assert_eq!(lines(&advice, false).len(), 1, "a warning, not a -v note");
+        assert_eq!(
+            lines(&advice),
+            [format!("rshperf: warning: {}", advice[0].text)]
+        );
         // On schedule (too few arrivals to judge lateness), it is said all the same;
         // a document without the limit says so without the number.
         let mut short = run(&[50; 10], 10.0, 10.0);

@@ -62,6 +62,9 @@ pub(crate) struct Chart {
     pub(crate) bands: Option<Bands>,
     /// The x axis range, instead of the range of the points.
     pub(crate) x_range: Option<(f64, f64)>,
+    /// The y values are counts: ticks and grid lines at whole numbers only, the axis
+    /// up to a whole number.
+    pub(crate) integer_y: bool,
 }
 
 /// Width of a chart in pixels.
@@ -222,7 +225,10 @@ fn draw<'a>(chart: &Chart, buf: &'a mut String) -> Result<(), Box<dyn std::error
         .series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1));
-    let (y0, y1) = range(ys, true);
+    let (y0, mut y1) = range(ys, true);
+    if chart.integer_y {
+        y1 = y1.ceil().max(1.0);
+    }
     let root = SVGBackend::with_string(buf, (WIDTH, height(chart))).into_drawing_area();
     root.fill(&WHITE)?;
     let (plot, below) = root.split_vertically(PLOT_HEIGHT);
@@ -244,7 +250,11 @@ fn draw<'a>(chart: &Chart, buf: &'a mut String) -> Result<(), Box<dyn std::error
             String::new()
         }
     };
-    let y_fmt = |v: &f64| axis_number(*v);
+    let integer_y = chart.integer_y;
+    let y_fmt = |v: &f64| match integer_y && v.fract() != 0.0 {
+        true => String::new(),
+        false => axis_number(*v),
+    };
     let mut mesh = ctx.configure_mesh();
     mesh.x_desc(chart.x_desc.as_str())
         .y_desc(chart.y_desc.as_str())
@@ -256,6 +266,12 @@ fn draw<'a>(chart: &Chart, buf: &'a mut String) -> Result<(), Box<dyn std::error
         .y_label_formatter(&y_fmt);
     if !names.is_empty() {
         mesh.x_labels(names.len());
+    }
+    if integer_y {
+        // At most 11 whole-number ticks; no grid between them.
+        let span = (y1 - y0).round() as usize;
+        mesh.y_labels(if span <= 10 { span + 1 } else { 11 })
+            .y_max_light_lines(0);
     }
     mesh.draw()?;
     if let Some(b) = &chart.bands {
@@ -449,6 +465,42 @@ mod tests {
         assert!(attr(&bands[0].0, "y") < f64::from(PLOT_HEIGHT));
         assert!(attr(&bands[1].0, "y") > f64::from(PLOT_HEIGHT));
         assert_eq!(attr(&bands[0].0, "opacity"), attr(&bands[1].0, "opacity"));
+    }
+
+    #[test]
+    fn a_count_axis_has_whole_number_ticks_only() {
+        // Three connections at most: ticks 0, 1, 2, 3, not 0.1 … 0.9.
+        let chart = |integer_y| Chart {
+            title: "Open connections".into(),
+            series: vec![Series::new(
+                "open",
+                vec![
+                    (0.0, 1.0),
+                    (1.0, 1.0),
+                    (1.0, 3.0),
+                    (2.0, 3.0),
+                    (2.0, 0.0),
+                    (3.0, 0.0),
+                ],
+            )],
+            integer_y,
+            ..Chart::default()
+        };
+        let labels = |c: &Chart| -> Vec<String> {
+            let svg = svg(c).expect("draws");
+            elements(&svg, "text")
+                .into_iter()
+                .filter(|(a, _)| a.iter().any(|(n, v)| n == "text-anchor" && v == "end"))
+                .map(|(_, t)| t)
+                .collect()
+        };
+        let y = labels(&chart(true));
+        assert!(!y.is_empty());
+        assert!(y.iter().all(|t| t.parse::<u64>().is_ok()), "{y:?}");
+        assert!(y.contains(&"3".to_string()), "{y:?}");
+        // Without the flag, the same data gets fractional ticks: the test sees them.
+        let fractional = labels(&chart(false));
+        assert!(fractional.iter().any(|t| t.contains('.')), "{fractional:?}");
     }
 
     fn svg_ok(c: &Chart) -> bool {

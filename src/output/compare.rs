@@ -5,7 +5,8 @@
 
 use serde_json::{json, Value};
 
-use crate::model::compare::gate::{level, pct};
+use crate::model::compare::gate::{interval, level, pct};
+use crate::model::compare::sides::decimals;
 use crate::model::compare::{Comparison, Row, Test, Verdict};
 
 /// The `format` member of the JSON document.
@@ -14,27 +15,26 @@ pub(crate) const FORMAT: &str = "rshperf-compare";
 /// The layout version of the JSON document.
 pub(crate) const VERSION: u64 = 1;
 
-/// A figure's value in its unit's precision (`-` when there is none).
+/// A figure's value at its printed resolution (`-` when there is none).
 fn value(v: f64, unit: &str) -> String {
     if !v.is_finite() {
         return "-".to_string();
     }
-    match unit {
-        "ms" | "%" => format!("{v:.3}"),
-        _ => format!("{v:.1}"),
-    }
+    format!("{v:.*}", decimals(unit))
 }
 
-/// The change column: `+21.3%` (`-` when not tested).
+/// The change column: `+21.3%` (`-` when there is no relative change).
 fn change(r: &Row) -> String {
-    r.change.map_or("-".to_string(), |c| pct(c.pct))
+    r.change.pct.map_or("-".to_string(), pct)
 }
 
-/// The interval column: `+18.0% … +24.9%` (`-` when not tested).
-fn interval(r: &Row) -> String {
-    r.change.map_or("-".to_string(), |c| {
-        format!("{} … {}", pct(c.ci.0), pct(c.ci.1))
-    })
+/// The interval column at level 1 − `alpha`: `+18.0% … +24.9%`, or `n/a: reason`
+/// (`-` without data).
+fn ci(r: &Row, alpha: f64) -> String {
+    if !r.base.is_finite() || !r.new.is_finite() {
+        return "-".to_string();
+    }
+    interval(r.change.ci(alpha))
 }
 
 /// `N run(s) (a.json, b.json)`.
@@ -52,9 +52,76 @@ fn legend(c: &Comparison) -> Vec<String> {
         .collect()
 }
 
-/// The text table, the legend and the gates.
+/// The verdict line's text: `worse (response p50 slower, …)`.
+fn verdict(c: &Comparison) -> String {
+    let a = c.row_alpha();
+    let changed: Vec<String> = c
+        .family()
+        .iter()
+        .filter(|r| !matches!(r.verdict(a), Verdict::NoChange | Verdict::NotTested))
+        .map(|r| format!("{} {}", r.label, r.verdict(a).text()))
+        .collect();
+    let overall = c.verdict().text();
+    if changed.is_empty() {
+        overall.to_string()
+    } else {
+        format!("{overall} ({})", changed.join(", "))
+    }
+}
+
+/// What the levels mean and the run-to-run noise allowed for, one sentence each.
+fn levels(c: &Comparison) -> String {
+    let family: Vec<&str> = c.family().iter().map(|r| r.label.as_str()).collect();
+    let a = c.row_alpha();
+    let which = if c.gates.is_empty() {
+        "about the server"
+    } else {
+        "the gates judge"
+    };
+    let estimated = c
+        .rows
+        .iter()
+        .any(|r| r.change.stat.is_ok_and(|s| s.noise_estimated));
+    let own = if estimated {
+        ", or the runs' own spread where larger"
+    } else {
+        ""
+    };
+    let significant = match family.len() {
+        0 => format!(
+            "No figure {which} could be tested; intervals at {}%.",
+            level(a)
+        ),
+        1 => format!(
+            "Significant: p < {a:.4} for the 1 figure {which} ({}): alpha {} in all; \
+             intervals at {}%.",
+            family[0],
+            c.alpha,
+            level(a)
+        ),
+        m => format!(
+            "Significant: p < {a:.4} for each of the {m} figures {which} ({}): alpha {} in \
+             all; intervals at {}%.",
+            family.join(", "),
+            c.alpha,
+            level(a)
+        ),
+    };
+    format!(
+        "{significant} Run-to-run noise allowed: {}% a run (--run-noise){own}.",
+        trim(100.0 * c.run_noise),
+    )
+}
+
+/// A number without trailing zeros (`2`, `1.5`).
+fn trim(v: f64) -> String {
+    let text = format!("{v:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The text table, the verdict, the legend and the gates.
 pub(crate) fn text(c: &Comparison) -> String {
-    let lvl = level(c.alpha);
+    let a = c.row_alpha();
     let mut out = format!(
         "rshperf compare: base {}, new {}\n",
         runs(&c.base_files),
@@ -68,7 +135,7 @@ pub(crate) fn text(c: &Comparison) -> String {
         "base".to_string(),
         "new".to_string(),
         "change".to_string(),
-        format!("{lvl}% CI"),
+        format!("{}% CI", level(a)),
         "verdict".to_string(),
         "test".to_string(),
     ];
@@ -79,8 +146,8 @@ pub(crate) fn text(c: &Comparison) -> String {
             value(r.base, r.unit),
             value(r.new, r.unit),
             change(r),
-            interval(r),
-            r.verdict(c.alpha).text().to_string(),
+            ci(r, a),
+            r.verdict(a).text().to_string(),
             r.test.name().to_string(),
         ]);
     }
@@ -105,11 +172,8 @@ pub(crate) fn text(c: &Comparison) -> String {
         }
         out.push_str(&row);
     }
-    out.push_str(&format!(
-        "Significant: p < alpha = {} (the CI is at {lvl}%). Tests: {}.\n",
-        c.alpha,
-        legend(c).join("; ")
-    ));
+    out.push_str(&format!("Verdict: {}\n", verdict(c)));
+    out.push_str(&format!("{} Tests: {}.\n", levels(c), legend(c).join("; ")));
     for g in &c.gates {
         let mark = if g.failed { "FAIL" } else { "pass" };
         out.push_str(&format!("{mark} {}\n", g.message));
@@ -119,9 +183,9 @@ pub(crate) fn text(c: &Comparison) -> String {
 
 /// The arrow of a figure: ↑ or ↓ for a significant change, `=` otherwise.
 fn arrow(r: &Row, alpha: f64) -> &'static str {
-    match (r.verdict(alpha), r.change) {
-        (Verdict::NoChange | Verdict::NotTested, _) | (_, None) => "=",
-        (_, Some(c)) if c.pct > 0.0 => "↑",
+    match r.verdict(alpha) {
+        Verdict::NoChange | Verdict::NotTested => "=",
+        _ if r.change.direction() > 0.0 => "↑",
         _ => "↓",
     }
 }
@@ -138,10 +202,10 @@ fn md(text: &str) -> String {
     out
 }
 
-/// The markdown report: a heading, one table line per figure, the legend and the
-/// gates.
+/// The markdown report: a heading, one table line per figure, the verdict, the
+/// legend and the gates.
 pub(crate) fn markdown(c: &Comparison) -> String {
-    let lvl = level(c.alpha);
+    let a = c.row_alpha();
     let mut out = format!(
         "### rshperf compare\n\nBase: {}. New: {}.\n\n",
         md(&runs(&c.base_files)),
@@ -154,29 +218,31 @@ pub(crate) fn markdown(c: &Comparison) -> String {
         ));
     }
     out.push_str(&format!(
-        "| | figure | base | new | change | {lvl}% CI | verdict |\n|---|---|--:|--:|--:|--:|---|\n"
+        "| | figure | base | new | change | {}% CI | verdict |\n|---|---|--:|--:|--:|--:|---|\n",
+        level(a)
     ));
     for r in &c.rows {
-        let v = r.verdict(c.alpha);
+        let v = r.verdict(a);
         let verdict = match v {
             Verdict::Slower | Verdict::Worse => format!("**{}**", v.text()),
             _ => v.text().to_string(),
         };
         out.push_str(&format!(
             "| {} | {} ({}) | {} | {} | {} | {} | {} |\n",
-            arrow(r, c.alpha),
+            arrow(r, a),
             md(&r.label),
             md(r.unit),
             value(r.base, r.unit),
             value(r.new, r.unit),
             change(r),
-            interval(r),
+            ci(r, a),
             verdict
         ));
     }
     out.push_str(&format!(
-        "\nSignificant: p < {}. Tests: {}.\n",
-        c.alpha,
+        "\n**Verdict: {}**\n\n{} Tests: {}.\n",
+        md(&verdict(c)),
+        md(&levels(c)),
         md(&legend(c).join("; "))
     ));
     if !c.gates.is_empty() {
@@ -200,22 +266,33 @@ fn num(v: f64) -> Value {
 
 /// The JSON document.
 pub(crate) fn to_json(c: &Comparison) -> Value {
+    let a = c.row_alpha();
+    let family: Vec<&str> = c.family().iter().map(|r| r.figure.as_str()).collect();
     let figures: Vec<Value> = c
         .rows
         .iter()
         .map(|r| {
             let ch = r.change;
+            let interval = ch.ci(a);
             json!({
                 "figure": r.figure,
                 "label": r.label,
                 "unit": r.unit,
                 "base": num(r.base),
                 "new": num(r.new),
-                "change_pct": ch.map_or(Value::Null, |c| num(c.pct)),
-                "ci_pct": ch.map_or(Value::Null, |c| json!([num(c.ci.0), num(c.ci.1)])),
-                "p": ch.map_or(Value::Null, |c| num(c.p)),
+                "change_pct": ch.pct.map_or(Value::Null, num),
+                "ci_pct": interval.map_or(Value::Null, |(lo, hi)| json!([num(lo), num(hi)])),
+                "p": ch.p().map_or(Value::Null, num),
                 "test": r.test.name(),
-                "verdict": r.verdict(c.alpha).text(),
+                "verdict": r.verdict(a).text(),
+                "ci_na": interval.err().map_or(Value::Null, |na| json!(na.text())),
+                "in_verdict": family.contains(&r.figure.as_str()),
+                "run_noise_pct": ch.stat.map_or(Value::Null, |s| num(100.0 * s.run_noise)),
+                "se_log_pct": ch
+                    .stat
+                    .ok()
+                    .filter(|s| s.log)
+                    .map_or(Value::Null, |s| num(100.0 * s.se)),
             })
         })
         .collect();
@@ -243,22 +320,27 @@ pub(crate) fn to_json(c: &Comparison) -> Value {
         "figures": figures,
         "gates": gates,
         "failed": c.failed(),
+        "verdict": c.verdict().text(),
+        "family": family,
+        "alpha_per_figure": a,
+        "run_noise_pct": 100.0 * c.run_noise,
     })
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::model::compare::estimate::{Change, Na, Stat};
     use crate::model::compare::gate::{judge, parse, Outcome};
-    use crate::model::compare::{Aspect, Better};
-    use crate::model::significance::Change;
+    use crate::model::compare::{About, Aspect, Better};
 
+    /// A row; `stat` is (d, se, df) of a log test, or why there is none.
     fn row(
         figure: &str,
         label: &str,
         unit: &'static str,
         vals: (f64, f64),
-        ch: Option<(f64, f64, f64, f64)>,
+        stat: Result<(f64, f64, f64), Na>,
         test: Test,
     ) -> Row {
         let better = if unit == "replies/s" {
@@ -266,28 +348,43 @@ pub(crate) mod tests {
         } else {
             Better::Lower
         };
+        let pct = (vals.0 > 0.0 && vals.1.is_finite()).then(|| 100.0 * (vals.1 / vals.0 - 1.0));
         Row {
             figure: figure.into(),
             label: label.into(),
             unit,
             better,
-            aspect: if unit == "%" {
+            aspect: if unit == "%" || unit == "µs" {
                 Aspect::Cost
             } else {
                 Aspect::Speed
             },
+            about: if unit == "µs" {
+                About::Client
+            } else {
+                About::Server
+            },
             base: vals.0,
             new: vals.1,
-            change: ch.map(|(pct, lo, hi, p)| Change {
+            change: Change {
                 pct,
-                ci: (lo, hi),
-                p,
-            }),
+                stat: stat.map(|(d, se, df)| Stat {
+                    d,
+                    se,
+                    df,
+                    log: true,
+                    base: vals.0,
+                    no_interval: None,
+                    run_noise: 0.02,
+                    noise_estimated: false,
+                }),
+            },
             test,
         }
     }
 
-    /// A comparison of three figures and two gates, one of which fails.
+    /// A comparison of four figures (three in the verdict) and two gates, one of
+    /// which fails.
     pub(crate) fn sample() -> Comparison {
         let rows = vec![
             row(
@@ -295,43 +392,47 @@ pub(crate) mod tests {
                 "reply rate",
                 "replies/s",
                 (200.0, 199.5),
-                Some((-0.25, -0.9, 0.4, 0.3)),
-                Test::WelchSeconds,
+                Ok(((199.5f64 / 200.0).ln(), 0.02, f64::INFINITY)),
+                Test::BatchMeans,
             ),
             row(
                 "percentiles_response_p99",
                 "response p99",
                 "ms",
                 (1.5, 1.815),
-                Some((21.0, 18.0, 24.5, 0.0001)),
-                Test::Bootstrap,
+                Ok(((1.815f64 / 1.5).ln(), 0.03, 40.0)),
+                Test::Woodruff,
             ),
             row(
-                "errors_total",
-                "errors per connection",
-                "%",
-                (0.0, 0.0),
-                Some((0.0, 0.0, 0.0, 1.0)),
-                Test::Proportions,
+                "percentiles_response_p99_9",
+                "response p99.9",
+                "ms",
+                (2.5, 2.6),
+                Err(Na::Tail(1.2)),
+                Test::Woodruff,
             ),
             row(
                 "cpu_per_reply_us",
                 "client CPU per reply",
                 "µs",
                 (25.0, f64::NAN),
-                None,
-                Test::WelchRuns,
+                Err(Na::NoData),
+                Test::Runs,
             ),
         ];
         let names: Vec<&str> = rows.iter().map(|r| r.figure.as_str()).collect();
-        let gates: Vec<Outcome> = ["p99>+10%", "reply-rate<-5%"]
+        let gates: Vec<_> = ["p99>+10%", "reply-rate<-5%"]
             .iter()
-            .map(|e| judge(&parse(e, &names).expect("valid"), &rows, 0.01))
+            .map(|e| parse(e, &names).expect("valid"))
             .collect();
+        let gated: Vec<&str> = gates.iter().map(|g| g.figure.as_str()).collect();
+        let level = crate::model::compare::row_alpha(0.01, &rows, &gated);
+        let gates: Vec<Outcome> = gates.iter().map(|g| judge(g, &rows, level)).collect();
         Comparison {
             base_files: vec!["main-1.json".into(), "main-2.json".into()],
             new_files: vec!["pr.json".into()],
             alpha: 0.01,
+            run_noise: 0.02,
             rows,
             gates,
             forced: Vec::new(),
@@ -342,14 +443,15 @@ pub(crate) mod tests {
     fn text_table() {
         let want = "\
 rshperf compare: base 2 runs (main-1.json, main-2.json), new 1 run (pr.json)
-figure                      base    new  change           99% CI  verdict                test
-reply rate [replies/s]     200.0  199.5   -0.2%    -0.9% … +0.4%  no significant change  welch-seconds
-response p99 [ms]          1.500  1.815  +21.0%  +18.0% … +24.5%  slower                 bootstrap
-errors per connection [%]  0.000  0.000   +0.0%    +0.0% … +0.0%  no significant change  z-test
-client CPU per reply [µs]   25.0      -       -                -  not tested             welch-runs
-Significant: p < alpha = 0.01 (the CI is at 99%). Tests: welch-seconds: Welch's t-test over the per-second samples; bootstrap: bootstrap of the quantile over the recorded histograms; z-test: two-proportion z-test; welch-runs: Welch's t-test over one value per run.
-FAIL p99>+10%: +21.0% (99% CI +18.0% … +24.5%, p = 0.0001), past the limit and significant
-pass reply-rate<-5%: -0.2% (99% CI -0.9% … +0.4%, p = 0.3000), within the limit
+figure                      base    new  change            99.5% CI  verdict                test
+reply rate [replies/s]     200.0  199.5   -0.2%       -5.7% … +5.5%  no significant change  batch-means
+response p99 [ms]          1.500  1.815  +21.0%     +10.7% … +32.3%  slower                 woodruff
+response p99.9 [ms]        2.500  2.600   +4.0%  n/a: 1 value above  not tested             woodruff
+client CPU per reply [µs]   25.0      -       -                   -  not tested             runs
+Verdict: worse (response p99 slower)
+Significant: p < 0.0050 for each of the 2 figures the gates judge (reply rate, response p99): alpha 0.01 in all; intervals at 99.5%. Run-to-run noise allowed: 2% a run (--run-noise). Tests: batch-means: whole-run ratio, its noise from the runs' 100-ms windows; woodruff: whole-run quantile, its noise from the windows (Woodruff's interval); runs: ratio over the runs, its noise from their spread.
+FAIL p99>+10%: +21.0% (99.5% CI +10.7% … +32.3%, p < 0.0001), past the limit and significant
+pass reply-rate<-5%: -0.2% (99.5% CI -5.7% … +5.5%, p = 0.9004), within the limit
 ";
         assert_eq!(text(&sample()), want);
     }
@@ -361,19 +463,21 @@ pass reply-rate<-5%: -0.2% (99% CI -0.9% … +0.4%, p = 0.3000), within the limi
 
 Base: 2 runs (main-1.json, main-2.json). New: 1 run (pr.json).
 
-| | figure | base | new | change | 99% CI | verdict |
+| | figure | base | new | change | 99.5% CI | verdict |
 |---|---|--:|--:|--:|--:|---|
-| = | reply rate (replies/s) | 200.0 | 199.5 | -0.2% | -0.9% … +0.4% | no significant change |
-| ↑ | response p99 (ms) | 1.500 | 1.815 | +21.0% | +18.0% … +24.5% | **slower** |
-| = | errors per connection (%) | 0.000 | 0.000 | +0.0% | +0.0% … +0.0% | no significant change |
+| = | reply rate (replies/s) | 200.0 | 199.5 | -0.2% | -5.7% … +5.5% | no significant change |
+| ↑ | response p99 (ms) | 1.500 | 1.815 | +21.0% | +10.7% … +32.3% | **slower** |
+| = | response p99.9 (ms) | 2.500 | 2.600 | +4.0% | n/a: 1 value above | not tested |
 | = | client CPU per reply (µs) | 25.0 | - | - | - | not tested |
 
-Significant: p < 0.01. Tests: welch-seconds: Welch's t-test over the per-second samples; bootstrap: bootstrap of the quantile over the recorded histograms; z-test: two-proportion z-test; welch-runs: Welch's t-test over one value per run.
+**Verdict: worse (response p99 slower)**
+
+Significant: p \\< 0.0050 for each of the 2 figures the gates judge (reply rate, response p99): alpha 0.01 in all; intervals at 99.5%. Run-to-run noise allowed: 2% a run (--run-noise). Tests: batch-means: whole-run ratio, its noise from the runs' 100-ms windows; woodruff: whole-run quantile, its noise from the windows (Woodruff's interval); runs: ratio over the runs, its noise from their spread.
 
 **Regression gates**
 
-- ❌ FAIL: p99\\>+10%: +21.0% (99% CI +18.0% … +24.5%, p = 0.0001), past the limit and significant
-- ✅ pass: reply-rate\\<-5%: -0.2% (99% CI -0.9% … +0.4%, p = 0.3000), within the limit
+- ❌ FAIL: p99\\>+10%: +21.0% (99.5% CI +10.7% … +32.3%, p \\< 0.0001), past the limit and significant
+- ✅ pass: reply-rate\\<-5%: -0.2% (99.5% CI -5.7% … +5.5%, p = 0.9004), within the limit
 ";
         assert_eq!(markdown(&sample()), want);
     }
@@ -409,7 +513,8 @@ Significant: p < 0.01. Tests: welch-seconds: Welch's t-test over the per-second 
         assert!(rows.iter().all(|r| r.len() == 7), "{rows:?}");
         assert_eq!(rows[2][1], "response p99 (ms)");
         assert_eq!(rows[2][6], "slower");
-        assert_eq!(rows[0][5], "99% CI");
+        assert_eq!(rows[0][5], "99.5% CI");
+        assert_eq!(rows[3][5], "n/a: 1 value above");
     }
 
     #[test]
@@ -417,14 +522,58 @@ Significant: p < 0.01. Tests: welch-seconds: Welch's t-test over the per-second 
         let v = to_json(&sample());
         assert_eq!(v["format"], FORMAT);
         assert_eq!(v["failed"], true);
+        assert_eq!(v["verdict"], "worse");
+        assert_eq!(
+            v["family"],
+            json!(["replies_rate", "percentiles_response_p99"])
+        );
+        assert_eq!(v["alpha_per_figure"], json!(0.005));
         let f = &v["figures"][1];
         assert_eq!(f["figure"], "percentiles_response_p99");
         assert_eq!(f["verdict"], "slower");
-        assert_eq!(f["ci_pct"], json!([18.0, 24.5]));
+        assert_eq!(f["in_verdict"], true);
+        let ci = f["ci_pct"].as_array().expect("an interval");
+        // ln 1.21 ± t(0.9975, 40) × 0.03, mapped back (checked with Python).
+        assert!(
+            (ci[0].as_f64().expect("lo") - 10.681_356).abs() < 1e-5,
+            "{ci:?}"
+        );
+        assert!(
+            (ci[1].as_f64().expect("hi") - 32.280_634).abs() < 1e-5,
+            "{ci:?}"
+        );
+        assert_eq!(f["ci_na"], Value::Null);
+        assert_eq!(f["se_log_pct"], json!(3.0));
+        let na = &v["figures"][2];
+        assert_eq!(
+            (na["ci_pct"].clone(), na["ci_na"].clone()),
+            (Value::Null, json!("n/a: 1 value above"))
+        );
+        assert_eq!(na["p"], Value::Null);
         assert_eq!(v["figures"][3]["new"], Value::Null);
         assert_eq!(v["figures"][3]["change_pct"], Value::Null);
+        assert_eq!(v["figures"][3]["in_verdict"], false);
         assert_eq!(v["gates"][0]["failed"], true);
         assert_eq!(v["gates"][1]["figure"], "replies_rate");
         assert_eq!(v["base"], json!(["main-1.json", "main-2.json"]));
+    }
+
+    /// Every change printed is new/base − 1 of the values printed beside it.
+    #[test]
+    fn printed_changes_are_the_printed_values_ratio() {
+        let c = sample();
+        for line in text(&c).lines().skip(2).take(c.rows.len()) {
+            let cells: Vec<&str> = line
+                .split("  ")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+            let (base, new, change) = (cells[1], cells[2], cells[3]);
+            if change == "-" {
+                continue;
+            }
+            let (b, n): (f64, f64) = (base.parse().expect("base"), new.parse().expect("new"));
+            assert_eq!(pct(100.0 * (n / b - 1.0)), change, "{line}");
+        }
     }
 }

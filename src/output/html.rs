@@ -139,6 +139,24 @@ fn series(seconds: &Seconds, name: &str, rate: bool) -> Series {
     Series::new(label, points)
 }
 
+/// The second's count `name` held over its second, as steps: a point at the second's
+/// start and one at its end, so a count is drawn flat with risers between seconds
+/// instead of ramps between whole-second samples.
+fn held(seconds: &Seconds, name: &str) -> Series {
+    let mut held = series(seconds, name, false);
+    let lengths = seconds
+        .iter()
+        .map(|(_, len, _)| *len)
+        .filter(|len| *len > 0.0);
+    held.points = held
+        .points
+        .iter()
+        .zip(lengths)
+        .flat_map(|(&(x, v), len)| [(x, v), (x + len, v)])
+        .collect();
+    held
+}
+
 /// The label of the percentile 1 − 10^−`decade` (`0%`, `90%`, `99%`, `99.9%`, …).
 fn percentile_name(decade: usize) -> String {
     match decade {
@@ -215,7 +233,8 @@ fn run_charts(run: &RunResult) -> Vec<Chart> {
             title: "Open connections".into(),
             x_desc: x,
             y_desc: "connections open at the end of the second".into(),
-            series: vec![series(&seconds, "open", false)],
+            series: vec![held(&seconds, "open")],
+            integer_y: true,
             ..Chart::default()
         },
         Chart {
@@ -688,5 +707,29 @@ mod tests {
         let (points, names) = distribution(&Histogram::<u64>::new(3).expect("histogram"));
         assert!(points.is_empty());
         assert_eq!(names, ["0%", "90%", "99%"]);
+    }
+
+    #[test]
+    fn open_connections_are_held_over_their_second() {
+        let open = column("open").expect("the table has the open column");
+        let row = |start, len, n| {
+            let mut values = vec![Val::Int(0); open + 1];
+            values[open] = Val::Int(n);
+            (start, len, values)
+        };
+        let seconds = [row(0, 1.0, 2), row(1, 1.0, 3), row(2, 0.4, 0)];
+        // Flat over each second, risers between them; the partial last second ends
+        // at 2.4 s.
+        assert_eq!(
+            held(&seconds, "open").points,
+            [
+                (0.0, 2.0),
+                (1.0, 2.0),
+                (1.0, 3.0),
+                (2.0, 3.0),
+                (2.0, 0.0),
+                (2.4, 0.0)
+            ]
+        );
     }
 }

@@ -587,6 +587,13 @@ fn tls_error(e: rustls::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e)
 }
 
+/// Whether a handshake failure's reason (`tls_error`'s message, as the engine keeps
+/// it) is the verifier rejecting the server's certificate (`--ssl-verify`): rustls'
+/// text for `Error::InvalidCertificate`.
+pub(crate) fn is_certificate_rejection(reason: &str) -> bool {
+    reason.starts_with("invalid peer certificate")
+}
+
 /// One client TLS connection, driven without blocking over a socket the caller owns.
 /// Plaintext in and out goes through rustls' own buffers; nothing here allocates per
 /// record.

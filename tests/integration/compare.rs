@@ -274,6 +274,8 @@ fn compare_of_a_run_with_itself_and_refusals() {
         &a,
         "--fail-on-regression",
         "p99>+10%",
+        "--fail-on-regression",
+        "reply-rate<-5%",
         &a,
     ]);
     let stdout = text(&out.stdout);
@@ -294,7 +296,15 @@ fn compare_of_a_run_with_itself_and_refusals() {
             "{line}"
         );
     }
-    assert!(stdout.contains("\npass p99>+10%: +0.0% "), "{stdout}");
+    // 600 calls: 6 values above the new side's p99, too few for an interval.
+    assert!(
+        stdout.contains("\npass p99>+10%: not tested (6 values above)\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\npass reply-rate<-5%: +0.0% (99% CI "),
+        "{stdout}"
+    );
 
     // A document of another schema version is refused by its version.
     let mut doc: Value =

@@ -9,6 +9,7 @@ mod ci_install;
 mod compare;
 mod diagnose;
 mod doc_paths;
+mod docs;
 mod edge;
 mod faults;
 mod first_run;

@@ -553,6 +553,21 @@ fn merging_one_call_rate_document_gives_back_its_figures_exactly() {
 }
 
 #[test]
+fn merging_one_run_keeps_its_findings() {
+    // Every reply a 404: the run's document has the `all_error_status` finding (and,
+    // for so short a run, `no_rate_sample`).
+    let server = Server::start(Behavior::Status(404, 10));
+    let dir = Scratch::new("findings-one");
+    let (single, merged) = (dir.file("single.json"), dir.file("merged.json"));
+    let doc = run_json(server.port(), &single, &["--num-conns", "4"]);
+    let findings = doc["findings"].as_array().expect("findings");
+    assert_eq!(findings[0]["finding"], "all_error_status", "{findings:?}");
+    let json_opt = format!("--json={merged}");
+    merge_ok(&[&json_opt, &single]);
+    assert_eq!(read_json(&merged)["findings"], doc["findings"]);
+}
+
+#[test]
 fn partitions_of_an_http2_call_rate_run_merge_to_the_single_runs_exact_fields() {
     let dir = Scratch::new("call-rate-parts");
     let workload = [

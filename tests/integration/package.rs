@@ -1,6 +1,7 @@
 //! The Debian package (scripts/package-deb.sh, cargo-deb) unpacked into a scratch root
 //! with dpkg: its `rshperf --version` (a stripped binary), its man page and its shell
-//! completions. `.ci/run` builds the package before the tests; elsewhere the test
+//! completions, and its control fields (a maintainer with an address; `Depends` naming
+//! libc6 unless the binary is static). `.ci/run` builds the package before the tests; elsewhere the test
 //! skips when there is none (and fails under RSHPERF_CI=1).
 
 use std::fs;
@@ -54,7 +55,7 @@ fn the_deb_installs_the_binary_the_man_page_and_completions() {
     let info = Command::new("dpkg-deb")
         .args(["--field"])
         .arg(&deb)
-        .args(["Package", "Version"])
+        .args(["Package", "Version", "Maintainer", "Depends"])
         .output()
         .expect("run dpkg-deb");
     let fields = text(&info.stdout);
@@ -63,6 +64,13 @@ fn the_deb_installs_the_binary_the_man_page_and_completions() {
         fields.contains(&format!("Version: {}", env!("CARGO_PKG_VERSION"))),
         "{fields}"
     );
+    // Debian policy: `Name <address>`.
+    let maintainer = field(&fields, "Maintainer").unwrap_or_default();
+    assert!(
+        maintainer.ends_with('>') && maintainer.contains(" <") && maintainer.contains('@'),
+        "{fields}"
+    );
+    let depends = field(&fields, "Depends").unwrap_or_default();
 
     // The binary runs from the scratch root.
     let bin = root.join("usr/bin/rshperf");
@@ -88,6 +96,13 @@ fn the_deb_installs_the_binary_the_man_page_and_completions() {
             kind.trim_end().ends_with(", stripped") && !kind.contains("debug_info"),
             "the packaged binary is not stripped: {kind}"
         );
+        // A dynamically linked binary needs the C library (dpkg-shlibdeps says which);
+        // a static one needs nothing.
+        if kind.contains("dynamically linked") {
+            assert!(depends.contains("libc6"), "Depends: {depends:?} ({kind})");
+        } else {
+            assert!(kind.contains("static"), "{kind}");
+        }
     } else {
         support::skip("file not installed (package file): stripping not checked");
     }
@@ -280,4 +295,11 @@ print(json.dumps({"env": job["env"], "runs": [s["run"] for s in job["steps"] if 
             .expect("bash -n");
         assert!(out.status.success(), "{run}\n{}", text(&out.stderr));
     }
+}
+
+/// The value of `name` in `dpkg-deb --field` output (`Name: value` lines).
+fn field<'a>(fields: &'a str, name: &str) -> Option<&'a str> {
+    fields
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(": "))
 }

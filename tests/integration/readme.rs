@@ -1,23 +1,26 @@
-//! README.md's examples do what they say: every code block that runs `rshperf` is run
-//! as it stands, against the loopback nginx of `scripts/nginx.sh` (the ports the
-//! README names), and every rshperf in it must exit 0 with nothing on stderr.
+//! README.md's examples do what they say, on ports other than the defaults: the test
+//! starts its own loopback nginx with `scripts/nginx.sh`, moved by one variable
+//! (`HTTP_PORT`, set to a free port; scripts/ports.sh derives the others), and runs
+//! every code block that runs `rshperf` as it stands, after `. scripts/ports.sh` as the
+//! README's set-up does. Every rshperf in it must exit 0 with nothing on stderr but the
+//! note a run of 5 s or less gets (its report's `Reply rate` has no sample).
 //!
 //! A block is run by bash as written (loops, pipes and all), in a scratch directory,
 //! with `rshperf` a shell function that runs the binary under test and records its
 //! exit status and stderr. A transcript block (`$ rshperf …` followed by output) runs
-//! its `$ ` lines only. `.ci/run` starts the nginx; elsewhere the test skips when it
-//! does not answer (`support::skip`). A run that a busy machine kept waiting (the
+//! its `$ ` lines only. Needs nginx and openssl (`.ci/run` installs them); elsewhere
+//! the test skips without them (`support::skip`). The nginx is stopped at the end, by
+//! its pid file, whatever the outcome. A run that a busy machine kept waiting (the
 //! client-bound warning that says so) is repeated, up to twice.
 
-use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
+use std::net::{Ipv6Addr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 use crate::support;
 
-/// The nginx ports the README's examples aim at (HTTP, TLS, h2c, h2).
-const NGINX_PORTS: [u16; 4] = [8080, 8443, 8082, 8444];
+/// The distances of the TLS, h2c and h2 ports from `HTTP_PORT` (scripts/ports.sh).
+const PORT_OFFSETS: [u16; 4] = [0, 363, 2, 364];
 
 /// The shell scripts of the README's code blocks that run rshperf, in order.
 fn examples(markdown: &str) -> Vec<String> {
@@ -58,10 +61,87 @@ fn examples_are_the_code_blocks_that_run_rshperf() {
     );
 }
 
-/// Whether something accepts connections on 127.0.0.1:`port`.
-fn listens(port: u16) -> bool {
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok()
+/// Whether 127.0.0.1:`port` (and [::1]:`port`) can be bound now.
+fn free(port: u16) -> bool {
+    let v4 = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)));
+    let v6 = TcpListener::bind(SocketAddr::from((Ipv6Addr::LOCALHOST, port)));
+    v4.is_ok() && v6.is_ok()
+}
+
+/// An `HTTP_PORT` whose four nginx ports are all free now, below the kernel's
+/// ephemeral range (where the many outgoing connections of the other tests take
+/// ports), starting from a place that differs per process.
+fn free_http_port() -> u16 {
+    let range =
+        std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
+    let low: u32 = range
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(32768);
+    let (first, last) = (10_000u32, low.saturating_sub(365).max(10_001));
+    let span = last - first;
+    let start = std::process::id() % span;
+    (0..span)
+        .map(|k| first + (start + k * 7) % span)
+        .filter_map(|p| u16::try_from(p).ok())
+        .find(|&port| PORT_OFFSETS.iter().all(|d| free(port + d)))
+        .expect("a free set of four ports for the test's nginx")
+}
+
+/// An nginx started by scripts/nginx.sh in a directory of its own, stopped (by its
+/// pid file, with `nginx.sh stop`) when dropped.
+struct Nginx {
+    dir: PathBuf,
+    http_port: u16,
+}
+
+impl Nginx {
+    /// `command` with this nginx's environment: its directory and `HTTP_PORT` alone
+    /// (scripts/ports.sh derives the other ports).
+    fn environment<'c>(&self, command: &'c mut Command) -> &'c mut Command {
+        command
+            .env("NGINX_DIR", &self.dir)
+            .env("HTTP_PORT", self.http_port.to_string())
+            .env_remove("TLS_PORT")
+            .env_remove("H2C_PORT")
+            .env_remove("H2_PORT")
+            .env_remove("NGINX_SOCKET")
+            .env_remove("RSHPERF_PORTS_FROM")
+    }
+
+    /// The `nginx.sh` command for this nginx.
+    fn script(&self, cmd: &str) -> Command {
+        let mut c = Command::new("bash");
+        c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/nginx.sh"))
+            .arg(cmd);
+        self.environment(&mut c);
+        c
+    }
+
+    fn start(dir: PathBuf) -> Nginx {
+        let nginx = Nginx {
+            dir,
+            http_port: free_http_port(),
+        };
+        let out = nginx
+            .script("start")
+            .output()
+            .expect("run scripts/nginx.sh");
+        assert!(
+            out.status.success(),
+            "scripts/nginx.sh start: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        nginx
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.script("stop").output();
+    }
 }
 
 #[test]
@@ -71,19 +151,36 @@ fn every_readme_example_runs_with_exit_0_and_an_empty_stderr() {
     let blocks = examples(&readme);
     // Quick start, URL, sweep, CSV, CI, JSON, HTTP/2, ab at least.
     assert!(blocks.len() >= 8, "{blocks:#?}");
-    if let Some(port) = NGINX_PORTS.iter().find(|&&p| !listens(p)) {
-        return support::skip(&format!(
-            "the README's examples need the loopback nginx (nothing on 127.0.0.1:{port}): \
-             bash scripts/nginx.sh start (packages nginx-light, openssl)"
-        ));
+    if !support::installed("nginx") || !support::installed("openssl") {
+        return support::skip(
+            "the README's examples need the loopback nginx of scripts/nginx.sh \
+             (packages nginx-light, openssl)",
+        );
     }
     if !support::installed("python3") {
         return support::skip("the README's JSON example pipes into python3 (package python3)");
     }
     let scratch = std::env::temp_dir().join(format!("rshperf-readme-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).expect("scratch directory");
+    let nginx = Nginx::start(scratch.join("nginx"));
+    // Its status knows it for its own (the default ports may hold another nginx).
+    let status = nginx
+        .script("status")
+        .output()
+        .expect("run scripts/nginx.sh");
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "listening on 127.0.0.1:{} (HTTP_PORT)",
+            nginx.http_port
+        )),
+        "{said}"
+    );
     let log = scratch.join("rshperf.log");
+    // The README's set-up: `. scripts/ports.sh`, here with HTTP_PORT moved.
     let prelude = r#"set -o pipefail
+. "$RSHPERF_REPO/scripts/ports.sh"
 rshperf() {
   "$RSHPERF_BIN" "$@" 2>"$RSHPERF_LOG.err"
   local rc=$?
@@ -100,17 +197,19 @@ rshperf() {
         let mut tries = 0;
         let (out, record) = loop {
             let _ = std::fs::remove_file(&log);
-            let out = Command::new("bash")
-                .arg("-c")
+            let mut bash = Command::new("bash");
+            bash.arg("-c")
                 .arg(format!("{prelude}{block}\n"))
                 .current_dir(&scratch)
                 .env("RSHPERF_BIN", env!("CARGO_BIN_EXE_rshperf"))
                 .env("RSHPERF_LOG", &log)
-                .output()
-                .expect("run bash");
+                .env("RSHPERF_REPO", env!("CARGO_MANIFEST_DIR"));
+            let out = nginx.environment(&mut bash).output().expect("run bash");
             let record = std::fs::read_to_string(&log).unwrap_or_default();
+            // (A sweep's warning names its step first: `at 2000 conn/s: client-bound:`.)
             let starved = record.lines().any(|l| {
-                l.starts_with("rshperf: warning: client-bound: ")
+                l.starts_with("rshperf: warning: ")
+                    && l.contains("client-bound: ")
                     && l.contains(": other work on this machine kept the engine waiting;")
             });
             tries += 1;
@@ -131,9 +230,9 @@ rshperf() {
         );
         assert!(out.status.success(), "{context}");
         assert!(out.stderr.is_empty(), "{context}");
-        // Every rshperf invocation: exit 0 and nothing on stderr.
+        // Every rshperf invocation: exit 0 and nothing on stderr but a short run's note.
         let mut runs = 0;
-        let mut lines = record.lines().peekable();
+        let mut lines = record.lines().filter(|l| !is_no_sample_note(l)).peekable();
         while let Some(line) = lines.next() {
             assert!(line.starts_with("@@ rshperf "), "stderr output: {context}");
             assert_eq!(lines.next(), Some("@@ exit 0"), "{context}");
@@ -144,6 +243,107 @@ rshperf() {
             );
         }
         assert!(runs > 0, "{context}");
+        // The examples aimed at the moved nginx, not at anything on the defaults.
+        assert!(
+            !record
+                .lines()
+                .any(|l| l.starts_with("@@ rshperf ") && names_default_port(l)),
+            "{context}"
+        );
     }
+    drop(nginx);
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// The note of a run of 5 s or less: `rshperf: note: the run took D s: …`.
+fn is_no_sample_note(line: &str) -> bool {
+    line.starts_with("rshperf: note: the run took ")
+        && line.contains("so \"Reply rate\" has no sample")
+}
+
+/// Whether `line` names one of the nginx's default ports (8080, 8443, 8082, 8444) as
+/// a number of its own (`:8080`, ` 8080`; not 18080).
+fn names_default_port(line: &str) -> bool {
+    ["8080", "8443", "8082", "8444"].iter().any(|port| {
+        line.match_indices(port).any(|(i, _)| {
+            let before = line[..i].chars().next_back();
+            let after = line[i + port.len()..].chars().next();
+            matches!(before, Some(':' | ' ' | '=')) && !after.is_some_and(|c| c.is_ascii_digit())
+        })
+    })
+}
+
+#[test]
+fn default_ports_are_told_from_others() {
+    assert!(names_default_port("@@ rshperf --port 8080 --uri /"));
+    assert!(names_default_port("@@ rshperf http://127.0.0.1:8443/"));
+    assert!(!names_default_port("@@ rshperf --port 18080 --rate 80800"));
+}
+
+/// `scripts/nginx.sh start` with another server on two of its ports: one line per
+/// port naming the variable that moves it, exit 1, nothing started; `status` says the
+/// ports are another server's, not its nginx's.
+#[test]
+fn nginx_sh_names_the_ports_another_server_holds() {
+    if !support::installed("nginx") || !support::installed("openssl") {
+        return support::skip("scripts/nginx.sh needs nginx and openssl (nginx-light, openssl)");
+    }
+    let http_port = free_http_port();
+    // Another server on the HTTP and h2c ports (listening, so connects succeed).
+    let _http = TcpListener::bind(("127.0.0.1", http_port)).expect("bind");
+    let _h2c = TcpListener::bind(("127.0.0.1", http_port + 2)).expect("bind");
+    let scratch = std::env::temp_dir().join(format!("rshperf-nginx-clash-{}", std::process::id()));
+    let nginx = Nginx {
+        dir: scratch.clone(),
+        http_port,
+    };
+    let out = nginx
+        .script("start")
+        .output()
+        .expect("run scripts/nginx.sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "nginx.sh: 127.0.0.1:{http_port} is taken by another server (not this script's \
+             nginx): set HTTP_PORT to move it"
+        )
+    );
+    assert_eq!(
+        lines[1],
+        format!(
+            "nginx.sh: 127.0.0.1:{} is taken by another server (not this script's nginx): \
+             set H2C_PORT to move it",
+            http_port + 2
+        )
+    );
+    assert!(
+        lines[2].starts_with("nginx.sh: or move all four ports at once: export HTTP_PORT="),
+        "{stderr}"
+    );
+    assert!(!scratch.join("nginx.pid").exists(), "nothing is started");
+    let out = nginx
+        .script("status")
+        .output()
+        .expect("run scripts/nginx.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "127.0.0.1:{http_port} (HTTP_PORT): another server listens here, not this nginx"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "not listening on 127.0.0.1:{} (TLS_PORT)",
+            http_port + 363
+        )),
+        "{stdout}"
+    );
+    drop(nginx);
     let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -315,17 +315,26 @@ impl Engine<'_> {
     }
 
     /// Prints the first TLS failure of the run on stderr (later ones are only
-    /// counted).
+    /// counted) and counts the certificates `--ssl-verify` rejected.
     pub(super) fn report_tls_error(&mut self, id: ConnId) {
         static REPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let Some(reason) = self.table.get_mut(id).and_then(|c| c.tls_error.take()) else {
             return;
         };
+        let rejected = crate::wire::tls::is_certificate_rejection(&reason);
+        if rejected {
+            self.stats.cert_rejected += 1;
+        }
         if !REPORTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
             // TLS 1.3 servers reject client certificates after the client's Finished,
             // so such alerts come as read errors: still a failed handshake to the user.
+            let remedy = if rejected {
+                "; --ssl-ca-file names the CA that signed it"
+            } else {
+                ""
+            };
             crate::engine::note::note!(
-                "rshperf: TLS handshake failed: {reason} (further failures are only counted)"
+                "rshperf: TLS handshake failed: {reason} (further failures are only counted{remedy})"
             );
         }
     }

@@ -73,6 +73,8 @@ const TIMER_TOKEN: Token = Token(usize::MAX);
 const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
 /// Timeline interval (`stats::timeline`).
 const TIMELINE_INTERVAL: Duration = Duration::from_secs(1);
+/// The windows' tick (`stats::windows`).
+const WINDOW_TICK: Duration = Duration::from_millis(crate::model::stats::windows::TICK_MS);
 /// Size of the engine's one receive buffer.
 const READ_BUFFER: usize = 64 * 1024;
 
@@ -183,6 +185,8 @@ pub(crate) struct Engine<'c> {
     tally: EngineTally<'c>,
     /// End of the timeline's current second.
     next_tick: Instant,
+    /// End of the windows' current tick (`stats::windows`).
+    next_window: Instant,
     /// `--progress`: where to publish, and when next.
     progress: Option<&'c crate::engine::progress::Slot>,
     /// `--metrics-listen`: this engine's publisher (on the same tick).

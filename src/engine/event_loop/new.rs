@@ -28,6 +28,7 @@ use crate::wire::timer::TimerWheel;
 use super::{
     burst, catchup, closed, dispatch, h2flush, nap, pacer, spare, spin, spread, timers,
     CallObserver, Engine, Plan, READ_BUFFER, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN,
+    WINDOW_TICK,
 };
 
 impl<'c> Engine<'c> {
@@ -178,6 +179,7 @@ impl<'c> Engine<'c> {
             bursts: burst::Bursts::default(),
             tally,
             next_tick: t0 + TIMELINE_INTERVAL,
+            next_window: t0 + WINDOW_TICK,
             progress,
             metrics: None,
             next_progress: progress.map(|_| t0 + crate::engine::progress::INTERVAL),

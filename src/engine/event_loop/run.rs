@@ -15,7 +15,9 @@ use mio::Events;
 use crate::engine::clock::Monotonic;
 use crate::wire::table::ConnId;
 
-use super::{nap, pool, Engine, Outcome, Ready, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN};
+use super::{
+    nap, pool, Engine, Outcome, Ready, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN, WINDOW_TICK,
+};
 
 impl<'c> Engine<'c> {
     /// Runs until the end condition, `--runtime` or a signal.
@@ -156,6 +158,7 @@ impl<'c> Engine<'c> {
             let second = self.stats.roll_timeline(self.live, at);
             self.feed_second(second, at);
         }
+        self.stats.roll_window(at, true);
         if let Some(m) = self.metrics.as_mut() {
             m.publish(&self.stats, self.live, Instant::now(), true);
         }
@@ -219,6 +222,7 @@ impl<'c> Engine<'c> {
             arrival,
             self.wheel.next_deadline(),
             Some(self.next_tick),
+            Some(self.next_window),
             self.runtime_end,
             self.next_progress,
         ]
@@ -245,8 +249,16 @@ impl<'c> Engine<'c> {
         }
     }
 
-    /// Ends every timeline second that is over by `now`.
+    /// Ends every window tick and timeline second that is over by `now`.
     fn on_tick(&mut self, now: Instant) {
+        while now >= self.next_window {
+            let at = self
+                .next_window
+                .saturating_duration_since(self.t0)
+                .as_secs_f64();
+            self.stats.roll_window(at, false);
+            self.next_window += WINDOW_TICK;
+        }
         while now >= self.next_tick {
             let at = self
                 .next_tick
@@ -320,13 +332,18 @@ mod tests {
             e.on_tick(clock.now());
             assert_eq!(e.stats.timeline.intervals.len(), 0);
             assert_eq!(e.next_tick, t0 + Duration::from_secs(1));
+            // ... but 9 window ticks.
+            assert_eq!(e.stats.windows.windows.len(), 9);
+            assert_eq!(e.next_window, t0 + Duration::from_millis(1_000));
             clock.advance(Duration::from_millis(1501));
             e.on_tick(clock.now());
             assert_eq!(e.stats.timeline.intervals.len(), 2);
             assert_eq!(e.next_tick, t0 + Duration::from_secs(3));
+            assert_eq!(e.stats.windows.windows.len(), 25);
             // The same instant again rolls nothing.
             e.on_tick(clock.now());
             assert_eq!(e.stats.timeline.intervals.len(), 2);
+            assert_eq!(e.stats.windows.windows.len(), 25);
         });
     }
 
@@ -335,9 +352,9 @@ mod tests {
         let cfg = rig::config(10.0, 5);
         let clock = Sim::new(Instant::now());
         let t0 = clock.now();
-        // No arrival pending (the pacer is not started): the timeline's second.
+        // No arrival pending (the pacer is not started): the windows' tick.
         rig::with_engine(&cfg, 0, 1, t0, |e| {
-            assert_eq!(e.next_deadline(t0), Some(t0 + Duration::from_secs(1)));
+            assert_eq!(e.next_deadline(t0), Some(t0 + Duration::from_millis(100)));
             e.pacer.start();
             // The first arrival (at t0) comes first, less the spin window; once it
             // has started, the second (at t0 + 0.1 s).
@@ -354,6 +371,7 @@ mod tests {
         b.runtime(0.5);
         let cfg = b.build().expect("a valid configuration").config;
         rig::with_engine(&cfg, 0, 1, t0, |e| {
+            e.next_window = t0 + Duration::from_secs(1);
             assert_eq!(e.next_deadline(t0), Some(t0 + Duration::from_millis(500)));
             clock.advance(Duration::from_millis(499));
             e.on_deadlines(clock.now());

@@ -10,9 +10,9 @@
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 
-use super::getopt::{Getopt, Item, Operands};
 use super::url::{parse_ab, Url};
 use super::{read_body, Bench, Exit, Tool};
+use crate::front::getopt::{Getopt, Item, Operands};
 use crate::model::config::SslProtocol;
 
 /// ab's letters; `:` marks those that take a value.
@@ -158,6 +158,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Bench, Exit> {
             Item::Opt(c, None) => flag(&mut b, c, &mut method)?,
             Item::Opt(c, Some(value)) => valued(&mut b, c, value, &mut method, &mut concurrency)?,
             Item::Operand(url) => urls.push(url),
+            Item::Long(_) => unreachable!("the scanner is not asked for long options"),
         }
     }
     if urls.is_empty() {

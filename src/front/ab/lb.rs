@@ -12,9 +12,9 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 
 use super::args::atoi;
-use super::getopt::{Getopt, Item, Operands};
 use super::url::parse_lb;
 use super::{Bench, Exit, Tool};
+use crate::front::getopt::{Getopt, Item, Operands};
 
 /// lb's letters; `:` marks those that take a value. (lb 0.2's own string lacks the
 /// `s:` its usage and code have, so `-s` fails there; here it works.)
@@ -138,6 +138,7 @@ pub(crate) fn parse(args: &[String], stdin: &mut dyn std::io::Read) -> Result<Be
             Item::Opt(c, Some(value)) => valued(&mut b, c, value, &mut file)?,
             Item::Opt(_, None) => unreachable!("every flag of OPTSTRING is handled"),
             Item::Operand(word) | Item::Word(word) => operands.push(word.to_string()),
+            Item::Long(_) => unreachable!("the scanner is not asked for long options"),
         }
     }
     match (&file, operands.is_empty()) {

@@ -5,7 +5,7 @@
 //! `execute::execute_with` (one engine, a closed-loop group per server, ab's figures
 //! recorded per request), and printing: ab's banner, progress and result block per
 //! server; lb's banner, started/stopped lines and per-server blocks; the `-g` and `-e`
-//! files. Letter parsing is in `args` (ab) and `lb`, both on one scanner (`getopt`),
+//! files. Letter parsing is in `args` (ab) and `lb`, both on one scanner (`front::getopt`),
 //! URLs in `url`, the mapping onto `Config` and `Workload` in `setup`, the files in
 //! `files`, the text in `output::ab`.
 //! Called by `crate::run` for the `ab` and `lb` subcommands; returns the exit status.
@@ -13,7 +13,6 @@
 pub(crate) mod args;
 mod error;
 pub(crate) mod files;
-pub(crate) mod getopt;
 pub(crate) mod lb;
 pub(crate) mod setup;
 pub(crate) mod url;
@@ -280,7 +279,7 @@ fn run(b: &Bench) -> Result<i32, Exit> {
         }
     }
     let advice = advice::assess_without_classic_report(&plan.cfg, &plan.work, &run);
-    advice::print(&advice, false);
+    advice::print(&advice);
     // ab exits 1 after printing the results of an interrupted run; lb exits 0.
     Ok(i32::from(run.interrupted && b.tool == Tool::Ab))
 }

@@ -14,7 +14,9 @@ use thiserror::Error as ThisError;
 #[derive(Debug, ThisError)]
 pub enum ServeError {
     /// `--delay` out of range (clap prints it after the option).
-    #[error("expected milliseconds from 0 to 1000000000")]
+    #[error(
+        "expected milliseconds from 0 to 1000000000 (or a duration with its unit: 250us, 1.5s)"
+    )]
     Delay,
     /// `--address` does not resolve.
     #[error("cannot resolve address '{host}'")]
@@ -82,7 +84,8 @@ mod tests {
         let cases = [
             (
                 ServeError::Delay,
-                "rshperf: serve: expected milliseconds from 0 to 1000000000",
+                "rshperf: serve: expected milliseconds from 0 to 1000000000 (or a duration with \
+                 its unit: 250us, 1.5s)",
             ),
             (
                 ServeError::Resolve { host: "x".into() },

@@ -120,7 +120,7 @@ fn other_httperf_messages() {
         (&["--max-connections", "a"], "rshperf: illegal max. # of connection a"),
         (&["--max-piped-calls", "2b"], "rshperf: illegal max. # of piped calls 2b"),
         (&["-d", "x"], "rshperf: illegal debug level x"),
-        (&["--timeout", "1s"], "rshperf: illegal connect timeout 1s"),
+        (&["--timeout", "1x"], "rshperf: illegal connect timeout 1x"),
         (&["--think-timeout", ""], "rshperf: illegal think timeout value "),
         (&["--runtime", "0"], "rshperf: illegal runtime value 0"),
         (&["--runtime", "-1"], "rshperf: illegal runtime value -1"),

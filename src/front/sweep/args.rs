@@ -26,8 +26,8 @@ use crate::front::cli::{self, HasArg, Opt, OptSpec, OPTIONS};
 use crate::front::error::Error;
 use crate::front::httperf;
 use crate::front::subcommand::{self, Parsed as ClapParsed};
-use crate::model::config::value;
 use crate::model::config::Config;
+use crate::model::config::{duration, value};
 use crate::output::threshold;
 
 use super::rules::Rules;
@@ -78,16 +78,19 @@ pub(crate) struct SweepOpts {
     /// Step between rates (the walk; with --find-max, optional: the grid it searches).
     #[arg(long = "rate-step", alias = "rate_step", value_name = "RATE")]
     pub(crate) rate_step: Option<f64>,
-    /// Seconds per step: each step makes rate × SECONDS arrivals (autobench's rule).
-    /// Default 5 unless --num-conns (or --wsess/--wsesslog sessions) is given.
+    /// Seconds per step (or with a unit: 1500ms, 1m): each step makes rate × SECONDS
+    /// arrivals (autobench's rule). Default 5 unless --num-conns (or --wsess/--wsesslog
+    /// sessions) is given.
     #[arg(
         long = "const-test-time",
         alias = "const_test_time",
-        value_name = "SECONDS"
+        value_name = "SECONDS",
+        value_parser = seconds
     )]
     pub(crate) const_test_time: Option<f64>,
-    /// Seconds of pause between steps.
-    #[arg(long = "cool-down", value_name = "SECONDS", default_value_t = 0.0)]
+    /// Seconds of pause between steps (or with a unit: 500ms, 1m).
+    #[arg(long = "cool-down", value_name = "SECONDS", default_value_t = 0.0,
+          value_parser = seconds)]
     pub(crate) cool_down: f64,
     /// A step passes only if its achieved rate is at least this % of the demanded one.
     #[arg(long = "min-achieved", value_name = "PERCENT", default_value_t = 95.0)]
@@ -509,6 +512,12 @@ fn check(o: &SweepOpts, fixed_conns: bool) -> Result<(), SweepError> {
     Ok(())
 }
 
+/// A number of seconds, with or without a unit (`500ms`, `3s`, `1m`).
+fn seconds(arg: &str) -> Result<f64, String> {
+    duration::seconds(arg)
+        .ok_or_else(|| "expected a number of seconds, or one with a unit (500ms, 3s, 1m)".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -718,6 +727,26 @@ mod tests {
         assert_eq!(s.rules.const_test_time, None);
         let s = sweep(&["--low-rate", "1", "--high-rate", "2", "--rate-step", "1"]);
         assert_eq!(s.rules.const_test_time, Some(5.0));
+    }
+
+    #[test]
+    fn step_times_take_a_unit() {
+        let base = ["--low-rate", "1", "--high-rate", "2", "--rate-step", "1"];
+        let s = sweep(
+            &[
+                &base[..],
+                &["--const-test-time", "1500ms", "--cool-down", "1m"],
+            ]
+            .concat(),
+        );
+        assert_eq!(s.rules.const_test_time, Some(1.5));
+        assert_eq!(s.rules.cool_down, 60.0);
+        assert_eq!(
+            err(&[&base[..], &["--cool-down", "5x"]].concat()),
+            "rshperf: sweep: invalid value '5x' for '--cool-down <SECONDS>': expected a \
+             number of seconds, or one with a unit (500ms, 3s, 1m)\n\n\
+             For more information, try '--help'."
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! reply-rate figure stands for the per-second reply rate). A gate trips when the change is past its limit *and*
 //! significant at the comparison's level. Called by `front::compare`.
 
+use crate::model::compare::estimate::Na;
 use crate::model::compare::Row;
 use crate::model::figure::compare::compare_rows;
 use crate::model::threshold::{lookup, Op};
@@ -92,8 +93,9 @@ pub(crate) fn parse(expr: &str, compared: &[&str]) -> Result<Gate, String> {
     })
 }
 
-/// Formats a change in %, signed, one decimal (`+21.3%`, `-0.4%`, `+inf%`); a change
-/// that rounds to zero is `+0.0%`, whatever the sign of the rounding error.
+/// Formats a change in %, signed: one decimal below 1000 %, none above (`+21.3%`,
+/// `-0.4%`, `+1234%`); a change that rounds to zero is `+0.0%`, whatever the sign of
+/// the rounding error.
 pub(crate) fn pct(v: f64) -> String {
     if v.is_infinite() {
         return if v > 0.0 { "+inf%" } else { "-inf%" }.to_string();
@@ -101,66 +103,93 @@ pub(crate) fn pct(v: f64) -> String {
     if (v * 10.0).round() == 0.0 {
         return "+0.0%".to_string();
     }
+    if v.abs() >= 999.95 {
+        return format!("{v:+.0}%");
+    }
     format!("{v:+.1}%")
 }
 
-/// The confidence level of `alpha` in %, as few decimals as it needs (`99`, `99.9`).
+/// An interval in % as printed: `+4.1% … +16.6%`, or why there is none
+/// (`n/a: 3 windows`).
+pub(crate) fn interval(ci: Result<(f64, f64), Na>) -> String {
+    match ci {
+        Ok((lo, hi)) => format!("{} … {}", pct(lo), pct(hi)),
+        Err(na) => na.text(),
+    }
+}
+
+/// The confidence level of `alpha` in %, at most two decimals (`99`, `99.9`,
+/// `99.83`).
 pub(crate) fn level(alpha: f64) -> String {
-    let text = format!("{:.4}", 100.0 * (1.0 - alpha));
+    let text = format!("{:.2}", 100.0 * (1.0 - alpha));
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Judges `gate` against the compared `rows` at level `alpha`.
+/// Judges `gate` against the compared `rows`, each figure tested at level `alpha`
+/// (the per-figure level of the comparison).
 pub(crate) fn judge(gate: &Gate, rows: &[Row], alpha: f64) -> Outcome {
-    let change = rows
+    let Some(change) = rows
         .iter()
         .find(|r| r.figure == gate.figure)
-        .and_then(|r| r.change);
-    let (change_pct, significant, failed, message) = match change {
-        None => (
-            None,
-            false,
-            false,
-            format!("{}: not tested (no data)", gate.expr),
-        ),
-        Some(c) => {
-            let significant = c.significant(alpha);
-            let past = gate.op.holds(c.pct, gate.limit_pct);
-            let level = level(alpha);
-            let why = match (past, significant) {
-                (true, true) => "past the limit and significant",
-                (true, false) => "past the limit but not significant",
-                (false, _) => "within the limit",
-            };
-            (
-                Some(c.pct),
-                significant,
-                past && significant,
-                format!(
-                    "{}: {} ({level}% CI {} … {}, p = {:.4}), {why}",
-                    gate.expr,
-                    pct(c.pct),
-                    pct(c.ci.0),
-                    pct(c.ci.1),
-                    c.p
-                ),
-            )
-        }
+        .map(|r| r.change)
+    else {
+        return untested(gate, "no data".to_string());
+    };
+    let (Some(p), Some(value)) = (change.p(), change.pct) else {
+        let why = match change.stat {
+            Err(na) => na.text().trim_start_matches("n/a: ").to_string(),
+            Ok(_) => "base 0".to_string(),
+        };
+        return untested(gate, why);
+    };
+    let significant = p < alpha;
+    let past = gate.op.holds(value, gate.limit_pct);
+    let why = match (past, significant) {
+        (true, true) => "past the limit and significant",
+        (true, false) => "past the limit but not significant",
+        (false, _) => "within the limit",
     };
     Outcome {
         gate: gate.clone(),
-        change_pct,
+        change_pct: Some(value),
         significant,
-        failed,
-        message,
+        failed: past && significant,
+        message: format!(
+            "{}: {} ({}% CI {}, p {}), {why}",
+            gate.expr,
+            pct(value),
+            level(alpha),
+            interval(change.ci(alpha)),
+            p_value(p)
+        ),
+    }
+}
+
+/// A p-value as printed after its name: `= 0.0123`, or `< 0.0001`.
+pub(crate) fn p_value(p: f64) -> String {
+    if p < 0.0001 {
+        "< 0.0001".to_string()
+    } else {
+        format!("= {p:.4}")
+    }
+}
+
+/// The outcome of a gate whose figure could not be tested.
+fn untested(gate: &Gate, why: String) -> Outcome {
+    Outcome {
+        gate: gate.clone(),
+        change_pct: None,
+        significant: false,
+        failed: false,
+        message: format!("{}: not tested ({why})", gate.expr),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::compare::{Aspect, Better, Test};
-    use crate::model::significance::Change;
+    use crate::model::compare::estimate::{Change, Stat};
+    use crate::model::compare::{About, Aspect, Better, Test};
 
     const COMPARED: [&str; 3] = ["percentiles_response_p99", "replies_rate", "errors_total"];
 
@@ -211,54 +240,81 @@ mod tests {
         );
     }
 
-    fn row(pct: f64, p: f64) -> Row {
+    /// A response p99 row changed by `pct` % of 1 ms, with the standard error `se`
+    /// of its logarithm (normal: infinite degrees of freedom).
+    fn row(pct: f64, se: f64) -> Row {
+        let new = 1.0 + pct / 100.0;
         Row {
             figure: "percentiles_response_p99".into(),
             label: "response p99".into(),
             unit: "ms",
             better: Better::Lower,
             aspect: Aspect::Speed,
+            about: About::Server,
             base: 1.0,
-            new: 1.0 + pct / 100.0,
-            change: Some(Change {
-                pct,
-                ci: (pct - 3.0, pct + 3.0),
-                p,
-            }),
-            test: Test::Bootstrap,
+            new,
+            change: Change {
+                pct: Some(pct),
+                stat: Ok(Stat {
+                    d: new.ln(),
+                    se,
+                    df: f64::INFINITY,
+                    log: true,
+                    base: 1.0,
+                    no_interval: None,
+                    run_noise: 0.0,
+                    noise_estimated: false,
+                }),
+            },
+            test: Test::Woodruff,
         }
     }
 
     #[test]
     fn trips_only_past_the_limit_and_significant() {
         let g = parse("p99>+10%", &COMPARED).expect("valid");
-        let o = judge(&g, &[row(21.25, 0.0001)], 0.01);
+        let o = judge(&g, &[row(21.25, 0.04)], 0.01);
         assert!(o.failed && o.significant);
         assert_eq!(
             o.message,
-            "p99>+10%: +21.2% (99% CI +18.2% … +24.2%, p = 0.0001), past the limit and significant"
+            "p99>+10%: +21.2% (99% CI +9.4% … +34.4%, p < 0.0001), past the limit and significant"
         );
-        let o = judge(&g, &[row(21.0, 0.02)], 0.01);
+        // z = ln 1.21 / 0.08 = 2.38: p = 0.017 (checked with Python's NormalDist).
+        let o = judge(&g, &[row(21.0, 0.08)], 0.01);
         assert!(!o.failed && !o.significant);
-        assert!(
-            o.message.ends_with("past the limit but not significant"),
-            "{}",
-            o.message
+        assert_eq!(
+            o.message,
+            "p99>+10%: +21.0% (99% CI -1.5% … +48.7%, p = 0.0172), past the limit but not \
+             significant"
         );
-        let o = judge(&g, &[row(5.0, 0.0)], 0.01);
+        let o = judge(&g, &[row(5.0, 0.001)], 0.01);
         assert!(!o.failed && o.significant);
         assert!(o.message.ends_with("within the limit"));
         let o = judge(&g, &[], 0.01);
         assert_eq!((o.failed, o.change_pct), (false, None));
         assert_eq!(o.message, "p99>+10%: not tested (no data)");
+        let mut short = row(30.0, 0.1);
+        short.change.stat = Err(Na::TooFew(3, "windows"));
+        let o = judge(&g, &[short], 0.01);
+        assert_eq!(o.message, "p99>+10%: not tested (3 windows)");
+        assert!(!o.failed);
         assert_eq!(pct(f64::INFINITY), "+inf%");
         assert_eq!(
-            (level(0.01), level(0.001), level(0.003)),
-            ("99".into(), "99.9".into(), "99.7".into())
+            (level(0.01), level(0.001), level(0.01 / 6.0)),
+            ("99".into(), "99.9".into(), "99.83".into())
         );
         assert_eq!(
             (pct(-0.04), pct(-1e-15), pct(-0.05)),
             ("+0.0%".into(), "+0.0%".into(), "-0.1%".into())
+        );
+        assert_eq!(
+            (pct(999.94), pct(999.96), pct(-100.0)),
+            ("+999.9%".into(), "+1000%".into(), "-100.0%".into())
+        );
+        assert_eq!(interval(Err(Na::Zero)), "n/a: base 0");
+        assert_eq!(
+            (p_value(0.01234), p_value(0.00001)),
+            ("= 0.0123".into(), "< 0.0001".into())
         );
     }
 }

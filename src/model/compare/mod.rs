@@ -1,86 +1,78 @@
-//! The comparison of two groups of runs (`rshperf compare`): which figures are
-//! compared, how each is pooled over the runs of a group, which test decides it, and
-//! the verdict.
+//! The comparison of two groups of runs (`rshperf compare`): each compared figure's
+//! row, the family of figures the verdict corrects for, and the verdicts.
 //!
-//! Rates (connections and replies per second) are the per-second samples of the
-//! runs' timelines (the last second too when it lasted half a second), pooled over the runs of a group and tested
-//! with Welch's t-test. Latency quantiles (response, connect, lateness: p50, p90, p99,
-//! p99.9) are shown from the runs' HdrHistograms added together; response and lateness
-//! are tested on the quantiles of each second (the timeline's per-second histograms)
-//! with Welch's t-test on their logarithms, because requests of one second share the
-//! machine's state: a busy second moves all of them, and a test that took them as
-//! independent (the bootstrap over the whole histogram) would call noise significant.
-//! Connect times, which the timeline does not keep per second, fall back to the exact
-//! bootstrap of the quantile over the histogram; the error rate (errors per
-//! connection) with the two-proportion z-test; the client's CPU per reply with
-//! Welch's t-test over the runs (one value per run, so only with two runs or more a
-//! side). The tests are `model::significance`'s. The rows, their order, labels, units
-//! and better directions are the table of figures' (`figure::compare::compare_rows`),
+//! The rows, their order, labels, units, better directions, whom each is about and
+//! how each is pooled (`Method`) are the table of figures' (`figure::compare`),
 //! named as the figures (`percentiles_response_p99`, `replies_rate`) that `--fail-on`
-//! and the regression gates use; this module owns how each `Method` pools and tests.
-//! Called by `front::compare`; formatted by `output::compare`.
+//! and the regression gates use. Each side's data for a figure (its whole-run value
+//! as printed, its runs' windows as batches) is built by `sides`; the change and its
+//! test by `estimate`, which knows nothing of figures (batch means over the runs'
+//! windows, Woodruff's interval for quantiles, a run-to-run noise term: docs/compare.md).
+//! The verdict's family is the tested figures the gates judge, or without gates the
+//! tested figures about the server (rates, response quantiles, errors): each is
+//! tested at alpha / m (Bonferroni) and its interval is at 1 − alpha / m, so the
+//! chance that any of them says faster or slower for two runs of the same build is
+//! at most alpha. The figures about the client and its machine (connect, lateness,
+//! CPU) are shown at the same level but are not in the verdict. Called by
+//! `front::compare`; formatted by `output::compare`.
 
+pub(crate) mod estimate;
 pub(crate) mod gate;
-
-use hdrhistogram::Histogram;
+pub(crate) mod sides;
+#[cfg(test)]
+pub(crate) mod sim;
+#[cfg(test)]
+mod sim_tests;
 
 use crate::model::figure::compare::{compare_rows, CompareRow};
-use crate::model::figure::{second, Method};
+use crate::model::figure::Method;
 use crate::model::run::RunInfo;
-use crate::model::significance::{self, Change};
-use crate::model::stats::timeline::Interval;
-use crate::model::stats::{quantile_ms, Stats};
+use crate::model::stats::Stats;
+use estimate::Change;
 
-pub(crate) use crate::model::figure::{Aspect, Better};
+pub(crate) use crate::model::figure::{About, Aspect, Better};
+
+/// The run-to-run noise assumed when the runs cannot show it (one run a side): the
+/// standard deviation of a figure between two runs of the same build beyond their
+/// windows' noise, relative. Measured by bench/compare_power.sh on identical pairs
+/// (docs/compare.md, "Run-to-run noise"): 0.4–0.7 % for the response p50 and p90 of a
+/// quiet machine; a busy one needs several runs a side or a larger `--run-noise`.
+pub(crate) const RUN_NOISE: f64 = 0.01;
 
 /// The test that decided a figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Test {
-    /// Welch's t-test over per-second samples.
-    WelchSeconds,
-    /// Welch's t-test over one value per run.
-    WelchRuns,
-    /// Welch's t-test over the logarithms of the per-second quantiles.
-    WelchLogSeconds,
-    /// The exact bootstrap of a quantile over the recorded histogram.
-    Bootstrap,
-    /// The two-proportion z-test.
-    Proportions,
+    /// A ratio over the runs' windows (batch means).
+    BatchMeans,
+    /// A whole-run quantile with its noise from the windows (Woodruff).
+    Woodruff,
+    /// A ratio over the runs.
+    Runs,
 }
 
 impl Test {
     /// Its short name in tables and JSON.
     pub(crate) fn name(self) -> &'static str {
         match self {
-            Test::WelchSeconds => "welch-seconds",
-            Test::WelchRuns => "welch-runs",
-            Test::WelchLogSeconds => "welch-log-seconds",
-            Test::Bootstrap => "bootstrap",
-            Test::Proportions => "z-test",
+            Test::BatchMeans => "batch-means",
+            Test::Woodruff => "woodruff",
+            Test::Runs => "runs",
         }
     }
 
     /// What it is, for the legend under the tables.
     pub(crate) fn description(self) -> &'static str {
         match self {
-            Test::WelchSeconds => "Welch's t-test over the per-second samples",
-            Test::WelchRuns => "Welch's t-test over one value per run",
-            Test::WelchLogSeconds => {
-                "Welch's t-test over the logarithms of the per-second quantiles"
+            Test::BatchMeans => "whole-run ratio, its noise from the runs' 100-ms windows",
+            Test::Woodruff => {
+                "whole-run quantile, its noise from the windows (Woodruff's interval)"
             }
-            Test::Bootstrap => "bootstrap of the quantile over the recorded histograms",
-            Test::Proportions => "two-proportion z-test",
+            Test::Runs => "ratio over the runs, its noise from their spread",
         }
     }
 
     /// Every test, in legend order.
-    pub(crate) const ALL: [Test; 5] = [
-        Test::WelchSeconds,
-        Test::WelchLogSeconds,
-        Test::Bootstrap,
-        Test::Proportions,
-        Test::WelchRuns,
-    ];
+    pub(crate) const ALL: [Test; 3] = [Test::BatchMeans, Test::Woodruff, Test::Runs];
 }
 
 /// The verdict on one figure.
@@ -96,7 +88,7 @@ pub(crate) enum Verdict {
     Worse,
     /// Not significant at the level asked for.
     NoChange,
-    /// No test possible (no data, or one run a side for a per-run figure).
+    /// No test possible (no data, or too little: the interval column says why).
     NotTested,
 }
 
@@ -127,31 +119,62 @@ pub(crate) struct Row {
     pub(crate) better: Better,
     /// Speed or cost.
     pub(crate) aspect: Aspect,
-    /// The base group's value (NaN when it has no data).
+    /// Whom it is about.
+    pub(crate) about: About,
+    /// The base group's value, as printed (NaN when it has no data).
     pub(crate) base: f64,
     /// The new group's value.
     pub(crate) new: f64,
-    /// The change and its test (None: not tested).
-    pub(crate) change: Option<Change>,
+    /// The change and its test.
+    pub(crate) change: Change,
     /// The test used.
     pub(crate) test: Test,
 }
 
 impl Row {
-    /// The verdict at level `alpha`.
+    /// The verdict at level `alpha` (the per-figure level: `Comparison::row_alpha`).
     pub(crate) fn verdict(&self, alpha: f64) -> Verdict {
-        let Some(c) = self.change else {
+        if self.change.p().is_none() {
             return Verdict::NotTested;
-        };
-        if !c.significant(alpha) || c.pct == 0.0 || c.pct.is_nan() {
+        }
+        let dir = self.change.direction();
+        if !self.change.significant(alpha) || dir == 0.0 {
             return Verdict::NoChange;
         }
-        let improved = (c.pct > 0.0) == (self.better == Better::Higher);
+        let improved = (dir > 0.0) == (self.better == Better::Higher);
         match (self.aspect, improved) {
             (Aspect::Speed, true) => Verdict::Faster,
             (Aspect::Speed, false) => Verdict::Slower,
             (Aspect::Cost, true) => Verdict::Better,
             (Aspect::Cost, false) => Verdict::Worse,
+        }
+    }
+}
+
+/// The verdict on a whole comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Overall {
+    /// Some figure about the server is significantly worse, none better.
+    Worse,
+    /// Some is significantly better, none worse.
+    Better,
+    /// Some better, some worse.
+    Mixed,
+    /// None changed significantly.
+    NoChange,
+    /// No figure about the server could be tested.
+    NotTested,
+}
+
+impl Overall {
+    /// As printed.
+    pub(crate) fn text(self) -> &'static str {
+        match self {
+            Overall::Worse => "worse",
+            Overall::Better => "better",
+            Overall::Mixed => "mixed",
+            Overall::NoChange => "no significant change",
+            Overall::NotTested => "not tested",
         }
     }
 }
@@ -163,8 +186,10 @@ pub(crate) struct Comparison {
     pub(crate) base_files: Vec<String>,
     /// The new documents.
     pub(crate) new_files: Vec<String>,
-    /// The significance level.
+    /// The significance level of the whole comparison (family-wise).
     pub(crate) alpha: f64,
+    /// The run-to-run noise assumed (relative standard deviation).
+    pub(crate) run_noise: f64,
     /// The compared figures, in table order.
     pub(crate) rows: Vec<Row>,
     /// The regression gates' outcomes, in the order given.
@@ -178,244 +203,146 @@ impl Comparison {
     pub(crate) fn failed(&self) -> bool {
         self.gates.iter().any(|g| g.failed)
     }
+
+    /// The figures the gates judge.
+    fn gated(&self) -> Vec<&str> {
+        self.gates.iter().map(|g| g.gate.figure.as_str()).collect()
+    }
+
+    /// The figures in the verdict's family.
+    pub(crate) fn family(&self) -> Vec<&Row> {
+        family(&self.rows, &self.gated())
+    }
+
+    /// The level each figure is tested at (and its interval's): alpha / family.
+    pub(crate) fn row_alpha(&self) -> f64 {
+        row_alpha(self.alpha, &self.rows, &self.gated())
+    }
+
+    /// The verdict over the family.
+    pub(crate) fn verdict(&self) -> Overall {
+        let a = self.row_alpha();
+        let family = self.family();
+        let (mut worse, mut better) = (false, false);
+        for r in &family {
+            match r.verdict(a) {
+                Verdict::Slower | Verdict::Worse => worse = true,
+                Verdict::Faster | Verdict::Better => better = true,
+                _ => {}
+            }
+        }
+        match (worse, better) {
+            _ if family.is_empty() => Overall::NotTested,
+            (true, true) => Overall::Mixed,
+            (true, false) => Overall::Worse,
+            (false, true) => Overall::Better,
+            (false, false) => Overall::NoChange,
+        }
+    }
+}
+
+/// The verdict's family: the tested figures the gates judge (`gated`), or without
+/// gates every tested figure about the server.
+pub(crate) fn family<'a>(rows: &'a [Row], gated: &[&str]) -> Vec<&'a Row> {
+    rows.iter()
+        .filter(|r| r.change.p().is_some())
+        .filter(|r| {
+            if gated.is_empty() {
+                r.about == About::Server
+            } else {
+                gated.contains(&r.figure.as_str())
+            }
+        })
+        .collect()
+}
+
+/// The per-figure level for a family-wise `alpha` (Bonferroni over `family`).
+pub(crate) fn row_alpha(alpha: f64, rows: &[Row], gated: &[&str]) -> f64 {
+    alpha / family(rows, gated).len().max(1) as f64
 }
 
 /// One run: its statistics and its duration and CPU times.
 pub(crate) type Run = (Stats, RunInfo);
 
-/// The shortest last second the per-second figures take, s: a run ends within a
-/// second, and a run of a few seconds cannot spare its last one.
-const MIN_SECOND_S: f64 = 0.5;
-
-/// Per-second rates of `count` over the seconds of every run (the last one, shorter,
-/// when it lasted `MIN_SECOND_S` at least).
-fn per_second(runs: &[Run], count: impl Fn(u64, f64, &Interval) -> f64) -> Vec<f64> {
-    let mut out = Vec::new();
-    for (stats, _) in runs {
-        let t = &stats.timeline;
-        for (start, len, iv) in t.spans() {
-            if len >= MIN_SECOND_S {
-                out.push(count(start, len, iv) / len);
-            }
+impl Test {
+    /// The test of a way of pooling.
+    fn of(method: Method) -> Test {
+        match method {
+            Method::Rate(_) | Method::ErrorsPerConnection => Test::BatchMeans,
+            Method::Quantile => Test::Woodruff,
+            Method::CpuPerReply => Test::Runs,
         }
     }
-    out
 }
 
-/// The histogram `name` of every run added together.
-fn pooled(runs: &[Run], name: &str) -> Histogram<u64> {
-    let mut h = crate::model::stats::new_histogram();
-    for (stats, _) in runs {
-        if let Some((_, one)) = stats.hist.named().into_iter().find(|(n, _)| *n == name) {
-            // Every histogram has rshperf's bounds, so adding cannot fail.
-            let _ = h.add(one);
-        }
+/// Each side's data for the figure of compare row `c`.
+fn side(c: &CompareRow, runs: &[Run]) -> estimate::Side {
+    match c.method {
+        Method::Rate(count) => sides::rate(runs, c.unit, count),
+        Method::Quantile => sides::quantile(runs, c.hist, c.q),
+        Method::ErrorsPerConnection => sides::error_rate(runs),
+        Method::CpuPerReply => sides::cpu_per_reply(runs),
     }
-    h
-}
-
-/// A histogram's recorded buckets, in ms, at the value the percentiles report.
-fn buckets(h: &Histogram<u64>) -> Vec<(f64, u64)> {
-    h.iter_recorded()
-        .map(|v| (v.value_iterated_to() as f64 / 1000.0, v.count_at_value()))
-        .collect()
-}
-
-/// The smallest per-second quantile the log test takes, ms (one histogram unit).
-const QUANTILE_FLOOR_MS: f64 = 0.001;
-
-/// The `q` quantile of histogram `hist` in each second (as `per_second`) of every run that recorded
-/// a value in it, ms; None for a histogram the timeline does not keep per second
-/// (only `response` and `lateness`).
-fn per_second_quantile(runs: &[Run], hist: &str, q: f64) -> Option<Vec<f64>> {
-    let mut out = Vec::new();
-    for (stats, _) in runs {
-        let t = &stats.timeline;
-        for (_, len, iv) in t.spans() {
-            let h = match hist {
-                "response" => &iv.response,
-                "lateness" => &iv.lateness,
-                _ => return None,
-            };
-            if len >= MIN_SECOND_S && h.count() > 0 {
-                out.push(h.quantile_us(q) as f64 / 1000.0);
-            }
-        }
-    }
-    Some(out)
-}
-
-/// The mean of a sample (NaN when empty).
-fn mean(xs: &[f64]) -> f64 {
-    significance::mean_var(xs).0
-}
-
-/// The per-second rates of timeline column `col` (`figure::second`).
-fn per_second_of(runs: &[Run], col: &str) -> Vec<f64> {
-    let Some(i) = second::column(col) else {
-        return Vec::new();
-    };
-    per_second(runs, |start, len, iv| {
-        second::value(i, start, len, iv)
-            .and_then(|v| v.number())
-            .unwrap_or(0.0)
-    })
-}
-
-/// The errors and connections of a group.
-fn errors(runs: &[Run]) -> (u64, u64) {
-    runs.iter().fold((0, 0), |(e, c), (s, _)| {
-        (e + s.errors.iter().sum::<u64>(), c + s.connections)
-    })
-}
-
-/// Errors per connection, % (NaN without connections).
-fn errors_pct((e, c): (u64, u64)) -> f64 {
-    if c == 0 {
-        f64::NAN
-    } else {
-        100.0 * e as f64 / c as f64
-    }
-}
-
-/// The client's CPU per reply of each run with replies, and pooled over the group, µs.
-fn cpu(runs: &[Run]) -> (Vec<f64>, f64) {
-    let per_run = runs
-        .iter()
-        .filter(|(s, _)| s.replies() > 0)
-        .map(|(s, r)| 1e6 * (r.cpu_user + r.cpu_system) / s.replies() as f64)
-        .collect();
-    let (secs, replies) = runs.iter().fold((0.0, 0u64), |(t, n), (s, r)| {
-        (t + r.cpu_user + r.cpu_system, n + s.replies())
-    });
-    let pooled = if replies == 0 {
-        f64::NAN
-    } else {
-        1e6 * secs / replies as f64
-    };
-    (per_run, pooled)
 }
 
 /// Compares one figure of `new` against `base`.
-fn row(c: &CompareRow, base: &[Run], new: &[Run], alpha: f64) -> Row {
-    let (base_v, new_v, change, test) = match c.method {
-        Method::PerSecond(col) => {
-            let (b, n) = (per_second_of(base, col), per_second_of(new, col));
-            let change = significance::mean_change(&b, &n, alpha);
-            (mean(&b), mean(&n), change, Test::WelchSeconds)
-        }
-        Method::Quantile => {
-            let (hist, q) = (c.hist, c.q);
-            let (hb, hn) = (pooled(base, hist), pooled(new, hist));
-            let (vb, vn) = (quantile_ms(&hb, q), quantile_ms(&hn, q));
-            let seconds = |runs: &[Run]| per_second_quantile(runs, hist, q);
-            let (test, change) = match (seconds(base), seconds(new)) {
-                _ if hb.is_empty() || hn.is_empty() => (Test::Bootstrap, None),
-                (Some(sb), Some(sn)) => (
-                    Test::WelchLogSeconds,
-                    significance::log_change(&sb, &sn, QUANTILE_FLOOR_MS, alpha),
-                ),
-                _ => (
-                    Test::Bootstrap,
-                    significance::quantile_change(&buckets(&hb), &buckets(&hn), q, (vb, vn), alpha),
-                ),
-            };
-            let value = |h: &Histogram<u64>, v| if h.is_empty() { f64::NAN } else { v };
-            (value(&hb, vb), value(&hn, vn), change, test)
-        }
-        Method::ErrorsPerConnection => {
-            let (eb, en) = (errors(base), errors(new));
-            let change = significance::proportions(eb, en, alpha);
-            (errors_pct(eb), errors_pct(en), change, Test::Proportions)
-        }
-        Method::CpuPerReply => {
-            let ((cb, vb), (cn, vn)) = (cpu(base), cpu(new));
-            let change = significance::mean_change(&cb, &cn, alpha);
-            (vb, vn, change, Test::WelchRuns)
-        }
-    };
+fn row(c: &CompareRow, base: &[Run], new: &[Run], noise: f64) -> Row {
+    let (b, n) = (side(c, base), side(c, new));
     Row {
         figure: c.figure.clone(),
         label: c.label.clone(),
         unit: c.unit,
         better: c.better,
         aspect: c.aspect,
-        base: base_v,
-        new: new_v,
-        change,
-        test,
+        about: c.about,
+        base: b.value,
+        new: n.value,
+        change: estimate::change(&b, &n, noise),
+        test: Test::of(c.method),
     }
 }
 
 /// Compares `new` against `base` (each a group of runs, pooled), figure by figure: the
-/// table of figures' compare rows (`figure::run::compare_rows`), in their order.
-pub(crate) fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<Row> {
+/// table of figures' compare rows (`figure::compare::compare_rows`), in their order;
+/// `noise` is the run-to-run noise assumed (`RUN_NOISE` unless asked otherwise).
+pub(crate) fn compare(base: &[Run], new: &[Run], noise: f64) -> Vec<Row> {
     compare_rows()
         .iter()
-        .map(|c| row(c, base, new, alpha))
+        .map(|c| row(c, base, new, noise))
         .collect()
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::sim::{run, run_with_errors, Draws, Noise, Workload};
     use super::*;
-    use std::time::Duration;
-
-    /// A run of `seconds` full seconds at `rate` replies per second (plus `jitter`
-    /// alternately added and taken away), response times `ms` (1 % of the replies at
-    /// twice that), `errors` connection failures, CPU `cpu` seconds.
-    pub(crate) fn run(seconds: u64, rate: u64, jitter: u64, ms: u64, errors: u64, cpu: f64) -> Run {
-        use crate::model::stats::timeline::Totals;
-        use crate::model::stats::ErrorKind;
-        let mut s = Stats::new();
-        let mut totals = Totals::default();
-        for sec in 0..seconds {
-            let n = if sec % 2 == 0 {
-                rate + jitter
-            } else {
-                rate - jitter
-            };
-            for i in 0..n {
-                s.on_connecting();
-                s.on_connected(Duration::from_micros(100));
-                s.on_request_sent(60);
-                let us = if i % 100 == 99 {
-                    2000 * ms
-                } else {
-                    1000 * ms + i % 50
-                };
-                s.on_response(Duration::from_micros(us));
-                s.timeline.on_response(us);
-                s.on_reply(200, 100, 100, 0, Duration::from_micros(10));
-                s.on_lifetime(Duration::from_micros(us + 200));
-                totals.connections += 1;
-                totals.replies[1] += 1;
-            }
-            s.timeline.roll(totals, 0, (sec + 1) as f64);
-        }
-        for _ in 0..errors {
-            s.on_connecting();
-            s.on_error(ErrorKind::ConnRefused);
-        }
-        let info = RunInfo {
-            duration: seconds as f64,
-            cpu_user: cpu,
-            cpu_system: 0.0,
-        };
-        (s, info)
-    }
+    use crate::model::compare::estimate::Na;
 
     fn row<'a>(rows: &'a [Row], figure: &str) -> &'a Row {
         rows.iter().find(|r| r.figure == figure).expect(figure)
     }
 
+    fn comparison(base: &[Run], new: &[Run], noise: f64) -> Comparison {
+        Comparison {
+            base_files: Vec::new(),
+            new_files: Vec::new(),
+            alpha: 0.01,
+            run_noise: noise,
+            rows: compare(base, new, noise),
+            gates: Vec::new(),
+            forced: Vec::new(),
+        }
+    }
+
     #[test]
     fn identical_runs_change_nothing() {
-        let a = [run(10, 200, 5, 2, 0, 0.5)];
-        let rows = compare(&a, &a, 0.01);
-        assert_eq!(rows.len(), 2 + 3 * 4 + 2);
-        for r in &rows {
-            let v = r.verdict(0.01);
+        let w = Workload::A;
+        let a = [run(&mut Draws::new(1), w, Noise::shared(w), 1.0)];
+        let c = comparison(&a, &a, RUN_NOISE);
+        assert_eq!(c.rows.len(), 2 + 3 * 4 + 2);
+        let alpha = c.row_alpha();
+        for r in &c.rows {
+            let v = r.verdict(alpha);
             assert!(
                 matches!(v, Verdict::NoChange | Verdict::NotTested),
                 "{}: {v:?} {:?}",
@@ -423,54 +350,153 @@ pub(crate) mod tests {
                 r.change
             );
         }
-        let rate = row(&rows, "replies_rate");
-        assert_eq!((rate.base, rate.new), (200.0, 200.0));
-        assert_eq!(row(&rows, "errors_total").base, 0.0);
+        assert_eq!(c.verdict(), Overall::NoChange);
+        // The rates, response p50 p90 p99 and errors: p99.9 has 1.2 values above it.
+        let family: Vec<&str> = c.family().iter().map(|r| r.figure.as_str()).collect();
+        assert_eq!(
+            family,
+            [
+                "replies_rate",
+                "connections_rate",
+                "percentiles_response_p50",
+                "percentiles_response_p90",
+                "percentiles_response_p99",
+                "errors_total"
+            ]
+        );
+        assert_eq!(alpha, 0.01 / 6.0);
+        let rate = row(&c.rows, "replies_rate");
+        assert_eq!((rate.base, rate.new), (400.0, 400.0));
+        assert_eq!(rate.change.pct, Some(0.0));
+        assert_eq!(
+            row(&c.rows, "percentiles_response_p99_9").change.ci(alpha),
+            Err(Na::Tail(1200.0 * (1.0 - 0.999)))
+        );
+        assert_eq!(row(&c.rows, "errors_total").base, 0.0);
         // One run a side: CPU per reply is shown, not tested.
-        let cpu = row(&rows, "cpu_per_reply_us");
-        assert_eq!(cpu.base, 1e6 * 0.5 / 2000.0);
-        assert_eq!(cpu.verdict(0.01), Verdict::NotTested);
-        // Lateness was never recorded: no data, no test.
-        assert!(row(&rows, "percentiles_lateness_p99").base.is_nan());
+        let cpu = row(&c.rows, "cpu_per_reply_us");
+        assert_eq!(cpu.base, 83.3);
+        assert_eq!(cpu.verdict(alpha), Verdict::NotTested);
+        assert_eq!(cpu.change.ci(alpha), Err(Na::TooFew(1, "runs")));
+        // Nothing was connected nor late: no data, no test.
+        assert!(row(&c.rows, "percentiles_lateness_p99").base.is_nan());
+        assert_eq!(
+            row(&c.rows, "percentiles_connect_p50").change.stat,
+            Err(Na::NoData)
+        );
     }
 
     #[test]
-    fn a_slower_server_is_slower_and_a_faster_rate_is_faster() {
-        let base = [run(10, 200, 5, 2, 0, 0.5)];
-        let slow = [run(10, 200, 5, 3, 0, 0.5)];
-        let rows = compare(&base, &slow, 0.01);
-        // Response quantiles are tested second by second; connect times (no per-second
-        // histograms) with the bootstrap.
-        let p99 = row(&rows, "percentiles_response_p99");
+    fn a_slower_server_is_slower_and_its_change_is_the_printed_values_ratio() {
+        let w = Workload::A;
+        let mut d = Draws::new(2);
+        let base = [run(&mut d, w, Noise::shared(w), 1.0)];
+        let slow = [run(&mut d, w, Noise::shared(w), 1.3)];
+        let c = comparison(&base, &slow, RUN_NOISE);
+        let alpha = c.row_alpha();
+        let p50 = row(&c.rows, "percentiles_response_p50");
         assert_eq!(
-            (p99.verdict(0.01), p99.test),
-            (Verdict::Slower, Test::WelchLogSeconds)
+            (p50.verdict(alpha), p50.test),
+            (Verdict::Slower, Test::Woodruff)
         );
-        assert_eq!(row(&rows, "percentiles_connect_p99").test, Test::Bootstrap);
-        let p90 = row(&rows, "percentiles_response_p90");
-        assert_eq!(p90.verdict(0.01), Verdict::Slower);
-        // Above 2.048 ms the histogram's buckets are 2 µs wide: 3.044 reads 3.045.
-        assert_eq!((p90.base, p90.new), (2.044, 3.045), "{p90:?}");
-        let c = p90.change.expect("tested");
-        assert!(c.ci.0 > 0.0 && c.ci.0 <= c.pct && c.pct <= c.ci.1, "{c:?}");
-        assert_eq!(row(&rows, "replies_rate").verdict(0.01), Verdict::NoChange);
-        let more = [run(10, 220, 5, 2, 0, 0.5)];
-        let rows = compare(&base, &more, 0.01);
-        let rate = row(&rows, "replies_rate");
-        assert_eq!(rate.verdict(0.01), Verdict::Faster);
-        assert!((rate.change.expect("tested").pct - 10.0).abs() < 1e-9);
+        // The values are the whole runs' quantiles, as --percentiles prints them.
+        let q = |r: &Run| crate::model::stats::quantile_ms(&r.0.hist.response, 0.5);
+        assert_eq!((p50.base, p50.new), (q(&base[0]), q(&slow[0])));
+        assert_eq!(p50.change.pct, Some(100.0 * (p50.new / p50.base - 1.0)));
+        let (lo, hi) = p50.change.ci(alpha).expect("an interval");
+        assert!(lo > 0.0 && lo < 30.0 && hi > 30.0, "{lo} … {hi}");
+        assert_eq!(c.verdict(), Overall::Worse);
+        // The other way round: faster.
+        let c = comparison(&slow, &base, RUN_NOISE);
+        assert_eq!(c.verdict(), Overall::Better);
+        let p50 = row(&c.rows, "percentiles_response_p50");
+        assert_eq!(p50.verdict(c.row_alpha()), Verdict::Faster);
     }
 
     #[test]
     fn errors_and_cpu_are_better_or_worse() {
-        let base = [run(5, 200, 0, 2, 10, 0.5), run(5, 200, 0, 2, 10, 0.6)];
-        let worse = [run(5, 200, 0, 2, 100, 1.5), run(5, 200, 0, 2, 100, 1.6)];
-        let rows = compare(&base, &worse, 0.01);
-        assert_eq!(row(&rows, "errors_total").verdict(0.01), Verdict::Worse);
-        assert_eq!(row(&rows, "cpu_per_reply_us").verdict(0.01), Verdict::Worse);
-        let rows = compare(&worse, &base, 0.01);
-        assert_eq!(row(&rows, "errors_total").verdict(0.01), Verdict::Better);
-        // Pooled: 20 of 2020 connections failed.
-        assert_eq!(row(&rows, "errors_total").new, 100.0 * 20.0 / 2020.0);
+        let w = Workload::A;
+        let n = Noise::shared(w);
+        let mut d = Draws::new(3);
+        let mut side = |errors: f64, cpu: f64| -> Vec<Run> {
+            (0..3)
+                .map(|i| {
+                    let mut r = run_with_errors(&mut d, w, n, 1.0, errors);
+                    r.1.cpu_user = cpu + 0.01 * f64::from(i);
+                    r
+                })
+                .collect()
+        };
+        let (base, worse) = (side(0.01, 0.1), side(0.1, 0.3));
+        let c = comparison(&base, &worse, RUN_NOISE);
+        let alpha = c.row_alpha();
+        let errors = row(&c.rows, "errors_total");
+        assert_eq!(errors.verdict(alpha), Verdict::Worse);
+        assert_eq!(
+            row(&c.rows, "cpu_per_reply_us").verdict(alpha),
+            Verdict::Worse
+        );
+        // Errors per connection, pooled, at the printed resolution.
+        let (e, n): (u64, u64) = base.iter().fold((0, 0), |(e, n), (s, _)| {
+            (e + s.total_errors(), n + s.connections)
+        });
+        assert_eq!(
+            errors.base,
+            sides::printed(100.0 * e as f64 / n as f64, "%")
+        );
+        let c = comparison(&worse, &base, RUN_NOISE);
+        assert_eq!(
+            row(&c.rows, "errors_total").verdict(c.row_alpha()),
+            Verdict::Better
+        );
+    }
+
+    /// A 3-s run whose 100-ms windows each hold 40 calls of one response time, the
+    /// level moving from window to window by up to 40 µs around `us`.
+    fn packed(us: u64) -> Run {
+        let mut s = Stats::new();
+        for w in 0..30u64 {
+            for _ in 0..40 {
+                s.on_connecting();
+                s.on_response(std::time::Duration::from_micros(us + 10 * ((w * 7) % 5)));
+                s.on_reply(200, 100, 1024, 0, std::time::Duration::ZERO);
+            }
+            s.roll_window((w + 1) as f64 / 10.0, false);
+        }
+        s.roll_window(3.0, true);
+        let info = RunInfo {
+            duration: 3.0,
+            cpu_user: 0.1,
+            cpu_system: 0.0,
+        };
+        (s, info)
+    }
+
+    #[test]
+    fn values_packed_around_a_moving_level_are_read_from_groups_of_windows() {
+        // Every window is below or above the median: the proportion below it swings
+        // from 0 to 1, Woodruff's interval spans everything, the groups' quantiles
+        // move by 40 µs of 2 ms.
+        let (base, slow) = ([packed(2_000)], [packed(2_200)]);
+        let c = comparison(&base, &slow, 0.0);
+        let p50 = row(&c.rows, "percentiles_response_p50");
+        assert_eq!(p50.verdict(c.row_alpha()), Verdict::Slower);
+        let (lo, hi) = p50.change.ci(c.row_alpha()).expect("an interval");
+        assert!(lo > 7.0 && hi < 13.0, "{lo} … {hi}");
+        // Connections one per call, in every window: a rate with an interval.
+        assert!(row(&c.rows, "connections_rate").change.ci(0.01).is_ok());
+    }
+
+    #[test]
+    fn documents_without_windows_fall_back_to_seconds() {
+        let w = Workload::A;
+        let mut d = Draws::new(4);
+        let mut old = [run(&mut d, w, Noise::shared(w), 1.0)];
+        old[0].0.windows = Default::default();
+        let c = comparison(&old, &old, RUN_NOISE);
+        let p50 = row(&c.rows, "percentiles_response_p50");
+        assert_eq!(p50.change.ci(0.01), Err(Na::TooFew(3, "seconds")));
+        assert_eq!(p50.verdict(0.01), Verdict::NotTested);
+        assert_eq!(c.verdict(), Overall::NotTested);
     }
 }

@@ -111,7 +111,7 @@ const SCHEDULERS: [Scheduler; 5] = [
         index: "JOB_COMPLETION_INDEX",
         count: None,
         one_based: false,
-        how: "--partitions N with the Job's completions, or --partition=auto/N",
+        how: "--partition auto/N, N the Job's completions",
     },
     Scheduler {
         name: "Open MPI",
@@ -132,7 +132,7 @@ const SCHEDULERS: [Scheduler; 5] = [
         index: "PARALLEL_SEQ",
         count: None,
         one_based: true,
-        how: "--partitions N with the number of jobs, or --partition=auto/N",
+        how: "--partition auto/N, N the number of jobs",
     },
 ];
 
@@ -275,14 +275,13 @@ mod tests {
         assert_eq!(
             text(&[("JOB_COMPLETION_INDEX", "1")], None),
             "--partition auto: JOB_COMPLETION_INDEX is set (a Kubernetes Indexed Job) but the \
-             partition count is not exported: give it (--partitions N with the Job's \
-             completions, or --partition=auto/N)"
+             partition count is not exported: give it (--partition auto/N, N the Job's \
+             completions)"
         );
         assert_eq!(
             text(&[("PARALLEL_SEQ", "3")], None),
             "--partition auto: PARALLEL_SEQ is set (GNU parallel) but the partition count is \
-             not exported: give it (--partitions N with the number of jobs, or \
-             --partition=auto/N)"
+             not exported: give it (--partition auto/N, N the number of jobs)"
         );
         assert_eq!(
             text(&[("SLURM_PROCID", "3"), ("SLURM_NTASKS", "3")], None),

@@ -5,16 +5,17 @@
 //! (`front::httperf`), the URL operand, `demo`, `ab` and `lb`. Nothing after `build`
 //! re-reads flags or re-parses text. Owns the configuration's types (`types`), the
 //! parsers of httperf's option values and their messages (`value`, `number`,
-//! `period`: a front end that takes httperf's syntax uses them), the validation that
-//! needs more than one option (`builder`), the typed errors and warnings (`error`) and
-//! the echo line (`echo`, compatibility.md §2.2). Does not open sockets, and does not
-//! read the files named by options (`--wlog`, `--wsesslog`, `--servers`,
-//! `--add-header-file`): their workloads do. Called by the front ends; read by the
-//! workload, the engine and the outputs.
+//! `period`, and the units of `duration`: a front end that takes httperf's syntax
+//! uses them), the validation that needs more than one option (`builder`), the typed
+//! errors and warnings (`error`) and the echo line (`echo`, compatibility.md §2.2).
+//! Does not open sockets, and does not read the files named by options (`--wlog`,
+//! `--wsesslog`, `--servers`, `--add-header-file`): their workloads do. Called by the
+//! front ends; read by the workload, the engine and the outputs.
 
 pub(crate) mod auto_partition;
 mod builder;
 pub(crate) mod doc;
+pub(crate) mod duration;
 mod echo;
 mod error;
 pub(crate) mod number;

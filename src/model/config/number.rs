@@ -9,6 +9,7 @@
 //! `config::period` and `ConfigBuilder::build` (which checks typed values by the same
 //! rules).
 
+use super::duration::seconds;
 use super::error::ConfigError;
 
 /// C `isspace`.
@@ -186,6 +187,7 @@ pub(crate) const CALL_RATE: FloatRule = FloatRule {
     ok: |v| v > 0.0 && (1.0 / v).is_finite() && v <= 1e9,
     c_ok: any,
     expect: "expected a number of calls per second > 0 and <= 1e9",
+    duration: false,
 };
 
 /// `--concurrency`.
@@ -263,12 +265,19 @@ pub(crate) struct FloatRule {
     c_ok: fn(f64) -> bool,
     /// What is expected, for values httperf accepted.
     pub(crate) expect: &'static str,
+    /// A duration in seconds: a unit may follow the number (`duration::seconds`).
+    duration: bool,
 }
 
 impl FloatRule {
-    /// The value of `arg`, or httperf's message.
+    /// The value of `arg`, or httperf's message. A duration may carry a unit
+    /// (`seconds`); a number without one is read as httperf reads it.
     pub(crate) fn parse(&self, arg: &str) -> Result<f64, ConfigError> {
-        if let Ok(v) = arg.parse::<f64>() {
+        let value = match self.duration {
+            true => seconds(arg),
+            false => arg.parse::<f64>().ok(),
+        };
+        if let Some(v) = value {
             if v.is_finite() && (self.ok)(v) {
                 return Ok(v);
             }
@@ -314,6 +323,7 @@ pub(crate) const RATE: FloatRule = FloatRule {
     ok: non_negative,
     c_ok: any,
     expect: "expected a number >= 0; 0 means sequential",
+    duration: false,
 };
 /// `--timeout`.
 pub(crate) const TIMEOUT: FloatRule = FloatRule {
@@ -322,6 +332,7 @@ pub(crate) const TIMEOUT: FloatRule = FloatRule {
     ok: non_negative,
     c_ok: any,
     expect: "expected a number of seconds >= 0; 0 means none",
+    duration: true,
 };
 /// `--think-timeout`.
 pub(crate) const THINK_TIMEOUT: FloatRule = FloatRule {
@@ -337,6 +348,7 @@ pub(crate) const QUIC_IDLE_TIMEOUT: FloatRule = FloatRule {
     ok: non_negative,
     c_ok: any,
     expect: "expected a number of seconds >= 0; 0 means none",
+    duration: true,
 };
 /// `--metrics-linger`.
 pub(crate) const METRICS_LINGER: FloatRule = FloatRule {
@@ -345,6 +357,7 @@ pub(crate) const METRICS_LINGER: FloatRule = FloatRule {
     ok: non_negative,
     c_ok: non_negative,
     expect: "expected a number of seconds >= 0",
+    duration: true,
 };
 /// `--runtime`.
 pub(crate) const RUNTIME: FloatRule = FloatRule {
@@ -353,6 +366,7 @@ pub(crate) const RUNTIME: FloatRule = FloatRule {
     ok: positive,
     c_ok: c_runtime_ok,
     expect: "expected a number of seconds > 0",
+    duration: true,
 };
 
 /// C `strtoul(s, &end, 0)` restricted to digits (no blanks, no sign).
@@ -392,4 +406,30 @@ pub(crate) fn uint0_prefix(s: &str) -> Uint0 {
 /// Values come from rules whose maximum fits; saturate rather than panic anyway.
 pub(crate) fn to_u32(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duration_options_read_units_and_keep_httperfs_messages() {
+        assert_eq!(TIMEOUT.parse("5ms"), Ok(0.005));
+        assert_eq!(RUNTIME.parse("3s"), Ok(3.0));
+        assert_eq!(THINK_TIMEOUT.parse("2m"), Ok(120.0));
+        assert_eq!(METRICS_LINGER.parse("500ms"), Ok(0.5));
+        assert_eq!(QUIC_IDLE_TIMEOUT.parse("30s"), Ok(30.0));
+        // Refused as httperf refuses it, word for word.
+        assert_eq!(
+            TIMEOUT.parse("5x").map_err(|e| e.to_string()),
+            Err("illegal connect timeout 5x".to_string())
+        );
+        assert_eq!(
+            RUNTIME.parse("0s").map_err(|e| e.to_string()),
+            Err("illegal runtime value 0s".to_string())
+        );
+        // A rate is no duration.
+        assert!(RATE.parse("5s").is_err());
+        assert!(CALL_RATE.parse("5s").is_err());
+    }
 }

@@ -5,8 +5,9 @@
 //! `workload::rate::Schedule` (which re-exports `Period`). Messages are httperf's, with
 //! an explanation where rshperf is stricter (docs/compatibility.md §1.2).
 
+use super::duration::duration_prefix;
 use super::error::ConfigError;
-use super::number::{strtod_prefix, RATE};
+use super::number::RATE;
 use crate::wire::cfmt;
 
 /// The inter-arrival process chosen with `--rate` or `--period`.
@@ -58,15 +59,16 @@ pub(crate) fn parse_rate(arg: &str) -> Result<Period, ConfigError> {
     Ok(Period::Deterministic(period))
 }
 
-/// One seconds value inside `--period`: httperf's message for what httperf rejects
-/// (no number, negative), with an explanation for what only rshperf rejects.
+/// One seconds value inside `--period` (a unit may follow: `e5ms`): httperf's message
+/// for what httperf rejects (no number, negative), with an explanation for what only
+/// rshperf rejects.
 fn period_value(
     text: &str,
     what: &str,
     strictly_positive: bool,
 ) -> Result<(f64, usize), ConfigError> {
     let base = || bad(format!("{what} {text}"));
-    let (v, used) = strtod_prefix(text).ok_or_else(base)?;
+    let (v, used) = duration_prefix(text).ok_or_else(base)?;
     if v < 0.0 {
         return Err(base());
     }

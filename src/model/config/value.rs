@@ -9,6 +9,7 @@
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
+use super::duration::{duration_prefix, split_unit};
 use super::error::ConfigError;
 use super::number::{strtod_prefix, to_u32, uint0_prefix, Uint0};
 use super::types::{
@@ -209,7 +210,7 @@ fn session_think(
     reason: &str,
     fail: &dyn Fn(&str, &str, &str) -> ConfigError,
 ) -> Result<(f64, usize), ConfigError> {
-    match strtod_prefix(text) {
+    match duration_prefix(text) {
         None => Err(fail(reason, text, "")),
         Some((v, used)) if v < 0.0 => Err(fail(reason, &text[used..], "")),
         Some((v, used)) if !v.is_finite() => Err(fail(
@@ -393,7 +394,7 @@ pub(crate) fn parse_partition(v: &str) -> Result<(u32, u32), ConfigError> {
     Ok((i, n))
 }
 
-/// `--start-at=UNIX_SECONDS` or `+SECONDS`.
+/// `--start-at=UNIX_SECONDS` or `+SECONDS` (a duration: `+30s`, `+2m`).
 pub(crate) fn parse_start_at(v: &str) -> Result<StartAt, ConfigError> {
     let bad = || {
         bad(
@@ -401,14 +402,17 @@ pub(crate) fn parse_start_at(v: &str) -> Result<StartAt, ConfigError> {
             format!("illegal start time {v} (expected UNIX_SECONDS or +SECONDS)"),
         )
     };
-    let (rel, num) = match v.strip_prefix('+') {
-        Some(rest) => (true, rest),
-        None => (false, v),
+    let (rel, num, scale) = match v.strip_prefix('+') {
+        Some(rest) => {
+            let (num, scale) = split_unit(rest);
+            (true, num, scale)
+        }
+        None => (false, v, 1.0),
     };
     if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return Err(bad());
     }
-    let x: f64 = num.parse().map_err(|_| bad())?;
+    let x = num.parse::<f64>().map_err(|_| bad())? * scale;
     if !x.is_finite() || (rel && x > 86_400.0 * 7.0) {
         return Err(bad());
     }

@@ -1,7 +1,8 @@
 //! How `rshperf compare` treats a figure (`Compare`: its label, the direction that is
-//! better, how it is pooled and tested, its place in the table) and the compare rows
-//! the run table declares (`compare_rows`), with their keys filled in. Read by
-//! `model::compare`, which owns the pooling and the tests of each `Method`.
+//! better, whom it is about, how it is pooled and tested, its place in the table)
+//! and the compare rows the run table declares (`compare_rows`), with their keys
+//! filled in. Read by `model::compare`, which owns each `Method`'s data (a side's
+//! value and per-run batches) and the statistics.
 
 use std::sync::OnceLock;
 
@@ -27,13 +28,25 @@ pub(crate) enum Aspect {
     Cost,
 }
 
+/// Whom a figure is about: the verdict covers the server's figures only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum About {
+    /// The server under test: in the verdict's family.
+    Server,
+    /// The client and its machine (connect times, lateness, CPU): shown, not in the
+    /// verdict.
+    Client,
+}
+
 /// How `rshperf compare` pools a figure over the runs of a group and tests it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Method {
-    /// The per-second rate of this timeline column (`second`'s name), over every
-    /// second of every run.
-    PerSecond(&'static str),
-    /// The `{q}` quantile of the `{hist}` histogram.
+    /// A count per second of the runs' durations: the count of this name in a run's
+    /// 100-ms windows (`stats::windows::Window::count`) and, for documents without
+    /// windows, the timeline column of this name (`second`).
+    Rate(&'static str),
+    /// The `{q}` quantile of the `{hist}` histogram, as the whole runs' histograms
+    /// added together give it.
     Quantile,
     /// Errors per connection, %.
     ErrorsPerConnection,
@@ -54,6 +67,8 @@ pub(crate) struct Compare {
     pub(crate) better: Better,
     /// Speed or cost.
     pub(crate) aspect: Aspect,
+    /// Whom it is about (templated like the rank).
+    pub(crate) about: fn(At) -> About,
     /// How it is pooled and tested.
     pub(crate) method: Method,
     /// Its position in the table (rows are sorted by it); None: this key of a
@@ -76,6 +91,8 @@ pub(crate) struct CompareRow {
     pub(crate) better: Better,
     /// Speed or cost.
     pub(crate) aspect: Aspect,
+    /// Whom it is about.
+    pub(crate) about: About,
     /// How it is pooled and tested.
     pub(crate) method: Method,
     /// The `{hist}` histogram (quantile rows).
@@ -103,6 +120,7 @@ pub(crate) fn compare_rows() -> &'static [CompareRow] {
                     unit: c.unit.unwrap_or(s.unit().symbol()),
                     better: c.better,
                     aspect: c.aspect,
+                    about: (c.about)(s.at),
                     method: c.method,
                     hist,
                     q: QUANTILES[s.at.q].0,

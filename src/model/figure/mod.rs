@@ -55,9 +55,10 @@
 //! a `Keys` variant and a field of `At`.
 //!
 //! A compare row is `.compare(Compare { … })` on the figure it compares (its label,
-//! the direction that is better, how it is pooled and tested (`Method`), its rank in
-//! compare's table, gate synonyms); a new way of pooling is a `Method` variant and its
-//! arm in `model::compare::row`. A Prometheus family is a `Family` in `family.rs`
+//! the direction that is better, whom it is about (the verdict covers the server's),
+//! how it is pooled and tested (`Method`), its rank in compare's table, gate
+//! synonyms); a new way of pooling is a `Method` variant, its side's data in
+//! `model::compare::sides` and its arm in `model::compare::row`. A Prometheus family is a `Family` in `family.rs`
 //! naming the JSON leaf it exports, listed in `FAMILIES`, plus its sample in
 //! `engine::metrics::text` (a live value, from the engine's snapshot). The tests
 //! (`tests.rs`, and `engine::metrics::text` for the samples) check that every name,
@@ -80,7 +81,7 @@ use crate::model::stats::{ErrorKind, Histograms};
 
 pub(crate) use crate::model::stats::quantile::{quantile_key, QUANTILES};
 
-pub(crate) use compare::{Aspect, Better, Compare, Method};
+pub(crate) use compare::{About, Aspect, Better, Compare, Method};
 
 /// What a figure measures: its kind and, where it has one, its unit. Decides the
 /// JSON type of its value, its CSV decimals, the units `--fail-on` takes for it and

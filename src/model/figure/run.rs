@@ -14,8 +14,8 @@
 use std::sync::OnceLock;
 
 use super::{
-    int, optional, real, second, server, Aspect, At, Better, Compare, Figure, Method, Scope, Table,
-    Unit, Val, QUANTILES,
+    int, optional, real, second, server, About, Aspect, At, Better, Compare, Figure, Method, Scope,
+    Table, Unit, Val, QUANTILES,
 };
 use crate::model::blocks::{CallRate, Facts, Http2, Http3, Sessions};
 use crate::model::run::RunInfo;
@@ -88,6 +88,16 @@ fn quantile_rank(at: At) -> Option<u32> {
     (at.q < 4).then(|| 10 + 10 * h as u32 + at.q as u32)
 }
 
+/// Response times are the server's; connect times and lateness the client's and its
+/// machine's.
+fn quantile_about(at: At) -> About {
+    if is_response(at) {
+        About::Server
+    } else {
+        About::Client
+    }
+}
+
 /// The response-time quantiles are also named by their bare keys (`p99`, `max`).
 fn is_response(at: At) -> bool {
     super::hist_names().get(at.hist) == Some(&"response")
@@ -121,7 +131,8 @@ fn declarations() -> Vec<Figure<RunScope>> {
             unit: None,
             better: Better::Higher,
             aspect: Aspect::Speed,
-            method: Method::PerSecond("connections"),
+            about: |_| About::Server,
+            method: Method::Rate("connections"),
             rank: |_| Some(2),
             synonyms: &[],
         }),
@@ -241,7 +252,8 @@ fn declarations() -> Vec<Figure<RunScope>> {
             unit: None,
             better: Better::Higher,
             aspect: Aspect::Speed,
-            method: Method::PerSecond("replies"),
+            about: |_| About::Server,
+            method: Method::Rate("replies"),
             rank: |_| Some(1),
             // The report's 5-s samples are compared as the per-second reply rate.
             synonyms: &["reply_rate_avg"],
@@ -328,6 +340,7 @@ fn declarations() -> Vec<Figure<RunScope>> {
             unit: Some("µs"),
             better: Better::Lower,
             aspect: Aspect::Cost,
+            about: |_| About::Client,
             method: Method::CpuPerReply,
             rank: |_| Some(100),
             synonyms: &[],
@@ -363,6 +376,7 @@ fn declarations() -> Vec<Figure<RunScope>> {
             unit: Some("%"),
             better: Better::Lower,
             aspect: Aspect::Cost,
+            about: |_| About::Server,
             method: Method::ErrorsPerConnection,
             rank: |_| Some(99),
             synonyms: &[],
@@ -388,6 +402,7 @@ fn declarations() -> Vec<Figure<RunScope>> {
             unit: None,
             better: Better::Lower,
             aspect: Aspect::Speed,
+            about: quantile_about,
             method: Method::Quantile,
             rank: quantile_rank,
             synonyms: &[],

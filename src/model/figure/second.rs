@@ -1,6 +1,6 @@
 //! The table of a second's figures: one element of the document's `timeline`, one row
 //! of `--timeline` (its columns are these names, docs/json.md §5), the per-second
-//! series of the HTML page, and the per-second samples `rshperf compare` tests.
+//! series of the HTML page, and the per-second counts `rshperf compare` falls back to for documents without windows.
 //!
 //! Each entry says how it is computed from `Span`: one interval of the run's
 //! `Timeline` (a second, or a coarser interval after the first hour) with its start

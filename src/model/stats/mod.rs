@@ -25,6 +25,7 @@ pub(crate) mod pool;
 pub(crate) mod quantile;
 pub(crate) mod serial;
 pub(crate) mod timeline;
+pub(crate) mod windows;
 
 use std::time::Duration;
 
@@ -37,6 +38,7 @@ pub(crate) use quantile::quantile_ms;
 
 use client::ClientCpu;
 use timeline::{Timeline, Totals};
+use windows::Windows;
 
 /// Per-connection failure classes, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -347,6 +349,11 @@ pub struct Stats {
     /// `client-timo` as well (absent from documents written before it).
     #[serde(default)]
     pub(crate) connect_timeouts: u64,
+    /// TLS connections whose server certificate `--ssl-verify` rejected (an unknown
+    /// issuer, another name, expired), counted as `other` as well (absent from
+    /// documents written before it).
+    #[serde(default)]
+    pub(crate) cert_rejected: u64,
     /// TLS handshakes completed in full / resumed.
     pub tls_handshakes: [u64; 2],
     /// Sessions that completed successfully.
@@ -367,6 +374,10 @@ pub struct Stats {
     /// What happened in each second (`--timeline`, the JSON `timeline`).
     #[serde(default)]
     pub(crate) timeline: Timeline,
+    /// The run in short windows (`rshperf compare`'s batches; absent from documents
+    /// written before them).
+    #[serde(default)]
+    pub(crate) windows: Windows,
     /// The engines' own CPU use (client-bound detection).
     #[serde(default)]
     pub(crate) client: ClientCpu,
@@ -446,6 +457,7 @@ impl Stats {
             rate_samples: Vec::new(),
             unroutable: 0,
             connect_timeouts: 0,
+            cert_rejected: 0,
             tls_handshakes: [0; 2],
             sessions_ok: 0,
             sessions_failed: 0,
@@ -456,6 +468,7 @@ impl Stats {
             servers: Vec::new(),
             hist: Histograms::new(),
             timeline: Timeline::default(),
+            windows: Windows::default(),
             client: ClientCpu::default(),
             abandoned: 0,
             interrupted: false,
@@ -471,14 +484,26 @@ impl Stats {
     /// seconds since the start); called by the engine once a second and at its end.
     /// Returns the second's interval (`Timeline::roll`).
     pub(crate) fn roll_timeline(&mut self, open: u64, at_s: f64) -> timeline::Interval {
+        let now = self.totals();
+        self.timeline.roll(now, open, at_s)
+    }
+
+    /// The running totals the timeline and the windows take their deltas from.
+    fn totals(&self) -> Totals {
         let mut replies = [0; 5];
         replies.copy_from_slice(&self.replies_by_class[1..=5]);
-        let now = Totals {
+        Totals {
             connections: self.connections,
             replies,
             errors: self.errors,
-        };
-        self.timeline.roll(now, open, at_s)
+        }
+    }
+
+    /// Ends a tick of the windows (`windows::TICK_MS`) at `at_s` seconds since the
+    /// start, or with `last` the run's last window; called by the engine.
+    pub(crate) fn roll_window(&mut self, at_s: f64, last: bool) {
+        let now = self.totals();
+        self.windows.tick(now, at_s, last);
     }
 
     /// A connection reached the connecting stage.
@@ -492,12 +517,14 @@ impl Stats {
         self.connects += 1;
         self.connect_sum_us += v;
         record(&mut self.hist.connect, v);
+        self.windows.on_connect(v);
     }
 
     /// An arrival started `late` after its scheduled time.
     pub(crate) fn on_lateness(&mut self, late: Duration) {
         record(&mut self.hist.lateness, us(late));
         self.timeline.on_lateness(us(late));
+        self.windows.on_lateness(us(late));
     }
 
     /// A request of `bytes` bytes was written (its head, then the rest).
@@ -525,6 +552,7 @@ impl Stats {
         self.response_sum_us += v;
         record(&mut self.hist.response, v);
         self.timeline.on_response(v);
+        self.windows.on_response(v);
     }
 
     /// A reply completed; `transfer` = status line → completion.
@@ -679,6 +707,7 @@ impl Stats {
             rate_samples: sum,
             unroutable: sum,
             connect_timeouts: sum,
+            cert_rejected: sum,
             tls_handshakes: sum,
             sessions_ok: sum,
             sessions_failed: sum,
@@ -689,6 +718,7 @@ impl Stats {
             servers: sum,
             hist: sum,
             timeline: sum,
+            windows: sum,
             client: sum,
             abandoned: sum,
             interrupted: any,

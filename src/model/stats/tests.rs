@@ -41,6 +41,7 @@ pub(crate) fn every_field_set() -> Stats {
     s.max_burst = 3;
     s.unroutable = 2;
     s.connect_timeouts = 3;
+    s.cert_rejected = 5;
     s.rate_samples.push(RateSample {
         replies: 30,
         sessions: 2,
@@ -102,6 +103,10 @@ pub(crate) fn every_field_set() -> Stats {
     }
     s.timeline.offered(0);
     s.roll_timeline(5, 0.5);
+    // 64 ticks: the windows coarsen once (200 ms), so no member keeps its default.
+    for tick in 1..=64 {
+        s.roll_window(f64::from(tick) / 10.0, false);
+    }
     s.client.add_engine(0.25, 1.0);
     s.abandoned = 3;
     s.interrupted = true;
@@ -209,6 +214,7 @@ mod unit {
         assert_eq!(m.tls_handshakes, [2, 4]);
         assert_eq!(m.unroutable, 4);
         assert_eq!(m.connect_timeouts, 6);
+        assert_eq!(m.cert_rejected, 10);
         assert_eq!(m.lifetime_sumsq_us, 2 * full.lifetime_sumsq_us);
         assert_eq!(m.lifetime_min_us, full.lifetime_min_us);
         assert_eq!(m.lifetime_max_us, full.lifetime_max_us);
@@ -217,6 +223,8 @@ mod unit {
         assert_eq!(m.servers[1].connections, 40);
         assert_eq!(m.servers[1].response.len(), 4);
         assert_eq!(m.hist.lateness.len(), 80);
+        assert_eq!(m.windows.windows[0].response.count(), 80);
+        assert_eq!(m.windows.width_ms, full.windows.width_ms);
         assert_eq!(m.session_lengths, [2, 0, 0, 0, 2]);
     }
 

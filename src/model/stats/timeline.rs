@@ -25,36 +25,54 @@ use serde::{Deserialize, Serialize};
 use crate::model::stats::merge::{Merge, MergeError};
 use crate::model::stats::ERROR_KINDS;
 
-/// Sub-buckets per power of two: bucket widths are at most 1/16 of their values.
-const SUB: u64 = 16;
-/// log2(SUB).
+/// Sub-bucket bits of the timeline's histograms: 16 buckets per power of two, so
+/// bucket widths are at most 1/16 of their values.
 const SUB_BITS: u32 = 4;
 /// Values are clamped to 2^36 µs (19 hours).
 const MAX_EXP: u32 = 36;
-/// Number of buckets: exact below 16 µs, then 16 per power of two up to 2^36.
-pub(crate) const BUCKETS: usize = ((MAX_EXP - SUB_BITS + 1) as usize) * SUB as usize;
+/// Number of buckets of the timeline's histograms: exact below 16 µs, then 16 per
+/// power of two up to 2^36.
+pub(crate) const BUCKETS: usize = buckets(SUB_BITS);
 
-/// The bucket of a value in µs.
-pub(crate) fn bucket_of(us: u64) -> usize {
+/// Number of buckets of a `LogHist<B>`: exact below 2^B µs, then 2^B per power of
+/// two up to 2^36.
+pub(crate) const fn buckets(b: u32) -> usize {
+    ((MAX_EXP - b + 1) as usize) << b
+}
+
+/// The bucket of a value in µs, with `b` sub-bucket bits.
+pub(crate) fn bucket_of_bits(us: u64, b: u32) -> usize {
+    let sub_n = 1u64 << b;
     let v = us.min((1u64 << MAX_EXP) - 1);
-    if v < SUB {
+    if v < sub_n {
         return v as usize;
     }
     let e = 63 - v.leading_zeros();
-    let sub = (v >> (e - SUB_BITS)) & (SUB - 1);
-    ((e - SUB_BITS + 1) as usize) * SUB as usize + sub as usize
+    let sub = (v >> (e - b)) & (sub_n - 1);
+    ((e - b + 1) as usize) * sub_n as usize + sub as usize
 }
 
-/// The highest value (µs) that falls into bucket `i`.
-pub(crate) fn bucket_high(i: usize) -> u64 {
-    let i = i as u64;
-    if i < SUB {
+/// The highest value (µs) that falls into bucket `i`, with `b` sub-bucket bits.
+pub(crate) fn bucket_high_bits(i: usize, b: u32) -> u64 {
+    let (i, sub_n) = (i as u64, 1u64 << b);
+    if i < sub_n {
         return i;
     }
-    let e = i / SUB + u64::from(SUB_BITS) - 1;
-    let sub = i % SUB;
-    let shift = e - u64::from(SUB_BITS);
-    ((SUB + sub) << shift) + (1u64 << shift) - 1
+    let e = i / sub_n + u64::from(b) - 1;
+    let sub = i % sub_n;
+    let shift = e - u64::from(b);
+    ((sub_n + sub) << shift) + (1u64 << shift) - 1
+}
+
+/// The bucket of a value in µs (the timeline's histograms).
+pub(crate) fn bucket_of(us: u64) -> usize {
+    bucket_of_bits(us, SUB_BITS)
+}
+
+/// The highest value (µs) that falls into bucket `i` (the timeline's histograms).
+#[cfg(test)]
+pub(crate) fn bucket_high(i: usize) -> u64 {
+    bucket_high_bits(i, SUB_BITS)
 }
 
 /// Coarser intervals: from `.0` seconds on, groups of `.1` seconds (aligned on `.0`)
@@ -69,13 +87,20 @@ pub(crate) const TIERS: [(u64, u64); 5] = [
 ];
 
 /// A compact histogram of µs values: its non-zero buckets as `(bucket, count)` pairs,
-/// ascending. Quantiles are bucket highs (at most 1/16 above the true value).
+/// ascending, with `B` sub-bucket bits (the timeline's 4: quantiles are bucket highs,
+/// at most 1/16 above the true value; `stats::windows` uses finer ones).
 /// Serialized as one string `"bucket:count,…"` (a pretty-printed array of pairs costs
 /// ~50 bytes a bucket); the older `[[bucket, count], …]` form is read too.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct LogHist(pub Vec<(u16, u32)>);
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LogHist<const B: u32 = SUB_BITS>(pub Vec<(u16, u32)>);
 
-impl Serialize for LogHist {
+impl<const B: u32> Default for LogHist<B> {
+    fn default() -> Self {
+        LogHist(Vec::new())
+    }
+}
+
+impl<const B: u32> Serialize for LogHist<B> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut text = String::with_capacity(self.0.len() * 8);
         for (n, (b, c)) in self.0.iter().enumerate() {
@@ -96,7 +121,7 @@ enum LogHistRepr {
     Pairs(Vec<(u16, u32)>),
 }
 
-impl<'de> Deserialize<'de> for LogHist {
+impl<'de, const B: u32> Deserialize<'de> for LogHist<B> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error as _;
         let pairs = match LogHistRepr::deserialize(d)? {
@@ -114,10 +139,11 @@ impl<'de> Deserialize<'de> for LogHist {
                 })?,
         };
         let ascending = pairs.windows(2).all(|w| w[0].0 < w[1].0);
-        if !ascending || pairs.iter().any(|&(b, _)| usize::from(b) >= BUCKETS) {
-            return Err(D::Error::custom(
-                "bad log histogram: buckets must be ascending and below 528",
-            ));
+        if !ascending || pairs.iter().any(|&(b, _)| usize::from(b) >= buckets(B)) {
+            return Err(D::Error::custom(format!(
+                "bad log histogram: buckets must be ascending and below {}",
+                buckets(B)
+            )));
         }
         Ok(LogHist(pairs))
     }
@@ -130,9 +156,9 @@ impl Merge for Timeline {
     }
 }
 
-impl LogHist {
+impl<const B: u32> LogHist<B> {
     /// The non-zero buckets of a dense array.
-    fn from_dense(dense: &[u32]) -> LogHist {
+    fn from_dense(dense: &[u32]) -> LogHist<B> {
         // Sized exactly: a run keeps thousands of these.
         let mut pairs = Vec::with_capacity(dense.iter().filter(|&&c| c != 0).count());
         pairs.extend(
@@ -161,16 +187,41 @@ impl LogHist {
         for &(i, c) in &self.0 {
             seen += u64::from(c);
             if seen >= rank {
-                return bucket_high(usize::from(i));
+                return bucket_high_bits(usize::from(i), B);
             }
         }
         self.0
             .last()
-            .map_or(0, |&(i, _)| bucket_high(usize::from(i)))
+            .map_or(0, |&(i, _)| bucket_high_bits(usize::from(i), B))
+    }
+
+    /// The number of values at or below `us` µs, counting the bucket that holds `us`
+    /// in proportion to the part of its range at or below it (values spread evenly
+    /// over a bucket).
+    pub(crate) fn count_at_or_below(&self, us: f64) -> f64 {
+        let mut below = 0.0;
+        for &(i, c) in &self.0 {
+            let i = usize::from(i);
+            let high = bucket_high_bits(i, B) as f64;
+            let low = if i == 0 {
+                0.0
+            } else {
+                bucket_high_bits(i - 1, B) as f64 + 1.0
+            };
+            if high <= us {
+                below += f64::from(c);
+            } else {
+                // A bucket holds the integers low..=high.
+                let part = ((us.floor() - low + 1.0) / (high - low + 1.0)).clamp(0.0, 1.0);
+                below += f64::from(c) * part;
+                break;
+            }
+        }
+        below
     }
 
     /// Adds another histogram's counts (both ascending; the result too).
-    pub(crate) fn merge(&mut self, o: &LogHist) {
+    pub(crate) fn merge(&mut self, o: &LogHist<B>) {
         if o.0.is_empty() {
             return;
         }
@@ -633,7 +684,7 @@ mod tests {
             .windows(2)
             .all(|w| w[0].0 < w[1].0);
         assert!(ascending);
-        assert_eq!(LogHist::default().quantile_us(0.99), 0);
+        assert_eq!(LogHist::<4>::default().quantile_us(0.99), 0);
     }
 
     #[test]

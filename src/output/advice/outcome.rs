@@ -1,8 +1,9 @@
 //! The advice rules about what a run achieved: every connection failed (naming the
 //! dominant error, the target and the cause the engine saw: refused, never answered,
 //! bodies stalled after the heads, HTTP/2 turned down by ALPN or by an HTTP/1 answer,
-//! TLS against a plain port), every reply an error (with the `--uri` cause when that
-//! is it), and a short run without a reply-rate sample (a note, `-v` only).
+//! a certificate `--ssl-verify` rejected, TLS against a plain port), every reply an
+//! error (with the `--uri` cause when that is it), and a short run without a
+//! reply-rate sample (a note).
 //!
 //! Each rule is a pure function of the configuration, the workload and the run's
 //! result, returning at most one `Advice`; `advice::assess` runs them with the other
@@ -145,8 +146,9 @@ fn timeout_remedy(st: &Stats, timed_out: u64, target: &str) -> String {
 }
 
 /// The likely cause when the server's bytes were not what the client expected: a
-/// server that turned HTTP/2 down (by ALPN, or with an HTTP/1 answer) when the engine
-/// saw it, else TLS against a plain port or the other way round.
+/// server that turned HTTP/2 down (by ALPN, or with an HTTP/1 answer) or a certificate
+/// `--ssl-verify` rejected, when the engine saw it, else TLS against a plain port or
+/// the other way round.
 fn protocol_remedy(cfg: &Config, st: &Stats, target: &str) -> String {
     if st.http2.alpn_refused > 0 {
         format!(
@@ -157,6 +159,12 @@ fn protocol_remedy(cfg: &Config, st: &Stats, target: &str) -> String {
         format!(
             "{target} answered HTTP/2 with HTTP/1: it does not speak h2c (drop \
              --http-version 2, or use a port that speaks HTTP/2)"
+        )
+    } else if st.cert_rejected > 0 {
+        format!(
+            "--ssl-verify rejected {target}'s certificate: give the CA that signed it with \
+             --ssl-ca-file FILE (scripts/nginx.sh prints its CA's path), or leave out \
+             --ssl-verify"
         )
     } else if cfg.tls().enabled() {
         format!("did the TLS handshake fail? is {target} a TLS port (--ssl, https://)?")
@@ -221,7 +229,8 @@ pub(super) fn no_rate_sample(cfg: &Config, _work: &Workload, run: &RunResult) ->
         finding: Finding::NoRateSample,
         text: format!(
             "the run took {d:.1} s: the reply rate is sampled every 5 s, so \"Reply rate\" \
-             has no sample (run longer, e.g. --runtime 10 without {counted})"
+             has no sample (its avg 0.0 is no measurement; run longer, e.g. --runtime 10 \
+             without {counted})"
         ),
     })
 }
@@ -405,6 +414,22 @@ mod tests {
              (ALPN h2): drop --http-version 2, or use a port that serves h2"
         );
         assert!(!found[0].1.contains("TLS port"));
+        // A certificate --ssl-verify rejected: the CA file, not "is it a TLS port?".
+        let (cfg, work) = setup(|b| {
+            b.server("127.0.0.1").port(8443).tls().tls_verify(true);
+        });
+        let mut st = failing(4, &[(ErrorKind::Other, 4)]);
+        st.cert_rejected = 4;
+        assert_eq!(
+            texts(&cfg, &work, &RunResult::of(st, 0.1)),
+            [(
+                Finding::AllFailed,
+                "all 4 connections failed (other) — --ssl-verify rejected 127.0.0.1:8443's \
+                 certificate: give the CA that signed it with --ssl-ca-file FILE \
+                 (scripts/nginx.sh prints its CA's path), or leave out --ssl-verify"
+                    .into()
+            )]
+        );
         // Status lines in, bodies stalled: not "is it up and reachable?".
         let (cfg, work) = setup(|b| {
             b.server("127.0.0.1").port(18080);
@@ -550,15 +575,16 @@ mod tests {
             [(
                 Finding::NoRateSample,
                 "the run took 2.5 s: the reply rate is sampled every 5 s, so \"Reply rate\" has \
-                 no sample (run longer, e.g. --runtime 10 without --num-conns)"
+                 no sample (its avg 0.0 is no measurement; run longer, e.g. --runtime 10 \
+                 without --num-conns)"
                     .into()
             )]
         );
-        // A note, not a warning: on stderr with -v only.
+        // A note, not a warning, and said without -v: a script that reads the
+        // report's average gets 0.0.
         let advice = assess(&cfg, &work, &RunResult::of(st.clone(), 2.45));
-        assert!(super::super::lines(&advice, false).is_empty());
         assert_eq!(
-            super::super::lines(&advice, true),
+            super::super::lines(&advice),
             [format!("rshperf: note: {}", advice[0].text)]
         );
         // Front ends without the classic report do not get it.

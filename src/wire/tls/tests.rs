@@ -619,6 +619,7 @@ fn verification_without_the_ca_fails_with_unknown_issuer() {
             let err = exchange(&s, None, addr).expect_err("must fail");
             assert_eq!(err.kind(), io::ErrorKind::InvalidData);
             assert_eq!(err.to_string(), "invalid peer certificate: UnknownIssuer");
+            assert!(super::is_certificate_rejection(&err.to_string()));
             assert!(server.join().expect("server")[0].result.is_err());
         }
         // A machine without a system trust store: nothing to verify against.
@@ -888,4 +889,23 @@ fn certificate_and_key_file_errors() {
     assert!(ca.starts_with("--ssl-ca-file "), "{ca}");
     let capath = usage_text(&verify(|o| o.ca_path = Some(pki.path("nodir"))));
     assert!(capath.starts_with("--ssl-ca-path "), "{capath}");
+}
+
+#[test]
+fn only_certificate_errors_are_rejections() {
+    use rustls::{CertificateError, Error};
+    for e in [
+        Error::InvalidCertificate(CertificateError::UnknownIssuer),
+        Error::InvalidCertificate(CertificateError::Expired),
+        Error::InvalidCertificate(CertificateError::NotValidForName),
+    ] {
+        assert!(super::is_certificate_rejection(&e.to_string()), "{e}");
+    }
+    for e in [
+        Error::NoApplicationProtocol,
+        Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType),
+        Error::AlertReceived(rustls::AlertDescription::HandshakeFailure),
+    ] {
+        assert!(!super::is_certificate_rejection(&e.to_string()), "{e}");
+    }
 }

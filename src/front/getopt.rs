@@ -1,15 +1,20 @@
-//! The single-letter option scanner of `rshperf ab` and `rshperf lb`: APR's
-//! `apr_getopt` rules, which glibc's `getopt` shares for everything these tools use.
+//! The option scanner of rshperf's httperf command line (`front::cli`), `rshperf ab`
+//! and `rshperf lb`: glibc's `getopt` rules, which APR's `apr_getopt` shares for
+//! everything ab uses. Hand-written: each tool's diagnostics are byte-compatible with
+//! the tool's own, which no crate's parser reproduces.
 //!
 //! Owns the rules: an option-letters table (`"n:c:k"`: a letter, `:` after a letter
 //! that takes a value), clustered flags (`-kq`), a value attached (`-c10`, also after
 //! flags: `-kc10`) or in the next word (`-c 10`, taken whatever it looks like), `--`
 //! ending the options, a lone `-` being an operand, and where operands may stand:
 //! before the options end (`Operands::EndOptions`, ab: the first operand ends them, as
-//! APR's loop in ab) or anywhere (`Operands::Anywhere`, lb: glibc permutes them). It
-//! also owns the two tools' diagnostics for a bad letter or a missing value (`apr_text`
-//! as ab prints them, `glibc_text` as lb prints them). It does not know what a letter
-//! means: `args` (ab) and `lb` map the `Item`s onto a `Bench`, in command-line order.
+//! APR's loop in ab) or anywhere (`Operands::Anywhere`, httperf and lb: glibc permutes
+//! them). With `with_long`, a `--name[=value]` word is handed back whole (`Item::Long`)
+//! and the caller, which owns the long-option table, takes a separate value with
+//! `value`. It also owns the two styles of diagnostic for a bad letter or a missing
+//! value (`apr_text` as ab prints them, `glibc_text` as httperf and lb print them). It
+//! does not know what a letter means: `front::cli` (httperf), `ab::args` and `ab::lb`
+//! map the `Item`s, in command-line order.
 
 /// Where operands (words that are no option) may stand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +38,9 @@ pub(crate) enum Item<'a> {
     /// One of the whole words the caller asked to see (`with_words`, ab's `--help`),
     /// where an option could stand.
     Word(&'a str),
+    /// With `with_long`: a long option where an option could stand, the text after its
+    /// `--` (`name` or `name=value`).
+    Long(&'a str),
 }
 
 /// Why scanning stopped.
@@ -54,7 +62,7 @@ impl GetoptError {
         }
     }
 
-    /// The message as glibc prints it (lb): `invalid option -- 'Z'`,
+    /// The message as glibc prints it (httperf, lb): `invalid option -- 'Z'`,
     /// `option requires an argument -- 'n'`.
     pub(crate) fn glibc_text(self) -> String {
         match self {
@@ -76,6 +84,10 @@ pub(crate) struct Getopt<'a> {
     operands: Operands,
     /// Whole words returned as `Item::Word` where an option could stand.
     special: &'static [&'static str],
+    /// Whether `--name` words are long options (`Item::Long`).
+    long: bool,
+    /// The index of the word the last item came from.
+    current: usize,
     /// The next word to look at.
     next: usize,
     /// Inside a cluster: the word's index and the byte offset of its next letter.
@@ -96,6 +108,8 @@ impl<'a> Getopt<'a> {
             letters,
             operands,
             special: &[],
+            long: false,
+            current: 0,
             next: 0,
             cluster: None,
             only_operands: false,
@@ -108,6 +122,40 @@ impl<'a> Getopt<'a> {
     pub(crate) fn with_words(mut self, special: &'static [&'static str]) -> Self {
         self.special = special;
         self
+    }
+
+    /// Hands back `--name[=value]` words as `Item::Long` instead of scanning them as
+    /// letters.
+    pub(crate) fn with_long(mut self) -> Self {
+        self.long = true;
+        self
+    }
+
+    /// Takes the next word as the value of the long option just returned (`--name
+    /// value`), whatever it looks like; None at the end of the command line.
+    pub(crate) fn value(&mut self) -> Option<&'a str> {
+        debug_assert!(self.cluster.is_none(), "a long option is no cluster");
+        let word = self.words.get(self.next)?;
+        self.next += 1;
+        Some(word.as_str())
+    }
+
+    /// The whole word the last item (or error) came from: a cluster (`-kq`) for its
+    /// letters.
+    pub(crate) fn word(&self) -> &'a str {
+        self.words.get(self.current).map_or("", String::as_str)
+    }
+
+    /// Whether the last letter returned ended its word (no letter of its cluster is
+    /// left, and it took no value from the next word).
+    pub(crate) fn ended_word(&self) -> bool {
+        self.cluster.is_none() && self.next == self.current + 1
+    }
+
+    /// Whether every word from here on is an operand: `--` was seen (or, with
+    /// `Operands::EndOptions`, an operand).
+    pub(crate) fn options_ended(&self) -> bool {
+        self.only_operands
     }
 
     /// Whether `c` is in the table, and whether it takes a value.
@@ -158,6 +206,7 @@ impl<'a> Iterator for Getopt<'a> {
             None => {
                 let word = self.words.get(self.next)?.as_str();
                 let w = self.next;
+                self.current = w;
                 self.next += 1;
                 if self.only_operands {
                     Ok(Item::Operand(word))
@@ -166,6 +215,8 @@ impl<'a> Iterator for Getopt<'a> {
                     return self.next();
                 } else if self.special.contains(&word) {
                     Ok(Item::Word(word))
+                } else if let Some(body) = word.strip_prefix("--").filter(|_| self.long) {
+                    Ok(Item::Long(body))
                 } else if word.len() > 1 && word.starts_with('-') {
                     self.letter(w, 1)
                 } else {
@@ -199,6 +250,7 @@ mod tests {
                 Ok(Item::Opt(c, Some(v))) => items.push(format!("-{c}={v}")),
                 Ok(Item::Operand(o)) => items.push(format!("op:{o}")),
                 Ok(Item::Word(o)) => items.push(format!("word:{o}")),
+                Ok(Item::Long(o)) => items.push(format!("long:{o}")),
                 Err(e) => return (items, Some(e)),
             }
         }
@@ -293,6 +345,77 @@ mod tests {
         assert_eq!(first, Some(Err(GetoptError::Unknown('-'))));
         // A value is never a special word.
         assert_eq!(both(&["-c", "--help"]), (words(&["-c=--help"]), None));
+    }
+
+    #[test]
+    fn long_options_come_whole_and_take_their_value_when_asked() {
+        let w = words(&[
+            "-k",
+            "--num-conns",
+            "5",
+            "u",
+            "--uri=/x",
+            "-c",
+            "1",
+            "--",
+            "--k",
+        ]);
+        let mut g = Getopt::new(&w, LETTERS, Operands::Anywhere).with_long();
+        let mut items = Vec::new();
+        while let Some(item) = g.next() {
+            match item {
+                Ok(Item::Long(name)) if !name.contains('=') => {
+                    let v = g.value().expect("a value");
+                    items.push(format!("long:{name}={v}"));
+                }
+                Ok(Item::Long(name)) => items.push(format!("long:{name}")),
+                Ok(Item::Opt(c, v)) => items.push(format!("-{c}={}", v.unwrap_or(""))),
+                Ok(Item::Operand(o)) => {
+                    items.push(format!("op:{o}:{}", g.options_ended()));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(
+            items,
+            [
+                "-k=",
+                "long:num-conns=5",
+                "op:u:false",
+                "long:uri=/x",
+                "-c=1",
+                "op:--k:true"
+            ]
+        );
+        // At the end of the command line there is no value.
+        let w = words(&["--rate"]);
+        let mut g = Getopt::new(&w, LETTERS, Operands::Anywhere).with_long();
+        assert_eq!(g.next(), Some(Ok(Item::Long("rate"))));
+        assert_eq!(g.value(), None);
+    }
+
+    #[test]
+    fn the_word_of_each_item_and_whether_a_letter_ended_it() {
+        let w = words(&["-kq", "-c", "5", "-k"]);
+        let mut g = Getopt::new(&w, LETTERS, Operands::Anywhere);
+        let mut seen = Vec::new();
+        while let Some(Ok(item)) = g.next() {
+            seen.push(format!("{item:?} {} {}", g.word(), g.ended_word()));
+        }
+        assert_eq!(
+            seen,
+            [
+                "Opt('k', None) -kq false",
+                "Opt('q', None) -kq true",
+                "Opt('c', Some(\"5\")) -c false",
+                "Opt('k', None) -k true"
+            ]
+        );
+        let w = words(&["-kx"]);
+        let mut g = Getopt::new(&w, LETTERS, Operands::Anywhere);
+        g.next();
+        assert_eq!(g.next(), Some(Err(GetoptError::Unknown('x'))));
+        assert_eq!(g.word(), "-kx");
     }
 
     #[test]
