@@ -150,6 +150,9 @@ pub(crate) enum Opt {
     Realtime,
     /// `--call-rate=R` (rshperf): open-loop calls over a pool of connections.
     CallRate,
+    /// `--rate-profile=SEGMENTS` (rshperf): the rate over time (ramp, hold, step,
+    /// sine); the run lasts the profile.
+    RateProfile,
     /// `--unix-socket=PATH` (rshperf): connect to a unix domain socket.
     UnixSocket,
     /// `--body-file=F` (rshperf): request body from a file.
@@ -285,6 +288,7 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("pin", Opt::Pin, HasArg::No),
     spec("realtime", Opt::Realtime, HasArg::No),
     spec("call-rate", Opt::CallRate, HasArg::Required),
+    spec("rate-profile", Opt::RateProfile, HasArg::Required),
     spec("unix-socket", Opt::UnixSocket, HasArg::Required),
     spec("body-file", Opt::BodyFile, HasArg::Required),
     spec("content-type", Opt::ContentType, HasArg::Required),
@@ -318,6 +322,7 @@ impl Opt {
                 | Opt::Pin
                 | Opt::Realtime
                 | Opt::CallRate
+                | Opt::RateProfile
                 | Opt::UnixSocket
                 | Opt::BodyFile
                 | Opt::ContentType
@@ -482,7 +487,8 @@ fn metavar(opt: Opt) -> &'static str {
         Opt::FailOn => "EXPR",
         Opt::Overload => "degrade|queue",
         Opt::Spin => "auto|off|USEC",
-        Opt::CallRate => "R",
+        Opt::CallRate => "R|profile",
+        Opt::RateProfile => "SEGMENTS",
         Opt::UnixSocket => "path",
         Opt::ContentType => "T",
         Opt::MetricsListen => "addr:port",

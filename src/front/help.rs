@@ -61,7 +61,11 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --spin auto|off|US   wake early and spin to each arrival (default auto)
   --pin, --realtime    engine threads on cores of their own, SCHED_FIFO
   --call-rate R        R requests/s over the --num-conns keep-alive connections,
-                       timed from the schedule (wrk2's model)
+                       timed from the schedule (wrk2's model); R = profile: at
+                       --rate-profile's rate
+  --rate-profile SEGS  the rate over time, e.g. ramp:100..2000/60s,hold:2000/2m
+                       (also step:FROM..TO+INC/EACH, sine:MEAN~AMP/PERIOD/LEN);
+                       the run lasts the profile
   --body-file F        request body from a file (POST; --content-type T)
   --header-file F      'Name: value' lines added to every request
   --unix-socket PATH   connect over a unix socket (--server names the Host:)

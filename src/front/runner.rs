@@ -20,6 +20,7 @@ use crate::model::config::doc::ConfigDoc;
 use crate::model::config::Config;
 use crate::model::report::{Facts, Report};
 use crate::model::run::RunResult;
+use crate::model::stats::timeline::Target;
 use crate::model::workload::Workload;
 use crate::output::advice;
 use crate::output::classic::write_report;
@@ -63,12 +64,14 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         seconds: feed.as_ref(),
         ..Hooks::default()
     };
+    let target = cfg.load().rate_profile().map(Target::new);
     let (run, stream) = std::thread::scope(|scope| {
+        let target = target.as_ref();
         let writer = streamed.zip(feed.as_ref()).map(|(path, feed)| {
             scope.spawn(move || {
                 let seconds =
                     std::iter::from_fn(|| feed.next()).map(|s| (s.start, s.seconds, s.interval));
-                timeline::stream(Path::new(path), seconds)
+                timeline::stream(Path::new(path), seconds, target)
             })
         });
         let run = execute_with(cfg, &work, ExecOptions { echo: true }, hooks);

@@ -29,6 +29,7 @@ mod outputs;
 mod pacing;
 mod package;
 mod page;
+mod profile;
 mod readme;
 mod repo;
 mod serve;

@@ -196,6 +196,8 @@ members! {
         metrics_listen: Option<String>,
         /// `--metrics-linger`, seconds.
         metrics_linger_s: f64,
+        /// `--rate-profile` as typed.
+        rate_profile: Option<String> => Workload,
     }
 }
 
@@ -423,6 +425,7 @@ impl ConfigDoc {
             header_file: text(r.header_file()),
             metrics_listen: o.metrics_listen().map(|a| a.to_string()),
             metrics_linger_s: o.metrics_linger(),
+            rate_profile: l.rate_profile().map(|p| p.text().to_string()),
         }
     }
 

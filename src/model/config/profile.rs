@@ -129,6 +129,7 @@ impl RateProfile {
     }
 
     /// The segments in order.
+    #[cfg(test)]
     pub(crate) fn segments(&self) -> &[Segment] {
         &self.segments
     }
@@ -197,8 +198,31 @@ impl RateProfile {
             .fold(0.0, f64::max)
     }
 
+    /// ∫ rate over the whole profile: the expected number of arrivals.
+    pub(crate) fn expected_arrivals(&self) -> f64 {
+        self.pieces()
+            .iter()
+            .map(|p| match *p {
+                Piece::Linear { from, to, duration } => (from + to) / 2.0 * duration.as_secs_f64(),
+                Piece::Sine {
+                    mean,
+                    amplitude,
+                    period,
+                    duration,
+                } => {
+                    let (d, w) = (
+                        duration.as_secs_f64(),
+                        std::f64::consts::TAU / period.as_secs_f64(),
+                    );
+                    mean * d + amplitude / w * (1.0 - (w * d).cos())
+                }
+            })
+            .sum()
+    }
+
     /// A profile of holds at `levels`, each `each` long (what `sweep --in-one-run`
     /// runs); None when there are no levels.
+    #[cfg(test)]
     pub(crate) fn of_levels(levels: &[f64], each: Duration) -> Option<RateProfile> {
         if levels.is_empty() {
             return None;

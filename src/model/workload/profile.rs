@@ -206,6 +206,7 @@ impl TimeChange {
     }
 
     /// The profile's length in seconds.
+    #[cfg(test)]
     pub(crate) fn seconds(&self) -> f64 {
         attos_secs(self.end_as)
     }
@@ -220,6 +221,7 @@ impl TimeChange {
     }
 
     /// The target rate at `t` seconds from t0 (0 outside the profile).
+    #[cfg(test)]
     pub(crate) fn rate_at(&self, t: f64) -> f64 {
         self.piece_at(t)
             .map_or(0.0, |p| p.shape.rate((t - p.start).min(p.len)))

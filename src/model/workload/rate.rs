@@ -118,7 +118,6 @@ impl Schedule {
 
     /// The same schedule under the rate profile `profile`: the draws, scaled to mean 1,
     /// are unit time, and arrivals are where the profile's Λ reaches them.
-    #[allow(dead_code)] // Not wired to an option yet.
     pub(crate) fn profiled(mut self, profile: Arc<TimeChange>) -> Self {
         self.profile = Some(profile);
         self
