@@ -21,6 +21,25 @@
 #             nginx, CPU per connection, medians of 3 alternating runs), BODY
 #             (5 MB --body-file POSTed 1,000 times to rshperf serve: RSS growth)
 #             and MET (scripts/prometheus-check.sh: Prometheus vs the report)
+#   --reqlog-only run only the request-log row (RL: 50 keep-alive connections of
+#             $RL_CALLS calls each, back to back, against nginx on 8080, without
+#             --request-log, with it in binary and in JSON lines; $RL_ROUNDS
+#             alternating rounds; client CPU (user + system) per request, medians;
+#             PASS when the binary log's ratio to no log is <= 1.10)
+#   --uring-only run only the io_uring rows (URING.*): rshperf --io epoll against
+#             --io uring and the C floors of bench/floor/ (built here with make;
+#             floor_uring needs liburing-dev), $URING_ROUNDS rounds, the clients'
+#             order rotating, CPU of the whole process to the microsecond
+#             (bench/rusage.py): NCO a new connection per request, open loop at
+#             80 % of the knee (rshperf sweep --find-max on epoll, or
+#             $URING_KNEE); NCC the same, closed loop with 50 in flight (both
+#             $URING_NC_N connections, from no TIME_WAIT: as root `ss -K` ends
+#             them); KA 50 keep-alive connections, closed loop ($URING_KA_N
+#             requests); CR --call-rate 20000 over 50 connections for 5 s; OVL15,
+#             OVL20 1.5x and 2x the knee for 3 s (URING_OVL=0 skips); PACE600,
+#             PACE5000 SYN schedule deviation (as root, with tcpdump); SYS system
+#             calls per connection (strace -c -f, 2,000/s x 4,000).
+#             bench/uring_summary.py prints the medians and the ratios.
 #   --out DIR raw outputs (default /tmp/rshperf-bench)
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
@@ -92,6 +111,14 @@ SYSCALLS_ONLY=0
 INTEG_ONLY=0
 AB_N=${AB_N:-200000}
 CR_ONLY=0
+RL_ONLY=0
+RL_CALLS=${RL_CALLS:-2000}
+RL_ROUNDS=${RL_ROUNDS:-5}
+URING_ONLY=0
+URING_ROUNDS=${URING_ROUNDS:-3}
+URING_NC_N=${URING_NC_N:-12000}
+URING_KA_N=${URING_KA_N:-200000}
+URING_OVL=${URING_OVL:-1}
 SWEEP_ONLY=0
 SWEEP_ROUNDS=${SWEEP_ROUNDS:-1}
 CR_RATE=${CR_RATE:-5000}
@@ -114,6 +141,8 @@ while [ $# -gt 0 ]; do
     --pace-only) PACING_ONLY=1; PACE_ONLY=1 ;;
     --syscalls) SYSCALLS_ONLY=1 ;;
     --cr-only) CR_ONLY=1 ;;
+    --reqlog-only) RL_ONLY=1; CR_ONLY=1 ;;
+    --uring-only) URING_ONLY=1 ;;
     --sweep-only) SWEEP_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
@@ -169,17 +198,23 @@ if [ $SYSCALLS_ONLY = 1 ]; then
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
+if [ $URING_ONLY = 1 ]; then
+  for t in make cc strace python3 ss timeout; do
+    command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+  done
+  [ -r /usr/include/liburing.h ] || die "floor_uring needs liburing: apt-get install liburing-dev"
+fi
 if [ $INTEG_ONLY = 1 ]; then
   for t in prometheus curl python3 ss timeout; do
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
-for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump strace python3 ss timeout); do
+for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || [ $URING_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump strace python3 ss timeout); do
   command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
 done
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (apt-get install time)"
 if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
-[ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
+[ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || [ $URING_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
 [ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash scripts/nginx.sh start"
 fi
@@ -284,8 +319,14 @@ run() {
   echo "$*" > "$OUT/$name.cmd"
   printf '  %-14s %s\n' "$name" "$*"
   pre "$name"
-  /usr/bin/time -f '%U %S %M %e' -o "$OUT/$name.time" \
-    timeout -s INT -k 2 "$bound" "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
+  if [ "$URING_ONLY" = 1 ]; then
+    # The same four fields, CPU to the microsecond.
+    python3 "$here/rusage.py" "$OUT/$name.time" \
+      timeout -s INT -k 2 "$bound" "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
+  else
+    /usr/bin/time -f '%U %S %M %e' -o "$OUT/$name.time" \
+      timeout -s INT -k 2 "$bound" "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
+  fi
   _rc=$?
   post
   echo "rc=$_rc" >> "$OUT/$name.meta"
@@ -395,6 +436,55 @@ cr_rows() {
     fi
   done
 }
+# ---------------------------------------------------------------- RL
+# RL: the cost of --request-log. 50 keep-alive connections make $RL_CALLS calls each,
+# back to back (a closed loop per connection: the client runs as fast as nginx
+# answers), without the log, with a binary log and with a JSON-lines log, in
+# $RL_ROUNDS alternating rounds. The figure is the client's CPU (user + system,
+# /usr/bin/time) per request; the medians over the rounds are compared.
+rl_rows() {
+  local k mode dir=$OUT/RL.logs
+  mkdir -p "$dir"
+  meta rl_calls "$RL_CALLS"
+  meta rl_rounds "$RL_ROUNDS"
+  for k in $(seq 1 "$RL_ROUNDS"); do
+    for mode in off bin jsonl; do
+      settle 2
+      local log=()
+      [ $mode = off ] || log=(--request-log "$dir/r.$mode")
+      run RL.$mode.$k 120 "${RSH_BASE[@]}" --rate 10000 --num-conns 50 \
+        --num-calls "$RL_CALLS" --timeout 5 "${log[@]}"
+      rm -f "$dir/r.$mode"
+    done
+  done
+  python3 - "$OUT" "$RL_ROUNDS" <<'PY' | tee "$OUT/RL.summary"
+import re, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+med = {}
+for mode in ("off", "bin", "jsonl"):
+    per = []
+    for k in range(1, rounds + 1):
+        u, s = map(float, open(f"{out}/RL.{mode}.{k}.time").read().split()[:2])
+        text = open(f"{out}/RL.{mode}.{k}.out").read()
+        m = re.search(r"^Total: connections \d+ requests (\d+) replies (\d+)", text, re.M)
+        rate = re.search(r"^Request rate: ([\d.]+) req/s", text, re.M)
+        replies = int(m.group(2)) if m else 0
+        per.append((1e6 * (u + s) / replies if replies else float("inf"),
+                    float(rate.group(1)) if rate else 0.0))
+    med[mode] = (statistics.median(p[0] for p in per), statistics.median(p[1] for p in per))
+    print("  RL %-5s CPU/request %s us (median %.2f), req/s median %.0f" % (
+        mode, " ".join("%.2f" % p[0] for p in per), med[mode][0], med[mode][1]))
+for mode in ("bin", "jsonl"):
+    ratio = med[mode][0] / med["off"][0]
+    verdict = "PASS" if ratio <= 1.10 else ("FAIL" if mode == "bin" else "info")
+    print("  RL %-5s / off: CPU per request x%.3f  %s" % (mode, ratio, verdict))
+PY
+}
+if [ $RL_ONLY = 1 ]; then
+  rl_rows
+  meta suite_runtime_s $(( $(date +%s) - T_START ))
+  exit 0
+fi
 if [ $CR_ONLY = 1 ]; then
   cr_rows
   meta suite_runtime_s $(( $(date +%s) - T_START ))
@@ -479,6 +569,126 @@ if [ $PACING_ONLY = 1 ]; then
   meta suite_runtime_s $(( $(date +%s) - T_START ))
   echo
   python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
+# ---------------------------------------------------------------- URING
+# The io_uring rows (see --uring-only above). Each round runs, for each row, rshperf
+# --io epoll, rshperf --io uring, floor_epoll, floor_uring (the features rshperf's
+# backend uses: buffer ring and deferred task work, socket(2) and close(2)) and
+# floor_uring with every feature (direct descriptors, linked connect -> send -> recv,
+# skipped completions, registered ring), in an order that rotates between rounds.
+# CPU is the whole process's (rusage of the child: every thread, io_uring's workers
+# included) to the microsecond (bench/rusage.py). A new-connection run starts with
+# no TIME_WAIT toward the server (`fresh`) and opens at most $URING_NC_N
+# connections, under rshperf's port-pressure budget (half the ephemeral range): the
+# cost of connect()'s port search, which grows with the TIME_WAIT sockets, is then
+# the same for every client and no source address is bound.
+FLOOR_RSH_F=bufring,defer
+FLOOR_BEST_F=direct,link,bufring,skip,regring,defer
+# fresh: no TIME_WAIT toward the server (as root `ss -K` ends them; else wait).
+fresh() {
+  if [ "$(id -u)" = 0 ]; then
+    ss -K -tan state time-wait "( dst $HOST and dport = :$PORT )" >/dev/null 2>&1
+    sleep 1
+  else
+    drained
+  fi
+}
+# uring_run ROW WHO ROUND: one run of client WHO (epoll, uring, floor_epoll,
+# floor_uring, floor_best) in row ROW.
+uring_run() {
+  local row=$1 who=$2 k=$3 name=URING.$1.$2.$3 cmd
+  case $who in
+    epoll|uring) cmd=("${RSH_BASE[@]}" --io "$who" --timeout 5) ;;
+    floor_epoll) cmd=("$OUT/floor_epoll") ;;
+    floor_uring) cmd=("$OUT/floor_uring" -F "$FLOOR_RSH_F") ;;
+    floor_best) cmd=("$OUT/floor_uring" -F "$FLOOR_BEST_F") ;;
+  esac
+  case $row.$who in
+    NCO.floor*) cmd+=(-m conn -r "$URING_RATE" -n "$URING_NC_N") ;;
+    NCO.*) cmd+=(--rate "$URING_RATE" --num-conns "$URING_NC_N") ;;
+    NCC.floor*) cmd+=(-m conn -c 50 -n "$URING_NC_N") ;;
+    NCC.*) cmd+=(--concurrency 50 --num-conns "$URING_NC_N") ;;
+    KA.floor*) cmd+=(-m ka -c 50 -n "$URING_KA_N") ;;
+    KA.*) cmd+=(--rate 10000 --num-conns 50 --num-calls $(( URING_KA_N / 50 ))) ;;
+    CR.*) cmd+=(--call-rate 20000 --num-conns 50 --runtime 5) ;;
+    OVL15.*) cmd+=(--rate $(( URING_KNEE * 15 / 10 )) --num-conns $(( URING_KNEE * 45 / 10 ))) ;;
+    OVL20.*) cmd+=(--rate $(( URING_KNEE * 2 )) --num-conns $(( URING_KNEE * 6 ))) ;;
+  esac
+  case $row in
+    NC*|OVL*) fresh ;;
+    *) settle 1 ;;
+  esac
+  run "$name" 120 "${cmd[@]}"
+}
+# rotate K WORD...: the words, rotated left by K - 1
+rotate() {
+  local k=$1; shift
+  local a=("$@") n=$# i
+  for ((i = 0; i < n; i++)); do printf '%s ' "${a[$(( (i + k - 1) % n ))]}"; done
+}
+uring_rows() {
+  make -s -C "$here/floor" OUT="$OUT" || die "bench/floor: make failed"
+  local k row who r io
+  URING_KNEE=${URING_KNEE:-}
+  if [ -z "$URING_KNEE" ]; then
+    fresh
+    run URING.knee 300 "$RSH" sweep --server $HOST --port $PORT --uri $URI --low-rate 5000 \
+      --high-rate 60000 --find-max --precision 5 --const-test-time 3 --no-progress \
+      --io epoll --json "$OUT/URING.knee.json"
+    URING_KNEE=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["result"]["knee"] or 0))' \
+      "$OUT/URING.knee.json" 2>/dev/null || echo 0)
+  fi
+  [ "$URING_KNEE" -gt 0 ] || { echo "  URING: no knee found (set URING_KNEE)"; return; }
+  URING_RATE=$(( URING_KNEE * 8 / 10 ))
+  meta uring_knee "$URING_KNEE"; meta uring_rate "$URING_RATE"; meta uring_rounds "$URING_ROUNDS"
+  meta uring_nc_n "$URING_NC_N"; meta uring_ka_n "$URING_KA_N"
+  meta floor_rsh_features "$FLOOR_RSH_F"; meta floor_best_features "$FLOOR_BEST_F"
+  meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+  for k in $(seq 1 "$URING_ROUNDS"); do
+    for row in NCO NCC KA; do
+      for who in $(rotate "$k" epoll uring floor_epoll floor_uring floor_best); do
+        uring_run $row "$who" "$k"
+      done
+    done
+    for row in CR $([ "$URING_OVL" = 1 ] && echo OVL15 OVL20); do
+      for who in $(rotate "$k" epoll uring); do
+        uring_run $row "$who" "$k"
+      done
+    done
+    if [ "$(id -u)" = 0 ] && command -v tcpdump >/dev/null 2>&1; then
+      for r in 600 5000; do
+        for io in $(rotate "$k" epoll uring); do
+          fresh
+          PERIOD_US=$(awk -v x=$r 'BEGIN{printf "%.6f", 1e6/x}') \
+            run_captured URING.PACE$r.$io.$k 30 "${RSH_BASE[@]}" --io $io --rate $r \
+            --num-conns $((r * 3)) --recv-buffer $WIN
+        done
+      done
+    fi
+  done
+  for who in epoll uring floor_epoll floor_uring floor_best; do
+    fresh
+    case $who in
+      epoll|uring) run URING.SYS.$who 90 strace -c -f -o "$OUT/URING.SYS.$who.strace" \
+        "${RSH_BASE[@]}" --io $who --rate 2000 --num-conns 4000 ;;
+      floor_epoll) run URING.SYS.$who 90 strace -c -f -o "$OUT/URING.SYS.$who.strace" \
+        "$OUT/floor_epoll" -m conn -r 2000 -n 4000 ;;
+      floor_uring) run URING.SYS.$who 90 strace -c -f -o "$OUT/URING.SYS.$who.strace" \
+        "$OUT/floor_uring" -m conn -r 2000 -n 4000 -F $FLOOR_RSH_F ;;
+      floor_best) run URING.SYS.$who 90 strace -c -f -o "$OUT/URING.SYS.$who.strace" \
+        "$OUT/floor_uring" -m conn -r 2000 -n 4000 -F $FLOOR_BEST_F ;;
+    esac
+  done
+  meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+}
+if [ $URING_ONLY = 1 ]; then
+  meta uring_only 1
+  echo "io_uring rows (URING.*) -> $OUT"
+  uring_rows
+  meta suite_runtime_s $(( $(date +%s) - T_START ))
+  echo
+  python3 "$here/uring_summary.py" "$OUT" | tee "$OUT/summary.txt"
   exit 0
 fi
 # ---------------------------------------------------------------- H2C, H2S

@@ -9,7 +9,8 @@
 //! A connection's buffers (send and call queues, the HTTP/2 and HTTP/3 sides) come
 //! from the engine's pool (`bufs`) on first use and go back when it closes or, for
 //! HTTP/1.x, sits idle; nothing here allocates once the pool's buffers have grown to
-//! their working size (except the `--wsesspage` scan of HTML replies, `http::html`).
+//! their working size (except the `--wsesspage` scan of HTML replies, `http::html`,
+//! and a slot's first `--stream` scan, `events`).
 //! HTTP/2 connections (`--http-version 2`) are the same `Conn` with its protocol side
 //! in `conn/h2.rs`: chosen at connect time, feeding the same `Completion`s.
 
@@ -18,6 +19,7 @@ pub(crate) mod bufs;
 mod bufs_tests;
 #[cfg(test)]
 mod early_tests;
+pub(crate) mod events;
 mod h2;
 mod h3;
 #[cfg(test)]
@@ -43,6 +45,7 @@ use crate::wire::table::ConnId;
 use crate::wire::timer::TimerId;
 use crate::wire::tls::TlsConn;
 use bufs::BufPool;
+use events::{ScanSlot, StreamSetup};
 use send::{SendQueue, MAX_SLICES};
 pub(crate) use transport::Transport;
 
@@ -147,6 +150,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) completions: &'a mut Vec<Completion>,
     /// Sees reply bytes when printing or cookies need them.
     pub(crate) observer: Option<&'a mut dyn ReplyObserver>,
+    /// `--stream`: how replies are split into events; None without it.
+    pub(crate) stream: Option<StreamSetup>,
 }
 
 /// One connection slot. Reused by later connections (see `reset`). `S` is its
@@ -166,10 +171,17 @@ pub(crate) struct Conn<S = Stream> {
     pub(crate) replies: u64,
     /// `--hog` port to release at close, with the index of its pool.
     pub(crate) port: Option<(usize, u16)>,
+    /// The engine's port bookkeeping key of its TCP connect (`portuse`), given back
+    /// at close.
+    pub(crate) port_key: Option<u32>,
     /// The watchdog timer the engine has armed, and its deadline (None: no timer).
     pub(crate) armed: Option<(Instant, TimerId)>,
     /// Who this connection works for.
     pub(crate) owner: Owner,
+    /// Its number in the run (unique over engines and partitions; the request log).
+    pub(crate) serial: u64,
+    /// When its arrival was scheduled, if it is one (the request log).
+    pub(crate) scheduled: Option<Instant>,
     /// The server asked to close after the last completed reply.
     pub(crate) closing: bool,
     /// `send` and `calls` are the pool's (`lend`); else both are empty and unallocated.
@@ -194,6 +206,9 @@ pub(crate) struct Conn<S = Stream> {
     pub(crate) cookie: Option<CookieScan>,
     /// Embedded-object scanning (`--wsesspage`).
     pub(crate) page: Option<PageScan>,
+    /// `--stream`: the events of the HTTP/1.x reply being received, when it is a
+    /// stream.
+    scan: ScanSlot,
     /// The TLS layer (`--ssl`): boxed, as rustls' connection state is larger than
     /// the rest of the slot and plain connections never need it.
     pub(crate) tls: Option<Box<TlsConn>>,
@@ -219,13 +234,19 @@ fn after(now: Instant, d: Option<Duration>) -> Option<Instant> {
     d.and_then(|d| now.checked_add(d))
 }
 
-/// Forwards parser pieces of one call to the engine's observer, the cookie scan and
-/// the page scan.
+/// Forwards parser pieces of one call to the engine's observer, the cookie scan,
+/// the page scan and the stream scan.
 struct Tap<'a, 'b> {
     observer: &'a mut Option<&'b mut dyn ReplyObserver>,
     cookie: &'a mut Option<CookieScan>,
     page: &'a mut Option<PageScan>,
     id: u64,
+    /// `--stream`, with the call's origin of the time to first event.
+    stream: Option<(StreamSetup, Instant)>,
+    scan: &'a mut ScanSlot,
+    stats: &'a mut Stats,
+    /// When these bytes were read.
+    now: Instant,
 }
 
 impl ReplySink for Tap<'_, '_> {
@@ -240,6 +261,11 @@ impl ReplySink for Tap<'_, '_> {
             p.header(bytes);
         }
     }
+    fn body_start(&mut self, reply: &Reply) {
+        if let Some((setup, origin)) = self.stream {
+            self.scan.start(&setup, reply.stream, origin);
+        }
+    }
     fn body_bytes(&mut self, bytes: &[u8]) {
         if let Some(o) = self.observer.as_mut() {
             o.body(self.id, bytes);
@@ -247,6 +273,7 @@ impl ReplySink for Tap<'_, '_> {
         if let Some(p) = self.page.as_mut() {
             p.body(self.id, bytes);
         }
+        self.scan.feed(bytes, self.now, &mut self.stats.stream);
     }
 }
 
@@ -261,8 +288,11 @@ impl<S: Transport> Conn<S> {
             connected: now,
             replies: 0,
             port: None,
+            port_key: None,
             armed: None,
             owner: Owner::Orphan,
+            serial: 0,
+            scheduled: None,
             closing: false,
             held: false,
             send: SendQueue::new(),
@@ -277,6 +307,7 @@ impl<S: Transport> Conn<S> {
             recv_deadline: None,
             cookie: None,
             page: None,
+            scan: ScanSlot::default(),
             tls: None,
             tls_error: None,
             target: 0,
@@ -303,8 +334,11 @@ impl<S: Transport> Conn<S> {
         self.connected = now;
         self.replies = 0;
         self.port = None;
+        self.port_key = None;
         self.armed = None;
         self.owner = owner;
+        self.serial = 0;
+        self.scheduled = None;
         self.closing = false;
         self.send.clear();
         self.calls.clear();
@@ -462,9 +496,24 @@ impl<S: Transport> Conn<S> {
     }
 
     /// Takes back every unanswered call (the connection is going away).
+    /// Each call's `sent` says how many of its request bytes were written.
     pub(crate) fn drain_calls(&mut self) -> impl Iterator<Item = Call> + '_ {
         self.drain_h2();
         self.drain_h3();
+        let mux = self.is_mux();
+        // The bytes of `calls[sent]` written so far (none while an answered call's
+        // body is still owed).
+        let partial = if self.owed > 0 { 0 } else { self.partial };
+        for (k, c) in self.calls.iter_mut().enumerate() {
+            let sent = if c.written.is_some() || (!mux && k < self.sent) {
+                c.len
+            } else if !mux && k == self.sent {
+                partial
+            } else {
+                0
+            };
+            c.sent = u32::try_from(sent).unwrap_or(u32::MAX);
+        }
         self.sent = 0;
         self.partial = 0;
         self.head_counted = false;
@@ -801,12 +850,24 @@ impl<S: Transport> Conn<S> {
                 return Step::Fail(ErrorKind::Other);
             };
             let id = head.id;
+            let stream = ctx.stream.map(|s| {
+                let origin = if s.from_schedule {
+                    head.due
+                } else {
+                    head.send_start
+                };
+                (s, origin)
+            });
             let seen = self.parser.status_seen();
             let mut tap = Tap {
                 observer: &mut ctx.observer,
                 cookie: &mut self.cookie,
                 page: &mut self.page,
                 id,
+                stream,
+                scan: &mut self.scan,
+                stats: &mut *ctx.stats,
+                now,
             };
             let progress = match self.parser.feed(data, &mut tap) {
                 Ok(p) => p,
@@ -826,7 +887,9 @@ impl<S: Transport> Conn<S> {
             }
             match progress {
                 Progress::NeedMore => {
-                    if !self.parser.status_seen() {
+                    // A stream's `--timeout` is the longest wait for its next bytes,
+                    // not for the whole stream.
+                    if !self.parser.status_seen() || self.scan.is_live() {
                         self.recv_deadline = after(now, ctx.reply_timeout);
                     }
                     return Step::Continue;
@@ -856,6 +919,7 @@ impl<S: Transport> Conn<S> {
     }
 
     fn on_reply_done(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        self.scan.end(true, false, now, &mut ctx.stats.stream);
         let r = *self.parser.reply();
         note_reply(
             ctx,
@@ -937,6 +1001,14 @@ impl<S: Transport> Conn<S> {
             return Step::Close;
         }
         Step::Fail(ErrorKind::ConnReset)
+    }
+}
+
+impl<S> Conn<S> {
+    /// Ends the stream being received, if any, at `now`: the connection ended before
+    /// its reply did, or the run stopped (`open_at_end`).
+    pub(crate) fn end_stream(&mut self, now: Instant, open_at_end: bool, stats: &mut Stats) {
+        self.scan.end(false, open_at_end, now, &mut stats.stream);
     }
 }
 

@@ -31,6 +31,9 @@ pub enum StartupError {
     /// SIGINT and SIGTERM cannot be caught.
     #[error("cannot catch SIGINT and SIGTERM: {0}")]
     Signals(#[source] io::Error),
+    /// `--io uring` where io_uring may not be used.
+    #[error("--io uring: {0}")]
+    IoRefused(crate::wire::uring::probe::Refusal),
     /// An engine's event loop cannot be set up.
     #[error("cannot start the event loop: {0}")]
     EventLoop(#[source] io::Error),
@@ -58,6 +61,12 @@ pub enum StartupError {
     /// The metrics responder thread cannot start.
     #[error("--metrics-listen: cannot start: {0}")]
     MetricsThread(#[source] io::Error),
+    /// `RSHPERF_TEST_MACHINE` cannot be read (the text says where).
+    #[error("{0}")]
+    MachineSpec(String),
+    /// The machine's sampling thread panicked.
+    #[error("the machine's sampling thread panicked")]
+    SamplerPanicked,
 }
 
 #[cfg(test)]

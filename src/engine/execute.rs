@@ -7,7 +7,8 @@
 //! its clock thread (reply-rate samples, `-v` and `--periodic-stats` lines, the exact
 //! count of concurrent connections), live progress and metrics publishing, and CPU
 //! accounting (the engine threads' own CPU time, so that `demo`'s in-process server or
-//! a test harness is not counted). Prints the echo line when asked, and what the
+//! a test harness is not counted, and their waits for a CPU), and what the machine did
+//! meanwhile (`machine`: run queue, steal, CPU quota). Prints the echo line when asked, and what the
 //! engines trace while they run; the report is the front end's. Called by every front
 //! end that runs a workload (the classic run, `sweep`, `ab`, `lb`, `demo`).
 
@@ -16,15 +17,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::engine::conn::ReplyObserver;
 use crate::engine::error::StartupError;
-use crate::engine::event_loop::{CallObserver, Engine, Outcome, Plan};
+use crate::engine::event_loop::{backend, CallObserver, Engine, Outcome, Plan};
 use crate::engine::feed::SecondFeed;
 use crate::engine::interrupt;
+use crate::engine::machine;
 use crate::engine::metrics::{Exporter, RunLabels, Slot};
 use crate::engine::print::Printer;
 use crate::engine::progress::{self, Board};
 use crate::engine::tally::{self, ClockOptions, Tally};
 use crate::model::config::{Config, StartAt, MAX_START_DELAY};
-use crate::model::run::{RunInfo, RunMeta, RunResult};
+use crate::model::run::{Machine, RunInfo, RunMeta, RunResult};
 use crate::model::stats::{RateSample, Stats};
 use crate::model::workload::{stripe_share, Workload};
 use crate::wire::net;
@@ -55,6 +57,8 @@ pub(crate) struct Hooks<'a> {
     /// `--timeline`'s stream: where the engines hand each second as it ends (made for
     /// `cfg.load.threads` engines).
     pub(crate) seconds: Option<&'a SecondFeed>,
+    /// `--request-log`: where the engines hand every call's record.
+    pub(crate) records: Option<&'a crate::engine::reqlog::RecordFeed>,
 }
 
 /// Runs the engines for `cfg` and `work` (built once by the caller with
@@ -77,6 +81,13 @@ pub(crate) fn execute_with<'a>(
     hooks: Hooks<'a>,
 ) -> Result<RunResult, StartupError> {
     let start_delay = start_delay(cfg, SystemTime::now());
+    let io = backend::choose(cfg)?;
+    // Measurements a test replaces, read before anything is sent.
+    let inject = std::env::var(machine::INJECT_VAR).ok();
+    if let Some(spec) = &inject {
+        machine::inject(spec, &mut Machine::default(), &mut Default::default())
+            .map_err(StartupError::MachineSpec)?;
+    }
     let nofile = net::raise_nofile_limit().map_err(StartupError::Rlimit)?;
     let pin = pin_cores(cfg)?;
     if cfg.pacing().realtime() {
@@ -118,6 +129,7 @@ pub(crate) fn execute_with<'a>(
                 servers: work.targets.iter().map(|t| t.label.clone()).collect(),
             },
             interrupted: true,
+            machine: Machine::default(),
         });
     }
     let threads = cfg.load().threads().max(1);
@@ -147,7 +159,9 @@ pub(crate) fn execute_with<'a>(
         tally: &tally,
         pin: pin.as_deref(),
         metrics: metric_slots.as_deref(),
+        io,
     };
+    let before = machine::snapshot();
     let engines = run_engines(cfg, work, hooks, shared, threads, capacity, t0);
     if cfg.pacing().realtime() {
         // Back to the normal policy (a sweep's report and cool-down, the next step).
@@ -156,8 +170,9 @@ pub(crate) fn execute_with<'a>(
     if let Some((exporter, _)) = hooks.metrics {
         exporter.end_run();
     }
-    let (outcomes, samples) = engines?;
+    let (outcomes, samples, run_queue) = engines?;
     let wall_end = SystemTime::now();
+    let mut machine = machine::between(&before, &machine::snapshot(), run_queue);
 
     let mut stats = Stats::new();
     let mut stopped = t0;
@@ -175,6 +190,10 @@ pub(crate) fn execute_with<'a>(
     stats.max_concurrent = tally.peak();
     stats.rate_samples = samples;
     stats.pacing.fd_limit = nofile;
+    if let Some(spec) = &inject {
+        machine::inject(spec, &mut machine, &mut stats.client)
+            .map_err(StartupError::MachineSpec)?;
+    }
     let info = RunInfo {
         duration: stopped.saturating_duration_since(t0).as_secs_f64(),
         cpu_user: cpu_user.as_secs_f64(),
@@ -192,6 +211,7 @@ pub(crate) fn execute_with<'a>(
         info,
         meta,
         interrupted,
+        machine,
     })
 }
 
@@ -334,6 +354,8 @@ struct Shared<'s> {
     pin: Option<&'s [usize]>,
     /// `--metrics-listen`: each engine's metrics slot.
     metrics: Option<&'s [std::sync::Arc<Slot>]>,
+    /// The engines' I/O backend (`--io`).
+    io: backend::Kind,
 }
 
 /// `--pin`: the cores engine threads are pinned to (None: not pinned, with a
@@ -354,11 +376,13 @@ fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, StartupError> {
     Ok(Some(allowed))
 }
 
-/// Each engine's outcome with its CPU time, and the clock's reply-rate samples.
-type EnginesOut = (Vec<(Outcome, EngineCpu)>, Vec<RateSample>);
+/// Each engine's outcome with its CPU time, the clock's reply-rate samples and the
+/// machine's mean run queue.
+type EnginesOut = (Vec<(Outcome, EngineCpu)>, Vec<RateSample>, Option<f64>);
 
-/// Runs the engines (the first on this thread), the progress display and the clock;
-/// returns the engines' outcomes and the clock's reply-rate samples.
+/// Runs the engines (the first on this thread), the progress display, the clock and
+/// the run queue's sampler; returns the engines' outcomes, the clock's reply-rate
+/// samples and the mean run queue.
 fn run_engines<'a>(
     cfg: &'a Config,
     work: &'a Workload,
@@ -373,6 +397,7 @@ fn run_engines<'a>(
         tally,
         pin,
         metrics,
+        io,
     } = shared;
     let start_err = |e: io::Error| StartupError::EventLoop(e);
     // Partition I/N of the process, thread j of T: arrivals k ≡ I + jN (mod NT).
@@ -385,6 +410,7 @@ fn run_engines<'a>(
             stripes,
             arrivals: stripe_share(work.arrivals(cfg), stripe, stripes),
             capacity,
+            io,
         }
     };
     let engine = move |j: u32| -> io::Result<(Outcome, EngineCpu)> {
@@ -417,12 +443,14 @@ fn run_engines<'a>(
         let slice = crate::model::pacing::engine_slice(&cfg.pacing(), period)
             .and_then(|s| net::set_thread_slice(Some(s)).ok());
         let wall0 = Instant::now();
+        let waited0 = machine::thread_waited();
         let (outcome, cpu) = with_thread_cpu(|| {
             let metrics = metrics.and_then(|m| m.get(j as usize)).map(|s| &**s);
             Engine::new(cfg, work, observer, slot, link, plan(j), t0)?
                 .with_call_observer(calls)
                 .with_metrics(metrics)
                 .with_feed(hooks.seconds, j as usize)
+                .with_records(hooks.records)
                 .run()
         });
         if slice == Some(true) {
@@ -433,11 +461,16 @@ fn run_engines<'a>(
             // Engine 0 runs on the caller's thread: give it its cores back.
             let _ = net::set_thread_cpus(allowed);
         }
+        let waited = waited0
+            .zip(machine::thread_waited())
+            .map(|(a, b)| b.saturating_sub(a).as_secs_f64());
+        let wall = wall0.elapsed().as_secs_f64();
         let mut outcome = outcome?;
-        outcome.stats.client.add_engine(
-            (cpu.user + cpu.system).as_secs_f64(),
-            wall0.elapsed().as_secs_f64(),
-        );
+        outcome
+            .stats
+            .client
+            .add_engine((cpu.user + cpu.system).as_secs_f64(), wall);
+        outcome.stats.client.add_wait(waited, wall);
         Ok((outcome, cpu))
     };
     let clock_opts = clock_options(cfg, work);
@@ -448,6 +481,7 @@ fn run_engines<'a>(
         let clock = scope.spawn(move || {
             tally::clock(tally, t0, clock_opts, &mut io::stdout(), &mut io::stderr())
         });
+        let sampler = scope.spawn(move || machine::sample_run_queue(|| tally.finished()));
         // A panicking engine must still end the clock below, or the run would hang.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             if threads == 1 {
@@ -470,8 +504,10 @@ fn run_engines<'a>(
         }
         tally.finish();
         clock.thread().unpark();
+        sampler.thread().unpark();
         let samples = clock.join().map_err(|_| StartupError::ClockPanicked)?;
-        result.map(|outcomes| (outcomes, samples))
+        let run_queue = sampler.join().map_err(|_| StartupError::SamplerPanicked)?;
+        result.map(|outcomes| (outcomes, samples, run_queue))
     })
 }
 

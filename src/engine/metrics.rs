@@ -107,6 +107,8 @@ pub(crate) struct Snapshot {
     pub(crate) errors: [u64; ERROR_KINDS],
     /// Sessions completed and failed.
     pub(crate) sessions: [u64; 2],
+    /// `--call-rate` calls completed, lost, unsent and abandoned.
+    pub(crate) calls: [u64; 4],
     /// Connections open now.
     pub(crate) open: u64,
     /// Replies per second over the last publication interval.
@@ -135,6 +137,8 @@ impl Snapshot {
             stats.reply_header_bytes + stats.reply_content_bytes + stats.reply_footer_bytes;
         self.errors = stats.errors;
         self.sessions = [stats.sessions_ok, stats.sessions_failed];
+        let p = &stats.pool;
+        self.calls = [p.completed, p.lost, p.unsent, p.abandoned];
         self.open = open;
         self.response = HistSnap::from_hist(&stats.hist.response, stats.response_sum_us);
         self.connect = HistSnap::from_hist(&stats.hist.connect, stats.connect_sum_us);
@@ -167,6 +171,9 @@ impl Snapshot {
         }
         self.sessions[0] += o.sessions[0];
         self.sessions[1] += o.sessions[1];
+        for (a, b) in self.calls.iter_mut().zip(o.calls) {
+            *a += b;
+        }
         self.open += o.open;
         self.reply_rate += o.reply_rate;
         self.conn_rate += o.conn_rate;

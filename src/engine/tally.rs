@@ -108,6 +108,11 @@ impl Tally {
         self.done.store(true, Ordering::Release);
     }
 
+    /// Whether `finish` was called.
+    pub(crate) fn finished(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
     fn counts(&self) -> Counts {
         let mut c = Counts::default();
         for s in &self.slots {

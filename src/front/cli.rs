@@ -144,6 +144,8 @@ pub(crate) enum Opt {
     Overload,
     /// `--spin=auto|off|USEC` (rshperf).
     Spin,
+    /// `--io=epoll|uring|auto` (rshperf).
+    Io,
     /// `--pin` (rshperf).
     Pin,
     /// `--realtime` (rshperf).
@@ -165,6 +167,14 @@ pub(crate) enum Opt {
     MetricsListen,
     /// `--metrics-linger=S` (rshperf): keep serving them after the run.
     MetricsLinger,
+    /// `--stream=sse|ndjson|lines|auto` (rshperf): split reply bodies into events.
+    Stream,
+    /// `--stream-gap-timeout=S` (rshperf): a longer gap between events is a stall.
+    StreamGapTimeout,
+    /// `--request-log=FILE` (rshperf): one record per call.
+    RequestLog,
+    /// `--request-log-format=FORMAT` (rshperf): jsonl, csv or binary.
+    RequestLogFormat,
     /// `--timeout=X`.
     Timeout,
     /// `--use-timer-cache` (master).
@@ -285,6 +295,7 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("concurrency", Opt::Concurrency, HasArg::Required),
     spec("overload", Opt::Overload, HasArg::Required),
     spec("spin", Opt::Spin, HasArg::Required),
+    spec("io", Opt::Io, HasArg::Required),
     spec("pin", Opt::Pin, HasArg::No),
     spec("realtime", Opt::Realtime, HasArg::No),
     spec("call-rate", Opt::CallRate, HasArg::Required),
@@ -295,6 +306,18 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("header-file", Opt::HeaderFile, HasArg::Required),
     spec("metrics-listen", Opt::MetricsListen, HasArg::Required),
     spec("metrics-linger", Opt::MetricsLinger, HasArg::Required),
+    spec("stream", Opt::Stream, HasArg::Required),
+    spec(
+        "stream-gap-timeout",
+        Opt::StreamGapTimeout,
+        HasArg::Required,
+    ),
+    spec("request-log", Opt::RequestLog, HasArg::Required),
+    spec(
+        "request-log-format",
+        Opt::RequestLogFormat,
+        HasArg::Required,
+    ),
 ];
 
 impl Opt {
@@ -319,6 +342,7 @@ impl Opt {
                 | Opt::Concurrency
                 | Opt::Overload
                 | Opt::Spin
+                | Opt::Io
                 | Opt::Pin
                 | Opt::Realtime
                 | Opt::CallRate
@@ -329,6 +353,10 @@ impl Opt {
                 | Opt::HeaderFile
                 | Opt::MetricsListen
                 | Opt::MetricsLinger
+                | Opt::Stream
+                | Opt::StreamGapTimeout
+                | Opt::RequestLog
+                | Opt::RequestLogFormat
         )
     }
 
@@ -477,21 +505,24 @@ fn mentions(text: &str, name: &str) -> bool {
 /// The value an option of rshperf's own takes, as the usage lines name it.
 fn metavar(opt: Opt) -> &'static str {
     match opt {
-        Opt::QuicIdleTimeout | Opt::MetricsLinger => "S",
+        Opt::QuicIdleTimeout | Opt::MetricsLinger | Opt::StreamGapTimeout => "S",
         Opt::Threads => "N",
         Opt::Partition => "I/N",
         Opt::StartAt => "T|+S",
         Opt::Concurrency => "C",
         Opt::Json | Opt::Csv | Opt::Timeline | Opt::Html | Opt::Junit => "file",
-        Opt::BodyFile | Opt::HeaderFile => "file",
+        Opt::BodyFile | Opt::HeaderFile | Opt::RequestLog => "file",
+        Opt::RequestLogFormat => "jsonl|csv|binary",
         Opt::FailOn => "EXPR",
         Opt::Overload => "degrade|queue",
         Opt::Spin => "auto|off|USEC",
+        Opt::Io => "epoll|uring|auto",
         Opt::CallRate => "R|profile",
         Opt::RateProfile => "SEGMENTS",
         Opt::UnixSocket => "path",
         Opt::ContentType => "T",
         Opt::MetricsListen => "addr:port",
+        Opt::Stream => "sse|ndjson|jsonl|lines|auto",
         _ => "X",
     }
 }
@@ -695,10 +726,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 78);
+        assert_eq!(names.len(), 84);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 78);
+        assert_eq!(names.len(), 84);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }
@@ -761,7 +792,7 @@ mod tests {
         );
         assert_eq!(
             err(&["--r=5"]),
-            "rshperf: option '--r=5' is ambiguous; possibilities: '--rate' '--recv-buffer' '--retry-on-failure' '--runtime' '--realtime'"
+            "rshperf: option '--r=5' is ambiguous; possibilities: '--rate' '--recv-buffer' '--retry-on-failure' '--runtime' '--realtime' '--rate-profile' '--request-log' '--request-log-format'"
         );
         assert_eq!(
             err(&["--wsess"]),
@@ -926,10 +957,13 @@ mod tests {
              \t[--json file] [--csv file] [--timeline file] [--html file]\n\
              \t[--junit file] [--fail-on EXPR] [--progress] [--no-progress]\n\
              \t[--partition I/N] [--start-at T|+S] [--concurrency C]\n\
-             \t[--overload degrade|queue] [--spin auto|off|USEC] [--pin] [--realtime]\n\
-             \t[--call-rate R] [--unix-socket path] [--body-file file]\n\
+             \t[--overload degrade|queue] [--spin auto|off|USEC]\n\
+             \t[--io epoll|uring|auto] [--pin] [--realtime] [--call-rate R|profile]\n\
+             \t[--rate-profile SEGMENTS] [--unix-socket path] [--body-file file]\n\
              \t[--content-type T] [--header-file file] [--metrics-listen addr:port]\n\
-             \t[--metrics-linger S]\n"
+             \t[--metrics-linger S] [--stream sse|ndjson|jsonl|lines|auto]\n\
+             \t[--stream-gap-timeout S] [--request-log file]\n\
+             \t[--request-log-format jsonl|csv|binary]\n"
         );
         for line in u[HTTPERF_USAGE.len()..].lines() {
             assert!(8 + line.len() - 1 <= USAGE_WIDTH, "{line}");

@@ -3,8 +3,9 @@
 //!
 //! Owns the command line (clap, `subcommand`'s conventions), reading the `--json`
 //! documents of runs (this release's schema; documents of another version are refused
-//! by their version number), refusing to compare different workloads unless
-//! `--force`, pooling the runs of each side, the regression gates
+//! by their version number), refusing to compare different workloads or runs whose
+//! `validity` block says they are invalid unless `--force` (which compares them and
+//! marks the invalid runs in every output), pooling the runs of each side, the regression gates
 //! (`--fail-on-regression`) and the exit status: 0, 3 when a gate trips (past its
 //! limit and significant), 1 for bad options or refused inputs. The figures and tests
 //! are `model::compare`'s, the outputs `output::compare`'s and `output::junit`'s.
@@ -22,8 +23,10 @@ use serde_json::Value;
 pub(crate) use crate::front::error::compare::CompareError;
 use crate::front::error::Error;
 use crate::model::compare::gate::{self, judge};
+use crate::model::compare::invalid::{Invalid, Side};
 use crate::model::compare::{compare, row_alpha, Comparison, Run, RUN_NOISE};
 use crate::model::config::doc::{ConfigDoc, Role};
+use crate::model::validity::{self, Validity};
 use crate::output::compare::{markdown, text, to_json};
 use crate::output::error::OutputError;
 use crate::output::file;
@@ -61,9 +64,10 @@ the runs' own spread when a side has several). The verdict covers the figures th
 without gates, every figure about the server) at level ALPHA in all, each at ALPHA divided by \
 their number; an interval the data cannot support is printed as n/a with the reason. Without \
 --base the first FILE is the base and the others are new runs; with --base every FILE is a new \
-run. The runs of each side are pooled. Runs of different workloads are refused (exit status 1) \
-unless --force. Exit status 3 when a --fail-on-regression gate trips: the change is past its \
-limit and significant."
+run. The runs of each side are pooled. Runs of different workloads, and runs whose validity block \
+says they are invalid, are refused (exit status 1) unless --force, which compares them and marks \
+the invalid runs in every output. Exit status 3 when a --fail-on-regression gate trips: the \
+change is past its limit and significant."
 )]
 pub(crate) struct CompareOptions {
     /// A base run (repeatable: the runs pool into one baseline); then every FILE is new
@@ -78,7 +82,8 @@ pub(crate) struct CompareOptions {
     /// side has several and it is larger)
     #[arg(long, value_name = "PCT", default_value_t = 100.0 * RUN_NOISE, value_parser = parse_noise)]
     pub(crate) run_noise: f64,
-    /// Compare runs of different workloads (a warning names the differences)
+    /// Compare runs of different workloads, or runs that are not valid (a warning names
+    /// the differences; every output marks the invalid runs)
     #[arg(long)]
     pub(crate) force: bool,
     /// Exit 3 when METRIC changed past the limit and significantly, e.g. 'p99>+10%',
@@ -123,6 +128,8 @@ pub(crate) struct Input {
     pub(crate) config: ConfigDoc,
     /// Its statistics and run facts.
     pub(crate) run: Run,
+    /// Its `validity` block (None: the document has none).
+    pub(crate) validity: Option<Validity>,
 }
 
 /// Reads a document's text; `file` names it in messages.
@@ -140,10 +147,12 @@ pub(crate) fn read_text(file: &str, text: &str) -> Result<Input, CompareError> {
         .ok_or_else(|| bad("missing config".into()))?;
     let config: ConfigDoc = serde_path_to_error::deserialize(config)
         .map_err(|e| bad(format!("config.{}: {}", e.path(), e.inner())))?;
+    let validity = validity::doc::from_document(&doc).map_err(bad)?;
     Ok(Input {
         file: file.to_string(),
         config,
         run,
+        validity,
     })
 }
 
@@ -187,8 +196,25 @@ fn sides(opts: &CompareOptions) -> Result<(Vec<String>, Vec<String>), CompareErr
     }
 }
 
-/// Everything `compare` does but printing: the comparison of `opts`' files.
-pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareError> {
+/// The inputs a signal cut short, as `b.json was interrupted (SIGTERM or SIGINT): …`.
+fn interrupted(inputs: &[&Input]) -> Vec<String> {
+    inputs
+        .iter()
+        .filter(|i| i.run.0.interrupted)
+        .map(|i| {
+            format!(
+                "{} was interrupted (SIGINT or SIGTERM): its figures cover only the part of \
+                 the run before the signal",
+                i.file
+            )
+        })
+        .collect()
+}
+
+/// Everything `compare` does but printing: the comparison of `opts`' files, and the
+/// warnings about them (an interrupted run; with `--fail-on-regression` that is an
+/// error instead: no gate can be judged on part of a run).
+pub(crate) fn comparison(opts: &CompareOptions) -> Result<(Comparison, Vec<String>), CompareError> {
     let (base_files, new_files) = sides(opts)?;
     let read = |files: &[String]| {
         files
@@ -198,6 +224,12 @@ pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareErr
     };
     let (base, new) = (read(&base_files)?, read(&new_files)?);
     let all: Vec<&Input> = base.iter().chain(&new).collect();
+    let warnings = interrupted(&all);
+    if let (Some(first), false) = (warnings.first(), opts.fail_on_regression.is_empty()) {
+        return Err(CompareError::Input(format!(
+            "{first}; --fail-on-regression judges whole runs only"
+        )));
+    }
     let diffs = differences(&all);
     let forced = match (diffs.first(), opts.force) {
         (Some(first), false) => {
@@ -207,6 +239,19 @@ pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareErr
         }
         _ => diffs,
     };
+    let invalid: Vec<Invalid> = [(Side::Base, &base), (Side::New, &new)]
+        .into_iter()
+        .flat_map(|(side, inputs)| {
+            inputs
+                .iter()
+                .filter_map(move |i| Invalid::of(side, &i.file, i.validity.as_ref()))
+        })
+        .collect();
+    if !invalid.is_empty() && !opts.force {
+        return Err(CompareError::Invalid(
+            invalid.iter().map(Invalid::text).collect(),
+        ));
+    }
     let runs = |v: Vec<Input>| v.into_iter().map(|i| i.run).collect::<Vec<Run>>();
     let rows = compare(&runs(base), &runs(new), opts.run_noise);
     let names: Vec<&str> = rows.iter().map(|r| r.figure.as_str()).collect();
@@ -221,7 +266,7 @@ pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareErr
     let gated: Vec<&str> = gates.iter().map(|g| g.figure.as_str()).collect();
     let level = row_alpha(opts.alpha, &rows, &gated);
     let gates = gates.iter().map(|g| judge(g, &rows, level)).collect();
-    Ok(Comparison {
+    let c = Comparison {
         base_files,
         new_files,
         alpha: opts.alpha,
@@ -229,26 +274,37 @@ pub(crate) fn comparison(opts: &CompareOptions) -> Result<Comparison, CompareErr
         rows,
         gates,
         forced,
-    })
+        invalid,
+    };
+    Ok((c, warnings))
 }
 
-/// The JUnit cases of a comparison: one per gate.
+/// The JUnit cases of a comparison: one per gate, then one skipped case per invalid
+/// run that `--force` compared (`valid: base a.json`, its line as the reason).
 pub(crate) fn junit_cases(c: &Comparison) -> Vec<Case> {
-    c.gates
-        .iter()
-        .map(|g| Case {
-            name: g.gate.expr.clone(),
-            failure: g.failed.then(|| g.message.clone()),
-            output: g.message.clone(),
-        })
-        .collect()
+    let gates = c.gates.iter().map(|g| Case {
+        name: g.gate.expr.clone(),
+        failure: g.failed.then(|| g.message.clone()),
+        skipped: None,
+        output: g.message.clone(),
+    });
+    let invalid = c.invalid.iter().map(|i| Case {
+        name: format!("valid: {} {}", i.side.key(), i.file),
+        failure: None,
+        skipped: Some(format!("{} (--force)", i.text())),
+        output: i.text(),
+    });
+    gates.chain(invalid).collect()
 }
 
 fn try_compare(opts: &CompareOptions) -> Result<i32, CompareError> {
     if let Some(path) = &opts.junit {
         file::probe_all(&[("--junit", Some(path.as_str()))])?;
     }
-    let c = comparison(opts)?;
+    let (c, warnings) = comparison(opts)?;
+    for w in &warnings {
+        eprintln!("rshperf: compare: warning: {w}");
+    }
     let out = match opts.format {
         Format::Text => text(&c),
         Format::Markdown => markdown(&c),
@@ -261,6 +317,9 @@ fn try_compare(opts: &CompareOptions) -> Result<i32, CompareError> {
     if opts.format != Format::Text {
         for f in &c.forced {
             eprintln!("rshperf: compare: warning: workloads differ (--force): {f}");
+        }
+        for i in &c.invalid {
+            eprintln!("rshperf: compare: warning: {} (--force)", i.text());
         }
     }
     crate::front::subcommand::print_stdout(&out);
@@ -358,6 +417,48 @@ mod tests {
         );
     }
 
+    /// The invalid runs `--force` compared are skipped cases after the gates'.
+    #[test]
+    fn junit_marks_invalid_runs_as_skipped_cases() {
+        let c = crate::output::compare::tests::with_invalid();
+        let cases = junit_cases(&c);
+        let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "p99>+10%",
+                "reply-rate<-5%",
+                "valid: base main-2.json",
+                "valid: new pr.json"
+            ]
+        );
+        let new = &cases[3];
+        assert_eq!(new.failure, None);
+        assert_eq!(
+            new.skipped.as_deref(),
+            Some(
+                "new pr.json is invalid (engine_cpu): an engine thread used 97 % of a core \
+                 (limit 90 %) (--force)"
+            )
+        );
+        let xml = junit::document("rshperf compare", "rshperf.compare", &cases, 0.0);
+        assert!(
+            xml.contains(
+                "<testsuite name=\"rshperf compare\" tests=\"4\" failures=\"1\" errors=\"0\" \
+                 skipped=\"2\" time=\"0.000\">"
+            ),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(
+                "<testcase name=\"valid: new pr.json\" classname=\"rshperf.compare\" \
+                 time=\"0\">\n      <skipped message=\"new pr.json is invalid (engine_cpu): an \
+                 engine thread used 97 % of a core (limit 90 %) (--force)\"/>\n"
+            ),
+            "{xml}"
+        );
+    }
+
     /// The document of an empty run of `uri`, as `rshperf --json` writes it.
     fn doc(uri: &str) -> String {
         let cfg = Config::local(|b| {
@@ -405,6 +506,33 @@ mod tests {
             e.starts_with("rshperf: compare: x.json: not a JSON document"),
             "{e}"
         );
+        // The validity block is read (an invalid one named by the file).
+        let mut judged: Value = serde_json::from_str(&doc("/x")).expect("json");
+        judged["validity"] = serde_json::json!({"valid": false, "reasons": [
+            {"reason": "interrupted", "text": "interrupted after 1.0 s", "measured": {}}
+        ]});
+        let i = read_text("i.json", &judged.to_string()).expect("a run");
+        let v = i.validity.as_ref().expect("judged");
+        assert_eq!(v.reasons[0].text, "interrupted after 1.0 s");
+        assert_eq!(a.validity, None);
+        judged["validity"]["valid"] = serde_json::json!(true);
+        let e = read_text("i.json", &judged.to_string()).expect_err("lying block");
+        assert_eq!(
+            Error::from(e).to_string(),
+            "rshperf: compare: i.json: validity: valid is true with 1 reasons"
+        );
+        let e = CompareError::Invalid(vec![
+            "base a.json is invalid (interrupted): interrupted after 1.0 s".into(),
+            "new b.json is invalid (engine_cpu): an engine thread used 97 % of a core".into(),
+        ]);
+        let e = Error::from(e);
+        assert_eq!(
+            e.to_string(),
+            "rshperf: compare: base a.json is invalid (interrupted): interrupted after 1.0 s. \
+             new b.json is invalid (engine_cpu): an engine thread used 97 % of a core \
+             (--force compares them anyway and marks them)"
+        );
+        assert_eq!(e.exit_code(), 1);
         let w = CompareError::Workload("runs of different workloads: …".into());
         let w = Error::from(w);
         assert_eq!(
@@ -412,5 +540,39 @@ mod tests {
             "rshperf: compare: runs of different workloads: … (--force compares them anyway)"
         );
         assert_eq!(w.exit_code(), 1);
+    }
+
+    #[test]
+    fn an_interrupted_run_is_a_warning_and_no_gate_is_judged_on_it() {
+        let dir = std::env::temp_dir().join(format!("rshperf-cmp-int-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let whole = dir.join("a.json");
+        let cut = dir.join("b.json");
+        std::fs::write(&whole, doc("/x")).expect("write");
+        let mut d: Value = serde_json::from_str(&doc("/x")).expect("json");
+        d["raw"]["interrupted"] = serde_json::json!(true);
+        std::fs::write(&cut, d.to_string()).expect("write");
+        let (a, b) = (whole.to_string_lossy(), cut.to_string_lossy());
+        let (_, warnings) = comparison(&opts(&[&a, &b])).expect("compared");
+        assert_eq!(
+            warnings,
+            [format!(
+                "{b} was interrupted (SIGINT or SIGTERM): its figures cover only the part of \
+                 the run before the signal"
+            )]
+        );
+        let (_, none) = comparison(&opts(&[&a, &a])).expect("compared");
+        assert!(none.is_empty());
+        let e =
+            comparison(&opts(&[&a, &b, "--fail-on-regression", "p99>+10%"])).expect_err("refused");
+        assert_eq!(
+            Error::from(e).to_string(),
+            format!(
+                "rshperf: compare: {b} was interrupted (SIGINT or SIGTERM): its figures cover \
+                 only the part of the run before the signal; --fail-on-regression judges whole \
+                 runs only"
+            )
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

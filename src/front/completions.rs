@@ -39,7 +39,7 @@ pub(crate) struct CompletionsOptions {
 }
 
 /// The getopt options whose value is a file name (completed as paths).
-const FILE_OPTIONS: [&str; 13] = [
+const FILE_OPTIONS: [&str; 14] = [
     "add-header-file",
     "body-file",
     "csv",
@@ -51,6 +51,7 @@ const FILE_OPTIONS: [&str; 13] = [
     "ssl-ca-file",
     "ssl-certificate",
     "ssl-key",
+    "request-log",
     "timeline",
     "wsesslog",
 ];

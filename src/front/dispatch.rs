@@ -16,6 +16,7 @@ use crate::front::compare;
 use crate::front::completions;
 use crate::front::habits;
 use crate::front::help;
+use crate::front::log;
 use crate::front::serve;
 use crate::front::sweep;
 use crate::front::sweep_merge;
@@ -63,6 +64,12 @@ pub const COMMANDS: &[Subcommand] = &[
         about: "lb's command line: ab's report per server, every server at once",
         main: ab::lb_main,
         help: ab::lb::usage,
+    },
+    Subcommand {
+        name: "log",
+        about: "convert a --request-log file to JSON lines, CSV or binary",
+        main: log::log_main,
+        help: subcommand::help_text::<log::LogOptions>,
     },
     Subcommand {
         name: "completions",

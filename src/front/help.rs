@@ -49,6 +49,8 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --json FILE          the whole run as JSON (- = on stdout, not the report)
   --csv FILE           append one CSV row per run (rate sweeps)
   --timeline FILE      the run second by second, as CSV
+  --request-log FILE   one record per call: JSON lines, .csv CSV, .bin binary
+                       (--request-log-format; `rshperf log` converts it)
   --html FILE          a self-contained HTML report with charts
   --fail-on EXPR       exit status 3 when a threshold is breached ('p99>50ms')
   --junit FILE         JUnit XML, one test case per --fail-on threshold
@@ -60,6 +62,7 @@ rshperf's extensions (the classic report stays as httperf prints it):
                        catch-up, cap connections in flight) or queue (httperf)
   --spin auto|off|US   wake early and spin to each arrival (default auto)
   --pin, --realtime    engine threads on cores of their own, SCHED_FIFO
+  --io BACKEND         engine I/O: epoll (default), uring (io_uring) or auto
   --call-rate R        R requests/s over the --num-conns keep-alive connections,
                        timed from the schedule (wrk2's model); R = profile: at
                        --rate-profile's rate
@@ -70,6 +73,8 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --header-file F      'Name: value' lines added to every request
   --unix-socket PATH   connect over a unix socket (--server names the Host:)
   --metrics-listen A:P live Prometheus metrics (--metrics-linger S afterwards)
+  --stream FORMAT      events inside replies (sse|ndjson|lines|auto): time to
+                       first event, gaps, events/s (--stream-gap-timeout S)
 
 Commands (rshperf help CMD, or rshperf CMD --help, for their options):
 ";

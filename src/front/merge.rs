@@ -31,9 +31,10 @@ use crate::model::report::Sessions;
 use crate::model::report::{Facts, Report};
 use crate::model::run::{RunInfo, RunMeta};
 use crate::model::stats::Stats;
+use crate::model::validity::{self, Validity};
 use crate::output::advice::{self, Advice, Finding};
 use crate::output::classic::write_report;
-use crate::output::extras::call_rate_lines;
+use crate::output::extras::{call_rate_lines, stream_lines};
 use crate::output::json::{document, stats_from_json};
 use crate::output::percentiles::write_percentiles;
 use crate::output::servers::write_servers;
@@ -113,6 +114,8 @@ pub(crate) struct Input {
     pub(crate) call_rate: f64,
     /// The findings of the run (its `findings` member).
     pub(crate) findings: Vec<Advice>,
+    /// Its validity judgement (None: a document without one).
+    pub(crate) validity: Option<Validity>,
 }
 
 impl Input {
@@ -205,6 +208,12 @@ impl Input {
         let call_rate = Some(config.call_rate())
             .filter(|r| r.is_finite() && *r >= 0.0)
             .ok_or_else(|| bad("config.call_rate", "a rate"))?;
+        let validity = validity::doc::from_document(doc).map_err(|_| {
+            bad(
+                "validity",
+                "{\"valid\": …, \"reasons\": […]} as a run writes it",
+            )
+        })?;
         if servers.len() != stats.servers.len() {
             return Err(MergeError::ServerCount {
                 file: file.to_string(),
@@ -224,7 +233,14 @@ impl Input {
             servers,
             call_rate,
             findings: advice::from_json(&doc["findings"]),
+            validity,
         })
+    }
+
+    /// How a merged judgement names this input: `partition 1/2 (b.json)`.
+    fn part_name(&self) -> String {
+        let (i, n) = self.partition;
+        format!("partition {i}/{n} ({})", self.file)
     }
 
     /// The echo line of the run without its `--partition=I/N`.
@@ -357,6 +373,9 @@ pub(crate) struct Merged {
     /// The `--call-rate` target (the same in every input: `call_rate` is part of the
     /// workload).
     pub(crate) call_rate: f64,
+    /// The union of the inputs' validity judgements, each reason naming its input
+    /// (None: no input was judged).
+    pub(crate) validity: Option<Validity>,
 }
 
 impl Merged {
@@ -366,6 +385,7 @@ impl Merged {
         let facts = Facts {
             call_rate: self.call_rate,
             servers: self.servers.clone(),
+            validity: self.validity.clone(),
         };
         Report::new(&self.stats, &self.run, &facts)
     }
@@ -409,6 +429,12 @@ pub(crate) fn merge(inputs: &[Input]) -> Result<Merged, MergeError> {
             .map(|i| i.servers.clone())
             .unwrap_or_default(),
         call_rate: inputs.first().map_or(0.0, |i| i.call_rate),
+        validity: validity::doc::merged(
+            &inputs
+                .iter()
+                .map(|i| (i.part_name(), i.validity.clone()))
+                .collect::<Vec<_>>(),
+        ),
     })
 }
 
@@ -461,6 +487,9 @@ pub(crate) fn write_text<W: Write>(
     )?;
     if let Some(c) = &merged.report().call_rate {
         writeln!(out, "{}", call_rate_lines(c))?;
+    }
+    if let Some(s) = &merged.report().stream {
+        writeln!(out, "{}", stream_lines(s))?;
     }
     if percentiles {
         write_percentiles(out, &merged.stats)?;
@@ -638,11 +667,12 @@ mod tests {
             s.on_response(Duration::from_micros(500 + 10 * i));
             s.on_reply(200, 80, 1024, 0, Duration::from_micros(20));
             s.on_lifetime(Duration::from_micros(700 + 10 * i));
+            s.ends_mut().on_end(false, 1);
         }
         s.rate_samples.push(crate::model::stats::RateSample {
             replies: n,
             sessions: 0,
-            seconds: 5.0,
+            seconds: duration.min(5.0),
         });
         let run = RunInfo {
             duration,

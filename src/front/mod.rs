@@ -12,6 +12,7 @@ pub(crate) mod getopt;
 pub(crate) mod habits;
 pub(crate) mod help;
 pub mod httperf;
+pub(crate) mod log;
 pub(crate) mod merge;
 pub(crate) mod operand;
 pub(crate) mod runner;

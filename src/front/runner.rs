@@ -1,12 +1,14 @@
 //! The classic run: `rshperf [httperf options]` runs the engines (`engine::execute`)
 //! and prints the report: the classic text, the session block, per-server lines,
 //! percentiles, the pool, HTTP/2 and pacing lines, then `--json`, `--csv`,
-//! `--timeline` (streamed a second at a time while the run lasts), `--html`, the findings on stderr, the `--fail-on` verdict (exit 3) and
+//! `--timeline` (streamed a second at a time while the run lasts), `--request-log`
+//! (every call, streamed by a writer thread and renamed into place at the end), `--html`, the findings on stderr, the `--fail-on` verdict (exit 3) and
 //! its `--junit` report (whose path is checked before the load, so a run is not lost to
 //! an unwritable report). Called by `crate::run` with a validated `Config`. Also owns
 //! `catch_signals`, which every front end that runs the engines calls first: it joins
 //! the engine's signal handling to the output layer's clean-up of a forced exit.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -15,10 +17,13 @@ use crate::engine::execute::{execute_with, text_out, ExecOptions, Hooks};
 use crate::engine::feed::SecondFeed;
 use crate::engine::interrupt;
 use crate::engine::metrics::Exporter;
+use crate::engine::reqlog::RecordFeed;
 use crate::front::error::Error;
 use crate::model::config::doc::ConfigDoc;
 use crate::model::config::Config;
+use crate::model::judge;
 use crate::model::report::{Facts, Report};
+use crate::model::reqlog::Format;
 use crate::model::run::RunResult;
 use crate::model::stats::timeline::Target;
 use crate::model::workload::Workload;
@@ -32,6 +37,7 @@ use crate::output::html;
 use crate::output::json;
 use crate::output::junit;
 use crate::output::percentiles::write_percentiles;
+use crate::output::reqlog;
 use crate::output::servers::write_servers;
 use crate::output::session::write_session_block;
 use crate::output::summary::Summary;
@@ -48,6 +54,7 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         ("--json", o.json()),
         ("--csv", o.csv()),
         ("--timeline", o.timeline()),
+        ("--request-log", o.request_log()),
         ("--html", o.html()),
         ("--junit", o.junit()),
     ])?;
@@ -59,14 +66,30 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     // `--timeline` to a regular file is written a second at a time while the run lasts.
     let streamed = o.timeline().filter(|p| timeline::streams(Path::new(p)));
     let feed = streamed.map(|_| SecondFeed::new(cfg.load().threads().max(1) as usize));
+    // `--request-log` is written by its own thread while the run lasts.
+    let records = o.request_log().map(|_| RecordFeed::new());
     let hooks = Hooks {
         metrics: exporter.as_ref().map(|e| (e, None)),
         seconds: feed.as_ref(),
+        records: records.as_ref(),
         ..Hooks::default()
     };
     let target = cfg.load().rate_profile().map(Target::new);
-    let (run, stream) = std::thread::scope(|scope| {
+    let (run, stream, logged) = std::thread::scope(|scope| {
         let target = target.as_ref();
+        let log_writer = o.request_log().zip(records.as_ref()).map(|(path, feed)| {
+            let format = o
+                .request_log_format()
+                .unwrap_or_else(|| Format::of_path(path));
+            let requests = &work.requests;
+            scope.spawn(move || {
+                let uri = |what| -> Cow<'static, str> {
+                    Cow::Owned(String::from_utf8_lossy(requests.uri(what)).into_owned())
+                };
+                let batches = std::iter::from_fn(|| feed.next());
+                reqlog::stream(Path::new(path), format, batches, uri, |b| feed.recycle(b))
+            })
+        });
         let writer = streamed.zip(feed.as_ref()).map(|(path, feed)| {
             scope.spawn(move || {
                 let seconds =
@@ -78,11 +101,18 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         if let Some(feed) = &feed {
             feed.finish();
         }
+        if let Some(records) = &records {
+            records.finish();
+        }
+        let logged = log_writer.map(|w| {
+            w.join()
+                .unwrap_or_else(|_| Err(io::Error::other("the request log's writer panicked")))
+        });
         let stream = writer.map(|w| {
             w.join()
                 .unwrap_or_else(|_| Err(io::Error::other("the timeline writer panicked")))
         });
-        (run, stream)
+        (run, stream, logged)
     });
     let run = run?;
     let (stats, info) = (&run.stats, &run.info);
@@ -90,7 +120,12 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
     if cfg.output().periodic_stats() {
         summary.periodic = Some(stats.status_200_302);
     }
-    let report = Report::new(stats, info, &Facts::of(cfg.load().call_rate(), &run.meta));
+    let judged = judge::judge_run(cfg, &run, cfg.output().fail_on());
+    let report = Report::new(
+        stats,
+        info,
+        &Facts::of(cfg.load().call_rate(), &run.meta, judged.validity.clone()),
+    );
     // Every output is attempted; each failure is reported and makes the status 1.
     let mut failed: Vec<OutputError> = Vec::new();
     if text_out(cfg) {
@@ -106,7 +141,7 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
             interrupted_note(interrupt::signal_name(), info.duration, stats.abandoned)
         );
     }
-    let advice = advice::assess(cfg, &work, &run);
+    let advice = advice::assess(cfg, &work, &run, &judged);
     fn named<'a>(
         option: &'static str,
         path: &'a str,
@@ -141,6 +176,20 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
             Some(Err(e)) => Err(e),
         };
         failed.extend(r.map_err(named("--timeline", path)).err());
+    }
+    if let (Some(path), Some(logged)) = (cfg.output().request_log(), logged) {
+        failed.extend(logged.map_err(named("--request-log", path)).err());
+        let (times, held) = records
+            .as_ref()
+            .map_or((0, Default::default()), |r| r.held());
+        if times > 0 {
+            eprintln!(
+                "rshperf: warning: the engines waited {:.1} ms ({times} times) for the \
+                 --request-log writer: the figures include the wait (a faster disk or \
+                 --request-log-format binary would avoid it)",
+                held.as_secs_f64() * 1000.0
+            );
+        }
     }
     if let Some(path) = cfg.output().html() {
         let r = html::write_run(Path::new(path), cfg, &run, &summary, &advice);
@@ -226,6 +275,9 @@ fn write_text(
     }
     if let Some(c) = &report.call_rate {
         writeln!(out, "{}", extras::call_rate_lines(c))?;
+    }
+    if let Some(s) = &report.stream {
+        writeln!(out, "{}", extras::stream_lines(s))?;
     }
     if cfg.output().verbose() > 0 {
         if let Some(h) = &report.http2 {

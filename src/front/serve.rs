@@ -9,11 +9,15 @@
 //! `request.rs`, pre-rendered replies in `reply.rs`. Called by `crate::run` when argv[1]
 //! is `serve` or `demo`.
 
+mod log;
 mod reply;
 mod request;
 mod server;
+mod spec;
+mod stream;
 
 use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -43,6 +47,8 @@ pub struct ServeOptions {
     pub close: bool,
     /// Event-loop threads sharing the listening socket (`--threads`).
     pub threads: usize,
+    /// Where to log when each stream item was written (`--event-log`).
+    pub event_log: Option<PathBuf>,
 }
 
 impl Default for ServeOptions {
@@ -54,6 +60,7 @@ impl Default for ServeOptions {
             chunked: false,
             close: false,
             threads: 1,
+            event_log: None,
         }
     }
 }
@@ -68,9 +75,16 @@ pub(crate) const MAX_BODY_SIZE: usize = 256 << 20;
     name = "serve",
     about = "A small, fast HTTP/1.1 server for smoke tests and for measuring rshperf itself.",
     long_about = "A small, fast HTTP/1.1 server for smoke tests and for measuring rshperf \
-itself. Every request (any method, any path) is answered 200 with a body of N bytes of 'a' \
-(HEAD: headers only). Keep-alive, pipelining and HTTP/1.0 are supported; request bodies are \
-read and discarded (a request is answered once its body has arrived). Prints 'rshperf serve: listening on http://ADDRESS:PORT/' on stderr and \
+itself. Every request (any method, any path but the two below) is answered 200 with a body \
+of N bytes of 'a' (HEAD: headers only). Keep-alive, pipelining and HTTP/1.0 are supported; \
+request bodies are read and discarded (a request is answered once its body has arrived). \
+Two paths stream on a schedule set in the query: \
+/stream?events=N&first=TIME&gap=TIME&size=N&format=sse|ndjson|lines&done=1 writes N events \
+(server-sent events by default), the first TIME after the request and then one every gap; \
+/v1/chat/completions answers like an OpenAI-compatible server (with \"stream\": true in the \
+JSON body, chat.completion.chunk events and data: [DONE]; tokens from max_tokens or \
+?tokens=N). Other parameters make hostile streams (cut, reset, stall, after, trail); \
+see man rshperf. Prints 'rshperf serve: listening on http://ADDRESS:PORT/' on stderr and \
 runs until SIGINT or SIGTERM, then exits 0."
 )]
 pub(crate) struct ServeArgs {
@@ -99,6 +113,9 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub(crate) threads: u16,
+    /// Write when each stream event was sent to FILE (CSV: stream,event,us)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) event_log: Option<PathBuf>,
 }
 
 /// `--delay`: milliseconds from 0 to 10^9 (about 11.6 days); a plain number is
@@ -133,6 +150,7 @@ impl ServeArgs {
             chunked: self.chunked,
             close: self.close,
             threads: usize::from(self.threads),
+            event_log: self.event_log,
         })
     }
 }
@@ -156,6 +174,13 @@ pub(crate) fn serve_main(args: &[String]) -> i32 {
 fn serve(opts: ServeOptions) -> Result<i32, Error> {
     // Registered before the server starts, so a signal never finds the default action.
     let mut signals = Signals::new([SIGINT, SIGTERM]).map_err(ServeError::Signals)?;
+    if let Some(path) = &opts.event_log {
+        // Said here with the path; `spawn` creates it again for the threads.
+        std::fs::File::create(path).map_err(|source| ServeError::EventLog {
+            path: path.clone(),
+            source,
+        })?;
+    }
     let addr = opts.addr;
     let handle = spawn(opts).map_err(|source| ServeError::Listen { addr, source })?;
     eprintln!("rshperf serve: listening on http://{}/", handle.addr());

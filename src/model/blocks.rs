@@ -1,12 +1,14 @@
 //! The blocks of a run's figures that the text outputs print as well as the document
 //! carries: the session block's figures (`Sessions`), the call-rate block's
-//! (`CallRate`, `Spread`), the HTTP/2 and HTTP/3 lines' (`Http2`, `Http3`), and what
-//! the figures need from the configuration (`Facts`).
+//! (`CallRate`, `Spread`), the HTTP/2 and HTTP/3 lines' (`Http2`, `Http3`), the stream
+//! group's (`Stream`), and what the figures need from the configuration and the run's
+//! judgement (`Facts`).
 //!
 //! Owns their arithmetic, once: the figure table (`model::figure`, its optional
-//! members) reads its `sessions`, `call_rate`, `http2` and `http3` figures from these,
-//! and `output::session` and `output::extras` print them. Computed by `Report::new`;
-//! beside `figure` and `report` (which import it) rather than inside either.
+//! members) reads its `sessions`, `call_rate`, `http2`, `http3` and `stream` figures
+//! from these, and `output::session` and `output::extras` print them. Computed by
+//! `Report::new`; beside `figure` and `report` (which import it) rather than inside
+//! either.
 
 use hdrhistogram::Histogram;
 
@@ -14,25 +16,33 @@ use crate::model::run::RunMeta;
 use crate::model::stats::h2::{savings, H2Stats};
 use crate::model::stats::h3::H3Stats;
 use crate::model::stats::quantile::QUANTILES;
+use crate::model::stats::stream::StreamStats;
 use crate::model::stats::{quantile_ms, Stats};
 use crate::model::summary::RateSummary;
+use crate::model::validity::Validity;
 
-/// What the derived figures need from the run's configuration: carried by every
-/// document (`config.call_rate`, `run.servers`), so a merge derives them too.
+/// What the derived figures need from the run's configuration, carried by every
+/// document (`config.call_rate`, `run.servers`) so a merge derives them too, and the
+/// run's validity judgement (a merge makes the union of its parts').
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Facts {
     /// `--call-rate` target, calls per second (0: not given).
     pub(crate) call_rate: f64,
     /// Names of the servers of a `--servers` run, one per `Stats::servers` element.
     pub(crate) servers: Vec<String>,
+    /// The run's validity judgement (`model::validity`; None: not judged, as a
+    /// document of an earlier release): the `validity` member.
+    pub(crate) validity: Option<Validity>,
 }
 
 impl Facts {
-    /// The facts of a run with the `--call-rate` target `call_rate`.
-    pub(crate) fn of(call_rate: f64, meta: &RunMeta) -> Facts {
+    /// The facts of a run with the `--call-rate` target `call_rate`, judged
+    /// `validity`.
+    pub(crate) fn of(call_rate: f64, meta: &RunMeta, validity: Validity) -> Facts {
         Facts {
             call_rate,
             servers: meta.servers.clone(),
+            validity: Some(validity),
         }
     }
 }
@@ -189,6 +199,8 @@ pub(crate) struct CallRate {
     pub(crate) reconnects: u64,
     /// Connections given up.
     pub(crate) given_up: u64,
+    /// Calls taken by a connection and unanswered at the end.
+    pub(crate) abandoned: u64,
     /// Scheduled time → taken by a connection.
     pub(crate) lateness_ms: Spread,
     /// Scheduled time → first reply byte.
@@ -215,8 +227,49 @@ impl CallRate {
             max_waiting: p.max_waiting,
             reconnects: p.reconnects,
             given_up: p.given_up,
+            abandoned: p.abandoned,
             lateness_ms: Spread::of(&p.lateness),
             response_ms: Spread::of(&p.response),
+        }
+    }
+}
+
+/// The stream figures (`--stream` runs; the classic report's "Stream" group).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Stream {
+    /// The time to first event was measured from the calls' scheduled times
+    /// (`--call-rate`); else from the requests' send.
+    pub(crate) from_schedule: bool,
+    /// The counters.
+    pub(crate) counters: StreamStats,
+    /// Events per stream.
+    pub(crate) events_per_stream: f64,
+    /// Events per second of the run, all streams together.
+    pub(crate) events_per_s: f64,
+    /// Events per second of a stream: events / the streams' summed durations.
+    pub(crate) stream_events_per_s: f64,
+    /// Time to first event.
+    pub(crate) first_event_ms: Spread,
+    /// Gaps between consecutive events.
+    pub(crate) gap_ms: Spread,
+    /// Stream durations (first event to end).
+    pub(crate) duration_ms: Spread,
+}
+
+impl Stream {
+    /// The stream figures of `stats` over `duration` s.
+    pub(crate) fn of(stats: &Stats, duration: f64) -> Stream {
+        let s = &stats.stream;
+        let per = |n: f64, d: f64| if d > 0.0 { n / d } else { 0.0 };
+        Stream {
+            from_schedule: s.from_schedule > 0,
+            counters: s.clone(),
+            events_per_stream: per(s.events as f64, s.streams as f64),
+            events_per_s: per(s.events as f64, duration),
+            stream_events_per_s: per(s.events as f64, s.duration_sum_us as f64 / 1e6),
+            first_event_ms: Spread::of(&s.first_event),
+            gap_ms: Spread::of(&s.gap),
+            duration_ms: Spread::of(&s.duration),
         }
     }
 }

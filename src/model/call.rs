@@ -68,6 +68,11 @@ pub(crate) struct Call {
     pub(crate) due: Instant,
     /// How many times it was re-issued after a failure status (`--retry-on-failure`).
     pub(crate) retries: u8,
+    /// Its HTTP/2 stream id once it has one (0: none; the request log).
+    pub(crate) stream: u32,
+    /// Request bytes written when its connection gave it up unanswered (the request
+    /// log; set by `Conn::drain_calls`).
+    pub(crate) sent: u32,
 }
 
 /// A request body: read once, shared by every call that sends it.
@@ -308,6 +313,14 @@ impl Requests {
             },
             // The URI is the session's; `render_uri` supplies it.
             CallRef::Page(_) => (&self.fixed, &self.fixed_uri),
+        }
+    }
+
+    /// The URI `what` requests (empty for a `--wsesspage` object: the session's).
+    pub(crate) fn uri(&self, what: CallRef) -> &[u8] {
+        match what {
+            CallRef::Page(_) => &[],
+            _ => self.shape(what).1,
         }
     }
 

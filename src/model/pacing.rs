@@ -1,6 +1,7 @@
 //! The pacing options: what the engine does when it falls behind its schedule
 //! (`--overload=degrade|queue`) and how precisely it keeps it when it does not
-//! (`--spin=auto|off|USEC`, `--pin`, `--realtime`).
+//! (`--spin=auto|off|USEC`, `--pin`, `--realtime`), and which I/O backend its
+//! engines use (`--io=epoll|uring|auto`).
 //!
 //! Owns the option values, their parsing and messages, their echo, and which
 //! scheduler slice an engine thread asks for (`engine_slice`). Does not pace
@@ -94,6 +95,46 @@ impl Spin {
     }
 }
 
+/// `--io`: the engines' I/O backend (docs/internals.md, "Two backends").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Io {
+    /// Readiness: non-blocking sockets in an edge-triggered epoll set (mio).
+    #[default]
+    Epoll,
+    /// Completions: io_uring (connect, send and multishot receive submitted in
+    /// batches); refused with a message where the kernel does not allow it.
+    Uring,
+    /// io_uring where the kernel allows it, else epoll (said once with `-v`).
+    Auto,
+}
+
+impl Io {
+    /// The option value (`epoll`, `uring`, `auto`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Io::Epoll => "epoll",
+            Io::Uring => "uring",
+            Io::Auto => "auto",
+        }
+    }
+}
+
+/// The environment variable that stands for `--io` when the option is not given
+/// (a switch for running a test suite on either backend).
+pub(crate) const IO_ENV: &str = "RSHPERF_IO";
+
+/// Parses `--io=epoll|uring|auto`.
+pub(crate) fn parse_io(v: &str) -> Result<Io, PacingError> {
+    match v {
+        "epoll" => Ok(Io::Epoll),
+        "uring" | "io_uring" | "io-uring" => Ok(Io::Uring),
+        "auto" => Ok(Io::Auto),
+        _ => Err(PacingError::Io {
+            value: v.to_string(),
+        }),
+    }
+}
+
 /// A pacing option's value that is not one; the text is printed after `rshperf: `.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum PacingError {
@@ -106,6 +147,12 @@ pub(crate) enum PacingError {
     /// `--spin` given something other than `auto`, `off` or microseconds in range.
     #[error("--spin: `{value}' is not auto, off or a number of microseconds from 0 to {}", SPIN_MAX.as_micros())]
     Spin {
+        /// The value as typed.
+        value: String,
+    },
+    /// `--io` given something other than a backend.
+    #[error("--io: `{value}' is not a backend (expected epoll, uring or auto)")]
+    Io {
         /// The value as typed.
         value: String,
     },
@@ -155,12 +202,17 @@ frozen! {
         pin: bool => bool as copy, set_pin;
         /// `--realtime`: engine threads run SCHED_FIFO.
         realtime: bool => bool as copy, set_realtime;
+        /// `--io`, else `RSHPERF_IO` (a switch for testing), else epoll: the
+        /// engines' I/O backend asked for (`build` resolves it).
+        io: Io => Io as copy, set_io;
+        /// Whether `--io` was given (the echo line names only what was typed).
+        io_given: bool => bool as copy, set_io_given;
     }
 }
 
 impl Pacing {
     /// Echo-line items for the options that differ from their defaults, in the
-    /// order `--overload`, `--spin`, `--pin`, `--realtime`.
+    /// order `--overload`, `--spin`, `--pin`, `--realtime`, `--io`.
     pub(crate) fn echo_items(&self) -> Vec<String> {
         let mut items = Vec::new();
         if self.overload != Overload::default() {
@@ -174,6 +226,9 @@ impl Pacing {
         }
         if self.realtime {
             items.push("--realtime".into());
+        }
+        if self.io_given {
+            items.push(format!("--io={}", self.io.name()));
         }
         items
     }
@@ -234,15 +289,29 @@ mod tests {
     #[test]
     fn echo_lists_only_what_differs_from_the_defaults() {
         assert!(Pacing::default().echo_items().is_empty());
+        // A backend from RSHPERF_IO is not an option typed.
+        let from_env = Pacing {
+            io: Io::Uring,
+            ..Pacing::default()
+        };
+        assert!(from_env.echo_items().is_empty());
         let p = Pacing {
             overload: Overload::Queue,
             spin: Spin::Fixed(Duration::from_micros(50)),
             pin: true,
             realtime: true,
+            io: Io::Uring,
+            io_given: true,
         };
         assert_eq!(
             p.echo_items(),
-            ["--overload=queue", "--spin=50", "--pin", "--realtime"]
+            [
+                "--overload=queue",
+                "--spin=50",
+                "--pin",
+                "--realtime",
+                "--io=uring"
+            ]
         );
         let off = Pacing {
             spin: Spin::Off,
@@ -273,6 +342,22 @@ mod tests {
             ..p
         };
         assert_eq!(engine_slice(&rt, 0.01), None);
+    }
+
+    #[test]
+    fn io_values_and_errors() {
+        assert_eq!(parse_io("epoll"), Ok(Io::Epoll));
+        assert_eq!(parse_io("uring"), Ok(Io::Uring));
+        assert_eq!(parse_io("io_uring"), Ok(Io::Uring));
+        assert_eq!(parse_io("auto"), Ok(Io::Auto));
+        let e = parse_io("kqueue").expect_err("not a backend");
+        assert_eq!(
+            e.to_string(),
+            "--io: `kqueue' is not a backend (expected epoll, uring or auto)"
+        );
+        for io in [Io::Epoll, Io::Uring, Io::Auto] {
+            assert_eq!(parse_io(io.name()), Ok(io));
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! What one run of the engines produced (`RunResult`): the merged `Stats` and the
 //! facts around them (`RunInfo`: duration and CPU; `RunMeta`: wall-clock times,
-//! partition, threads, servers). Made by the engine layer's runner; read by every
-//! output and front end. Plain data.
+//! partition, threads, servers; `Machine`: what the machine did meanwhile, for the
+//! validity judgement). Made by the engine layer's runner; read by every output and
+//! front end. Plain data.
 
 use std::time::SystemTime;
 
@@ -19,6 +20,27 @@ pub struct RunResult {
     pub(crate) meta: RunMeta,
     /// Whether SIGINT/SIGTERM stopped it.
     pub(crate) interrupted: bool,
+    /// What the machine did while it ran.
+    pub(crate) machine: Machine,
+}
+
+/// What the machine did while a run lasted (`engine::machine` measures it), read by
+/// the validity judgement (`model::validity`). None where not measured: the kernel
+/// does not say, or nothing applies (no CPU quota).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Machine {
+    /// Online cores (0: unknown).
+    pub(crate) cores: u32,
+    /// Runnable tasks, mean over the run's once-a-second samples (`/proc/loadavg`),
+    /// the sampling thread not counted.
+    pub(crate) run_queue: Option<f64>,
+    /// CPU time the hypervisor stole during the run (`/proc/stat`), % of all CPU time.
+    pub(crate) steal_pct: Option<f64>,
+    /// Quota periods in which the process's cgroup (or an ancestor) was throttled
+    /// during the run, % (None: no CPU quota).
+    pub(crate) throttled_pct: Option<f64>,
+    /// That CPU quota, cores.
+    pub(crate) quota_cores: Option<f64>,
 }
 
 /// Facts about the run that `Stats` does not hold.
@@ -68,6 +90,7 @@ impl RunResult {
                 servers: Vec::new(),
             },
             interrupted: false,
+            machine: Machine::default(),
         }
     }
 }

@@ -92,8 +92,6 @@ pub(crate) struct Summary<'a> {
     pub(crate) conn_period_ms: f64,
     /// Most connections alive at once.
     pub(crate) max_concurrent: u64,
-    /// Connections that completed at least one reply (lifetime samples).
-    pub(crate) lifetimes: u64,
     /// Shortest lifetime (0.0 when there are none).
     pub(crate) lifetime_min_ms: f64,
     /// Mean lifetime.
@@ -215,7 +213,6 @@ impl<'a> Summary<'a> {
             conn_rate: c_div(stats.connections as f64, d),
             conn_period_ms: period_ms(stats.connections),
             max_concurrent: stats.max_concurrent,
-            lifetimes: n_life,
             lifetime_min_ms: if n_life == 0 {
                 0.0
             } else {

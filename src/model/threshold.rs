@@ -218,7 +218,10 @@ fn split_number(text: &str) -> (&str, &str) {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ThresholdError {
     /// No comparison operator.
-    #[error("no comparison in '{expr}' (use METRIC OP VALUE with OP one of > >= < <= == !=)")]
+    #[error(
+        "no comparison in '{expr}' (use METRIC OP VALUE with OP one of > >= < <= == !=, \
+         or invalid)"
+    )]
     NoComparison {
         /// The expression (trimmed).
         expr: String,
@@ -285,9 +288,28 @@ fn unit_rule(kind: Kind) -> String {
     }
 }
 
-/// Parses `METRIC OP VALUE[UNIT]` (spaces allowed around each part).
+/// The word that fails an invalid run (`--fail-on invalid`): the threshold
+/// `validity_valid==0` on the validity judgement's figure (`model::validity`).
+pub(crate) const INVALID: &str = "invalid";
+
+/// The figure `INVALID` reads.
+const VALID_FIGURE: &str = "validity_valid";
+
+/// Parses `METRIC OP VALUE[UNIT]` (spaces allowed around each part), or `invalid`.
 pub(crate) fn parse(expr: &str) -> Result<Threshold, ThresholdError> {
     let expr = expr.trim();
+    if expr.eq_ignore_ascii_case(INVALID) {
+        return Ok(Threshold {
+            expr: INVALID.to_string(),
+            name: VALID_FIGURE.to_string(),
+            metric: Metric {
+                figure: VALID_FIGURE.to_string(),
+                unless_none: None,
+            },
+            op: Op::Eq,
+            limit: 0.0,
+        });
+    }
     let e = || expr.to_string();
     let Some(at) = expr.find(['<', '>', '=', '!']) else {
         return Err(ThresholdError::NoComparison { expr: e() });
@@ -491,6 +513,8 @@ mod tests {
         assert!(err("errors!3").contains("bad comparison"));
         assert!(err("errors=>3").contains("bad comparison"));
         assert!(err("errors 3").contains("no comparison"));
+        assert!(err("invalid>0").starts_with("unknown metric 'invalid'"));
+        assert_eq!(parse("INVALID").expect("the word").limit(), 0.0);
         assert!(err("").contains("no comparison"));
         assert!(err(">3").contains("no metric"));
         assert!(err("errors>").contains("no value"));

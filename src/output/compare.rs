@@ -1,6 +1,7 @@
 //! `rshperf compare`'s outputs: the text table (default), the markdown table (for a
 //! GitHub job summary or a PR comment: one line per figure with an arrow and the
-//! verdict) and the JSON document (`rshperf-compare`). Pure functions of a
+//! verdict) and the JSON document (`rshperf-compare`), each marking the invalid runs
+//! `--force` compared with their one line (`Invalid::text`). Pure functions of a
 //! `Comparison`; computes nothing. Called by `front::compare`.
 
 use serde_json::{json, Value};
@@ -8,6 +9,7 @@ use serde_json::{json, Value};
 use crate::model::compare::gate::{interval, level, pct};
 use crate::model::compare::sides::decimals;
 use crate::model::compare::{Comparison, Row, Test, Verdict};
+use crate::model::validity::doc::reasons_json;
 
 /// The `format` member of the JSON document.
 pub(crate) const FORMAT: &str = "rshperf-compare";
@@ -130,6 +132,9 @@ pub(crate) fn text(c: &Comparison) -> String {
     for f in &c.forced {
         out.push_str(&format!("warning: workloads differ (--force): {f}\n"));
     }
+    for i in &c.invalid {
+        out.push_str(&format!("warning: {} (--force)\n", i.text()));
+    }
     let head = [
         "figure".to_string(),
         "base".to_string(),
@@ -216,6 +221,9 @@ pub(crate) fn markdown(c: &Comparison) -> String {
             "> **Warning**: workloads differ (--force): {}\n\n",
             md(f)
         ));
+    }
+    for i in &c.invalid {
+        out.push_str(&format!("> **Warning**: {} (--force)\n\n", md(&i.text())));
     }
     out.push_str(&format!(
         "| | figure | base | new | change | {}% CI | verdict |\n|---|---|--:|--:|--:|--:|---|\n",
@@ -310,6 +318,18 @@ pub(crate) fn to_json(c: &Comparison) -> Value {
             })
         })
         .collect();
+    let invalid: Vec<Value> = c
+        .invalid
+        .iter()
+        .map(|i| {
+            json!({
+                "side": i.side.key(),
+                "file": i.file,
+                "reasons": reasons_json(&i.validity),
+                "text": i.text(),
+            })
+        })
+        .collect();
     json!({
         "format": FORMAT,
         "version": VERSION,
@@ -324,6 +344,7 @@ pub(crate) fn to_json(c: &Comparison) -> Value {
         "family": family,
         "alpha_per_figure": a,
         "run_noise_pct": 100.0 * c.run_noise,
+        "invalid": invalid,
     })
 }
 
@@ -436,6 +457,7 @@ pub(crate) mod tests {
             rows,
             gates,
             forced: Vec::new(),
+            invalid: Vec::new(),
         }
     }
 
@@ -556,6 +578,104 @@ Significant: p \\< 0.0050 for each of the 2 figures the gates judge (reply rate,
         assert_eq!(v["gates"][0]["failed"], true);
         assert_eq!(v["gates"][1]["figure"], "replies_rate");
         assert_eq!(v["base"], json!(["main-1.json", "main-2.json"]));
+    }
+
+    /// A comparison `--force` made of an invalid base run (merged: its reason names
+    /// its part) and an invalid new run.
+    pub(crate) fn with_invalid() -> Comparison {
+        use crate::model::compare::invalid::{Invalid, Side};
+        use crate::model::validity::{Cause, Reason, Validity};
+        let judged = |reasons: Vec<Reason>| Validity {
+            reasons,
+            measured: Vec::new(),
+        };
+        let mut c = sample();
+        c.invalid = vec![
+            Invalid {
+                side: Side::Base,
+                file: "main-2.json".into(),
+                validity: judged(vec![Reason {
+                    cause: Cause::Interrupted,
+                    part: Some("partition 1/2 (m_a.json)".into()),
+                    text: "interrupted (SIGINT or SIGTERM) after 1.5 s".into(),
+                    measured: vec![("duration_s".into(), 1.5)],
+                }]),
+            },
+            Invalid {
+                side: Side::New,
+                file: "pr.json".into(),
+                validity: judged(vec![Reason {
+                    cause: Cause::EngineCpu,
+                    part: None,
+                    text: "an engine thread used 97 % of a core (limit 90 %)".into(),
+                    measured: vec![("busiest_engine_pct".into(), 97.0)],
+                }]),
+            },
+        ];
+        c
+    }
+
+    /// Each invalid run is marked with its one line in every format.
+    #[test]
+    fn invalid_runs_are_marked_in_every_format() {
+        let c = with_invalid();
+        let base = "base main-2.json is invalid (interrupted): partition 1/2 (m_a.json): \
+                    interrupted (SIGINT or SIGTERM) after 1.5 s";
+        let new = "new pr.json is invalid (engine_cpu): an engine thread used 97 % of a core \
+                   (limit 90 %)";
+        let t = text(&c);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(
+            lines[..3],
+            [
+                "rshperf compare: base 2 runs (main-1.json, main-2.json), new 1 run (pr.json)",
+                &format!("warning: {base} (--force)"),
+                &format!("warning: {new} (--force)"),
+            ]
+        );
+        assert_eq!(
+            t.lines().skip(3).collect::<Vec<_>>(),
+            text(&sample()).lines().skip(1).collect::<Vec<_>>()
+        );
+        let m = markdown(&c);
+        assert!(
+            m.starts_with(
+                "### rshperf compare\n\nBase: 2 runs (main-1.json, main-2.json). New: 1 run \
+                 (pr.json).\n\n> **Warning**: base main-2.json is invalid (interrupted): \
+                 partition 1/2 (m\\_a.json): interrupted (SIGINT or SIGTERM) after 1.5 s \
+                 (--force)\n\n> **Warning**: new pr.json is invalid (engine\\_cpu): an engine \
+                 thread used 97 % of a core (limit 90 %) (--force)\n\n| | figure |"
+            ),
+            "{m}"
+        );
+        let v = to_json(&c);
+        assert_eq!(
+            v["invalid"],
+            json!([
+                {
+                    "side": "base",
+                    "file": "main-2.json",
+                    "reasons": [{
+                        "reason": "interrupted",
+                        "part": "partition 1/2 (m_a.json)",
+                        "text": "interrupted (SIGINT or SIGTERM) after 1.5 s",
+                        "measured": {"duration_s": 1.5}
+                    }],
+                    "text": base,
+                },
+                {
+                    "side": "new",
+                    "file": "pr.json",
+                    "reasons": [{
+                        "reason": "engine_cpu",
+                        "text": "an engine thread used 97 % of a core (limit 90 %)",
+                        "measured": {"busiest_engine_pct": 97.0}
+                    }],
+                    "text": new,
+                }
+            ])
+        );
+        assert_eq!(to_json(&sample())["invalid"], json!([]));
     }
 
     /// Every change printed is new/base − 1 of the values printed beside it.

@@ -208,7 +208,15 @@ mod tests {
         let figures = crate::output::doc_table(doc, "### 2.8 Figure names");
         let documented: Vec<String> = config
             .iter()
-            .chain(figures.iter().filter(|f| !f.starts_with("sessions_")))
+            .chain(figures.iter().filter(|f| {
+                // Not every run has them; the two after `connections_replies_per_conn`
+                // came after the columns that follow it (columns are only appended).
+                !f.starts_with("sessions_")
+                    && !f.starts_with("validity_")
+                    && !f.starts_with("call_rate_")
+                    && !f.starts_with("stream_")
+                    && !["connections_failed", "connections_unopened"].contains(&f.as_str())
+            }))
             .chain(std::iter::once(findings))
             .cloned()
             .collect();

@@ -69,6 +69,14 @@ pub enum DocError {
         #[source]
         source: serde_json::Error,
     },
+    /// Statistics that contradict themselves (or a run's facts) or are out of range.
+    #[error("{path}: {what} (the document contradicts itself)")]
+    Contradiction {
+        /// The member, e.g. `raw.replies_by_class`.
+        path: String,
+        /// What does not hold.
+        what: String,
+    },
 }
 
 /// Why a chart or an HTML page cannot be drawn.

@@ -1,11 +1,13 @@
 //! The lines after the classic report that httperf does not have: the call-rate
-//! block (`--call-rate`), and with `-v` the HTTP/2 and pacing lines.
+//! block (`--call-rate`), the stream group (`--stream`), and with `-v` the HTTP/2 and
+//! pacing lines.
 //!
 //! Owns their wording; the figures are the report's (`Report::call_rate`,
-//! `Report::http2`, `Report::http3`, computed once in `model::blocks`) and, for
+//! `Report::stream`, `Report::http2`, `Report::http3`, computed once in
+//! `model::blocks`) and, for
 //! pacing, the raw `PacingStats` (counters the report shows as they are). Pure: returns text. Called by the runner and `rshperf merge`.
 
-use crate::model::report::{CallRate, Http2, Http3, Spread};
+use crate::model::report::{CallRate, Http2, Http3, Spread, Stream};
 use crate::model::stats::pacing::PacingStats;
 
 /// `avg … p50 … p90 … p99 … max …` in ms.
@@ -17,14 +19,46 @@ fn spread(s: &Spread) -> String {
     )
 }
 
+/// The stream group's five lines (no final line end).
+pub(crate) fn stream_lines(s: &Stream) -> String {
+    let c = &s.counters;
+    let from = if s.from_schedule {
+        "from the scheduled time"
+    } else {
+        "from the request's send"
+    };
+    format!(
+        "Stream: {} streams {} events ({:.1} per stream) done {} cut {} stalled {} \
+         empty {} after-done {} open-at-end {}\n\
+         Stream rate [events/s]: {:.1} total {:.1} per stream\n\
+         Stream first event [ms]: {} ({from})\n\
+         Stream gap [ms]: {} (between consecutive events)\n\
+         Stream duration [ms]: {} (first event to end)",
+        c.streams,
+        c.events,
+        s.events_per_stream,
+        c.done,
+        c.cut,
+        c.stalled,
+        c.empty,
+        c.after_done,
+        c.open_at_end,
+        s.events_per_s,
+        s.stream_events_per_s,
+        spread(&s.first_event_ms),
+        spread(&s.gap_ms),
+        spread(&s.duration_ms),
+    )
+}
+
 /// The call-rate block's three lines (no final line end).
 pub(crate) fn call_rate_lines(c: &CallRate) -> String {
     format!(
         "Call rate [calls/s]: target {:.1} achieved {:.1} over {} connections \
          (scheduled {} issued {} completed {} lost {} unsent {} max-waiting {} \
-         reconnects {} given-up {})\n\
-         Call lateness [ms]: {} (scheduled time to a connection)\n\
-         Call response [ms]: {} (scheduled time to first reply byte)",
+         reconnects {} given-up {} abandoned {})\n\
+         Call lateness [ms]: {} (scheduled time to a connection{})\n\
+         Call response [ms]: {} (scheduled time to first reply byte{})",
         c.target_per_s,
         c.achieved_per_s,
         c.connections,
@@ -36,8 +70,19 @@ pub(crate) fn call_rate_lines(c: &CallRate) -> String {
         c.max_waiting,
         c.reconnects,
         c.given_up,
+        c.abandoned,
         spread(&c.lateness_ms),
+        if c.unsent > 0 {
+            ", or to the end if unsent"
+        } else {
+            ""
+        },
         spread(&c.response_ms),
+        if c.unsent + c.abandoned > 0 {
+            ", or to the end if unanswered"
+        } else {
+            ""
+        },
     )
 }
 
@@ -129,6 +174,7 @@ mod tests {
         let facts = Facts {
             call_rate,
             servers: Vec::new(),
+            validity: None,
         };
         Report::new(s, &run, &facts)
     }
@@ -152,12 +198,55 @@ mod tests {
         assert_eq!(
             call_rate_lines(r.call_rate.as_ref().expect("used")),
             "Call rate [calls/s]: target 20.0 achieved 9.0 over 4 connections (scheduled 20 \
-             issued 18 completed 2 lost 0 unsent 0 max-waiting 6 reconnects 0 given-up 0)\n\
+             issued 18 completed 2 lost 0 unsent 0 max-waiting 6 reconnects 0 given-up 0 \
+             abandoned 0)\n\
              Call lateness [ms]: avg 1.500 p50 1.500 p90 1.500 p99 1.500 max 1.500 \
              (scheduled time to a connection)\n\
              Call response [ms]: avg 1.800 p50 1.800 p90 1.800 p99 1.800 max 1.800 \
              (scheduled time to first reply byte)"
         );
+    }
+
+    #[test]
+    fn stream_lines_show_the_figures_and_where_the_first_event_is_timed_from() {
+        use crate::model::stats::stream::{StreamEnd, StreamStats};
+        assert!(report(&Stats::new(), 1.0, 0.0).stream.is_none());
+        let mut a = StreamStats {
+            engines: 1,
+            ..StreamStats::default()
+        };
+        // Values below 2048 µs: the histograms keep them exactly.
+        a.on_event(3, None, Duration::from_micros(1500));
+        a.on_event(3, Some(Duration::from_micros(1000)), Duration::ZERO);
+        a.on_event(3, Some(Duration::from_micros(1200)), Duration::ZERO);
+        a.on_end(StreamEnd {
+            events: 3,
+            done: true,
+            cut: false,
+            stalled: false,
+            after_done: 1,
+            open_at_end: false,
+            duration: Some(Duration::from_micros(2000)),
+        });
+        let mut s = Stats::new();
+        s.stream = a;
+        let r = report(&s, 2.0, 0.0);
+        assert_eq!(
+            stream_lines(r.stream.as_ref().expect("used")),
+            "Stream: 1 streams 3 events (3.0 per stream) done 1 cut 0 stalled 0 empty 0 \
+             after-done 1 open-at-end 0\n\
+             Stream rate [events/s]: 1.5 total 1500.0 per stream\n\
+             Stream first event [ms]: avg 1.500 p50 1.500 p90 1.500 p99 1.500 max 1.500 \
+             (from the request's send)\n\
+             Stream gap [ms]: avg 1.100 p50 1.000 p90 1.200 p99 1.200 max 1.200 \
+             (between consecutive events)\n\
+             Stream duration [ms]: avg 2.000 p50 2.000 p90 2.000 p99 2.000 max 2.000 \
+             (first event to end)"
+        );
+        s.stream.from_schedule = 1;
+        let r = report(&s, 2.0, 10.0);
+        let text = stream_lines(r.stream.as_ref().expect("used"));
+        assert!(text.contains("(from the scheduled time)"), "{text}");
     }
 
     #[test]

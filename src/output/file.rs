@@ -229,6 +229,98 @@ pub(crate) fn write_atomic(
     WRITING.write_atomic(path, fill)
 }
 
+/// A file written as a run goes (`--request-log`) and replaced atomically at the end:
+/// the bytes go to a temporary file beside the target (listed, like every write in
+/// progress, for `abandon`), and `commit` syncs it and renames it over the target.
+/// Dropped without `commit`, the temporary file is removed and the target is as it
+/// was. A special target (`/dev/stdout`, a FIFO) is written in place.
+pub(crate) struct Streaming {
+    id: u64,
+    tmp: Option<PathBuf>,
+    target: PathBuf,
+    out: Option<BufWriter<File>>,
+}
+
+impl Streaming {
+    /// Starts writing `path`.
+    pub(crate) fn create(path: &Path) -> io::Result<Streaming> {
+        let (target, special) = resolve(path);
+        let (id, (tmp, file)) = if special {
+            // Listed before the open, which waits for a FIFO's reader.
+            let (id, ()) = WRITING.begin(&target, || Ok((None, ())))?;
+            match OpenOptions::new().write(true).open(&target) {
+                Ok(f) => (id, (None, f)),
+                Err(e) => {
+                    let _ = WRITING.end(id, || Ok(()));
+                    return Err(e);
+                }
+            }
+        } else {
+            WRITING.begin(&target, || {
+                create_beside(&target).map(|(tmp, f)| (Some(tmp.clone()), (Some(tmp), f)))
+            })?
+        };
+        Ok(Streaming {
+            id,
+            tmp,
+            target,
+            out: Some(BufWriter::with_capacity(256 * 1024, file)),
+        })
+    }
+
+    /// Flushes, syncs and renames the file over its target.
+    pub(crate) fn commit(mut self) -> io::Result<()> {
+        let out = self
+            .out
+            .take()
+            .ok_or_else(|| io::Error::other("committed"))?;
+        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let tmp = self.tmp.take();
+        if let Some(tmp) = &tmp {
+            file.sync_all()?;
+            let target = self.target.clone();
+            let tmp2 = tmp.clone();
+            let done = WRITING.end(self.id, || fs::rename(&tmp2, &target));
+            if done.is_err() {
+                let _ = fs::remove_file(tmp);
+            }
+            return done;
+        }
+        WRITING.end(self.id, || Ok(()))
+    }
+}
+
+impl Write for Streaming {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.out.as_mut() {
+            Some(out) => out.write(buf),
+            None => Err(io::Error::other("committed")),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self.out.as_mut() {
+            Some(out) => out.write_all(buf),
+            None => Err(io::Error::other("committed")),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        if self.out.take().is_some() {
+            let _ = WRITING.end(self.id, || Ok(()));
+            if let Some(tmp) = self.tmp.take() {
+                let _ = fs::remove_file(tmp);
+            }
+        }
+    }
+}
+
 /// Writes `bytes` to `path` atomically (`write_atomic`).
 pub(crate) fn write_bytes(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic(path, |out| out.write_all(bytes))
@@ -402,6 +494,28 @@ mod tests {
             .expect("listed");
         assert_eq!(writing.abandon(), [(PathBuf::from("/tmp/fifo"), true)]);
         assert!(writing.end(id, || Ok(())).is_err());
+    }
+
+    #[test]
+    fn a_streamed_file_appears_only_when_committed() {
+        let d = dir("stream");
+        let p = d.join("log.jsonl");
+        fs::write(&p, "old\n").expect("old");
+        let mut s = Streaming::create(&p).expect("create");
+        s.write_all(b"one\n").expect("write");
+        s.flush().expect("flush");
+        assert_eq!(entries(&d).len(), 2, "a temporary file beside it");
+        assert_eq!(fs::read_to_string(&p).expect("read"), "old\n");
+        s.commit().expect("commit");
+        assert_eq!(fs::read_to_string(&p).expect("read"), "one\n");
+        assert_eq!(entries(&d), ["log.jsonl"]);
+        // Dropped without a commit (the writer failed): the old file stays.
+        let mut s = Streaming::create(&p).expect("create");
+        s.write_all(b"two\n").expect("write");
+        drop(s);
+        assert_eq!(fs::read_to_string(&p).expect("read"), "one\n");
+        assert_eq!(entries(&d), ["log.jsonl"]);
+        fs::remove_dir_all(&d).expect("clean");
     }
 
     #[test]

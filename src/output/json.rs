@@ -115,6 +115,7 @@ pub(crate) fn to_json(cfg: &Config, stats: &Stats, run: &RunInfo, meta: &RunMeta
     let facts = Facts {
         call_rate: cfg.load().call_rate(),
         servers: meta.servers.clone(),
+        validity: None,
     };
     document(
         &ConfigDoc::of(cfg),
@@ -226,8 +227,39 @@ fn get_f64(v: &Value, at: &'static str, key: &'static str) -> Result<f64, DocErr
 /// Rebuilds the `Stats` and `RunInfo` a document was made from (for merging runs):
 /// every field exactly, histograms included. A member missing, of the wrong type, out
 /// of range or unknown (it would be lost) is an error naming it, e.g.
-/// `raw.errors: invalid length 2, expected an array of length 8`.
+/// `raw.errors: invalid length 2, expected an array of length 8`; so are statistics
+/// that contradict themselves (`Stats::check`: `raw.replies_by_class: 1000100 replies
+/// but 200 requests`).
 pub fn stats_from_json(v: &Value) -> Result<(Stats, RunInfo), DocError> {
+    let (stats, run) = read_stats(v)?;
+    let contradiction = |e: crate::model::stats::MergeError| {
+        let path = if e.path.starts_with("histograms") {
+            e.path
+        } else {
+            format!("raw.{}", e.path)
+        };
+        DocError::Contradiction { path, what: e.what }
+    };
+    for (key, x) in [
+        ("run.duration_s", run.duration),
+        ("run.cpu_user_s", run.cpu_user),
+        ("run.cpu_system_s", run.cpu_system),
+    ] {
+        if !(x.is_finite() && x >= 0.0) {
+            return Err(DocError::Contradiction {
+                path: key.to_string(),
+                what: format!("{x} is not a number of seconds"),
+            });
+        }
+    }
+    stats.check_totals().map_err(contradiction)?;
+    stats.check(run.duration).map_err(contradiction)?;
+    Ok((stats, run))
+}
+
+/// `stats_from_json` without the checks of what the statistics say (the schema
+/// tests read back statistics with every field set, which no run measures).
+pub(crate) fn read_stats(v: &Value) -> Result<(Stats, RunInfo), DocError> {
     if v.get("format").and_then(Value::as_str) != Some(FORMAT) {
         return Err(DocError::NotADocument { format: FORMAT });
     }
@@ -368,7 +400,7 @@ mod tests {
         for s in [every_field_set(), sample_stats(), Stats::new()] {
             let text = serde_json::to_string_pretty(&doc(&s)).expect("serializable");
             let back: Value = serde_json::from_str(&text).expect("valid JSON");
-            let (t, run) = stats_from_json(&back).expect("readable document");
+            let (t, run) = read_stats(&back).expect("readable document");
             assert_stats_eq(&s, &t);
             assert_eq!(run, RUN);
             // The rebuilt stats give the same report, bit for bit.
@@ -385,8 +417,8 @@ mod tests {
             b.on_lifetime(Duration::from_millis(5));
             b
         });
-        let (mut from_docs, _) = stats_from_json(&doc(&a)).expect("a");
-        let (b2, _) = stats_from_json(&doc(&b)).expect("b");
+        let (mut from_docs, _) = read_stats(&doc(&a)).expect("a");
+        let (b2, _) = read_stats(&doc(&b)).expect("b");
         from_docs.merge(&b2).expect("no overflow");
         let mut direct = a.clone();
         direct.merge(&b).expect("no overflow");
@@ -431,6 +463,8 @@ mod tests {
                 "tls_handshakes",
                 "abandoned",
                 "interrupted",
+                "unanswered",
+                "unanswered_max_ms",
                 "sessions",
                 "timeline",
                 "raw",
@@ -549,7 +583,7 @@ mod tests {
             ["connect", "response", "transfer", "lifetime", "lateness"]
         );
         // Servers and TLS, which version 1 lost, come back from the document.
-        let (t, _) = stats_from_json(&d).expect("readable");
+        let (t, _) = read_stats(&d).expect("readable");
         assert_eq!(t.servers.len(), 2);
         assert_eq!(t.servers[1].response, s.servers[1].response);
         assert_eq!(t.tls_handshakes, [1, 2]);
@@ -562,7 +596,7 @@ mod tests {
         let err = |edit: &dyn Fn(&mut Value)| {
             let mut v = good.clone();
             edit(&mut v);
-            stats_from_json(&v).expect_err("refused").to_string()
+            read_stats(&v).expect_err("refused").to_string()
         };
         assert_eq!(
             err(&|v| v["format"] = json!("httperf")),

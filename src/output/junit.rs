@@ -1,6 +1,7 @@
 //! JUnit XML for CI test reporters (Jenkins, GitLab, GitHub): one `<testcase>` per
 //! `--fail-on` threshold of a run, or per regression gate of `rshperf compare`, a
-//! `<failure>` carrying the measured value when it tripped. Written by hand (five
+//! `<failure>` carrying the measured value when it tripped (and a `<skipped>` case for
+//! each invalid run `compare --force` compared). Written by hand (five
 //! entities to escape) rather than through an XML crate; the callers write it with
 //! `output::file` (temporary file and rename). Called by `front::runner` and
 //! `front::compare`.
@@ -12,6 +13,8 @@ pub(crate) struct Case {
     pub(crate) name: String,
     /// `Some(message)` when it failed: the measured value and why.
     pub(crate) failure: Option<String>,
+    /// `Some(message)` when it was not judged: why (`<skipped>`).
+    pub(crate) skipped: Option<String>,
     /// What was measured, for `<system-out>` (passing cases too).
     pub(crate) output: String,
 }
@@ -37,9 +40,13 @@ fn escape(text: &str) -> String {
 /// The JUnit document of one suite named `suite` (`classname` on every case).
 pub(crate) fn document(suite: &str, classname: &str, cases: &[Case], time_s: f64) -> String {
     let failures = cases.iter().filter(|c| c.failure.is_some()).count();
+    let skipped = match cases.iter().filter(|c| c.skipped.is_some()).count() {
+        0 => String::new(),
+        n => format!(" skipped=\"{n}\""),
+    };
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let head = format!(
-        "name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{time_s:.3}\"",
+        "name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\"{skipped} time=\"{time_s:.3}\"",
         escape(suite),
         cases.len()
     );
@@ -56,6 +63,9 @@ pub(crate) fn document(suite: &str, classname: &str, cases: &[Case], time_s: f64
                 escape(f),
                 escape(f)
             ));
+        }
+        if let Some(m) = &c.skipped {
+            out.push_str(&format!("      <skipped message=\"{}\"/>\n", escape(m)));
         }
         out.push_str(&format!(
             "      <system-out>{}</system-out>\n    </testcase>\n",
@@ -75,11 +85,13 @@ pub(crate) mod tests {
             Case {
                 name: "p99>50ms".into(),
                 failure: Some("threshold breached: p99>50ms (p99 = 73.471 ms)".into()),
+                skipped: None,
                 output: "p99 = 73.471 ms".into(),
             },
             Case {
                 name: "errors<1 & \"quoted\"".into(),
                 failure: None,
+                skipped: None,
                 output: "errors = 0".into(),
             },
         ]

@@ -16,6 +16,7 @@ pub(crate) mod html;
 pub mod json;
 pub(crate) mod junit;
 pub(crate) mod percentiles;
+pub(crate) mod reqlog;
 pub(crate) mod servers;
 pub(crate) mod session;
 pub(crate) mod summary;

@@ -85,6 +85,7 @@ pub(crate) fn junit_cases(thresholds: &[Threshold], report: &Report) -> Vec<Case
             Case {
                 name: t.expr().to_string(),
                 failure: message(t, actual),
+                skipped: None,
                 output: measured(t, actual),
             }
         })
@@ -160,6 +161,34 @@ mod tests {
     fn check(expr: &str, stats: &Stats) -> Option<String> {
         let t = parse(expr).expect(expr);
         message(&t, t.actual(&report(stats, &RUN)))
+    }
+
+    #[test]
+    fn invalid_fails_a_run_judged_invalid_and_only_that() {
+        use crate::model::validity::{judge, Evidence};
+        let t = parse(" Invalid ").expect("invalid");
+        assert_eq!((t.expr(), t.name()), ("invalid", "validity_valid"));
+        let s = run();
+        let judged = |e: &Evidence| Facts {
+            validity: Some(judge(e)),
+            ..Facts::default()
+        };
+        let mut e = Evidence {
+            period_s: 0.001,
+            busiest_pct: 97.0,
+            engine_wall_s: 2.0,
+            ..Evidence::default()
+        };
+        let invalid = Report::new(&s, &RUN, &judged(&e));
+        assert_eq!(
+            message(&t, t.actual(&invalid)).as_deref(),
+            Some("threshold breached: invalid (validity_valid = 0)")
+        );
+        e.busiest_pct = 20.0;
+        let valid = Report::new(&s, &RUN, &judged(&e));
+        assert_eq!(message(&t, t.actual(&valid)), None);
+        // A document without a judgement (an earlier release's) is not failed.
+        assert_eq!(message(&t, t.actual(&report(&s, &RUN))), None);
     }
 
     #[test]

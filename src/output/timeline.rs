@@ -140,9 +140,10 @@ mod tests {
             .skip(1)
             .map(|l| l.split(',').collect())
             .collect();
-        // ∫₀¹ 4t dt = 2; the last quarter second of the hold at 4/s: 1.
+        // ∫₀¹ 4t dt = 2; the hold's whole second at 4/s, though the run ended a
+        // quarter second into it (the target does not depend on when the run ended).
         assert_eq!([cells[0][target], cells[0][issued]], ["2", "1"]);
-        assert_eq!([cells[1][target], cells[1][issued]], ["1", "1"]);
+        assert_eq!([cells[1][target], cells[1][issued]], ["4", "1"]);
         let json = serde_json::to_string(&t).expect("serializes");
         assert!(
             json.contains(r#""target":"ramp:0..4/1s,hold:4/1s""#),

@@ -5,7 +5,8 @@
 //! allocation, the descriptor limit (raised soft → hard), process and per-thread CPU
 //! time (getrusage), a CLOCK_MONOTONIC timerfd for sub-millisecond deadlines, and the
 //! engine threads' cores, scheduling policy (`--pin`, `--realtime`) and scheduler
-//! slice. Every `unsafe` block of the crate lives here, each with a SAFETY comment.
+//! slice. Every `unsafe` block of the crate lives here (and in `nss` and `uring`),
+//! each with a SAFETY comment.
 //! Called by the engine; knows nothing about HTTP or statistics.
 
 use std::io;
@@ -54,17 +55,7 @@ pub(crate) enum SetupError {
     Connect(io::Error),
 }
 
-/// Creates a non-blocking TCP socket for `addr`, applies `opts`, binds it to
-/// `local` if given, and starts connecting.
-pub(crate) fn start_connect(
-    addr: SocketAddr,
-    local: Option<SocketAddr>,
-    opts: &SocketOptions,
-) -> Result<Connect, SetupError> {
-    connect_prepared(prepare_socket(addr, local, opts)?, addr)
-}
-
-/// The first half of `start_connect`: a non-blocking TCP socket for `addr` with
+/// The first half of a TCP connect: a non-blocking TCP socket for `addr` with
 /// `opts` applied, bound to `local` if given, not yet connecting (the engine makes
 /// the next arrival's socket ahead of its time: `engine::spare`).
 pub(crate) fn prepare_socket(
@@ -88,8 +79,9 @@ pub(crate) fn prepare_socket(
     Ok(socket)
 }
 
-/// The second half of `start_connect`: starts connecting a socket made by
-/// `prepare_socket` to `addr`.
+/// The second half of a TCP connect on epoll: starts connecting a socket made by
+/// `prepare_socket` to `addr` (io_uring connects it with an operation instead:
+/// `uring::Ring::connect`).
 pub(crate) fn connect_prepared(socket: Socket, addr: SocketAddr) -> Result<Connect, SetupError> {
     let done = match socket.connect(&SockAddr::from(addr)) {
         Ok(()) => true,
@@ -235,6 +227,25 @@ pub(crate) fn port_pressure_budget() -> u64 {
         0
     };
     (range / 2).saturating_sub(tw)
+}
+
+/// Ports of the kernel's ephemeral range (`ip_local_port_range`; 0: unreadable).
+pub(crate) fn port_range() -> u64 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| port_range_size(&s))
+        .unwrap_or(0)
+}
+
+/// `tcp_tw_reuse` (0, 1 or 2; Linux's default 2 when unreadable) and whether TCP
+/// timestamps are on (`tcp_timestamps` not 0), which TIME_WAIT reuse needs.
+pub(crate) fn time_wait_reuse() -> (u8, bool) {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let reuse = read("/proc/sys/net/ipv4/tcp_tw_reuse")
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(2);
+    let timestamps = read("/proc/sys/net/ipv4/tcp_timestamps").is_none_or(|s| s.trim() != "0");
+    (reuse, timestamps)
 }
 
 /// The number of ports in `ip_local_port_range`'s text ("32768\t60999").

@@ -1,12 +1,14 @@
-//! A connection's socket: TCP, a unix domain socket (`--unix-socket`), or a connected
-//! UDP socket (`--http-version 3`).
+//! A connection's socket: TCP, a unix domain socket (`--unix-socket`), a connected
+//! UDP socket (`--http-version 3`), or either stream socket on the engine's io_uring
+//! (`--io uring`: `wire::uring`).
 //!
 //! Owns the one enum the connection machine reads and writes through, so that
 //! everything above it (HTTP/1.x, HTTP/2, TLS, the watchdogs) is the same for both
 //! transports. Implements `Read`, `Write` (with `write_vectored`, a real `writev`)
 //! and mio's `Source`; the pending-error and "connected yet?" checks the engine needs
-//! after a non-blocking connect. Created by `net::start_connect` /
-//! `net::start_connect_unix`; held by `conn::Conn`.
+//! after a non-blocking connect. Created by `net::connect_prepared` /
+//! `net::start_connect_unix` (and `uring::Ring::connect` / `adopt`); held by
+//! `conn::Conn`.
 
 use std::io::{self, IoSlice, Read, Write};
 
@@ -14,6 +16,7 @@ use mio::event::Source;
 use mio::{Interest, Registry, Token};
 
 use crate::wire::udp::{Outgoing, Received, UdpSock};
+use crate::wire::uring::UringSock;
 
 /// A connected (or connecting) client socket.
 #[derive(Debug)]
@@ -25,6 +28,9 @@ pub(crate) enum Stream {
     /// A connected UDP socket (`--http-version 3`): a read is one datagram, a write
     /// sends one; `send_datagrams` and `recv_datagrams` batch them.
     Udp(Box<UdpSock>),
+    /// A TCP or unix socket whose I/O goes through the engine's io_uring; never in
+    /// an epoll set.
+    Uring(UringSock),
 }
 
 impl Stream {
@@ -34,6 +40,7 @@ impl Stream {
             Stream::Tcp(s) => s.take_error(),
             Stream::Unix(s) => s.take_error(),
             Stream::Udp(s) => s.socket().take_error(),
+            Stream::Uring(s) => s.take_error(),
         }
     }
 
@@ -44,6 +51,7 @@ impl Stream {
             Stream::Tcp(s) => s.peer_addr().map(|_| ()),
             Stream::Unix(s) => s.peer_addr().map(|_| ()),
             Stream::Udp(s) => s.socket().peer_addr().map(|_| ()),
+            Stream::Uring(s) => s.check_connected(),
         }
     }
 
@@ -84,6 +92,7 @@ impl Read for Stream {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
             Stream::Udp(s) => s.socket().recv(buf),
+            Stream::Uring(s) => s.read(buf),
         }
     }
 }
@@ -94,6 +103,7 @@ impl Write for Stream {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
             Stream::Udp(s) => s.socket().send(buf),
+            Stream::Uring(s) => s.write(buf),
         }
     }
 
@@ -105,6 +115,7 @@ impl Write for Stream {
             Stream::Udp(s) => s
                 .socket()
                 .send(bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| b)),
+            Stream::Uring(s) => s.write_vectored(bufs),
         }
     }
 
@@ -112,7 +123,7 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.flush(),
             Stream::Unix(s) => s.flush(),
-            Stream::Udp(_) => Ok(()),
+            Stream::Udp(_) | Stream::Uring(_) => Ok(()),
         }
     }
 }
@@ -123,6 +134,7 @@ impl Source for Stream {
             Stream::Tcp(s) => s.register(r, token, interests),
             Stream::Unix(s) => s.register(r, token, interests),
             Stream::Udp(s) => s.source().register(r, token, interests),
+            Stream::Uring(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 
@@ -131,6 +143,7 @@ impl Source for Stream {
             Stream::Tcp(s) => s.reregister(r, token, interests),
             Stream::Unix(s) => s.reregister(r, token, interests),
             Stream::Udp(s) => s.source().reregister(r, token, interests),
+            Stream::Uring(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 
@@ -139,6 +152,7 @@ impl Source for Stream {
             Stream::Tcp(s) => s.deregister(r),
             Stream::Unix(s) => s.deregister(r),
             Stream::Udp(s) => s.source().deregister(r),
+            Stream::Uring(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 }

@@ -132,9 +132,39 @@ impl<T> Table<T> {
         }
     }
 
+    /// Runs `f` on every live value.
+    pub(crate) fn for_each_live(&mut self, mut f: impl FnMut(&mut T)) {
+        for chunk in &mut self.chunks {
+            for slot in chunk.iter_mut().filter(|s| s.live) {
+                f(&mut slot.value);
+            }
+        }
+    }
+
     /// Number of live values.
     pub(crate) fn live(&self) -> usize {
         self.live
+    }
+
+    /// Every live value.
+    pub(crate) fn live_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
+        self.chunks
+            .iter_mut()
+            .flatten()
+            .filter(|s| s.live)
+            .map(|s| &mut s.value)
+    }
+
+    /// The ids of the live values, in slot order.
+    pub(crate) fn ids(&self) -> Vec<ConnId> {
+        let slots = self.chunks.iter().flatten().enumerate();
+        slots
+            .filter(|(_, s)| s.live)
+            .map(|(i, s)| ConnId {
+                index: u32::try_from(i).expect("capacity is below 2^31"),
+                generation: s.generation,
+            })
+            .collect()
     }
 }
 
@@ -161,6 +191,12 @@ mod tests {
         assert!(t.get_mut(b).is_some());
         t.free(a);
         assert_eq!(t.live(), 2, "freeing a stale id does nothing");
+        assert_eq!(t.ids(), [c, b]);
+        *t.get_mut(b).expect("live") = 9;
+        t.free(c);
+        assert_eq!(t.ids(), [b]);
+        let live: Vec<u32> = t.live_mut().map(|v| *v).collect();
+        assert_eq!(live, [9], "only live values, not freed ones");
     }
 
     #[test]

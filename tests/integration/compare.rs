@@ -49,6 +49,11 @@ fn server(delay_ms: u64) -> ServeHandle {
 
 /// A 3-s run at 200 conn/s against `port`, its document in `json`; extra `args`.
 fn run_json(port: u16, json: &str, args: &[&str]) -> Output {
+    run_json_on(support::QUIET_MACHINE, port, json, args)
+}
+
+/// `run_json` on the machine `machine` describes (`RSHPERF_TEST_MACHINE`).
+fn run_json_on(machine: &str, port: u16, json: &str, args: &[&str]) -> Output {
     let port = port.to_string();
     let json = format!("--json={json}");
     let mut all = vec![
@@ -65,7 +70,11 @@ fn run_json(port: u16, json: &str, args: &[&str]) -> Output {
         &json,
     ];
     all.extend_from_slice(args);
-    support::run(&all)
+    std::process::Command::new(env!("CARGO_BIN_EXE_rshperf"))
+        .args(&all)
+        .env(support::MACHINE_VAR, machine)
+        .output()
+        .expect("run rshperf")
 }
 
 fn text(b: &[u8]) -> String {
@@ -342,6 +351,93 @@ fn compare_of_a_run_with_itself_and_refusals() {
     }
 }
 
+/// A run whose validity block says it is invalid is refused, naming the file and the
+/// reasons; `--force` compares it and marks it in the text, markdown, JSON and JUnit
+/// outputs, with the same line.
+#[test]
+fn invalid_runs_are_refused_or_compared_and_marked_with_force() {
+    let dir = Scratch::new("invalid");
+    let srv = server(0);
+    let (a, b) = (dir.file("a.json"), dir.file("b.json"));
+    let out = run_json(srv.addr().port(), &a, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // An engine at 97 % of a core, injected: invalid for engine_cpu.
+    let saturated = format!("busiest=97,{}", support::QUIET_MACHINE);
+    let out = run_json_on(&saturated, srv.addr().port(), &b, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let line = format!(
+        "new {b} is invalid (engine_cpu): an engine thread used 97 % of a core (limit 90 %)"
+    );
+    let out = support::run(&["compare", &a, &b]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert_eq!(
+        text(&out.stderr),
+        format!("rshperf: compare: {line} (--force compares them anyway and marks them)\n")
+    );
+    // Both sides invalid: each named, the base first.
+    let out = support::run(&["compare", &b, &b]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "rshperf: compare: base {b} is invalid (engine_cpu): an engine thread used 97 % of \
+             a core (limit 90 %). {line} (--force compares them anyway and marks them)\n"
+        )
+    );
+    // --force: compared, and marked in every format.
+    let junit = dir.file("c.xml");
+    let out = support::run(&["compare", "--force", "--junit", &junit, &a, &b]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[1], format!("warning: {line} (--force)"), "{stdout}");
+    assert!(lines[2].starts_with("figure "), "{stdout}");
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    let xml = fs::read_to_string(&junit).expect("junit");
+    assert_eq!(junit_cases(&xml), [(format!("valid: new {b}"), None)]);
+    let doc = roxmltree::Document::parse(&xml).expect("xml");
+    let skipped = doc
+        .descendants()
+        .find(|n| n.has_tag_name("skipped"))
+        .and_then(|n| n.attribute("message"))
+        .map(str::to_string);
+    assert_eq!(skipped, Some(format!("{line} (--force)")));
+    let out = support::run(&["compare", "--force", "--format", "markdown", &a, &b]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        format!("rshperf: compare: warning: {line} (--force)\n")
+    );
+    let md = text(&out.stdout);
+    let quote = md
+        .lines()
+        .find(|l| l.starts_with("> **Warning**: "))
+        .unwrap_or_else(|| panic!("no warning: {md}"));
+    let plain: String = quote.chars().filter(|c| *c != '\\').collect();
+    let want_plain: String = format!("> **Warning**: {line} (--force)")
+        .chars()
+        .filter(|c| *c != '\\')
+        .collect();
+    assert_eq!(plain, want_plain, "{md}");
+    let out = support::run(&["compare", "--force", "--format", "json", &a, &b]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        v["invalid"],
+        serde_json::json!([{
+            "side": "new",
+            "file": b,
+            "reasons": [{
+                "reason": "engine_cpu",
+                "text": "an engine thread used 97 % of a core (limit 90 %)",
+                "measured": {"busiest_engine_pct": 97.0, "limit_pct": 90.0}
+            }],
+            "text": line,
+        }])
+    );
+}
+
 #[test]
 fn run_junit_path_is_checked_before_the_load() {
     let srv = server(0);
@@ -402,7 +498,8 @@ job = gl["perf"]
 assert job["artifacts"]["reports"]["junit"] == "perf/*-junit.xml", job["artifacts"]
 assert job["cache"][0]["paths"] == ["perf/baseline/"], job["cache"]
 body = "\n".join(job["script"])
-for needle in ["--json=", "compare", "--format markdown", "$PERF_GATES", "exit $status"]:
+for needle in ["--json=", "--fail-on invalid", "compare", "--format markdown", "$PERF_GATES",
+               "exit $status"]:
     assert needle in body, needle
 runs = {s["id"]: s["run"] for s in steps if "id" in s and "run" in s}
 print(json.dumps({"env": gh["env"], "steps": runs}))
@@ -463,6 +560,8 @@ print(json.dumps({"env": gh["env"], "steps": runs}))
                 parsed["env"]["PERF_GATES"].as_str().unwrap_or(""),
             )
             .env("GITHUB_STEP_SUMMARY", &summary)
+            // The machine's load is not this test's subject (--fail-on invalid).
+            .env(support::MACHINE_VAR, support::QUIET_MACHINE)
             .env("GITHUB_SHA", sha)
             .output()
             .expect("run bash")
@@ -503,7 +602,13 @@ print(json.dumps({"env": gh["env"], "steps": runs}))
         assert_eq!(names, ["p99>+10%", "reply-rate<-5%"]);
     }
     let run_cases = junit_cases(&fs::read_to_string(perf.join("run-junit.xml")).expect("junit"));
-    assert_eq!(run_cases, [("errors>0".to_string(), None)]);
+    assert_eq!(
+        run_cases,
+        [
+            ("errors>0".to_string(), None),
+            ("invalid".to_string(), None)
+        ]
+    );
     let mut kept: Vec<String> = fs::read_dir(perf.join("baseline"))
         .expect("baseline dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())

@@ -117,7 +117,7 @@ fn httperf_takes(token: &str) -> Taken {
 }
 
 /// The subcommands whose options clap parses.
-const CLAP_COMMANDS: [&str; 5] = ["sweep", "merge", "compare", "serve", "completions"];
+const CLAP_COMMANDS: [&str; 6] = ["sweep", "merge", "compare", "serve", "completions", "log"];
 
 /// Whether `rshperf COMMAND token` gets past clap's "unexpected argument" (an option,
 /// an alias or a unique abbreviation of the command's).
@@ -136,6 +136,7 @@ const OTHER_TOOLS: &[(&str, &str)] = &[
     ("--target", "cargo build"),
     ("--check", "cargo fmt"),
     ("--lib", "cargo test"),
+    ("--test", "cargo test"),
     ("--ignored", "the test binary of cargo test"),
     ("--nocapture", "the test binary of cargo test"),
     ("--no-build", "cargo deb"),

@@ -243,19 +243,45 @@ fn merge_refuses_bad_inputs_and_warns_of_missing_partitions() {
         )),
         "{e}"
     );
-    // Out-of-range numbers are refused with the member's place, never wrapped.
-    let mut doc: Value = serde_json::from_str(&text).expect("JSON");
-    doc["raw"]["replies_by_class"][2] = Value::from(u64::MAX);
-    let huge = dir.file("huge.json");
-    fs::write(&huge, doc.to_string()).expect("write");
-    let e = merge_err(&[&huge, &p[1]]);
+    // Documents that contradict themselves are refused naming the file and the
+    // field: more replies than requests, a negative reply-rate interval, a timeline
+    // that ends in 10^300 s.
+    let fresh = || -> Value { serde_json::from_str(&text).expect("JSON") };
+    let bad = dir.file("bad.json");
+    let mut doc = fresh();
+    doc["raw"]["replies_by_class"][2] = Value::from(1_000_000u64);
+    fs::write(&bad, doc.to_string()).expect("write");
+    assert_eq!(
+        merge_err(&[&bad, &p[1]]),
+        format!(
+            "rshperf: merge: {bad}: raw.replies_by_class: 1000000 replies but 3 requests (the \
+             document contradicts itself)\n"
+        )
+    );
+    let mut doc = fresh();
+    doc["raw"]["rate_samples"] =
+        serde_json::json!([{"replies": 1, "sessions": 0, "seconds": -1.7}]);
+    fs::write(&bad, doc.to_string()).expect("write");
+    let e = merge_err(&[&bad, &p[1]]);
     assert!(
         e.starts_with(&format!(
-            "rshperf: merge: cannot add {}: replies_by_class[2]: 18446744073709551615 + ",
-            p[1]
+            "rshperf: merge: {bad}: raw.rate_samples[0].seconds: -1.7 is not an interval of a "
         )),
         "{e}"
     );
+    let mut doc = fresh();
+    doc["raw"]["timeline"]["end_s"] = Value::from(1e300);
+    fs::write(&bad, doc.to_string()).expect("write");
+    let e = merge_err(&[&bad, &p[1]]);
+    assert!(
+        e.starts_with(&format!(
+            "rshperf: merge: {bad}: raw.timeline.end_s: 1e300 is not within the "
+        )),
+        "{e}"
+    );
+    // Out-of-range numbers are refused with the member's place, never wrapped.
+    let mut doc = fresh();
+    let huge = dir.file("huge.json");
     doc["raw"]["lifetime_bins"] = serde_json::json!([[200000, 1]]);
     fs::write(&huge, doc.to_string()).expect("write");
     let e = merge_err(&[&huge]);
@@ -317,6 +343,7 @@ fn untimed(s: &Stats) -> Value {
         "session_life_ok_us",
         "session_life_failed_us",
         "timeline",
+        "windows",
         "client",
         "pacing",
     ] {

@@ -202,6 +202,7 @@ rshperf() {
                 .arg(format!("{prelude}{block}\n"))
                 .current_dir(&scratch)
                 .env("RSHPERF_BIN", env!("CARGO_BIN_EXE_rshperf"))
+                .env(support::MACHINE_VAR, support::QUIET_MACHINE)
                 .env("RSHPERF_LOG", &log)
                 .env("RSHPERF_REPO", env!("CARGO_MANIFEST_DIR"));
             let out = nginx.environment(&mut bash).output().expect("run bash");

@@ -226,6 +226,28 @@ fn assert_interrupted(doc: &Value) {
     );
 }
 
+/// The run's JSON says it is invalid for being interrupted: `valid` false, and an
+/// `interrupted` reason with the run's length (other reasons may join it on a busy
+/// machine).
+fn assert_invalid_for_interruption(doc: &Value) {
+    let v = &doc["validity"];
+    assert_eq!(v["valid"], Value::Bool(false), "{v}");
+    let r = v["reasons"]
+        .as_array()
+        .expect("reasons")
+        .iter()
+        .find(|r| r["reason"] == "interrupted")
+        .unwrap_or_else(|| panic!("no interrupted reason: {v}"));
+    let d = r["measured"]["duration_s"].as_f64().expect("duration_s");
+    assert!(d > 0.0, "{v}");
+    assert!(
+        r["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("interrupted (SIGINT or SIGTERM) after ")),
+        "{v}"
+    );
+}
+
 /// `timeout -s SIG 600 rshperf ARGS` in its own process group (as `timeout` makes
 /// it), with `--preserve-status` when asked.
 fn under_timeout(sig: &str, preserve: bool, args: &[String]) -> Running {
@@ -260,6 +282,7 @@ fn timeout_with_term_or_int_prints_the_report_and_writes_the_json() {
         assert_report(&stdout);
         let doc = json(&j);
         assert_interrupted(&doc);
+        assert_invalid_for_interruption(&doc);
         let line = format!("rshperf: interrupted by SIG{sig} after ");
         assert!(
             stderr.lines().any(|l| l.starts_with(&line)),

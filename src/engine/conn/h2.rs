@@ -200,6 +200,7 @@ impl Events<Tagged> for Sink<'_, '_> {
                 content_bytes: r.content_bytes,
                 footer_bytes: r.footer_bytes,
                 close: false,
+                stream: None,
             },
             first_byte: tag.reply_start,
         });
@@ -299,6 +300,7 @@ impl<S: Transport> Conn<S> {
             h.proto.encoder().encode(fields, &mut h.block);
             call.send_start = now;
             call.len = h.block.len() + body.len();
+            call.stream = h.proto.next_stream_id();
             let tag = Tagged {
                 call,
                 reply_start: now,

@@ -329,6 +329,8 @@ fn an_opened_stream_arms_the_reply_watchdog() {
         written: None,
         due: now,
         retries: 0,
+        stream: 0,
+        sent: 0,
     };
     r.conn.queue(call, now, Some(TIMEOUT));
     let open = r.at(ms(60));

@@ -25,6 +25,7 @@ pub(crate) fn rig_ctx<'a>(stats: &'a mut Stats, completions: &'a mut Vec<Complet
         debug: 0,
         completions,
         observer: None,
+        stream: None,
     }
 }
 
@@ -135,6 +136,8 @@ impl Rig {
             written: None,
             due: now,
             retries: 0,
+            stream: 0,
+            sent: 0,
         };
         self.conn.queue(call, now, Some(TIMEOUT));
         (id, len)
@@ -453,7 +456,8 @@ fn room_is_fewer_unanswered_calls_than_the_depth_on_an_open_connection() {
 #[test]
 fn connection_slots_stay_small() {
     // One slot per open connection: 18,000 open connections must fit in 45 MiB
-    // with their heap buffers, so the slot itself stays a fraction of 2.5 KiB.
+    // with their heap buffers, so the slot itself stays a fraction of 2.5 KiB
+    // (832 B with the request log's serial and schedule and the stream scan's slot).
     let conn = std::mem::size_of::<Conn>();
     let call = std::mem::size_of::<Call>();
     let parser = std::mem::size_of::<ReplyParser>();
@@ -461,7 +465,7 @@ fn connection_slots_stay_small() {
     eprintln!(
         "size_of: Conn {conn} B, Call {call} B, ReplyParser {parser} B, TlsConn {tls} B (boxed)"
     );
-    assert!(conn <= 800, "Conn is {conn} bytes");
+    assert!(conn <= 840, "Conn is {conn} bytes");
     assert!(call <= 96, "Call is {call} bytes");
     assert!(parser <= 256, "ReplyParser is {parser} bytes");
 }

@@ -49,10 +49,15 @@ impl<'c> Engine<'c> {
             if self.pool.is_some() {
                 self.pool_call_due(now, at);
                 calls = true;
-            } else if self.work.is_session() {
-                self.start_session(now);
             } else {
-                self.start_request_conn(now, self.arrival_index(), 0);
+                // The arrival's connection (a session's first) records it.
+                self.arrival_at = Some(at);
+                if self.work.is_session() {
+                    self.start_session(now);
+                } else {
+                    self.start_request_conn(now, self.arrival_index(), 0);
+                }
+                self.arrival_at = None;
             }
             if self.pool.is_none() {
                 self.flush();

@@ -1,12 +1,12 @@
 //! Connection set-up: the socket of a new connection (source address and `--hog`
-//! port, options, non-blocking connect, poll registration), its TLS layer, and what
+//! port, options, connect and registration through the backend), its TLS layer, and what
 //! happens when set-up fails. Part of the engine (`impl Engine`); called by the
 //! workload halves when they need a connection.
 
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use mio::{Interest, Token};
+use mio::Token;
 
 use super::Engine;
 use crate::engine::conn::{Conn, Owner, Phase};
@@ -32,12 +32,16 @@ impl Engine<'_> {
         let target = usize::try_from(arrival % self.work.targets.len().max(1) as u64).unwrap_or(0);
         self.note_connect_burst();
         self.live += 1;
+        self.stats.pacing.table_peak = self.stats.pacing.table_peak.max(self.live);
         // The run's count (all engines): what "concurrent connections" reports.
         let open = self.tally.opened();
         self.stats.max_concurrent = self.stats.max_concurrent.max(open);
         let timeout = self.timeout;
         let http2 = self.cfg.request().http_version() == crate::model::config::HttpVersion::V2;
         let http3 = self.cfg.request().http_version() == crate::model::config::HttpVersion::V3;
+        let serial = self.next_conn_serial;
+        self.next_conn_serial += u64::from(self.plan.stripes.max(1));
+        let scheduled = self.arrival_at.take();
         let bufs = &mut self.bufs;
         let slot = self
             .table
@@ -46,6 +50,8 @@ impl Engine<'_> {
                 conn.reset(id, now, owner, timeout, http2, bufs);
                 conn.reset_h3(http3, bufs);
                 conn.target = target;
+                conn.serial = serial;
+                conn.scheduled = scheduled;
                 id
             });
         let Some(id) = slot else {
@@ -181,8 +187,10 @@ impl Engine<'_> {
     /// and, under `--hog`, a port of our own (retried while ports are busy).
     fn start_tcp(&mut self, id: ConnId, addr: SocketAddr) -> Result<Connect, SetupError> {
         if self.ports.is_empty() {
-            if let Some(socket) = self.take_spare(addr) {
-                return net::connect_prepared(socket, addr);
+            if let Some((socket, source)) = self.take_spare(addr) {
+                let r = self.io.connect(socket, addr, id.token());
+                self.note_port(id, &r, addr, source);
+                return r;
             }
         }
         let mut attempts = 0;
@@ -203,7 +211,8 @@ impl Engine<'_> {
                 // Without --hog: bound to the source address, port chosen at connect.
                 None => source.map(|ip| SocketAddr::new(ip, 0)),
             };
-            let r = net::start_connect(addr, local, &self.opts);
+            let r = net::prepare_socket(addr, local, &self.opts)
+                .and_then(|socket| self.io.connect(socket, addr, id.token()));
             let busy = matches!(&r, Err(SetupError::Connect(e)) if e.raw_os_error() == Some(libc::EADDRINUSE));
             if let Some(l) = local {
                 if busy {
@@ -216,7 +225,25 @@ impl Engine<'_> {
                     conn.port = (l.port() != 0).then_some((pool, l.port()));
                 }
             }
+            self.note_port(id, &r, addr, source);
             break r;
+        }
+    }
+
+    /// A started TCP connect of slot `id` to `addr` from `source` takes a local port
+    /// (`portuse`), given back when the connection closes (`finish`).
+    fn note_port(
+        &mut self,
+        id: ConnId,
+        r: &Result<Connect, SetupError>,
+        addr: SocketAddr,
+        source: Option<std::net::IpAddr>,
+    ) {
+        if r.is_ok() {
+            let key = self.portuse.opened(addr, source, Instant::now());
+            if let Some(conn) = self.table.get_mut(id) {
+                conn.port_key = Some(key);
+            }
         }
     }
 
@@ -251,17 +278,13 @@ impl Engine<'_> {
             }
             Ok(c) => {
                 self.note_connecting(target);
-                let (connected, mut stream) = match c {
+                let (connected, stream) = match c {
                     Connect::Done(s) => (true, s),
                     Connect::InProgress(s) => (false, s),
                 };
-                self.poll
-                    .registry()
-                    .register(
-                        &mut stream,
-                        id.token(),
-                        Interest::READABLE | Interest::WRITABLE,
-                    )
+                let stream = self
+                    .io
+                    .add(stream, id.token(), connected)
                     .map_err(|e| ErrorKind::from_errno(net::errno(&e)))?;
                 let conn = self.table.get_mut(id).ok_or(ErrorKind::Other)?;
                 conn.stream = Some(stream);
@@ -304,6 +327,7 @@ impl Engine<'_> {
     /// A connection that never got a socket (full table, EMFILE) failed.
     pub(super) fn fail_setup(&mut self, now: Instant, owner: Owner, kind: ErrorKind) {
         self.stats.on_error(kind);
+        self.stats.ends_mut().unopened += 1;
         self.conn_gone();
         self.on_closed(owner, None, Some(kind), 0, now);
     }

@@ -8,8 +8,9 @@
 //! counted once, from its own scheduled time, when a connection first takes it.
 //! Calls unanswered on a connection the server closed cleanly go back to the front of
 //! the FIFO in order, keeping their scheduled times; after a failure they are lost. A
-//! slot whose connection fails `SLOT_FAILURES` times in a row without a reply is
-//! given up. Above 4,000 calls/s per engine a periodic tick on the grid t0 + k ×
+//! connection that fails without a reply is replaced after a back-off (`backoff`: 1
+//! ms, doubled for each such failure in a row, at most 1 s), and a slot whose
+//! connection fails `SLOT_FAILURES` times in a row without a reply is given up. Above 4,000 calls/s per engine a periodic tick on the grid t0 + k ×
 //! `BATCH_TICK` paces the calls instead of a timer per call.
 //!
 //! Pure: every decision takes `now` and a view of the connections (`has_room`);
@@ -39,10 +40,12 @@ pub(super) struct Waiting {
 /// One connection slot of the pool.
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
-    /// Its current connection (None once given up).
+    /// Its current connection (None once given up, or while it waits to reopen).
     conn: Option<ConnId>,
     /// Connections of this slot that failed in a row without a reply.
     failures: u8,
+    /// When it gets a new connection, after a back-off.
+    reopen_at: Option<Instant>,
 }
 
 /// This engine's pool.
@@ -91,6 +94,24 @@ pub(super) fn batch_tick(mean_period: f64, spin: Spin) -> Option<Duration> {
 /// How many times a slot's connection may fail in a row without a reply before the
 /// slot is given up.
 pub(super) const SLOT_FAILURES: u8 = 2;
+
+/// The first back-off before a connection that failed without a reply is replaced.
+pub(super) const BACKOFF_FIRST: Duration = Duration::from_millis(1);
+/// The longest back-off.
+pub(super) const BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// How long a slot waits before its next connection after `failures` failures in a
+/// row without a reply: none after a reply or a clean close, else `BACKOFF_FIRST`
+/// doubled for each failure after the first, at most `BACKOFF_MAX` (a server that
+/// closes or refuses every connection gets a bounded number of them, not a storm).
+pub(super) fn backoff(failures: u8) -> Duration {
+    match failures {
+        0 => Duration::ZERO,
+        k => BACKOFF_FIRST
+            .checked_mul(1u32 << u32::from(k - 1).min(20))
+            .map_or(BACKOFF_MAX, |d| d.min(BACKOFF_MAX)),
+    }
+}
 
 impl PoolState {
     /// The pool of engine `stripe` of `stripes`: its share of `conns` connections,
@@ -150,16 +171,16 @@ impl PoolState {
         self.slots.len()
     }
 
+    /// Slot `slot`'s connection.
+    pub(super) fn conn(&self, slot: usize) -> Option<ConnId> {
+        self.slots.get(slot).and_then(|s| s.conn)
+    }
+
     /// Slot `slot`'s connection is now `conn`.
     pub(super) fn set_conn(&mut self, slot: usize, conn: Option<ConnId>) {
         if let Some(s) = self.slots.get_mut(slot) {
             s.conn = conn;
         }
-    }
-
-    /// Takes slot `slot`'s connection (the end of the run closes it).
-    pub(super) fn take_conn(&mut self, slot: usize) -> Option<ConnId> {
-        self.slots.get_mut(slot).and_then(|s| s.conn.take())
     }
 
     /// A call scheduled at `due` is due: it joins the back of the FIFO.
@@ -226,9 +247,16 @@ impl PoolState {
         0
     }
 
-    /// Slot `slot`'s connection is gone (`failed`, after `replies` replies): whether
-    /// the slot gets a new connection or is given up (None: no such slot).
-    pub(super) fn slot_closed(&mut self, slot: usize, failed: bool, replies: u64) -> Option<Fate> {
+    /// Slot `slot`'s connection is gone at `now` (`failed`, after `replies`
+    /// replies): whether the slot gets a new connection at once, after a back-off
+    /// (then `reopen_due` names it), or is given up (None: no such slot).
+    pub(super) fn slot_closed(
+        &mut self,
+        slot: usize,
+        failed: bool,
+        replies: u64,
+        now: Instant,
+    ) -> Option<Fate> {
         let s = self.slots.get_mut(slot)?;
         s.conn = None;
         s.failures = if failed && replies == 0 {
@@ -237,7 +265,12 @@ impl PoolState {
             0
         };
         if s.failures < SLOT_FAILURES {
-            return Some(Fate::Reopen);
+            let wait = backoff(s.failures);
+            if wait.is_zero() {
+                return Some(Fate::Reopen);
+            }
+            s.reopen_at = Some(now + wait);
+            return Some(Fate::Later);
         }
         self.alive -= 1;
         Some(Fate::GiveUp {
@@ -245,11 +278,26 @@ impl PoolState {
         })
     }
 
-    /// At the end of the run: the calls still waiting, now unsent.
-    pub(super) fn unsent(&mut self) -> u64 {
-        let n = self.waiting.len() as u64;
-        self.waiting.clear();
-        n
+    /// When the next slot waiting out a back-off is due to reopen.
+    pub(super) fn next_reopen(&self) -> Option<Instant> {
+        self.slots.iter().filter_map(|s| s.reopen_at).min()
+    }
+
+    /// The next slot whose back-off is over by `now` (no longer waiting).
+    pub(super) fn reopen_due(&mut self, now: Instant) -> Option<usize> {
+        let k = self
+            .slots
+            .iter()
+            .position(|s| s.reopen_at.is_some_and(|t| t <= now))?;
+        self.slots[k].reopen_at = None;
+        Some(k)
+    }
+
+    /// At the end of the run: the calls still waiting, now unsent, oldest first: each
+    /// call's scheduled time, whether it was never taken by a connection, and what it
+    /// requests.
+    pub(super) fn take_unsent(&mut self) -> impl Iterator<Item = (Instant, bool, CallRef)> + '_ {
+        self.waiting.drain(..).map(|w| (w.due, !w.again, w.what))
     }
 }
 
@@ -278,8 +326,10 @@ pub(super) enum Offer {
 /// What happens to a slot whose connection closed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Fate {
-    /// It gets a new connection.
+    /// It gets a new connection now.
     Reopen,
+    /// It gets a new connection after a back-off (`PoolState::reopen_due`).
+    Later,
     /// Failed twice in a row without a reply: given up (`last`: it was the last slot
     /// alive, and the run ends).
     GiveUp {
@@ -504,10 +554,12 @@ mod tests {
             written: None,
             due,
             retries: 0,
+            stream: 0,
+            sent: 0,
         };
         let left = [call(t), call(t + us(10))];
         assert_eq!(p.take_back(&left, false), 0);
-        assert_eq!(p.slot_closed(0, false, 1), Some(Fate::Reopen));
+        assert_eq!(p.slot_closed(0, false, 1, t), Some(Fate::Reopen));
         p.set_conn(0, Some(ids[0]));
         busy[0] = 0;
         let (got, _) = offer_all(&mut p, &ids, &mut busy, t, t + us(900));
@@ -524,19 +576,73 @@ mod tests {
     #[test]
     fn a_slot_failing_twice_in_a_row_without_a_reply_is_given_up() {
         let mut p = PoolState::new(2, 1, u64::MAX, (0, 1), None);
-        assert_eq!(p.slot_closed(0, true, 0), Some(Fate::Reopen));
+        let t = Instant::now();
+        // A failure without a reply: the slot reopens after the first back-off.
+        assert_eq!(p.slot_closed(0, true, 0, t), Some(Fate::Later));
+        assert_eq!(p.next_reopen(), Some(t + BACKOFF_FIRST));
+        assert_eq!(p.reopen_due(t + us(999)), None);
+        assert_eq!(p.reopen_due(t + BACKOFF_FIRST), Some(0));
+        assert_eq!(p.next_reopen(), None);
         assert_eq!(
-            p.slot_closed(0, true, 0),
+            p.slot_closed(0, true, 0, t),
             Some(Fate::GiveUp { last: false })
         );
-        // A reply in between, or a clean close, starts the count again.
-        assert_eq!(p.slot_closed(1, true, 0), Some(Fate::Reopen));
-        assert_eq!(p.slot_closed(1, true, 3), Some(Fate::Reopen));
-        assert_eq!(p.slot_closed(1, true, 0), Some(Fate::Reopen));
-        assert_eq!(p.slot_closed(1, false, 0), Some(Fate::Reopen));
-        assert_eq!(p.slot_closed(1, true, 0), Some(Fate::Reopen));
-        assert_eq!(p.slot_closed(1, true, 0), Some(Fate::GiveUp { last: true }));
-        assert_eq!(p.slot_closed(7, true, 0), None);
+        // A reply in between, or a clean close, starts the count again and reopens
+        // at once.
+        assert_eq!(p.slot_closed(1, true, 0, t), Some(Fate::Later));
+        assert_eq!(p.slot_closed(1, true, 3, t), Some(Fate::Reopen));
+        assert_eq!(p.slot_closed(1, true, 0, t), Some(Fate::Later));
+        assert_eq!(p.slot_closed(1, false, 0, t), Some(Fate::Reopen));
+        assert_eq!(p.slot_closed(1, true, 0, t), Some(Fate::Later));
+        assert_eq!(
+            p.slot_closed(1, true, 0, t),
+            Some(Fate::GiveUp { last: true })
+        );
+        assert_eq!(p.slot_closed(7, true, 0, t), None);
+    }
+
+    #[test]
+    fn the_back_off_doubles_from_1_ms_to_at_most_1_s() {
+        let ms = Duration::from_millis;
+        let got: Vec<Duration> = (0..=13).map(backoff).collect();
+        assert_eq!(
+            got,
+            [
+                ms(0),
+                ms(1),
+                ms(2),
+                ms(4),
+                ms(8),
+                ms(16),
+                ms(32),
+                ms(64),
+                ms(128),
+                ms(256),
+                ms(512),
+                ms(1000),
+                ms(1000),
+                ms(1000)
+            ]
+        );
+        assert_eq!(backoff(u8::MAX), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn calls_waiting_at_the_end_are_unsent_and_say_whether_they_were_counted() {
+        let mut p = PoolState::new(1, 1, u64::MAX, (0, 1), None);
+        let t = Instant::now();
+        p.call_due(t, CallRef::Fixed);
+        p.waiting.push_front(Waiting {
+            due: t - us(5),
+            what: CallRef::Fixed,
+            again: true,
+        });
+        let got: Vec<(Instant, bool)> = p
+            .take_unsent()
+            .map(|(due, fresh, _)| (due, fresh))
+            .collect();
+        assert_eq!(got, [(t - us(5), false), (t, true)]);
+        assert!(!p.has_waiting());
     }
 
     #[test]

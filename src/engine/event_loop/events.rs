@@ -26,6 +26,7 @@ impl<'c> Engine<'c> {
                 .observer
                 .as_deref_mut()
                 .map(|o| o as &mut dyn ReplyObserver),
+            stream: self.stream,
         };
         (&mut self.table, ctx, &mut self.buf)
     }
@@ -116,6 +117,7 @@ impl<'c> Engine<'c> {
         while !self.completions.is_empty() {
             let batch = std::mem::take(&mut self.completions);
             for c in &batch {
+                self.log_reply(c, now);
                 self.nap
                     .on_response(c.first_byte.saturating_duration_since(c.call.send_start));
                 let owner = self.table.get_mut(c.conn).map(|conn| conn.owner);
@@ -139,10 +141,17 @@ impl<'c> Engine<'c> {
     pub(super) fn after_step(&mut self, id: ConnId, step: Step, now: Instant) {
         match step {
             Step::Continue => self.arm_watchdog(id),
-            Step::Close => self.finish(id, None, now),
+            Step::Close => {
+                let fail = self.table.get_mut(id).and_then(|c| unused_pool(c));
+                self.finish(id, fail, now)
+            }
             Step::PeerClosed => {
-                let busy = self.table.get_mut(id).is_some_and(|c| c.outstanding() > 0);
-                self.finish(id, busy.then_some(ErrorKind::ConnReset), now);
+                let fail = self.table.get_mut(id).and_then(|c| {
+                    (c.outstanding() > 0)
+                        .then_some(ErrorKind::ConnReset)
+                        .or(unused_pool(c))
+                });
+                self.finish(id, fail, now);
             }
             Step::Fail(kind) => self.finish(id, Some(kind), now),
         }
@@ -159,4 +168,13 @@ impl<'c> Engine<'c> {
         }
         self.mark_dirty(id);
     }
+}
+
+/// A `--call-rate` pool connection the server closed before its first reply (with or
+/// without a call on it: it exists to carry calls) has failed, as httperf counts a
+/// close before the reply of the call a connection was opened for: `connreset`. Its
+/// slot then backs off before the next connection (`dispatch::backoff`), so a server
+/// that closes every new connection gets a bounded number of them.
+fn unused_pool(c: &Conn) -> Option<ErrorKind> {
+    (matches!(c.owner, Owner::Pool { .. }) && c.replies == 0).then_some(ErrorKind::ConnReset)
 }

@@ -1,13 +1,14 @@
-//! Closing a connection: its failure and lifetime counted, its watchdog cancelled,
-//! its `--hog` port released, its socket closed and slot freed, its unanswered calls
-//! aborted, and its owner (request, pool, session, closed loop) told.
+//! Closing a connection: its end (successful or failed) and lifetime counted, its
+//! watchdog cancelled, its `--hog` port released, its socket closed and slot freed,
+//! its unanswered calls aborted, and its owner (request, pool, session, closed loop)
+//! told; and at the end of the run, the connections still open abandoned.
 //!
-//! Called by `events`, `issue` (`flush`) and `watchdog`.
+//! Called by `events`, `issue` (`flush`) and `watchdog`; `abandon_open` by `run`.
 
 use std::time::Instant;
 
-use crate::engine::conn::Owner;
-use crate::model::stats::ErrorKind;
+use crate::engine::conn::{Owner, Phase};
+use crate::model::stats::{us, ErrorKind};
 use crate::wire::table::ConnId;
 
 use super::Engine;
@@ -37,9 +38,16 @@ impl<'c> Engine<'c> {
                 crate::engine::note::note!("rshperf: connection {} failed: {kind:?}", id.index());
             }
         }
+        self.stats.ends_mut().on_end(fail.is_some(), conn.replies);
         if conn.replies > 0 {
             self.stats
                 .on_lifetime(now.saturating_duration_since(conn.started));
+        }
+        if let Some(key) = conn.port_key.take() {
+            // This client closes it: after the handshake, without a reset, its port
+            // stays in TIME_WAIT.
+            let time_wait = conn.phase != Phase::Connecting && !self.opts.reset_on_close;
+            self.portuse.closed(key, time_wait, now);
         }
         if let Some((pool, port)) = conn.port.take() {
             if let Some(ports) = self.ports.get_mut(pool) {
@@ -49,6 +57,7 @@ impl<'c> Engine<'c> {
         if fail.is_none() {
             conn.close_tls();
         }
+        conn.end_stream(now, false, &mut self.stats);
         conn.close_h3(now, &mut self.stats);
         // Closing the descriptor also removes it from the epoll set.
         conn.stream = None;
@@ -56,6 +65,9 @@ impl<'c> Engine<'c> {
         let replies = conn.replies;
         let mut leftovers = std::mem::take(&mut self.leftovers);
         leftovers.extend(conn.drain_calls());
+        if let Some(log) = self.log.as_mut() {
+            log.unanswered(conn, &leftovers, fail, self.stop.is_some(), now);
+        }
         conn.release(&mut self.bufs);
         if let Some(o) = self.observer.as_deref_mut() {
             for c in &leftovers {
@@ -68,6 +80,39 @@ impl<'c> Engine<'c> {
         self.leftovers = leftovers;
         self.on_closed(owner, Some(id), fail, replies, now);
         self.leftovers.clear();
+    }
+
+    /// At the end of the run (`end`): every connection still open is abandoned —
+    /// counted in `abandoned`, neither successful nor failed. One with a reply gets
+    /// its lifetime up to the end, so that httperf's figures (Connection time,
+    /// Connection length) count every reply's connection, as they do in httperf,
+    /// whose run ends only once every connection is closed. Its unanswered calls are
+    /// counted with how long they had waited (from their scheduled or issue time);
+    /// on a `--call-rate` pool connection they are the pool's abandoned calls. The
+    /// sockets close when the engine is dropped.
+    pub(super) fn abandon_open(&mut self, end: Instant) {
+        for id in self.table.ids() {
+            let Some(conn) = self.table.get_mut(id) else {
+                continue;
+            };
+            let stats = &mut self.stats;
+            stats.abandoned += 1;
+            if conn.replies > 0 {
+                stats.on_lifetime(end.saturating_duration_since(conn.started));
+            }
+            let pool = matches!(conn.owner, Owner::Pool { .. });
+            let calls: Vec<_> = conn.drain_calls().collect();
+            for call in &calls {
+                let waited = end.saturating_duration_since(call.due);
+                stats.ends_mut().on_unanswered(us(waited));
+                if pool {
+                    stats.pool.on_abandoned(waited);
+                }
+            }
+            if let Some(log) = self.log.as_mut() {
+                log.unanswered(conn, &calls, None, true, end);
+            }
+        }
     }
 
     /// Tells a connection's owner it is gone (`self.leftovers` holds its unanswered

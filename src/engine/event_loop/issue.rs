@@ -110,6 +110,8 @@ impl<'c> Engine<'c> {
             written: None,
             due,
             retries,
+            stream: 0,
+            sent: 0,
         };
         conn.queue(call, now, timeout);
         self.mark_dirty(id);

@@ -1,4 +1,5 @@
-//! The engine: one thread, one `mio::Poll`, one connection table, one timer wheel.
+//! The engine: one thread, one I/O backend (epoll or io_uring: `backend`), one
+//! connection table, one timer wheel.
 //!
 //! Owns the event loop: arrivals on the absolute schedule (catch-up bursts recorded for
 //! "Maximum connect burst length", bounded by the overload policy in `catchup`, with
@@ -25,6 +26,7 @@
 //! state (`Engine`) and what it takes and gives (`Plan`, `Outcome`).
 
 mod arrivals;
+pub(crate) mod backend;
 mod burst;
 mod catchup;
 mod closed;
@@ -34,11 +36,13 @@ mod events;
 mod finish;
 mod h2flush;
 mod issue;
+mod log;
 mod nap;
 mod new;
 mod pacer;
 mod page;
 mod pool;
+mod portuse;
 mod request;
 #[cfg(test)]
 mod rig;
@@ -53,7 +57,7 @@ mod watchdog;
 use std::time::{Duration, Instant};
 
 use mio::net::UnixStream;
-use mio::{Poll, Token};
+use mio::Token;
 
 use crate::engine::conn::bufs::BufPool;
 use crate::engine::conn::{Completion, Conn, ReplyObserver};
@@ -62,7 +66,7 @@ use crate::model::call::Call;
 use crate::model::config::{Config, HttpVersion};
 use crate::model::stats::Stats;
 use crate::model::workload::Workload;
-use crate::wire::net::{PortPool, SocketOptions, TimerFd};
+use crate::wire::net::{PortPool, SocketOptions};
 use crate::wire::table::{ConnId, Table};
 use crate::wire::timer::TimerWheel;
 
@@ -89,6 +93,8 @@ pub(crate) struct Plan {
     pub(crate) arrivals: u64,
     /// Most connections open at once.
     pub(crate) capacity: usize,
+    /// Its I/O backend.
+    pub(crate) io: backend::Kind,
 }
 
 /// What an engine hands back.
@@ -125,12 +131,13 @@ pub(crate) struct Engine<'c> {
     cfg: &'c Config,
     work: &'c Workload,
     plan: Plan,
-    poll: Poll,
+    /// Readiness or completions (`backend`).
+    io: backend::Backend,
     table: Table<Conn>,
     sessions: Table<Session>,
     wheel: TimerWheel<Timer>,
     fired: Vec<Timer>,
-    timerfd: TimerFd,
+    /// The deadline the backend's timer is set for.
     timer_armed: Option<Instant>,
     /// Read end of the signal pipe: kept so its registration stays valid.
     _signal: UnixStream,
@@ -161,6 +168,8 @@ pub(crate) struct Engine<'c> {
     pacer: pacer::Pacer,
     /// Loopback source addresses (`--overload=degrade`).
     spread: spread::Spread,
+    /// The local ports held towards each destination (the port budget).
+    portuse: portuse::PortUse,
     /// Early wake-up and spinning before arrivals (`--spin`).
     spinner: spin::Spinner,
     /// The next arrival's socket, made ahead (`spare`).
@@ -174,6 +183,8 @@ pub(crate) struct Engine<'c> {
     t0: Instant,
     timeout: Option<Duration>,
     reply_timeout: Option<Duration>,
+    /// `--stream`: how replies are split into events (None without it).
+    stream: Option<crate::engine::conn::events::StreamSetup>,
     next_call_id: u64,
     /// Units (connections or sessions) finished.
     done: u64,
@@ -197,6 +208,12 @@ pub(crate) struct Engine<'c> {
     interrupted: bool,
     /// `--timeline`'s stream: where each ended second goes, and this engine's index.
     feed: Option<(&'c crate::engine::feed::SecondFeed, usize)>,
+    /// `--request-log`: this engine's records.
+    log: Option<crate::engine::reqlog::Logger<'c>>,
+    /// The next connection's number (`Conn::serial`): stripe + n × stripes.
+    next_conn_serial: u64,
+    /// While an arrival starts: when it was scheduled (`Conn::scheduled`).
+    arrival_at: Option<Instant>,
 }
 
 impl<'c> Engine<'c> {

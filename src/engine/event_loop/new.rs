@@ -1,4 +1,4 @@
-//! Building an engine: the poll, the timerfd and signal pipe registered in it, the
+//! Building an engine: its I/O backend with the signal pipe watched by it, the
 //! connection and session tables, the timer wheel, the arrival schedule with its
 //! overload policy, and the optional pieces a run asks for (closed loop, call-rate
 //! pool, metrics publisher, call observer).
@@ -11,24 +11,22 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use mio::net::UnixStream;
-use mio::unix::SourceFd;
-use mio::{Interest, Poll};
 
 use crate::engine::conn::bufs::BufPool;
+use crate::engine::conn::events::StreamSetup;
 use crate::engine::conn::ReplyObserver;
 use crate::engine::tally::EngineTally;
 use crate::model::config::{Config, HttpVersion};
 use crate::model::stats::Stats;
 use crate::model::workload::rate::Schedule;
 use crate::model::workload::Workload;
-use crate::wire::net::{PortPool, SocketOptions, TimerFd};
+use crate::wire::net::{PortPool, SocketOptions};
 use crate::wire::table::Table;
 use crate::wire::timer::TimerWheel;
 
 use super::{
-    burst, catchup, closed, dispatch, h2flush, nap, pacer, spare, spin, spread, timers,
-    CallObserver, Engine, Plan, READ_BUFFER, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN,
-    WINDOW_TICK,
+    backend, burst, catchup, closed, dispatch, h2flush, nap, pacer, portuse, spare, spin, spread,
+    timers, CallObserver, Engine, Plan, READ_BUFFER, SIGNAL_TOKEN, TIMELINE_INTERVAL, WINDOW_TICK,
 };
 
 impl<'c> Engine<'c> {
@@ -42,19 +40,12 @@ impl<'c> Engine<'c> {
         plan: Plan,
         t0: Instant,
     ) -> io::Result<Engine<'c>> {
-        let poll = Poll::new()?;
-        let timerfd = TimerFd::new()?;
-        poll.registry().register(
-            &mut SourceFd(&timerfd.as_raw_fd()),
-            TIMER_TOKEN,
-            Interest::READABLE,
-        )?;
+        let mut io = backend::Backend::new(plan.io)?;
         let (rx, sender) = std::os::unix::net::UnixStream::pair()?;
         rx.set_nonblocking(true)?;
         sender.set_nonblocking(true)?;
-        let mut signal = UnixStream::from_std(rx);
-        poll.registry()
-            .register(&mut signal, SIGNAL_TOKEN, Interest::READABLE)?;
+        let signal = UnixStream::from_std(rx);
+        io.watch(signal.as_raw_fd(), SIGNAL_TOKEN)?;
         let closed_loop = work.closed_loop(cfg).is_some();
         // Seconds between this engine's arrivals (its stripe of the schedule).
         let mean_period = if closed_loop {
@@ -85,12 +76,11 @@ impl<'c> Engine<'c> {
             cfg,
             work,
             plan,
-            poll,
+            io,
             table: Table::new(plan.capacity),
             sessions: Table::new(usize::MAX),
             wheel: TimerWheel::new(t0, Duration::from_millis(1), 2 * plan.capacity + 16),
             fired: Vec::new(),
-            timerfd,
             timer_armed: None,
             _signal: signal,
             signal_ids,
@@ -104,6 +94,10 @@ impl<'c> Engine<'c> {
                     st.servers.resize_with(work.targets.len(), Default::default);
                 }
                 st.pacing.inflight_cap = catchup.cap();
+                if cfg.request().stream().is_some() {
+                    st.stream.engines = 1;
+                    st.stream.from_schedule = u64::from(cfg.load().call_rate() > 0.0);
+                }
                 st
             },
             buf: vec![0; READ_BUFFER],
@@ -151,6 +145,10 @@ impl<'c> Engine<'c> {
                 !closed_loop && cfg.load().call_rate() <= 0.0,
             ),
             spread,
+            portuse: {
+                let (reuse, timestamps) = crate::wire::net::time_wait_reuse();
+                portuse::PortUse::new(t0, reuse, timestamps)
+            },
             // A batched call rate wakes on its tick, not before each call.
             spinner: spin::Spinner::new(
                 if batch_tick.is_some() {
@@ -179,6 +177,11 @@ impl<'c> Engine<'c> {
             reply_timeout: timers::duration_of(
                 cfg.sockets().timeout() + cfg.sessions().think_timeout(),
             ),
+            stream: cfg.request().stream().map(|choice| StreamSetup {
+                choice,
+                gap_timeout: timers::duration_of(cfg.request().stream_gap_timeout()),
+                from_schedule: cfg.load().call_rate() > 0.0,
+            }),
             next_call_id: u64::from(plan.stripe),
             done: 0,
             live: 0,
@@ -194,6 +197,9 @@ impl<'c> Engine<'c> {
             stop: None,
             interrupted: false,
             feed: None,
+            log: None,
+            next_conn_serial: u64::from(plan.stripe),
+            arrival_at: None,
         })
     }
 
@@ -215,6 +221,15 @@ impl<'c> Engine<'c> {
         j: usize,
     ) -> Self {
         self.feed = feed.map(|f| (f, j));
+        self
+    }
+
+    /// Logs every call into `feed` (`--request-log`).
+    pub(crate) fn with_records(
+        mut self,
+        feed: Option<&'c crate::engine::reqlog::RecordFeed>,
+    ) -> Self {
+        self.log = feed.map(|f| crate::engine::reqlog::Logger::new(f, self.t0));
         self
     }
 

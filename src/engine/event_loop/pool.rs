@@ -17,10 +17,14 @@
 //!
 //! Calls unanswered on a connection the server closed cleanly go back to the front of
 //! the FIFO (in order, keeping their scheduled time); calls on a connection that
-//! failed are lost (the failure is counted once, as for any connection). A slot whose
-//! connection fails twice in a row without a reply is given up; when every slot is
-//! given up the run ends. The run ends at `--runtime`, or once this engine's share of
-//! `--num-conns` × `--num-calls` calls is answered or lost. Part of the engine (`impl
+//! failed are lost (the failure is counted once, as for any connection). A connection
+//! the server closes before its first reply has failed (`connreset`, whether or not a
+//! call was on it: see `events::after_step`). A connection that failed without a reply
+//! is replaced after a back-off (`dispatch::backoff`), and a slot whose connection
+//! fails twice in a row without a reply is given up; when every slot is given up the
+//! run ends. The run ends at `--runtime`, or once this engine's share of `--num-conns`
+//! × `--num-calls` calls is answered or lost; calls still waiting then are unsent,
+//! those on a connection abandoned, both counted up to the end. Part of the engine (`impl
 //! Engine`); figures go to `stats::pool`. The FIFO grows to the most calls ever
 //! waiting and is reused: the steady state allocates nothing. The decisions (FIFO,
 //! round-robin, slots, the tick's grid) are `dispatch::PoolState`'s; this half does
@@ -30,8 +34,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
-use mio::unix::SourceFd;
-use mio::{Interest, Token};
+use mio::Token;
 
 use super::dispatch::{grid_after, grid_before, Fate, Offer};
 use super::Engine;
@@ -106,11 +109,7 @@ impl Engine<'_> {
             return Ok(());
         };
         let timer = TimerFd::new()?;
-        self.poll.registry().register(
-            &mut SourceFd(&timer.as_raw_fd()),
-            PACE_TOKEN,
-            Interest::READABLE,
-        )?;
+        self.io.watch(timer.as_raw_fd(), PACE_TOKEN)?;
         let first = grid_after(self.t0, now, tick).saturating_duration_since(now);
         timer.set_every(first, tick)?;
         if let Some(p) = self.pool.as_mut() {
@@ -197,7 +196,9 @@ impl Engine<'_> {
 
     /// A pool connection is gone (`self.leftovers` holds its unanswered calls): they
     /// go back to the FIFO after a clean close and are lost after a failure; the slot
-    /// gets a new connection unless it failed twice in a row without a reply.
+    /// gets a new connection (after a back-off if it failed without a reply) unless
+    /// it failed twice in a row without a reply, or the run is ending (calls put back
+    /// then are unsent).
     pub(super) fn pool_on_closed(
         &mut self,
         slot: u32,
@@ -205,13 +206,6 @@ impl Engine<'_> {
         replies: u64,
         now: Instant,
     ) {
-        if self.stop.is_some() {
-            // The end of the run closes the pool: calls in flight are abandoned.
-            if let Some(p) = self.pool.as_mut() {
-                p.set_conn(slot as usize, None);
-            }
-            return;
-        }
         let leftovers = std::mem::take(&mut self.leftovers);
         let lost = self
             .pool
@@ -222,39 +216,83 @@ impl Engine<'_> {
             self.stats.pool.lost += lost;
             self.pool_ended(lost, now);
         }
+        if self.stop.is_some() {
+            if let Some(p) = self.pool.as_mut() {
+                p.set_conn(slot as usize, None);
+            }
+            return;
+        }
         let Some(p) = self.pool.as_mut() else {
             return;
         };
-        match p.slot_closed(slot as usize, fail.is_some(), replies) {
-            None => {}
+        match p.slot_closed(slot as usize, fail.is_some(), replies, now) {
+            None | Some(Fate::Later) => {}
             Some(Fate::GiveUp { last }) => {
                 self.stats.pool.given_up += 1;
                 if last {
                     self.stop.get_or_insert(now);
                 }
             }
-            Some(Fate::Reopen) => {
-                self.stats.pool.reconnects += 1;
-                self.pool_open(slot as usize, now);
-                self.pool_dispatch(now);
-            }
+            Some(Fate::Reopen) => self.pool_reopen(slot as usize, now),
         }
     }
 
-    /// At the end of the run (`end`): calls still waiting are unsent, and the pool's
-    /// connections are closed, so that their lifetimes and calls per connection are
-    /// in the classic report (calls still in flight are abandoned, as at the end of
-    /// any run).
+    /// Gives `slot` a new connection and offers it the waiting calls.
+    fn pool_reopen(&mut self, slot: usize, now: Instant) {
+        self.stats.pool.reconnects += 1;
+        self.pool_open(slot, now);
+        self.pool_dispatch(now);
+    }
+
+    /// When the next slot waiting out a back-off reopens (a deadline of the engine).
+    pub(super) fn pool_next_reopen(&self) -> Option<Instant> {
+        self.pool.as_ref().and_then(|p| p.next_reopen())
+    }
+
+    /// Reopens the slots whose back-off is over by `now`.
+    pub(super) fn pool_reopen_due(&mut self, now: Instant) {
+        if self.stop.is_some() {
+            return;
+        }
+        while let Some(slot) = self.pool.as_mut().and_then(|p| p.reopen_due(now)) {
+            self.pool_reopen(slot, now);
+        }
+    }
+
+    /// At the end of the run (`end`): calls still waiting are unsent, each counted in
+    /// the lateness (if no connection ever took it) and response figures up to the
+    /// end. The pool's idle connections (no call unanswered) are closed by the client
+    /// (successful: the pool is the client's, and its work is done); those with calls
+    /// in flight are abandoned with every other connection still open
+    /// (`abandon_open`): their calls are the abandoned calls.
     pub(super) fn pool_finish(&mut self, end: Instant) {
         let Some(p) = self.pool.as_mut() else {
             return;
         };
-        self.stats.pool.unsent += p.unsent();
-        for k in 0..p.slots() {
-            let Some(id) = self.pool.as_mut().and_then(|p| p.take_conn(k)) else {
+        let stats = &mut self.stats;
+        for (due, fresh, what) in p.take_unsent() {
+            let waited = end.saturating_duration_since(due);
+            stats.pool.on_unsent(waited, fresh);
+            stats.ends_mut().on_waited(crate::model::stats::us(waited));
+            if let Some(log) = self.log.as_mut() {
+                let id = self.next_call_id;
+                self.next_call_id += u64::from(self.plan.stripes.max(1));
+                log.unsent(id, what, due, end);
+            }
+        }
+        let slots = p.slots();
+        // No slot reopens once the run has ended.
+        self.stop.get_or_insert(end);
+        for k in 0..slots {
+            let Some(id) = self.pool.as_ref().and_then(|p| p.conn(k)) else {
                 continue;
             };
-            self.finish(id, None, end);
+            if self.table.get_mut(id).is_some_and(|c| c.outstanding() == 0) {
+                if let Some(p) = self.pool.as_mut() {
+                    p.set_conn(k, None);
+                }
+                self.finish(id, None, end);
+            }
         }
     }
 }

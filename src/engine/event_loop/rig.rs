@@ -35,6 +35,7 @@ pub(super) fn with_engine(
         stripes,
         arrivals: cfg.load().num_conns(),
         capacity: 16,
+        io: super::backend::Kind::Epoll,
     };
     let mut engine =
         Engine::new(cfg, &work, None, None, link, plan, t0).expect("an engine can be built");

@@ -1,6 +1,6 @@
 //! The engine's loop: poll, hand each turn's events out, meet the deadlines, stop.
 //!
-//! Owns `Engine::run` (sleep in the poll until the earliest deadline on the timerfd,
+//! Owns `Engine::run` (sleep in the backend's wait until the earliest deadline,
 //! or nap while HTTP/2 replies stream in; due arrivals before the turn's I/O; the
 //! end-of-run accounting and final publication), the choice of that deadline
 //! (`next_deadline`, `arm_timer`), what falls due (`on_deadlines`: arrivals, timers,
@@ -10,19 +10,17 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use mio::Events;
-
 use crate::engine::clock::Monotonic;
 use crate::wire::table::ConnId;
 
 use super::{
-    nap, pool, Engine, Outcome, Ready, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN, WINDOW_TICK,
+    nap, pool, Engine, Outcome, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN, WINDOW_TICK,
 };
 
 impl<'c> Engine<'c> {
     /// Runs until the end condition, `--runtime` or a signal.
     pub(crate) fn run(mut self) -> io::Result<Outcome> {
-        let mut events = Events::with_capacity(1024);
+        let mut events = self.io.batch();
         let now = Instant::now();
         if crate::engine::interrupt::caught() {
             // A signal before this engine's pipe was registered (`new`): nothing is
@@ -71,7 +69,7 @@ impl<'c> Engine<'c> {
             } else {
                 None
             };
-            match self.poll.poll(&mut events, timeout) {
+            match self.io.wait(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -80,8 +78,8 @@ impl<'c> Engine<'c> {
             self.pacer.turn();
             let woke = Instant::now();
             let mut io_events = 0;
-            for ev in events.iter() {
-                match ev.token() {
+            for (token, _) in events.iter() {
+                match token {
                     TIMER_TOKEN => {
                         if let Some(deadline) = sleeps_until {
                             self.on_wakeup(woke.saturating_duration_since(deadline));
@@ -103,16 +101,16 @@ impl<'c> Engine<'c> {
             self.h2.hold(true);
             // When the previous I/O event's handling began (`spin`).
             let mut handling = None;
-            for ev in events.iter() {
-                if !matches!(ev.token(), TIMER_TOKEN | SIGNAL_TOKEN | pool::PACE_TOKEN)
+            for (token, ready) in events.iter() {
+                if !matches!(token, TIMER_TOKEN | SIGNAL_TOKEN | pool::PACE_TOKEN)
                     && self.stop.is_none()
                 {
                     handling = Some(self.arrival_before_event(handling));
                 }
-                match ev.token() {
+                match token {
                     TIMER_TOKEN => {
                         self.timer_armed = None;
-                        self.timerfd.drain();
+                        self.io.timer_fired();
                     }
                     SIGNAL_TOKEN => {
                         self.interrupted = true;
@@ -120,15 +118,7 @@ impl<'c> Engine<'c> {
                     }
                     // (Its calls were issued with this turn's due arrivals.)
                     pool::PACE_TOKEN => {}
-                    t => {
-                        let hup = ev.is_error() || ev.is_read_closed() || ev.is_write_closed();
-                        let ready = Ready {
-                            readable: ev.is_readable() || hup,
-                            writable: ev.is_writable() || hup,
-                            closed: hup,
-                        };
-                        self.on_event(ConnId::from_token(t), ready);
-                    }
+                    t => self.on_event(ConnId::from_token(t), ready),
                 }
                 if self.stop.is_some() {
                     break;
@@ -144,14 +134,21 @@ impl<'c> Engine<'c> {
         let end = self.stop.unwrap_or_else(Instant::now);
         self.count_unstarted(end);
         self.pool_finish(end);
+        self.log_open_calls(end);
         self.stats.pacing.deferred = self.pacer.catchup.deferred;
         self.stats.pacing.waited = self.pacer.catchup.waited;
         self.stats.pacing.table_waited = self.pacer.catchup.table_waited;
         self.stats.pacing.conn_table = self.plan.capacity as u64;
+        self.stats.pacing.ports_peak = self.portuse.peak();
+        self.stats.pacing.port_range = crate::wire::net::port_range();
         self.on_tick(end);
-        // Connections open now neither completed nor failed: the report counts them
-        // as abandoned, so connections = successful + errors + abandoned.
-        self.stats.abandoned += self.live;
+        // Streams still open now end here (not cut), and the connections open now
+        // neither ended well nor failed: abandoned, so
+        // connections = successful + failed + abandoned.
+        for conn in self.table.live_mut() {
+            conn.end_stream(end, true, &mut self.stats);
+        }
+        self.abandon_open(end);
         self.stats.interrupted |= self.interrupted;
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
         if at > self.stats.timeline.covered_s() as f64 {
@@ -200,7 +197,7 @@ impl<'c> Engine<'c> {
             return Ok(Some(Duration::ZERO));
         }
         if self.timer_armed != Some(deadline) {
-            self.timerfd.set(Some(deadline - now))?;
+            self.io.set_timer(now, deadline)?;
             self.timer_armed = Some(deadline);
         }
         Ok(None)
@@ -225,6 +222,7 @@ impl<'c> Engine<'c> {
             Some(self.next_window),
             self.runtime_end,
             self.next_progress,
+            self.pool_next_reopen(),
         ]
         .into_iter()
         .flatten()
@@ -234,6 +232,7 @@ impl<'c> Engine<'c> {
     fn on_deadlines(&mut self, now: Instant) {
         self.on_arrivals(now);
         self.on_timers(now);
+        self.pool_reopen_due(now);
         self.on_tick(now);
         if let Some(t) = self.next_progress.filter(|t| now >= *t) {
             if let Some(slot) = self.progress {

@@ -7,13 +7,13 @@
 //! its next scheduled arrival as soon as the previous arrival has started (and
 //! again at the end of any turn that finds none made), so that the arrival itself
 //! only calls `connect()`. A connection to another address, or a failure to make the
-//! socket ahead, takes the ordinary way (`net::start_connect`), which reports errors
+//! socket ahead, takes the ordinary way (`net::prepare_socket`), which reports errors
 //! as before. Not with `--hog` (its ports are taken at connect time), unix sockets,
 //! the closed loop or the `--call-rate` pool.
 //!
 //! Part of the engine (`impl Engine`); `connect::start_tcp` takes the socket.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use socket2::Socket;
 
@@ -25,6 +25,8 @@ use crate::wire::net;
 pub(super) struct Spare {
     addr: SocketAddr,
     socket: Socket,
+    /// The source address it is bound to (None: the kernel's choice).
+    source: Option<IpAddr>,
 }
 
 /// The spare socket of one engine.
@@ -38,11 +40,11 @@ pub(super) struct SpareSlot {
 
 impl SpareSlot {
     /// The spare if it was made for `addr` (one for another address is closed).
-    fn take(&mut self, addr: SocketAddr) -> Option<Socket> {
+    fn take(&mut self, addr: SocketAddr) -> Option<(Socket, Option<IpAddr>)> {
         self.spare
             .take()
             .filter(|s| s.addr == addr)
-            .map(|s| s.socket)
+            .map(|s| (s.socket, s.source))
     }
 }
 
@@ -75,13 +77,20 @@ impl Engine<'_> {
         let (source, _) = self.next_source(addr);
         let local = source.map(|ip| SocketAddr::new(ip, 0));
         match net::prepare_socket(addr, local, &self.opts) {
-            Ok(socket) => self.spare.spare = Some(Spare { addr, socket }),
+            Ok(socket) => {
+                self.spare.spare = Some(Spare {
+                    addr,
+                    socket,
+                    source,
+                })
+            }
             Err(_) => self.spare.failed_at = Some(self.pacer.started()),
         }
     }
 
-    /// The socket made ahead for a connection to `addr`, if any.
-    pub(super) fn take_spare(&mut self, addr: SocketAddr) -> Option<Socket> {
+    /// The socket made ahead for a connection to `addr`, if any, with its source
+    /// address.
+    pub(super) fn take_spare(&mut self, addr: SocketAddr) -> Option<(Socket, Option<IpAddr>)> {
         self.spare.take(addr)
     }
 }
@@ -103,7 +112,11 @@ mod tests {
             },
         )
         .expect("a socket");
-        Spare { addr, socket }
+        Spare {
+            addr,
+            socket,
+            source: None,
+        }
     }
 
     #[test]

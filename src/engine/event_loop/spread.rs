@@ -21,7 +21,7 @@
 //! those keep httperf's meaning. Not done under `--overload=queue` (httperf's
 //! behaviour), nor for IPv6 (::1 is a single address) or other targets.
 //!
-//! Pure selection; the engine binds (`engine::event_loop::connect`, `net::start_connect`).
+//! Pure selection; the engine binds (`engine::event_loop::connect`, `net::prepare_socket`).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};

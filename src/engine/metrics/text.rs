@@ -114,6 +114,12 @@ pub(crate) fn series(snap: &Snapshot, run: &RunLabels) -> Vec<Sample> {
         &[("outcome", "failed".into())],
         snap.sessions[1].to_string(),
     );
+    for (outcome, n) in ["completed", "lost", "unsent", "abandoned"]
+        .into_iter()
+        .zip(snap.calls)
+    {
+        push(&fam::CALLS, &[("outcome", outcome.into())], n.to_string());
+    }
     push(&fam::OPEN, &[], snap.open.to_string());
     if let Some(r) = run.offered_rate {
         push(&fam::OFFERED, &[], float(r));
@@ -349,6 +355,29 @@ mod tests {
                     assert_eq!(sum, want, "{}", f.name);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn calls_are_one_series_per_outcome() {
+        let mut stats = crate::model::stats::Stats::new();
+        let p = &mut stats.pool;
+        (p.completed, p.lost, p.unsent, p.abandoned) = (5, 1, 3, 2);
+        let mut snap = Snapshot::default();
+        snap.take(&stats, 0);
+        let run = RunLabels {
+            step: None,
+            offered_rate: None,
+            servers: Vec::new(),
+        };
+        let text = document(&series(&snap, &run));
+        for line in [
+            "rshperf_calls_total{outcome=\"completed\"} 5\n",
+            "rshperf_calls_total{outcome=\"lost\"} 1\n",
+            "rshperf_calls_total{outcome=\"unsent\"} 3\n",
+            "rshperf_calls_total{outcome=\"abandoned\"} 2\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
         }
     }
 

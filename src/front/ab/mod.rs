@@ -25,6 +25,7 @@ use crate::engine::event_loop::CallObserver;
 use crate::engine::execute::{self, ExecOptions, Hooks};
 use crate::model::call::Body;
 use crate::model::config::SslProtocol;
+use crate::model::judge;
 use crate::model::run::RunResult;
 use crate::model::stats::ab::AbServer;
 use crate::output::ab::{write_ab_block, write_percentile_csv, AbLayout, AbTarget};
@@ -255,6 +256,7 @@ fn run(b: &Bench) -> Result<i32, Exit> {
             calls: Some(&make),
             metrics: None,
             seconds: None,
+            records: None,
         },
     )
     .map_err(|e| fail(e.to_string().trim_start_matches("rshperf: ").to_string()))?;
@@ -278,7 +280,8 @@ fn run(b: &Bench) -> Result<i32, Exit> {
             return Err(fail(format!("cannot write the gnuplot file: {e}")));
         }
     }
-    let advice = advice::assess_without_classic_report(&plan.cfg, &plan.work, &run);
+    let judged = judge::judge_run(&plan.cfg, &run, &[]);
+    let advice = advice::assess_without_classic_report(&plan.cfg, &plan.work, &run, &judged);
     advice::print(&advice);
     // ab exits 1 after printing the results of an interrupted run; lb exits 0.
     Ok(i32::from(run.interrupted && b.tool == Tool::Ab))

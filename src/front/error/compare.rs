@@ -1,7 +1,8 @@
 //! `CompareError`: why `rshperf compare` cannot answer.
 //!
 //! Owns the texts printed after `rshperf: compare: ` (bad option values, unreadable
-//! inputs, runs of different workloads without `--force`, the `--junit` file). Made by
+//! inputs, runs of different workloads or invalid runs without `--force`, the
+//! `--junit` file). Made by
 //! `front::compare`; `front::error::Error` prints it after `rshperf: compare: `.
 
 use crate::output::error::OutputError;
@@ -18,6 +19,13 @@ pub enum CompareError {
     /// Runs of different workloads without `--force`.
     #[error("{0} (--force compares them anyway)")]
     Workload(String),
+    /// Runs whose documents say they are invalid, without `--force`: one line each
+    /// (`model::compare::invalid::Invalid::text`).
+    #[error(
+        "{} (--force compares them anyway and marks them)",
+        .0.join(". ")
+    )]
+    Invalid(Vec<String>),
     /// The `--junit` file cannot be written.
     #[error(transparent)]
     Output(#[from] OutputError),

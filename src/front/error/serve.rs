@@ -7,6 +7,7 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use thiserror::Error as ThisError;
 
@@ -39,6 +40,15 @@ pub enum ServeError {
     /// The server did not stop cleanly.
     #[error("{0}")]
     Stop(#[source] io::Error),
+    /// `--event-log` cannot be written.
+    #[error("--event-log {}: {source}", path.display())]
+    EventLog {
+        /// The path as given.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
     /// `demo` given `--server`, `--servers` or `--port`.
     #[error("--server/--port are chosen by demo")]
     DemoServerOption,
@@ -103,6 +113,13 @@ mod tests {
                 "rshperf: serve: cannot listen on 127.0.0.1:80: address in use",
             ),
             (ServeError::Stop(io()), "rshperf: serve: address in use"),
+            (
+                ServeError::EventLog {
+                    path: "/x/log.csv".into(),
+                    source: io(),
+                },
+                "rshperf: serve: --event-log /x/log.csv: address in use",
+            ),
             (
                 ServeError::DemoServerOption,
                 "rshperf: demo: --server/--port are chosen by demo",

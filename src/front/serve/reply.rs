@@ -4,6 +4,8 @@
 //! every combination the server can send, and the choice of one for a request. It does
 //! not write or queue them (`server.rs`). Built by `server::spawn`.
 
+use std::io::Write as _;
+
 use super::request::{Head, Reject};
 
 /// Which pre-rendered reply to send: an index into `Replies`.
@@ -16,9 +18,10 @@ const CONN_CLOSE: usize = 1;
 const CONN_KEEP_ALIVE: usize = 2;
 
 /// Rejections, in the order they are stored after the 12 success variants.
-const REJECTS: [(Reject, &str); 5] = [
+const REJECTS: [(Reject, &str); 6] = [
     (Reject::BadRequest, "400 Bad Request"),
     (Reject::UriTooLong, "414 URI Too Long"),
+    (Reject::PayloadTooLarge, "413 Content Too Large"),
     (Reject::HeadTooLarge, "431 Request Header Fields Too Large"),
     (Reject::NotImplemented, "501 Not Implemented"),
     (
@@ -103,6 +106,18 @@ impl Replies {
     }
 }
 
+/// A `400 Bad Request` explaining `text` (a bad parameter of a streaming endpoint),
+/// appended to `out`; with `Connection: close` when the connection closes after it.
+pub(crate) fn bad_request(text: &str, close: bool, out: &mut Vec<u8>) {
+    let connection = if close { "Connection: close\r\n" } else { "" };
+    let _ = write!(
+        out,
+        "HTTP/1.1 400 Bad Request\r\nServer: rshperf\r\nContent-Type: text/plain; charset=utf-8\r\n\
+         Content-Length: {}\r\n{connection}\r\n{text}",
+        text.len()
+    );
+}
+
 /// One `200 OK` reply.
 fn render_ok(body_size: usize, conn: usize, chunked: bool, head: bool) -> Vec<u8> {
     let mut r = b"HTTP/1.1 200 OK\r\nServer: rshperf\r\n".to_vec();
@@ -145,6 +160,8 @@ mod tests {
             http10,
             keep_alive,
             body_len: 0,
+            target_at: 0,
+            target_len: 0,
         }
     }
 

@@ -30,8 +30,19 @@ pub(crate) struct Head {
     pub(crate) http10: bool,
     /// The connection stays open after the reply (version default and `Connection:`).
     pub(crate) keep_alive: bool,
-    /// `Content-Length` of the request body (0 when absent); the server discards it.
+    /// `Content-Length` of the request body (0 when absent).
     pub(crate) body_len: u64,
+    /// Where the request-target is: `target_at..target_at + target_len` of the buffer
+    /// given to `parse`.
+    pub(crate) target_at: usize,
+    pub(crate) target_len: usize,
+}
+
+impl Head {
+    /// The request-target (path and query) in `buf`, the buffer given to `parse`.
+    pub(crate) fn target<'b>(&self, buf: &'b [u8]) -> &'b [u8] {
+        &buf[self.target_at..self.target_at + self.target_len]
+    }
 }
 
 /// Why a request is refused; each is answered with its status and the connection is
@@ -42,6 +53,8 @@ pub(crate) enum Reject {
     BadRequest,
     /// 414: request line longer than `MAX_REQUEST_LINE`.
     UriTooLong,
+    /// 413: a chat request body larger than the server reads.
+    PayloadTooLarge,
     /// 431: head longer than `MAX_HEAD`.
     HeadTooLarge,
     /// 501: `Transfer-Encoding` request bodies are not implemented.
@@ -94,6 +107,7 @@ pub(crate) fn parse(buf: &[u8], scanned: &mut usize) -> Parse {
     match parse_head(&buf[skip..end]) {
         Ok(mut head) => {
             head.len = end;
+            head.target_at += skip;
             Parse::Complete(head)
         }
         Err(r) => Parse::Reject(r),
@@ -115,17 +129,21 @@ fn find_end(buf: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// Parses a complete head (without leading empty lines); `len` is left 0.
+/// Parses a complete head (without leading empty lines); `len` is left 0 and the
+/// target's place is relative to `head`.
 fn parse_head(head: &[u8]) -> Result<Head, Reject> {
     let mut lines = head.split(|b| *b == b'\n').map(strip_cr);
     let request_line = lines.next().ok_or(Reject::BadRequest)?;
-    let (method, http10) = request_line_parts(request_line)?;
+    let (method, target, http10) = request_line_parts(request_line)?;
     let mut out = Head {
         len: 0,
         head_method: method == b"HEAD",
         http10,
         keep_alive: !http10,
         body_len: 0,
+        // The request line is `method SP target SP version`, single spaces.
+        target_at: method.len() + 1,
+        target_len: target.len(),
     };
     let (mut close, mut keep) = (false, false);
     let mut content_length: Option<u64> = None;
@@ -192,9 +210,9 @@ fn check_request_line(buf: &[u8]) -> Result<(), Reject> {
     Ok(())
 }
 
-/// Checks `METHOD SP target SP HTTP/x.y` and returns the method and whether the
-/// version is 1.0.
-fn request_line_parts(line: &[u8]) -> Result<(&[u8], bool), Reject> {
+/// Checks `METHOD SP target SP HTTP/x.y` and returns the method, the target and
+/// whether the version is 1.0.
+fn request_line_parts(line: &[u8]) -> Result<(&[u8], &[u8], bool), Reject> {
     let mut parts = line.split(|b| *b == b' ');
     let (Some(method), Some(target), Some(version), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
@@ -208,8 +226,8 @@ fn request_line_parts(line: &[u8]) -> Result<(&[u8], bool), Reject> {
         return Err(Reject::BadRequest);
     }
     match version {
-        b"HTTP/1.1" => Ok((method, false)),
-        b"HTTP/1.0" => Ok((method, true)),
+        b"HTTP/1.1" => Ok((method, target, false)),
+        b"HTTP/1.0" => Ok((method, target, true)),
         [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
             if major.is_ascii_digit() && minor.is_ascii_digit() =>
         {
@@ -265,11 +283,46 @@ mod tests {
             http10,
             keep_alive,
             body_len: body,
+            target_at: 0,
+            target_len: 0,
         })
     }
 
+    /// `parse` with the target's place left out (`targets` checks it).
+    fn parse_facts(buf: &[u8], scanned: &mut usize) -> Parse {
+        match parse(buf, scanned) {
+            Parse::Complete(h) => Parse::Complete(Head {
+                target_at: 0,
+                target_len: 0,
+                ..h
+            }),
+            other => other,
+        }
+    }
+
     fn once(buf: &[u8]) -> Parse {
-        parse(buf, &mut 0)
+        parse_facts(buf, &mut 0)
+    }
+
+    #[test]
+    fn targets() {
+        let cases: [(&[u8], &[u8]); 3] = [
+            (b"GET / HTTP/1.1\r\n\r\n", b"/"),
+            (
+                b"\r\n\nPOST /v1/chat/completions HTTP/1.1\r\n\r\n",
+                b"/v1/chat/completions",
+            ),
+            (
+                b"HEAD /stream?events=3&gap=1ms HTTP/1.0\n\n",
+                b"/stream?events=3&gap=1ms",
+            ),
+        ];
+        for (buf, want) in cases {
+            let Parse::Complete(h) = parse(buf, &mut 0) else {
+                panic!("{buf:?} is a complete head");
+            };
+            assert_eq!(h.target(buf), want);
+        }
     }
 
     #[test]
@@ -357,11 +410,15 @@ mod tests {
         // Bytes arrive one at a time; the scan offset is carried between calls.
         let mut scanned = 0;
         for n in 0..end {
-            assert_eq!(parse(&full[..n], &mut scanned), Parse::Partial, "n={n}");
+            assert_eq!(
+                parse_facts(&full[..n], &mut scanned),
+                Parse::Partial,
+                "n={n}"
+            );
             assert!(scanned <= n);
         }
-        assert_eq!(parse(&full[..end], &mut scanned), want);
-        assert_eq!(parse(full, &mut 0), want);
+        assert_eq!(parse_facts(&full[..end], &mut scanned), want);
+        assert_eq!(once(full), want);
     }
 
     #[test]

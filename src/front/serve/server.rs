@@ -2,8 +2,11 @@
 //! listening socket, edge-triggered, HTTP/1.0 and 1.1 keep-alive with pipelining.
 //!
 //! Owns the listening socket, the per-connection state (input buffer, pending output,
-//! delayed replies), the `--delay` timers and shutdown through a `mio::Waker`. It does
-//! not parse heads (`request.rs`) or render replies (`reply.rs`): replies are
+//! delayed replies, the stream being written), the timers (`--delay`, stream items,
+//! lingering closes: a heap of deadlines behind a timerfd, so they fire to the
+//! microsecond rather than the millisecond of a poll timeout) and shutdown through a
+//! `mio::Waker`. It does not parse heads (`request.rs`), render replies (`reply.rs`)
+//! or decide and write streams (`spec.rs`, `stream.rs`): plain replies are
 //! pre-rendered and copied into the connection's output buffer, so a request costs no
 //! allocation, and every batch of pipelined requests is answered with one write.
 //! Called through `spawn` by `serve::serve_main`, `serve::demo_main` and tests.
@@ -12,24 +15,31 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use mio::event::Event;
 use mio::net::{TcpListener, TcpStream};
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::{Domain, Protocol, SockRef, Socket, Type};
 
+use super::log::EventLog;
 use super::reply::{Replies, ReplyId};
-use super::request::{self, Parse, MAX_HEAD};
+use super::request::{self, Head, Parse, Reject, MAX_HEAD};
+use super::spec::{self, Ask, Route, StreamSpec, MAX_CHAT_BODY};
+use super::stream::{Step, Streamer};
 use super::ServeOptions;
+use crate::wire::net::TimerFd;
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
+const TIMER: Token = Token(2);
 /// Connection slot i has token `FIRST_CONN + i`.
-const FIRST_CONN: usize = 2;
+const FIRST_CONN: usize = 3;
 /// Initial input buffer of a connection (a few pipelined requests).
 const INITIAL_BUF: usize = 4096;
 /// The input buffer never grows past this: an incomplete head this long is over
@@ -108,22 +118,37 @@ pub fn spawn(opts: ServeOptions) -> io::Result<ServeHandle> {
     };
     let replies = Arc::new(Replies::new(opts.body_size, opts.chunked, opts.close));
     let delay = (!opts.delay.is_zero()).then_some(opts.delay);
+    let log = opts
+        .event_log
+        .as_deref()
+        .map(EventLog::create)
+        .transpose()?;
+    let streams = Arc::new(AtomicU64::new(0));
     for i in 0..opts.threads.max(1) {
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER)?;
         let mut l = TcpListener::from_std(listener.try_clone()?);
         poll.registry()
             .register(&mut l, LISTENER, Interest::READABLE)?;
+        let timer = TimerFd::new()?;
+        poll.registry()
+            .register(&mut SourceFd(&timer.as_raw_fd()), TIMER, Interest::READABLE)?;
         let worker = Worker {
             poll,
             listener: l,
             replies: Arc::clone(&replies),
             stop: Arc::clone(&handle.stop),
             delay,
+            close: opts.close,
             slots: Vec::new(),
             free: Vec::new(),
             timers: BinaryHeap::new(),
+            timer,
+            armed: None,
             accept_retry: None,
+            streams: Arc::clone(&streams),
+            log: log.clone(),
+            scratch: Vec::new(),
         };
         handle.wakers.push(waker);
         handle.threads.push(
@@ -156,13 +181,25 @@ struct Worker {
     stop: Arc<AtomicBool>,
     /// `--delay`, None when 0.
     delay: Option<Duration>,
+    /// `--close`.
+    close: bool,
     /// Connection slots; a free slot keeps its buffers for the next connection.
     slots: Vec<Slot>,
     free: Vec<usize>,
-    /// Delayed replies and linger deadlines, earliest first.
+    /// Delayed replies, stream items and linger deadlines, earliest first.
     timers: BinaryHeap<Timer>,
+    /// Wakes the poll at the earliest deadline.
+    timer: TimerFd,
+    /// The deadline the timer is armed for.
+    armed: Option<Instant>,
     /// When to try `accept` again after running out of descriptors.
     accept_retry: Option<Instant>,
+    /// Streams started by every thread (numbers them).
+    streams: Arc<AtomicU64>,
+    /// `--event-log`.
+    log: Option<EventLog>,
+    /// Room to render a stream item in.
+    scratch: Vec<u8>,
 }
 
 struct Slot {
@@ -178,13 +215,19 @@ enum Verdict {
     Close,
     /// Everything is answered and the last reply closes: send FIN, then linger.
     Linger,
+    /// Everything is written and the stream is cut with a reset: close with RST.
+    Reset,
 }
 
 /// What a connection needs from its worker while it is driven.
 struct Ctx<'a> {
     replies: &'a Replies,
     delay: Option<Duration>,
+    close: bool,
     timers: &'a mut BinaryHeap<Timer>,
+    streams: &'a AtomicU64,
+    log: &'a mut Option<EventLog>,
+    scratch: &'a mut Vec<u8>,
     slot: usize,
     generation: u32,
     now: Instant,
@@ -202,8 +245,8 @@ impl Worker {
     fn run(mut self) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
         loop {
-            let timeout = self.timeout(Instant::now());
-            if let Err(e) = self.poll.poll(&mut events, timeout) {
+            self.arm(Instant::now())?;
+            if let Err(e) = self.poll.poll(&mut events, None) {
                 if e.kind() == ErrorKind::Interrupted {
                     continue;
                 }
@@ -217,6 +260,11 @@ impl Worker {
                 match ev.token() {
                     LISTENER => self.accept(now),
                     WAKER => {}
+                    TIMER => {
+                        // A one-shot timer that fired is disarmed.
+                        self.timer.drain();
+                        self.armed = None;
+                    }
                     Token(t) => self.on_event(t - FIRST_CONN, ev, now),
                 }
             }
@@ -224,14 +272,19 @@ impl Worker {
         }
     }
 
-    /// Time until the earliest timer (None: none pending).
-    fn timeout(&self, now: Instant) -> Option<Duration> {
+    /// Arms the timer for the earliest deadline, if that changed.
+    fn arm(&mut self, now: Instant) -> io::Result<()> {
         let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
         let next = match (timer, self.accept_retry) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        next.map(|t| t.saturating_duration_since(now))
+        if next != self.armed {
+            self.timer
+                .set(next.map(|t| t.saturating_duration_since(now)))?;
+            self.armed = next;
+        }
+        Ok(())
     }
 
     fn accept(&mut self, now: Instant) {
@@ -306,7 +359,11 @@ impl Worker {
             let mut ctx = Ctx {
                 replies: &self.replies,
                 delay: self.delay,
+                close: self.close,
                 timers: &mut self.timers,
+                streams: &self.streams,
+                log: &mut self.log,
+                scratch: &mut self.scratch,
                 slot: i,
                 generation: slot.generation,
                 now,
@@ -316,6 +373,13 @@ impl Worker {
         match verdict {
             Verdict::Keep => {}
             Verdict::Close => self.release(i),
+            Verdict::Reset => {
+                if let Some(stream) = &slot.conn.stream {
+                    // SO_LINGER 0: the close sends RST. If it cannot be set, a FIN.
+                    let _ = SockRef::from(stream).set_linger(Some(Duration::ZERO));
+                }
+                self.release(i);
+            }
             Verdict::Linger => {
                 let conn = &mut slot.conn;
                 let deadline = now + LINGER;
@@ -359,7 +423,7 @@ impl Worker {
                 if deadline <= now {
                     self.release(i);
                 }
-            } else if slot.conn.release_due(&self.replies, now) {
+            } else if slot.conn.release_due(&self.replies, now) || slot.conn.stream_due(now) {
                 self.drive(i, now);
             }
         }
@@ -384,6 +448,21 @@ struct Conn {
     woff: usize,
     /// `--delay`: replies waiting for their time, in request order.
     delayed: VecDeque<(Instant, ReplyId)>,
+    /// A streaming request whose body is being read (kept in `body` for chat).
+    reading: Option<(Ask, Head)>,
+    /// The request body of a chat request.
+    body: Vec<u8>,
+    /// A streaming request, read and decided (a bad one: the text of its 400), with
+    /// its arrival; waits for the replies before it.
+    pending: Option<(Result<StreamSpec, String>, Head, Instant)>,
+    /// The stream being written.
+    streamer: Option<Streamer>,
+    /// The deadline a timer is set for on behalf of `streamer`.
+    stream_timer: Option<Instant>,
+    /// A stream stalled: nothing more is written or parsed until the client leaves.
+    stalled: bool,
+    /// The closing stream was cut with a reset: close with RST, not FIN.
+    reset: bool,
     /// A reply that closes the connection is queued: no more requests are parsed.
     closing: bool,
     /// The client sent EOF.
@@ -406,6 +485,13 @@ impl Conn {
             wbuf: Vec::with_capacity(INITIAL_BUF),
             woff: 0,
             delayed: VecDeque::new(),
+            reading: None,
+            body: Vec::new(),
+            pending: None,
+            streamer: None,
+            stream_timer: None,
+            stalled: false,
+            reset: false,
             closing: false,
             eof: false,
             peer_hup: false,
@@ -424,6 +510,13 @@ impl Conn {
         self.wbuf.clear();
         self.woff = 0;
         self.delayed.clear();
+        self.reading = None;
+        self.body.clear();
+        self.pending = None;
+        self.streamer = None;
+        self.stream_timer = None;
+        self.stalled = false;
+        self.reset = false;
         self.closing = false;
         self.eof = false;
         self.peer_hup = false;
@@ -435,6 +528,15 @@ impl Conn {
         if self.wbuf.capacity() > 2 * HIGH_WATER {
             self.wbuf.shrink_to(HIGH_WATER);
         }
+        if self.body.capacity() > INITIAL_BUF {
+            self.body = Vec::new();
+        }
+    }
+
+    /// A streaming request is being read, waits, is written or has stalled: no more
+    /// requests are parsed.
+    fn busy(&self) -> bool {
+        self.reading.is_some() || self.pending.is_some() || self.streamer.is_some() || self.stalled
     }
 
     /// Too much is waiting to be written (or delayed) to parse more requests.
@@ -449,6 +551,9 @@ impl Conn {
         let mut drained = false;
         loop {
             self.process(ctx);
+            if self.advance(ctx) {
+                continue; // a stream ended: the requests behind it are parsed
+            }
             let paused = self.backlogged();
             if !drained && !paused && !self.eof && !self.closing {
                 match self.read() {
@@ -468,9 +573,13 @@ impl Conn {
             if paused && !self.backlogged() {
                 continue; // the write made room: parse and read on
             }
-            if self.delayed.is_empty() {
+            if self.delayed.is_empty() && self.pending.is_none() && self.streamer.is_none() {
                 if self.closing {
-                    return Verdict::Linger;
+                    return if self.reset {
+                        Verdict::Reset
+                    } else {
+                        Verdict::Linger
+                    };
                 }
                 if self.eof {
                     return Verdict::Close;
@@ -489,6 +598,13 @@ impl Conn {
                 let n = usize::try_from(self.body_left)
                     .unwrap_or(usize::MAX)
                     .min(self.rlen - pos);
+                if self
+                    .reading
+                    .as_ref()
+                    .is_some_and(|(ask, _)| ask.reads_body())
+                {
+                    self.body.extend_from_slice(&self.buf[pos..pos + n]);
+                }
                 pos += n;
                 self.body_left -= n as u64;
                 if self.body_left == 0 {
@@ -496,21 +612,43 @@ impl Conn {
                         self.queue(ctx, reply);
                         self.closing = close;
                     }
+                    self.body_read(ctx.now);
                 }
                 continue;
+            }
+            if self.busy() {
+                break;
             }
             match request::parse(&self.buf[pos..self.rlen], &mut self.scanned) {
                 Parse::Partial => break,
                 Parse::Complete(head) => {
+                    let route = spec::route(head.target(&self.buf[pos..self.rlen]));
                     pos += head.len;
                     self.scanned = 0;
                     self.body_left = head.body_len;
-                    let (reply, close) = ctx.replies.ok(&head);
-                    if self.body_left > 0 {
-                        self.after_body = Some((reply, close));
-                    } else {
-                        self.queue(ctx, reply);
-                        self.closing = close;
+                    match route {
+                        Route::Plain => {
+                            let (reply, close) = ctx.replies.ok(&head);
+                            if self.body_left > 0 {
+                                self.after_body = Some((reply, close));
+                            } else {
+                                self.queue(ctx, reply);
+                                self.closing = close;
+                            }
+                        }
+                        Route::Stream(ask) if ask.reads_body() && head.body_len > MAX_CHAT_BODY => {
+                            self.queue(ctx, ctx.replies.reject(Reject::PayloadTooLarge));
+                            self.closing = true;
+                        }
+                        Route::Stream(ask) => {
+                            self.reading = Some((ask, head));
+                            if self.body_left == 0 {
+                                self.body_read(ctx.now);
+                            }
+                        }
+                        Route::Bad(text) => {
+                            self.pending = Some((Err(text), head, ctx.now));
+                        }
                     }
                 }
                 Parse::Reject(reason) => {
@@ -524,6 +662,84 @@ impl Conn {
             self.buf.copy_within(pos..self.rlen, 0);
             self.rlen -= pos;
         }
+    }
+
+    /// The body of the streaming request being read is complete: decide its stream.
+    fn body_read(&mut self, now: Instant) {
+        if let Some((ask, head)) = self.reading.take() {
+            self.pending = Some((ask.resolve(&self.body), head, now));
+            self.body.clear();
+        }
+    }
+
+    /// Starts the pending stream once the replies before it are out, and writes what
+    /// is due of the stream being written (not while the output is backed up: a client
+    /// that does not read gets its items late, not a growing buffer). True when a
+    /// stream (or a refusal) ended and requests behind it may be parsed.
+    fn advance(&mut self, ctx: &mut Ctx) -> bool {
+        if self.backlogged() {
+            return false;
+        }
+        if self.delayed.is_empty() && self.streamer.is_none() {
+            if let Some((decided, head, arrived)) = self.pending.take() {
+                let close = ctx.close || !head.keep_alive;
+                match decided {
+                    Ok(spec) => {
+                        let id = ctx.streams.fetch_add(1, Ordering::Relaxed);
+                        let s = Streamer::start(
+                            spec,
+                            id,
+                            arrived,
+                            head.http10,
+                            close,
+                            head.head_method,
+                            &mut self.wbuf,
+                        );
+                        self.streamer = Some(s);
+                    }
+                    Err(text) => {
+                        super::reply::bad_request(&text, close, &mut self.wbuf);
+                        self.closing = close;
+                        return self.rlen > 0 && !close;
+                    }
+                }
+            }
+        }
+        let Some(s) = self.streamer.as_mut() else {
+            return false;
+        };
+        let step = s.write_due(Instant::now(), &mut self.wbuf, ctx.scratch, ctx.log);
+        match step {
+            Step::More => {
+                if let Some(due) = s.due() {
+                    if self.stream_timer != Some(due) {
+                        self.stream_timer = Some(due);
+                        ctx.timers.push(Reverse((due, ctx.slot, ctx.generation)));
+                    }
+                }
+                return false;
+            }
+            Step::End { close } => self.closing |= close,
+            Step::Cut { reset } => {
+                self.closing = true;
+                self.reset = reset;
+            }
+            Step::Stall => self.stalled = true,
+        }
+        self.streamer = None;
+        self.stream_timer = None;
+        if let Some(log) = ctx.log.as_mut() {
+            log.flush();
+        }
+        self.rlen > 0 && !self.closing && !self.stalled
+    }
+
+    /// The stream being written has an item due at `now`.
+    fn stream_due(&self, now: Instant) -> bool {
+        self.streamer
+            .as_ref()
+            .and_then(Streamer::due)
+            .is_some_and(|t| t <= now)
     }
 
     /// Queues `reply` for writing, or for its time under `--delay`.
@@ -556,7 +772,12 @@ impl Conn {
     fn read(&mut self) -> io::Result<Input> {
         if self.rlen == self.buf.len() {
             // `process` left an incomplete head filling the buffer; it is shorter than
-            // MAX_HEAD (a longer one is rejected), so the buffer may grow.
+            // MAX_HEAD (a longer one is rejected), so the buffer may grow. Behind a
+            // stream, requests wait unparsed: once the buffer is full, they wait in the
+            // socket.
+            if self.buf.len() == MAX_BUF {
+                return Ok(Input::Drained);
+            }
             let len = (self.buf.len() * 2).min(MAX_BUF);
             self.buf.resize(len, 0);
         }

@@ -30,7 +30,6 @@ use crate::front::error::Error;
 use crate::front::subcommand;
 use crate::model::config::auto_partition::process_env;
 use crate::model::workload::Workload;
-use crate::output::advice;
 use crate::output::error::OutputError;
 use crate::output::html::{self, SweepPage, SweepPoint};
 use crate::output::json;
@@ -376,7 +375,7 @@ pub(crate) fn page(
                 lateness_p99_ms: s.figures.lateness_p99_ms,
                 client_cpu_pct: s.figures.client_cpu_pct,
                 verdict: s.verdict.name().to_string(),
-                client_bound: advice::is_client_bound(&s.advice),
+                client_bound: s.client_bound,
             })
             .collect(),
         knee,

@@ -18,6 +18,7 @@ use crate::front::error::Error;
 use crate::model::config::doc::ConfigDoc;
 use crate::model::config::{Config, StartAt};
 use crate::model::figure::second;
+use crate::model::judge;
 use crate::model::report::{Facts, Report};
 use crate::model::run::RunInfo;
 use crate::model::stats::quantile_ms;
@@ -80,6 +81,8 @@ pub(crate) struct Step {
     pub(crate) figures: Figures,
     /// The run's findings (client-bound, …).
     pub(crate) advice: Vec<Advice>,
+    /// Whether the client was the limit (the verdict `Client`).
+    pub(crate) client_bound: bool,
     /// The verdict.
     pub(crate) verdict: Verdict,
     /// Why it did not pass (empty when it passed).
@@ -238,6 +241,9 @@ pub(crate) struct Measured<'a> {
     pub(crate) report: &'a Report,
     /// Findings (client-bound, …).
     pub(crate) advice: Vec<Advice>,
+    /// Whether the validity judgement says the client was the limit
+    /// (`model::validity::Validity::client_bound`).
+    pub(crate) client_bound: bool,
     /// Whether SIGINT/SIGTERM stopped it.
     pub(crate) interrupted: bool,
     /// The run's document, when the sweep writes `--json`.
@@ -266,12 +272,17 @@ pub(crate) fn run(
     };
     let result = execute::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
     let stats = &result.stats;
+    let judged = judge::judge_run(&cfg, &result, &sweep.rules.thresholds);
     let report = Report::new(
         stats,
         &result.info,
-        &Facts::of(cfg.load().call_rate(), &result.meta),
+        &Facts::of(
+            cfg.load().call_rate(),
+            &result.meta,
+            judged.validity.clone(),
+        ),
     );
-    let advice = advice::assess_without_classic_report(&cfg, work, &result);
+    let advice = advice::assess_without_classic_report(&cfg, work, &result, &judged);
     if let Some(path) = cfg.output().csv() {
         csv::append_row(Path::new(path), &cfg, &report, &advice).map_err(|source| {
             OutputError::File {
@@ -305,6 +316,7 @@ pub(crate) fn run(
             info: &result.info,
             report: &report,
             advice,
+            client_bound: judged.validity.client_bound(),
             interrupted: result.interrupted,
             doc,
         },
@@ -360,7 +372,7 @@ pub(crate) fn judge(rules: &Rules, m: Measured<'_>) -> Step {
     }
     let estimate =
         (rate_missed && reasons.len() == 1).then(|| rate * achieved_pct / o.min_achieved);
-    let verdict = verdict(&reasons, advice::is_client_bound(&advice));
+    let verdict = verdict(&reasons, m.client_bound);
     let h = &stats.hist;
     let samples = reply_rate_samples(
         &summary.reply_rate,
@@ -393,6 +405,7 @@ pub(crate) fn judge(rules: &Rules, m: Measured<'_>) -> Step {
         achieved_pct,
         figures,
         advice,
+        client_bound: m.client_bound,
         verdict,
         reasons,
         estimate,

@@ -154,6 +154,7 @@ mod tests {
                 client_cpu_pct: 12.4,
             },
             advice: Vec::new(),
+            client_bound: verdict == Verdict::Client,
             verdict,
             reasons: reasons.iter().map(|s| s.to_string()).collect(),
             estimate: None,

@@ -25,6 +25,7 @@ use crate::front::sweep::rules::{Parameters, Rules};
 use crate::front::sweep::step::{self, Measured, Step};
 use crate::front::sweep::{self as sweep_mod, table, FORMAT};
 use crate::model::config::doc::ConfigDoc;
+use crate::output::advice::Finding;
 use crate::output::html;
 
 pub(crate) use crate::front::error::sweep_merge::SweepMergeError;
@@ -199,6 +200,11 @@ fn merge_step(rules: &Rules, docs: &[(String, Value)], j: usize) -> Result<Step,
     let first = &docs[0].1;
     let num = |v: &Value| v.as_f64().unwrap_or(0.0);
     let advice = merge::findings(&inputs);
+    // The partitions' judgements; a document without one, its client-bound finding.
+    let client_bound = merged.validity.as_ref().map_or_else(
+        || advice.iter().any(|a| a.finding == Finding::ClientBound),
+        |v| v.client_bound(),
+    );
     let doc = merge::merged_json(&inputs, &merged, None);
     let interrupted = docs.iter().any(|(_, d)| {
         d["steps"][j]["reasons"]
@@ -216,6 +222,7 @@ fn merge_step(rules: &Rules, docs: &[(String, Value)], j: usize) -> Result<Step,
             stats: &merged.stats,
             info: &merged.run,
             report: &report,
+            client_bound,
             advice,
             interrupted,
             doc: Some(doc),

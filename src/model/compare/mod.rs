@@ -13,11 +13,13 @@
 //! tested at alpha / m (Bonferroni) and its interval is at 1 − alpha / m, so the
 //! chance that any of them says faster or slower for two runs of the same build is
 //! at most alpha. The figures about the client and its machine (connect, lateness,
-//! CPU) are shown at the same level but are not in the verdict. Called by
-//! `front::compare`; formatted by `output::compare`.
+//! CPU) are shown at the same level but are not in the verdict. The runs whose
+//! documents say they are invalid, and the line that marks them, are `invalid`'s.
+//! Called by `front::compare`; formatted by `output::compare`.
 
 pub(crate) mod estimate;
 pub(crate) mod gate;
+pub(crate) mod invalid;
 pub(crate) mod sides;
 #[cfg(test)]
 pub(crate) mod sim;
@@ -196,6 +198,9 @@ pub(crate) struct Comparison {
     pub(crate) gates: Vec<crate::model::compare::gate::Outcome>,
     /// Workload differences `--force` let pass (empty otherwise).
     pub(crate) forced: Vec<String>,
+    /// The runs whose documents say they are invalid, which `--force` let pass
+    /// (empty otherwise), base runs first.
+    pub(crate) invalid: Vec<invalid::Invalid>,
 }
 
 impl Comparison {
@@ -331,6 +336,7 @@ pub(crate) mod tests {
             rows: compare(base, new, noise),
             gates: Vec::new(),
             forced: Vec::new(),
+            invalid: Vec::new(),
         }
     }
 

@@ -290,6 +290,7 @@ pub(crate) fn pair(d: &mut Draws, w: Workload, n: Noise, factor: f64, how: Desig
         rows: compare(&base, &new, declared),
         gates: Vec::new(),
         forced: Vec::new(),
+        invalid: Vec::new(),
     }
 }
 

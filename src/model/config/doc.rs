@@ -196,6 +196,13 @@ members! {
         metrics_listen: Option<String>,
         /// `--metrics-linger`, seconds.
         metrics_linger_s: f64,
+        /// `--stream`: the format's name or `auto`.
+        stream: Option<String> => Workload,
+        /// `--stream-gap-timeout`, seconds (0: none).
+        stream_gap_timeout_s: f64 => Workload,
+        /// The I/O backend asked for (`--io`, or `RSHPERF_IO`): `epoll`, `uring`,
+        /// `auto`.
+        io: String,
         /// `--rate-profile` as typed.
         rate_profile: Option<String> => Workload,
     }
@@ -425,6 +432,9 @@ impl ConfigDoc {
             header_file: text(r.header_file()),
             metrics_listen: o.metrics_listen().map(|a| a.to_string()),
             metrics_linger_s: o.metrics_linger(),
+            stream: r.stream().map(|c| c.name().to_string()),
+            stream_gap_timeout_s: r.stream_gap_timeout(),
+            io: p.io().name().to_string(),
             rate_profile: l.rate_profile().map(|p| p.text().to_string()),
         }
     }

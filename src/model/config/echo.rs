@@ -251,6 +251,15 @@ impl Config {
         if let Some(f) = &self.request.header_file {
             add(format!("--header-file={f}"));
         }
+        if let Some(c) = self.request.stream {
+            add(format!("--stream={}", c.name()));
+        }
+        if self.request.stream_gap_timeout > 0.0 {
+            add(format!(
+                "--stream-gap-timeout={}",
+                cfmt::g(self.request.stream_gap_timeout)
+            ));
+        }
         s
     }
 }

@@ -12,6 +12,7 @@
 use thiserror::Error as ThisError;
 
 use crate::model::pacing::PacingError;
+use crate::model::profile::ProfileError;
 use crate::model::threshold::ThresholdError;
 use crate::wire::url::UrlError;
 
@@ -226,6 +227,21 @@ pub enum ConfigError {
         /// The value as typed.
         value: String,
     },
+    /// `--io` given something other than a backend.
+    #[error("--io: `{value}' is not a backend (expected epoll, uring or auto)")]
+    Io {
+        /// The value as typed.
+        value: String,
+    },
+    /// `RSHPERF_IO` (which stands for `--io`) set to something other than a backend.
+    #[error(
+        "RSHPERF_IO: `{value}' is not a backend (expected epoll, uring or auto; \
+         or unset it and give --io)"
+    )]
+    IoEnv {
+        /// The variable's value.
+        value: String,
+    },
     /// A bound of a `--myaddr` range that is not an IPv4 address.
     #[error("invalid {} address {address} in --myaddr {entry}", if *first { "starting" } else { "ending" })]
     MyaddrBound {
@@ -337,6 +353,7 @@ impl ConfigError {
             | ConfigError::MyaddrUnknown { .. }
             | ConfigError::MyaddrTooMany => Some("--myaddr"),
             ConfigError::Spin { .. } => Some("--spin"),
+            ConfigError::Io { .. } | ConfigError::IoEnv { .. } => Some("--io"),
             ConfigError::SslWithHttpUrl { .. } => Some("--ssl"),
             ConfigError::JsonStdoutAndPrint => Some("--json"),
             ConfigError::SessionWorkloads
@@ -355,6 +372,17 @@ impl From<PacingError> for ConfigError {
         match e {
             PacingError::Overload { value } => ConfigError::Overload { value },
             PacingError::Spin { value } => ConfigError::Spin { value },
+            PacingError::Io { value } => ConfigError::Io { value },
+        }
+    }
+}
+
+impl From<ProfileError> for ConfigError {
+    /// `--rate-profile`'s malformed value, with the grammar's message.
+    fn from(e: ProfileError) -> ConfigError {
+        ConfigError::Malformed {
+            option: "--rate-profile",
+            message: e.0,
         }
     }
 }

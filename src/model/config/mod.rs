@@ -21,13 +21,13 @@ mod error;
 pub(crate) mod number;
 mod parts;
 mod period;
-mod profile;
 mod types;
 pub(crate) mod value;
 
 #[cfg(test)]
 use std::time::Duration;
 
+pub(crate) use crate::model::profile::{parse_rate_profile, RateProfile};
 pub(crate) use crate::wire::tls::{SslProtocol, TlsOptions};
 pub use builder::{Built, Rejected};
 pub(crate) use builder::{ConfigBuilder, Given};
@@ -39,10 +39,9 @@ pub(crate) use parts::{
 };
 pub(crate) use period::Period;
 pub(crate) use period::{parse_period, parse_rate};
-#[allow(unused_imports)]
-pub(crate) use profile::{parse_rate_profile, Piece, RateProfile};
 pub(crate) use types::{
-    HttpVersion, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec, WsetSpec,
+    HttpVersion, PrintWhat, RequestLogFormat, StartAt, WlogSpec, WsessSpec, WsesslogSpec,
+    WsesspageSpec, WsetSpec,
 };
 
 use crate::model::pacing::Pacing;
@@ -76,7 +75,7 @@ frozen! {
         /// The TLS options (`--ssl`, `--ssl-*`, `--tls-server-name`); `tls().enabled()`
         /// is `--ssl` (or implied by `--ssl-protocol` or an `https://` URL).
         tls: TlsOptions => &TlsOptions as borrow;
-        /// `--overload`, `--spin`, `--pin`, `--realtime` (rshperf).
+        /// `--overload`, `--spin`, `--pin`, `--realtime`, `--io` (rshperf).
         pacing: Pacing => Pacing as copy;
         /// What is printed or written.
         output: OutputOptions => &OutputOptions as borrow;

@@ -341,6 +341,15 @@ pub(crate) const THINK_TIMEOUT: FloatRule = FloatRule {
     expect: "expected a number of seconds >= 0",
     ..TIMEOUT
 };
+/// `--stream-gap-timeout`.
+pub(crate) const STREAM_GAP_TIMEOUT: FloatRule = FloatRule {
+    option: "--stream-gap-timeout",
+    what: "illegal stream gap timeout",
+    ok: non_negative,
+    c_ok: any,
+    expect: "expected a number of seconds >= 0; 0 means none",
+    duration: true,
+};
 /// `--quic-idle-timeout`.
 pub(crate) const QUIC_IDLE_TIMEOUT: FloatRule = FloatRule {
     option: "--quic-idle-timeout",

@@ -6,6 +6,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use crate::wire::events::Choice;
 use crate::wire::frozen::frozen;
 
 use super::{
@@ -92,6 +93,10 @@ frozen! {
         wlog: Option<WlogSpec> => Option<&WlogSpec> as as_ref;
         /// `--wset`.
         wset: Option<WsetSpec> => Option<&WsetSpec> as as_ref;
+        /// `--stream=sse|ndjson|jsonl|lines|auto` (rshperf): split reply bodies into events.
+        stream: Option<Choice> => Option<Choice> as copy;
+        /// `--stream-gap-timeout=S` (rshperf): a longer gap makes a stream stalled; 0: none.
+        stream_gap_timeout: f64 => f64 as copy;
     }
 }
 
@@ -111,6 +116,8 @@ impl Default for RequestOptions {
             header_file: None,
             wlog: None,
             wset: None,
+            stream: None,
+            stream_gap_timeout: 0.0,
         }
     }
 }
@@ -280,6 +287,10 @@ frozen! {
         csv: Option<String> => Option<&str> as deref;
         /// `--timeline=FILE`: per-second CSV of the run.
         timeline: Option<String> => Option<&str> as deref;
+        /// `--request-log=FILE`: one record per call.
+        request_log: Option<String> => Option<&str> as deref;
+        /// `--request-log-format=FORMAT` (None: from the file's name).
+        request_log_format: Option<crate::model::config::RequestLogFormat> => Option<crate::model::config::RequestLogFormat> as copy;
         /// `--html=FILE`: one-file HTML report with charts.
         html: Option<String> => Option<&str> as deref;
         /// `--junit=FILE`: JUnit XML, one test case per `--fail-on` threshold.
@@ -311,6 +322,8 @@ impl Default for OutputOptions {
             json: None,
             csv: None,
             timeline: None,
+            request_log: None,
+            request_log_format: None,
             html: None,
             junit: None,
             fail_on: Vec::new(),

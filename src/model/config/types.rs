@@ -21,6 +21,17 @@ pub(crate) enum HttpVersion {
     V3,
 }
 
+/// The file format of `--request-log` (its encodings are `model::reqlog`'s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RequestLogFormat {
+    /// One JSON object per line.
+    Jsonl,
+    /// A header line, then one row per call.
+    Csv,
+    /// The compact binary form (`model::reqlog::MAGIC`, varints).
+    Binary,
+}
+
 /// Which parts of requests or replies `--print-request`/`--print-reply` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PrintWhat {

@@ -15,6 +15,7 @@ use super::number::{strtod_prefix, to_u32, uint0_prefix, Uint0};
 use super::types::{
     HttpVersion, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec, WsetSpec,
 };
+use crate::wire::events::Choice;
 use crate::wire::tls::SslProtocol;
 
 /// `--print-reply`/`--print-request` argument: only the first letter counts.
@@ -34,6 +35,21 @@ pub(crate) fn yes_no(arg: Option<&str>) -> bool {
     match arg {
         None => true,
         Some(a) => a.starts_with(['y', 'Y']),
+    }
+}
+
+/// `--request-log-format`: `jsonl`, `csv` or `binary`.
+pub(crate) fn parse_request_log_format(
+    arg: &str,
+) -> Result<Option<super::RequestLogFormat>, ConfigError> {
+    match arg {
+        "jsonl" | "json" => Ok(Some(super::RequestLogFormat::Jsonl)),
+        "csv" => Ok(Some(super::RequestLogFormat::Csv)),
+        "binary" | "bin" => Ok(Some(super::RequestLogFormat::Binary)),
+        _ => Err(bad(
+            "--request-log-format",
+            format!("unknown format {arg} (expected jsonl, csv or binary)"),
+        )),
     }
 }
 
@@ -343,6 +359,20 @@ pub(crate) fn parse_content_type(v: &str) -> Result<String, ConfigError> {
         ));
     }
     Ok(v.trim().to_string())
+}
+
+/// `--stream`: a format's name or `auto`.
+pub(crate) fn parse_stream(v: &str) -> Result<Choice, ConfigError> {
+    Choice::from_name(v).ok_or_else(|| {
+        bad(
+            "--stream",
+            format!(
+                "--stream: '{}' is not a stream format (expected one of {})",
+                v.escape_debug(),
+                Choice::NAMES.join(", ")
+            ),
+        )
+    })
 }
 
 /// `--metrics-listen ADDR:PORT` (a host name is resolved, first address).

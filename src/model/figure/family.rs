@@ -141,6 +141,23 @@ pub(crate) static SESSIONS: Family = Family {
     scale: 1.0,
 };
 
+/// `rshperf_calls_total`: the calls of a `--call-rate` run by how they ended
+/// (`call_rate.completed`, `lost`, `unsent`, `abandoned`; the last two are counted
+/// when the run ends).
+pub(crate) static CALLS: Family = Family {
+    name: "rshperf_calls_total",
+    kind: Type::Counter,
+    help: "Scheduled calls of --call-rate by outcome: completed, lost with a failed connection, unsent or abandoned in flight at the end.",
+    labels: &["outcome"],
+    leaves: &[
+        "call_rate.completed",
+        "call_rate.lost",
+        "call_rate.unsent",
+        "call_rate.abandoned",
+    ],
+    scale: 1.0,
+};
+
 /// `rshperf_open_connections`.
 pub(crate) static OPEN: Family = Family {
     name: "rshperf_open_connections",
@@ -212,7 +229,7 @@ pub(crate) static LATENESS: Family = Family {
 };
 
 /// Every family, in exposition order.
-pub(crate) static FAMILIES: [&Family; 15] = [
+pub(crate) static FAMILIES: [&Family; 16] = [
     &CONNECTIONS,
     &CONNECTS,
     &REQUESTS,
@@ -221,6 +238,7 @@ pub(crate) static FAMILIES: [&Family; 15] = [
     &REPLY_BYTES,
     &ERRORS,
     &SESSIONS,
+    &CALLS,
     &OPEN,
     &OFFERED,
     &REPLY_RATE,

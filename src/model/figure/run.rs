@@ -6,7 +6,7 @@
 //! the classic report's arithmetic (`Summary`) and the parts the text outputs share
 //! (`Sessions`, `CallRate`, `Http2`, `Http3`). The figures of `servers` and
 //! `timeline` are the `server` and `second` tables, one object per element; those of
-//! the optional members `sessions`, `http2`, `http3` and `call_rate` are in
+//! the optional members `sessions`, `http2`, `http3`, `call_rate` and `stream` are in
 //! `optional.rs`.
 //! Read by `model::report` (evaluation, JSON), `model::threshold`, `output::csv` and
 //! `model::compare`.
@@ -17,8 +17,9 @@ use super::{
     int, optional, real, second, server, About, Aspect, At, Better, Compare, Figure, Method, Scope,
     Table, Unit, Val, QUANTILES,
 };
-use crate::model::blocks::{CallRate, Facts, Http2, Http3, Sessions};
+use crate::model::blocks::{CallRate, Facts, Http2, Http3, Sessions, Stream};
 use crate::model::run::RunInfo;
+use crate::model::stats::ends::Ends;
 use crate::model::stats::{quantile_ms, Stats};
 use crate::model::summary::Summary;
 
@@ -40,6 +41,8 @@ pub(crate) struct Run<'a> {
     pub(crate) http2: &'a Http2,
     /// The HTTP/3 figures (meaningful with HTTP/3 connections).
     pub(crate) http3: &'a Http3,
+    /// The stream figures (meaningful with `--stream`).
+    pub(crate) stream: &'a Stream,
 }
 
 /// The scope of a run's figures.
@@ -72,6 +75,14 @@ fn group(
 /// The `{hist}` histogram of the run.
 fn hist<'a>(r: &Run<'a>, at: At) -> &'a hdrhistogram::Histogram<u64> {
     r.stats.hist.named()[at.hist].1
+}
+
+/// A counter of `Ends` (null for a document written before them).
+fn ends(r: &Run<'_>, of: fn(&Ends) -> u64) -> Val {
+    r.stats
+        .ends
+        .as_ref()
+        .map_or(Val::Json(serde_json::Value::Null), |e| int(of(e)))
 }
 
 /// The `{q}` quantile.
@@ -150,14 +161,28 @@ fn declarations() -> Vec<Figure<RunScope>> {
         f(
             "connections.successful",
             Unit::Count,
-            "connections with ≥ 1 reply (the population of `connection_time_ms` except `connect`)",
-            |r, _| int(r.s.lifetimes),
+            "connections that ended without a failure (total = successful + failed + abandoned)",
+            |r, _| int(r.stats.successful()),
         )
         .listed(),
         f("connections.replies_per_conn", Unit::Ratio, "`Connection length [replies/conn]`", |r, _| {
             real(r.s.replies_per_conn)
         })
         .listed(),
+        f(
+            "connections.failed",
+            Unit::Count,
+            "connections that ended by a failure, each in one error counter",
+            |r, _| ends(r, |e| e.failed),
+        )
+        .fail_on(),
+        f(
+            "connections.unopened",
+            Unit::Count,
+            "attempts that failed before they had a socket (`fd_unavail` errors, not connections)",
+            |r, _| ends(r, |e| e.unopened),
+        )
+        .fail_on(),
         f("connection_time_ms.min", Unit::Ms, "shortest connection lifetime", |r, _| {
             real(r.s.lifetime_min_ms)
         })
@@ -435,6 +460,23 @@ fn declarations() -> Vec<Figure<RunScope>> {
             |r, _| Val::Flag(r.stats.interrupted),
         )
         .listed(),
+        f(
+            "unanswered",
+            Unit::Count,
+            "calls unanswered on the connections still open at the end (queued or sent)",
+            |r, _| ends(r, |e| e.unanswered),
+        )
+        .listed(),
+        f(
+            "unanswered_max_ms",
+            Unit::Ms,
+            "the longest an unanswered or unsent call had waited at the end, from its scheduled (or issue) time",
+            |r, _| match &r.stats.ends {
+                Some(e) => real(e.unanswered_max_us as f64 / 1000.0),
+                None => Val::Json(serde_json::Value::Null),
+            },
+        )
+        .listed(),
     ];
     t.extend(group(
         "sessions",
@@ -465,11 +507,21 @@ fn declarations() -> Vec<Figure<RunScope>> {
         |r| r.stats.pool.is_used(),
         optional::call_rate(),
     ));
+    t.extend(group(
+        "stream",
+        |r| r.stats.stream.is_used(),
+        optional::stream(),
+    ));
     t.push(f(
         "timeline",
         Unit::Rows,
         "every second of the run: the `second` table",
         |r, _| Val::Json(second::json(&r.stats.timeline)),
+    ));
+    t.extend(group(
+        "validity",
+        |r| r.facts.validity.is_some(),
+        optional::validity(),
     ));
     t
 }

@@ -76,7 +76,7 @@ fn declarations() -> Vec<Figure<SecondScope>> {
         f(
             "target",
             Unit::Count,
-            "arrivals --rate-profile asks for in this interval (the integral of its rate; empty without a profile)",
+            "arrivals --rate-profile asks for in this second (the integral of its rate over the whole second, whenever the run ended; empty without a profile)",
             |s, _| real(s.target.unwrap_or(f64::NAN)),
         )
         .decimals(1)
@@ -150,7 +150,7 @@ pub(crate) fn table() -> &'static Table<SecondScope> {
 /// The values of every figure of the interval `iv` that starts at `start` s and lasts
 /// `seconds`, in table order, with the profile's `target` if the run had one.
 pub(crate) fn row(start: u64, seconds: f64, iv: &Interval, target: Option<&Target>) -> Vec<Val> {
-    let target = target.map(|t| t.arrivals_in(start as f64, seconds));
+    let target = target.map(|t| t.arrivals_in_second(start));
     let span = Span {
         start,
         seconds,
@@ -173,7 +173,7 @@ fn value(
     target: Option<&Target>,
 ) -> Option<Val> {
     let spec = table().specs.get(i)?;
-    let target = target.map(|t| t.arrivals_in(start as f64, seconds));
+    let target = target.map(|t| t.arrivals_in_second(start));
     let span = Span {
         start,
         seconds,

@@ -23,7 +23,7 @@ use crate::model::run::RunInfo;
 use crate::model::stats::Stats;
 use crate::model::summary::Summary;
 
-pub(crate) use crate::model::blocks::{CallRate, Facts, Http2, Http3, Sessions, Spread};
+pub(crate) use crate::model::blocks::{CallRate, Facts, Http2, Http3, Sessions, Spread, Stream};
 
 /// Every derived figure of a run: the document's members from `duration_s` to
 /// `timeline` (docs/json.md §2.1).
@@ -40,6 +40,8 @@ pub(crate) struct Report {
     pub(crate) http2: Option<Http2>,
     /// HTTP/3 figures (`--http-version 3` runs).
     pub(crate) http3: Option<Http3>,
+    /// Stream figures (`--stream` runs).
+    pub(crate) stream: Option<Stream>,
 }
 
 impl Report {
@@ -51,6 +53,7 @@ impl Report {
         let call_rate = CallRate::of(stats, d, facts);
         let http2 = Http2::of(&stats.http2);
         let http3 = Http3::of(&stats.http3);
+        let stream = Stream::of(stats, d);
         let values = run::evaluate(&Run {
             stats,
             info,
@@ -60,6 +63,7 @@ impl Report {
             call_rate: &call_rate,
             http2: &http2,
             http3: &http3,
+            stream: &stream,
         });
         Report {
             values,
@@ -67,6 +71,7 @@ impl Report {
             call_rate: stats.pool.is_used().then_some(call_rate),
             http2: (stats.http2.connections > 0).then_some(http2),
             http3: (stats.http3.connections > 0).then_some(http3),
+            stream: stats.stream.is_used().then_some(stream),
         }
     }
 

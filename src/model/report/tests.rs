@@ -29,6 +29,25 @@ fn full() -> (Stats, Report) {
     let facts = Facts {
         call_rate: 12.5,
         servers: vec!["a:80".into(), "b:81".into()],
+        // Every measurement measured, one reason.
+        validity: Some(crate::model::validity::judge(
+            &crate::model::validity::Evidence {
+                period_s: 0.01,
+                busiest_pct: 95.0,
+                engine_wall_s: 2.0,
+                wait_pct: Some(1.0),
+                throttled_pct: Some(0.0),
+                quota_cores: Some(2.0),
+                run_queue: Some(0.5),
+                cores: 2,
+                steal_pct: Some(0.0),
+                table_peak: 3,
+                table_size: 1000,
+                ports_peak: 3,
+                port_range: 28_232,
+                ..Default::default()
+            },
+        )),
     };
     let report = Report::new(&stats, &RUN, &facts);
     (stats, report)
@@ -87,6 +106,17 @@ fn declared() -> Vec<String> {
                     .iter()
                     .map(|t| format!("timeline[].{}", t.path)),
             ),
+            // The rows of `full`'s one reason (an engine at 95 %): `reason`, `text`,
+            // and the measurements that reason names.
+            "validity.reasons" => out.extend(
+                [
+                    "reason",
+                    "text",
+                    "measured.busiest_engine_pct",
+                    "measured.limit_pct",
+                ]
+                .map(|m| format!("validity.reasons[].{m}")),
+            ),
             _ => out.push(s.path.clone()),
         }
     }
@@ -103,6 +133,7 @@ fn every_leaf_of_a_full_report_is_a_figure_and_every_figure_a_leaf() {
         "http2",
         "http3",
         "call_rate",
+        "stream",
         "timeline",
     ] {
         assert!(doc.get(member).is_some(), "every_field_set lacks {member}");

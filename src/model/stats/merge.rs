@@ -141,6 +141,18 @@ pub(crate) fn first<T: Clone>(a: &mut Option<T>, b: &Option<T>) -> Result<(), Me
     Ok(())
 }
 
+/// Two optional sums, known only when both are (a document written before a group of
+/// counters existed makes the merged group unknown too).
+pub(crate) fn both<T: Merge>(a: &mut Option<T>, b: &Option<T>) -> Result<(), MergeError> {
+    match (a.as_mut(), b) {
+        (Some(x), Some(y)) => x.merge(y),
+        _ => {
+            *a = None;
+            Ok(())
+        }
+    }
+}
+
 /// Keeps `a` (facts that are the same in both, such as an interval's length).
 pub(crate) fn keep<T>(_a: &mut T, _b: &T) -> Result<(), MergeError> {
     Ok(())
@@ -154,7 +166,7 @@ pub(crate) fn sum<T: Merge>(a: &mut T, b: &T) -> Result<(), MergeError> {
 /// Merges `$other` into `$self` (both `$ty`) field by field, one `field: rule` per
 /// line, where rule is `sum` (the field's `Merge`: counters added with overflow
 /// checks, containers element by element, histograms added, sub-structs by their own
-/// `Merge`), `max`, `min`, `any`, `first` or `keep` (functions of `stats::merge`). Evaluates to
+/// `Merge`), `max`, `min`, `any`, `first`, `both` or `keep` (functions of `stats::merge`). Evaluates to
 /// `Result<(), MergeError>`; an error names the field.
 ///
 /// The list cannot miss a field: it also destructures `$other` without `..`, so a

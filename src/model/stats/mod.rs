@@ -16,7 +16,9 @@
 //! same derives and a `Merge` impl, and one field (plus one line in `new` and `merge`).
 
 pub(crate) mod ab;
+mod check;
 pub(crate) mod client;
+pub(crate) mod ends;
 pub(crate) mod h2;
 pub(crate) mod h3;
 pub(crate) mod merge;
@@ -24,6 +26,7 @@ pub(crate) mod pacing;
 pub(crate) mod pool;
 pub(crate) mod quantile;
 pub(crate) mod serial;
+pub(crate) mod stream;
 pub(crate) mod timeline;
 pub(crate) mod windows;
 
@@ -381,8 +384,9 @@ pub struct Stats {
     /// The engines' own CPU use (client-bound detection).
     #[serde(default)]
     pub(crate) client: ClientCpu,
-    /// Connections still open when the run stopped (a signal, `--runtime`): neither
-    /// completed nor failed. `connections` = successful + errors + `abandoned`.
+    /// Connections still open when the run stopped (a signal, `--runtime`, the end of
+    /// a `--call-rate` pool): neither ended well nor failed. `connections` =
+    /// `ends.successful` + `ends.failed` + `abandoned`.
     #[serde(default)]
     pub(crate) abandoned: u64,
     /// Whether SIGINT or SIGTERM cut the run short.
@@ -409,6 +413,13 @@ pub struct Stats {
     /// before `--call-rate`).
     #[serde(default)]
     pub(crate) pool: pool::PoolStats,
+    /// `--stream` figures (absent from documents of runs without `--stream`).
+    #[serde(default, skip_serializing_if = "stream::StreamStats::is_empty")]
+    pub(crate) stream: stream::StreamStats,
+    /// How each connection ended (None in documents written before these counters:
+    /// `connections.successful` is then httperf's population, `lifetimes`).
+    #[serde(default)]
+    pub(crate) ends: Option<ends::Ends>,
 }
 
 /// Records `v` µs, clamped into the histograms' range: a value beyond an hour counts as
@@ -418,7 +429,8 @@ pub(crate) fn record(h: &mut Histogram<u64>, v: u64) {
         .expect("a value clamped into the bounds the histogram was made with");
 }
 
-fn us(d: Duration) -> u64 {
+/// `d` in whole µs (saturating).
+pub(crate) fn us(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
@@ -477,6 +489,8 @@ impl Stats {
             http2: h2::H2Stats::default(),
             http3: h3::H3Stats::default(),
             pool: pool::PoolStats::default(),
+            stream: stream::StreamStats::default(),
+            ends: Some(ends::Ends::default()),
         }
     }
 
@@ -592,6 +606,18 @@ impl Stats {
             .min(LIFETIME_BINS);
         self.lifetime_bins[bin] += 1;
         record(&mut self.hist.lifetime, v);
+    }
+
+    /// How the connections ended (a run always has the counters; a merged document
+    /// of one written before them does not, and gets them back from here on).
+    pub(crate) fn ends_mut(&mut self) -> &mut ends::Ends {
+        self.ends.get_or_insert_with(ends::Ends::default)
+    }
+
+    /// Connections that ended without a failure; for a document written before the
+    /// counters, httperf's population: the connections with a reply.
+    pub(crate) fn successful(&self) -> u64 {
+        self.ends.as_ref().map_or(self.lifetimes, |e| e.successful)
     }
 
     /// A connection failed (or timed out) with this classification.
@@ -727,6 +753,8 @@ impl Stats {
             http2: sum,
             http3: sum,
             pool: sum,
+            stream: sum,
+            ends: both,
         )
     }
 }

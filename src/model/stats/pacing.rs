@@ -52,6 +52,18 @@ pub(crate) struct PacingStats {
     pub(crate) wake_late_sum_us: u64,
     /// The latest wake-up, µs after its deadline.
     pub(crate) wake_late_max_us: u64,
+    /// The fullest engine's most connections open at once (its table's peak).
+    #[serde(default)]
+    pub(crate) table_peak: u64,
+    /// The most local ports held at once towards one destination from one source
+    /// address (connections open, plus those closed within TIME_WAIT when the kernel
+    /// cannot reuse their ports: `engine::event_loop::portuse`), summed over engines
+    /// (an upper bound: engines share the ports).
+    #[serde(default)]
+    pub(crate) ports_peak: u64,
+    /// Ports of the kernel's ephemeral range (`ip_local_port_range`; 0: unknown).
+    #[serde(default)]
+    pub(crate) port_range: u64,
 }
 
 impl PacingStats {
@@ -80,6 +92,9 @@ impl Merge for PacingStats {
             wakeups: sum,
             wake_late_sum_us: sum,
             wake_late_max_us: max,
+            table_peak: max,
+            ports_peak: sum,
+            port_range: max,
         )
     }
 }

@@ -1,8 +1,13 @@
 //! `PoolStats`: what only a `--call-rate` run measures — calls scheduled, taken by a
-//! connection, answered, lost or never sent; the connections reopened to keep the pool
-//! full; and two histograms measured from each call's scheduled time (wrk2's rule, no
-//! coordinated omission): lateness (scheduled → taken by a connection, queueing for a
-//! free connection included) and response (scheduled → first byte of the reply).
+//! connection, answered, lost, never sent, or abandoned in flight at the end; the
+//! connections reopened to keep the pool full; and two histograms measured from each
+//! call's scheduled time (wrk2's rule, no coordinated omission): lateness (scheduled →
+//! taken by a connection, queueing for a free connection included) and response
+//! (scheduled → first byte of the reply). A call still unanswered at the end of the
+//! run counts in them up to the end (a lower bound of what it would have been): an
+//! unsent call in both, an abandoned one in response. So every scheduled call ends
+//! once: `scheduled = completed + lost + unsent + abandoned`, and lateness holds
+//! every scheduled call, response every one but the lost.
 //!
 //! Owns the figures and their merge; `Stats` holds one (`Stats::pool`). Fed by the
 //! engine's pool (`engine/event_loop/pool.rs`); all zero otherwise. Carried in JSON through
@@ -33,16 +38,21 @@ pub(crate) struct PoolStats {
     pub(crate) lost: u64,
     /// Calls still waiting for a connection when the run ended.
     pub(crate) unsent: u64,
+    /// Calls taken by a connection and still unanswered when the run ended (absent
+    /// from documents written before it).
+    #[serde(default)]
+    pub(crate) abandoned: u64,
     /// Most calls waiting for a connection at once.
     pub(crate) max_waiting: u64,
     /// Connections opened to replace one the server closed or that failed.
     pub(crate) reconnects: u64,
     /// Connections given up after failing twice in a row without a reply.
     pub(crate) given_up: u64,
-    /// Scheduled time → taken by a connection, µs.
+    /// Scheduled time → taken by a connection (unsent calls: → the end), µs.
     #[serde(with = "serial::histogram")]
     pub(crate) lateness: Histogram<u64>,
-    /// Scheduled time → first byte of the reply, µs.
+    /// Scheduled time → first byte of the reply (unsent and abandoned calls: → the
+    /// end), µs.
     #[serde(with = "serial::histogram")]
     pub(crate) response: Histogram<u64>,
 }
@@ -56,6 +66,7 @@ impl Default for PoolStats {
             completed: 0,
             lost: 0,
             unsent: 0,
+            abandoned: 0,
             max_waiting: 0,
             reconnects: 0,
             given_up: 0,
@@ -74,6 +85,7 @@ impl Merge for PoolStats {
             completed: sum,
             lost: sum,
             unsent: sum,
+            abandoned: sum,
             max_waiting: sum,
             reconnects: sum,
             given_up: sum,
@@ -94,6 +106,24 @@ impl PoolStats {
     pub(crate) fn on_response(&mut self, d: Duration) {
         self.completed += 1;
         record(&mut self.response, us(d));
+    }
+
+    /// A call was still waiting for a connection at the end, `waited` after its
+    /// scheduled time; `fresh`: it had never been taken by one (its lateness was not
+    /// counted yet).
+    pub(crate) fn on_unsent(&mut self, waited: Duration, fresh: bool) {
+        self.unsent += 1;
+        if fresh {
+            record(&mut self.lateness, us(waited));
+        }
+        record(&mut self.response, us(waited));
+    }
+
+    /// A call was unanswered on a connection at the end, `waited` after its
+    /// scheduled time.
+    pub(crate) fn on_abandoned(&mut self, waited: Duration) {
+        self.abandoned += 1;
+        record(&mut self.response, us(waited));
     }
 
     /// Whether this run used `--call-rate`.
@@ -122,5 +152,19 @@ mod tests {
         assert_eq!(a.issued, 18);
         assert_eq!(a.lateness.len(), 2);
         assert_eq!((a.connections, a.max_waiting, a.response.len()), (4, 6, 2));
+    }
+
+    #[test]
+    fn calls_unanswered_at_the_end_count_to_the_end() {
+        let mut p = PoolStats::default();
+        p.on_issued(Duration::from_millis(1));
+        p.on_abandoned(Duration::from_millis(3_900));
+        p.on_unsent(Duration::from_millis(2_000), true);
+        // Taken back from a closed connection: its lateness was counted then.
+        p.on_unsent(Duration::from_millis(3_000), false);
+        assert_eq!((p.issued, p.abandoned, p.unsent), (1, 1, 2));
+        assert_eq!(p.lateness.len(), 2);
+        assert_eq!(p.response.len(), 3);
+        assert_eq!(p.response.max(), p.response.highest_equivalent(3_900_000));
     }
 }

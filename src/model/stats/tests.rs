@@ -95,12 +95,42 @@ pub(crate) fn every_field_set() -> Stats {
         max_waiting: 5,
         reconnects: 3,
         given_up: 1,
+        abandoned: 2,
         ..pool::PoolStats::default()
     };
     for i in 0..40u64 {
         s.pool.on_issued(Duration::from_micros(5 + i));
         s.pool.on_response(Duration::from_micros(300 + 11 * i));
     }
+    s.stream = stream::StreamStats {
+        engines: 1,
+        from_schedule: 1,
+        ..stream::StreamStats::default()
+    };
+    for i in 0..10u64 {
+        s.stream
+            .on_event(20 + i, None, Duration::from_micros(700 + 9 * i));
+        s.stream
+            .on_event(20, Some(Duration::from_micros(50 + i)), Duration::ZERO);
+        s.stream.on_end(stream::StreamEnd {
+            events: 2,
+            done: i % 2 == 0,
+            cut: i % 3 == 0,
+            stalled: i % 4 == 0,
+            after_done: i % 2,
+            open_at_end: i == 9,
+            duration: Some(Duration::from_micros(60 + i)),
+        });
+    }
+    s.stream.on_end(stream::StreamEnd {
+        events: 0,
+        done: false,
+        cut: true,
+        stalled: false,
+        after_done: 0,
+        open_at_end: false,
+        duration: None,
+    });
     s.timeline.offered(0);
     s.roll_timeline(5, 0.5);
     // 64 ticks: the windows coarsen once (200 ms), so no member keeps its default.
@@ -108,8 +138,17 @@ pub(crate) fn every_field_set() -> Stats {
         s.roll_window(f64::from(tick) / 10.0, false);
     }
     s.client.add_engine(0.25, 1.0);
+    s.client.add_wait(Some(0.01), 1.0);
     s.abandoned = 3;
     s.interrupted = true;
+    s.ends = Some(ends::Ends {
+        successful: 30,
+        failed: 7,
+        failed_after_reply: 2,
+        unopened: 1,
+        unanswered: 4,
+        unanswered_max_us: 2_500_000,
+    });
     s.pacing = pacing::PacingStats {
         deferred: 4,
         waited: 3,
@@ -121,6 +160,9 @@ pub(crate) fn every_field_set() -> Stats {
         source_addrs: 8,
         spins: 30,
         spin_us: 2_100,
+        table_peak: 40,
+        ports_peak: 90,
+        port_range: 28_232,
         ..pacing::PacingStats::default()
     };
     s.pacing.on_wakeup(55);
@@ -174,7 +216,10 @@ mod unit {
     #[test]
     fn every_field_differs_from_new() {
         let full = every_field_set();
-        assert_every_leaf_differs(&value(&Stats::new()), &value(&full), "stats");
+        // A new `Stats` leaves out its empty `stream` member; compare it with an empty one.
+        let mut base = value(&Stats::new());
+        base["stream"] = value(&stream::StreamStats::default());
+        assert_every_leaf_differs(&base, &value(&full), "stats");
         for (i, srv) in full.servers.iter().enumerate() {
             let at = format!("stats.servers[{i}]");
             assert_every_leaf_differs(&value(&ServerStats::default()), &value(srv), &at);

@@ -22,10 +22,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::config::{parse_rate_profile, RateProfile};
+use crate::model::profile::{parse_rate_profile, RateProfile, TimeChange};
 use crate::model::stats::merge::{Merge, MergeError};
 use crate::model::stats::ERROR_KINDS;
-use crate::model::workload::profile::TimeChange;
 
 /// Sub-bucket bits of the timeline's histograms: 16 buckets per power of two, so
 /// bucket widths are at most 1/16 of their values.
@@ -430,9 +429,12 @@ impl Target {
         }
     }
 
-    /// Arrivals the profile asks for in [start, start + len) seconds: Λ's increase.
-    pub(crate) fn arrivals_in(&self, start: f64, len: f64) -> f64 {
-        self.change.lambda(start + len) - self.change.lambda(start)
+    /// Arrivals the profile asks for in second `start` (the whole second, Λ being
+    /// flat past the profile's end): what every arrival scheduled in it adds up to,
+    /// however early the run's last interval ended.
+    pub(crate) fn arrivals_in_second(&self, start: u64) -> f64 {
+        let t = start as f64;
+        self.change.lambda(t + 1.0) - self.change.lambda(t)
     }
 }
 

@@ -10,7 +10,6 @@ pub(crate) mod closed;
 pub(crate) mod error;
 pub(crate) mod headers;
 pub mod page;
-pub(crate) mod profile;
 pub(crate) mod rate;
 pub mod sesslog;
 pub(crate) mod target;
@@ -20,10 +19,10 @@ use std::sync::Arc;
 
 use crate::model::call::{CallRef, Requests};
 use crate::model::config::{Config, WsetSpec};
+use crate::model::profile::TimeChange;
 use crate::model::workload::closed::ClosedLoop;
 use crate::wire::tls::TlsSettings;
 use error::WorkloadError;
-use profile::TimeChange;
 use rate::{Period, Schedule};
 
 /// One burst of a `--wsesslog` session template.
@@ -367,8 +366,9 @@ mod tests {
     #[test]
     fn a_profiles_arrivals_are_counted_exactly_and_split_exactly() {
         use crate::model::config::parse_rate_profile;
-        // (profile, spacing, cap, arrivals when they are known exactly, else a range)
-        let cases: [(&str, Option<Period>, Option<u64>, (u64, u64)); 6] = [
+        /// (profile, spacing, cap, arrivals when they are known exactly, else a range)
+        type Case = (&'static str, Option<Period>, Option<u64>, (u64, u64));
+        let cases: [Case; 6] = [
             ("ramp:100..300/2s,hold:200/1s", None, None, (600, 600)),
             ("ramp:0..10/1s", None, None, (5, 5)),
             ("hold:0.5/3s", None, None, (2, 2)),

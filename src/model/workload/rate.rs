@@ -12,7 +12,7 @@
 //!
 //! Under a rate profile (`--rate-profile`) the same draws, divided by the period
 //! distribution's mean, are unit-time increments s_k, and arrival k is at
-//! Λ⁻¹(s_k) (`workload::profile::TimeChange`): deterministic spacing puts arrivals
+//! Λ⁻¹(s_k) (`model::profile::TimeChange`): deterministic spacing puts arrivals
 //! where Λ crosses each integer, exponential spacing is the non-homogeneous Poisson
 //! process of the profile's rate (time change of a unit-rate process), uniform
 //! spacing keeps its relative spread around the mean, and variable spacing its pattern
@@ -23,7 +23,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::profile::{attos_secs, TimeChange};
+use crate::model::profile::time::{attos_secs, to_attos};
+use crate::model::profile::TimeChange;
 
 pub(crate) use crate::model::config::Period;
 
@@ -62,16 +63,8 @@ impl Erand48 {
     }
 }
 
-/// Attoseconds per second.
-const AS_PER_SEC: f64 = 1e18;
 /// Attoseconds per nanosecond.
 const AS_PER_NS: u128 = 1_000_000_000;
-
-/// Converts a draw in seconds to attoseconds; negative and NaN draws count as 0.
-pub(super) fn to_attos(seconds: f64) -> u128 {
-    // `as` saturates: NaN and negatives become 0, absurdly large values u128::MAX.
-    (seconds * AS_PER_SEC).round() as u128
-}
 
 /// The global arrival schedule, restricted to one stripe.
 #[derive(Debug, Clone)]

@@ -178,7 +178,16 @@ fn parse_request<'a>(
     lines: &mut Lines<'a>,
 ) -> Result<(TemplateRequest, Option<f64>), WorkloadError> {
     let end = token_end(line, start);
-    let uri = std::str::from_utf8(&line[start..end])
+    let raw = &line[start..end];
+    // httperf reads the line as a C string, so a NUL cuts the URI (and the rest of the
+    // line) short; a control byte would go into the request line as it is. Neither is
+    // a URI: refused here, naming the line.
+    if let Some(&b) = raw.iter().find(|b| b.is_ascii_control()) {
+        return Err(at.err(format_args!(
+            "URI contains the control byte 0x{b:02x} (a URI is printable; percent-encode it, e.g. %{b:02X})"
+        )));
+    }
+    let uri = std::str::from_utf8(raw)
         .map_err(|_| at.err("URI is not valid UTF-8"))?
         .to_string();
     let mut request = TemplateRequest {
@@ -424,6 +433,15 @@ mod tests {
         );
         assert_eq!(err(""), "f.log: no sessions found");
         assert_eq!(err("\n\n# only comments\n  \n"), "f.log: no sessions found");
+        // A NUL (httperf would cut the URI there) or another control byte in a URI.
+        assert_eq!(
+            err("/a\n/b\0c method=POST\n"),
+            "f.log:2: URI contains the control byte 0x00 (a URI is printable; \
+             percent-encode it, e.g. %00)"
+        );
+        assert!(err("/a\x7f\n").starts_with("f.log:1: URI contains the control byte 0x7f"));
+        // In a body, any byte is data.
+        assert_eq!(one("/a contents=x\0y").body, b"x\0y");
     }
 
     #[test]

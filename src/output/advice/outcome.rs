@@ -240,6 +240,7 @@ mod tests {
     use super::super::assess;
     use super::*;
     use crate::model::config::{ConfigBuilder, HttpVersion};
+    use crate::model::judge::judge_run;
     use crate::model::stats::{RateSample, Stats};
     use crate::wire::url;
 
@@ -263,7 +264,7 @@ mod tests {
     }
 
     fn texts(cfg: &Config, work: &Workload, run: &RunResult) -> Vec<(Finding, String)> {
-        assess(cfg, work, run)
+        assess(cfg, work, run, &judge_run(cfg, run, &[]))
             .into_iter()
             .map(|a| (a.finding, a.text))
             .collect()
@@ -582,14 +583,18 @@ mod tests {
         );
         // A note, not a warning, and said without -v: a script that reads the
         // report's average gets 0.0.
-        let advice = assess(&cfg, &work, &RunResult::of(st.clone(), 2.45));
+        let r = RunResult::of(st.clone(), 2.45);
+        let advice = assess(&cfg, &work, &r, &judge_run(&cfg, &r, &[]));
         assert_eq!(
             super::super::lines(&advice),
             [format!("rshperf: note: {}", advice[0].text)]
         );
         // Front ends without the classic report do not get it.
         let short = RunResult::of(st.clone(), 2.45);
-        assert!(super::super::assess_without_classic_report(&cfg, &work, &short).is_empty());
+        let judged = judge_run(&cfg, &short, &[]);
+        assert!(
+            super::super::assess_without_classic_report(&cfg, &work, &short, &judged).is_empty()
+        );
         let mut interrupted = RunResult::of(st.clone(), 2.0);
         interrupted.interrupted = true;
         assert!(texts(&cfg, &work, &interrupted).is_empty());

@@ -7,7 +7,11 @@
 //! bodies with trailers, close-delimited bodies, HEAD, interim 1xx replies (skipped:
 //! their bytes count as header bytes of the final reply), 204/304, `Connection: close`.
 //! Does not do I/O, timing or statistics: callers feed bytes and read the `Reply`
-//! counters; the optional `ReplySink` sees raw pieces for `--print-reply` and cookies.
+//! counters; the optional `ReplySink` sees raw pieces for `--print-reply` and cookies,
+//! and the start of a body (with the stream format its `Content-Type` announces) for
+//! `--stream`.
+
+use crate::wire::events::Format;
 
 /// Why a reply could not be parsed. Every variant fails the connection as `other`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +42,9 @@ pub trait ReplySink {
     /// Raw header-block bytes (status line, headers, blank line; interim replies too),
     /// in order, possibly split anywhere.
     fn header_bytes(&mut self, _bytes: &[u8]) {}
+    /// The header block of a reply with a body ended (`reply`: its status, header
+    /// bytes and Content-Type's stream format so far); its body bytes follow.
+    fn body_start(&mut self, _reply: &Reply) {}
     /// Entity body bytes (chunk data only for chunked replies), in order.
     fn body_bytes(&mut self, _bytes: &[u8]) {}
     /// Raw trailer-block bytes of a chunked reply (trailer lines and the final blank
@@ -76,6 +83,9 @@ pub struct Reply {
     /// The server will close (or asked to close) after this reply: `Connection: close`,
     /// or HTTP/1.0 without `Connection: keep-alive`, or a close-delimited body.
     pub(crate) close: bool,
+    /// The stream of events its `Content-Type` announces (`Format::from_content_type`;
+    /// the last `Content-Type` line counts), if any.
+    pub(crate) stream: Option<Format>,
 }
 
 /// The incremental parser for one connection (reset between replies).
@@ -268,6 +278,9 @@ impl ReplyParser {
                     let r = self.head_block(data, &mut i);
                     sink.header_bytes(&data[from..i]);
                     self.check(r)?;
+                    if matches!(self.state, State::Body | State::ChunkSize | State::UntilEof) {
+                        sink.body_start(&self.reply);
+                    }
                 }
                 State::Body | State::ChunkData => {
                     let n = take(self.remaining, data.len() - i);
@@ -482,6 +495,7 @@ impl ReplyParser {
                 self.conn_close |= close;
                 self.keep_alive |= keep_alive;
             }
+            Field::ContentType(f) => self.reply.stream = f,
         }
         Ok(())
     }
@@ -701,6 +715,9 @@ enum Field {
     TransferEncoding(Codings),
     /// `Connection` tokens.
     Connection { close: bool, keep_alive: bool },
+    /// `Content-Type`, as the stream format it announces (not framing, but the
+    /// event splitter of `--stream auto` needs it before the body).
+    ContentType(Option<Format>),
 }
 
 /// Summary of one Transfer-Encoding value.
@@ -720,6 +737,7 @@ fn classify(text: &[u8], long: bool) -> Result<Field, ReplyError> {
     const CL: &[u8] = b"content-length:";
     const TE: &[u8] = b"transfer-encoding:";
     const CONN: &[u8] = b"connection:";
+    const CT: &[u8] = b"content-type:";
     let Some(&first) = text.first() else {
         return Ok(Field::Other);
     };
@@ -731,6 +749,14 @@ fn classify(text: &[u8], long: bool) -> Result<Field, ReplyError> {
             parse_decimal(trim(&text[CL.len()..]))
                 .map(Field::ContentLength)
                 .ok_or(ReplyError::BadContentLength)
+        }
+        b'c' if has_prefix(text, CT) => {
+            // A cut line's media type is whole when a `;` follows it.
+            let value = &text[CT.len()..];
+            let whole = !long || value.contains(&b';');
+            Ok(Field::ContentType(
+                whole.then(|| Format::from_content_type(value)).flatten(),
+            ))
         }
         b'c' if has_prefix(text, CONN) => {
             let mut value = &text[CONN.len()..];

@@ -145,6 +145,39 @@ pub struct H2<T> {
     written_total: u64,
     /// HPACK state of our request header blocks.
     encoder: Encoder,
+    /// Streams reset (by us or the server) rather than ended by the server.
+    resets: Resets,
+}
+
+/// How many reset streams are remembered (see `Resets`).
+const RESETS_KEPT: usize = 64;
+
+/// The streams that closed by a RST_STREAM, ours (after an early answer, §8.1) or
+/// the server's: frames that come later on them are ignored (§5.1: the server may
+/// have sent them before it saw our reset; after its own, they are a stream error,
+/// and the stream is gone already). A stream the server ended with END_STREAM is
+/// different: DATA or HEADERS on it are a STREAM_CLOSED connection error. The last
+/// `RESETS_KEPT` are remembered; an older closed stream gets the benefit of the doubt.
+#[derive(Debug, Default)]
+struct Resets {
+    ids: std::collections::VecDeque<u32>,
+    /// Streams up to this one may be resets no longer remembered.
+    forgot_up_to: u32,
+}
+
+impl Resets {
+    fn add(&mut self, id: u32) {
+        if self.ids.len() == RESETS_KEPT {
+            if let Some(old) = self.ids.pop_front() {
+                self.forgot_up_to = self.forgot_up_to.max(old);
+            }
+        }
+        self.ids.push_back(id);
+    }
+
+    fn ours(&self, id: u32) -> bool {
+        id <= self.forgot_up_to || self.ids.contains(&id)
+    }
 }
 
 impl<T> Default for H2<T> {
@@ -177,6 +210,7 @@ impl<T> H2<T> {
             out_total: 0,
             written_total: 0,
             encoder: Encoder::default(),
+            resets: Resets::default(),
         }
     }
 
@@ -251,6 +285,11 @@ impl<T> H2<T> {
     /// SETTINGS_HEADER_TABLE_SIZE): blocks must be encoded in the order of `open`.
     pub(crate) fn encoder(&mut self) -> &mut Encoder {
         &mut self.encoder
+    }
+
+    /// The id the next stream `open`s gets.
+    pub fn next_stream_id(&self) -> u32 {
+        self.next_id
     }
 
     /// Opens a stream for a request whose HPACK header block is `block` and whose
@@ -388,6 +427,7 @@ impl<T> H2<T> {
             control_run,
             refused,
             encoder,
+            resets,
             ..
         } = self;
         let mut c = Conn {
@@ -403,6 +443,7 @@ impl<T> H2<T> {
             goaway,
             refused,
             encoder,
+            resets,
             out_base,
         };
         let mut progress = false;
@@ -469,6 +510,7 @@ struct Conn<'a, T> {
     goaway: &'a mut Option<u32>,
     refused: &'a mut u32,
     encoder: &'a mut Encoder,
+    resets: &'a mut Resets,
     /// `out[k]` is output byte `out_base + k` of the connection.
     out_base: u64,
 }
@@ -533,13 +575,30 @@ fn find<T>(streams: &[Stream<T>], id: u32) -> Option<usize> {
     streams.iter().position(|s| s.id == id)
 }
 
-/// A frame for stream `id` that is not open: closed streams (ids we used) are
-/// ignored, idle ones are a protocol error (§5.1).
+/// A frame for stream `id` that is not open: idle streams (ids we never used) are a
+/// protocol error (§5.1); closed ones are ignored (RST_STREAM, WINDOW_UPDATE and
+/// PRIORITY may come after a stream closed, and on a stream we reset so may anything
+/// sent before the server saw it).
 fn unknown_stream(id: u32, next_id: u32) -> Result<(), H2Error> {
     if id % 2 == 1 && id < next_id {
         Ok(())
     } else {
         Err(err(code::PROTOCOL_ERROR, "frame on an idle stream"))
+    }
+}
+
+/// DATA or HEADERS for stream `id` that is not open: on a stream the server ended
+/// with END_STREAM a connection error of type STREAM_CLOSED (§5.1, §6.1), on a reset
+/// one ignored (`Resets`), on an idle one a protocol error.
+fn closed_stream(id: u32, c: &Conn<'_, impl Sized>) -> Result<(), H2Error> {
+    unknown_stream(id, c.next_id)?;
+    if c.resets.ours(id) {
+        Ok(())
+    } else {
+        Err(err(
+            code::STREAM_CLOSED,
+            "DATA or HEADERS on a stream the server closed",
+        ))
     }
 }
 
@@ -565,7 +624,7 @@ fn on_data<T>(
             ev.data(&s.tag, bytes);
         }
     } else {
-        unknown_stream(head.stream, c.next_id)?;
+        closed_stream(head.stream, c)?;
     }
     if !end {
         return Ok(());
@@ -598,7 +657,7 @@ fn on_data<T>(
     }
     if head.has(flag::END_STREAM) {
         let s = c.streams.swap_remove(i);
-        finish(s, out, ev);
+        finish(s, c.resets, out, ev);
     } else if s.unacked >= STREAM_WINDOW / 2 {
         frame::put_window_update(out, s.id, s.unacked);
         s.unacked = 0;
@@ -609,9 +668,10 @@ fn on_data<T>(
 /// A stream's reply is complete. If our request body is not all sent (the server
 /// answered early), the stream is reset with NO_ERROR (RFC 9113 §8.1) and no more
 /// of its DATA goes out: the held-back rest is dropped with the stream.
-fn finish<T>(mut s: Stream<T>, out: &mut Vec<u8>, ev: &mut impl Events<T>) {
+fn finish<T>(mut s: Stream<T>, resets: &mut Resets, out: &mut Vec<u8>, ev: &mut impl Events<T>) {
     if !s.end_sent {
         frame::put_rst_stream(out, s.id, code::NO_ERROR);
+        resets.add(s.id);
     }
     if !s.started {
         ev.started(&mut s.tag);
@@ -701,6 +761,7 @@ fn on_frame<T>(
             match find(c.streams, head.stream) {
                 Some(i) => {
                     let s = c.streams.swap_remove(i);
+                    c.resets.add(s.id);
                     if code == code::REFUSED_STREAM && *c.refused < MAX_REFUSED {
                         *c.refused += 1;
                         ev.refused(s.tag);
@@ -864,7 +925,7 @@ fn on_block<T>(
 ) -> Result<(), H2Error> {
     let i = find(c.streams, b.stream);
     if i.is_none() {
-        unknown_stream(b.stream, c.next_id)?;
+        closed_stream(b.stream, c)?;
     }
     let mut status: Option<u16> = None;
     let mut bad_status = false;
@@ -915,7 +976,7 @@ fn on_block<T>(
     }
     if b.end_stream {
         let s = c.streams.swap_remove(i);
-        finish(s, out, ev);
+        finish(s, c.resets, out, ev);
     }
     Ok(())
 }

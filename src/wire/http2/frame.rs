@@ -65,6 +65,8 @@ pub mod code {
     pub(crate) const PROTOCOL_ERROR: u32 = 0x1;
     /// FLOW_CONTROL_ERROR.
     pub(crate) const FLOW_CONTROL_ERROR: u32 = 0x3;
+    /// STREAM_CLOSED.
+    pub(crate) const STREAM_CLOSED: u32 = 0x5;
     /// FRAME_SIZE_ERROR.
     pub(crate) const FRAME_SIZE_ERROR: u32 = 0x6;
     /// REFUSED_STREAM.

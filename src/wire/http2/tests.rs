@@ -498,3 +498,42 @@ fn frames_on_closed_streams_are_ignored_but_keep_hpack_in_step() {
         Some("done 2 200 h17 w2 c0 f0")
     );
 }
+
+#[test]
+fn data_after_the_server_ended_a_stream_is_a_stream_closed_error() {
+    // Stream 1 ends with its reply; more DATA on it is STREAM_CLOSED (RFC 9113 §5.1,
+    // §6.1), at every split, after the reply was delivered.
+    let mut s = settings(&[]);
+    s.extend(headers(1, flag::END_STREAM, &[(":status", "200")]));
+    s.extend(data(1, 0, b"late"));
+    let (log, _, r) = run_all_splits(1, &s);
+    assert_eq!(
+        log.last().map(String::as_str),
+        Some("done 1 200 h10 w1 c0 f0")
+    );
+    let e = r.expect_err("STREAM_CLOSED");
+    assert_eq!(e.code, code::STREAM_CLOSED);
+    // So are trailers after it.
+    let mut s = settings(&[]);
+    s.extend(headers(1, 0, &[(":status", "200")]));
+    s.extend(data(1, flag::END_STREAM, b"ok"));
+    s.extend(headers(1, flag::END_STREAM, &[("x-trailer", "1")]));
+    let (_, _, r) = run_all_splits(1, &s);
+    assert_eq!(r.map_err(|e| e.code), Err(code::STREAM_CLOSED));
+}
+
+#[test]
+fn frames_the_server_sent_before_seeing_our_reset_are_ignored() {
+    // An early answer while our body is unsent: we reset the stream (NO_ERROR); the
+    // DATA the server had already sent on it is no error.
+    let (mut h, mut out) = client(0);
+    let mut log = Log::default();
+    h.open(1, &[0x83], &[b'b'; 70_000], &mut out);
+    let mut s = headers(1, flag::END_STREAM, &[(":status", "200")]);
+    s.extend(data(1, 0, b"late"));
+    assert!(h.on_bytes(&s, &mut out, &mut log).is_ok());
+    assert_eq!(
+        log.0.last().map(String::as_str),
+        Some("done 1 200 h10 w1 c0 f0")
+    );
+}

@@ -5,8 +5,10 @@
 //! to every `every`-th connection (the 1st, the `every+1`-th, …): latency, a bandwidth
 //! limit, a reset (RST via SO_LINGER 0) or a clean close once the client sent a given
 //! number of bytes, a stall (the request is relayed, the reply never), 1-byte slices,
-//! or a client that is never read. It counts the connections it accepted and the
-//! faults it applied, so a test can compare them with rshperf's report. The server
+//! a client that is never read, a connection dropped (RST) as soon as it is accepted,
+//! garbage instead of the reply, or every piece of the reply sent twice. It counts the
+//! connections it accepted and the faults it applied, so a test can compare them with
+//! rshperf's report. The server
 //! parses heads and Content-Length bodies, answers 200 (after the body, or at once
 //! with `early` and then discards the body), and can be stopped and started again on
 //! the same port (a server that dies and comes back).
@@ -39,7 +41,17 @@ pub enum Fault {
     Slices,
     /// Never reads from the client (nor connects upstream).
     NeverRead,
+    /// Resets the connection (RST) as soon as it is accepted, reading nothing.
+    DropAtAccept,
+    /// Sends garbage instead of the server's first bytes, then nothing more.
+    Garbage,
+    /// Sends every piece of the server's bytes twice, in one write.
+    Duplicate,
 }
+
+/// What `Fault::Garbage` sends: no status line, no HTTP/2 frame (its length field,
+/// 0x676172 = 6.7 MB, is over any frame size a client allows).
+pub const GARBAGE: &[u8] = b"garbage\r\n\r\n";
 
 /// How long a connection held by `NeverRead` or a cut stays open at most (the
 /// client times out long before).
@@ -52,7 +64,7 @@ pub struct ProxyCounts {
     pub connections: AtomicU64,
     /// Connections the fault was applied to.
     pub faulted: AtomicU64,
-    /// Resets and closes actually done (`ResetAt`, `CloseAt`).
+    /// Resets and closes actually done (`ResetAt`, `CloseAt`, `DropAtAccept`).
     pub cut: AtomicU64,
 }
 
@@ -143,7 +155,7 @@ fn hold(stream: &TcpStream, read: bool, stop: &AtomicBool) {
     }
 }
 
-/// Writes `bytes` to `to` as `fault` says (latency, bandwidth, slices).
+/// Writes `bytes` to `to` as `fault` says (latency, bandwidth, slices, twice).
 fn forward(mut to: impl Write, bytes: &[u8], fault: Option<Fault>) -> std::io::Result<()> {
     match fault {
         Some(Fault::Latency(d)) => {
@@ -165,6 +177,7 @@ fn forward(mut to: impl Write, bytes: &[u8], fault: Option<Fault>) -> std::io::R
             }
             Ok(())
         }
+        Some(Fault::Duplicate) => to.write_all(&[bytes, bytes].concat()),
         _ => to.write_all(bytes),
     }
 }
@@ -189,6 +202,11 @@ fn relay(
         hold(&client, false, stop);
         return;
     }
+    if fault == Some(Fault::DropAtAccept) {
+        let _ = SockRef::from(&client).set_linger(Some(Duration::ZERO));
+        counts.cut.fetch_add(1, Ordering::SeqCst);
+        return;
+    }
     let Ok(server) = TcpStream::connect(upstream) else {
         let _ = SockRef::from(&client).set_linger(Some(Duration::ZERO));
         return;
@@ -207,10 +225,17 @@ fn relay(
     let client_sent = sent.clone();
     let back = thread::spawn(move || {
         let mut buf = [0u8; 16 * 1024];
+        let mut spoilt = false;
         loop {
             match from.read(&mut buf) {
                 Ok(0) | Err(_) => break,
-                Ok(_) if stalled(fault, &client_sent) => {}
+                Ok(_) if stalled(fault, &client_sent) || spoilt => {}
+                Ok(_) if fault == Some(Fault::Garbage) => {
+                    spoilt = true;
+                    if to.write_all(GARBAGE).is_err() {
+                        break;
+                    }
+                }
                 Ok(n) => {
                     if forward(&mut to, &buf[..n], fault).is_err() {
                         break;
@@ -259,7 +284,9 @@ fn relay(
         }
         total += n;
         sent.fetch_add(n as u64, Ordering::SeqCst);
-        if forward(to, &buf[..n], fault).is_err() {
+        // The request goes up once: only the replies are doubled.
+        let up_fault = fault.filter(|f| *f != Fault::Duplicate);
+        if forward(to, &buf[..n], up_fault).is_err() {
             break;
         }
     }

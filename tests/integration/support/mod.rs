@@ -14,6 +14,7 @@ pub mod prom;
 pub mod recorder;
 pub mod server;
 pub mod tls_server;
+pub mod udp_proxy;
 pub mod unix_server;
 
 use std::io::Write;
@@ -22,10 +23,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The rshperf binary under test.
+/// The rshperf binary under test, on a quiet machine (`QUIET_MACHINE`).
 pub fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rshperf"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rshperf"));
+    c.env(MACHINE_VAR, QUIET_MACHINE);
+    c
 }
+
+/// The variable that replaces rshperf's measurements of the machine.
+pub const MACHINE_VAR: &str = "RSHPERF_TEST_MACHINE";
+
+/// A quiet machine's measurements (no waits for a CPU, no run queue, steal or CPU
+/// quota), which `bin` gives every run: a run's validity must not depend on the load
+/// of the machine the tests run on. The tests about the machine (diagnose.rs) start
+/// rshperf without it.
+pub const QUIET_MACHINE: &str = "wait=0,run_queue=none,steal=none,throttled=none,quota=none";
 
 /// Whether this is a CI run (`RSHPERF_CI=1`, set by `.ci/run`), where no test may
 /// skip.

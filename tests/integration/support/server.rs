@@ -32,6 +32,9 @@ pub enum Behavior {
     Reset,
     /// Read requests and never answer.
     Hang,
+    /// Answer the first requests (counted over every connection) with a fixed body
+    /// of this size, then read the rest and never answer: the `n`th and later hang.
+    StallFrom(u64, usize),
     /// `100 Continue`, then `200` with a body of this size.
     Continue(usize),
     /// These raw bytes, then close.
@@ -181,7 +184,7 @@ fn serve(mut stream: TcpStream, behavior: &Behavior, counts: &Counts) {
         return;
     }
     while let Some(req) = read_request(&mut stream, &mut pending) {
-        counts.requests.fetch_add(1, Ordering::SeqCst);
+        let nth = counts.requests.fetch_add(1, Ordering::SeqCst) + 1;
         counts
             .request_bytes
             .fetch_add(req.len() as u64, Ordering::SeqCst);
@@ -242,6 +245,9 @@ fn serve(mut stream: TcpStream, behavior: &Behavior, counts: &Counts) {
                 false
             }
             Behavior::Hang => true,
+            Behavior::StallFrom(from, n) => {
+                nth >= *from || write_reply(&mut stream, &fixed(200, *n, ""), head, *n)
+            }
             Behavior::Continue(n) => {
                 let mut r = b"HTTP/1.1 100 Continue\r\n\r\n".to_vec();
                 r.extend(fixed(200, *n, ""));

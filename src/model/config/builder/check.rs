@@ -19,6 +19,7 @@ use super::{Built, ConfigBuilder, Rejected, Resolution};
 use crate::model::config::error::{CallRateClash, ConfigError};
 use crate::model::config::number::{self, SESSION_MAX_CONNS, SESSION_MAX_PIPED};
 use crate::model::config::{Config, HttpVersion, Period, StartAt, TlsOptions, MAX_START_DELAY};
+use crate::model::pacing::{parse_io, Io, IO_ENV};
 use crate::wire::url::parse_url;
 
 /// Most arrivals of a profile with random spacing (`--period u`, `e`, `v`): the
@@ -318,6 +319,15 @@ impl ConfigBuilder {
             && c.load.call_rate == 0.0;
         c.load.calls_until_runtime =
             c.load.call_rate > 0.0 && c.load.runtime > 0.0 && !c.given.num_calls && !profiled;
+        if !c.pacing.io_given() {
+            // `RSHPERF_IO` stands for `--io` when it is not given (to run a test
+            // suite on either backend); the echo line still names only options.
+            let io = match (self.env)(IO_ENV).filter(|v| !v.is_empty()) {
+                Some(v) => parse_io(&v).map_err(|_| ConfigError::IoEnv { value: v })?,
+                None => Io::Epoll,
+            };
+            c.pacing.set_io(io);
+        }
         Ok(())
     }
 }
@@ -361,6 +371,14 @@ fn check_unsupported(c: &Config) -> Result<(), ConfigError> {
         (
             c.target.unix_socket.is_some() && version == HttpVersion::V3,
             "--unix-socket with --http-version 3",
+        ),
+        (
+            c.request.stream.is_some() && version == HttpVersion::V2,
+            "--stream with --http-version 2",
+        ),
+        (
+            c.request.stream.is_some() && version == HttpVersion::V3,
+            "--stream with --http-version 3",
         ),
     ];
     match checks.iter().find(|(given, _)| *given) {
@@ -414,6 +432,18 @@ fn check_extensions(c: &Config) -> Result<(), ConfigError> {
     }
     if c.output.metrics_linger > 0.0 && c.output.metrics_listen.is_none() {
         return Err(ConfigError::LingerWithoutListen);
+    }
+    if c.output.request_log.as_deref() == Some("-") {
+        return Err(ConfigError::Malformed {
+            option: "--request-log",
+            message: "--request-log - : stdout carries the report; name a file".into(),
+        });
+    }
+    if c.output.request_log_format.is_some() && c.output.request_log.is_none() {
+        return Err(ConfigError::Malformed {
+            option: "--request-log-format",
+            message: "--request-log-format needs --request-log FILE".into(),
+        });
     }
     Ok(())
 }

@@ -44,7 +44,8 @@ use super::{
     Config, HttpVersion, Period, PrintWhat, RateProfile, SslProtocol, StartAt, WlogSpec, WsessSpec,
     WsesslogSpec, WsesspageSpec, WsetSpec,
 };
-use crate::model::pacing::{Overload, Spin};
+use crate::model::pacing::{Io, Overload, Spin};
+use crate::wire::events::Choice;
 use crate::wire::url::TargetUrl;
 
 /// A configuration under construction: httperf's defaults plus what was set.
@@ -62,6 +63,22 @@ pub(crate) struct ConfigBuilder {
     resolved: Option<Resolution>,
     /// Warnings so far.
     warnings: Vec<Warning>,
+    /// Where `build` reads `RSHPERF_IO` (the process's environment; none in unit
+    /// tests, which inject one).
+    env: Env,
+}
+
+/// A lookup of environment variables.
+pub(crate) type Env = fn(&str) -> Option<String>;
+
+/// The environment `build` reads: the process's, except in unit tests (which
+/// stay the same whatever the shell running them sets).
+fn default_env() -> Env {
+    if cfg!(test) {
+        |_| None
+    } else {
+        super::auto_partition::process_env
+    }
 }
 
 /// Which options were set, as `build` needs to know beyond their values (defaults that
@@ -168,6 +185,7 @@ impl ConfigBuilder {
             url_clash: None,
             resolved: None,
             warnings: Vec::new(),
+            env: default_env(),
         }
     }
 
@@ -181,6 +199,7 @@ impl ConfigBuilder {
             url_clash: None,
             resolved: Some(Resolution::of(built)),
             warnings: Vec::new(),
+            env: default_env(),
         }
     }
 
@@ -364,6 +383,19 @@ impl ConfigBuilder {
         self
     }
 
+    /// `--io` (without it, `build` takes `RSHPERF_IO`, else epoll).
+    pub(crate) fn io(&mut self, io: Io) -> &mut Self {
+        self.c.pacing.set_io(io).set_io_given(true);
+        self
+    }
+
+    /// The environment `build` reads `RSHPERF_IO` from (unit tests inject one).
+    #[cfg(test)]
+    pub(crate) fn environment(&mut self, env: Env) -> &mut Self {
+        self.env = env;
+        self
+    }
+
     /// `--pin`.
     pub(crate) fn pin(&mut self) -> &mut Self {
         self.c.pacing.set_pin(true);
@@ -437,8 +469,14 @@ impl ConfigBuilder {
         wlog: Option<WlogSpec> => request.wlog;
         /// `--wset`.
         wset: Option<WsetSpec> => request.wset;
+        /// `--stream`.
+        stream: Option<Choice> => request.stream;
+        /// `--stream-gap-timeout`, seconds (0: none).
+        stream_gap_timeout: f64 => request.stream_gap_timeout;
         /// `--metrics-linger`, seconds.
         metrics_linger: f64 => output.metrics_linger;
+        /// `--request-log-format` (None: from the file's name).
+        request_log_format: Option<crate::model::config::RequestLogFormat> => output.request_log_format;
         /// `--progress` (true) / `--no-progress` (false); unset: when stderr is a
         /// terminal.
         progress: Option<bool> => output.progress;
@@ -471,6 +509,8 @@ impl ConfigBuilder {
         csv => output.csv;
         /// `--timeline=FILE`.
         timeline => output.timeline;
+        /// `--request-log=FILE`.
+        request_log => output.request_log;
         /// `--html=FILE`.
         html => output.html;
         /// `--junit=FILE`.

@@ -8,6 +8,7 @@ use crate::model::config::{
 };
 use crate::model::pacing::{Overload, Spin};
 use crate::model::threshold;
+use crate::wire::events::{Choice, Format};
 
 /// The sample configurations, named.
 pub(crate) fn samples() -> Vec<(&'static str, Config)> {
@@ -68,7 +69,9 @@ pub(crate) fn samples() -> Vec<(&'static str, Config)> {
         .content_type("text/plain")
         .header_file("headers.txt")
         .metrics_listen("127.0.0.1:9100".parse().expect("an address"))
-        .metrics_linger(1.5);
+        .metrics_linger(1.5)
+        .stream(Some(Choice::Fixed(Format::Sse)))
+        .stream_gap_timeout(2.5);
     out.push(("everything", build(b)));
 
     let mut b = Config::builder();

@@ -68,6 +68,7 @@ fn an_earlier_releases_member_reads_with_defaults_for_the_newer_members() {
         json!({ "kind": "deterministic", "period_s": 0.5, "rate": 2.0 })
     );
     assert_eq!(v["metrics_linger_s"], json!(0.0));
+    assert_eq!(v["io"], json!(""));
     assert!(v.get("something_else").is_none());
     let bad: Result<ConfigDoc, _> = serde_json::from_value(json!({ "client": "0/1" }));
     assert!(bad.is_err());
@@ -95,6 +96,8 @@ fn every_role_names_a_member_and_merge_and_compare_see_their_own() {
         "ssl",
         "unix_socket",
         "body_file",
+        "stream",
+        "stream_gap_timeout_s",
     ] {
         assert!(merge.contains(&both) && compare.contains(&both), "{both}");
     }

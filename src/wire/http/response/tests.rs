@@ -154,6 +154,7 @@ fn done(
             content_bytes: content,
             footer_bytes: footer,
             close,
+            stream: None,
         },
     )
 }
@@ -440,7 +441,8 @@ fn on_eof_states() {
             header_bytes: 19,
             content_bytes: 4,
             footer_bytes: 0,
-            close: true
+            close: true,
+            stream: None,
         }
     );
     // A completed CL reply: EOF afterwards completes nothing.

@@ -406,6 +406,34 @@ fn derived_defaults() {
 }
 
 #[test]
+fn the_backend_is_io_else_rshperf_io_else_epoll() {
+    use crate::model::pacing::Io;
+    let io = |b: &ConfigBuilder| b.clone().build().expect("valid").config.pacing.io();
+    let mut b = local();
+    assert_eq!(io(&b), Io::Epoll);
+    b.environment(|k| (k == "RSHPERF_IO").then(|| "uring".into()));
+    assert_eq!(io(&b), Io::Uring);
+    let built = b.clone().build().expect("valid").config;
+    assert!(
+        !built.echo_line().contains("--io"),
+        "the variable is not an option"
+    );
+    b.environment(|_| Some(String::new()));
+    assert_eq!(io(&b), Io::Epoll, "set but empty is unset");
+    b.io(Io::Auto);
+    b.environment(|_| Some("uring".into()));
+    assert_eq!(io(&b), Io::Auto, "the option wins");
+    let mut b = local();
+    b.environment(|_| Some("kqueue".into()));
+    let e = refused(
+        &b,
+        "RSHPERF_IO: `kqueue' is not a backend (expected epoll, uring or auto; \
+         or unset it and give --io)",
+    );
+    assert_eq!(e.option(), Some("--io"));
+}
+
+#[test]
 fn warnings_are_returned_in_order() {
     let mut b = local();
     b.add_header(r"A\q")

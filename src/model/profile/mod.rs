@@ -5,16 +5,20 @@
 //! `ramp:FROM..TO/DURATION`, `hold:RATE/DURATION`, `step:FROM..TO+INCREMENT/EACH` and
 //! `sine:MEAN~AMPLITUDE/PERIOD/DURATION` (durations in `ms`, `s`, `m` or `h`), and the
 //! expansion of the segments into pieces of linear or sinusoidal rate. Does not
-//! compute arrivals: `workload::profile::TimeChange` integrates the pieces and inverts
+//! compute arrivals: `time::TimeChange` integrates the pieces and inverts
 //! the integral, `workload::rate::Schedule` draws on it. Hand-written: the grammar is
 //! four shapes of a few numbers, and every message names the segment and the part
-//! that is wrong. Called by the front ends through `ConfigBuilder`; read by the
-//! schedule, the timeline's target rate and the echo.
+//! that is wrong. A module of its own below `config`, `stats` and `workload`: the
+//! configuration holds a profile, the timeline keeps its target, the schedule draws
+//! on it. Called by the front ends through `ConfigBuilder`; read by the schedule, the
+//! timeline's target rate and the echo.
 
 use std::fmt;
 use std::time::Duration;
 
-use super::error::ConfigError;
+pub(crate) mod time;
+
+pub(crate) use time::TimeChange;
 
 /// The option's name, in every message.
 const OPTION: &str = "--rate-profile";
@@ -250,7 +254,7 @@ fn levels(from: f64, to: f64, increment: f64) -> u64 {
 }
 
 /// Parses `--rate-profile`'s value.
-pub(crate) fn parse_rate_profile(arg: &str) -> Result<RateProfile, ConfigError> {
+pub(crate) fn parse_rate_profile(arg: &str) -> Result<RateProfile, ProfileError> {
     if arg.trim().is_empty() {
         return Err(bad(
             "needs segments, e.g. ramp:100..2000/60s,hold:2000/2m".to_string()
@@ -294,24 +298,27 @@ struct Where<'a> {
 
 impl Where<'_> {
     /// A message about this segment.
-    fn err(&self, what: impl fmt::Display) -> ConfigError {
+    fn err(&self, what: impl fmt::Display) -> ProfileError {
         bad(format!("segment {} `{}': {what}", self.n, self.seg))
     }
 }
 
 /// The error for `message`.
-fn bad(message: String) -> ConfigError {
-    ConfigError::Malformed {
-        option: OPTION,
-        message: format!("{OPTION}: {message}"),
-    }
+fn bad(message: String) -> ProfileError {
+    ProfileError(format!("{OPTION}: {message}"))
 }
+
+/// A `--rate-profile` that does not parse: the whole message, naming the option
+/// (`ConfigError` takes it as `--rate-profile`'s malformed value).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct ProfileError(pub(crate) String);
 
 /// The forms of each kind, for messages.
 const FORMS: &str = "ramp:FROM..TO/DURATION, hold:RATE/DURATION, step:FROM..TO+INCREMENT/EACH or sine:MEAN~AMPLITUDE/PERIOD/DURATION";
 
 /// Parses one segment.
-fn segment(at: &Where<'_>) -> Result<Segment, ConfigError> {
+fn segment(at: &Where<'_>) -> Result<Segment, ProfileError> {
     let Some((kind, body)) = at.seg.split_once(':') else {
         return Err(at.err(format_args!("expected {FORMS}")));
     };
@@ -403,7 +410,7 @@ fn decimal(text: &str) -> Option<f64> {
 }
 
 /// A rate: a decimal number of arrivals per second from 0 to `MAX_RATE`.
-fn rate(at: &Where<'_>, text: &str) -> Result<f64, ConfigError> {
+fn rate(at: &Where<'_>, text: &str) -> Result<f64, ProfileError> {
     match decimal(text) {
         Some(r) if r <= MAX_RATE => Ok(r),
         Some(_) => Err(at.err(format_args!(
@@ -417,7 +424,7 @@ fn rate(at: &Where<'_>, text: &str) -> Result<f64, ConfigError> {
 }
 
 /// A duration: a decimal number and a unit (`ms`, `s`, `m`, `h`), more than 0.
-fn duration(at: &Where<'_>, text: &str) -> Result<Duration, ConfigError> {
+fn duration(at: &Where<'_>, text: &str) -> Result<Duration, ProfileError> {
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());

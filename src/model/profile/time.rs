@@ -15,13 +15,12 @@
 //! safeguarded Newton iteration); everything is a pure function of `s`, so every
 //! stripe of a partitioned run computes the same time for the same arrival. Does not
 //! draw random numbers or know about stripes (`workload::rate::Schedule` does); the
-//! grammar is `config::RateProfile`'s. Called by the schedule and by the timeline's
+//! grammar is `RateProfile`'s (`model::profile`). Called by the schedule and by the timeline's
 //! target rate.
 
 use std::f64::consts::TAU;
 
-use super::rate::to_attos;
-use crate::model::config::{Piece, RateProfile};
+use super::{Piece, RateProfile};
 
 /// Attoseconds per second.
 const AS_PER_SEC: u128 = 1_000_000_000_000_000_000;
@@ -250,8 +249,14 @@ impl TimeChange {
     }
 }
 
+/// Converts a draw in seconds to attoseconds; negative and NaN draws count as 0.
+pub(crate) fn to_attos(seconds: f64) -> u128 {
+    // `as` saturates: NaN and negatives become 0, absurdly large values u128::MAX.
+    (seconds * AS_PER_SEC as f64).round() as u128
+}
+
 /// Seconds of `attos` attoseconds (exact for whole seconds).
-pub(super) fn attos_secs(attos: u128) -> f64 {
+pub(crate) fn attos_secs(attos: u128) -> f64 {
     (attos / AS_PER_SEC) as f64 + (attos % AS_PER_SEC) as f64 / AS_PER_SEC as f64
 }
 

@@ -1,0 +1,124 @@
+//! The per-request log's records (`--request-log`): a call answered (`log_reply`),
+//! given up with its connection (`Logger::unanswered`), or still open when the run ended
+//! (`log_open_calls`). What a record holds is `model::reqlog`; the batches and the
+//! writer's feed are `engine::reqlog`. Called by `events`, `finish` and `run`; the
+//! unsent `--call-rate` calls are logged by `pool`.
+
+use std::time::Instant;
+
+use crate::engine::conn::{Completion, Conn, Phase};
+use crate::engine::reqlog::Logger;
+use crate::model::call::{Call, CallRef};
+use crate::model::reqlog::{End, Record};
+use crate::model::stats::ErrorKind;
+
+use super::Engine;
+
+impl Logger<'_> {
+    /// A record of `call` on `conn` ending at `end` (times that never came empty).
+    fn record(&self, conn: &Conn, call: &Call, end: Instant) -> Record {
+        let began = call.written.is_some() || call.sent > 0;
+        Record {
+            id: call.id,
+            conn: conn.serial,
+            stream: (call.stream > 0).then_some(u64::from(call.stream)),
+            server: conn.target as u64,
+            what: Some(call.what),
+            uri: String::new(),
+            scheduled_us: match conn.owner {
+                crate::engine::conn::Owner::Pool { .. } => Some(self.us(call.due)),
+                _ => conn.scheduled.map(|t| self.us(t)),
+            },
+            connect_us: Some(self.us(conn.started)),
+            connected_us: (conn.phase == Phase::Active).then(|| self.us(conn.connected)),
+            send_us: began.then(|| self.us(call.send_start)),
+            written_us: call.written.map(|t| self.us(t)),
+            first_byte_us: None,
+            end_us: self.us(end),
+            status: None,
+            bytes_out: u64::from(call.sent),
+            bytes_in: 0,
+            content_bytes: 0,
+            end: End::Reply,
+        }
+    }
+
+    /// Logs `calls`, given up unanswered by connection `conn` (drained) when it
+    /// closed at `now` after `fail` (None: it closed cleanly, or, `over`, the run
+    /// ended).
+    pub(crate) fn unanswered(
+        &mut self,
+        conn: &Conn,
+        calls: &[Call],
+        fail: Option<ErrorKind>,
+        over: bool,
+        now: Instant,
+    ) {
+        let end = match fail {
+            Some(kind) => End::Failed(kind),
+            None if over => End::Abandoned,
+            None => End::Closed,
+        };
+        for call in calls {
+            let mut r = self.record(conn, call, now);
+            r.end = end;
+            self.push(r);
+        }
+    }
+
+    /// A `--call-rate` call due at `due` that never found a connection before `end`.
+    pub(crate) fn unsent(&mut self, id: u64, what: CallRef, due: Instant, end: Instant) {
+        let r = Record {
+            id,
+            what: Some(what),
+            scheduled_us: Some(self.us(due)),
+            end_us: self.us(end),
+            end: End::Unsent,
+            ..Record::default()
+        };
+        self.push(r);
+    }
+}
+
+impl Engine<'_> {
+    /// Logs the answered (or, status 0, reset) call `c`; its connection is still in
+    /// the table.
+    pub(super) fn log_reply(&mut self, c: &Completion, now: Instant) {
+        let Some(log) = self.log.as_mut() else {
+            return;
+        };
+        let Some(conn) = self.table.get_mut(c.conn) else {
+            return;
+        };
+        let mut r = log.record(conn, &c.call, now);
+        r.send_us = Some(log.us(c.call.send_start));
+        r.bytes_out = c.call.len as u64;
+        if c.status == 0 {
+            r.end = End::Failed(ErrorKind::Other);
+        } else {
+            let p = &c.reply;
+            r.first_byte_us = Some(log.us(c.first_byte));
+            r.status = Some(u64::from(c.status));
+            r.bytes_in = p.header_bytes + p.content_bytes + p.footer_bytes;
+            r.content_bytes = p.content_bytes;
+        }
+        log.push(r);
+    }
+
+    /// At the end of the run (`end`): the calls of the connections still open are
+    /// abandoned.
+    pub(super) fn log_open_calls(&mut self, end: Instant) {
+        let Some(log) = self.log.as_mut() else {
+            return;
+        };
+        self.table.for_each_live(|conn| {
+            let calls: Vec<Call> = conn.drain_calls().collect();
+            for call in &calls {
+                let mut r = log.record(conn, call, end);
+                r.end = End::Abandoned;
+                log.push(r);
+            }
+        });
+        log.flush();
+    }
+}

@@ -1,0 +1,287 @@
+//! `--stream` over HTTP/1.1 against the built-in server's streaming endpoints: the
+//! "Stream" group and the JSON `stream` member against what the server wrote (its
+//! `--event-log`, and the exact counts its parameters ask for): SSE with `[DONE]`,
+//! NDJSON, `auto` by Content-Type, chunked and content-length bodies, streams cut
+//! (FIN and reset), stalled, with events after `[DONE]`, and the OpenAI-shaped chat
+//! stream. Times are checked as lower bounds only (nothing is early).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use rshperf::front::serve::{spawn, ServeHandle, ServeOptions};
+use serde_json::Value;
+
+use crate::support::recorder::TempFile;
+use crate::support::{run, run_ok, Report};
+
+/// The in-process server on a free port, optionally logging events to `log`.
+fn server(log: Option<PathBuf>) -> ServeHandle {
+    spawn(ServeOptions {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        event_log: log,
+        ..ServeOptions::default()
+    })
+    .expect("spawn the server")
+}
+
+/// The numbers of the `Stream:` line: streams, events, per stream, done, cut,
+/// stalled, empty, after-done, open-at-end.
+fn stream_line(r: &Report) -> Vec<f64> {
+    let n = r.nums("Stream:");
+    assert_eq!(n.len(), 9, "{}", r.text);
+    n
+}
+
+/// Runs rshperf against `h` with `args` and `--json FILE`: the report and the document.
+fn run_json(h: &ServeHandle, args: &[&str]) -> (Report, Value) {
+    let json = TempFile::new("stream-json", b"");
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--json", &json.path]);
+    let r = run_ok(h.addr().port(), &all);
+    let text = std::fs::read_to_string(&json.path).expect("the JSON document");
+    (r, serde_json::from_str(&text).expect("JSON"))
+}
+
+/// The integer at `path` (`/stream/events`) of `doc`.
+fn int(doc: &Value, path: &str) -> u64 {
+    doc.pointer(path)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("{path} in {doc}"))
+}
+
+#[test]
+fn sse_streams_match_what_the_server_wrote() {
+    let log = TempFile::new("stream-log", b"");
+    let h = server(Some(PathBuf::from(&log.path)));
+    let (r, doc) = run_json(
+        &h,
+        &[
+            "--uri",
+            "/stream?events=20&first=5ms&gap=2ms&size=32&done=1",
+            "--stream",
+            "sse",
+            "--num-conns",
+            "4",
+            "--num-calls",
+            "3",
+            "--timeout",
+            "10",
+        ],
+    );
+    h.stop().expect("stop");
+    assert_eq!(r.totals(), (4, 12, 12), "{}", r.text);
+    assert_eq!(r.error("total"), 0);
+    assert_eq!(
+        stream_line(&r),
+        [12.0, 240.0, 20.0, 12.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    // Every event and [DONE] the server logged, the client counted.
+    let text = std::fs::read_to_string(&log.path).expect("the log");
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    let done = rows
+        .iter()
+        .filter(|l| l.split(',').nth(1) == Some("done"))
+        .count();
+    assert_eq!((rows.len() - done, done), (240, 12), "{text}");
+    assert_eq!(int(&doc, "/stream/events"), 240);
+    assert_eq!(int(&doc, "/stream/data_bytes"), 240 * 32);
+    assert_eq!(int(&doc, "/stream/first_event_ms/count"), 12);
+    assert_eq!(int(&doc, "/stream/gap_ms/count"), 12 * 19);
+    assert_eq!(int(&doc, "/stream/duration_ms/count"), 12);
+    assert_eq!(int(&doc, "/raw/stream/events"), 240);
+    // Never early: the server counts 5 ms from the request's arrival, after its send.
+    let first_min = doc
+        .pointer("/stream/first_event_ms/p50")
+        .and_then(Value::as_f64)
+        .expect("p50");
+    assert!(first_min >= 5.0, "{first_min}");
+    assert!(r.text.contains("(from the request's send)"), "{}", r.text);
+    assert!(r
+        .text
+        .lines()
+        .next()
+        .is_some_and(|l| l.ends_with("--stream=sse")));
+}
+
+#[test]
+fn auto_splits_by_content_type_and_ndjson_content_length_bodies_too() {
+    let h = server(None);
+    // `lines` replies are text/plain: auto does not split them.
+    let r = run_ok(
+        h.addr().port(),
+        &[
+            "--uri",
+            "/stream?events=4&format=lines",
+            "--stream",
+            "auto",
+            "--num-conns",
+            "2",
+        ],
+    );
+    assert_eq!(stream_line(&r)[..2], [0.0, 0.0], "{}", r.text);
+    let r = run_ok(
+        h.addr().port(),
+        &[
+            "--uri",
+            "/stream?events=4&format=ndjson",
+            "--stream",
+            "auto",
+            "--num-conns",
+            "2",
+        ],
+    );
+    assert_eq!(
+        stream_line(&r),
+        [2.0, 8.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    // Without --stream: no Stream group, and the JSON has no stream member.
+    let (r, doc) = run_json(&h, &["--uri", "/stream?events=4&format=ndjson"]);
+    assert!(!r.text.contains("Stream"), "{}", r.text);
+    assert!(doc.get("stream").is_none() && doc.pointer("/raw/stream").is_none());
+    h.stop().expect("stop");
+}
+
+#[test]
+fn cut_and_reset_streams_are_cut_with_exact_counts() {
+    let h = server(None);
+    for uri in ["/stream?events=5&cut=2", "/stream?events=5&cut=2&reset=1"] {
+        let port = h.addr().port().to_string();
+        let out = run(&[
+            "--server",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--uri",
+            uri,
+            "--stream",
+            "sse",
+            "--num-conns",
+            "3",
+            "--timeout",
+            "10",
+        ]);
+        let r = Report {
+            text: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        assert_eq!(r.error("connreset"), 3, "{uri}: {}", r.text);
+        assert_eq!(
+            stream_line(&r),
+            [3.0, 6.0, 2.0, 0.0, 3.0, 0.0, 0.0, 0.0, 0.0],
+            "{uri}"
+        );
+    }
+    h.stop().expect("stop");
+}
+
+#[test]
+fn a_stalled_stream_is_stalled_and_the_timeout_is_per_gap() {
+    let h = server(None);
+    // One event, then silence: --timeout ends it, the gap timeout calls it stalled.
+    let port = h.addr().port().to_string();
+    let out = run(&[
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--uri",
+        "/stream?events=3&stall=1",
+        "--stream",
+        "sse",
+        "--timeout",
+        "0.5",
+        "--stream-gap-timeout",
+        "0.1",
+    ]);
+    let r = Report {
+        text: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_eq!(r.error("client-timo"), 1, "{}", r.text);
+    assert_eq!(
+        stream_line(&r),
+        [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    );
+    // A stream longer than --timeout whose gaps are all shorter completes.
+    let r = run_ok(
+        h.addr().port(),
+        &[
+            "--uri",
+            "/stream?events=12&gap=100ms&done=1",
+            "--stream",
+            "sse",
+            "--timeout",
+            "1",
+        ],
+    );
+    assert_eq!(r.error("total"), 0, "{}", r.text);
+    assert_eq!(
+        stream_line(&r),
+        [1.0, 12.0, 12.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    h.stop().expect("stop");
+}
+
+#[test]
+fn events_after_done_and_the_chat_stream_are_counted() {
+    let h = server(None);
+    let r = run_ok(
+        h.addr().port(),
+        &[
+            "--uri",
+            "/stream?events=3&done=1&after=2",
+            "--stream",
+            "sse",
+            "--num-conns",
+            "2",
+        ],
+    );
+    assert_eq!(
+        stream_line(&r),
+        [2.0, 6.0, 3.0, 2.0, 0.0, 0.0, 0.0, 4.0, 0.0]
+    );
+    let body = TempFile::new(
+        "chat-body",
+        br#"{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"max_tokens":7}"#,
+    );
+    let r = run_ok(
+        h.addr().port(),
+        &[
+            "--method",
+            "POST",
+            "--uri",
+            "/v1/chat/completions",
+            "--body-file",
+            &body.path,
+            "--content-type",
+            "application/json",
+            "--stream",
+            "auto",
+            "--num-conns",
+            "3",
+        ],
+    );
+    assert_eq!(
+        stream_line(&r),
+        [3.0, 21.0, 7.0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    h.stop().expect("stop");
+}
+
+#[test]
+fn bad_stream_options_are_refused_naming_the_choices() {
+    let out = run(&["--stream", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--stream: 'json' is not a stream format (expected one of sse, ndjson, jsonl, lines, auto)"),
+        "{err}"
+    );
+    let out = run(&["--stream", "sse", "--stream-gap-timeout", "-1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rshperf: illegal stream gap timeout -1 (expected a number of seconds >= 0"),
+        "{err}"
+    );
+}
