@@ -26,6 +26,19 @@ pub(crate) struct Span<'a> {
     pub(crate) target: Option<f64>,
 }
 
+impl<'a> Span<'a> {
+    /// The interval `iv` that starts at `start` s and lasts `seconds`, with the
+    /// arrivals `target` asks for in that second.
+    fn of(start: u64, seconds: f64, iv: &'a Interval, target: Option<&Target>) -> Span<'a> {
+        Span {
+            start,
+            seconds,
+            iv,
+            target: target.map(|t| t.arrivals_in_second(start)),
+        }
+    }
+}
+
 /// The scope of a second's figures.
 pub(crate) enum SecondScope {}
 
@@ -150,13 +163,7 @@ pub(crate) fn table() -> &'static Table<SecondScope> {
 /// The values of every figure of the interval `iv` that starts at `start` s and lasts
 /// `seconds`, in table order, with the profile's `target` if the run had one.
 pub(crate) fn row(start: u64, seconds: f64, iv: &Interval, target: Option<&Target>) -> Vec<Val> {
-    let target = target.map(|t| t.arrivals_in_second(start));
-    let span = Span {
-        start,
-        seconds,
-        iv,
-        target,
-    };
+    let span = Span::of(start, seconds, iv, target);
     table()
         .specs
         .iter()
@@ -173,13 +180,7 @@ fn value(
     target: Option<&Target>,
 ) -> Option<Val> {
     let spec = table().specs.get(i)?;
-    let target = target.map(|t| t.arrivals_in_second(start));
-    let span = Span {
-        start,
-        seconds,
-        iv,
-        target,
-    };
+    let span = Span::of(start, seconds, iv, target);
     Some((spec.figure.value)(&span, spec.at))
 }
 
