@@ -152,6 +152,9 @@ pub(crate) enum Opt {
     Realtime,
     /// `--call-rate=R` (rshperf): open-loop calls over a pool of connections.
     CallRate,
+    /// `--rate-profile=SEGMENTS` (rshperf): the rate over time (ramp, hold, step,
+    /// sine); the run lasts the profile.
+    RateProfile,
     /// `--unix-socket=PATH` (rshperf): connect to a unix domain socket.
     UnixSocket,
     /// `--body-file=F` (rshperf): request body from a file.
@@ -300,6 +303,7 @@ pub(crate) const OPTIONS: &[OptSpec] = &[
     spec("pin", Opt::Pin, HasArg::No),
     spec("realtime", Opt::Realtime, HasArg::No),
     spec("call-rate", Opt::CallRate, HasArg::Required),
+    spec("rate-profile", Opt::RateProfile, HasArg::Required),
     spec("unix-socket", Opt::UnixSocket, HasArg::Required),
     spec("body-file", Opt::BodyFile, HasArg::Required),
     spec("body-lines", Opt::BodyLines, HasArg::Required),
@@ -348,6 +352,7 @@ impl Opt {
                 | Opt::Pin
                 | Opt::Realtime
                 | Opt::CallRate
+                | Opt::RateProfile
                 | Opt::UnixSocket
                 | Opt::BodyFile
                 | Opt::BodyLines
@@ -521,7 +526,8 @@ fn metavar(opt: Opt) -> &'static str {
         Opt::Overload => "degrade|queue",
         Opt::Spin => "auto|off|USEC",
         Opt::Io => "epoll|uring|auto",
-        Opt::CallRate => "R",
+        Opt::CallRate => "R|profile",
+        Opt::RateProfile => "SEGMENTS",
         Opt::UnixSocket => "path",
         Opt::ContentType => "T",
         Opt::MetricsListen => "addr:port",
@@ -729,10 +735,10 @@ mod tests {
     #[test]
     fn table_is_complete_and_unique() {
         let mut names: Vec<&str> = OPTIONS.iter().map(|s| s.name).collect();
-        assert_eq!(names.len(), 85);
+        assert_eq!(names.len(), 86);
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 85);
+        assert_eq!(names.len(), 86);
         assert_eq!(Opt::NumConns.long_name(), "--num-conns");
         assert_eq!(Opt::Threads.long_name(), "--threads");
     }
@@ -795,7 +801,7 @@ mod tests {
         );
         assert_eq!(
             err(&["--r=5"]),
-            "rshperf: option '--r=5' is ambiguous; possibilities: '--rate' '--recv-buffer' '--retry-on-failure' '--runtime' '--realtime' '--request-log' '--request-log-format'"
+            "rshperf: option '--r=5' is ambiguous; possibilities: '--rate' '--recv-buffer' '--retry-on-failure' '--runtime' '--realtime' '--rate-profile' '--request-log' '--request-log-format'"
         );
         assert_eq!(
             err(&["--wsess"]),
@@ -961,12 +967,13 @@ mod tests {
              \t[--junit file] [--fail-on EXPR] [--progress] [--no-progress]\n\
              \t[--partition I/N] [--start-at T|+S] [--concurrency C]\n\
              \t[--overload degrade|queue] [--spin auto|off|USEC]\n\
-             \t[--io epoll|uring|auto] [--pin] [--realtime] [--call-rate R]\n\
-             \t[--unix-socket path] [--body-file file] [--body-lines file]\n\
-             \t[--body-order round-robin|random:SEED] [--content-type T]\n\
-             \t[--header-file file] [--metrics-listen addr:port] [--metrics-linger S]\n\
-             \t[--stream sse|ndjson|jsonl|lines|auto] [--stream-gap-timeout S]\n\
-             \t[--request-log file] [--request-log-format jsonl|csv|binary]\n"
+             \t[--io epoll|uring|auto] [--pin] [--realtime] [--call-rate R|profile]\n\
+             \t[--rate-profile SEGMENTS] [--unix-socket path] [--body-file file]\n\
+             \t[--body-lines file] [--body-order round-robin|random:SEED]\n\
+             \t[--content-type T] [--header-file file] [--metrics-listen addr:port]\n\
+             \t[--metrics-linger S] [--stream sse|ndjson|jsonl|lines|auto]\n\
+             \t[--stream-gap-timeout S] [--request-log file]\n\
+             \t[--request-log-format jsonl|csv|binary]\n"
         );
         for line in u[HTTPERF_USAGE.len()..].lines() {
             assert!(8 + line.len() - 1 <= USAGE_WIDTH, "{line}");

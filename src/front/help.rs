@@ -64,7 +64,11 @@ rshperf's extensions (the classic report stays as httperf prints it):
   --pin, --realtime    engine threads on cores of their own, SCHED_FIFO
   --io BACKEND         engine I/O: epoll (default), uring (io_uring) or auto
   --call-rate R        R requests/s over the --num-conns keep-alive connections,
-                       timed from the schedule (wrk2's model)
+                       timed from the schedule (wrk2's model); R = profile: at
+                       --rate-profile's rate
+  --rate-profile SEGS  the rate over time, e.g. ramp:100..2000/60s,hold:2000/2m
+                       (also step:FROM..TO+INC/EACH, sine:MEAN~AMP/PERIOD/LEN);
+                       the run lasts the profile
   --body-file F        request body from a file (POST; --content-type T)
   --body-lines F       a body per call, one JSON a line (--body-order
                        round-robin, or random:SEED)

@@ -25,6 +25,7 @@ use crate::model::judge;
 use crate::model::report::{Facts, Report};
 use crate::model::reqlog::Format;
 use crate::model::run::RunResult;
+use crate::model::stats::timeline::Target;
 use crate::model::workload::Workload;
 use crate::output::advice;
 use crate::output::classic::write_report;
@@ -73,7 +74,9 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
         records: records.as_ref(),
         ..Hooks::default()
     };
+    let target = cfg.load().rate_profile().map(Target::new);
     let (run, stream, logged) = std::thread::scope(|scope| {
+        let target = target.as_ref();
         let log_writer = o.request_log().zip(records.as_ref()).map(|(path, feed)| {
             let format = o
                 .request_log_format()
@@ -91,7 +94,7 @@ pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
             scope.spawn(move || {
                 let seconds =
                     std::iter::from_fn(|| feed.next()).map(|s| (s.start, s.seconds, s.interval));
-                timeline::stream(Path::new(path), seconds)
+                timeline::stream(Path::new(path), seconds, target)
             })
         });
         let run = execute_with(cfg, &work, ExecOptions { echo: true }, hooks);

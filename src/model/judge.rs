@@ -30,7 +30,9 @@ fn evidence_of(cfg: &Config, run: &RunResult, thresholds: &[Threshold]) -> Evide
     let m = &run.machine;
     let engines = s.client.engines.max(1);
     Evidence {
-        period_s: cfg.load().period().mean(),
+        // Under a rate profile its length over its arrivals: the arrival-weighted mean
+        // of the local spacing (the period's own mean is the peak's).
+        period_s: cfg.mean_period(),
         capped: cfg.load().max_connections() > 0,
         arrivals: late.len(),
         late_p50_ms: quantile_ms(late, 0.5),

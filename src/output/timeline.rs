@@ -13,8 +13,7 @@ use std::path::Path;
 
 use crate::model::figure::second::{row, rows, table};
 use crate::model::figure::Val;
-use crate::model::stats::timeline::Interval;
-use crate::model::stats::timeline::Timeline;
+use crate::model::stats::timeline::{Interval, Target, Timeline};
 
 use super::csv::cell;
 
@@ -64,13 +63,14 @@ pub(crate) fn streams(path: &Path) -> bool {
 }
 
 /// `--timeline=FILE` while the run lasts: truncates `path`, writes the header, then a
-/// line per second as `seconds` yields it (start, length in seconds, the interval),
-/// each written at once, until it ends. Returns the number of seconds written. After
+/// line per second as `seconds` yields it (start, length in seconds, the interval;
+/// `target` the run's rate profile, if any), each written at once, until it ends. Returns the number of seconds written. After
 /// a write error the seconds are still taken (the engines never wait on the writer)
 /// and the first error is returned.
 pub(crate) fn stream(
     path: &Path,
     seconds: impl Iterator<Item = (u64, f64, Interval)>,
+    target: Option<&Target>,
 ) -> io::Result<u64> {
     let mut out = std::fs::File::create(path).and_then(|mut f| {
         f.write_all(header().as_bytes())?;
@@ -81,7 +81,7 @@ pub(crate) fn stream(
         n += 1;
         if let Ok(f) = &mut out {
             // An unbuffered file: each line is one write, seen by readers at once.
-            if let Err(e) = f.write_all(line(&row(start, len, &iv)).as_bytes()) {
+            if let Err(e) = f.write_all(line(&row(start, len, &iv, target)).as_bytes()) {
                 out = Err(e);
             }
         }
@@ -126,12 +126,43 @@ mod tests {
     }
 
     #[test]
+    fn a_profiled_run_has_its_target_beside_what_it_issued_and_keeps_it_in_json() {
+        let mut t = sample();
+        let profile = crate::model::config::parse_rate_profile("ramp:0..4/1s,hold:4/1s")
+            .expect("a valid profile");
+        t.target = Some(Target::new(&profile));
+        let text = csv(&t);
+        let names = columns();
+        let at = |name: &str| names.iter().position(|c| c == name).expect("a column");
+        let (target, issued) = (at("target"), at("issued"));
+        let cells: Vec<Vec<&str>> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect())
+            .collect();
+        // ∫₀¹ 4t dt = 2; the hold's whole second at 4/s, though the run ended a
+        // quarter second into it (the target does not depend on when the run ended).
+        assert_eq!([cells[0][target], cells[0][issued]], ["2", "1"]);
+        assert_eq!([cells[1][target], cells[1][issued]], ["4", "1"]);
+        let json = serde_json::to_string(&t).expect("serializes");
+        assert!(
+            json.contains(r#""target":"ramp:0..4/1s,hold:4/1s""#),
+            "{json}"
+        );
+        let back: Timeline = serde_json::from_str(&json).expect("reads back");
+        assert_eq!(back, t);
+        assert_eq!(csv(&back), text);
+        let bad = json.replace("ramp:0..4/1s", "ramp:0..4");
+        assert!(serde_json::from_str::<Timeline>(&bad).is_err());
+    }
+
+    #[test]
     fn csv_has_a_header_and_a_row_per_second() {
         let text = csv(&sample());
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "second,seconds,offered,connections,replies,status_1xx,status_2xx,status_3xx,\
+            "second,seconds,offered,target,issued,connections,replies,status_1xx,status_2xx,status_3xx,\
              status_4xx,status_5xx,errors_total,errors_client_timo,errors_socket_timo,\
              errors_connrefused,errors_connreset,errors_fd_unavail,errors_addrunavail,\
              errors_ftab_full,errors_other,response_ms_count,response_ms_p50,\
@@ -139,11 +170,11 @@ mod tests {
         );
         assert_eq!(
             lines[1],
-            "0,1,2,2,2,0,2,0,0,0,0,0,0,0,0,0,0,0,0,2,1.023,3,3,3,0.041,1"
+            "0,1,2,,1,2,2,0,2,0,0,0,0,0,0,0,0,0,0,0,0,2,1.023,3,3,3,0.041,1"
         );
         assert_eq!(
             lines[2],
-            "1,0.25,1,1,0,0,0,0,0,0,1,0,0,1,0,0,0,0,0,0,0,0,0,0,2.047,0"
+            "1,0.25,1,,1,1,0,0,0,0,0,0,1,0,0,1,0,0,0,0,0,0,0,0,0,0,2.047,0"
         );
         assert_eq!(lines.len(), 3);
     }
@@ -153,10 +184,15 @@ mod tests {
         let t = sample();
         let path = std::env::temp_dir().join(format!("rshperf-tl-{}.csv", std::process::id()));
         let seconds = t.spans().map(|(s, len, iv)| (s, len, iv.clone()));
-        assert_eq!(stream(&path, seconds).expect("stream"), 2);
+        assert_eq!(stream(&path, seconds, None).expect("stream"), 2);
         assert_eq!(std::fs::read_to_string(&path).expect("read"), csv(&t));
         std::fs::remove_file(&path).expect("clean");
-        assert!(stream(Path::new("/proc/rshperf-no/x.csv"), std::iter::empty()).is_err());
+        assert!(stream(
+            Path::new("/proc/rshperf-no/x.csv"),
+            std::iter::empty(),
+            None
+        )
+        .is_err());
     }
 
     #[test]

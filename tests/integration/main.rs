@@ -32,6 +32,7 @@ mod outputs;
 mod pacing;
 mod package;
 mod page;
+mod profile;
 mod readme;
 mod repo;
 mod request_log;

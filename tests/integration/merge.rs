@@ -17,10 +17,10 @@ use crate::support::tls_server::{Pki, TlsServer};
 use crate::support::{self, numbers, Report};
 
 /// A scratch directory under the system temp dir, removed on drop.
-struct Scratch(PathBuf);
+pub(crate) struct Scratch(PathBuf);
 
 impl Scratch {
-    fn new(name: &str) -> Scratch {
+    pub(crate) fn new(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("rshperf-merge-{}-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).expect("create scratch dir");
@@ -28,7 +28,7 @@ impl Scratch {
     }
 
     /// `name` inside the directory, as a string argument.
-    fn file(&self, name: &str) -> String {
+    pub(crate) fn file(&self, name: &str) -> String {
         self.0.join(name).to_string_lossy().into_owned()
     }
 }
@@ -42,7 +42,7 @@ impl Drop for Scratch {
 /// Runs partitions `0..parts` of one workload as concurrent processes against
 /// 127.0.0.1:`port`, each writing `<dir>/<prefix><i>.json`; with `start_in` (seconds)
 /// they all wait for the same absolute `--start-at`. Asserts that each exits 0.
-fn run_partitions(
+pub(crate) fn run_partitions(
     dir: &Scratch,
     prefix: &str,
     port: u16,
@@ -94,7 +94,7 @@ fn merge(args: &[&str]) -> Output {
 }
 
 /// Runs `rshperf merge` with `args`, asserts exit 0, returns the report.
-fn merge_ok(args: &[&str]) -> Report {
+pub(crate) fn merge_ok(args: &[&str]) -> Report {
     let out = merge(args);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();

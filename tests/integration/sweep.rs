@@ -627,7 +627,15 @@ fn timeline_rows_add_up_to_the_totals() {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().expect("header").split(',').collect();
     let rows: Vec<Vec<f64>> = lines
-        .map(|l| l.split(',').map(|c| c.parse().expect("number")).collect())
+        // `target` is empty without a rate profile.
+        .map(|l| {
+            l.split(',')
+                .map(|c| match c {
+                    "" => f64::NAN,
+                    c => c.parse().expect("number"),
+                })
+                .collect()
+        })
         .collect();
     let col = |name: &str| {
         let i = header.iter().position(|h| *h == name).expect(name);

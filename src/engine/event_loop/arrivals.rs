@@ -25,6 +25,11 @@ impl<'c> Engine<'c> {
                 now = Instant::now();
             }
             first = false;
+            if now >= self.next_tick {
+                // The second that ended first: an arrival after its end counts in
+                // the next (issued, and offered when it is due there).
+                self.on_tick(now);
+            }
             let held = self.stop.is_some() || self.arrivals_capped();
             if !self.pacer.admit(at, now, self.live, held) {
                 break;

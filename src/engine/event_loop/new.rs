@@ -86,6 +86,10 @@ impl<'c> Engine<'c> {
             signal_ids,
             stats: {
                 let mut st = Stats::new();
+                st.timeline.target = cfg
+                    .load()
+                    .rate_profile()
+                    .map(crate::model::stats::timeline::Target::new);
                 if work.targets.len() > 1 {
                     st.servers.resize_with(work.targets.len(), Default::default);
                 }
@@ -123,12 +127,15 @@ impl<'c> Engine<'c> {
             },
             local_rr: 0,
             pacer: pacer::Pacer::new(
-                Schedule::new(
-                    cfg.load().period(),
-                    cfg.load().client_id(),
-                    plan.stripe,
-                    plan.stripes,
-                ),
+                match &work.profile {
+                    Some(p) => p.schedule(cfg, plan.stripe, plan.stripes),
+                    None => Schedule::new(
+                        cfg.load().period(),
+                        cfg.load().client_id(),
+                        plan.stripe,
+                        plan.stripes,
+                    ),
+                },
                 t0,
                 plan.arrivals,
                 runtime_end,

@@ -249,7 +249,7 @@ impl<'c> Engine<'c> {
     }
 
     /// Ends every window tick and timeline second that is over by `now`.
-    fn on_tick(&mut self, now: Instant) {
+    pub(super) fn on_tick(&mut self, now: Instant) {
         while now >= self.next_window {
             let at = self
                 .next_window

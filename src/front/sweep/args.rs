@@ -211,7 +211,7 @@ const NO_VALUE: &str = "\0";
 const TARGETS: &str = "targets";
 
 /// httperf options a sweep sets or cannot use, with the reason.
-const REFUSED: [(Opt, &str); 9] = [
+const REFUSED: [(Opt, &str); 10] = [
     (
         Opt::Rate,
         "the sweep sets the rate: use --low-rate, --high-rate and --rate-step",
@@ -234,6 +234,11 @@ const REFUSED: [(Opt, &str); 9] = [
     (
         Opt::CallRate,
         "the sweep walks the connection rate (--rate); it does not sweep --call-rate",
+    ),
+    (
+        Opt::RateProfile,
+        "the sweep sets each step's rate: use --low-rate, --high-rate and --rate-step \
+         (for one run over the rates, rshperf --rate-profile step:FROM..TO+STEP/EACH)",
     ),
     (
         Opt::Concurrency,

@@ -207,6 +207,8 @@ members! {
         body_lines: Option<String> => Workload,
         /// `--body-order` (`round-robin`, `random:SEED`), with `--body-lines` only.
         body_order: Option<String> => Workload,
+        /// `--rate-profile` as typed.
+        rate_profile: Option<String> => Workload,
     }
 }
 
@@ -439,6 +441,7 @@ impl ConfigDoc {
             io: p.io().name().to_string(),
             body_lines: text(r.body_lines()),
             body_order: r.body_lines().map(|_| r.body_order().name()),
+            rate_profile: l.rate_profile().map(|p| p.text().to_string()),
         }
     }
 

@@ -10,9 +10,12 @@ use crate::wire::cfmt;
 
 impl Config {
     /// `--num-conns` when it bounds the run; None when `--runtime` without it does
-    /// (`until_runtime`). The echo line, JSON `config` and CSV say what ran.
+    /// (`until_runtime`), or `--rate-profile` without it (connections: the profile
+    /// says how many). The echo line, JSON `config` and CSV say what ran.
     pub(crate) fn num_conns_bound(&self) -> Option<u64> {
-        (!self.load.until_runtime).then_some(self.load.num_conns)
+        let profiled =
+            self.load.rate_profile.is_some() && self.load.call_rate == 0.0 && !self.given.num_conns;
+        (!self.load.until_runtime && !profiled).then_some(self.load.num_conns)
     }
 
     /// `--num-calls` when it bounds the run; None when `--call-rate` with `--runtime`
@@ -94,8 +97,10 @@ impl Config {
         }
         match &self.load.period {
             Period::Sequential => {}
-            // `--call-rate R` alone is its own schedule (echoed below).
-            Period::Deterministic(_) if self.load.call_rate > 0.0 => {}
+            // `--call-rate R` alone is its own schedule, and a profile's default
+            // spacing is its own (both echoed below).
+            Period::Deterministic(_)
+                if self.load.call_rate > 0.0 || self.load.rate_profile.is_some() => {}
             Period::Deterministic(p) => add(format!("--rate={}", cfmt::g(1.0 / p))),
             Period::Uniform(lo, hi) => {
                 add(format!("--period=u{},{}", cfmt::g(*lo), cfmt::g(*hi)));
@@ -226,8 +231,13 @@ impl Config {
         for item in self.pacing.echo_items() {
             add(item);
         }
-        if self.load.call_rate > 0.0 {
+        if self.given.call_rate_profile {
+            add("--call-rate=profile".into());
+        } else if self.load.call_rate > 0.0 {
             add(format!("--call-rate={}", cfmt::g(self.load.call_rate)));
+        }
+        if let Some(p) = &self.load.rate_profile {
+            add(format!("--rate-profile={p}"));
         }
         if let Some(p) = &self.target.unix_socket {
             add(format!("--unix-socket={p}"));

@@ -12,6 +12,7 @@
 use thiserror::Error as ThisError;
 
 use crate::model::pacing::PacingError;
+use crate::model::profile::ProfileError;
 use crate::model::threshold::ThresholdError;
 use crate::wire::url::UrlError;
 
@@ -191,6 +192,26 @@ pub enum ConfigError {
         /// The mean of `--period`.
         mean: f64,
     },
+    /// `--rate-profile` with an option that sets the rate another way.
+    #[error("--rate-profile sets the rate over time: {advice}")]
+    RateProfileWith {
+        /// The other option.
+        option: &'static str,
+        /// What to do instead.
+        advice: &'static str,
+    },
+    /// `--call-rate=profile` without `--rate-profile`.
+    #[error("--call-rate=profile takes the call rate from --rate-profile, which is not given")]
+    CallRateProfileWithout,
+    /// A profile with random spacing whose arrivals are too many to count before the
+    /// run.
+    #[error("--rate-profile: about {expected} arrivals with --period u, e or v; at most {max} (deterministic spacing has no limit; --num-conns caps the count)")]
+    ProfileTooMany {
+        /// The profile's expected arrivals.
+        expected: u64,
+        /// The most allowed.
+        max: u64,
+    },
     /// A `--fail-on` expression that does not parse.
     #[error("--fail-on: {0}")]
     FailOn(#[from] ThresholdError),
@@ -321,6 +342,10 @@ impl ConfigError {
             ConfigError::CallRateWith { .. }
             | ConfigError::CallRateConns { .. }
             | ConfigError::CallRatePeriod { .. } => Some("--call-rate"),
+            ConfigError::RateProfileWith { .. } | ConfigError::ProfileTooMany { .. } => {
+                Some("--rate-profile")
+            }
+            ConfigError::CallRateProfileWithout => Some("--call-rate"),
             ConfigError::FailOn(_) => Some("--fail-on"),
             ConfigError::Overload { .. } => Some("--overload"),
             ConfigError::MyaddrBound { .. }
@@ -348,6 +373,16 @@ impl From<PacingError> for ConfigError {
             PacingError::Overload { value } => ConfigError::Overload { value },
             PacingError::Spin { value } => ConfigError::Spin { value },
             PacingError::Io { value } => ConfigError::Io { value },
+        }
+    }
+}
+
+impl From<ProfileError> for ConfigError {
+    /// `--rate-profile`'s malformed value, with the grammar's message.
+    fn from(e: ProfileError) -> ConfigError {
+        ConfigError::Malformed {
+            option: "--rate-profile",
+            message: e.0,
         }
     }
 }

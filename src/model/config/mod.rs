@@ -27,6 +27,7 @@ pub(crate) mod value;
 #[cfg(test)]
 use std::time::Duration;
 
+pub(crate) use crate::model::profile::{parse_rate_profile, RateProfile};
 pub(crate) use crate::wire::tls::{SslProtocol, TlsOptions};
 pub use builder::{Built, Rejected};
 pub(crate) use builder::{ConfigBuilder, Given};
@@ -121,6 +122,39 @@ impl Config {
         b.server("127.0.0.1");
         edit(&mut b);
         b.build().expect("a valid test configuration").config
+    }
+
+    /// Under `--rate-profile`, the count that caps its arrivals when one was given:
+    /// the session workload's sessions, `--num-conns` × `--num-calls` with
+    /// `--call-rate=profile` and `--num-calls`, else `--num-conns`. None: the profile
+    /// alone says how many.
+    pub(crate) fn profile_cap(&self) -> Option<u64> {
+        let s = &self.sessions;
+        if let Some(n) = s.wsess.as_ref().map(|w| w.sessions()) {
+            return Some(n);
+        }
+        if let Some(n) = s.wsesslog.as_ref().map(|w| w.sessions()) {
+            return Some(n);
+        }
+        if let Some(n) = s.wsesspage.as_ref().map(|w| w.sessions()) {
+            return Some(n);
+        }
+        if self.load.call_rate > 0.0 {
+            return self
+                .given
+                .num_calls
+                .then(|| self.load.num_conns.saturating_mul(self.load.num_calls));
+        }
+        self.given.num_conns.then_some(self.load.num_conns)
+    }
+
+    /// Mean seconds between arrivals: the period's mean, or under `--rate-profile`
+    /// its length over its expected arrivals (the spacing's own mean is the peak's).
+    pub(crate) fn mean_period(&self) -> f64 {
+        match &self.load.rate_profile {
+            Some(p) => p.duration().as_secs_f64() / p.expected_arrivals().max(1.0),
+            None => self.load.period.mean(),
+        }
     }
 
     /// The `Host:` header value (see `target.host`).

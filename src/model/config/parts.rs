@@ -10,8 +10,8 @@ use crate::wire::events::Choice;
 use crate::wire::frozen::frozen;
 
 use super::{
-    BodyOrder, HttpVersion, Period, PrintWhat, StartAt, WlogSpec, WsessSpec, WsesslogSpec,
-    WsesspageSpec, WsetSpec,
+    BodyOrder, HttpVersion, Period, PrintWhat, RateProfile, StartAt, WlogSpec, WsessSpec,
+    WsesslogSpec, WsesspageSpec, WsetSpec,
 };
 
 frozen! {
@@ -160,6 +160,10 @@ frozen! {
         client_id: u32 => u32 as copy;
         /// `--client=I/N`: N.
         num_clients: u32 => u32 as copy;
+        /// `--rate-profile`: the rate over time (then `period` gives only the spacing's
+        /// shape, its mean rescaled to the profile's peak), and the run lasts the
+        /// profile.
+        rate_profile: Option<RateProfile> => Option<&RateProfile> as as_ref;
         /// `--partition=I/N`: (I, N); this process runs arrivals k ≡ I (mod N).
         partition: (u32, u32) => (u32, u32) as copy;
         /// `--threads` (engines), default 1.
@@ -188,6 +192,7 @@ impl Default for LoadOptions {
             calls_until_runtime: false,
             client_id: 0,
             num_clients: 1,
+            rate_profile: None,
             partition: (0, 1),
             threads: 1,
             start_at: None,

@@ -41,6 +41,24 @@ impl Period {
     }
 }
 
+impl Period {
+    /// The same shape with mean `mean` seconds (every period and, for `v`, every
+    /// duration scaled alike); sequential stays sequential.
+    pub(crate) fn with_mean(&self, mean: f64) -> Period {
+        let now = self.mean();
+        let k = if now > 0.0 { mean / now } else { 1.0 };
+        match self {
+            Period::Sequential => Period::Deterministic(mean),
+            Period::Deterministic(_) => Period::Deterministic(mean),
+            Period::Exponential(_) => Period::Exponential(mean),
+            Period::Uniform(a, b) => Period::Uniform(a * k, b * k),
+            Period::Variable(pairs) => {
+                Period::Variable(pairs.iter().map(|&(t, d)| (t * k, d * k)).collect())
+            }
+        }
+    }
+}
+
 /// `--rate X`: deterministic spacing 1/X; 0 means sequential.
 pub(crate) fn parse_rate(arg: &str) -> Result<Period, ConfigError> {
     let rate = RATE.parse(arg)?;

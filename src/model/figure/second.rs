@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use super::{int, object, real, At, Figure, Scope, Table, Unit, Val};
-use crate::model::stats::timeline::{Interval, Timeline};
+use crate::model::stats::timeline::{Interval, Target, Timeline};
 
 /// What a second's figures are computed from.
 pub(crate) struct Span<'a> {
@@ -22,6 +22,21 @@ pub(crate) struct Span<'a> {
     pub(crate) seconds: f64,
     /// What happened in it.
     pub(crate) iv: &'a Interval,
+    /// Arrivals `--rate-profile` asked for in it (None without a profile).
+    pub(crate) target: Option<f64>,
+}
+
+impl<'a> Span<'a> {
+    /// The interval `iv` that starts at `start` s and lasts `seconds`, with the
+    /// arrivals `target` asks for in that second.
+    fn of(start: u64, seconds: f64, iv: &'a Interval, target: Option<&Target>) -> Span<'a> {
+        Span {
+            start,
+            seconds,
+            iv,
+            target: target.map(|t| t.arrivals_in_second(start)),
+        }
+    }
 }
 
 /// The scope of a second's figures.
@@ -71,6 +86,21 @@ fn declarations() -> Vec<Figure<SecondScope>> {
             |s, _| int(s.iv.offered),
         )
         .html("offered arrivals/s"),
+        f(
+            "target",
+            Unit::Count,
+            "arrivals --rate-profile asks for in this second (the integral of its rate over the whole second, whenever the run ended; empty without a profile)",
+            |s, _| real(s.target.unwrap_or(f64::NAN)),
+        )
+        .decimals(1)
+        .html("target arrivals/s"),
+        f(
+            "issued",
+            Unit::Count,
+            "arrivals (connections, sessions or calls) started in this interval, counted by the time they started",
+            |s, _| int(s.iv.lateness.count()),
+        )
+        .html("issued arrivals/s"),
         f(
             "connections",
             Unit::Count,
@@ -131,9 +161,9 @@ pub(crate) fn table() -> &'static Table<SecondScope> {
 }
 
 /// The values of every figure of the interval `iv` that starts at `start` s and lasts
-/// `seconds`, in table order.
-pub(crate) fn row(start: u64, seconds: f64, iv: &Interval) -> Vec<Val> {
-    let span = Span { start, seconds, iv };
+/// `seconds`, in table order, with the profile's `target` if the run had one.
+pub(crate) fn row(start: u64, seconds: f64, iv: &Interval, target: Option<&Target>) -> Vec<Val> {
+    let span = Span::of(start, seconds, iv, target);
     table()
         .specs
         .iter()
@@ -142,9 +172,16 @@ pub(crate) fn row(start: u64, seconds: f64, iv: &Interval) -> Vec<Val> {
 }
 
 /// The value of the figure at position `i` of the table for the interval `iv`.
-pub(crate) fn value(i: usize, start: u64, seconds: f64, iv: &Interval) -> Option<Val> {
+fn value(
+    i: usize,
+    start: u64,
+    seconds: f64,
+    iv: &Interval,
+    target: Option<&Target>,
+) -> Option<Val> {
     let spec = table().specs.get(i)?;
-    Some((spec.figure.value)(&Span { start, seconds, iv }, spec.at))
+    let span = Span::of(start, seconds, iv, target);
+    Some((spec.figure.value)(&span, spec.at))
 }
 
 /// The figure `name` of every second of `t`, in order: (length, value); empty for a
@@ -155,7 +192,7 @@ pub(crate) fn series(t: &Timeline, name: &str) -> Vec<(f64, f64)> {
     };
     t.spans()
         .map(|(start, len, iv)| {
-            let v = value(i, start, len, iv).and_then(|v| v.number());
+            let v = value(i, start, len, iv, t.target.as_ref()).and_then(|v| v.number());
             (len, v.unwrap_or(f64::NAN))
         })
         .collect()
@@ -164,7 +201,7 @@ pub(crate) fn series(t: &Timeline, name: &str) -> Vec<(f64, f64)> {
 /// Every second of `t`, in order: (start, length, values).
 pub(crate) fn rows(t: &Timeline) -> Vec<(u64, f64, Vec<Val>)> {
     t.spans()
-        .map(|(start, seconds, iv)| (start, seconds, row(start, seconds, iv)))
+        .map(|(start, seconds, iv)| (start, seconds, row(start, seconds, iv, t.target.as_ref())))
         .collect()
 }
 

@@ -22,6 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::profile::{parse_rate_profile, RateProfile, TimeChange};
 use crate::model::stats::merge::{Merge, MergeError};
 use crate::model::stats::ERROR_KINDS;
 
@@ -152,6 +153,9 @@ impl<'de, const B: u32> Deserialize<'de> for LogHist<B> {
 impl Merge for Timeline {
     fn merge(&mut self, o: &Self) -> Result<(), MergeError> {
         self.add(o);
+        if self.target.is_none() {
+            self.target = o.target.clone();
+        }
         Ok(())
     }
 }
@@ -390,6 +394,9 @@ pub(crate) struct Timeline {
     pub(crate) intervals: Vec<Interval>,
     /// Seconds from the start to the end of the last interval (the run's end).
     pub(crate) end_s: f64,
+    /// `--rate-profile`: the rate the run aimed at (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) target: Option<Target>,
     #[serde(skip)]
     working: Working,
     /// Whole seconds the intervals cover (the sum of their widths).
@@ -399,7 +406,49 @@ pub(crate) struct Timeline {
 
 impl PartialEq for Timeline {
     fn eq(&self, o: &Timeline) -> bool {
-        self.intervals == o.intervals && self.end_s == o.end_s
+        self.intervals == o.intervals && self.end_s == o.end_s && self.target == o.target
+    }
+}
+
+/// A run's rate profile, as the timeline keeps it: stored as the profile's text,
+/// with its Λ for the arrivals each interval was meant to have.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Target {
+    /// The profile as typed.
+    text: String,
+    /// Its Λ.
+    change: TimeChange,
+}
+
+impl Target {
+    /// The target of `profile`.
+    pub(crate) fn new(profile: &RateProfile) -> Target {
+        Target {
+            text: profile.text().to_string(),
+            change: TimeChange::new(profile),
+        }
+    }
+
+    /// Arrivals the profile asks for in second `start` (the whole second, Λ being
+    /// flat past the profile's end): what every arrival scheduled in it adds up to,
+    /// however early the run's last interval ended.
+    pub(crate) fn arrivals_in_second(&self, start: u64) -> f64 {
+        let t = start as f64;
+        self.change.lambda(t + 1.0) - self.change.lambda(t)
+    }
+}
+
+impl Serialize for Target {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        let profile = parse_rate_profile(&text).map_err(serde::de::Error::custom)?;
+        Ok(Target::new(&profile))
     }
 }
 

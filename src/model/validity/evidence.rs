@@ -6,7 +6,8 @@
 /// measured (the kernel does not say, or no quota).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Evidence {
-    /// Mean time between scheduled arrivals, s (0: no schedule: `--rate 0`).
+    /// Mean time between scheduled arrivals, s (0: no schedule: `--rate 0`); under
+    /// `--rate-profile` the profile's length over its expected arrivals.
     pub(crate) period_s: f64,
     /// Whether arrivals wait for free connections by design (`--max-connections`).
     pub(crate) capped: bool,

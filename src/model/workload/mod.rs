@@ -1,4 +1,5 @@
-//! Workload generators: when arrivals happen (`rate`) and what they request.
+//! Workload generators: when arrivals happen (`rate`, under a rate profile `profile`)
+//! and what they request.
 //!
 //! `Workload` is built once per process from the `Config` (files read, every request
 //! rendered into `call::Requests`) and shared read-only by the engines: the kind of
@@ -15,11 +16,15 @@ pub mod sesslog;
 pub(crate) mod target;
 pub(crate) mod uri;
 
+use std::sync::Arc;
+
 use crate::model::call::{CallRef, Requests};
 use crate::model::config::{Config, WsetSpec};
+use crate::model::profile::TimeChange;
 use crate::model::workload::closed::ClosedLoop;
 use crate::wire::tls::TlsSettings;
 use error::WorkloadError;
+use rate::{Period, Schedule};
 
 /// One burst of a `--wsesslog` session template.
 #[derive(Debug, Clone)]
@@ -102,6 +107,54 @@ pub struct Workload {
     pub(crate) closed: Option<ClosedLoop>,
     /// `--body-lines`: the fixed request's bodies, one per call.
     bodies: Option<bodies::BodyLines>,
+    /// `--rate-profile`: its Λ and the run's arrivals, counted once.
+    pub(crate) profile: Option<Profiled>,
+}
+
+/// A rate profile as the engines use it.
+#[derive(Debug, Clone)]
+pub(crate) struct Profiled {
+    /// Λ and its inverse, shared by every engine's schedule.
+    pub(crate) change: Arc<TimeChange>,
+    /// Arrivals of the whole run (all stripes): those of the schedule before the
+    /// profile's end, at most `Config::profile_cap`.
+    pub(crate) arrivals: u64,
+}
+
+impl Profiled {
+    /// The profile of `cfg`, with its arrivals counted.
+    fn of(cfg: &Config) -> Option<Profiled> {
+        let change = Arc::new(TimeChange::new(cfg.load().rate_profile()?));
+        let cap = cfg.profile_cap().unwrap_or(u64::MAX);
+        let arrivals = match cfg.load().period() {
+            // Arrivals at s = 0, 1, …: every integer below Λ(T).
+            Period::Deterministic(_) => {
+                let total = change.total();
+                if total >= cap as f64 {
+                    cap
+                } else {
+                    (total.ceil() as u64).min(cap)
+                }
+            }
+            // Drawn once (the build bounded how many): the same draws as the engines'.
+            period => {
+                let mut s =
+                    Schedule::new(period, cfg.load().client_id(), 0, 1).profiled(change.clone());
+                let mut n = 0;
+                while n < cap && s.next_offset().is_some() {
+                    n += 1;
+                }
+                n
+            }
+        };
+        Some(Profiled { change, arrivals })
+    }
+
+    /// This stripe's schedule under the profile.
+    pub(crate) fn schedule(&self, cfg: &Config, stripe: u32, stripes: u32) -> Schedule {
+        Schedule::new(cfg.load().period(), cfg.load().client_id(), stripe, stripes)
+            .profiled(self.change.clone())
+    }
 }
 
 impl Workload {
@@ -192,6 +245,7 @@ impl Workload {
             local,
             closed: None,
             bodies,
+            profile: Profiled::of(cfg),
         })
     }
 
@@ -208,9 +262,10 @@ impl Workload {
 
     /// Number of arrivals of the whole run (all stripes): sessions or connections.
     pub(crate) fn arrivals(&self, cfg: &Config) -> u64 {
-        match &self.closed {
-            Some(c) => c.units(),
-            None => units_of(cfg),
+        match (&self.closed, &self.profile) {
+            (Some(c), _) => c.units(),
+            (None, Some(p)) => p.arrivals,
+            (None, None) => units_of(cfg),
         }
     }
 
@@ -315,6 +370,56 @@ pub(crate) fn stripe_share(total: u64, stripe: u32, stripes: u32) -> u64 {
 mod tests {
     use super::*;
 
+    /// The profiled run's arrivals: the closed form for deterministic spacing and
+    /// the drawn count for the others equal the schedule's own offsets (what the
+    /// engines issue), and the stripes of any split add up to them.
+    #[test]
+    fn a_profiles_arrivals_are_counted_exactly_and_split_exactly() {
+        use crate::model::config::parse_rate_profile;
+        /// (profile, spacing, cap, arrivals when they are known exactly, else a range)
+        type Case = (&'static str, Option<Period>, Option<u64>, (u64, u64));
+        let cases: [Case; 6] = [
+            ("ramp:100..300/2s,hold:200/1s", None, None, (600, 600)),
+            ("ramp:0..10/1s", None, None, (5, 5)),
+            ("hold:0.5/3s", None, None, (2, 2)),
+            // Λ = 100 + 60, up to the rounding of cos(4π).
+            ("sine:50~50/1s/2s,step:10..30+10/1s", None, None, (160, 161)),
+            ("hold:100/1s", None, Some(40), (40, 40)),
+            (
+                "ramp:100..300/1s",
+                Some(Period::Exponential(1.0)),
+                None,
+                (150, 250),
+            ),
+        ];
+        for (text, period, cap, want) in cases {
+            let cfg = Config::local(|b| {
+                b.rate_profile(parse_rate_profile(text).expect("valid"));
+                if let Some(p) = period.clone() {
+                    b.period(p);
+                }
+                if let Some(n) = cap {
+                    b.num_conns(n);
+                }
+            });
+            let p = Profiled::of(&cfg).expect("profiled");
+            let mut all = p.schedule(&cfg, 0, 1);
+            let drawn = std::iter::from_fn(|| all.next_offset()).count() as u64;
+            assert_eq!(p.arrivals, drawn.min(cap.unwrap_or(u64::MAX)), "{text}");
+            assert!(
+                (want.0..=want.1).contains(&p.arrivals),
+                "{text}: {}",
+                p.arrivals
+            );
+            for stripes in [2, 3, 7] {
+                let shares: u64 = (0..stripes)
+                    .map(|j| stripe_share(p.arrivals, j, stripes))
+                    .sum();
+                assert_eq!(shares, p.arrivals, "{text} over {stripes}");
+            }
+        }
+    }
+
     #[test]
     fn wset_names_and_sequence() {
         let spec = WsetSpec::new(1000, 0.5);
@@ -330,6 +435,7 @@ mod tests {
             local: Vec::new(),
             closed: None,
             bodies: None,
+            profile: None,
             uri: UriSource::Wset {
                 files: 1000,
                 miss_rate: 0.5,
@@ -364,6 +470,7 @@ mod tests {
                 local: Vec::new(),
                 closed: None,
                 bodies: None,
+                profile: None,
                 uri: UriSource::Wset {
                     files,
                     miss_rate,

@@ -9,8 +9,22 @@
 //! rounded once to the nearest attosecond and the sum is exact, so a million arrivals
 //! drift by at most 0.5 fs and the same draws always give the same offsets (which is
 //! what makes N stripes together equal the single-stripe sequence bit for bit).
+//!
+//! Under a rate profile (`--rate-profile`) the same draws, divided by the period
+//! distribution's mean, are unit-time increments s_k, and arrival k is at
+//! Λ⁻¹(s_k) (`model::profile::TimeChange`): deterministic spacing puts arrivals
+//! where Λ crosses each integer, exponential spacing is the non-homogeneous Poisson
+//! process of the profile's rate (time change of a unit-rate process), uniform
+//! spacing keeps its relative spread around the mean, and variable spacing its pattern
+//! of periods (their durations counted in the pattern's own time). The s_k are exact
+//! attosecond sums as above and Λ⁻¹ is a pure function, so striping keeps its
+//! property; the schedule ends at the profile's end.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::model::profile::time::{attos_secs, to_attos};
+use crate::model::profile::TimeChange;
 
 pub(crate) use crate::model::config::Period;
 
@@ -49,16 +63,8 @@ impl Erand48 {
     }
 }
 
-/// Attoseconds per second.
-const AS_PER_SEC: f64 = 1e18;
 /// Attoseconds per nanosecond.
 const AS_PER_NS: u128 = 1_000_000_000;
-
-/// Converts a draw in seconds to attoseconds; negative and NaN draws count as 0.
-fn to_attos(seconds: f64) -> u128 {
-    // `as` saturates: NaN and negatives become 0, absurdly large values u128::MAX.
-    (seconds * AS_PER_SEC).round() as u128
-}
 
 /// The global arrival schedule, restricted to one stripe.
 #[derive(Debug, Clone)]
@@ -79,6 +85,8 @@ pub(crate) struct Schedule {
     phase: usize,
     /// `v`: seconds of period emitted in the current phase.
     phase_elapsed: f64,
+    /// The rate profile: offsets are unit time, mapped through Λ⁻¹.
+    profile: Option<Arc<TimeChange>>,
 }
 
 impl Schedule {
@@ -97,7 +105,15 @@ impl Schedule {
             stripes,
             phase: 0,
             phase_elapsed: 0.0,
+            profile: None,
         }
+    }
+
+    /// The same schedule under the rate profile `profile`: the draws, scaled to mean 1,
+    /// are unit time, and arrivals are where the profile's Λ reaches them.
+    pub(crate) fn profiled(mut self, profile: Arc<TimeChange>) -> Self {
+        self.profile = Some(profile);
+        self
     }
 
     /// Offset from t0 of this stripe's next arrival (the first global arrival, k = 0,
@@ -114,12 +130,38 @@ impl Schedule {
         }
         loop {
             let k = self.k;
-            let offset = self.offset_as;
-            let draw = self.draw();
+            let offset = match &self.profile {
+                // Past the profile's end for one arrival is past it for all later ones.
+                Some(tc) => tc.inverse(attos_secs(self.offset_as))?,
+                None => self.offset_as,
+            };
+            let draw = if self.profile.is_some() {
+                self.unit_draw()
+            } else {
+                self.draw()
+            };
             self.offset_as = self.offset_as.saturating_add(to_attos(draw));
             self.k += 1;
             if k % self.stripes == self.stripe {
                 return Some(attos_to_duration(offset));
+            }
+        }
+    }
+
+    /// The next increment of unit time under a profile: httperf's draw divided by the
+    /// distribution's mean (deterministic: exactly 1; exponential: −ln(1 − u), Exp(1)).
+    fn unit_draw(&mut self) -> f64 {
+        match &self.period {
+            Period::Deterministic(_) => 1.0,
+            Period::Exponential(_) => -(1.0 - self.rng.next_f64()).ln(),
+            _ => {
+                let mean = self.period.mean();
+                let draw = self.draw();
+                if mean > 0.0 {
+                    draw / mean
+                } else {
+                    1.0
+                }
             }
         }
     }

@@ -22,6 +22,10 @@ use crate::model::config::{Config, HttpVersion, Period, StartAt, TlsOptions, MAX
 use crate::model::pacing::{parse_io, Io, IO_ENV};
 use crate::wire::url::parse_url;
 
+/// Most arrivals of a profile with random spacing (`--period u`, `e`, `v`): the
+/// workload counts them by drawing the schedule once before the run.
+pub(crate) const MAX_COUNTED: u64 = 100_000_000;
+
 impl ConfigBuilder {
     /// Validates and resolves: the `Config`, or the first error (with the warnings
     /// found before it). Checks run in httperf's order: typed values, the URL, the
@@ -43,6 +47,7 @@ impl ConfigBuilder {
     fn finish(&mut self) -> Result<(), ConfigError> {
         self.check_values()?;
         self.apply_url()?;
+        self.check_profile()?;
         self.check_call_rate()?;
         if self.c.given.server {
             check_server_value(&self.c.target.server)?;
@@ -129,6 +134,56 @@ impl ConfigBuilder {
         Ok(())
     }
 
+    /// `--rate-profile`: refuses the options that set the rate another way, rescales
+    /// the spacing (`--period`'s shape, deterministic by default) to the profile's
+    /// peak, and gives `--call-rate=profile` the profile's mean rate.
+    fn check_profile(&mut self) -> Result<(), ConfigError> {
+        let c = &mut self.c;
+        let Some((peak, expected, seconds)) = c
+            .load
+            .rate_profile
+            .as_ref()
+            .map(|p| (p.peak(), p.expected_arrivals(), p.duration().as_secs_f64()))
+        else {
+            if c.given.call_rate_profile {
+                return Err(ConfigError::CallRateProfileWithout);
+            }
+            return Ok(());
+        };
+        let clash = [
+            (
+                c.given.rate,
+                "--rate",
+                "give it or --rate, not both (--period still chooses the spacing: d, u, e or v)",
+            ),
+            (
+                c.load.concurrency > 0,
+                "--concurrency",
+                "--concurrency runs a closed loop, which has no schedule; give one of them",
+            ),
+            (
+                c.load.call_rate > 0.0 && !c.given.call_rate_profile,
+                "--call-rate",
+                "write --call-rate=profile for calls at the profile's rate",
+            ),
+        ];
+        if let Some(&(_, option, advice)) = clash.iter().find(|(yes, _, _)| *yes) {
+            return Err(ConfigError::RateProfileWith { option, advice });
+        }
+        c.load.period = c.load.period.with_mean(1.0 / peak);
+        if c.given.call_rate_profile {
+            c.load.call_rate = expected / seconds;
+        }
+        let counted = c.profile_cap().map_or(expected, |n| expected.min(n as f64));
+        if !matches!(c.load.period, Period::Deterministic(_)) && counted > MAX_COUNTED as f64 {
+            return Err(ConfigError::ProfileTooMany {
+                expected: expected as u64,
+                max: MAX_COUNTED,
+            });
+        }
+        Ok(())
+    }
+
     /// `--call-rate R`: sets the call schedule (`--period`'s distribution, whose mean
     /// must then be 1/R, else every 1/R s) and refuses what it cannot be combined with.
     fn check_call_rate(&mut self) -> Result<(), ConfigError> {
@@ -160,7 +215,9 @@ impl ConfigBuilder {
                 engines,
             });
         }
-        if c.given.period {
+        if c.load.rate_profile.is_some() {
+            // The profile set the schedule (`check_profile`).
+        } else if c.given.period {
             let mean = c.load.period.mean();
             if mean <= 0.0 || (mean * r - 1.0).abs() > 1e-3 {
                 return Err(ConfigError::CallRatePeriod { rate: r, mean });
@@ -253,14 +310,16 @@ impl ConfigBuilder {
             }
             c.target.local_addrs = local_addresses(&c.target.myaddr)?;
         }
+        let profiled = c.load.rate_profile.is_some();
         c.load.until_runtime = c.load.runtime > 0.0
+            && !profiled
             && !c.given.num_conns
             && c.sessions.wsess.is_none()
             && c.sessions.wsesslog.is_none()
             && c.sessions.wsesspage.is_none()
             && c.load.call_rate == 0.0;
         c.load.calls_until_runtime =
-            c.load.call_rate > 0.0 && c.load.runtime > 0.0 && !c.given.num_calls;
+            c.load.call_rate > 0.0 && c.load.runtime > 0.0 && !c.given.num_calls && !profiled;
         if !c.pacing.io_given() {
             // `RSHPERF_IO` stands for `--io` when it is not given (to run a test
             // suite on either backend); the echo line still names only options.

@@ -41,7 +41,7 @@ use std::net::SocketAddr;
 use super::error::{ConfigError, Warning};
 use super::value::unescape_header;
 use super::{
-    Config, HttpVersion, Period, PrintWhat, SslProtocol, StartAt, WlogSpec, WsessSpec,
+    Config, HttpVersion, Period, PrintWhat, RateProfile, SslProtocol, StartAt, WlogSpec, WsessSpec,
     WsesslogSpec, WsesspageSpec, WsetSpec,
 };
 use crate::model::pacing::{Io, Overload, Spin};
@@ -98,6 +98,8 @@ pub(crate) struct Given {
     pub(in crate::model::config) rate: bool,
     /// Whether `period` was called (`--call-rate` takes its schedule from it).
     pub(in crate::model::config) period: bool,
+    /// Whether `call_rate_profile` was called (`--call-rate=profile`).
+    pub(in crate::model::config) call_rate_profile: bool,
 }
 
 /// The options a configuration's addresses are resolved from (`--server`, `--port`,
@@ -409,6 +411,18 @@ impl ConfigBuilder {
     /// `--client=I/N`.
     pub(crate) fn client(&mut self, id: u32, of: u32) -> &mut Self {
         (self.c.load.client_id, self.c.load.num_clients) = (id, of);
+        self
+    }
+
+    /// `--rate-profile`: the rate over time; the run lasts the profile.
+    pub(crate) fn rate_profile(&mut self, profile: RateProfile) -> &mut Self {
+        self.c.load.rate_profile = Some(profile);
+        self
+    }
+
+    /// `--call-rate=profile`: calls over the pool at `--rate-profile`'s rate.
+    pub(crate) fn call_rate_profile(&mut self) -> &mut Self {
+        self.c.given.call_rate_profile = true;
         self
     }
 

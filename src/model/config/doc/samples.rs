@@ -108,5 +108,16 @@ pub(crate) fn samples() -> Vec<(&'static str, Config)> {
         .body_lines("prompts.jsonl")
         .body_order(crate::model::config::BodyOrder::Random(7));
     out.push(("call_rate", build(b)));
+
+    let mut b = Config::builder();
+    b.server("127.0.0.1")
+        .num_conns(2)
+        .period(Period::Exponential(0.5))
+        .call_rate_profile()
+        .rate_profile(
+            crate::model::config::parse_rate_profile("ramp:10..20/2s,hold:5/1s")
+                .expect("a valid profile"),
+        );
+    out.push(("profile", build(b)));
     out
 }

@@ -16,6 +16,7 @@ fn golden(name: &str) -> &'static str {
         "sesspage" => include_str!("golden/sesspage.json"),
         "variable" => include_str!("golden/variable.json"),
         "call_rate" => include_str!("golden/call_rate.json"),
+        "profile" => include_str!("golden/profile.json"),
         other => panic!("no golden text for {other}"),
     }
 }

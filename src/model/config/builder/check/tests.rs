@@ -642,3 +642,71 @@ fn body_lines_need_the_fixed_uri_and_no_other_body() {
         );
     }
 }
+
+/// `ramp:100..300/2s,hold:200/1s`, parsed.
+fn profile() -> crate::model::config::RateProfile {
+    crate::model::config::parse_rate_profile("ramp:100..300/2s,hold:200/1s").expect("valid")
+}
+
+#[test]
+fn a_rate_profile_refuses_other_rates_and_sets_the_spacing_and_the_cap() {
+    let mut b = local();
+    b.rate(10.0).rate_profile(profile());
+    let e = refused(&b, "--rate-profile sets the rate over time: give it or --rate, not both (--period still chooses the spacing: d, u, e or v)");
+    assert_eq!(e.option(), Some("--rate-profile"));
+
+    let mut b = local();
+    b.concurrency(4).rate_profile(profile());
+    refused(&b, "--rate-profile sets the rate over time: --concurrency runs a closed loop, which has no schedule; give one of them");
+
+    let mut b = local();
+    b.num_conns(2).call_rate(5.0).rate_profile(profile());
+    refused(&b, "--rate-profile sets the rate over time: write --call-rate=profile for calls at the profile's rate");
+
+    let mut b = local();
+    b.call_rate_profile();
+    let e = refused(
+        &b,
+        "--call-rate=profile takes the call rate from --rate-profile, which is not given",
+    );
+    assert_eq!(e.option(), Some("--call-rate"));
+
+    // Random spacing is counted before the run: bounded, unless a count caps it.
+    let huge = crate::model::config::parse_rate_profile("hold:1000000/1h").expect("valid");
+    let mut b = local();
+    b.period(Period::Exponential(1.0))
+        .rate_profile(huge.clone());
+    refused(&b, "--rate-profile: about 3600000000 arrivals with --period u, e or v; at most 100000000 (deterministic spacing has no limit; --num-conns caps the count)");
+    b.num_conns(1000);
+    assert_eq!(b.build().expect("capped").config.profile_cap(), Some(1000));
+    let mut b = local();
+    b.rate_profile(huge);
+    assert!(b.build().is_ok(), "deterministic spacing has no limit");
+
+    // The spacing's shape at the peak rate; --runtime only cuts the profile short.
+    let mut b = local();
+    b.period(Period::Uniform(1.0, 3.0))
+        .runtime(1.0)
+        .rate_profile(profile());
+    let c = b.build().expect("valid").config;
+    assert_eq!(c.load.period, Period::Uniform(0.5 / 300.0, 1.5 / 300.0));
+    assert!(!c.load.until_runtime);
+    assert_eq!(c.num_conns_bound(), None);
+    assert_eq!(c.profile_cap(), None);
+    assert!((c.mean_period() - 3.0 / 600.0).abs() < 1e-12);
+    assert!(c
+        .echo_line()
+        .ends_with(" --rate-profile=ramp:100..300/2s,hold:200/1s"));
+
+    // --call-rate=profile: the pool's calls at the profile's mean rate.
+    let mut b = local();
+    b.num_conns(2).call_rate_profile().rate_profile(profile());
+    let c = b.build().expect("valid").config;
+    assert_eq!(c.load.call_rate, 200.0);
+    assert_eq!(c.load.period, Period::Deterministic(1.0 / 300.0));
+    assert!(!c.load.calls_until_runtime);
+    assert_eq!(c.num_conns_bound(), Some(2));
+    assert!(c
+        .echo_line()
+        .contains(" --call-rate=profile --rate-profile="));
+}
