@@ -10,6 +10,7 @@ pub mod config;
 pub(crate) mod figure;
 pub(crate) mod judge;
 pub(crate) mod pacing;
+pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod reqlog;
 pub(crate) mod run;
