@@ -112,10 +112,8 @@ fn entry(v: serde_json::Value) -> Result<Entry, String> {
         .collect();
     Ok(Entry {
         at,
-        request_time: e
-            .time
-            .filter(|t| t.is_finite() && *t >= 0.0)
-            .map(|ms| ms / 1000.0),
+        // `startedDateTime` is when the request began: nothing to subtract.
+        request_time: None,
         client: e.connection.unwrap_or_else(|| "har".to_string()),
         method: r.method,
         uri,
