@@ -32,6 +32,7 @@ mod pacing;
 mod package;
 mod page;
 mod readme;
+mod replay;
 mod repo;
 mod request_log;
 mod serve;

@@ -123,12 +123,15 @@ impl<'c> Engine<'c> {
             },
             local_rr: 0,
             pacer: pacer::Pacer::new(
-                Schedule::new(
-                    cfg.load().period(),
-                    cfg.load().client_id(),
-                    plan.stripe,
-                    plan.stripes,
-                ),
+                match &work.replay {
+                    Some(offsets) => Schedule::given(offsets.clone(), plan.stripe, plan.stripes),
+                    None => Schedule::new(
+                        cfg.load().period(),
+                        cfg.load().client_id(),
+                        plan.stripe,
+                        plan.stripes,
+                    ),
+                },
                 t0,
                 plan.arrivals,
                 runtime_end,
