@@ -88,8 +88,11 @@ fn fail(text: String) -> Error {
     }
 }
 
-/// The file, `--speed` and the rest of the command line.
-fn split_args(args: &[String]) -> Result<Option<(&str, f64, Vec<String>)>, Error> {
+/// A replay's command line: the file, `--speed` and the rest (httperf's options).
+type Split<'a> = (&'a str, f64, Vec<String>);
+
+/// The file, `--speed` and the rest of the command line; None for `--help`.
+fn split_args(args: &[String]) -> Result<Option<Split<'_>>, Error> {
     let Some(file) = args.get(1) else {
         return Err(fail(
             "no log to replay (usage: rshperf replay FILE [--speed X] [httperf options]; \

@@ -287,7 +287,6 @@ impl Requests {
     }
 
     /// Adds a template request (`--wsesslog`, `replay`); returns its `CallRef`.
-
     pub(crate) fn add_template(
         &mut self,
         cfg: &Config,

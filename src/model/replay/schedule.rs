@@ -102,7 +102,7 @@ mod tests {
         // A burst of three within 2 ms, an idle gap of 10 s, another burst.
         let base = 1_796_515_198 * NS;
         let ms = 1_000_000;
-        let at = [0, 1 * ms, 2 * ms, 10_000 * ms, 10_000 * ms, 10_000 * ms + 1];
+        let at = [0, ms, 2 * ms, 10_000 * ms, 10_000 * ms, 10_000 * ms + 1];
         let entries: Vec<Entry> = at.iter().map(|&d| entry(base + d, true, "/")).collect();
         let one = build(entries.clone(), 1.0);
         assert!(!one.spread);
