@@ -121,6 +121,14 @@ pub(crate) fn tree(commands: &[Subcommand]) -> clap::Command {
                     .disable_version_flag(true),
                 false,
             ),
+            "replay" => with_classic(
+                clap::Command::new("replay")
+                    .disable_help_flag(true)
+                    .disable_version_flag(true)
+                    .arg(Arg::new("log-file").value_hint(clap::ValueHint::FilePath))
+                    .arg(Arg::new("speed").long("speed").value_name("X")),
+                false,
+            ),
             name => clap::Command::new(name),
         };
         root = root.subcommand(sub.name(c.name).about(c.about));

@@ -4,7 +4,7 @@
 //! httperf-style run.
 //!
 //! Every other front module sits below this one: the subcommands (`serve`, `demo`,
-//! `merge`, `compare`, `sweep`, `ab`, `lb`) share their clap conventions through `subcommand`,
+//! `merge`, `compare`, `sweep`, `ab`, `lb`, `replay`) share their clap conventions through `subcommand`,
 //! `cli::parse` returns `Command::Help` without knowing the rest of the help, and
 //! this module joins `cli`'s usage lines, `help`'s description and the command list,
 //! so no front module imports one that imports it back. Called by `crate::run`.
@@ -17,6 +17,7 @@ use crate::front::completions;
 use crate::front::habits;
 use crate::front::help;
 use crate::front::log;
+use crate::front::replay;
 use crate::front::serve;
 use crate::front::sweep;
 use crate::front::sweep_merge;
@@ -66,6 +67,12 @@ pub const COMMANDS: &[Subcommand] = &[
         help: ab::lb::usage,
     },
     Subcommand {
+        name: "replay",
+        about: "replay the requests of an access log, request log or HAR at their timing",
+        main: replay::replay_main,
+        help: replay_help,
+    },
+    Subcommand {
         name: "log",
         about: "convert a --request-log file to JSON lines, CSV or binary",
         main: log::log_main,
@@ -82,6 +89,11 @@ pub const COMMANDS: &[Subcommand] = &[
 /// `rshperf completions SHELL`, for the commands of this list.
 fn completions_main(args: &[String]) -> i32 {
     completions::completions_main(args, COMMANDS)
+}
+
+/// `replay`'s `--help` text.
+fn replay_help() -> String {
+    replay::USAGE.to_string()
 }
 
 /// `demo`'s `--help` text (httperf's options, so not clap's).

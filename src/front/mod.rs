@@ -15,6 +15,7 @@ pub mod httperf;
 pub(crate) mod log;
 pub(crate) mod merge;
 pub(crate) mod operand;
+pub(crate) mod replay;
 pub(crate) mod runner;
 pub mod serve;
 pub(crate) mod subcommand;

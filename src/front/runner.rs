@@ -47,7 +47,11 @@ use crate::output::timeline;
 /// Runs the test described by `cfg`, printing everything on stdout; returns the exit
 /// status (0, or 3 when a `--fail-on` threshold is breached).
 pub(crate) fn run(cfg: &Config) -> Result<i32, Error> {
-    let work = Workload::from_config(cfg)?;
+    run_work(cfg, Workload::from_config(cfg)?)
+}
+
+/// `run` with a workload the caller built from `cfg` (`replay`'s schedule).
+pub(crate) fn run_work(cfg: &Config, work: Workload) -> Result<i32, Error> {
     let o = cfg.output();
     // A path that cannot be written fails now, before the first connection.
     file::probe_all(&[

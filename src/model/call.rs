@@ -281,7 +281,12 @@ impl Requests {
         }
     }
 
-    /// Adds a `--wsesslog` template request; returns its `CallRef`.
+    /// How many template requests there are (`add_template`'s).
+    pub(crate) fn templates(&self) -> usize {
+        self.templates.len()
+    }
+
+    /// Adds a template request (`--wsesslog`, `replay`); returns its `CallRef`.
     pub(crate) fn add_template(
         &mut self,
         cfg: &Config,

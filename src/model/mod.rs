@@ -11,6 +11,7 @@ pub(crate) mod figure;
 pub(crate) mod judge;
 pub(crate) mod pacing;
 pub(crate) mod profile;
+pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod reqlog;
 pub(crate) mod run;

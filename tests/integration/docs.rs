@@ -127,6 +127,10 @@ fn clap_takes(command: &str, token: &str) -> bool {
     !stderr.contains("unexpected argument") && !stderr.contains("unrecognized")
 }
 
+/// `rshperf replay`'s own options (not clap's: its other options are httperf's); the
+/// replay tests run each.
+const REPLAY_OPTIONS: &[&str] = &["--speed"];
+
 /// Options of other programs that the docs name, with the program.
 const OTHER_TOOLS: &[(&str, &str)] = &[
     ("--locked", "cargo"),
@@ -197,6 +201,7 @@ fn every_option_the_docs_name_is_one_rshperf_or_the_named_tool_takes() {
                     || OTHER_TOOLS.iter().any(|(t, _)| *t == token)
                     || NOT_OPTIONS.iter().any(|(t, _)| *t == token)
                     || bench.contains(&token)
+                    || REPLAY_OPTIONS.contains(&token.as_str())
                     || CLAP_COMMANDS.iter().any(|c| clap_takes(c, &token))
             });
             if !known {
@@ -286,6 +291,7 @@ fn every_option_a_message_recommends_is_one_its_parser_takes() {
             // but is httperf's own text only where compatibility demands it.
             let ok = httperf_takes(&token) == Taken::Option
                 || HTTPERF_TEXTS.contains(&(file.as_str(), token.as_str()))
+                || (file == "src/front/replay.rs" && REPLAY_OPTIONS.contains(&token.as_str()))
                 || fronts_of(&file).iter().any(|c| clap_takes(c, &token));
             if !ok {
                 wrong.push(format!("{file}: {token}"));

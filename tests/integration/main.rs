@@ -34,6 +34,7 @@ mod package;
 mod page;
 mod profile;
 mod readme;
+mod replay;
 mod repo;
 mod request_log;
 mod serve;

@@ -127,9 +127,12 @@ impl<'c> Engine<'c> {
             },
             local_rr: 0,
             pacer: pacer::Pacer::new(
-                match &work.profile {
-                    Some(p) => p.schedule(cfg, plan.stripe, plan.stripes),
-                    None => Schedule::new(
+                match (&work.replay, &work.profile) {
+                    (Some(offsets), _) => {
+                        Schedule::given(offsets.clone(), plan.stripe, plan.stripes)
+                    }
+                    (None, Some(p)) => p.schedule(cfg, plan.stripe, plan.stripes),
+                    (None, None) => Schedule::new(
                         cfg.load().period(),
                         cfg.load().client_id(),
                         plan.stripe,

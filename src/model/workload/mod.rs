@@ -17,10 +17,12 @@ pub(crate) mod target;
 pub(crate) mod uri;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::model::call::{CallRef, Requests};
 use crate::model::config::{Config, WsetSpec};
 use crate::model::profile::TimeChange;
+use crate::model::replay::schedule::Call as ReplayCall;
 use crate::model::workload::closed::ClosedLoop;
 use crate::wire::tls::TlsSettings;
 use error::WorkloadError;
@@ -77,6 +79,8 @@ enum UriSource {
     Wlog { repeat: bool },
     /// One URI per target (`Requests::uris[target]`): ab and lb with several URLs.
     PerTarget,
+    /// `rshperf replay`: call k is template k (`Workload::set_replay`).
+    Replay,
     /// `--wset`: file numbers per docs/compatibility.md §1.4.3 (closed form of
     /// httperf's running sum).
     Wset {
@@ -109,6 +113,9 @@ pub struct Workload {
     bodies: Option<bodies::BodyLines>,
     /// `--rate-profile`: its Λ and the run's arrivals, counted once.
     pub(crate) profile: Option<Profiled>,
+    /// `rshperf replay`: the offset of every call from the run's start (the schedule
+    /// of the `--call-rate` pool instead of `--period`'s).
+    pub(crate) replay: Option<Arc<[Duration]>>,
 }
 
 /// A rate profile as the engines use it.
@@ -246,7 +253,33 @@ impl Workload {
             closed: None,
             bodies,
             profile: Profiled::of(cfg),
+            replay: None,
         })
+    }
+
+    /// Makes the calls of the run those of a replay schedule: call k requests
+    /// `calls[k]`'s entry (its method, else `--method`; its headers after
+    /// `--add-header`'s; its body) at `calls[k]`'s offset.
+    pub(crate) fn set_replay(&mut self, cfg: &Config, calls: &[ReplayCall]) {
+        let mut offsets = Vec::with_capacity(calls.len());
+        let mut lines = Vec::new();
+        for c in calls {
+            let e = &c.entry;
+            lines.clear();
+            for (name, value) in &e.headers {
+                lines.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+            }
+            let method = if e.method.is_empty() {
+                cfg.request().method()
+            } else {
+                &e.method
+            };
+            self.requests
+                .add_template(cfg, &lines, method, &e.uri, &e.body);
+            offsets.push(c.offset);
+        }
+        self.uri = UriSource::Replay;
+        self.replay = Some(offsets.into());
     }
 
     /// Gives target i its own URI `uris[i]` (ab and lb with several URLs).
@@ -262,6 +295,9 @@ impl Workload {
 
     /// Number of arrivals of the whole run (all stripes): sessions or connections.
     pub(crate) fn arrivals(&self, cfg: &Config) -> u64 {
+        if let Some(offsets) = &self.replay {
+            return offsets.len() as u64;
+        }
         match (&self.closed, &self.profile) {
             (Some(c), _) => c.units(),
             (None, Some(p)) => p.arrivals,
@@ -296,6 +332,9 @@ impl Workload {
                     .map_or(CallRef::Fixed, |b| b.call_ref(cursor)),
             ),
             UriSource::PerTarget => Some(CallRef::Fixed),
+            UriSource::Replay => (cursor < self.requests.templates() as u64)
+                .then(|| u32::try_from(cursor).ok().map(CallRef::Template))
+                .flatten(),
             UriSource::Wlog { repeat } => {
                 let n = self.requests.uris.len() as u64;
                 if n == 0 || (!repeat && cursor >= n) {
@@ -436,6 +475,7 @@ mod tests {
             closed: None,
             bodies: None,
             profile: None,
+            replay: None,
             uri: UriSource::Wset {
                 files: 1000,
                 miss_rate: 0.5,
@@ -471,6 +511,7 @@ mod tests {
                 closed: None,
                 bodies: None,
                 profile: None,
+                replay: None,
                 uri: UriSource::Wset {
                     files,
                     miss_rate,

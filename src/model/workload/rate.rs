@@ -87,6 +87,8 @@ pub(crate) struct Schedule {
     phase_elapsed: f64,
     /// The rate profile: offsets are unit time, mapped through Λ⁻¹.
     profile: Option<Arc<TimeChange>>,
+    /// Offsets given whole (`rshperf replay`): arrival k is at `given[k]`.
+    given: Option<Arc<[Duration]>>,
 }
 
 impl Schedule {
@@ -106,6 +108,16 @@ impl Schedule {
             phase: 0,
             phase_elapsed: 0.0,
             profile: None,
+            given: None,
+        }
+    }
+
+    /// The schedule whose global arrival k is at `offsets[k]` (non-decreasing), and
+    /// which ends after the last; striped as `new`'s.
+    pub(crate) fn given(offsets: Arc<[Duration]>, stripe: u32, stripes: u32) -> Self {
+        Schedule {
+            given: Some(offsets),
+            ..Schedule::new(&Period::Sequential, 0, stripe, stripes)
         }
     }
 
@@ -120,6 +132,15 @@ impl Schedule {
     /// is at offset 0). Offsets are absolute (t0 + Σ draws), so they never drift.
     /// Returns None for `Period::Sequential`.
     pub(crate) fn next_offset(&mut self) -> Option<Duration> {
+        if let Some(given) = &self.given {
+            let k = usize::try_from(self.k).ok()?;
+            // The first arrival of this stripe at or after k.
+            let skip = (self.stripe + self.stripes - self.k % self.stripes) % self.stripes;
+            let k = k.checked_add(usize::try_from(skip).ok()?)?;
+            let offset = *given.get(k)?;
+            self.k = k as u64 + 1;
+            return Some(offset);
+        }
         if matches!(self.period, Period::Sequential) {
             return None;
         }
@@ -283,6 +304,27 @@ mod tests {
         (0..n)
             .map(|_| s.next_offset().expect("not sequential"))
             .collect()
+    }
+
+    /// Every offset of stripe `j` of `n` of `offsets`.
+    fn given(offsets: Arc<[Duration]>, j: u32, n: u32) -> Vec<Duration> {
+        let mut s = Schedule::given(offsets, j, n);
+        std::iter::from_fn(|| s.next_offset()).take(100).collect()
+    }
+
+    #[test]
+    fn given_offsets_are_striped_and_end_after_the_last() {
+        let ms = Duration::from_millis;
+        let all: Arc<[Duration]> = [0, 1, 1, 5, 9, 9, 9].map(ms).into();
+        assert_eq!(given(all.clone(), 0, 1), all.to_vec());
+        for n in 1..=4u32 {
+            let mut merged: Vec<Duration> = (0..n).flat_map(|j| given(all.clone(), j, n)).collect();
+            assert_eq!(merged.len(), all.len(), "{n} stripes");
+            merged.sort();
+            assert_eq!(merged, all.to_vec());
+        }
+        assert_eq!(given(all.clone(), 1, 3), [1, 9].map(ms));
+        assert!(given(Arc::from(Vec::new()), 0, 1).is_empty());
     }
 
     #[test]
