@@ -69,28 +69,11 @@ pub(super) fn unanswered(run: &RunResult) -> Option<Advice> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::run::{RunInfo, RunMeta};
     use crate::model::stats::Stats;
-    use std::time::{Duration, SystemTime};
+    use std::time::Duration;
 
     fn result(stats: Stats) -> RunResult {
-        RunResult {
-            stats,
-            info: RunInfo {
-                duration: 4.0,
-                cpu_user: 0.0,
-                cpu_system: 0.0,
-            },
-            meta: RunMeta {
-                start: SystemTime::UNIX_EPOCH,
-                end: SystemTime::UNIX_EPOCH,
-                partition: (0, 1),
-                threads: 1,
-                servers: Vec::new(),
-            },
-            machine: Default::default(),
-            interrupted: false,
-        }
+        RunResult::of(stats, 4.0)
     }
 
     /// A run with replies of `response_ms` and calls unanswered at the end: `sent` on
