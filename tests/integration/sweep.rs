@@ -350,7 +350,12 @@ fn find_max_lands_within_the_precision_in_few_runs() {
     // the next one goes straight to just below its estimate (240 ÷ 85 % = 282.4).
     assert_eq!(rates_of_steps(&doc)[..2], [50.0, 316.0]);
     let estimate = doc["steps"][1]["estimate"].as_f64().expect("an estimate");
-    assert!((250.0..=283.0).contains(&estimate), "{estimate}");
+    // The server's slots are absolute, its first reply at once: n replies take at least
+    // (n − 1) ÷ capacity, so the step achieves at most capacity · n ÷ (n − 1) (283.25/s
+    // for 316 arrivals, the fast machine's case); a starved machine only lowers it.
+    let n = doc["steps"][1]["arrivals"].as_f64().expect("arrivals");
+    let most = CAPACITY * n / (n - 1.0) / 0.85;
+    assert!((250.0..=most * (1.0 + 1e-9)).contains(&estimate), "{estimate} > {most}");
     assert!(
         limit > knee && limit - knee <= 0.05 * knee,
         "{knee} {limit}"
