@@ -16,6 +16,7 @@ use clap_complete::Shell;
 use crate::front::cli::{HasArg, Opt, OptSpec, OPTIONS};
 use crate::front::compare::CompareOptions;
 use crate::front::error::Error;
+use crate::front::log::LogOptions;
 use crate::front::merge::MergeOptions;
 use crate::front::serve::ServeArgs;
 use crate::front::subcommand::{self, Subcommand};
@@ -114,6 +115,7 @@ pub(crate) fn tree(commands: &[Subcommand]) -> clap::Command {
             "merge" => subcommand::command::<MergeOptions>("merge"),
             "compare" => subcommand::command::<CompareOptions>("compare"),
             "completions" => subcommand::command::<CompletionsOptions>("completions"),
+            "log" => subcommand::command::<LogOptions>("log"),
             "sweep" => with_classic(subcommand::command::<SweepOpts>("sweep"), true),
             "demo" => with_classic(
                 clap::Command::new("demo")

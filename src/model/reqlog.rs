@@ -499,5 +499,7 @@ pub(crate) fn from_json_line(line: &str) -> Result<Record, String> {
     Ok(r)
 }
 
+pub(crate) mod tally;
+
 #[cfg(test)]
 mod tests;

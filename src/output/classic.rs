@@ -30,6 +30,24 @@ pub(crate) fn write_report<W: Write>(out: &mut W, s: &Summary<'_>, verbose: u32)
     write_errors(out, s)
 }
 
+/// Writes the lines of the report that a per-request log determines
+/// (`rshperf log --report`), each as the report prints it: `Total:` (its duration the
+/// last record's end), the request size, the reply times, sizes and status classes,
+/// and the `Errors` lines.
+pub(crate) fn write_log_report<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
+    writeln!(
+        out,
+        "Total: connections {} requests {} replies {} test-duration {} s\n",
+        s.connections,
+        s.requests,
+        s.replies,
+        fixed(s.duration, 3)
+    )?;
+    write_request_size(out, s)?;
+    write_reply_figures(out, s)?;
+    write_errors(out, s)
+}
+
 /// `%16.1f %u` per non-empty 1-ms bin; `%14c` ':' before one whose predecessor is empty.
 fn write_lifetime_histogram<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
     writeln!(out, "\nConnection lifetime histogram (time in ms):")?;
@@ -94,6 +112,11 @@ fn write_requests<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
         fixed(s.request_rate, 1),
         fixed(s.request_period_ms, 1)
     )?;
+    write_request_size(out, s)
+}
+
+/// `Request size [B]:` and the blank line after the request group.
+fn write_request_size<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
     writeln!(
         out,
         "Request size [B]: {}\n",
@@ -113,6 +136,11 @@ fn write_replies<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
         fixed(r.stddev, 1),
         r.samples
     )?;
+    write_reply_figures(out, s)
+}
+
+/// The reply group's lines after the rate: times, sizes, status classes.
+fn write_reply_figures<W: Write>(out: &mut W, s: &Summary<'_>) -> io::Result<()> {
     writeln!(
         out,
         "Reply time [ms]: response {} transfer {}",

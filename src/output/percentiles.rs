@@ -24,7 +24,16 @@ pub(crate) fn histograms(stats: &Stats) -> [(&'static str, &Histogram<u64>); 5] 
 /// `Percentiles connect [ms]: p50 0.123 p90 … p99 … p99.9 … p99.99 … max …`
 /// (connect, response, transfer, lifetime, lateness; empty histograms print zeros).
 pub(crate) fn write_percentiles<W: Write>(out: &mut W, stats: &Stats) -> io::Result<()> {
-    for (name, h) in histograms(stats) {
+    write_some(out, stats, |_| true)
+}
+
+/// The lines of `write_percentiles` for the histograms `keep` names.
+pub(crate) fn write_some<W: Write>(
+    out: &mut W,
+    stats: &Stats,
+    keep: impl Fn(&str) -> bool,
+) -> io::Result<()> {
+    for (name, h) in histograms(stats).into_iter().filter(|(n, _)| keep(n)) {
         write!(out, "Percentiles {name} [ms]:")?;
         for (q, label) in QUANTILES {
             write!(out, " {label} {}", fixed(quantile_ms(h, q), 3))?;

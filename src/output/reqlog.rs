@@ -5,8 +5,8 @@
 //! URI, encodes it in the log's format (`model::reqlog::Format`) and writes it
 //! through `file::Streaming`, so the file appears complete at the end of the run or
 //! not at all. `convert` reads a binary or JSON-lines log record by record (bounded
-//! memory) and writes it in another format. Called by the classic runner and the
-//! `log` subcommand.
+//! memory) and writes it in another format; `read_records` is its reader, shared with
+//! `rshperf log --report`. Called by the classic runner and the `log` subcommand.
 
 use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
@@ -74,26 +74,39 @@ pub(crate) fn convert(
     let io_err = |e: io::Error| e.to_string();
     out.write_all(&to.header()).map_err(io_err)?;
     let mut buf = Vec::with_capacity(64 * 1024);
-    let mut n = 0u64;
-    let binary = input.fill_buf().map_err(io_err)?.starts_with(reqlog::MAGIC);
-    let mut put = |r: &Record, buf: &mut Vec<u8>, n: &mut u64| -> Result<(), String> {
-        to.write(r, buf);
-        *n += 1;
+    let n = read_records(input, |r| {
+        to.write(r, &mut buf);
         if buf.len() >= 60 * 1024 {
-            out.write_all(buf).map_err(io_err)?;
+            out.write_all(&buf).map_err(io_err)?;
             buf.clear();
         }
         Ok(())
-    };
+    })?;
+    out.write_all(&buf).map_err(io_err)?;
+    out.flush().map_err(io_err)?;
+    Ok(n)
+}
+
+/// Reads the log `input` (binary or JSON lines, told by its first bytes), handing
+/// each record to `each` in order; returns how many. A line or record that does not
+/// read is an error naming it; so is an error `each` returns.
+pub(crate) fn read_records(
+    input: &mut dyn BufRead,
+    mut each: impl FnMut(&Record) -> Result<(), String>,
+) -> Result<u64, String> {
+    let io_err = |e: io::Error| e.to_string();
+    let mut n = 0u64;
+    let binary = input.fill_buf().map_err(io_err)?.starts_with(reqlog::MAGIC);
     if binary {
         reqlog::read_binary_header(input).map_err(io_err)?;
         let mut reader = BinaryReader::new(input);
         loop {
             match reader.next_record() {
-                Ok(Some(r)) => put(&r, &mut buf, &mut n)?,
+                Ok(Some(r)) => each(&r)?,
                 Ok(None) => break,
                 Err(e) => return Err(format!("record {}: {e}", n + 1)),
             }
+            n += 1;
         }
     } else {
         let mut line = String::new();
@@ -112,11 +125,10 @@ pub(crate) fn convert(
             }
             let r = reqlog::from_json_line(line.trim_end())
                 .map_err(|e| format!("line {number}: {e}"))?;
-            put(&r, &mut buf, &mut n)?;
+            each(&r)?;
+            n += 1;
         }
     }
-    out.write_all(&buf).map_err(io_err)?;
-    out.flush().map_err(io_err)?;
     Ok(n)
 }
 

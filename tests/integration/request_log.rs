@@ -398,3 +398,111 @@ fn calls_on_connections_open_at_the_end_are_abandoned() {
     assert_eq!(conns.len() as u64, connections);
     std::fs::remove_dir_all(&d).expect("clean");
 }
+
+/// The lines of `text` that start with `prefix`.
+fn lines_with<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.starts_with(prefix)).collect()
+}
+
+/// `Percentiles NAME [ms]:`'s numbers.
+fn percentiles(text: &str, name: &str) -> Vec<f64> {
+    let line = lines_with(text, &format!("Percentiles {name} [ms]:"));
+    assert_eq!(line.len(), 1, "{text}");
+    line[0]
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+/// `rshperf log --report` of the run's log prints the report's own lines: the counts,
+/// sizes, status classes and errors byte for byte; times from the log's whole
+/// microseconds since the start, within a microsecond a sample of the run's.
+#[test]
+fn the_log_re_read_gives_the_runs_report() {
+    let d = dir("report");
+    for (name, behavior, args) in [
+        (
+            "kept",
+            Behavior::Fixed(1_024),
+            ["--num-conns", "5", "--num-calls", "20", "--rate", "50"],
+        ),
+        (
+            "reset",
+            Behavior::Reset,
+            ["--num-conns", "3", "--num-calls", "2", "--rate", "100"],
+        ),
+    ] {
+        let s = Server::start(behavior);
+        let log = d.join(format!("{name}.bin"));
+        let json = d.join(format!("{name}.json"));
+        let mut all = args.to_vec();
+        let (log_s, json_s) = (log.to_str().expect("utf-8"), json.to_str().expect("utf-8"));
+        all.extend(["--percentiles", "--request-log", log_s, "--json", json_s]);
+        let r = run_ok(s.port(), &all);
+        let out = run(&["log", log_s, "--report"]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let again = String::from_utf8(out.stdout).expect("utf-8");
+        let calls = if name == "kept" { 100 } else { 3 };
+        assert!(
+            again.starts_with(&format!("Request log: {calls} records\n\n")),
+            "{again}"
+        );
+        // Every line but the duration's, byte for byte.
+        let total = |t: &str| {
+            let line = lines_with(t, "Total:")[0];
+            line[..line.find(" test-duration").expect("duration")].to_string()
+        };
+        assert_eq!(total(&again), total(&r.text), "{again}");
+        for prefix in ["Request size", "Reply size", "Reply status", "Errors:"] {
+            let ours = lines_with(&again, prefix);
+            assert!(!ours.is_empty(), "{prefix}: {again}");
+            assert_eq!(ours, lines_with(&r.text, prefix), "{again}\n{}", r.text);
+        }
+        // The log's times are whole microseconds since the start; the report's, whole
+        // microseconds of each difference: the sums differ by less than one a sample.
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("JSON");
+        let recs = records(
+            &String::from_utf8(run(&["log", log_s]).stdout).expect("the log as JSON lines"),
+        );
+        let answered: Vec<_> = recs.iter().filter(|r| num(r, "status").is_some()).collect();
+        let sum: u64 = answered
+            .iter()
+            .map(|r| {
+                num(r, "first_byte_us").expect("first byte") - num(r, "send_us").expect("send")
+            })
+            .sum();
+        let run_sum = doc["raw"]["response_sum_us"]
+            .as_u64()
+            .expect("response sum");
+        assert!(
+            sum.abs_diff(run_sum) <= answered.len() as u64,
+            "{sum} {run_sum}"
+        );
+        let avg = if answered.is_empty() {
+            0.0
+        } else {
+            sum as f64 / answered.len() as f64 / 1e3
+        };
+        assert_eq!(
+            lines_with(&again, "Reply time [ms]: response")[0]
+                .split_whitespace()
+                .nth(4),
+            Some(format!("{avg:.1}").as_str()),
+            "{again}"
+        );
+        for h in ["connect", "response", "transfer"] {
+            let (ours, theirs) = (percentiles(&again, h), percentiles(&r.text, h));
+            assert_eq!(ours.len(), 6, "{again}");
+            for (a, b) in ours.iter().zip(&theirs) {
+                // One microsecond, widened by the histogram's three significant digits.
+                assert!(
+                    (a - b).abs() <= 0.001 + a.max(*b) * 1e-3,
+                    "{h}: {ours:?} {theirs:?}"
+                );
+            }
+        }
+        assert!(lines_with(&again, "Percentiles lifetime").is_empty());
+    }
+    std::fs::remove_dir_all(&d).expect("clean");
+}
