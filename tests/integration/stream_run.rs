@@ -3,7 +3,8 @@
 //! `--event-log`, and the exact counts its parameters ask for): SSE with `[DONE]`,
 //! NDJSON, `auto` by Content-Type, chunked and content-length bodies, streams cut
 //! (FIN and reset), stalled, with events after `[DONE]`, and the OpenAI-shaped chat
-//! stream. Times are checked as lower bounds only (nothing is early).
+//! stream, and partitions of a streaming run merged. Times are checked as lower bounds
+//! only (nothing is early).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -311,4 +312,127 @@ fn demo_streams_with_no_server() {
         "{}",
         r.text
     );
+}
+
+/// The raw stream histogram `name` of a JSON document, decoded.
+fn raw_hist(doc: &Value, name: &str) -> hdrhistogram::Histogram<u64> {
+    use base64::Engine as _;
+    let text = doc["raw"]["stream"][name].as_str().expect("a histogram");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .expect("base64");
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .expect("a histogram")
+}
+
+/// Partitions of a streaming run merge to the single run: the same counts, and every
+/// histogram the exact sum of the partitions'.
+#[test]
+fn partitions_of_a_streaming_run_merge_to_the_single_run() {
+    let h = server(None);
+    let port = h.addr().port().to_string();
+    let dir = std::env::temp_dir().join(format!("rshperf-stream-merge-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = |n: &str| dir.join(n).to_string_lossy().into_owned();
+    let workload = [
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--uri",
+        "/stream?events=6&first=2ms&gap=1ms&size=16&done=1",
+        "--stream",
+        "sse",
+        "--num-conns",
+        "6",
+        "--num-calls",
+        "2",
+        "--rate",
+        "100",
+        "--timeout",
+        "10",
+    ];
+    let go = |extra: &[String]| {
+        let mut all: Vec<String> = workload.iter().map(|s| s.to_string()).collect();
+        all.extend_from_slice(extra);
+        let args: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    };
+    go(&[format!("--json={}", file("single.json"))]);
+    for i in 0..2 {
+        go(&[
+            format!("--partition={i}/2"),
+            format!("--json={}", file(&format!("p{i}.json"))),
+        ]);
+    }
+    let out = run(&[
+        "merge",
+        &file("p0.json"),
+        &file("p1.json"),
+        "--json",
+        &file("merged.json"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    h.stop().expect("stop");
+    let read = |n: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(file(n)).expect("read")).expect("JSON")
+    };
+    let (single, merged) = (read("single.json"), read("merged.json"));
+    let parts = [read("p0.json"), read("p1.json")];
+    for count in [
+        "streams",
+        "events",
+        "data_bytes",
+        "done",
+        "cut",
+        "stalled",
+        "empty",
+    ] {
+        let path = format!("/raw/stream/{count}");
+        let sum: u64 = parts.iter().map(|p| int(p, &path)).sum();
+        assert_eq!(int(&merged, &path), sum, "{count}");
+        assert_eq!(int(&merged, &path), int(&single, &path), "{count}");
+    }
+    assert_eq!(int(&merged, "/raw/stream/streams"), 12);
+    assert_eq!(int(&merged, "/raw/stream/events"), 72);
+    assert_eq!(int(&merged, "/raw/stream/done"), 12);
+    let sum: u64 = parts
+        .iter()
+        .map(|p| int(p, "/raw/stream/duration_sum_us"))
+        .sum();
+    assert_eq!(int(&merged, "/raw/stream/duration_sum_us"), sum);
+    for name in ["first_event", "gap", "duration"] {
+        let mut added = raw_hist(&parts[0], name);
+        added.add(raw_hist(&parts[1], name)).expect("same bounds");
+        let m = raw_hist(&merged, name);
+        assert_eq!(m.len(), raw_hist(&single, name).len(), "{name}");
+        assert_eq!(
+            m.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect::<Vec<_>>(),
+            added
+                .iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect::<Vec<_>>(),
+            "{name}"
+        );
+        // The figures printed are the merged histogram's own.
+        let p99 = merged
+            .pointer(&format!(
+                "/stream/{}/p99",
+                match name {
+                    "first_event" => "first_event_ms",
+                    "gap" => "gap_ms",
+                    _ => "duration_ms",
+                }
+            ))
+            .and_then(Value::as_f64)
+            .expect("p99");
+        let ours = added.value_at_quantile(0.99) as f64 / 1e3;
+        assert!((p99 - ours).abs() < 1e-9, "{name} {p99} {ours}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
