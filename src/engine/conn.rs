@@ -622,7 +622,7 @@ impl<S: Transport> Conn<S> {
         ctx.stats
             .on_connected(now.saturating_duration_since(self.started));
         if ctx.debug > 0 {
-            crate::engine::note::note!(
+            crate::wire::note::note!(
                 "rshperf: connection {} connected after {:?}",
                 self.id.index(),
                 now - self.started
@@ -874,7 +874,7 @@ impl<S: Transport> Conn<S> {
                 Err(e) => {
                     if ctx.debug > 0 {
                         let head = String::from_utf8_lossy(&data[..data.len().min(64)]);
-                        crate::engine::note::note!(
+                        crate::wire::note::note!(
                             "rshperf: connection {}: bad reply: {e:?} at {head:?}",
                             self.id.index()
                         );
@@ -953,7 +953,7 @@ impl<S: Transport> Conn<S> {
             self.partial = 0;
         }
         if ctx.debug > 0 {
-            crate::engine::note::note!(
+            crate::wire::note::note!(
                 "rshperf: connection {}: reply {} ({} content bytes)",
                 self.id.index(),
                 r.status,

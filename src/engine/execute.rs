@@ -367,7 +367,7 @@ fn pin_cores(cfg: &Config) -> Result<Option<Vec<usize>>, StartupError> {
     let allowed = net::allowed_cpus().map_err(StartupError::PinCores)?;
     let threads = cfg.load().threads().max(1);
     if crate::model::pacing::pin_core(&allowed, 0, threads).is_none() {
-        crate::engine::note::note!(
+        crate::wire::note::note!(
             "rshperf: warning: --pin: {threads} engine threads for {} cores: threads not pinned",
             allowed.len()
         );

@@ -289,7 +289,7 @@ impl Exporter {
         let listener =
             TcpListener::bind(addr).map_err(|source| StartupError::MetricsBind { addr, source })?;
         let addr = listener.local_addr().map_err(StartupError::MetricsAddr)?;
-        eprintln!("rshperf: serving metrics on http://{addr}/metrics");
+        crate::wire::note::note!("rshperf: serving metrics on http://{addr}/metrics");
         let state = Arc::new(State::default());
         let st = state.clone();
         let thread = std::thread::Builder::new()

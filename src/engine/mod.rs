@@ -12,7 +12,6 @@ pub(crate) mod feed;
 pub(crate) mod interrupt;
 pub(crate) mod machine;
 pub(crate) mod metrics;
-pub(crate) mod note;
 pub(crate) mod print;
 pub(crate) mod progress;
 pub(crate) mod reqlog;

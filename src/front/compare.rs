@@ -303,7 +303,7 @@ fn try_compare(opts: &CompareOptions) -> Result<i32, CompareError> {
     }
     let (c, warnings) = comparison(opts)?;
     for w in &warnings {
-        eprintln!("rshperf: compare: warning: {w}");
+        crate::wire::note::note!("rshperf: compare: warning: {w}");
     }
     let out = match opts.format {
         Format::Text => text(&c),
@@ -316,10 +316,10 @@ fn try_compare(opts: &CompareOptions) -> Result<i32, CompareError> {
     };
     if opts.format != Format::Text {
         for f in &c.forced {
-            eprintln!("rshperf: compare: warning: workloads differ (--force): {f}");
+            crate::wire::note::note!("rshperf: compare: warning: workloads differ (--force): {f}");
         }
         for i in &c.invalid {
-            eprintln!("rshperf: compare: warning: {} (--force)", i.text());
+            crate::wire::note::note!("rshperf: compare: warning: {} (--force)", i.text());
         }
     }
     crate::front::subcommand::print_stdout(&out);

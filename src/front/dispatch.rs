@@ -114,7 +114,7 @@ pub(crate) fn dispatch(argv: &[String]) -> Option<i32> {
         let mut known = names();
         known.push("help");
         let meant = habits::subcommand(first, &known)?;
-        eprintln!(
+        crate::wire::note::note!(
             "rshperf: no command '{first}': did you mean `rshperf {meant}`? (`rshperf help` \
              lists the commands)"
         );
@@ -139,7 +139,7 @@ fn help_main(args: &[String]) -> i32 {
                 let meant = habits::subcommand(name, &names())
                     .map(|m| format!("did you mean `rshperf help {m}`? "))
                     .unwrap_or_default();
-                eprintln!(
+                crate::wire::note::note!(
                     "rshperf: help: no command '{name}' ({meant}commands: {})",
                     names().join(", ")
                 );
@@ -147,7 +147,9 @@ fn help_main(args: &[String]) -> i32 {
             }
         },
         _ => {
-            eprintln!("rshperf: help: one command at most (usage: rshperf help [COMMAND])");
+            crate::wire::note::note!(
+                "rshperf: help: one command at most (usage: rshperf help [COMMAND])"
+            );
             1
         }
     }

@@ -585,7 +585,7 @@ pub(crate) fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
         .map_err(crate::model::config::ConfigError::from)?;
     let warnings = check(&inputs)?;
     for w in &warnings {
-        eprintln!("rshperf: merge: {w}");
+        crate::wire::note::note!("rshperf: merge: {w}");
     }
     // A missing or interrupted partition: the merged figures cover part of the
     // workload, so no threshold can be said to hold.
@@ -614,7 +614,7 @@ pub(crate) fn try_merge(opts: &MergeOptions) -> Result<i32, Error> {
         );
     }
     for b in &breached {
-        eprintln!("rshperf: merge: {b}");
+        crate::wire::note::note!("rshperf: merge: {b}");
     }
     Ok(if breached.is_empty() { 0 } else { 3 })
 }

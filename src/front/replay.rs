@@ -182,10 +182,10 @@ pub(crate) fn read_entries(file: &str) -> Result<Vec<Entry>, Error> {
         "line"
     };
     for bad in &parser.shown {
-        eprintln!("rshperf: replay: warning: {file}:{}: {}", bad.line, bad.why);
+        crate::wire::note::note!("rshperf: replay: warning: {file}:{}: {}", bad.line, bad.why);
     }
     if parser.bad > parser.shown.len() as u64 {
-        eprintln!(
+        crate::wire::note::note!(
             "rshperf: replay: warning: {} {what}s of {file} did not parse (the first {} are shown)",
             parser.bad,
             parser.shown.len()
@@ -227,7 +227,7 @@ fn replay(args: &[String]) -> Result<i32, Error> {
     let entries = read_entries(file)?;
     let Schedule { calls, spread } = schedule::build(entries, speed);
     if spread {
-        eprintln!(
+        crate::wire::note::note!(
             "rshperf: replay: {file} has one-second times: the requests of each second \
              are spread evenly over it, in log order"
         );

@@ -140,7 +140,7 @@ pub(crate) fn run_work(cfg: &Config, work: Workload) -> Result<i32, Error> {
         }
     }
     if run.interrupted {
-        eprintln!(
+        crate::wire::note::note!(
             "rshperf: {}",
             interrupted_note(interrupt::signal_name(), info.duration, stats.abandoned)
         );
@@ -187,7 +187,7 @@ pub(crate) fn run_work(cfg: &Config, work: Workload) -> Result<i32, Error> {
             .as_ref()
             .map_or((0, Default::default()), |r| r.held());
         if times > 0 {
-            eprintln!(
+            crate::wire::note::note!(
                 "rshperf: warning: the engines waited {:.1} ms ({times} times) for the \
                  --request-log writer: the figures include the wait (a faster disk or \
                  --request-log-format binary would avoid it)",
@@ -206,7 +206,7 @@ pub(crate) fn run_work(cfg: &Config, work: Workload) -> Result<i32, Error> {
         breached.insert(0, INTERRUPTED_BREACH.to_string());
     }
     for b in &breached {
-        eprintln!("rshperf: {b}");
+        crate::wire::note::note!("rshperf: {b}");
     }
     if let Some(path) = cfg.output().junit() {
         let cases = threshold::junit_cases(cfg.output().fail_on(), &report);
@@ -215,7 +215,7 @@ pub(crate) fn run_work(cfg: &Config, work: Workload) -> Result<i32, Error> {
         failed.extend(r.map_err(named("--junit", path)).err());
     }
     for e in &failed {
-        eprintln!("rshperf: {e}");
+        crate::wire::note::note!("rshperf: {e}");
     }
     if let Some(e) = exporter {
         // The report is out: the last scrapes see the totals it printed.

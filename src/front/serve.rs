@@ -183,7 +183,7 @@ fn serve(opts: ServeOptions) -> Result<i32, Error> {
     }
     let addr = opts.addr;
     let handle = spawn(opts).map_err(|source| ServeError::Listen { addr, source })?;
-    eprintln!("rshperf serve: listening on http://{}/", handle.addr());
+    crate::wire::note::note!("rshperf serve: listening on http://{}/", handle.addr());
     let _ = signals.forever().next();
     handle.stop().map_err(ServeError::Stop)?;
     Ok(0)

@@ -117,7 +117,7 @@ pub(crate) fn run<T: Parser>(args: &[String], body: impl FnOnce(T) -> Result<i32
 /// after printing the error on stderr (`rshperf: …`). Every front end ends here.
 pub(crate) fn exit_status(result: Result<i32, Error>) -> i32 {
     result.unwrap_or_else(|e| {
-        eprintln!("{e}");
+        crate::wire::note::note!("{e}");
         e.exit_code()
     })
 }

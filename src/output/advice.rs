@@ -345,7 +345,7 @@ const REMEDY_STARVED: &str = "run on a quieter machine, or with fewer --threads 
 /// Prints `lines(advice)` on stderr.
 pub(crate) fn print(advice: &[Advice]) {
     for line in lines(advice) {
-        eprintln!("{line}");
+        crate::wire::note::note!("{line}");
     }
 }
 

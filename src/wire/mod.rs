@@ -15,6 +15,7 @@ pub mod http3;
 #[allow(unsafe_code)]
 pub mod net;
 #[allow(unsafe_code)]
+pub(crate) mod note;
 pub(crate) mod nss;
 pub mod quic;
 pub(crate) mod stream;

@@ -592,6 +592,7 @@ fn in_port_namespace(ports: &str, args: &str) -> Option<support::Report> {
     );
     let out = std::process::Command::new("timeout")
         .args(["20", "unshare", "-n", "sh", "-c", &script])
+        .env(support::MACHINE_VAR, support::QUIET_MACHINE)
         .output()
         .expect("run timeout unshare sh");
     assert_eq!(

@@ -546,6 +546,7 @@ print(json.dumps({"env": gh["env"], "steps": runs}))
             .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", body])
             .current_dir(&scratch.0)
             .env("RSHPERF", env!("CARGO_BIN_EXE_rshperf"))
+            .env(support::MACHINE_VAR, support::QUIET_MACHINE)
             .env("PERF_PORT", &port)
             .env("PERF_DIR", "perf")
             .env(

@@ -740,7 +740,8 @@ fn low_descriptor_limit_counts_fd_unavail_and_finishes() {
         .arg(env!("CARGO_BIN_EXE_rshperf"))
         .args(["--server", "127.0.0.1", "--port", &s.port().to_string()])
         .args(["--num-conns", "200", "--rate", "2000", "--timeout", "1"])
-        .arg("--overload=queue");
+        .arg("--overload=queue")
+        .env(support::MACHINE_VAR, support::QUIET_MACHINE);
     let m = run_measured(cmd, Duration::from_secs(20));
     m.assert_complete();
     assert!(m.elapsed < Duration::from_secs(5), "{}", m.all());

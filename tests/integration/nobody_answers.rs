@@ -79,6 +79,7 @@ fn run_against(port: u16, extra: &[&str]) -> (Report, Duration) {
         .args(["--server", "127.0.0.1", "--port", &port])
         .args(["--num-conns", &conns, "--rate", "50", "--timeout", &timeout])
         .args(extra)
+        .env(support::MACHINE_VAR, support::QUIET_MACHINE)
         .output()
         .expect("run timeout rshperf");
     let took = start.elapsed();

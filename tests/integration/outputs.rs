@@ -634,6 +634,7 @@ fn under_pty(args: &[String], stdout_file: &Path) -> (String, Option<i32>) {
     cmd.push_str(&sh_quote(&stdout_file.display().to_string()));
     let out = Command::new("script")
         .args(["-qec", &cmd, "/dev/null"])
+        .env(support::MACHINE_VAR, support::QUIET_MACHINE)
         .stdin(Stdio::null())
         .output()
         .expect("run script");

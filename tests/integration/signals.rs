@@ -256,7 +256,8 @@ fn under_timeout(sig: &str, preserve: bool, args: &[String]) -> Running {
         cmd.arg("--preserve-status");
     }
     cmd.args(["-s", sig, "600", env!("CARGO_BIN_EXE_rshperf")])
-        .args(args);
+        .args(args)
+        .env(support::MACHINE_VAR, support::QUIET_MACHINE);
     Running::start(cmd)
 }
 
@@ -445,6 +446,7 @@ fn a_ctrl_c_on_a_terminal_prints_the_report() {
     let mut script = Running::collecting(
         Command::new("script")
             .args(["-qfec", &cmd, "/dev/null"])
+            .env(support::MACHINE_VAR, support::QUIET_MACHINE)
             .stdin(Stdio::piped())
             .stderr(Stdio::null()),
     );

@@ -8,7 +8,7 @@
 use std::process::{Child, Command, Stdio};
 
 use crate::support::server::{Behavior, Server};
-use crate::support::Report;
+use crate::support::{self, Report};
 
 /// Starts rshperf against `server` with `args` and `--threads threads`.
 fn spawn(server: &Server, threads: &str, args: &[&str]) -> Child {
@@ -21,6 +21,7 @@ fn spawn(server: &Server, threads: &str, args: &[&str]) -> Child {
         ])
         .args(args)
         .args(["--threads", threads])
+        .env(support::MACHINE_VAR, support::QUIET_MACHINE)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -221,7 +221,7 @@ impl Events<Tagged> for Sink<'_, '_> {
             o.done(tag.call.id, r.header_bytes, r.content_bytes, r.footer_bytes);
         }
         if self.ctx.debug > 0 {
-            crate::engine::note::note!(
+            crate::wire::note::note!(
                 "rshperf: connection {}: stream reply {} ({} content bytes)",
                 self.conn.index(),
                 r.status,
@@ -263,7 +263,7 @@ impl Events<Tagged> for Sink<'_, '_> {
             o.abort(tag.call.id);
         }
         if self.ctx.debug > 0 {
-            crate::engine::note::note!(
+            crate::wire::note::note!(
                 "rshperf: connection {}: stream reset by the server (error code {code:#x})",
                 self.conn.index()
             );
@@ -414,7 +414,7 @@ impl<S: Transport> Conn<S> {
                     ctx.stats.http2.http1_answers += 1;
                 }
                 if ctx.debug > 0 {
-                    crate::engine::note::note!(
+                    crate::wire::note::note!(
                         "rshperf: connection {}: HTTP/2 error: {} (code {:#x})",
                         self.id.index(),
                         e.reason,

@@ -64,7 +64,7 @@ pub(crate) fn choose_with(
     }
     if cfg.request().http_version() == HttpVersion::V3 {
         if verbose {
-            crate::engine::note::note!("rshperf: --io {}: HTTP/3 runs on epoll", asked.name());
+            crate::wire::note::note!("rshperf: --io {}: HTTP/3 runs on epoll", asked.name());
         }
         return Ok(Kind::Epoll);
     }
@@ -73,7 +73,7 @@ pub(crate) fn choose_with(
         (Err(r), Io::Uring) => Err(StartupError::IoRefused(r)),
         (Err(r), _) => {
             if verbose {
-                crate::engine::note::note!("rshperf: --io auto: using epoll: {r}");
+                crate::wire::note::note!("rshperf: --io auto: using epoll: {r}");
             }
             Ok(Kind::Epoll)
         }

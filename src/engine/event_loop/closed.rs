@@ -341,7 +341,7 @@ impl Engine<'_> {
         for _ in 0..ended {
             state.ended += 1;
             if every > 0 && state.ended % every == 0 {
-                crate::engine::note::note!("Completed {} requests", state.ended);
+                crate::wire::note::note!("Completed {} requests", state.ended);
             }
         }
     }

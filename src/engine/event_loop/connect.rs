@@ -357,7 +357,7 @@ impl Engine<'_> {
             } else {
                 ""
             };
-            crate::engine::note::note!(
+            crate::wire::note::note!(
                 "rshperf: TLS handshake failed: {reason} (further failures are only counted{remedy})"
             );
         }

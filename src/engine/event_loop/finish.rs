@@ -35,7 +35,7 @@ impl<'c> Engine<'c> {
                 srv.errors[kind.index()] += 1;
             }
             if self.cfg.output().debug() > 0 {
-                crate::engine::note::note!("rshperf: connection {} failed: {kind:?}", id.index());
+                crate::wire::note::note!("rshperf: connection {} failed: {kind:?}", id.index());
             }
         }
         self.stats.ends_mut().on_end(fail.is_some(), conn.replies);

@@ -97,7 +97,7 @@ pub(super) fn call_uri(sessions: &mut Table<Session>, owner: Owner, what: CallRe
 /// Prints a limit warning once per run (all engines).
 fn warn_once(flag: &AtomicBool, text: &str) {
     if !flag.swap(true, Ordering::Relaxed) {
-        crate::engine::note::note!("rshperf: warning: --wsesspage: {text} (reported once)");
+        crate::wire::note::note!("rshperf: warning: --wsesspage: {text} (reported once)");
     }
 }
 
@@ -159,7 +159,7 @@ impl Engine<'_> {
                     uris.add(out);
                 }
                 Err(Skip::OtherServer) if verbose => {
-                    crate::engine::note::note!("rshperf: ignoring absolute URI `{reference}'");
+                    crate::wire::note::note!("rshperf: ignoring absolute URI `{reference}'");
                 }
                 Err(_) => {}
             }

@@ -161,7 +161,7 @@ impl<'c> Engine<'c> {
         }
         self.tally.stop(&self.stats);
         if self.cfg.output().debug() > 0 && self.nap.taken > 0 {
-            crate::engine::note::note!(
+            crate::wire::note::note!(
                 "rshperf: {} naps in {} poll turns",
                 self.nap.taken,
                 self.iteration
@@ -169,7 +169,7 @@ impl<'c> Engine<'c> {
         }
         if self.cfg.output().debug() > 0 {
             let s = &self.bufs.send;
-            crate::engine::note::note!(
+            crate::wire::note::note!(
                 "rshperf: buffer pool: {} send queues made, at most {} in use, {} idle",
                 s.made(),
                 s.peak_out(),

@@ -67,7 +67,7 @@ impl<'c> Engine<'c> {
                     self.stats.connect_timeouts += 1;
                 }
                 if self.cfg.output().debug() > 0 {
-                    crate::engine::note::note!("rshperf: connection {} timed out", id.index());
+                    crate::wire::note::note!("rshperf: connection {} timed out", id.index());
                 }
                 self.finish(id, fail, now);
             }

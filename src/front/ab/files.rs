@@ -138,9 +138,9 @@ impl Watcher {
 impl CallObserver for Watcher {
     fn completed(&mut self, _target: usize, start: Instant, times: &CallTimes, status: u16) {
         if self.verbosity >= 2 && status / 100 != 2 {
-            println!("WARNING: Response code not 2xx ({status})");
+            crate::wire::note::say!("WARNING: Response code not 2xx ({status})");
         } else if self.verbosity >= 3 {
-            println!("LOG: Response code = {status}");
+            crate::wire::note::say!("LOG: Response code = {status}");
         }
         if let Some(g) = self.gnuplot.as_mut() {
             let r = g.row(start, times);

@@ -387,7 +387,7 @@ fn print_end<W: Write>(
     match b.tool {
         Tool::Ab => {
             if beat > 0 {
-                eprintln!("Finished {ended} requests");
+                crate::wire::note::note!("Finished {ended} requests");
             } else {
                 let _ = writeln!(out, "..done");
             }

@@ -99,7 +99,7 @@ impl EventLog {
                 };
                 if let Err(e) = written {
                     if !self.failed {
-                        eprintln!("rshperf serve: --event-log: lines lost: {e}");
+                        crate::wire::note::note!("rshperf serve: --event-log: lines lost: {e}");
                     }
                     self.failed = true;
                 }

@@ -141,7 +141,7 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     let fixed = partition::schedule(sweep, &work, SystemTime::now())?;
     if let Some(slots) = &fixed {
         let (i, n) = sweep.base.load().partition();
-        eprintln!(
+        crate::wire::note::note!(
             "rshperf sweep: partition {i}/{n}: {} steps at fixed moments{}; merge the \
              partitions' --json documents with rshperf merge",
             slots.len(),
@@ -186,7 +186,7 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
             Some(t) => {
                 let late = unix_now() - t;
                 if late > LATE_START_S {
-                    eprintln!(
+                    crate::wire::note::note!(
                         "rshperf: warning: step {number} at {} {unit} starts {late:.3} s \
                          late: the step before it overran its moment (raise --cool-down)",
                         table::short(rate)
@@ -200,14 +200,14 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         out.line(&table::row(&step, o.output_fmt))
             .map_err(write_err)?;
         for a in &step.advice {
-            eprintln!(
+            crate::wire::note::note!(
                 "rshperf: warning: at {} {unit}: {}",
                 table::short(rate),
                 a.text
             );
         }
         if show {
-            eprintln!(
+            crate::wire::note::note!(
                 "rshperf sweep: step {} at {} {unit}: {} (achieved {:.1} %, p99 {:.3} ms, {} errors)",
                 steps.len() + 1,
                 table::short(rate),
@@ -238,7 +238,7 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     }
     out.line(&last).map_err(write_err)?;
     if out.file.is_some() {
-        println!("{last}");
+        crate::wire::note::say!("{last}");
     }
     let params = o.parameters(Facts {
         num_conns: sweep.base.load().num_conns(),

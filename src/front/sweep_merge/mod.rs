@@ -193,7 +193,7 @@ fn merge_step(rules: &Rules, docs: &[(String, Value)], j: usize) -> Result<Step,
         inputs.push(Input::from_json(&format!("{file} step {}", j + 1), run)?);
     }
     for w in merge::check(&inputs)? {
-        eprintln!("rshperf: merge: step {}: {w}", j + 1);
+        crate::wire::note::note!("rshperf: merge: step {}: {w}", j + 1);
     }
     let merged = merge::merge(&inputs)?;
     let report = merged.report();
@@ -234,10 +234,10 @@ fn merge_step(rules: &Rules, docs: &[(String, Value)], j: usize) -> Result<Step,
 fn merge_sweeps(docs: &[(String, Value)], opts: &MergeOptions) -> Result<(), Error> {
     let (rules, params, warnings) = check(docs)?;
     for w in warnings {
-        eprintln!("rshperf: merge: {w}");
+        crate::wire::note::note!("rshperf: merge: {w}");
     }
     let files: Vec<&str> = docs.iter().map(|(f, _)| f.as_str()).collect();
-    eprintln!(
+    crate::wire::note::note!(
         "rshperf merge: {} partitions of {}: {}",
         docs.len(),
         rules.command,
