@@ -30,10 +30,11 @@ Endpoints (a bad parameter gets 400 naming it and the parameters that exist):
 
 --event-log FILE (or SSE_EVENT_LOG): the server's own clock for each stream, kept in
 memory and written at exit (SIGTERM, SIGINT): CSV `stream,event,monotonic_ns,time_ns,
-tag`, one line per request received (event `request`), per event written (its index
-from 0), per `[DONE]` (`done`) and per cut (`cut`); time.monotonic_ns() and
-time.time_ns() taken just before the bytes are handed to uvicorn, which writes them to
-the socket in the same step of the event loop. `tag` is the request's `tag` query
+tag`, one line per request received (event `request`: when uvicorn handed its parsed
+head to the app), per event written (its index from 0), per `[DONE]` (`done`) and
+per cut (`cut`); time.monotonic_ns() and time.time_ns() taken just before the bytes
+are handed to uvicorn, which writes them to the socket in the same step of the event
+loop. `tag` is the request's `tag` query
 parameter (empty without one), so one log can hold several runs.
 """
 
@@ -75,10 +76,12 @@ class BadParam(Exception):
     """A query parameter or body field that is not a valid value."""
 
 
-def record(stream, event, tag):
-    """Appends one row of the event log, by the server's clocks, when logging."""
+def record(stream, event, tag, at=None):
+    """Appends one row of the event log, by the server's clocks (now, or `at`: a
+    (monotonic_ns, time_ns) pair taken earlier), when logging."""
     if LOG_PATH is not None:
-        LOG_ROWS.append((stream, event, time.monotonic_ns(), time.time_ns(), tag))
+        mono, wall = at if at is not None else (time.monotonic_ns(), time.time_ns())
+        LOG_ROWS.append((stream, event, mono, wall, tag))
 
 
 def write_log():
@@ -127,15 +130,15 @@ def payload(i, size):
     return json.dumps({"event": i, "text": "a" * pad}, separators=(",", ":"))
 
 
-def begin(tag):
-    """A new stream's number, counted in flight, its receipt logged; returns (stream,
-    streams already in flight)."""
+def begin(request, tag):
+    """A new stream's number, counted in flight, its receipt logged (when `receipt`
+    saw the request); returns (stream, streams already in flight)."""
     global ACTIVE, NEXT_STREAM
     stream = NEXT_STREAM
     NEXT_STREAM += 1
     before = ACTIVE
     ACTIVE += 1
-    record(stream, "request", tag)
+    record(stream, "request", tag, request.scope.get("sse_receipt"))
     return stream, before
 
 
@@ -168,7 +171,7 @@ async def stream(request: Request):
     except BadParam as e:
         return PlainTextResponse(f"{e}\n", status_code=400)
     tag = q.get("tag", "")
-    sid, _ = begin(tag)
+    sid, _ = begin(request, tag)
     t0 = asyncio.get_running_loop().time()
 
     async def items():
@@ -222,7 +225,7 @@ async def chat(request: Request):
     except BadParam as e:
         return PlainTextResponse(f"{e}\n", status_code=400)
     tag = q.get("tag", "")
-    sid, before = begin(tag)
+    sid, before = begin(request, tag)
     t0 = asyncio.get_running_loop().time()
     first += per_active * before
     cid = f"chatcmpl-{sid}"
@@ -313,7 +316,20 @@ async def lifespan(_app):
     write_log()
 
 
-app = Starlette(
+def receipt(inner):
+    """The ASGI app uvicorn runs: notes in each request's scope when uvicorn handed
+    it over (its head parsed, before Starlette's routing and the request body), the
+    `request` row's time, then runs `inner`."""
+
+    async def outer(scope, receive, send):
+        if scope["type"] == "http":
+            scope["sse_receipt"] = (time.monotonic_ns(), time.time_ns())
+        await inner(scope, receive, send)
+
+    return outer
+
+
+starlette_app = Starlette(
     lifespan=lifespan,
     routes=[
         Route("/", health),
@@ -321,6 +337,7 @@ app = Starlette(
         Route("/v1/chat/completions", chat, methods=["POST"]),
     ]
 )
+app = receipt(starlette_app)
 
 
 def main():
