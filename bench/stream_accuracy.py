@@ -22,7 +22,8 @@ event's passage through the proxy (nginx or caddy) and the loopback both ways; t
 gaps are measured between two writes on the server and two reads on the client, so
 a constant delay cancels out and only its variation shows.
 
-Prints one markdown row per run and figure and a last line `STREAM_ACCURACY PASS`
+Prints one markdown row per run and figure, then per version and figure the medians
+over the rounds and how many rounds passed, and a last line `STREAM_ACCURACY PASS`
 or `STREAM_ACCURACY FAIL (n of m figures outside)`; exit status 0 either way (1
 for unreadable input).
 """
@@ -53,6 +54,13 @@ def server_figures(rows):
     return sorted(gaps), sorted(firsts)
 
 
+def median(xs):
+    """The median of a non-empty list."""
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
 def main(argv):
     if len(argv) != 3:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
@@ -65,6 +73,8 @@ def main(argv):
     print("| round | version | figure | quantile | server ms | rshperf ms | diff | verdict |")
     print("|---|---|---|---|---|---|---|---|")
     total = bad = 0
+    # (version, figure, quantile) -> [(server, rshperf, ok)] over the rounds.
+    per = defaultdict(list)
     with open(runs_path) as f:
         for line in f:
             rnd, version, tag, json_path = line.rstrip("\n").split("\t")
@@ -87,10 +97,23 @@ def main(argv):
                     ok = abs(diff) <= max(REL * s, ABS_MS)
                     total += 1
                     bad += not ok
+                    per[(version, name, qname)].append((s, c, ok))
                     print(
                         f"| {rnd} | {version} | {name} | {qname} | {s:.3f} | {c:.3f} | "
                         f"{diff * 1000:+.0f} us ({diff / s * 100:+.2f} %) | {'pass' if ok else 'FAIL'} |"
                     )
+    print()
+    print("Medians over the rounds (server's and rshperf's each), and the rounds that passed:")
+    print()
+    print("| version | figure | quantile | server ms | rshperf ms | diff | rounds within 2 % or 100 us |")
+    print("|---|---|---|---|---|---|---|")
+    for (version, name, qname), xs in per.items():
+        s = median([x[0] for x in xs])
+        c = median([x[1] for x in xs])
+        print(
+            f"| {version} | {name} | {qname} | {s:.3f} | {c:.3f} | {(c - s) * 1000:+.0f} us "
+            f"({(c - s) / s * 100:+.2f} %) | {sum(x[2] for x in xs)} of {len(xs)} |"
+        )
     if bad:
         print(f"STREAM_ACCURACY FAIL ({bad} of {total} figures outside 2 % or 100 us)")
     else:

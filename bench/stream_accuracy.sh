@@ -6,7 +6,8 @@
 #
 # Starts scripts/sse.sh (scripts/sse_server.py under uvicorn, behind nginx for
 # HTTP/1.1, h2c and h2, behind caddy for HTTP/3) with its event log, then runs, in
-# $ROUNDS rounds whose order of versions rotates, for each version:
+# $ROUNDS rounds whose order of versions rotates, for each version (and for
+# h1-direct, HTTP/1.1 straight to uvicorn, the control without a proxy):
 #   rshperf --server 127.0.0.1 --port P [--http-version 2 [--ssl] | 3] \
 #     --uri '/stream?events=200&gap_ms=10&first_ms=20&done=1&tag=rR-V' \
 #     --stream sse --num-conns 50 --rate 25 --timeout 10 --json DIR/rR-V.json
@@ -48,7 +49,9 @@ bash "$root/scripts/sse.sh" start
 trap 'bash "$root/scripts/sse.sh" stop >/dev/null 2>&1 || true' EXIT
 
 # Each version: its name and the options that reach it.
+# h1-direct, straight to uvicorn, is the control: the same client with no proxy.
 versions=(
+  "h1-direct|--port $SSE_PORT"
   "h1|--port $((SSE_PORT + 1))"
   "h2c|--port $((SSE_PORT + 2)) --http-version 2"
   "h2|--port $((SSE_PORT + 3)) --http-version 2 --ssl"
