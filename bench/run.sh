@@ -40,6 +40,11 @@
 #             PACE5000 SYN schedule deviation (as root, with tcpdump); SYS system
 #             calls per connection (strace -c -f, 2,000/s x 4,000).
 #             bench/uring_summary.py prints the medians and the ratios.
+#   --stream-accuracy-only run only the STREAM row: bench/stream_accuracy.sh
+#             (50 streams x 200 events 10 ms apart over HTTP/1.1, h2c, h2 and
+#             HTTP/3 from the real server of scripts/sse.sh, 3 rounds; rshperf's
+#             gap and first-event p50/p90/p99 against the server's own event log,
+#             PASS within 2 % or 100 us), its outputs in DIR/stream-accuracy
 #   --out DIR raw outputs (default /tmp/rshperf-bench)
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
@@ -120,6 +125,7 @@ URING_NC_N=${URING_NC_N:-12000}
 URING_KA_N=${URING_KA_N:-200000}
 URING_OVL=${URING_OVL:-1}
 SWEEP_ONLY=0
+STREAM_ACC_ONLY=0
 SWEEP_ROUNDS=${SWEEP_ROUNDS:-1}
 CR_RATE=${CR_RATE:-5000}
 CR_S=${CR_S:-10}
@@ -144,11 +150,16 @@ while [ $# -gt 0 ]; do
     --reqlog-only) RL_ONLY=1; CR_ONLY=1 ;;
     --uring-only) URING_ONLY=1 ;;
     --sweep-only) SWEEP_ONLY=1 ;;
+    --stream-accuracy-only) STREAM_ACC_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
 done
+# The STREAM row starts its own servers (scripts/sse.sh): nothing below is needed.
+if [ $STREAM_ACC_ONLY = 1 ]; then
+  exec bash "$here/stream_accuracy.sh" --out "$OUT/stream-accuracy"
+fi
 HOST=127.0.0.1
 # shellcheck source=scripts/ports.sh
 . "$root/scripts/ports.sh"

@@ -53,6 +53,8 @@ cmd=${1:-start}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/ports.sh
 . "$here/ports.sh"
+# shellcheck source=scripts/certs.sh
+. "$here/certs.sh"
 dir=$NGINX_DIR
 http_port=$HTTP_PORT
 tls_port=$TLS_PORT
@@ -211,22 +213,6 @@ PAGE
   printf '<html><body>frame g</body></html>\n' > "$html/page/g.html"
 }
 
-# A CA (ca.crt) and a server certificate it signed (tls.crt: localhost, 127.0.0.1 and
-# ::1), so that --ssl-verify --ssl-ca-file ca.crt has something to verify.
-certificate() {
-  [ -f "$dir/ca.crt" ] && [ -f "$dir/tls.crt" ] && [ -f "$dir/tls.key" ] && return
-  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=rshperf test CA" \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
-    -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
-  openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
-    -keyout "$dir/tls.key" -out "$dir/tls.csr" 2>/dev/null
-  printf '%s\n' 'basicConstraints=CA:FALSE' 'extendedKeyUsage=serverAuth' \
-    'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1' > "$dir/tls.ext"
-  openssl x509 -req -in "$dir/tls.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
-    -CAcreateserial -days 3650 -extfile "$dir/tls.ext" -out "$dir/tls.crt" 2>/dev/null
-  rm -f "$dir/tls.csr" "$dir/tls.ext"
-}
-
 config() {
   # nginx 1.25.1 moved HTTP/2 from a listen parameter to the http2 directive.
   local version h2_listen=" http2" h2_on="" v6_listen="" log="access_log off;"
@@ -305,7 +291,7 @@ case "$cmd" in
 config)
   mkdir -p "$dir/tmp"
   documents
-  certificate
+  certificate "$dir"
   config
   echo "$dir/nginx.conf"
   ;;
@@ -320,7 +306,7 @@ start)
   clashes || exit 1
   mkdir -p "$dir/tmp"
   documents
-  certificate
+  certificate "$dir"
   config
   if running; then
     # (quiet unless it fails: it notes "signal process started" on stderr)

@@ -41,6 +41,7 @@ mod serve;
 mod serve_stream;
 mod sessions;
 mod signals;
+mod sse_real;
 mod stream_mux;
 mod stream_run;
 mod support;
