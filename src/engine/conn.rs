@@ -1005,6 +1005,12 @@ impl<S: Transport> Conn<S> {
 }
 
 impl<S> Conn<S> {
+    /// Whether the reply of the first call in flight has begun (HTTP/1.x: its status
+    /// line arrived): that call is being answered, not waiting for an answer.
+    pub(crate) fn reply_begun(&self) -> bool {
+        self.h2.is_none() && self.h3.is_none() && self.parser.status_seen()
+    }
+
     /// Ends the streams being received (HTTP/1.x: the reply's; HTTP/2 and HTTP/3:
     /// every open stream's), if any, at `now`: the connection ended before their
     /// replies did, or the run stopped (`open_at_end`).

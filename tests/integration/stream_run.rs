@@ -436,3 +436,43 @@ fn partitions_of_a_streaming_run_merge_to_the_single_run() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Streams still running when `--runtime` ends the run are open at the end: not cut,
+/// not empty (even those with no event yet), and not calls the server left
+/// unanswered.
+#[test]
+fn streams_open_at_the_end_are_neither_empty_nor_unanswered() {
+    let h = server(None);
+    // 4 streams: their first event after 300 ms, then one every 5 s; the run stops
+    // at 2 s, so each has exactly one event, the second never came.
+    let (r, doc) = run_json(
+        &h,
+        &[
+            "--uri",
+            "/stream?events=5&first=300ms&gap=5s&size=8",
+            "--stream",
+            "sse",
+            "--num-conns",
+            "4",
+            "--rate",
+            "100",
+            "--runtime",
+            "2",
+            "--timeout",
+            "10",
+        ],
+    );
+    h.stop().expect("stop");
+    assert_eq!(int(&doc, "/stream/streams"), 4, "{}", r.text);
+    assert_eq!(int(&doc, "/stream/events"), 4);
+    assert_eq!(int(&doc, "/stream/open_at_end"), 4);
+    assert_eq!(int(&doc, "/stream/cut"), 0);
+    assert_eq!(int(&doc, "/stream/empty"), 0);
+    assert_eq!(int(&doc, "/unanswered"), 0, "{}", r.text);
+    let findings = doc["findings"].as_array().expect("findings");
+    assert!(
+        findings.iter().all(|f| f["finding"] != "unanswered"),
+        "{findings:?}"
+    );
+    assert!(!r.stderr.contains("unanswered"), "{}", r.stderr);
+}

@@ -323,13 +323,13 @@ mod tests {
             (1, 1, 1, 1)
         );
         assert_eq!((stats.done, stats.empty, stats.open_at_end), (0, 0, 0));
-        // Open when the run stopped: not cut, and an empty stream.
+        // Open when the run stopped: not cut, and not empty (it had not ended).
         let mut scan = StreamScan::start(&s, None, t0).expect("a stream");
         scan.feed(b"{", ms(t0, 5), &mut stats);
         scan.end(false, true, ms(t0, 10), &mut stats);
         assert_eq!(
             (stats.streams, stats.cut, stats.empty, stats.open_at_end),
-            (2, 1, 1, 1)
+            (2, 1, 0, 1)
         );
         assert_eq!(stats.duration.len(), 1, "no duration without an event");
     }

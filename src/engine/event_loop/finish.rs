@@ -87,7 +87,8 @@ impl<'c> Engine<'c> {
     /// its lifetime up to the end, so that httperf's figures (Connection time,
     /// Connection length) count every reply's connection, as they do in httperf,
     /// whose run ends only once every connection is closed. Its unanswered calls are
-    /// counted with how long they had waited (from their scheduled or issue time);
+    /// counted with how long they had waited (from their scheduled or issue time) —
+    /// not a call whose reply had begun (an HTTP/1.x stream or slow body under way);
     /// on a `--call-rate` pool connection they are the pool's abandoned calls. The
     /// sockets close when the engine is dropped.
     pub(super) fn abandon_open(&mut self, end: Instant) {
@@ -101,10 +102,14 @@ impl<'c> Engine<'c> {
                 stats.on_lifetime(end.saturating_duration_since(conn.started));
             }
             let pool = matches!(conn.owner, Owner::Pool { .. });
+            // A reply under way (a long stream, a slow body) is not unanswered.
+            let begun = conn.reply_begun();
             let calls: Vec<_> = conn.drain_calls().collect();
-            for call in &calls {
+            for (i, call) in calls.iter().enumerate() {
                 let waited = end.saturating_duration_since(call.due);
-                stats.ends_mut().on_unanswered(us(waited));
+                if !(i == 0 && begun) {
+                    stats.ends_mut().on_unanswered(us(waited));
+                }
                 if pool {
                     stats.pool.on_abandoned(waited);
                 }

@@ -151,7 +151,8 @@ impl StreamStats {
         self.done += u64::from(e.done);
         self.cut += u64::from(e.cut && !e.open_at_end);
         self.stalled += u64::from(e.stalled);
-        self.empty += u64::from(e.events == 0);
+        // A stream the run stopped had not ended: no event yet is not an empty stream.
+        self.empty += u64::from(e.events == 0 && !e.open_at_end);
         self.after_done += e.after_done;
         self.open_at_end += u64::from(e.open_at_end);
         if let Some(d) = e.duration {
@@ -197,7 +198,7 @@ mod tests {
             (a.streams, a.events, a.data_bytes, a.done, a.cut, a.stalled),
             (2, 2, 12, 1, 0, 1)
         );
-        assert_eq!((a.empty, a.after_done, a.open_at_end), (1, 1, 1));
+        assert_eq!((a.empty, a.after_done, a.open_at_end), (0, 1, 1));
         assert_eq!(
             (a.first_event.len(), a.gap.len(), a.duration.len()),
             (1, 1, 1)

@@ -166,6 +166,16 @@ fn protocol_remedy(cfg: &Config, st: &Stats, target: &str) -> String {
              --ssl-ca-file FILE (scripts/nginx.sh prints its CA's path), or leave out \
              --ssl-verify"
         )
+    } else if st.responses > 0 {
+        let (n, lines, them) = match st.responses {
+            1 => ("the".to_string(), "status line", "it"),
+            n => (n.to_string(), "status lines", "them"),
+        };
+        format!(
+            "{n} {lines} arrived, then {target} ended the connection before the reply \
+             ended: it cut {them} short (with --stream, the Stream line counts the cut \
+             streams)"
+        )
     } else if cfg.tls().enabled() {
         format!("did the TLS handshake fail? is {target} a TLS port (--ssl, https://)?")
     } else {
@@ -347,6 +357,23 @@ mod tests {
             texts(&cfg, &work, &run)[0].1,
             "all 2 connections reset (connreset) — does localhost:8443 speak HTTP? a TLS port \
              needs --ssl (or an https:// URL)"
+        );
+        // Status lines came: the server speaks HTTP and cut the replies short.
+        let mut st = failing(3, &[(ErrorKind::Other, 3)]);
+        st.responses = 3;
+        assert_eq!(
+            texts(&cfg, &work, &RunResult::of(st, 0.1))[0].1,
+            "all 3 connections failed (other) — 3 status lines arrived, then localhost:8443 \
+             ended the connection before the reply ended: it cut them short (with --stream, \
+             the Stream line counts the cut streams)"
+        );
+        let mut st = failing(1, &[(ErrorKind::ConnReset, 1)]);
+        st.responses = 1;
+        assert_eq!(
+            texts(&cfg, &work, &RunResult::of(st, 0.1))[0].1,
+            "the connection was reset (connreset) — the status line arrived, then \
+             localhost:8443 ended the connection before the reply ended: it cut it short \
+             (with --stream, the Stream line counts the cut streams)"
         );
         // One connection, and a mix in which the dominant error is a passive one.
         let run = RunResult::of(failing(1, &[(ErrorKind::ConnRefused, 1)]), 0.01);
