@@ -9,6 +9,8 @@
 //! before the next, and the sweep. Called by `crate::run` for `rshperf sweep`.
 
 pub(crate) mod args;
+pub(crate) mod levels;
+pub(crate) mod one_run;
 pub(crate) mod partition;
 pub(crate) mod plan;
 pub(crate) mod rules;
@@ -155,7 +157,34 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     }
     let mut slots = fixed.clone().map(Vec::into_iter);
     let mut starts = Vec::new();
-    loop {
+    let mut one = None;
+    if o.in_one_run {
+        let (_, text) = one_run::config(sweep)?;
+        eprintln!("rshperf sweep: the walk in one run: --rate-profile {text}");
+        let run = one_run::run(sweep, exporter.as_ref())?;
+        for a in &run.advice {
+            eprintln!("rshperf: warning: in the run: {}", a.text);
+        }
+        for step in &run.steps {
+            out.line(&table::row(step, o.output_fmt))
+                .map_err(write_err)?;
+            for a in &step.advice {
+                eprintln!(
+                    "rshperf: warning: at {} {unit}: {}",
+                    table::short(step.rate),
+                    a.text
+                );
+            }
+            planner.record(step.rate, step.verdict, None);
+            starts.push(None);
+        }
+        if run.interrupted {
+            cut_short = run.levels.get(run.steps.len()).map(|l| l.rate);
+        }
+        steps = run.steps.clone();
+        one = Some(run);
+    }
+    while !o.in_one_run {
         let (rate, at) = match &mut slots {
             Some(it) => match it.next() {
                 Some(slot) => (slot.rate, Some(slot.start)),
@@ -230,6 +259,9 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         None => format!("precision {} %", table::short(o.precision)),
     });
     let mut last = table::conclusion(&outcome, &steps, unit, o.high_rate, search.as_deref());
+    if let Some(run) = &one {
+        last.push_str(&format!(" [one run: --rate-profile {}]", run.profile));
+    }
     if let Some(rate) = cut_short {
         last.push_str(&format!(
             " (interrupted before the step at {} {unit})",
@@ -253,6 +285,9 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         }
         doc["argv"] = json!(sweep.argv);
         start_members(&mut doc, &starts);
+        if let Some(run) = &one {
+            one_run_members(&mut doc, run);
+        }
         json::write_value_to(dest, &doc).map_err(|source| OutputError::File {
             option: "--json",
             path: dest.clone(),
@@ -300,6 +335,22 @@ fn start_members(doc: &mut Value, starts: &[Option<f64>]) {
     }
 }
 
+/// What a sweep in one run adds to its document: `in_one_run`, the `profile` it ran,
+/// the run's document (`run`; each step's `run` is null), and each step's window in
+/// the run (`start_s`, `end_s`) with the seconds it was judged from.
+fn one_run_members(doc: &mut Value, run: &one_run::OneRun) {
+    doc["in_one_run"] = json!(true);
+    doc["profile"] = json!(run.profile);
+    doc["run"] = run.doc.clone().unwrap_or(Value::Null);
+    if let Some(list) = doc["steps"].as_array_mut() {
+        for (s, level) in list.iter_mut().zip(&run.levels) {
+            s["start_s"] = json!(level.start);
+            s["end_s"] = json!(level.end);
+            s["judged_seconds"] = json!(levels::judged_seconds(level));
+        }
+    }
+}
+
 /// The sweep's parameters as (name, value) text, for the page.
 fn parameters(o: &Parameters) -> Vec<(String, String)> {
     let mut p = vec![
@@ -322,6 +373,15 @@ fn parameters(o: &Parameters) -> Vec<(String, String)> {
             "search (--find-max) precision".into(),
             format!("{} %", o.precision_pct),
         )),
+    }
+    if let (true, Some(step), Some(t)) = (o.in_one_run, o.rate_step, o.const_test_time_s) {
+        p.push((
+            "run".into(),
+            format!(
+                "one run, every level judged from its seconds: --rate-profile {}",
+                levels::profile_text(o.low_rate, o.high_rate, step, t, o.stop_after_step)
+            ),
+        ));
     }
     match (o.const_test_time_s, o.num_conns) {
         (Some(t), _) => p.push(("seconds per step".into(), table::short(t))),
