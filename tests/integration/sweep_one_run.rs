@@ -133,6 +133,18 @@ fn one_run_finds_the_walks_knee_level_by_level() {
         "the page does not say it was one run"
     );
     assert_eq!(page.matches("<svg").count(), 4);
+    // One run has no partitions to merge.
+    let out = run(&["merge", &json.path]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "rshperf: merge: {}: a sweep in one run (--in-one-run) has no partitions to \
+             merge; merge the --json documents of its profile's partitioned runs (rshperf \
+             --rate-profile … --partition I/N) instead\n",
+            json.path
+        )
+    );
 }
 
 #[test]

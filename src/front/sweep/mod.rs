@@ -4,7 +4,9 @@
 //! after another (`step`, through `execute::execute`) at the rates the `plan` picks
 //! (the walk or `--find-max`), print each step's table row as soon as it is known
 //! (`table`), the step's warnings and, on a terminal, a progress line on stderr, then
-//! the conclusion, the `--json` document and the `--html` page. SIGINT and SIGTERM,
+//! the conclusion, the `--json` document and the `--html` page. With `--in-one-run`
+//! the walk is one profiled run instead (`one_run`, its levels judged by `levels`),
+//! whose levels become the steps of the same table, document and page. SIGINT and SIGTERM,
 //! caught from the start (`runner::catch_signals`), end the step that runs or the wait
 //! before the next, and the sweep. Called by `crate::run` for `rshperf sweep`.
 
@@ -183,74 +185,77 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         }
         steps = run.steps.clone();
         one = Some(run);
-    }
-    while !o.in_one_run {
-        let (rate, at) = match &mut slots {
-            Some(it) => match it.next() {
-                Some(slot) => (slot.rate, Some(slot.start)),
-                None => break,
-            },
-            None => match planner.next() {
-                Some(r) if o.stop_after_step.is_none_or(|k| steps.len() < k as usize) => (r, None),
-                _ => break,
-            },
-        };
-        // SIGINT/SIGTERM (caught since `sweep_main`) end the wait, and the sweep.
-        match at {
-            Some(t) => {
-                interrupt::sleep(Duration::from_secs_f64((t - unix_now()).max(0.0)));
-            }
-            None if !steps.is_empty() && o.cool_down > 0.0 => {
-                interrupt::sleep(Duration::from_secs_f64(o.cool_down));
-            }
-            None => {}
-        }
-        if interrupt::caught() {
-            cut_short = Some(rate);
-            break;
-        }
-        let number = u32::try_from(steps.len() + 1).unwrap_or(u32::MAX);
-        let metrics = exporter.as_ref().map(|e| (e, number));
-        let step = match at {
-            Some(t) => {
-                let late = unix_now() - t;
-                if late > LATE_START_S {
-                    eprintln!(
-                        "rshperf: warning: step {number} at {} {unit} starts {late:.3} s \
-                         late: the step before it overran its moment (raise --cool-down)",
-                        table::short(rate)
-                    );
+    } else {
+        loop {
+            let (rate, at) = match &mut slots {
+                Some(it) => match it.next() {
+                    Some(slot) => (slot.rate, Some(slot.start)),
+                    None => break,
+                },
+                None => match planner.next() {
+                    Some(r) if o.stop_after_step.is_none_or(|k| steps.len() < k as usize) => {
+                        (r, None)
+                    }
+                    _ => break,
+                },
+            };
+            // SIGINT/SIGTERM (caught since `sweep_main`) end the wait, and the sweep.
+            match at {
+                Some(t) => {
+                    interrupt::sleep(Duration::from_secs_f64((t - unix_now()).max(0.0)));
                 }
-                step::run(sweep, &work, rate, Some(t), metrics)?
+                None if !steps.is_empty() && o.cool_down > 0.0 => {
+                    interrupt::sleep(Duration::from_secs_f64(o.cool_down));
+                }
+                None => {}
             }
-            None => step::run(sweep, &work, rate, None, metrics)?,
-        };
-        starts.push(at);
-        out.line(&table::row(&step, o.output_fmt))
-            .map_err(write_err)?;
-        for a in &step.advice {
-            eprintln!(
-                "rshperf: warning: at {} {unit}: {}",
-                table::short(rate),
-                a.text
-            );
-        }
-        if show {
-            eprintln!(
-                "rshperf sweep: step {} at {} {unit}: {} (achieved {:.1} %, p99 {:.3} ms, {} errors)",
-                steps.len() + 1,
-                table::short(rate),
-                step.verdict.name(),
-                step.achieved_pct,
-                step.figures.response_ms[2],
-                step.figures.errors
-            );
-        }
-        planner.record(rate, step.verdict, step.estimate);
-        let ended = step.interrupted;
-        steps.push(step);
-        if ended {
-            break;
+            if interrupt::caught() {
+                cut_short = Some(rate);
+                break;
+            }
+            let number = u32::try_from(steps.len() + 1).unwrap_or(u32::MAX);
+            let metrics = exporter.as_ref().map(|e| (e, number));
+            let step = match at {
+                Some(t) => {
+                    let late = unix_now() - t;
+                    if late > LATE_START_S {
+                        eprintln!(
+                            "rshperf: warning: step {number} at {} {unit} starts {late:.3} s \
+                             late: the step before it overran its moment (raise --cool-down)",
+                            table::short(rate)
+                        );
+                    }
+                    step::run(sweep, &work, rate, Some(t), metrics)?
+                }
+                None => step::run(sweep, &work, rate, None, metrics)?,
+            };
+            starts.push(at);
+            out.line(&table::row(&step, o.output_fmt))
+                .map_err(write_err)?;
+            for a in &step.advice {
+                eprintln!(
+                    "rshperf: warning: at {} {unit}: {}",
+                    table::short(rate),
+                    a.text
+                );
+            }
+            if show {
+                eprintln!(
+                    "rshperf sweep: step {} at {} {unit}: {} (achieved {:.1} %, p99 {:.3} ms, {} errors)",
+                    steps.len() + 1,
+                    table::short(rate),
+                    step.verdict.name(),
+                    step.achieved_pct,
+                    step.figures.response_ms[2],
+                    step.figures.errors
+                );
+            }
+            planner.record(rate, step.verdict, step.estimate);
+            let ended = step.interrupted;
+            steps.push(step);
+            if ended {
+                break;
+            }
         }
     }
     let outcome = planner.outcome();
@@ -360,10 +365,12 @@ fn parameters(o: &Parameters) -> Vec<(String, String)> {
     match (o.find_max, o.rate_step) {
         (false, Some(s)) => {
             p.push(("rate step".into(), table::short(s)));
-            p.push((
-                "failing steps past the knee".into(),
-                o.past_knee.to_string(),
-            ));
+            if !o.in_one_run {
+                p.push((
+                    "failing steps past the knee".into(),
+                    o.past_knee.to_string(),
+                ));
+            }
         }
         (_, Some(s)) => p.push((
             "search (--find-max)".into(),
