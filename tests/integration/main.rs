@@ -46,6 +46,7 @@ mod stream_mux;
 mod stream_run;
 mod support;
 mod sweep;
+mod sweep_one_run;
 mod threads;
 mod tls;
 mod unanswered;

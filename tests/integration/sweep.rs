@@ -10,17 +10,17 @@ use crate::support::recorder::TempFile;
 use crate::support::server::{closed_port, Behavior, Server};
 use crate::support::{self, run, run_ok};
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn read_json(path: &str) -> Value {
+pub(crate) fn read_json(path: &str) -> Value {
     let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {path}: {e}"))
 }
 
 /// Parses an HTML report as XML (it is written as XHTML) and returns its text.
-fn well_formed(path: &str) -> String {
+pub(crate) fn well_formed(path: &str) -> String {
     let html = fs::read_to_string(path).expect("read html");
     let body = html
         .strip_prefix("<!DOCTYPE html>\n")
@@ -45,10 +45,10 @@ fn well_formed(path: &str) -> String {
 
 /// The capacity of the test server, replies per second, and the pass criterion: the
 /// knee by that criterion is at CAPACITY / (MIN_ACHIEVED / 100) = 282.4/s.
-const CAPACITY: f64 = 240.0;
-const MIN_ACHIEVED: &str = "85";
+pub(crate) const CAPACITY: f64 = 240.0;
+pub(crate) const MIN_ACHIEVED: &str = "85";
 
-fn sweep(port: u16, extra: &[&str]) -> (String, String, i32) {
+pub(crate) fn sweep(port: u16, extra: &[&str]) -> (String, String, i32) {
     let port = port.to_string();
     let mut args = vec![
         "sweep",
@@ -93,7 +93,7 @@ fn replies_of_steps(doc: &Value) -> u64 {
 
 /// A limit step is either the server's (fail) or, when the client fell behind, the
 /// client's; in that case its own figures must show it.
-fn check_limit_cause(doc: &Value, rate: f64) {
+pub(crate) fn check_limit_cause(doc: &Value, rate: f64) {
     let step = doc["steps"]
         .as_array()
         .expect("steps")

@@ -84,6 +84,39 @@ pub enum SweepError {
     /// A `--slo` expression that does not parse.
     #[error("--slo: {0}")]
     Slo(#[from] ThresholdError),
+    /// An option `--in-one-run` cannot be combined with.
+    #[error("{option} cannot be used with --in-one-run: {why}")]
+    InOneRun {
+        /// The option as the user names it.
+        option: &'static str,
+        /// Why, and what to do.
+        why: &'static str,
+    },
+    /// `--in-one-run` without the walk's `--rate-step` and `--const-test-time`.
+    #[error("--in-one-run runs the walk as one profile: give --rate-step and --const-test-time")]
+    InOneRunNeedsWalk,
+    /// `--in-one-run` with levels shorter than a second.
+    #[error(
+        "--in-one-run needs --const-test-time of at least 1 s: each level is judged from \
+         whole seconds of the run's per-second timeline"
+    )]
+    InOneRunShort,
+    /// `--in-one-run` with a walk longer than the timeline keeps single seconds.
+    #[error(
+        "--in-one-run: the walk lasts {0} s; the run's timeline keeps single seconds for \
+         its first hour only (fewer levels, a shorter --const-test-time, or the walk \
+         without --in-one-run)"
+    )]
+    InOneRunLong(String),
+    /// A `--slo` on a figure the per-second timeline does not carry.
+    #[error(
+        "--slo '{0}': with --in-one-run each level is judged from the per-second timeline, \
+         which has {1}"
+    )]
+    InOneRunSlo(String, &'static str),
+    /// The walk's profile does not parse (a rate beyond the profile's range).
+    #[error("--in-one-run: {0}")]
+    InOneRunProfile(String),
 }
 
 #[cfg(test)]

@@ -30,6 +30,16 @@ pub enum SweepMergeError {
         "--fail-on is for run documents: a merged sweep is judged by the sweep's own criteria"
     )]
     FailOnForSweeps,
+    /// The document of a sweep in one run (`--in-one-run`), which is not partitioned.
+    #[error(
+        "{file}: a sweep in one run (--in-one-run) has no partitions to merge; merge the \
+         --json documents of its profile's partitioned runs (rshperf --rate-profile … \
+         --partition I/N) instead"
+    )]
+    OneRun {
+        /// The file.
+        file: String,
+    },
     /// A sweep document without the members a partitioned sweep writes.
     #[error("{file}: not a partitioned sweep ({member} missing): run rshperf sweep with --partition and --json")]
     NotPartitioned {

@@ -30,6 +30,7 @@ use crate::model::config::Config;
 use crate::model::config::{duration, value};
 use crate::output::threshold;
 
+use super::levels;
 use super::rules::Rules;
 use super::SweepError;
 
@@ -132,6 +133,11 @@ pub(crate) struct SweepOpts {
     /// itself: it walks to --high-rate unless told this).
     #[arg(long = "stop-after-step", value_name = "K")]
     pub(crate) stop_after_step: Option<u32>,
+    /// Run the walk as one run: the levels --low-rate, +--rate-step, ... up to
+    /// --high-rate, each held --const-test-time (--rate-profile step:L..H+S/T), each
+    /// judged from its seconds of the run's per-second timeline.
+    #[arg(long = "in-one-run")]
+    pub(crate) in_one_run: bool,
     /// Table format.
     #[arg(long = "output-fmt", value_enum, value_name = "FMT", default_value_t = OutputFmt::Tsv)]
     pub(crate) output_fmt: OutputFmt,
@@ -391,6 +397,9 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
     let fixed_conns = run_args.given(Opt::NumConns);
     let sessions = run_args.given(Opt::Wsess) || run_args.given(Opt::Wsesslog);
     check(&o, fixed_conns)?;
+    if o.in_one_run {
+        check_in_one_run(&o, &m, &run_args)?;
+    }
     let thresholds = threshold::parse_all(&o.slo).map_err(SweepError::from)?;
     let partition = partition_spec(&o)?;
     b.verbosity(0);
@@ -420,8 +429,12 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, Error> {
         past_knee: o.past_knee,
         stop_after_step: o.stop_after_step,
         output_fmt: o.output_fmt,
+        in_one_run: o.in_one_run,
         command,
     };
+    if rules.in_one_run {
+        check_one_run_walk(&rules)?;
+    }
     Ok(Parsed::Run(Box::new(Sweep {
         rules,
         base,
@@ -513,6 +526,85 @@ fn check(o: &SweepOpts, fixed_conns: bool) -> Result<(), SweepError> {
     }
     if o.stop_after_step == Some(0) {
         return Err(SweepError::StopAfterStep);
+    }
+    Ok(())
+}
+
+/// Options that make no sense with `--in-one-run`, given on the command line (`m`,
+/// with the run options `run`).
+fn check_in_one_run(o: &SweepOpts, m: &ArgMatches, run: &cli::Args) -> Result<(), SweepError> {
+    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    let partitioned = "each machine would judge its own share of every level: run \
+                       rshperf --rate-profile step:L..H+S/T with --partition I/N --start-at \
+                       T on each and rshperf merge their --json documents, or partition the \
+                       walk without --in-one-run";
+    let sessions = "a session's calls spread over its think times, across levels: sweep \
+                    sessions without --in-one-run";
+    let refused: [(bool, &'static str, &'static str); 11] = [
+        (
+            o.find_max,
+            "--find-max",
+            "the search picks each rate from the steps before it; one run holds every \
+             level of the walk (give --rate-step)",
+        ),
+        (
+            given("past_knee"),
+            "--past-knee",
+            "the run holds every level up to --high-rate (--stop-after-step K holds fewer)",
+        ),
+        (
+            given("cool_down"),
+            "--cool-down",
+            "the levels follow one another in the run without a pause",
+        ),
+        (given("partition"), "--partition", partitioned),
+        (given("partitions"), "--partitions", partitioned),
+        (given("start_at"), "--start-at", partitioned),
+        (
+            run.given(Opt::NumConns),
+            "--num-conns",
+            "each level makes rate × --const-test-time arrivals",
+        ),
+        (
+            run.given(Opt::Runtime),
+            "--runtime",
+            "the run lasts the walk's levels (--stop-after-step K holds fewer)",
+        ),
+        (run.given(Opt::Wsess), "--wsess", sessions),
+        (run.given(Opt::Wsesslog), "--wsesslog", sessions),
+        (run.given(Opt::Wsesspage), "--wsesspage", sessions),
+    ];
+    if let Some(&(_, option, why)) = refused.iter().find(|(yes, _, _)| *yes) {
+        return Err(SweepError::InOneRun { option, why });
+    }
+    if o.rate_step.is_none() {
+        return Err(SweepError::InOneRunNeedsWalk);
+    }
+    if o.const_test_time.is_some_and(|t| t < levels::MIN_LEVEL_S) {
+        return Err(SweepError::InOneRunShort);
+    }
+    Ok(())
+}
+
+/// The walk of a sweep in one run (`rules`), checked: its profile parses, lasts at
+/// most `levels::MAX_RUN_S`, and every `--slo` names a figure of the timeline.
+fn check_one_run_walk(rules: &Rules) -> Result<(), SweepError> {
+    let profile = levels::profile(rules)
+        .ok_or(SweepError::InOneRunNeedsWalk)?
+        .map_err(|e| SweepError::InOneRunProfile(e.0))?;
+    let secs = profile.duration().as_secs_f64();
+    if secs > levels::MAX_RUN_S {
+        return Err(SweepError::InOneRunLong(crate::wire::cfmt::g(secs)));
+    }
+    if let Some(t) = rules
+        .thresholds
+        .iter()
+        .find(|t| !levels::judges_slo(&t.metric().figure))
+    {
+        return Err(SweepError::InOneRunSlo(
+            t.expr().to_string(),
+            levels::SLO_FIGURES,
+        ));
     }
     Ok(())
 }
@@ -798,5 +890,142 @@ mod tests {
         );
         assert!(matches!(parse(&strings(&["--help"])), Ok(Parsed::Help(_))));
         assert!(matches!(parse(&strings(&["-h"])), Ok(Parsed::Help(_))));
+    }
+
+    #[test]
+    fn in_one_run_takes_the_walk_and_refuses_the_rest() {
+        let base = [
+            "--low-rate",
+            "100",
+            "--high-rate",
+            "400",
+            "--rate-step",
+            "100",
+            "--in-one-run",
+        ];
+        fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+            [base, extra].concat()
+        }
+        let with = |extra: &[&'static str]| with(&base, extra);
+        let s = sweep(&with(&[
+            "--const-test-time",
+            "2",
+            "--slo",
+            "p99<5ms",
+            "--num-calls",
+            "2",
+        ]));
+        assert!(s.rules.in_one_run);
+        assert_eq!(s.rules.const_test_time, Some(2.0));
+        // Without --const-test-time, the walk's 5 s per level.
+        assert_eq!(sweep(&base).rules.const_test_time, Some(5.0));
+        let refused = |option: &str, why: &str| {
+            format!("rshperf: sweep: {option} cannot be used with --in-one-run: {why}")
+        };
+        let sessions = "a session's calls spread over its think times, across levels: sweep \
+                        sessions without --in-one-run";
+        let cases: [(&[&str], String); 8] = [
+            (
+                &["--past-knee", "2"],
+                refused(
+                    "--past-knee",
+                    "the run holds every level up to --high-rate (--stop-after-step K holds \
+                     fewer)",
+                ),
+            ),
+            (
+                &["--cool-down", "0"],
+                refused(
+                    "--cool-down",
+                    "the levels follow one another in the run without a pause",
+                ),
+            ),
+            (
+                &["--num-conns", "50"],
+                refused(
+                    "--num-conns",
+                    "each level makes rate × --const-test-time arrivals",
+                ),
+            ),
+            (
+                &["--runtime", "5"],
+                refused(
+                    "--runtime",
+                    "the run lasts the walk's levels (--stop-after-step K holds fewer)",
+                ),
+            ),
+            (&["--wsess", "5,2,0"], refused("--wsess", sessions)),
+            (
+                &["--partitions", "2"],
+                refused(
+                    "--partitions",
+                    "each machine would judge its own share of every level: run rshperf \
+                     --rate-profile step:L..H+S/T with --partition I/N --start-at T on each \
+                     and rshperf merge their --json documents, or partition the walk \
+                     without --in-one-run",
+                ),
+            ),
+            (
+                &["--slo", "reply_rate_avg>100"],
+                "rshperf: sweep: --slo 'reply_rate_avg>100': with --in-one-run each level is \
+                 judged from the per-second timeline, which has only response-time \
+                 percentiles and error counters: p50, p90, p99, p99_9, p99_99 or max \
+                 (percentiles_response_…), errors_total or errors_KIND"
+                    .to_string(),
+            ),
+            (
+                &["--const-test-time", "20m"],
+                "rshperf: sweep: --in-one-run: the walk lasts 4800 s; the run's timeline \
+                 keeps single seconds for its first hour only (fewer levels, a shorter \
+                 --const-test-time, or the walk without --in-one-run)"
+                    .to_string(),
+            ),
+        ];
+        for (extra, message) in cases {
+            assert_eq!(err(&with(extra)), message, "{extra:?}");
+        }
+        assert_eq!(
+            err(&[
+                "--low-rate",
+                "1",
+                "--high-rate",
+                "2",
+                "--find-max",
+                "--in-one-run"
+            ]),
+            refused(
+                "--find-max",
+                "the search picks each rate from the steps before it; one run holds every \
+                 level of the walk (give --rate-step)"
+            )
+        );
+        assert_eq!(
+            err(&with(&["--const-test-time", "0.9"])),
+            "rshperf: sweep: --in-one-run needs --const-test-time of at least 1 s: each \
+             level is judged from whole seconds of the run's per-second timeline"
+        );
+        assert_eq!(
+            err(&[
+                "--low-rate",
+                "1",
+                "--high-rate",
+                "2e9",
+                "--rate-step",
+                "1e9",
+                "--in-one-run"
+            ]),
+            "rshperf: sweep: --in-one-run: --rate-profile: segment 1 \
+             `step:1..2000000000+1000000000/5s': the rate 2000000000 is more than 1e+09"
+        );
+        // The walk's SLO names, aliases included, that the timeline carries.
+        for slo in [
+            "p50<1ms",
+            "percentiles_response_p99_9<1s",
+            "max<2s",
+            "errors<1",
+            "client-timo==0",
+        ] {
+            sweep(&with(&["--slo", slo]));
+        }
     }
 }

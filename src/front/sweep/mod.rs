@@ -4,11 +4,15 @@
 //! after another (`step`, through `execute::execute`) at the rates the `plan` picks
 //! (the walk or `--find-max`), print each step's table row as soon as it is known
 //! (`table`), the step's warnings and, on a terminal, a progress line on stderr, then
-//! the conclusion, the `--json` document and the `--html` page. SIGINT and SIGTERM,
+//! the conclusion, the `--json` document and the `--html` page. With `--in-one-run`
+//! the walk is one profiled run instead (`one_run`, its levels judged by `levels`),
+//! whose levels become the steps of the same table, document and page. SIGINT and SIGTERM,
 //! caught from the start (`runner::catch_signals`), end the step that runs or the wait
 //! before the next, and the sweep. Called by `crate::run` for `rshperf sweep`.
 
 pub(crate) mod args;
+pub(crate) mod levels;
+pub(crate) mod one_run;
 pub(crate) mod partition;
 pub(crate) mod plan;
 pub(crate) mod rules;
@@ -155,73 +159,103 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
     }
     let mut slots = fixed.clone().map(Vec::into_iter);
     let mut starts = Vec::new();
-    loop {
-        let (rate, at) = match &mut slots {
-            Some(it) => match it.next() {
-                Some(slot) => (slot.rate, Some(slot.start)),
-                None => break,
-            },
-            None => match planner.next() {
-                Some(r) if o.stop_after_step.is_none_or(|k| steps.len() < k as usize) => (r, None),
-                _ => break,
-            },
-        };
-        // SIGINT/SIGTERM (caught since `sweep_main`) end the wait, and the sweep.
-        match at {
-            Some(t) => {
-                interrupt::sleep(Duration::from_secs_f64((t - unix_now()).max(0.0)));
-            }
-            None if !steps.is_empty() && o.cool_down > 0.0 => {
-                interrupt::sleep(Duration::from_secs_f64(o.cool_down));
-            }
-            None => {}
+    let mut one = None;
+    if o.in_one_run {
+        let (_, text) = one_run::config(sweep)?;
+        crate::wire::note::note!("rshperf sweep: the walk in one run: --rate-profile {text}");
+        let run = one_run::run(sweep, exporter.as_ref())?;
+        for a in &run.advice {
+            crate::wire::note::note!("rshperf: warning: in the run: {}", a.text);
         }
-        if interrupt::caught() {
-            cut_short = Some(rate);
-            break;
+        for step in &run.steps {
+            out.line(&table::row(step, o.output_fmt))
+                .map_err(write_err)?;
+            for a in &step.advice {
+                crate::wire::note::note!(
+                    "rshperf: warning: at {} {unit}: {}",
+                    table::short(step.rate),
+                    a.text
+                );
+            }
+            planner.record(step.rate, step.verdict, None);
+            starts.push(None);
         }
-        let number = u32::try_from(steps.len() + 1).unwrap_or(u32::MAX);
-        let metrics = exporter.as_ref().map(|e| (e, number));
-        let step = match at {
-            Some(t) => {
-                let late = unix_now() - t;
-                if late > LATE_START_S {
-                    crate::wire::note::note!(
-                        "rshperf: warning: step {number} at {} {unit} starts {late:.3} s \
-                         late: the step before it overran its moment (raise --cool-down)",
-                        table::short(rate)
-                    );
+        if run.interrupted {
+            cut_short = run.levels.get(run.steps.len()).map(|l| l.rate);
+        }
+        steps = run.steps.clone();
+        one = Some(run);
+    } else {
+        loop {
+            let (rate, at) = match &mut slots {
+                Some(it) => match it.next() {
+                    Some(slot) => (slot.rate, Some(slot.start)),
+                    None => break,
+                },
+                None => match planner.next() {
+                    Some(r) if o.stop_after_step.is_none_or(|k| steps.len() < k as usize) => {
+                        (r, None)
+                    }
+                    _ => break,
+                },
+            };
+            // SIGINT/SIGTERM (caught since `sweep_main`) end the wait, and the sweep.
+            match at {
+                Some(t) => {
+                    interrupt::sleep(Duration::from_secs_f64((t - unix_now()).max(0.0)));
                 }
-                step::run(sweep, &work, rate, Some(t), metrics)?
+                None if !steps.is_empty() && o.cool_down > 0.0 => {
+                    interrupt::sleep(Duration::from_secs_f64(o.cool_down));
+                }
+                None => {}
             }
-            None => step::run(sweep, &work, rate, None, metrics)?,
-        };
-        starts.push(at);
-        out.line(&table::row(&step, o.output_fmt))
-            .map_err(write_err)?;
-        for a in &step.advice {
-            crate::wire::note::note!(
-                "rshperf: warning: at {} {unit}: {}",
-                table::short(rate),
-                a.text
-            );
-        }
-        if show {
-            crate::wire::note::note!(
-                "rshperf sweep: step {} at {} {unit}: {} (achieved {:.1} %, p99 {:.3} ms, {} errors)",
-                steps.len() + 1,
-                table::short(rate),
-                step.verdict.name(),
-                step.achieved_pct,
-                step.figures.response_ms[2],
-                step.figures.errors
-            );
-        }
-        planner.record(rate, step.verdict, step.estimate);
-        let ended = step.interrupted;
-        steps.push(step);
-        if ended {
-            break;
+            if interrupt::caught() {
+                cut_short = Some(rate);
+                break;
+            }
+            let number = u32::try_from(steps.len() + 1).unwrap_or(u32::MAX);
+            let metrics = exporter.as_ref().map(|e| (e, number));
+            let step = match at {
+                Some(t) => {
+                    let late = unix_now() - t;
+                    if late > LATE_START_S {
+                        crate::wire::note::note!(
+                            "rshperf: warning: step {number} at {} {unit} starts {late:.3} s \
+                             late: the step before it overran its moment (raise --cool-down)",
+                            table::short(rate)
+                        );
+                    }
+                    step::run(sweep, &work, rate, Some(t), metrics)?
+                }
+                None => step::run(sweep, &work, rate, None, metrics)?,
+            };
+            starts.push(at);
+            out.line(&table::row(&step, o.output_fmt))
+                .map_err(write_err)?;
+            for a in &step.advice {
+                crate::wire::note::note!(
+                    "rshperf: warning: at {} {unit}: {}",
+                    table::short(rate),
+                    a.text
+                );
+            }
+            if show {
+                crate::wire::note::note!(
+                    "rshperf sweep: step {} at {} {unit}: {} (achieved {:.1} %, p99 {:.3} ms, {} errors)",
+                    steps.len() + 1,
+                    table::short(rate),
+                    step.verdict.name(),
+                    step.achieved_pct,
+                    step.figures.response_ms[2],
+                    step.figures.errors
+                );
+            }
+            planner.record(rate, step.verdict, step.estimate);
+            let ended = step.interrupted;
+            steps.push(step);
+            if ended {
+                break;
+            }
         }
     }
     let outcome = planner.outcome();
@@ -230,6 +264,9 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         None => format!("precision {} %", table::short(o.precision)),
     });
     let mut last = table::conclusion(&outcome, &steps, unit, o.high_rate, search.as_deref());
+    if let Some(run) = &one {
+        last.push_str(&format!(" [one run: --rate-profile {}]", run.profile));
+    }
     if let Some(rate) = cut_short {
         last.push_str(&format!(
             " (interrupted before the step at {} {unit})",
@@ -253,6 +290,9 @@ fn run(sweep: &Sweep) -> Result<(), Error> {
         }
         doc["argv"] = json!(sweep.argv);
         start_members(&mut doc, &starts);
+        if let Some(run) = &one {
+            one_run_members(&mut doc, run);
+        }
         json::write_value_to(dest, &doc).map_err(|source| OutputError::File {
             option: "--json",
             path: dest.clone(),
@@ -300,6 +340,22 @@ fn start_members(doc: &mut Value, starts: &[Option<f64>]) {
     }
 }
 
+/// What a sweep in one run adds to its document: `in_one_run`, the `profile` it ran,
+/// the run's document (`run`; each step's `run` is null), and each step's window in
+/// the run (`start_s`, `end_s`) with the seconds it was judged from.
+fn one_run_members(doc: &mut Value, run: &one_run::OneRun) {
+    doc["in_one_run"] = json!(true);
+    doc["profile"] = json!(run.profile);
+    doc["run"] = run.doc.clone().unwrap_or(Value::Null);
+    if let Some(list) = doc["steps"].as_array_mut() {
+        for (s, level) in list.iter_mut().zip(&run.levels) {
+            s["start_s"] = json!(level.start);
+            s["end_s"] = json!(level.end);
+            s["judged_seconds"] = json!(levels::judged_seconds(level));
+        }
+    }
+}
+
 /// The sweep's parameters as (name, value) text, for the page.
 fn parameters(o: &Parameters) -> Vec<(String, String)> {
     let mut p = vec![
@@ -309,10 +365,12 @@ fn parameters(o: &Parameters) -> Vec<(String, String)> {
     match (o.find_max, o.rate_step) {
         (false, Some(s)) => {
             p.push(("rate step".into(), table::short(s)));
-            p.push((
-                "failing steps past the knee".into(),
-                o.past_knee.to_string(),
-            ));
+            if !o.in_one_run {
+                p.push((
+                    "failing steps past the knee".into(),
+                    o.past_knee.to_string(),
+                ));
+            }
         }
         (_, Some(s)) => p.push((
             "search (--find-max)".into(),
@@ -322,6 +380,15 @@ fn parameters(o: &Parameters) -> Vec<(String, String)> {
             "search (--find-max) precision".into(),
             format!("{} %", o.precision_pct),
         )),
+    }
+    if let (true, Some(step), Some(t)) = (o.in_one_run, o.rate_step, o.const_test_time_s) {
+        p.push((
+            "run".into(),
+            format!(
+                "one run, every level judged from its seconds: --rate-profile {}",
+                levels::profile_text(o.low_rate, o.high_rate, step, t, o.stop_after_step)
+            ),
+        ));
     }
     match (o.const_test_time_s, o.num_conns) {
         (Some(t), _) => p.push(("seconds per step".into(), table::short(t))),

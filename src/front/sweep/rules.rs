@@ -48,6 +48,9 @@ pub(crate) struct Rules {
     pub(crate) stop_after_step: Option<u32>,
     /// `--output-fmt`.
     pub(crate) output_fmt: OutputFmt,
+    /// `--in-one-run`: the walk's rates as the levels of one profiled run
+    /// (`super::levels`).
+    pub(crate) in_one_run: bool,
     /// The command line as typed, for the report.
     pub(crate) command: String,
 }
@@ -90,6 +93,14 @@ pub(crate) struct Parameters {
     /// `--output-fmt` (documents of earlier releases lack it: `tsv`).
     #[serde(default)]
     pub(crate) output_fmt: OutputFmt,
+    /// `--in-one-run` (absent when false, as in documents of earlier releases).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) in_one_run: bool,
+}
+
+/// Whether a flag is off (left out of the record).
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The facts of a sweep's workload that its document records beside its rules.
@@ -127,6 +138,7 @@ impl Rules {
             calls_per_arrival: facts.calls_per_arrival,
             ideal_tail_s: facts.ideal_tail_s,
             output_fmt: self.output_fmt,
+            in_one_run: self.in_one_run,
         }
     }
 
@@ -148,6 +160,7 @@ impl Rules {
             past_knee: p.past_knee,
             stop_after_step: p.stop_after_step,
             output_fmt: p.output_fmt,
+            in_one_run: p.in_one_run,
             command: command.to_string(),
         })
     }
@@ -174,6 +187,7 @@ mod tests {
             past_knee: 2,
             stop_after_step: Some(4),
             output_fmt: OutputFmt::Csv,
+            in_one_run: false,
             command: "rshperf sweep x".into(),
         };
         let facts = Facts {

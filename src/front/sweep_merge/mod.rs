@@ -103,6 +103,9 @@ fn check(docs: &[(String, Value)]) -> Result<(Rules, Parameters, Vec<String>), E
         file: String::new(),
     })?;
     for (file, d) in docs {
+        if d["in_one_run"] == true {
+            return Err(SweepMergeError::OneRun { file: file.clone() }.into());
+        }
         partition_of(file, d)?;
         for member in ["calls_per_arrival", "ideal_tail_s"] {
             if !d["parameters"][member].is_number() {

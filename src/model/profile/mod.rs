@@ -224,8 +224,8 @@ impl RateProfile {
             .sum()
     }
 
-    /// A profile of holds at `levels`, each `each` long (what `sweep --in-one-run`
-    /// runs); None when there are no levels.
+    /// A profile of holds at `levels`, each `each` long; None when there are no
+    /// levels.
     #[cfg(test)]
     pub(crate) fn of_levels(levels: &[f64], each: Duration) -> Option<RateProfile> {
         if levels.is_empty() {
