@@ -355,7 +355,10 @@ fn find_max_lands_within_the_precision_in_few_runs() {
     // for 316 arrivals, the fast machine's case); a starved machine only lowers it.
     let n = doc["steps"][1]["arrivals"].as_f64().expect("arrivals");
     let most = CAPACITY * n / (n - 1.0) / 0.85;
-    assert!((250.0..=most * (1.0 + 1e-9)).contains(&estimate), "{estimate} > {most}");
+    assert!(
+        (250.0..=most * (1.0 + 1e-9)).contains(&estimate),
+        "{estimate} > {most}"
+    );
     assert!(
         limit > knee && limit - knee <= 0.05 * knee,
         "{knee} {limit}"
