@@ -45,6 +45,25 @@
 #             HTTP/3 from the real server of scripts/sse.sh, 3 rounds; rshperf's
 #             gap and first-event p50/p90/p99 against the server's own event log,
 #             PASS within 2 % or 100 us), its outputs in DIR/stream-accuracy
+#   --stream-only run only the streaming rows (STREAM.*), against `rshperf serve`
+#             (a separate process, one thread, on a free port; needs neither nginx
+#             nor root), $STREAM_ROUNDS rounds each, medians, CPU to the microsecond
+#             (bench/rusage.py): SCALE 10,000 streams of an event a second
+#             (/stream?events=$SCALE_EVENTS&first=1s&gap=1s, --rate 2000
+#             --num-conns 10000 --overload=queue --spin off): all open at once for
+#             a minute; PASS when 0 errors, 0 cut, max RSS <= 64 MiB and client
+#             CPU per event <= 3 us (its steady state, from /proc between 10 s and
+#             60 s, is shown beside it); beside it in each round the C floor
+#             (bench/floor/floor_epoll -m stream: the same streams, one read per
+#             readiness, nothing else). CURL 50 streams of $CURL_EVENTS events 1 ms
+#             apart, rshperf then 50 `curl --no-buffer -s -o /dev/null` processes
+#             (their summed CPU) in each round; PASS when rshperf's median CPU per
+#             event <= 0.25x curl's. OPEN --call-rate R (each of $OPEN_RATES) over
+#             500 connections for $OPEN_S s against a server whose first event
+#             comes 20 ms + 2 ms per stream open later (first_per_open=2ms): time
+#             to first event from the schedule, p50 and p99, against the rate
+#             (information). bench/stream_summary.py OUT prints the table.
+#             STREAM_PORT: the server's port (default 0, a free one).
 #   --out DIR raw outputs (default /tmp/rshperf-bench)
 #   --perf    run P1 (rshperf) under `perf record` and print its top symbols
 #             (shows where a P1 shortfall goes, e.g. the kernel's ephemeral
@@ -127,6 +146,12 @@ URING_OVL=${URING_OVL:-1}
 SWEEP_ONLY=0
 STREAM_ACC_ONLY=0
 SWEEP_ROUNDS=${SWEEP_ROUNDS:-1}
+STREAM_ONLY=0
+STREAM_ROUNDS=${STREAM_ROUNDS:-3}
+SCALE_EVENTS=${SCALE_EVENTS:-66}
+CURL_EVENTS=${CURL_EVENTS:-10000}
+OPEN_RATES=${OPEN_RATES:-50 100 200 300 400}
+OPEN_S=${OPEN_S:-8}
 CR_RATE=${CR_RATE:-5000}
 CR_S=${CR_S:-10}
 CR_ROUNDS=${CR_ROUNDS:-3}
@@ -151,6 +176,7 @@ while [ $# -gt 0 ]; do
     --uring-only) URING_ONLY=1 ;;
     --sweep-only) SWEEP_ONLY=1 ;;
     --stream-accuracy-only) STREAM_ACC_ONLY=1 ;;
+    --stream-only) STREAM_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -194,6 +220,11 @@ if [ $H3_ONLY = 1 ]; then
   (exec 3<>"/dev/tcp/127.0.0.1/$CADDY_PORT") 2>/dev/null \
     || die "no caddy on $CADDY_PORT: bash scripts/caddy.sh start"
 fi
+if [ $STREAM_ONLY = 1 ]; then
+  for t in make cc curl python3 ss timeout; do
+    command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
+  done
+fi
 if [ $AB12_ONLY = 1 ]; then
   for t in ab python3 ss timeout; do
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
@@ -220,11 +251,11 @@ if [ $INTEG_ONLY = 1 ]; then
     command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
   done
 fi
-for t in $([ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || [ $URING_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump strace python3 ss timeout); do
+for t in $([ $STREAM_ONLY = 1 ] || [ $AB12_ONLY = 1 ] || [ $H2_ONLY = 1 ] || [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || [ $URING_ONLY = 1 ] || echo httperf wrk ab h2load tcpdump strace python3 ss timeout); do
   command -v "$t" >/dev/null 2>&1 || die "missing tool: $t"
 done
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (apt-get install time)"
-if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ]; then
+if [ $AB12_ONLY = 0 ] && [ $H2_ONLY = 0 ] && [ $STREAM_ONLY = 0 ]; then
 [ $CR_ONLY = 1 ] || [ $INTEG_ONLY = 1 ] || [ $SWEEP_ONLY = 1 ] || [ $SYSCALLS_ONLY = 1 ] || [ $URING_ONLY = 1 ] || [ "$(id -u)" = 0 ] || die "tcpdump on lo needs root"
 code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$URL" 2>/dev/null || true)
 [ "$code" = "200 1024" ] || die "nginx not serving $URL (got '$code'); start it: bash scripts/nginx.sh start"
@@ -235,7 +266,7 @@ NGINX_WORKER=
 if [ -r "$NGINX_PIDFILE" ]; then
   NGINX_WORKER=$(ps --ppid "$(cat "$NGINX_PIDFILE")" -o pid= 2>/dev/null | head -1 | tr -d ' ')
 fi
-[ -n "$NGINX_WORKER" ] || echo "warning: nginx worker pid unknown (no $NGINX_PIDFILE); nginx CPU not measured" >&2
+[ -n "$NGINX_WORKER" ] || [ $STREAM_ONLY = 1 ] || echo "warning: nginx worker pid unknown (no $NGINX_PIDFILE); nginx CPU not measured" >&2
 
 mkdir -p "$OUT"
 rm -f "$OUT"/*.out "$OUT"/*.err "$OUT"/*.time "$OUT"/*.cmd "$OUT"/*.meta "$OUT"/*.pcap "$OUT"/*.pacing "$OUT"/*.json \
@@ -330,7 +361,7 @@ run() {
   echo "$*" > "$OUT/$name.cmd"
   printf '  %-14s %s\n' "$name" "$*"
   pre "$name"
-  if [ "$URING_ONLY" = 1 ]; then
+  if [ "$URING_ONLY" = 1 ] || [ "$STREAM_ONLY" = 1 ]; then
     # The same four fields, CPU to the microsecond.
     python3 "$here/rusage.py" "$OUT/$name.time" \
       timeout -s INT -k 2 "$bound" "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
@@ -395,6 +426,95 @@ if [ $AB12_ONLY = 1 ]; then
   ab12
   echo
   python3 "$here/summarize.py" "$OUT" | tee "$OUT/summary.txt"
+  exit 0
+fi
+
+# ---------------------------------------------------------------- STREAM
+# The streaming rows (see --stream-only above), against `rshperf serve` started here
+# as a process of its own (one thread, a free port), so that the client's rusage is
+# the client's alone. Each run's CPU comes from bench/rusage.py (the whole process,
+# to the microsecond); SCALE also samples the client's /proc/PID/stat and VmRSS while
+# every stream is open (stream_sample), for the steady state without the connects.
+stream_serve() {  # starts the server; sets STREAM_SPID and STREAM_PORT
+  local log=$OUT/STREAM.serve.err i=0
+  "$RSH" serve --port "${STREAM_PORT:-0}" --threads 1 > /dev/null 2> "$log" &
+  STREAM_SPID=$!
+  while ! grep -q 'listening on' "$log" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+  STREAM_PORT=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
+  [ -n "$STREAM_PORT" ] || { kill -INT $STREAM_SPID 2>/dev/null; die "rshperf serve did not start (see $log)"; }
+}
+# stream_sample NAME T1 T2: once NAME's client has written its pid to NAME.pid,
+# records "seconds utime+stime(ticks) VmRSS(KiB)" at T1 and T2 seconds after it
+# started, into NAME.samples.
+stream_sample() {
+  local name=$1 t1=$2 t2=$3 pid i=0 t0 at
+  while [ ! -s "$OUT/$name.pid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+  pid=$(cat "$OUT/$name.pid" 2>/dev/null) || return
+  t0=$(now_ns)
+  : > "$OUT/$name.samples"
+  for at in $t1 $t2; do
+    sleep "$(awk -v d=$(( t0 + at * 1000000000 - $(now_ns) )) 'BEGIN{printf "%.3f", (d>0 ? d/1e9 : 0)}')"
+    [ -r "/proc/$pid/stat" ] || return
+    echo "$at $(ticks "$pid") $(awk '/^VmRSS:/{print $2}' "/proc/$pid/status")" >> "$OUT/$name.samples"
+  done
+}
+# curl_streams N URL: N curl processes reading URL at once; waits for all of them
+# and writes each one's exit status and bytes to stdout.
+curl_streams() {
+  local n=$1 url=$2 k pids=()
+  for k in $(seq 1 "$n"); do
+    curl --no-buffer -s -o /dev/null -w '%{http_code} %{size_download}\n' "$url" &
+    pids+=($!)
+  done
+  for k in "${pids[@]}"; do wait "$k"; echo "rc $?"; done
+}
+stream_rows() {
+  local k r name scale_uri curl_uri open_uri sampler
+  make -s -C "$here/floor" OUT="$OUT" "$OUT/floor_epoll" || die "bench/floor: make failed"
+  stream_serve
+  meta stream_rounds "$STREAM_ROUNDS"; meta scale_events "$SCALE_EVENTS"
+  meta curl_events "$CURL_EVENTS"; meta open_rates "$OPEN_RATES"; meta open_s "$OPEN_S"
+  meta stream_port "$STREAM_PORT"; meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+  meta date "$(date -u '+%F %H:%M UTC')"
+  scale_uri="/stream?events=$SCALE_EVENTS&first=1000ms&gap=1000ms"
+  curl_uri="/stream?events=$CURL_EVENTS&gap=1ms"
+  open_uri="/stream?events=10&first=20ms&gap=10ms&first_per_open=2ms"
+  for k in $(seq 1 "$STREAM_ROUNDS"); do
+    settle 2
+    name=STREAM.SCALE.$k
+    rm -f "$OUT/$name.pid"
+    stream_sample "$name" 10 60 &
+    sampler=$!
+    run "$name" $(( SCALE_EVENTS + 60 )) bash -c 'echo $$ > "$0"; exec "$@"' "$OUT/$name.pid" \
+      "$RSH" --server $HOST --port "$STREAM_PORT" --uri "$scale_uri" --stream sse \
+      --rate 2000 --num-conns 10000 --overload=queue --spin off --timeout 10 --json "$OUT/$name.json"
+    wait $sampler
+    settle 2
+    run STREAM.SCALE.floor.$k $(( SCALE_EVENTS + 60 )) "$OUT/floor_epoll" -m stream -r 2000 -n 10000 \
+      -p "$STREAM_PORT" -u "$scale_uri"
+    settle 2
+    run STREAM.CURL.rsh.$k 60 "$RSH" --server $HOST --port "$STREAM_PORT" --uri "$curl_uri" \
+      --stream sse --rate 1000 --num-conns 50 --timeout 10 --json "$OUT/STREAM.CURL.rsh.$k.json"
+    settle 2
+    run STREAM.CURL.curl.$k 60 bash -c "$(declare -f curl_streams); curl_streams 50 'http://$HOST:$STREAM_PORT$curl_uri'"
+    for r in $OPEN_RATES; do
+      settle 1
+      run STREAM.OPEN.$r.$k $(( OPEN_S + 30 )) "$RSH" --server $HOST --port "$STREAM_PORT" \
+        --uri "$open_uri" --stream sse --call-rate "$r" --num-conns 500 --runtime "$OPEN_S" \
+        --timeout 10 --json "$OUT/STREAM.OPEN.$r.$k.json"
+    done
+  done
+  meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+  kill -INT $STREAM_SPID 2>/dev/null
+  wait $STREAM_SPID 2>/dev/null
+}
+if [ $STREAM_ONLY = 1 ]; then
+  meta stream_only 1
+  echo "streaming rows (STREAM.*) -> $OUT"
+  stream_rows
+  meta suite_runtime_s $(( $(date +%s) - T_START ))
+  echo
+  python3 "$here/stream_summary.py" "$OUT" | tee "$OUT/summary.txt"
   exit 0
 fi
 

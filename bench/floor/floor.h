@@ -16,10 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { CONN, KA };
+enum mode { CONN, KA, STREAM };
 
 struct opts {
-    enum mode mode;  // CONN: a new connection per request; KA: keep-alive
+    enum mode mode;  // CONN: a new connection per request; KA: keep-alive; STREAM:
+                     // CONN whose reply is a chunked stream (floor_epoll only)
     long n;          // requests (CONN: connections) in all
     int c;           // in flight (CONN closed loop) or connections (KA)
     double rate;     // CONN open loop: connections per second (0: closed loop)
@@ -31,10 +32,12 @@ struct opts {
 
 static void usage(const char *prog, const char *extra) {
     fprintf(stderr,
-            "usage: %s -m conn|ka -n N [-c C] [-r RATE] [-H HOST] [-p PORT] [-u URI]%s\n"
+            "usage: %s -m conn|ka|stream -n N [-c C] [-r RATE] [-H HOST] [-p PORT] [-u URI]%s\n"
             "  conn: a new connection per request; closed loop with C in flight, or\n"
             "        open loop at RATE connections/s (-r)\n"
-            "  ka:   C keep-alive connections, closed loop, N requests in all\n",
+            "  ka:   C keep-alive connections, closed loop, N requests in all\n"
+            "  stream: conn, each reply a chunked stream of SSE events (rshperf serve's\n"
+            "        /stream): one read per readiness, events counted, no other parsing\n",
             prog, extra);
     exit(2);
 }
@@ -44,7 +47,9 @@ static struct opts parse_opts(int argc, char **argv, const char *extra) {
     int ch;
     while ((ch = getopt(argc, argv, "m:n:c:r:H:p:u:F:")) != -1) {
         switch (ch) {
-        case 'm': o.mode = strcmp(optarg, "ka") == 0 ? KA : CONN; break;
+        case 'm':
+            o.mode = strcmp(optarg, "ka") == 0 ? KA : strcmp(optarg, "stream") == 0 ? STREAM : CONN;
+            break;
         case 'n': o.n = atol(optarg); break;
         case 'c': o.c = atoi(optarg); break;
         case 'r': o.rate = atof(optarg); break;
@@ -156,7 +161,7 @@ static void report(const char *name, const struct opts *o, const struct tally *t
     double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
     double wall = now_s() - t->t0;
     double cpu = user + sys;
-    printf("%s mode=%s features=%s n=%ld c=%d rate=%.0f\n", name, o->mode == KA ? "ka" : "conn",
+    printf("%s mode=%s features=%s n=%ld c=%d rate=%.0f\n", name, o->mode == KA ? "ka" : o->mode == STREAM ? "stream" : "conn",
            features[0] ? features : "-", o->n, o->c, o->rate);
     printf("completed=%ld errors=%ld connections=%ld wall_s=%.3f rate=%.1f/s\n", t->ok,
            t->errors, t->conns, wall, t->ok / (wall > 0 ? wall : 1));

@@ -1,7 +1,9 @@
-// The epoll floor: the least a client can do per connection and per request with
-// non-blocking sockets and edge-triggered epoll, the way rshperf's epoll backend
-// does it (socket, connect, epoll_ctl, write once connected, read the reply, close),
-// and nothing else: no statistics, no timers but the open loop's tick. See README.md.
+// The epoll floor: the least a client can do per connection, per request (and per
+// streamed event, -m stream) with non-blocking sockets and edge-triggered epoll, the
+// way rshperf's epoll backend does it (socket, connect, epoll_ctl, write once
+// connected, read the reply, close), and nothing else: no statistics, no timers but
+// the open loop's tick. See README.md.
+#define _GNU_SOURCE  // memmem
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -14,6 +16,7 @@
 struct conn {
     int connecting;
     struct reply r;
+    char tail[7];  // STREAM: the last bytes read (the chunked body's end)
 };
 
 static struct conn *conns;
@@ -25,6 +28,7 @@ static int ep;
 static struct tally t;
 static long started;
 static long sent;  // requests written
+static long events;  // STREAM: SSE events read
 
 static void fail(int fd) {
     t.errors++;
@@ -73,8 +77,33 @@ static void done(int fd) {
     if (o.rate <= 0) start();
 }
 
+// STREAM: one read per readiness (a short read empties the socket, as rshperf
+// assumes too); the events counted by their "data: " fields; the reply ends with the
+// chunked body's last chunk.
+static void stream_readable(int fd) {
+    static char buf[65536];
+    static const char end[7] = {'\r', '\n', '0', '\r', '\n', '\r', '\n'};
+    struct conn *c = &conns[fd];
+    for (;;) {
+        ssize_t k = read(fd, buf, sizeof buf);
+        if (k < 0 && errno == EAGAIN) return;
+        if (k <= 0) return fail(fd);
+        for (const char *p = buf; (p = memmem(p, buf + k - p, "data: ", 6)) != NULL; p += 6)
+            events++;
+        if (k >= 7) {
+            memcpy(c->tail, buf + k - 7, 7);
+        } else {
+            memmove(c->tail, c->tail + k, 7 - k);
+            memcpy(c->tail + 7 - k, buf, k);
+        }
+        if (memcmp(c->tail, end, 7) == 0) return done(fd);
+        if (k < (ssize_t)sizeof buf) return;
+    }
+}
+
 static void readable(int fd) {
     static char buf[65536];
+    if (o.mode == STREAM) return stream_readable(fd);
     for (;;) {
         ssize_t k = read(fd, buf, sizeof buf);
         if (k > 0) {
@@ -94,7 +123,7 @@ int main(int argc, char **argv) {
     reqlen = request(&o, req, sizeof req);
     conns = calloc(MAXFD, sizeof *conns);
     ep = epoll_create1(0);
-    int tick = tick_fd(o.mode == CONN ? o.rate : 0, TFD_NONBLOCK);
+    int tick = tick_fd(o.mode != KA ? o.rate : 0, TFD_NONBLOCK);
     if (tick >= 0) {
         struct epoll_event ev = {EPOLLIN, {.fd = TICK_TAG}};
         epoll_ctl(ep, EPOLL_CTL_ADD, tick, &ev);
@@ -122,7 +151,7 @@ int main(int argc, char **argv) {
             if (c->connecting) {
                 if (e & (EPOLLERR | EPOLLHUP)) {
                     fail(fd);
-                    if (o.rate <= 0 && o.mode == CONN) start();
+                    if (o.rate <= 0 && o.mode != KA) start();
                     continue;
                 }
                 if (!(e & EPOLLOUT)) continue;
@@ -137,5 +166,12 @@ int main(int argc, char **argv) {
         }
     }
     report("floor_epoll", &o, &t, "");
+    if (o.mode == STREAM) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+        printf("events=%ld cpu_us_per_event=%.2f\n", events, events ? cpu * 1e6 / events : 0.0);
+    }
     return t.errors ? 1 : 0;
 }

@@ -564,6 +564,97 @@ fn the_event_log_has_every_item_never_early() {
     assert_eq!(label(4), ["0"], "the stalled stream");
 }
 
+/// Opens a connection that asks for `target` and reads the reply head: once it is in,
+/// the server has started (and counts) the stream.
+fn hold(h: &ServeHandle, target: &str) -> TcpStream {
+    let mut conn = TcpStream::connect(h.addr()).expect("connect");
+    conn.write_all(format!("GET {target} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes())
+        .expect("send");
+    conn.set_read_timeout(Some(HANG_GUARD)).expect("timeout");
+    let mut got = Vec::new();
+    let mut buf = [0; 4096];
+    while !got.ends_with(b"\r\n\r\n") {
+        let n = conn.read(&mut buf).expect("the head");
+        assert!(n > 0, "the server closed");
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert!(got.starts_with(b"HTTP/1.1 200 OK\r\n"));
+    conn
+}
+
+#[test]
+fn first_per_open_delays_the_first_event_by_the_streams_open() {
+    let log = TempFile::new("first-per-open", b"");
+    let h = server(Some(PathBuf::from(&log.path)));
+    // Streams that ended are no longer open: with an hour per open stream, these
+    // come at once only if each earlier one was uncounted when it ended (a miscount
+    // would hold the read past HANG_GUARD).
+    for _ in 0..3 {
+        let got = get(&h, "/stream?events=2&first_per_open=3600s&done=1");
+        assert_eq!(got.finish, finish(2, true, 0, false));
+    }
+    // Two streams that stall before their first event stay open while their
+    // connections do.
+    let held: Vec<TcpStream> = (0..2)
+        .map(|_| hold(&h, "/stream?events=1&stall=0"))
+        .collect();
+    let (first, per) = (Duration::from_millis(10), Duration::from_millis(40));
+    let due = first + per * 2;
+    for _ in 0..2 {
+        let got = get(
+            &h,
+            "/stream?events=3&first=10ms&first_per_open=40ms&gap=5ms",
+        );
+        assert_eq!(got.finish, finish(3, false, 0, false));
+        // Never early, on the client's clock from the send: two streams open.
+        for (k, e) in got.events.iter().enumerate() {
+            let at = due + Duration::from_millis(5) * k as u32;
+            assert!(
+                e.at - got.sent >= at,
+                "event {k}: {:?} < {at:?}",
+                e.at - got.sent
+            );
+        }
+    }
+    // A third held stream: the next one waits for three.
+    let held3 = hold(&h, "/stream?events=1&stall=0");
+    let got = get(
+        &h,
+        "/v1/chat/completions?stream=1&tokens=1&first=10ms&first_per_open=40ms",
+    );
+    assert_eq!(got.finish, finish(1, true, 0, false));
+    let three = first + per * 3;
+    assert!(
+        got.events[0].at - got.sent >= three,
+        "{:?}",
+        got.events[0].at - got.sent
+    );
+    drop(held);
+    drop(held3);
+    h.stop().expect("stop");
+    // The server's own clock (streams are numbered as they start: 0-2 ended, 3 and 4
+    // held, 5 and 6 with two held, 7 held, 8 with three held): each first event was
+    // written no earlier than the delay built.
+    let text = std::fs::read_to_string(&log.path).expect("the log");
+    let first_us = |stream: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{stream},0,")))
+            .unwrap_or_else(|| panic!("stream {stream} in {text}"))
+            .parse()
+            .expect("microseconds")
+    };
+    for (stream, want) in [("5", due), ("6", due), ("8", three)] {
+        let us = first_us(stream);
+        assert!(
+            us >= want.as_micros() as u64,
+            "stream {stream}: {us} us < {want:?}"
+        );
+    }
+    for stream in ["0", "1", "2"] {
+        assert!(first_us(stream) < 3_600_000_000, "stream {stream}");
+    }
+}
+
 #[test]
 fn serve_event_log_option_and_its_errors() {
     let out = support::run(&[

@@ -270,6 +270,65 @@ fn events_after_done_and_the_chat_stream_are_counted() {
 }
 
 #[test]
+fn time_to_first_event_shows_a_server_slowing_with_its_open_streams() {
+    use std::io::{Read, Write};
+    let h = server(None);
+    // Two streams held open before their first event, by a raw client.
+    let held: Vec<std::net::TcpStream> = (0..2)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(h.addr()).expect("connect");
+            c.write_all(b"GET /stream?stall=0 HTTP/1.1\r\nHost: t\r\n\r\n")
+                .expect("send");
+            c.set_read_timeout(Some(crate::support::HANG_GUARD))
+                .expect("timeout");
+            let mut got = Vec::new();
+            let mut buf = [0; 1024];
+            while !got.ends_with(b"\r\n\r\n") {
+                let n = c.read(&mut buf).expect("the head");
+                assert!(n > 0, "the server closed");
+                got.extend_from_slice(&buf[..n]);
+            }
+            c
+        })
+        .collect();
+    // Each of rshperf's streams, one after the other on one connection, finds the two
+    // held ones open: its first event comes first + 2 x first_per_open after the
+    // request, 130 ms at least.
+    let (r, doc) = run_json(
+        &h,
+        &[
+            "--uri",
+            "/stream?events=2&first=10ms&first_per_open=60ms&done=1",
+            "--stream",
+            "sse",
+            "--num-conns",
+            "1",
+            "--num-calls",
+            "3",
+            "--timeout",
+            "10",
+        ],
+    );
+    drop(held);
+    h.stop().expect("stop");
+    assert_eq!(r.error("total"), 0, "{}", r.text);
+    assert_eq!(
+        stream_line(&r),
+        [3.0, 6.0, 2.0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    let fe = doc
+        .pointer("/stream/first_event_ms")
+        .expect("first_event_ms");
+    assert_eq!(fe["count"].as_u64(), Some(3), "{fe}");
+    // The histogram's lowest bucket edge may be under the sample by its precision.
+    let min = fe["p50"]
+        .as_f64()
+        .expect("p50")
+        .min(fe["avg"].as_f64().expect("avg"));
+    assert!(min >= 129.0, "{fe}");
+}
+
+#[test]
 fn bad_stream_options_are_refused_naming_the_choices() {
     let out = run(&["--stream", "json"]);
     assert_eq!(out.status.code(), Some(1));

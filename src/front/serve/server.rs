@@ -2,7 +2,8 @@
 //! listening socket, edge-triggered, HTTP/1.0 and 1.1 keep-alive with pipelining.
 //!
 //! Owns the listening socket, the per-connection state (input buffer, pending output,
-//! delayed replies, the stream being written), the timers (`--delay`, stream items,
+//! delayed replies, the stream being written), the count of streams open on every
+//! thread (what `first_per_open=` delays a first event by), the timers (`--delay`, stream items,
 //! lingering closes: a heap of deadlines behind a timerfd, so they fire to the
 //! microsecond rather than the millisecond of a poll timeout) and shutdown through a
 //! `mio::Waker`. It does not parse heads (`request.rs`), render replies (`reply.rs`)
@@ -124,6 +125,7 @@ pub fn spawn(opts: ServeOptions) -> io::Result<ServeHandle> {
         .map(EventLog::create)
         .transpose()?;
     let streams = Arc::new(AtomicU64::new(0));
+    let open = Arc::new(AtomicU64::new(0));
     for i in 0..opts.threads.max(1) {
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER)?;
@@ -147,6 +149,7 @@ pub fn spawn(opts: ServeOptions) -> io::Result<ServeHandle> {
             armed: None,
             accept_retry: None,
             streams: Arc::clone(&streams),
+            open: Arc::clone(&open),
             log: log.clone(),
             scratch: Vec::new(),
         };
@@ -196,6 +199,8 @@ struct Worker {
     accept_retry: Option<Instant>,
     /// Streams started by every thread (numbers them).
     streams: Arc<AtomicU64>,
+    /// Streams open on every thread (`first_per_open=`).
+    open: Arc<AtomicU64>,
     /// `--event-log`.
     log: Option<EventLog>,
     /// Room to render a stream item in.
@@ -226,6 +231,7 @@ struct Ctx<'a> {
     close: bool,
     timers: &'a mut BinaryHeap<Timer>,
     streams: &'a AtomicU64,
+    open: &'a Arc<AtomicU64>,
     log: &'a mut Option<EventLog>,
     scratch: &'a mut Vec<u8>,
     slot: usize,
@@ -362,6 +368,7 @@ impl Worker {
                 close: self.close,
                 timers: &mut self.timers,
                 streams: &self.streams,
+                open: &self.open,
                 log: &mut self.log,
                 scratch: &mut self.scratch,
                 slot: i,
@@ -430,6 +437,24 @@ impl Worker {
     }
 }
 
+/// One stream counted as open on the server, from its start until it ends (written to
+/// its end or cut) or, stalled, until its connection closes: dropping it uncounts it.
+struct OpenStream(Arc<AtomicU64>);
+
+impl OpenStream {
+    /// Counts a stream as open; also returns how many others were open.
+    fn count(open: &Arc<AtomicU64>) -> (OpenStream, u64) {
+        let others = open.fetch_add(1, Ordering::Relaxed);
+        (OpenStream(Arc::clone(open)), others)
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// One connection.
 struct Conn {
     stream: Option<TcpStream>,
@@ -459,6 +484,8 @@ struct Conn {
     streamer: Option<Streamer>,
     /// The deadline a timer is set for on behalf of `streamer`.
     stream_timer: Option<Instant>,
+    /// The stream being written or stalled, counted as open.
+    counted: Option<OpenStream>,
     /// A stream stalled: nothing more is written or parsed until the client leaves.
     stalled: bool,
     /// The closing stream was cut with a reset: close with RST, not FIN.
@@ -490,6 +517,7 @@ impl Conn {
             pending: None,
             streamer: None,
             stream_timer: None,
+            counted: None,
             stalled: false,
             reset: false,
             closing: false,
@@ -515,6 +543,7 @@ impl Conn {
         self.pending = None;
         self.streamer = None;
         self.stream_timer = None;
+        self.counted = None;
         self.stalled = false;
         self.reset = false;
         self.closing = false;
@@ -684,8 +713,11 @@ impl Conn {
             if let Some((decided, head, arrived)) = self.pending.take() {
                 let close = ctx.close || !head.keep_alive;
                 match decided {
-                    Ok(spec) => {
+                    Ok(mut spec) => {
                         let id = ctx.streams.fetch_add(1, Ordering::Relaxed);
+                        let (counted, others) = OpenStream::count(ctx.open);
+                        self.counted = Some(counted);
+                        spec.first = spec.first_after(others);
                         let s = Streamer::start(
                             spec,
                             id,
@@ -728,6 +760,9 @@ impl Conn {
         }
         self.streamer = None;
         self.stream_timer = None;
+        if !self.stalled {
+            self.counted = None;
+        }
         if let Some(log) = ctx.log.as_mut() {
             log.flush();
         }

@@ -38,6 +38,9 @@ pub(crate) struct StreamSpec {
     pub(crate) events: u64,
     /// From the request's arrival to the first event (`first=`).
     pub(crate) first: Duration,
+    /// Added to `first` for each other stream open on the server when this one
+    /// starts (`first_per_open=`): a server whose first event slows under load.
+    pub(crate) first_per_open: Duration,
     /// Between events (`gap=`).
     pub(crate) gap: Duration,
     /// Data bytes of each generic event, at least its natural size (`size=`).
@@ -61,6 +64,17 @@ pub(crate) struct StreamSpec {
     /// Chat without `"stream": true`: one `chat.completion` reply when the last token
     /// would have been written.
     pub(crate) whole: bool,
+}
+
+impl StreamSpec {
+    /// From the request's arrival to the first event when `open` other streams are
+    /// open on the server: `first` + `first_per_open` × `open` (the count taken at
+    /// most `u32::MAX`, so the sum stays far inside `Instant`'s range).
+    pub(crate) fn first_after(&self, open: u64) -> Duration {
+        let n = u32::try_from(open).unwrap_or(u32::MAX);
+        self.first
+            .saturating_add(self.first_per_open.saturating_mul(n))
+    }
 }
 
 /// What a request-target asks for.
@@ -149,8 +163,9 @@ fn explain(path: &[u8], e: &str) -> String {
 
 /// The parameters each endpoint takes, as listed in the explanation of a bad one.
 const STREAM_PARAMS: &str =
-    "events, first, gap, size, format, done, after, cut, reset, stall, trail";
-const CHAT_PARAMS: &str = "tokens, stream, first, gap, done, after, cut, reset, stall, trail";
+    "events, first, first_per_open, gap, size, format, done, after, cut, reset, stall, trail";
+const CHAT_PARAMS: &str =
+    "tokens, stream, first, first_per_open, gap, done, after, cut, reset, stall, trail";
 
 /// Parses `query` (`name=value&…`) for the stream endpoint or the chat one.
 fn ask(chat: bool, query: &[u8]) -> Result<Ask, String> {
@@ -159,6 +174,7 @@ fn ask(chat: bool, query: &[u8]) -> Result<Ask, String> {
             format: Format::Sse,
             events: DEFAULT_EVENTS,
             first: Duration::ZERO,
+            first_per_open: Duration::ZERO,
             gap: Duration::ZERO,
             size: 0,
             done: chat,
@@ -188,6 +204,7 @@ fn ask(chat: bool, query: &[u8]) -> Result<Ask, String> {
             ("tokens", true) => a.tokens = Some(count(name, value)?),
             ("stream", true) => a.stream = Some(flag(name, value)?),
             ("first", _) => s.first = duration(name, value)?,
+            ("first_per_open", _) => s.first_per_open = duration(name, value)?,
             ("gap", _) => s.gap = duration(name, value)?,
             ("done", _) => s.done = flag(name, value)?,
             ("after", _) => s.after = count(name, value)?,
@@ -312,6 +329,30 @@ mod tests {
     }
 
     #[test]
+    fn first_per_open_delays_the_first_event_by_the_streams_open() {
+        let s = spec("/stream?first=5ms&first_per_open=2ms");
+        assert_eq!(s.first_per_open, Duration::from_millis(2));
+        let ms = Duration::from_millis;
+        assert_eq!(s.first_after(0), ms(5));
+        assert_eq!(s.first_after(1), ms(7));
+        assert_eq!(s.first_after(250), ms(505));
+        // Without the parameter the load changes nothing.
+        assert_eq!(spec("/stream?first=5ms").first_after(9999), ms(5));
+        let s = spec("/v1/chat/completions?first_per_open=1.5s");
+        assert_eq!(s.first_after(2), ms(3000));
+        // Saturates instead of overflowing.
+        let s = spec("/stream?first_per_open=3600s");
+        assert_eq!(
+            s.first_after(u64::MAX),
+            Duration::from_secs(3600) * u32::MAX
+        );
+        assert_eq!(
+            bad("/stream?first_per_open=x"),
+            "rshperf serve: /stream: first_per_open: 'x' is not a time such as 250us, 10ms or 1.5s (at most 1 hour)\n"
+        );
+    }
+
+    #[test]
     fn chat_takes_tokens_from_the_query_or_the_body() {
         let Route::Stream(a) = route(b"/v1/chat/completions?gap=2ms") else {
             panic!("a chat stream");
@@ -360,9 +401,9 @@ mod tests {
             ("/stream?done=2", "rshperf serve: /stream: done: '2' is not 1, 0, true or false\n"),
             ("/stream?done=1&format=lines", "rshperf serve: /stream: done: the [DONE] sentinel is for format=sse only\n"),
             ("/stream?after=1", "rshperf serve: /stream: after: events after [DONE] need done=1\n"),
-            ("/stream?tokens=1", "rshperf serve: /stream: unknown parameter 'tokens' (known: events, first, gap, size, format, done, after, cut, reset, stall, trail)\n"),
-            ("/v1/chat/completions?size=1", "rshperf serve: /v1/chat/completions: unknown parameter 'size' (known: tokens, stream, first, gap, done, after, cut, reset, stall, trail)\n"),
-            ("/stream?%FF", "rshperf serve: /stream: unknown parameter '%FF' (known: events, first, gap, size, format, done, after, cut, reset, stall, trail)\n"),
+            ("/stream?tokens=1", "rshperf serve: /stream: unknown parameter 'tokens' (known: events, first, first_per_open, gap, size, format, done, after, cut, reset, stall, trail)\n"),
+            ("/v1/chat/completions?size=1", "rshperf serve: /v1/chat/completions: unknown parameter 'size' (known: tokens, stream, first, first_per_open, gap, done, after, cut, reset, stall, trail)\n"),
+            ("/stream?%FF", "rshperf serve: /stream: unknown parameter '%FF' (known: events, first, first_per_open, gap, size, format, done, after, cut, reset, stall, trail)\n"),
         ];
         for (target, want) in cases {
             assert_eq!(bad(target), want, "{target}");
