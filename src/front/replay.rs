@@ -340,13 +340,17 @@ fn replay(args: &[String]) -> Result<i32, Error> {
     }
     // The run's stripes (partitions × threads), which the first pass counts by
     // client: the options as given, with a placeholder rate.
-    let stripes = {
+    let (stripes, mine) = {
         let mut first = argv.clone();
         first.extend(["--call-rate".to_string(), "1".to_string()]);
         match cli::parse(&first)? {
             Command::Run(a) => {
                 let cfg = httperf::config(&a)?;
-                cfg.load().partition().1.max(1) * cfg.load().threads().max(1)
+                let (part, parts) = cfg.load().partition();
+                let (parts, threads) = (parts.max(1), cfg.load().threads().max(1));
+                // Thread j of partition I takes stripe I + jN (as `engine::execute`).
+                let mine: Vec<u32> = (0..threads).map(|j| part + j * parts).collect();
+                (parts * threads, mine)
             }
             Command::Help(_) | Command::Version(_) => return Ok(0),
         }
@@ -370,11 +374,14 @@ fn replay(args: &[String]) -> Result<i32, Error> {
     };
     let cfg = httperf::config(&args)?;
     let mut work = Workload::from_config(&cfg)?;
-    work.set_replay(Replay {
+    let replay = Replay {
         open: opener(file, &surveyed),
         timing: surveyed.survey.timing(speed),
         requests,
         per_stripe: surveyed.survey.per_stripe.clone().into(),
-    });
+        ready: Arc::default(),
+    };
+    replay.prepare(&mine, stripes);
+    work.set_replay(replay);
     runner::run_work(&cfg, work)
 }

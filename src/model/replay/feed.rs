@@ -44,6 +44,8 @@ pub(crate) struct Replay {
     pub(crate) requests: u64,
     /// Requests of each stripe, for the run's stripes (partitions × threads).
     pub(crate) per_stripe: Arc<[u64]>,
+    /// Passes opened and primed before the run (`prepare`), by stripe.
+    pub(crate) ready: Arc<Mutex<Vec<(u32, SharedFeed)>>>,
 }
 
 impl Replay {
@@ -74,11 +76,38 @@ impl Replay {
             timing: survey.timing(speed),
             requests: survey.requests,
             per_stripe: survey.per_stripe.into(),
+            ready: Arc::default(),
         }
     }
 
-    /// A new pass for stripe `stripe` of `stripes`.
+    /// Opens the passes of `mine` (this process's stripes of `stripes`) and reads
+    /// each one's first window, before the run starts: filling a window parses
+    /// thousands of lines, which would make the first calls late.
+    pub(crate) fn prepare(&self, mine: &[u32], stripes: u32) {
+        let made: Vec<(u32, SharedFeed)> = mine
+            .iter()
+            .map(|&j| {
+                let feed = self.open_feed(j, stripes);
+                lock(&feed).calls.fill();
+                (j, feed)
+            })
+            .collect();
+        *self.ready.lock().unwrap_or_else(|p| p.into_inner()) = made;
+    }
+
+    /// The pass of stripe `stripe` of `stripes`: the one `prepare` made, else a new
+    /// one.
     pub(crate) fn feed(&self, stripe: u32, stripes: u32) -> SharedFeed {
+        let mut ready = self.ready.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = ready.iter().position(|(j, _)| *j == stripe) {
+            return ready.swap_remove(i).1;
+        }
+        drop(ready);
+        self.open_feed(stripe, stripes)
+    }
+
+    /// A new pass for stripe `stripe` of `stripes`.
+    fn open_feed(&self, stripe: u32, stripes: u32) -> SharedFeed {
         let stripes = stripes.max(1);
         Arc::new(Mutex::new(Feed {
             calls: Calls::new((self.open.0)(), self.timing.clone(), WINDOW),
@@ -204,6 +233,20 @@ pub(crate) mod tests {
         for n in 1..9 {
             assert!(stripe_of("::1", n) < n);
         }
+    }
+
+    #[test]
+    fn a_prepared_pass_is_the_one_its_engine_gets() {
+        let r = Replay::of_entries(entries(30), 1.0, 3);
+        r.prepare(&[0, 2], 3);
+        let mut all = 0;
+        for j in [2, 0, 1] {
+            let feed = r.feed(j, 3);
+            let mut f = lock(&feed);
+            std::iter::from_fn(|| f.next_offset()).for_each(|_| all += 1);
+        }
+        assert_eq!(all, 30);
+        assert!(r.ready.lock().expect("not poisoned").is_empty());
     }
 
     #[test]

@@ -228,10 +228,9 @@ impl<I: Iterator<Item = Entry>> Calls<I> {
     }
 }
 
-impl<I: Iterator<Item = Entry>> Iterator for Calls<I> {
-    type Item = Call;
-
-    fn next(&mut self) -> Option<Call> {
+impl<I: Iterator<Item = Entry>> Calls<I> {
+    /// Reads the log until the window is full (or the log ends).
+    pub(crate) fn fill(&mut self) {
         while self.window.len() < self.room {
             let Some(entry) = self.entries.next() else {
                 break;
@@ -244,6 +243,14 @@ impl<I: Iterator<Item = Entry>> Iterator for Calls<I> {
                 entry,
             }));
         }
+    }
+}
+
+impl<I: Iterator<Item = Entry>> Iterator for Calls<I> {
+    type Item = Call;
+
+    fn next(&mut self) -> Option<Call> {
+        self.fill();
         let Reverse(held) = self.window.pop()?;
         self.last = self.last.max(held.t);
         Some(Call {
