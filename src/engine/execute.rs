@@ -28,7 +28,7 @@ use crate::engine::tally::{self, ClockOptions, Tally};
 use crate::model::config::{Config, StartAt, MAX_START_DELAY};
 use crate::model::run::{Machine, RunInfo, RunMeta, RunResult};
 use crate::model::stats::{RateSample, Stats};
-use crate::model::workload::{stripe_share, Workload};
+use crate::model::workload::{stripe_arrivals, Workload};
 use crate::wire::net;
 
 /// Descriptors kept free for stdio, the poll, timers, signal pipes and files.
@@ -408,7 +408,7 @@ fn run_engines<'a>(
         Plan {
             stripe,
             stripes,
-            arrivals: stripe_share(work.arrivals(cfg), stripe, stripes),
+            arrivals: stripe_arrivals(work, cfg, stripe, stripes),
             capacity,
             io,
         }

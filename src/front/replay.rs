@@ -5,21 +5,27 @@
 //! output of a run.
 //!
 //! Owns the command line (FILE first, `--speed`, the httperf options that make no
-//! sense with a replay refused by name), reading the file (bad lines are warnings,
-//! the first few shown with file:line; no usable line is an error) and the run: the
-//! schedule (`model::replay::schedule`) becomes the `--call-rate` pool's schedule
-//! (`Workload::set_replay`), so lateness and response times are measured from each
-//! request's scheduled time as for `--call-rate`; `--num-conns` sizes the pool
-//! (default `DEFAULT_POOL`). Called by `dispatch`.
+//! sense with a replay refused by name), reading the file (gzip decompressed as it
+//! is read, with flate2's `MultiGzDecoder`; a first pass before the run counts the
+//! requests and warns about bad lines, the first few shown with file:line, and no
+//! usable line is an error; then each engine reads it again through `Opener`) and
+//! the run: the schedule (`model::replay::schedule`, fed by `model::replay::feed`)
+//! becomes the `--call-rate` pool's schedule (`Workload::set_replay`), so lateness
+//! and response times are measured from each request's scheduled time as for
+//! `--call-rate`; `--num-conns` sizes the pool (default `DEFAULT_POOL`). Called by
+//! `dispatch`.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
+use std::sync::Arc;
 
 use crate::front::cli::{self, Command, Opt};
 use crate::front::error::Error;
 use crate::front::httperf;
 use crate::front::runner;
 use crate::front::subcommand;
-use crate::model::replay::schedule::{self, Schedule};
+use crate::model::config::Config;
+use crate::model::replay::feed::{Entries, Opener, Replay};
+use crate::model::replay::schedule::Survey;
 use crate::model::replay::{Entry, Format, Parser};
 use crate::model::workload::Workload;
 
@@ -33,7 +39,7 @@ Usage: rshperf replay FILE [--speed X] [httperf options]
 Replay the requests of a log open-loop, each at its original offset from the first
 request divided by --speed, to --server/--port (the log's host is never the target).
 
-FILE is told by its first line:
+FILE (gzip is read as it is decompressed) is told by its first line:
   an nginx or Apache access log   common or combined format; the time as $time_local,
                                   $msec or $time_iso8601; a trailing $request_time
                                   (subtracted from sub-second times: a request is
@@ -51,8 +57,8 @@ Options:
   (--rate, --period, --call-rate, --uri, --wlog, --wset, --wsess*, --num-calls,
   --concurrency and --body-file are the log's to say, and refused)
 
-Lines that do not parse are counted and the first few shown; a file with no request
-to replay is an error. One-second times (the combined format) spread the requests of
+The log is read as the run goes (a HAR file is held whole). Lines that do not parse
+are counted and the first few shown; a file with no request to replay is an error. One-second times (the combined format) spread the requests of
 each second evenly over it, in log order. docs/replay.md has the details.
 ";
 
@@ -136,46 +142,116 @@ fn split_args(args: &[String]) -> Result<Option<Split<'_>>, Error> {
     Ok(Some((file, speed.unwrap_or(1.0), rest)))
 }
 
-/// Reads `file`'s entries; bad lines are warned about (the first `SHOWN`) and
-/// counted. Err when it cannot be read or has no entry.
-pub(crate) fn read_entries(file: &str) -> Result<Vec<Entry>, Error> {
-    let open = |e: std::io::Error| fail(format!("cannot read {file}: {e}"));
-    let mut input = BufReader::new(std::fs::File::open(file).map_err(open)?);
+/// The bytes of `file`, decompressed as they are read when it is gzip (its first
+/// two bytes are gzip's magic, whatever its name; several members are read as one
+/// stream, as `zcat` does).
+fn open_log(file: &str) -> io::Result<Box<dyn BufRead + Send>> {
+    let mut input = BufReader::with_capacity(READ_BUFFER, std::fs::File::open(file)?);
+    if input.fill_buf()?.starts_with(&GZIP_MAGIC) {
+        let gz = flate2::bufread::MultiGzDecoder::new(input);
+        return Ok(Box::new(BufReader::with_capacity(READ_BUFFER, gz)));
+    }
+    Ok(Box::new(input))
+}
+
+/// gzip's first two bytes (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Bytes read from the log at a time.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// The entries of a line-oriented log, parsed as they are read; a read error ends
+/// them and is kept (`error`).
+struct Lines {
+    input: Box<dyn BufRead + Send>,
+    parser: Parser,
+    buf: Vec<u8>,
+    error: Option<io::Error>,
+}
+
+impl Lines {
+    fn new(input: Box<dyn BufRead + Send>, format: Format) -> Lines {
+        Lines {
+            input,
+            parser: Parser::new(format),
+            buf: Vec::new(),
+            error: None,
+        }
+    }
+}
+
+impl Iterator for Lines {
+    type Item = Entry;
+
+    fn next(&mut self) -> Option<Entry> {
+        loop {
+            self.buf.clear();
+            match self.input.read_until(b'\n', &mut self.buf) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(e) => {
+                    self.error = Some(e);
+                    return None;
+                }
+            }
+            let line = String::from_utf8_lossy(&self.buf);
+            let line = line.strip_suffix('\n').unwrap_or(&line);
+            if let Some(e) = self.parser.line(line) {
+                return Some(e);
+            }
+        }
+    }
+}
+
+/// A log read through once before the run (`survey`).
+struct Surveyed {
+    format: Format,
+    survey: Survey,
+    /// A HAR file's entries (one JSON document: held whole).
+    har: Option<Arc<Vec<Entry>>>,
+}
+
+/// The first pass over `file`: its format (told by the first non-blank line), the
+/// counts the schedule needs (requests by client over `stripes`), and the lines that do not parse (warned about, the
+/// first `SHOWN`, and counted). Err when it cannot be read, is not valid gzip, or
+/// has no request.
+fn survey(file: &str, stripes: u32) -> Result<Surveyed, Error> {
+    let open = |e: io::Error| fail(format!("cannot read {file}: {e}"));
+    let mut input = open_log(file).map_err(open)?;
     let mut buf = Vec::new();
     let mut first = String::new();
-    // The first non-blank line tells the format.
-    let mut lines_before = Vec::new();
+    let mut blank_lines = 0;
     while input.read_until(b'\n', &mut buf).map_err(open)? > 0 {
         let line = String::from_utf8_lossy(&buf)
             .trim_end_matches(['\n', '\r'])
             .to_string();
         buf.clear();
-        let blank = line.trim().is_empty();
-        lines_before.push(line);
-        if !blank {
-            first = lines_before.last().cloned().unwrap_or_default();
+        if !line.trim().is_empty() {
+            first = line;
             break;
         }
+        blank_lines += 1;
     }
     let format = Format::detect(&first);
-    let mut parser = Parser::new(format);
-    let mut entries = Vec::new();
-    if format == Format::Har {
-        let mut doc = lines_before.join("\n");
+    let mut survey = Survey::new(stripes);
+    let (parser, har) = if format == Format::Har {
+        let mut doc = "\n".repeat(blank_lines);
+        doc.push_str(&first);
         doc.push('\n');
         input.read_to_string(&mut doc).map_err(open)?;
-        entries = parser.har(&doc).map_err(|e| fail(format!("{file}: {e}")))?;
+        let mut parser = Parser::new(format);
+        let entries = parser.har(&doc).map_err(|e| fail(format!("{file}: {e}")))?;
+        entries.iter().for_each(|e| survey.add(e));
+        (parser, Some(Arc::new(entries)))
     } else {
-        for line in &lines_before {
-            entries.extend(parser.line(line));
+        // Read again from the start (line numbers count the blank lines).
+        let mut lines = Lines::new(open_log(file).map_err(open)?, format);
+        lines.by_ref().for_each(|e| survey.add(&e));
+        if let Some(e) = lines.error {
+            return Err(open(e));
         }
-        while input.read_until(b'\n', &mut buf).map_err(open)? > 0 {
-            let line = String::from_utf8_lossy(&buf);
-            let line = line.strip_suffix('\n').unwrap_or(&line);
-            entries.extend(parser.line(line));
-            buf.clear();
-        }
-    }
+        (lines.parser, None)
+    };
     let what = if format == Format::Har {
         "entry"
     } else {
@@ -191,7 +267,7 @@ pub(crate) fn read_entries(file: &str) -> Result<Vec<Entry>, Error> {
             parser.shown.len()
         );
     }
-    if entries.is_empty() {
+    if survey.requests == 0 {
         return Err(fail(format!(
             "{file} has no request to replay (read as {} {}; {} {what}s did not parse)",
             if format == Format::Access { "an" } else { "a" },
@@ -199,7 +275,44 @@ pub(crate) fn read_entries(file: &str) -> Result<Vec<Entry>, Error> {
             parser.bad
         )));
     }
-    Ok(entries)
+    Ok(Surveyed {
+        format,
+        survey,
+        har,
+    })
+}
+
+/// Opens `file` again for each engine's pass (a HAR file's held entries instead).
+/// A read that fails now (the file changed since the first pass) ends that
+/// engine's calls, with a warning.
+fn opener(file: &str, surveyed: &Surveyed) -> Opener {
+    if let Some(entries) = &surveyed.har {
+        let entries = entries.clone();
+        return Opener(Arc::new(move || {
+            let entries = entries.clone();
+            Box::new((0..entries.len()).filter_map(move |i| entries.get(i).cloned())) as Entries
+        }));
+    }
+    let (file, format) = (file.to_string(), surveyed.format);
+    Opener(Arc::new(move || match open_log(&file) {
+        Ok(input) => {
+            let file = file.clone();
+            let mut lines = Lines::new(input, format);
+            Box::new(std::iter::from_fn(move || {
+                let e = lines.next();
+                if let Some(err) = lines.error.take() {
+                    crate::wire::note::note!(
+                        "rshperf: replay: warning: cannot read {file} any more: {err}"
+                    );
+                }
+                e
+            })) as Entries
+        }
+        Err(e) => {
+            crate::wire::note::note!("rshperf: replay: warning: cannot read {file} any more: {e}");
+            Box::new(std::iter::empty()) as Entries
+        }
+    }))
 }
 
 /// The whole command; `Ok(status)`.
@@ -208,9 +321,9 @@ fn replay(args: &[String]) -> Result<i32, Error> {
         subcommand::print_stdout(USAGE);
         return Ok(0);
     };
-    let mut argv = vec!["rshperf".to_string()];
-    argv.extend(rest);
-    let parsed = match cli::parse(&argv)? {
+    let mut given = vec!["rshperf".to_string()];
+    given.extend(rest);
+    let parsed = match cli::parse(&given)? {
         Command::Run(a) => a,
         Command::Help(_) | Command::Version(_) => {
             subcommand::print_stdout(USAGE);
@@ -224,9 +337,32 @@ fn replay(args: &[String]) -> Result<i32, Error> {
             opt.long_name()
         )));
     }
-    let entries = read_entries(file)?;
-    let Schedule { calls, spread } = schedule::build(entries, speed);
-    if spread {
+    let pool = !parsed.opts.iter().any(|(o, _)| *o == Opt::NumConns);
+    // The run's configuration: the options given, over the default pool and the
+    // pool's mean call rate (`--call-rate` is refused above: the log says it).
+    let builder = |rate: f64| {
+        let mut b = Config::builder();
+        if pool {
+            b.num_conns(DEFAULT_POOL);
+        }
+        b.call_rate(rate);
+        b
+    };
+    // The run's stripes (partitions × threads), which the first pass counts by
+    // client; the rate does not change them.
+    let (stripes, mine) = {
+        // Its warnings are printed once, by the run's own build below.
+        let cfg = httperf::build_with(builder(1.0), &parsed)
+            .map_err(httperf::refused)?
+            .config;
+        let (part, parts) = cfg.load().partition();
+        let (parts, threads) = (parts.max(1), cfg.load().threads().max(1));
+        // Thread j of partition I takes stripe I + jN (as `engine::execute`).
+        let mine: Vec<u32> = (0..threads).map(|j| part + j * parts).collect();
+        (parts * threads, mine)
+    };
+    let surveyed = survey(file, stripes)?;
+    if surveyed.survey.spread() {
         crate::wire::note::note!(
             "rshperf: replay: {file} has one-second times: the requests of each second \
              are spread evenly over it, in log order"
@@ -234,22 +370,21 @@ fn replay(args: &[String]) -> Result<i32, Error> {
     }
     // The pool's mean rate (its batch tick and pacing follow it); the schedule itself
     // is the log's.
-    let span = calls
-        .last()
-        .map_or(0.0, |c| c.offset.as_secs_f64())
-        .max(0.001);
-    argv.push("--call-rate".into());
-    argv.push(format!("{}", calls.len() as f64 / span));
-    if !parsed.opts.iter().any(|(o, _)| *o == Opt::NumConns) {
-        argv.push("--num-conns".into());
-        argv.push(DEFAULT_POOL.to_string());
-    }
-    let args = match cli::parse(&argv)? {
-        Command::Run(a) => a,
-        Command::Help(_) | Command::Version(_) => return Ok(0),
-    };
-    let cfg = httperf::config(&args)?;
+    let requests = surveyed.survey.requests;
+    let span = surveyed.survey.span(speed).as_secs_f64().max(0.001);
+    let cfg = httperf::finish(httperf::build_with(
+        builder(requests as f64 / span),
+        &parsed,
+    ))?;
     let mut work = Workload::from_config(&cfg)?;
-    work.set_replay(&cfg, &calls);
+    let replay = Replay {
+        open: opener(file, &surveyed),
+        timing: surveyed.survey.timing(speed),
+        requests,
+        per_stripe: surveyed.survey.per_stripe.clone().into(),
+        ready: Arc::default(),
+    };
+    replay.prepare(&mine, stripes);
+    work.set_replay(replay);
     runner::run_work(&cfg, work)
 }

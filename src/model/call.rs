@@ -245,6 +245,24 @@ fn header_lines(cfg: &Config, extra: &[u8]) -> (Vec<u8>, Vec<u8>) {
     (r, post)
 }
 
+/// A template request: `method` `uri` with header lines `add_header_file` and
+/// `body` (with its `Content-length:`).
+fn template(
+    cfg: &Config,
+    add_header_file: &[u8],
+    method: &str,
+    uri: &str,
+    body: &[u8],
+) -> (Shape, Vec<u8>) {
+    let mut extra = add_header_file.to_vec();
+    if !body.is_empty() {
+        extra.extend_from_slice(format!("Content-length: {}\r\n", body.len()).as_bytes());
+    }
+    let (pre_host, post_host) = header_lines(cfg, &extra);
+    let shape = Shape::new(method, pre_host, post_host, Body::from(body));
+    (shape, uri.as_bytes().to_vec())
+}
+
 impl Requests {
     /// The fixed request of `cfg` (`--method`, `--uri`, `--add-header`), with header
     /// lines `extra` (`--add-header-file`, `--header-file`, `--content-type`).
@@ -281,11 +299,6 @@ impl Requests {
         }
     }
 
-    /// How many template requests there are (`add_template`'s).
-    pub(crate) fn templates(&self) -> usize {
-        self.templates.len()
-    }
-
     /// Adds a template request (`--wsesslog`, `replay`); returns its `CallRef`.
     pub(crate) fn add_template(
         &mut self,
@@ -295,14 +308,24 @@ impl Requests {
         uri: &str,
         body: &[u8],
     ) -> CallRef {
-        let mut extra = add_header_file.to_vec();
-        if !body.is_empty() {
-            extra.extend_from_slice(format!("Content-length: {}\r\n", body.len()).as_bytes());
-        }
-        let (pre_host, post_host) = header_lines(cfg, &extra);
-        let shape = Shape::new(method, pre_host, post_host, Body::from(body));
-        self.templates.push((shape, uri.as_bytes().to_vec()));
+        let t = template(cfg, add_header_file, method, uri, body);
+        self.templates.push(t);
         CallRef::Template(u32::try_from(self.templates.len() - 1).unwrap_or(u32::MAX))
+    }
+
+    /// Makes template `i` (one `add_template` made) the given request, in place
+    /// (`replay` reuses the templates of answered calls); None: no such template.
+    pub(crate) fn set_template(
+        &mut self,
+        i: u32,
+        cfg: &Config,
+        add_header_file: &[u8],
+        request: (&str, &str, &[u8]),
+    ) -> Option<CallRef> {
+        let (method, uri, body) = request;
+        let t = template(cfg, add_header_file, method, uri, body);
+        *self.templates.get_mut(i as usize)? = t;
+        Some(CallRef::Template(i))
     }
 
     /// Adds the fixed request (`--method`, `--uri`, header lines `extra`) with `body`

@@ -211,3 +211,185 @@ fn bad_files_and_options_are_refused_with_exit_1() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("Usage: rshperf replay FILE"));
 }
+
+/// `n` `$msec` lines 50 µs apart from `t0`, client `10.0.0.(k mod clients)`, URI `/n/k`.
+fn many(n: u64, clients: u64) -> String {
+    let t0 = 1_796_515_000.0;
+    (0..n)
+        .map(|k| {
+            format!(
+                "10.0.0.{} - - [{:.6}] \"GET /n/{k} HTTP/1.1\" 200 1 \"-\" \"-\"\n",
+                k % clients,
+                t0 + k as f64 * 50e-6
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_log_longer_than_the_reorder_window_streams_every_request_once_over_threads() {
+    let s = Recorder::start(Opts::default());
+    // 20,000 requests (over twice the reorder window), each engine reading its own
+    // pass over the file.
+    let n = 20_000;
+    let file = TempFile::new("replay-many", many(n, 13).as_bytes());
+    let (code, stdout, stderr) = replay(
+        &file.path,
+        s.port(),
+        &[
+            "--speed",
+            "20",
+            "--threads",
+            "2",
+            "--num-conns",
+            "8",
+            "--timeout",
+            "10",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let mut uris: Vec<u64> = s
+        .requests()
+        .into_iter()
+        .map(|r| r.uri[3..].parse().expect("/n/k"))
+        .collect();
+    uris.sort_unstable();
+    assert_eq!(uris, (0..n).collect::<Vec<_>>());
+    assert!(
+        stdout.contains(&format!("Total: connections 8 requests {n} replies {n}")),
+        "{stdout}"
+    );
+}
+
+/// `log` gzip-compressed as `members` gzip members (concatenated, as `cat a.gz b.gz`).
+fn gzip(log: &str, members: usize) -> Vec<u8> {
+    use std::io::Write;
+    let lines: Vec<&str> = log.split_inclusive('\n').collect();
+    let per = lines.len().div_ceil(members.max(1));
+    let mut out = Vec::new();
+    for chunk in lines.chunks(per.max(1)) {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(chunk.concat().as_bytes()).expect("to memory");
+        out.extend(gz.finish().expect("to memory"));
+    }
+    out
+}
+
+#[test]
+fn a_gzip_log_is_decompressed_as_it_is_read_whatever_its_name() {
+    let n = 300;
+    let log = many(n, 3);
+    for (name, members) in [("replay-gz.log.gz", 1), ("replay-gz-noext", 3)] {
+        let s = Recorder::start(Opts::default());
+        let file = TempFile::new(name, &gzip(&log, members));
+        let (code, stdout, stderr) = replay(&file.path, s.port(), &["--speed", "4"]);
+        assert_eq!(code, 0, "{name}: {stdout}\n{stderr}");
+        assert!(
+            !stderr.contains("rshperf: replay: warning"),
+            "{name}: {stderr}"
+        );
+        let mut uris: Vec<u64> = s
+            .requests()
+            .into_iter()
+            .map(|r| r.uri[3..].parse().expect("/n/k"))
+            .collect();
+        uris.sort_unstable();
+        assert_eq!(uris, (0..n).collect::<Vec<_>>(), "{name}");
+    }
+    // A damaged gzip stream: exit 1 before any request, naming the file.
+    let mut bad = gzip(&log, 1);
+    let mid = bad.len() / 2;
+    bad[mid..].iter_mut().for_each(|b| *b = !*b);
+    let file = TempFile::new("replay-gz-bad", &bad);
+    let s = Recorder::start(Opts::default());
+    let (code, _, stderr) = replay(&file.path, s.port(), &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("rshperf: replay: cannot read {}: ", file.path)),
+        "{stderr}"
+    );
+    assert!(s.requests().is_empty());
+}
+
+/// The URIs the server saw, by client (the `X-Client` the log line's referer gives).
+fn by_client(s: &Recorder) -> BTreeMap<String, Vec<u64>> {
+    let mut m: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for r in s.requests() {
+        let k = r.uri[3..].parse().expect("/n/k");
+        let client = r.header("Referer").expect("the log's referer").to_string();
+        m.entry(client).or_default().push(k);
+    }
+    m
+}
+
+#[test]
+fn three_partitions_split_by_client_and_merge_to_the_whole_run() {
+    // 600 requests 50 µs apart from 11 clients (the referer names the client, so the
+    // server can tell them apart); one connection per run or partition, so each
+    // client's order at the server is its order of sending.
+    let n = 600u64;
+    let log: String = (0..n)
+        .map(|k| {
+            format!(
+                "10.1.0.{c} - - [{:.6}] \"GET /n/{k} HTTP/1.1\" 200 1 \"client-{c}\" \"-\"\n",
+                1_796_515_000.0 + k as f64 * 50e-6,
+                c = k % 11
+            )
+        })
+        .collect();
+    let file = TempFile::new("replay-parts", log.as_bytes());
+    let whole = Recorder::start(Opts::default());
+    let (code, stdout, stderr) = replay(&file.path, whole.port(), &["--num-conns", "1"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let want = by_client(&whole);
+    assert_eq!(want.values().map(Vec::len).sum::<usize>(), n as usize);
+    let parts = Recorder::start(Opts::default());
+    let docs: Vec<TempFile> = (0..3).map(|_| TempFile::new("replay-part", b"")).collect();
+    let mut clients_of = Vec::new();
+    let mut sent = 0;
+    for (i, doc) in docs.iter().enumerate() {
+        let before = parts.requests().len();
+        let part = format!("{i}/3");
+        let json = format!("--json={}", doc.path);
+        let (code, stdout, stderr) = replay(
+            &file.path,
+            parts.port(),
+            &["--num-conns", "3", "--partition", &part, &json],
+        );
+        assert_eq!(code, 0, "{part}: {stdout}\n{stderr}");
+        let mine: std::collections::BTreeSet<String> = parts.requests()[before..]
+            .iter()
+            .map(|r| r.header("Referer").expect("referer").to_string())
+            .collect();
+        sent += parts.requests().len() - before;
+        clients_of.push(mine);
+    }
+    // Every request exactly once, each client in one partition, in its order.
+    assert_eq!(sent, n as usize);
+    for (i, a) in clients_of.iter().enumerate() {
+        assert!(!a.is_empty(), "partition {i} has clients");
+        for b in &clients_of[i + 1..] {
+            assert!(a.is_disjoint(b), "{a:?} {b:?}");
+        }
+    }
+    let got = by_client(&parts);
+    assert_eq!(got, want);
+    for (client, ks) in &got {
+        assert!(ks.windows(2).all(|w| w[0] < w[1]), "{client}: {ks:?}");
+    }
+    // The merge of the three documents is the whole run's count.
+    let mut argv = vec!["merge"];
+    argv.extend(docs.iter().map(|d| d.path.as_str()));
+    let out = run(&argv);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("requests {n} replies {n}")),
+        "{text}"
+    );
+}

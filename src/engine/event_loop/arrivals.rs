@@ -80,8 +80,16 @@ impl<'c> Engine<'c> {
     /// Request-oriented `--max-connections N` (httperf master): an arrival that finds
     /// N connections open waits until one closes (it is then late, and its lateness
     /// is recorded). Never true for session workloads, where the option limits
-    /// connections per session.
+    /// connections per session. A replay's calls wait, unread, while
+    /// `replay::BACKLOG` calls wait for a connection (so memory does not grow with
+    /// how far behind the server is); each is still late from its scheduled time.
     pub(super) fn arrivals_capped(&self) -> bool {
+        if self.replay.is_some() {
+            return self
+                .pool
+                .as_ref()
+                .is_some_and(|p| p.waiting() >= super::replay::BACKLOG);
+        }
         let cap = self.cfg.load().max_connections();
         cap > 0 && !self.work.is_session() && self.live >= cap
     }

@@ -197,6 +197,11 @@ impl PoolState {
         !self.waiting.is_empty()
     }
 
+    /// How many calls wait for a connection.
+    pub(super) fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
     /// Offers the oldest waiting call to the next connection with room at `now`;
     /// `has_room(conn, depth)` says whether `conn` has fewer than `depth` calls
     /// unanswered (and can take one at once). The engine offers until it gets

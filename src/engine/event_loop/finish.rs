@@ -66,7 +66,14 @@ impl<'c> Engine<'c> {
         let mut leftovers = std::mem::take(&mut self.leftovers);
         leftovers.extend(conn.drain_calls());
         if let Some(log) = self.log.as_mut() {
-            log.unanswered(conn, &leftovers, fail, self.stop.is_some(), now);
+            log.unanswered(
+                conn,
+                &leftovers,
+                fail,
+                self.stop.is_some(),
+                now,
+                self.replay.as_ref(),
+            );
         }
         conn.release(&mut self.bufs);
         if let Some(o) = self.observer.as_deref_mut() {
@@ -115,7 +122,7 @@ impl<'c> Engine<'c> {
                 }
             }
             if let Some(log) = self.log.as_mut() {
-                log.unanswered(conn, &calls, None, true, end);
+                log.unanswered(conn, &calls, None, true, end, self.replay.as_ref());
             }
         }
     }

@@ -2,8 +2,8 @@
 //! connection marked dirty, and the dirty connections written at the end of the
 //! handler (`flush`), which also closes the ones the workload finished with.
 //!
-//! Request bytes come from the workload's `Requests` (HTTP/1.x text or HTTP/2
-//! frames); `--print-request` sees a copy. HTTP/2 writes may be held to the end of
+//! Request bytes come from the workload's `Requests` (a replay's: the engine's own,
+//! `replay`), as HTTP/1.x text or HTTP/2 frames; `--print-request` sees a copy. HTTP/2 writes may be held to the end of
 //! the poll turn (`h2flush`). Called by the workload halves and `events`.
 
 use std::io::{self, Write};
@@ -43,6 +43,11 @@ impl<'c> Engine<'c> {
         let call_id = self.next_call_id;
         self.next_call_id += u64::from(self.plan.stripes.max(1));
         let timeout = self.timeout;
+        // A replay's calls are templates of the engine's own requests.
+        let requests = match &self.replay {
+            Some(r) => &r.requests,
+            None => &self.work.requests,
+        };
         let Some(conn) = self.table.get_mut(id) else {
             return;
         };
@@ -55,20 +60,17 @@ impl<'c> Engine<'c> {
         let printing = self.observer.is_some();
         let (len, head_len, printed) = if conn.is_mux() {
             // (`--wsesspage` is refused with HTTP/2: `ConfigBuilder::build` refuses it.)
-            let (len, header) = conn.stage_h2(&self.work.requests, what, host, cookie);
+            let (len, header) = conn.stage_h2(requests, what, host, cookie);
             let mut text = Vec::new();
             let h = if printing {
                 // The request as header lines, pseudo-headers first.
-                self.work
-                    .requests
-                    .render_h2_text(what, host, cookie, &mut text)
+                requests.render_h2_text(what, host, cookie, &mut text)
             } else {
                 0
             };
             (len, header, printing.then_some((text, h)))
         } else {
             let page_uri = page::call_uri(&mut self.sessions, conn.owner, what);
-            let requests = &self.work.requests;
             let q = conn.send_queue();
             let (len, header) = match page_uri {
                 Some(uri) => requests.render_uri(uri.as_bytes(), host, cookie, q),
@@ -105,7 +107,7 @@ impl<'c> Engine<'c> {
             what,
             len,
             head_len,
-            head: self.work.requests.is_head(what),
+            head: requests.is_head(what),
             send_start: now,
             written: None,
             due,

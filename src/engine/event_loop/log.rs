@@ -12,19 +12,37 @@ use crate::model::call::{Call, CallRef};
 use crate::model::reqlog::{End, Record};
 use crate::model::stats::ErrorKind;
 
+use super::replay::ReplayCalls;
 use super::Engine;
+
+/// How a record names the request `what`: by reference, resolved by the writer, or
+/// a replayed call by its URI (the writer's `Requests` do not hold the engine's
+/// templates).
+fn named(what: CallRef, replay: Option<&ReplayCalls>) -> (Option<CallRef>, String) {
+    match replay {
+        Some(r) => (None, r.uri(what)),
+        None => (Some(what), String::new()),
+    }
+}
 
 impl Logger<'_> {
     /// A record of `call` on `conn` ending at `end` (times that never came empty).
-    fn record(&self, conn: &Conn, call: &Call, end: Instant) -> Record {
+    fn record(
+        &self,
+        conn: &Conn,
+        call: &Call,
+        end: Instant,
+        replay: Option<&ReplayCalls>,
+    ) -> Record {
         let began = call.written.is_some() || call.sent > 0;
+        let (what, uri) = named(call.what, replay);
         Record {
             id: call.id,
             conn: conn.serial,
             stream: (call.stream > 0).then_some(u64::from(call.stream)),
             server: conn.target as u64,
-            what: Some(call.what),
-            uri: String::new(),
+            what,
+            uri,
             scheduled_us: match conn.owner {
                 crate::engine::conn::Owner::Pool { .. } => Some(self.us(call.due)),
                 _ => conn.scheduled.map(|t| self.us(t)),
@@ -46,13 +64,14 @@ impl Logger<'_> {
     /// Logs `calls`, given up unanswered by connection `conn` (drained) when it
     /// closed at `now` after `fail` (None: it closed cleanly, or, `over`, the run
     /// ended).
-    pub(crate) fn unanswered(
+    pub(super) fn unanswered(
         &mut self,
         conn: &Conn,
         calls: &[Call],
         fail: Option<ErrorKind>,
         over: bool,
         now: Instant,
+        replay: Option<&ReplayCalls>,
     ) {
         let end = match fail {
             Some(kind) => End::Failed(kind),
@@ -60,17 +79,26 @@ impl Logger<'_> {
             None => End::Closed,
         };
         for call in calls {
-            let mut r = self.record(conn, call, now);
+            let mut r = self.record(conn, call, now, replay);
             r.end = end;
             self.push(r);
         }
     }
 
     /// A `--call-rate` call due at `due` that never found a connection before `end`.
-    pub(crate) fn unsent(&mut self, id: u64, what: CallRef, due: Instant, end: Instant) {
+    pub(super) fn unsent(
+        &mut self,
+        id: u64,
+        what: CallRef,
+        due: Instant,
+        end: Instant,
+        replay: Option<&ReplayCalls>,
+    ) {
+        let (what, uri) = named(what, replay);
         let r = Record {
             id,
-            what: Some(what),
+            what,
+            uri,
             scheduled_us: Some(self.us(due)),
             end_us: self.us(end),
             end: End::Unsent,
@@ -90,7 +118,7 @@ impl Engine<'_> {
         let Some(conn) = self.table.get_mut(c.conn) else {
             return;
         };
-        let mut r = log.record(conn, &c.call, now);
+        let mut r = log.record(conn, &c.call, now, self.replay.as_ref());
         r.send_us = Some(log.us(c.call.send_start));
         r.bytes_out = c.call.len as u64;
         if c.status == 0 {
@@ -111,10 +139,11 @@ impl Engine<'_> {
         let Some(log) = self.log.as_mut() else {
             return;
         };
+        let replay = self.replay.as_ref();
         self.table.for_each_live(|conn| {
             let calls: Vec<Call> = conn.drain_calls().collect();
             for call in &calls {
-                let mut r = log.record(conn, call, end);
+                let mut r = log.record(conn, call, end, replay);
                 r.end = End::Abandoned;
                 log.push(r);
             }

@@ -43,6 +43,7 @@ mod pacer;
 mod page;
 mod pool;
 mod portuse;
+mod replay;
 mod request;
 #[cfg(test)]
 mod rig;
@@ -178,6 +179,8 @@ pub(crate) struct Engine<'c> {
     closed: Option<closed::ClosedState>,
     /// The `--call-rate` pool (None: arrivals are connections or sessions).
     pool: Option<dispatch::PoolState>,
+    /// `rshperf replay`: the requests of the calls alive (None: not a replay).
+    replay: Option<replay::ReplayCalls>,
     /// Sees every completed request of an ab or lb run (`-g`).
     calls: Option<Box<dyn CallObserver + 'c>>,
     t0: Instant,

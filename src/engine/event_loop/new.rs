@@ -67,6 +67,12 @@ impl<'c> Engine<'c> {
             cfg.sockets().hog(),
             crate::wire::net::port_pressure_budget() / u64::from(plan.stripes.max(1)),
         );
+        // A replay's pass over the log: the pacer reads its offsets, the call store
+        // its requests.
+        let feed = work
+            .replay
+            .as_ref()
+            .map(|r| r.feed(plan.stripe, plan.stripes));
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let tx = sender.try_clone()?;
@@ -127,10 +133,8 @@ impl<'c> Engine<'c> {
             },
             local_rr: 0,
             pacer: pacer::Pacer::new(
-                match (&work.replay, &work.profile) {
-                    (Some(offsets), _) => {
-                        Schedule::given(offsets.clone(), plan.stripe, plan.stripes)
-                    }
+                match (&feed, &work.profile) {
+                    (Some(feed), _) => Schedule::given(feed.clone()),
                     (None, Some(p)) => p.schedule(cfg, plan.stripe, plan.stripes),
                     (None, None) => Schedule::new(
                         cfg.load().period(),
@@ -174,6 +178,7 @@ impl<'c> Engine<'c> {
                     batch_tick,
                 )
             }),
+            replay: feed.map(|f| super::replay::ReplayCalls::new(work, f)),
             calls: None,
             t0,
             timeout: timers::duration_of(cfg.sockets().timeout()),

@@ -28,7 +28,8 @@
 //! Engine`); figures go to `stats::pool`. The FIFO grows to the most calls ever
 //! waiting and is reused: the steady state allocates nothing. The decisions (FIFO,
 //! round-robin, slots, the tick's grid) are `dispatch::PoolState`'s; this half does
-//! the opening, issuing and counting.
+//! the opening, issuing and counting. A replay's calls take their requests from the
+//! engine's `replay` store, and give them back when answered or lost.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -78,8 +79,15 @@ impl Engine<'_> {
     /// A call is due (scheduled at `at`): it joins the FIFO. The engine issues the
     /// calls due in one loop turn together (`pool_issue_due`).
     pub(super) fn pool_call_due(&mut self, now: Instant, at: Instant) {
-        let index = self.arrival_index();
-        let Some(what) = self.next_call_ref(now, index) else {
+        let what = match self.replay.as_mut() {
+            // A replay's call: the request the feed read with its offset.
+            Some(r) => r.take(self.cfg),
+            None => {
+                let index = self.arrival_index();
+                self.next_call_ref(now, index)
+            }
+        };
+        let Some(what) = what else {
             return;
         };
         self.stats.pool.scheduled += 1;
@@ -180,6 +188,9 @@ impl Engine<'_> {
         self.stats
             .pool
             .on_response(c.first_byte.saturating_duration_since(c.call.due));
+        if let Some(r) = self.replay.as_mut() {
+            r.release(c.call.what);
+        }
         self.pool_ended(1, now);
         self.pool_dispatch(now);
     }
@@ -211,6 +222,10 @@ impl Engine<'_> {
             .pool
             .as_mut()
             .map_or(0, |p| p.take_back(&leftovers, fail.is_some()));
+        if let (Some(r), true) = (self.replay.as_mut(), lost > 0) {
+            // Lost calls are over; calls put back keep their templates.
+            leftovers.iter().for_each(|c| r.release(c.what));
+        }
         self.leftovers = leftovers;
         if lost > 0 {
             self.stats.pool.lost += lost;
@@ -277,7 +292,7 @@ impl Engine<'_> {
             if let Some(log) = self.log.as_mut() {
                 let id = self.next_call_id;
                 self.next_call_id += u64::from(self.plan.stripes.max(1));
-                log.unsent(id, what, due, end);
+                log.unsent(id, what, due, end, self.replay.as_ref());
             }
         }
         let slots = p.slots();

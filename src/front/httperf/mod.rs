@@ -199,7 +199,7 @@ pub(crate) fn map(b: &mut ConfigBuilder, args: &Args) -> Result<(), Rejected> {
 /// Prints `warnings` on stderr, one line each.
 pub(crate) fn print_warnings(warnings: &[Warning]) {
     for w in warnings {
-        eprintln!("{w}");
+        crate::wire::note::note!("{w}");
     }
 }
 

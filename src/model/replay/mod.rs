@@ -1,15 +1,17 @@
 //! `rshperf replay FILE`'s model: the requests of a recorded log (`Entry`), which
 //! format a file is (`Format::detect`), the counting of lines that do not parse
-//! (`Parser`: never fatal, the first few kept with their line numbers), and the
-//! schedule built from the entries (`schedule`).
+//! (`Parser`: never fatal, the first few kept with their line numbers), the
+//! schedule computed from the entries as they are read (`schedule`), and each
+//! engine's pass over the log (`feed`).
 //!
 //! One file per format: `access` (NCSA common/combined, nginx with `$msec`,
 //! `$time_iso8601`, `$request_time`), `reqlog` (rshperf's own JSON-lines
 //! `--request-log`), `har` (HTTP Archive); `time` reads their timestamps. No I/O:
 //! `front::replay` reads the file and feeds the lines. Called by `front::replay`; the
-//! engine sees only the schedule, through `workload::Workload::replay`.
+//! engine reads its calls through `feed`, which `workload::Workload::replay` holds.
 
 pub(crate) mod access;
+pub(crate) mod feed;
 pub(crate) mod har;
 pub(crate) mod reqlog;
 pub(crate) mod schedule;

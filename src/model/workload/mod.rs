@@ -17,12 +17,11 @@ pub(crate) mod target;
 pub(crate) mod uri;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::model::call::{CallRef, Requests};
 use crate::model::config::{Config, WsetSpec};
 use crate::model::profile::TimeChange;
-use crate::model::replay::schedule::Call as ReplayCall;
+use crate::model::replay::feed::Replay;
 use crate::model::workload::closed::ClosedLoop;
 use crate::wire::tls::TlsSettings;
 use error::WorkloadError;
@@ -79,8 +78,6 @@ enum UriSource {
     Wlog { repeat: bool },
     /// One URI per target (`Requests::uris[target]`): ab and lb with several URLs.
     PerTarget,
-    /// `rshperf replay`: call k is template k (`Workload::set_replay`).
-    Replay,
     /// `--wset`: file numbers per docs/compatibility.md §1.4.3 (closed form of
     /// httperf's running sum).
     Wset {
@@ -113,9 +110,9 @@ pub struct Workload {
     bodies: Option<bodies::BodyLines>,
     /// `--rate-profile`: its Λ and the run's arrivals, counted once.
     pub(crate) profile: Option<Profiled>,
-    /// `rshperf replay`: the offset of every call from the run's start (the schedule
-    /// of the `--call-rate` pool instead of `--period`'s).
-    pub(crate) replay: Option<Arc<[Duration]>>,
+    /// `rshperf replay`: the log, read by each engine as it runs (the schedule of
+    /// the `--call-rate` pool instead of `--period`'s, and the request of each call).
+    pub(crate) replay: Option<Replay>,
 }
 
 /// A rate profile as the engines use it.
@@ -257,29 +254,11 @@ impl Workload {
         })
     }
 
-    /// Makes the calls of the run those of a replay schedule: call k requests
-    /// `calls[k]`'s entry (its method, else `--method`; its headers after
-    /// `--add-header`'s; its body) at `calls[k]`'s offset.
-    pub(crate) fn set_replay(&mut self, cfg: &Config, calls: &[ReplayCall]) {
-        let mut offsets = Vec::with_capacity(calls.len());
-        let mut lines = Vec::new();
-        for c in calls {
-            let e = &c.entry;
-            lines.clear();
-            for (name, value) in &e.headers {
-                lines.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
-            }
-            let method = if e.method.is_empty() {
-                cfg.request().method()
-            } else {
-                &e.method
-            };
-            self.requests
-                .add_template(cfg, &lines, method, &e.uri, &e.body);
-            offsets.push(c.offset);
-        }
-        self.uri = UriSource::Replay;
-        self.replay = Some(offsets.into());
+    /// Makes the calls of the run those of a replay: each engine reads `replay`'s
+    /// log as it runs, and each call requests its entry (`engine::event_loop::replay`
+    /// renders it) at its offset.
+    pub(crate) fn set_replay(&mut self, replay: Replay) {
+        self.replay = Some(replay);
     }
 
     /// Gives target i its own URI `uris[i]` (ab and lb with several URLs).
@@ -295,8 +274,8 @@ impl Workload {
 
     /// Number of arrivals of the whole run (all stripes): sessions or connections.
     pub(crate) fn arrivals(&self, cfg: &Config) -> u64 {
-        if let Some(offsets) = &self.replay {
-            return offsets.len() as u64;
+        if let Some(r) = &self.replay {
+            return r.arrivals();
         }
         match (&self.closed, &self.profile) {
             (Some(c), _) => c.units(),
@@ -332,9 +311,6 @@ impl Workload {
                     .map_or(CallRef::Fixed, |b| b.call_ref(cursor)),
             ),
             UriSource::PerTarget => Some(CallRef::Fixed),
-            UriSource::Replay => (cursor < self.requests.templates() as u64)
-                .then(|| u32::try_from(cursor).ok().map(CallRef::Template))
-                .flatten(),
             UriSource::Wlog { repeat } => {
                 let n = self.requests.uris.len() as u64;
                 if n == 0 || (!repeat && cursor >= n) {
@@ -392,6 +368,15 @@ fn wset_uris(prefix: &str, spec: &WsetSpec) -> Vec<String> {
     (0..spec.files().max(1))
         .map(|f| names.uri_of(f).to_string())
         .collect()
+}
+
+/// Arrivals engine `stripe` of `stripes` makes: its share of `arrivals`, or, for
+/// a replay, the calls of the log its stripe takes.
+pub(crate) fn stripe_arrivals(work: &Workload, cfg: &Config, stripe: u32, stripes: u32) -> u64 {
+    match &work.replay {
+        Some(r) => r.stripe_arrivals(stripe, stripes),
+        None => stripe_share(work.arrivals(cfg), stripe, stripes),
+    }
 }
 
 /// Connections engine `stripe` of `stripes` makes out of `total`: arrivals

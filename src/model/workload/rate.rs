@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use crate::model::profile::time::{attos_secs, to_attos};
 use crate::model::profile::TimeChange;
+use crate::model::replay::feed::{self, SharedFeed};
 
 pub(crate) use crate::model::config::Period;
 
@@ -87,8 +88,8 @@ pub(crate) struct Schedule {
     phase_elapsed: f64,
     /// The rate profile: offsets are unit time, mapped through Λ⁻¹.
     profile: Option<Arc<TimeChange>>,
-    /// Offsets given whole (`rshperf replay`): arrival k is at `given[k]`.
-    given: Option<Arc<[Duration]>>,
+    /// A replay's offsets, read from its feed (`rshperf replay`; the feed stripes).
+    given: Option<SharedFeed>,
 }
 
 impl Schedule {
@@ -112,12 +113,12 @@ impl Schedule {
         }
     }
 
-    /// The schedule whose global arrival k is at `offsets[k]` (non-decreasing), and
-    /// which ends after the last; striped as `new`'s.
-    pub(crate) fn given(offsets: Arc<[Duration]>, stripe: u32, stripes: u32) -> Self {
+    /// The schedule of a replay's feed (one stripe's calls, in time order), which
+    /// ends with the log.
+    pub(crate) fn given(feed: SharedFeed) -> Self {
         Schedule {
-            given: Some(offsets),
-            ..Schedule::new(&Period::Sequential, 0, stripe, stripes)
+            given: Some(feed),
+            ..Schedule::new(&Period::Sequential, 0, 0, 1)
         }
     }
 
@@ -132,14 +133,8 @@ impl Schedule {
     /// is at offset 0). Offsets are absolute (t0 + Σ draws), so they never drift.
     /// Returns None for `Period::Sequential`.
     pub(crate) fn next_offset(&mut self) -> Option<Duration> {
-        if let Some(given) = &self.given {
-            let k = usize::try_from(self.k).ok()?;
-            // The first arrival of this stripe at or after k.
-            let skip = (self.stripe + self.stripes - self.k % self.stripes) % self.stripes;
-            let k = k.checked_add(usize::try_from(skip).ok()?)?;
-            let offset = *given.get(k)?;
-            self.k = k as u64 + 1;
-            return Some(offset);
+        if let Some(feed) = &self.given {
+            return feed::lock(feed).next_offset();
         }
         if matches!(self.period, Period::Sequential) {
             return None;
@@ -306,25 +301,22 @@ mod tests {
             .collect()
     }
 
-    /// Every offset of stripe `j` of `n` of `offsets`.
-    fn given(offsets: Arc<[Duration]>, j: u32, n: u32) -> Vec<Duration> {
-        let mut s = Schedule::given(offsets, j, n);
-        std::iter::from_fn(|| s.next_offset()).take(100).collect()
-    }
-
     #[test]
-    fn given_offsets_are_striped_and_end_after_the_last() {
-        let ms = Duration::from_millis;
-        let all: Arc<[Duration]> = [0, 1, 1, 5, 9, 9, 9].map(ms).into();
-        assert_eq!(given(all.clone(), 0, 1), all.to_vec());
-        for n in 1..=4u32 {
-            let mut merged: Vec<Duration> = (0..n).flat_map(|j| given(all.clone(), j, n)).collect();
-            assert_eq!(merged.len(), all.len(), "{n} stripes");
-            merged.sort();
-            assert_eq!(merged, all.to_vec());
-        }
-        assert_eq!(given(all.clone(), 1, 3), [1, 9].map(ms));
-        assert!(given(Arc::from(Vec::new()), 0, 1).is_empty());
+    fn a_given_schedule_is_its_feeds_offsets_and_ends_with_it() {
+        use crate::model::replay::feed::{tests::entries, Replay};
+        // Fourteen calls 1 ms apart from seven clients, in one stripe.
+        let r = Replay::of_entries(entries(14), 2.0, 1);
+        let feed = r.feed(0, 1);
+        let mut s = Schedule::given(feed.clone());
+        let got: Vec<Duration> = std::iter::from_fn(|| s.next_offset()).collect();
+        // At double speed.
+        let want: Vec<Duration> = (0..14).map(|k| Duration::from_micros(500 * k)).collect();
+        assert_eq!(got, want);
+        let uris: Vec<String> = std::iter::from_fn(|| feed::lock(&feed).take())
+            .map(|e| e.uri)
+            .collect();
+        assert_eq!(uris.len(), 14);
+        assert_eq!((uris[0].as_str(), uris[13].as_str()), ("/0", "/13"));
     }
 
     #[test]
