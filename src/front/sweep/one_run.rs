@@ -7,22 +7,14 @@
 //! one per level the run reached, judged from its timeline (`levels::judge`). Called
 //! by `sweep::run`; the table, conclusion, document and page are the walk's.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::engine::execute::{self, ExecOptions, Hooks};
 use crate::engine::metrics::Exporter;
 use crate::front::error::Error;
-use crate::model::config::doc::ConfigDoc;
 use crate::model::config::Config;
-use crate::model::judge;
-use crate::model::report::{Facts, Report};
 use crate::model::workload::Workload;
-use crate::output::advice::{self, Advice};
-use crate::output::csv;
-use crate::output::error::OutputError;
-use crate::output::json;
+use crate::output::advice::Advice;
 
 use super::args::Sweep;
 use super::levels::{self, Level, RunWide, Second};
@@ -68,37 +60,7 @@ pub(crate) fn run(sweep: &Sweep, metrics: Option<&Exporter>) -> Result<OneRun, E
     let result = execute::execute_with(&cfg, &work, ExecOptions { echo: false }, hooks)?;
     let stats = &result.stats;
     // The SLOs are judged per level, from the timeline: none for the run as a whole.
-    let judged = judge::judge_run(&cfg, &result, &[]);
-    let report = Report::new(
-        stats,
-        &result.info,
-        &Facts::of(
-            cfg.load().call_rate(),
-            &result.meta,
-            judged.validity.clone(),
-        ),
-    );
-    let advice = advice::assess_without_classic_report(&cfg, &work, &result, &judged);
-    if let Some(path) = cfg.output().csv() {
-        csv::append_row(Path::new(path), &cfg, &report, &advice).map_err(|source| {
-            OutputError::File {
-                option: "--csv",
-                path: path.to_string(),
-                source,
-            }
-        })?;
-    }
-    let doc = sweep.json.is_some().then(|| {
-        let mut doc = json::document(
-            &ConfigDoc::of(&cfg),
-            &report,
-            stats,
-            &result.info,
-            &result.meta,
-        );
-        doc["findings"] = advice::to_json(&advice);
-        doc
-    });
+    let step::RunOutputs { advice, doc, .. } = step::outputs(sweep, &cfg, &work, &result, &[])?;
     let levels = cfg
         .load()
         .rate_profile()

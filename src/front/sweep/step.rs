@@ -20,10 +20,11 @@ use crate::model::config::{Config, StartAt};
 use crate::model::figure::second;
 use crate::model::judge;
 use crate::model::report::{Facts, Report};
-use crate::model::run::RunInfo;
+use crate::model::run::{RunInfo, RunResult};
 use crate::model::stats::quantile_ms;
 use crate::model::stats::Stats;
 use crate::model::summary::RateSummary;
+use crate::model::threshold::Threshold;
 use crate::model::workload::rate::Period;
 use crate::model::workload::{stripe_share, Kind, Workload};
 use crate::output::advice::{self, Advice};
@@ -272,37 +273,12 @@ pub(crate) fn run(
     };
     let result = execute::execute_with(&cfg, work, ExecOptions { echo: false }, hooks)?;
     let stats = &result.stats;
-    let judged = judge::judge_run(&cfg, &result, &sweep.rules.thresholds);
-    let report = Report::new(
-        stats,
-        &result.info,
-        &Facts::of(
-            cfg.load().call_rate(),
-            &result.meta,
-            judged.validity.clone(),
-        ),
-    );
-    let advice = advice::assess_without_classic_report(&cfg, work, &result, &judged);
-    if let Some(path) = cfg.output().csv() {
-        csv::append_row(Path::new(path), &cfg, &report, &advice).map_err(|source| {
-            OutputError::File {
-                option: "--csv",
-                path: path.to_string(),
-                source,
-            }
-        })?;
-    }
-    let doc = sweep.json.is_some().then(|| {
-        let mut doc = json::document(
-            &ConfigDoc::of(&cfg),
-            &report,
-            stats,
-            &result.info,
-            &result.meta,
-        );
-        doc["findings"] = advice::to_json(&advice);
-        doc
-    });
+    let RunOutputs {
+        report,
+        advice,
+        client_bound,
+        doc,
+    } = outputs(sweep, &cfg, work, &result, &sweep.rules.thresholds)?;
     let arrivals = work.arrivals(&cfg);
     Ok(judge(
         &sweep.rules,
@@ -316,11 +292,73 @@ pub(crate) fn run(
             info: &result.info,
             report: &report,
             advice,
-            client_bound: judged.validity.client_bound(),
+            client_bound,
             interrupted: result.interrupted,
             doc,
         },
     ))
+}
+
+/// What a sweep's run gives beside its statistics: the report, the findings, whether
+/// the client bound it, and its JSON document when the sweep writes one.
+pub(crate) struct RunOutputs {
+    /// The run's report.
+    pub(crate) report: Report,
+    /// Its findings.
+    pub(crate) advice: Vec<Advice>,
+    /// Whether the validity judgement found the client the bound.
+    pub(crate) client_bound: bool,
+    /// Its JSON document (`--json`), with the findings.
+    pub(crate) doc: Option<Value>,
+}
+
+/// Judges a sweep's run (`thresholds`: the SLOs judged on the run as a whole), makes
+/// its report and findings, appends its `--csv` row and makes its JSON document.
+pub(crate) fn outputs(
+    sweep: &Sweep,
+    cfg: &Config,
+    work: &Workload,
+    result: &RunResult,
+    thresholds: &[Threshold],
+) -> Result<RunOutputs, Error> {
+    let stats = &result.stats;
+    let judged = judge::judge_run(cfg, result, thresholds);
+    let report = Report::new(
+        stats,
+        &result.info,
+        &Facts::of(
+            cfg.load().call_rate(),
+            &result.meta,
+            judged.validity.clone(),
+        ),
+    );
+    let advice = advice::assess_without_classic_report(cfg, work, result, &judged);
+    if let Some(path) = cfg.output().csv() {
+        csv::append_row(Path::new(path), cfg, &report, &advice).map_err(|source| {
+            OutputError::File {
+                option: "--csv",
+                path: path.to_string(),
+                source,
+            }
+        })?;
+    }
+    let doc = sweep.json.is_some().then(|| {
+        let mut doc = json::document(
+            &ConfigDoc::of(cfg),
+            &report,
+            stats,
+            &result.info,
+            &result.meta,
+        );
+        doc["findings"] = advice::to_json(&advice);
+        doc
+    });
+    Ok(RunOutputs {
+        report,
+        advice,
+        client_bound: judged.validity.client_bound(),
+        doc,
+    })
 }
 
 /// Judges what a step measured: the achieved rate against this share's demanded rate
