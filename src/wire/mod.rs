@@ -10,12 +10,12 @@ pub(crate) mod frozen;
 pub mod http;
 pub mod http2;
 pub mod http3;
+pub(crate) mod note;
 // The only modules with `unsafe`: small syscall and libc wrappers, each with a SAFETY
 // comment.
 #[allow(unsafe_code)]
 pub mod net;
 #[allow(unsafe_code)]
-pub(crate) mod note;
 pub(crate) mod nss;
 pub mod quic;
 pub(crate) mod stream;
