@@ -236,6 +236,8 @@ fn fronts_of(path: &str) -> Vec<&'static str> {
         vec!["compare"]
     } else if front("serve") {
         vec!["serve"]
+    } else if front("log") {
+        vec!["log"]
     } else if front("dispatch") || path == "src/front/mod.rs" {
         CLAP_COMMANDS.to_vec()
     } else {
