@@ -463,31 +463,24 @@ fn partitions_of_a_streaming_run_merge_to_the_single_run() {
         .map(|p| int(p, "/raw/stream/duration_sum_us"))
         .sum();
     assert_eq!(int(&merged, "/raw/stream/duration_sum_us"), sum);
-    for name in ["first_event", "gap", "duration"] {
+    for (name, figure) in [
+        ("first_event", "first_event_ms"),
+        ("gap", "gap_ms"),
+        ("duration", "duration_ms"),
+    ] {
         let mut added = raw_hist(&parts[0], name);
         added.add(raw_hist(&parts[1], name)).expect("same bounds");
         let m = raw_hist(&merged, name);
         assert_eq!(m.len(), raw_hist(&single, name).len(), "{name}");
-        assert_eq!(
-            m.iter_recorded()
+        let recorded = |h: &hdrhistogram::Histogram<u64>| {
+            h.iter_recorded()
                 .map(|v| (v.value_iterated_to(), v.count_at_value()))
-                .collect::<Vec<_>>(),
-            added
-                .iter_recorded()
-                .map(|v| (v.value_iterated_to(), v.count_at_value()))
-                .collect::<Vec<_>>(),
-            "{name}"
-        );
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(recorded(&m), recorded(&added), "{name}");
         // The figures printed are the merged histogram's own.
         let p99 = merged
-            .pointer(&format!(
-                "/stream/{}/p99",
-                match name {
-                    "first_event" => "first_event_ms",
-                    "gap" => "gap_ms",
-                    _ => "duration_ms",
-                }
-            ))
+            .pointer(&format!("/stream/{figure}/p99"))
             .and_then(Value::as_f64)
             .expect("p99");
         let ours = added.value_at_quantile(0.99) as f64 / 1e3;

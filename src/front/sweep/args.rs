@@ -903,10 +903,7 @@ mod tests {
             "100",
             "--in-one-run",
         ];
-        fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
-            [base, extra].concat()
-        }
-        let with = |extra: &[&'static str]| with(&base, extra);
+        let with = |extra: &[&'static str]| [&base[..], extra].concat();
         let s = sweep(&with(&[
             "--const-test-time",
             "2",
