@@ -58,6 +58,21 @@ versions=(
   "h3|--port $((SSE_PORT + 4)) --http-version 3"
 )
 n=${#versions[@]}
+# The wire, the second reference (bench/stream_wire.py): tcpdump on lo of the two
+# plaintext HTTP/1.1 ports, as root with tcpdump (WIRE=0 skips it).
+wire_ports=("$SSE_PORT" "$((SSE_PORT + 1))")
+WIRE=${WIRE:-1}
+if [ "$WIRE" = 1 ] && { [ "$(id -u)" != 0 ] || ! command -v tcpdump >/dev/null; }; then
+  echo "stream_accuracy.sh: the wire reference needs root and tcpdump (WIRE=0 runs without it)" >&2
+  exit 1
+fi
+if [ "$WIRE" = 1 ]; then
+  tcpdump -i lo -s 512 -U -n -w "$OUT/wire.pcap" \
+    "tcp port ${wire_ports[0]} or tcp port ${wire_ports[1]}" 2>"$OUT/tcpdump.err" &
+  tcpdump_pid=$!
+  trap 'kill $tcpdump_pid 2>/dev/null; bash "$root/scripts/sse.sh" stop >/dev/null 2>&1 || true' EXIT
+  sleep 1
+fi
 for r in $(seq 1 "$ROUNDS"); do
   for k in $(seq 0 $((n - 1))); do
     entry=${versions[$(((k + r - 1) % n))]}
@@ -76,6 +91,17 @@ for r in $(seq 1 "$ROUNDS"); do
   done
 done
 bash "$root/scripts/sse.sh" stop >/dev/null
+if [ "$WIRE" = 1 ]; then
+  kill "$tcpdump_pid"
+  wait "$tcpdump_pid" || true
+fi
 trap - EXIT
 python3 "$here/stream_accuracy.py" "$OUT/runs.tsv" "$OUT/events.csv" | tee "$OUT/table.md"
+if [ "$WIRE" = 1 ]; then
+  echo
+  echo "Against the wire (tcpdump on lo; HTTP/1.1 in plaintext only):"
+  echo
+  python3 "$here/stream_wire.py" "$OUT/runs.tsv" "$OUT/wire.pcap" \
+    "h1-direct=${wire_ports[0]}" "h1=${wire_ports[1]}" | tee "$OUT/wire.md"
+fi
 echo "machine: $(nproc) CPUs, load average before each run in $OUT/load.tsv; $(date -u '+%Y-%m-%d %H:%M UTC')"

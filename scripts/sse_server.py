@@ -30,8 +30,8 @@ Endpoints (a bad parameter gets 400 naming it and the parameters that exist):
 
 --event-log FILE (or SSE_EVENT_LOG): the server's own clock for each stream, kept in
 memory and written at exit (SIGTERM, SIGINT): CSV `stream,event,monotonic_ns,time_ns,
-tag`, one line per request received (event `request`: when uvicorn handed its parsed
-head to the app), per event written (its index from 0), per `[DONE]` (`done`) and
+tag`, one line per request received (event `request`: when the read that brought its
+first bytes returned, in the HTTP protocol's data_received, before uvicorn parses it), per event written (its index from 0), per `[DONE]` (`done`) and
 per cut (`cut`); time.monotonic_ns() and time.time_ns() taken just before the bytes
 are handed to uvicorn, which writes them to the socket in the same step of the event
 loop. `tag` is the request's `tag` query
@@ -49,6 +49,7 @@ import sys
 import time
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -316,14 +317,27 @@ async def lifespan(_app):
     write_log()
 
 
+class Stamped(H11Protocol):
+    """uvicorn's h11 protocol (the one it picks without httptools), noting in each new
+    request's scope when the read that brought it returned: the server's clock for
+    the request's receipt, before parsing and the app's task (which run after it in
+    the same or a later turn of the event loop)."""
+
+    def data_received(self, data):
+        at = (time.monotonic_ns(), time.time_ns())
+        cycle = self.cycle
+        super().data_received(data)
+        if self.cycle is not cycle and self.cycle is not None:
+            self.cycle.scope.setdefault("sse_receipt", at)
+
+
 def receipt(inner):
-    """The ASGI app uvicorn runs: notes in each request's scope when uvicorn handed
-    it over (its head parsed, before Starlette's routing and the request body), the
-    `request` row's time, then runs `inner`."""
+    """The ASGI app uvicorn runs: a request's receipt is the socket read's
+    (`Stamped`), else now (a protocol without it), then runs `inner`."""
 
     async def outer(scope, receive, send):
         if scope["type"] == "http":
-            scope["sse_receipt"] = (time.monotonic_ns(), time.time_ns())
+            scope.setdefault("sse_receipt", (time.monotonic_ns(), time.time_ns()))
         await inner(scope, receive, send)
 
     return outer
@@ -357,6 +371,7 @@ def main():
         port=a.port,
         log_level="warning",
         access_log=False,
+        http=Stamped,
         backlog=4096,
         timeout_keep_alive=120,
         timeout_graceful_shutdown=2,
