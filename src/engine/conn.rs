@@ -1006,7 +1006,8 @@ impl<S: Transport> Conn<S> {
 
 impl<S> Conn<S> {
     /// Whether the reply of the first call in flight has begun (HTTP/1.x: its status
-    /// line arrived): that call is being answered, not waiting for an answer.
+    /// line arrived): that call is being answered, not waiting for an answer. (HTTP/2
+    /// and HTTP/3 mark each call whose stream's status arrived: `Call::begun`.)
     pub(crate) fn reply_begun(&self) -> bool {
         self.h2.is_none() && self.h3.is_none() && self.parser.status_seen()
     }

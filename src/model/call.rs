@@ -73,6 +73,10 @@ pub(crate) struct Call {
     /// Request bytes written when its connection gave it up unanswered (the request
     /// log; set by `Conn::drain_calls`).
     pub(crate) sent: u32,
+    /// HTTP/2 and HTTP/3: its stream's final status arrived, so if it is given up now
+    /// it was being answered (cut short, or open at the end), not unanswered. (A call
+    /// sent again is a new `Call`.)
+    pub(crate) begun: bool,
 }
 
 /// A request body: read once, shared by every call that sends it.

@@ -132,15 +132,6 @@ impl<T> Table<T> {
         }
     }
 
-    /// Runs `f` on every live value.
-    pub(crate) fn for_each_live(&mut self, mut f: impl FnMut(&mut T)) {
-        for chunk in &mut self.chunks {
-            for slot in chunk.iter_mut().filter(|s| s.live) {
-                f(&mut slot.value);
-            }
-        }
-    }
-
     /// Number of live values.
     pub(crate) fn live(&self) -> usize {
         self.live

@@ -366,6 +366,8 @@ fn calls_on_connections_open_at_the_end_are_abandoned() {
     // Never answers: every connection still waits for its reply when the run ends.
     let s = Server::start(Behavior::Hang);
     let p = path.to_str().expect("utf-8");
+    let json = d.join("r.json");
+    let j = json.to_str().expect("utf-8");
     let r = run_ok(
         s.port(),
         &[
@@ -377,9 +379,16 @@ fn calls_on_connections_open_at_the_end_are_abandoned() {
             "0.3",
             "--request-log",
             p,
+            "--json",
+            j,
         ],
     );
     let (connections, requests, replies) = r.totals();
+    // Logging the calls does not take them from the report's count.
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON")).expect("JSON");
+    assert_eq!(doc["unanswered"].as_u64(), Some(connections), "{doc}");
+    assert_eq!(doc["abandoned"].as_u64(), Some(connections), "{doc}");
     assert_eq!(replies, 0, "{}", r.text);
     let recs = records(&std::fs::read_to_string(&path).expect("the log"));
     assert_eq!(recs.len() as u64, connections, "{}", r.text);

@@ -3,14 +3,17 @@
 //! events written as separate DATA frames on the server's timer: the "Stream" line
 //! and the JSON `stream` member against what the servers sent, with exact counts for
 //! streams that end, streams reset mid-stream (RST_STREAM, RESET_STREAM) and events
-//! after `[DONE]`. Times are checked as lower bounds only (nothing is early).
+//! after `[DONE]`, and streams still open when `--runtime` stops the run (several on
+//! one connection: those whose status came are open at the end, those without one are
+//! exactly the unanswered calls). Times are checked as lower bounds only (nothing is
+//! early).
 
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::stream_run::stream_line;
-use crate::support::h2_server::{self, H2Server};
+use crate::support::h2_server::{self, h2_tls, H2Server};
 use crate::support::h3_server::{self, H3Server};
 use crate::support::recorder::TempFile;
 use crate::support::streamed::Streamed;
@@ -182,4 +185,155 @@ fn h3_streams_are_split_by_content_type_and_a_reset_cuts_them() {
     let line = stream_line(&r);
     assert_eq!((line[0], line[3], line[4]), (3.0, 0.0, 3.0), "{}", r.text);
     assert!(num(&doc, "/stream/events") <= 9.0, "{doc}");
+}
+
+/// Streams whose first event comes after 300 ms and the next after 5 s: a run stopped
+/// at 2 s sees exactly one event of each stream that was answered.
+fn long_streams() -> Streamed {
+    Streamed::sse(5, ms(300), Duration::from_secs(5), true)
+}
+
+/// Runs 4 streams at once on one connection (`--num-calls 4 --burst-length 4`) with
+/// `proto`'s options against 127.0.0.1:`port`, stopped by `--runtime 2`, with a
+/// request log: the report, the document and each record's `error`.
+fn four_open_at_the_end(port: u16, proto: &[&str]) -> (Report, Value, Vec<String>) {
+    let log = TempFile::new("stream-mux-reqlog", b"");
+    let mut args = proto.to_vec();
+    args.extend_from_slice(&[
+        "--stream",
+        "sse",
+        "--num-conns",
+        "1",
+        "--num-calls",
+        "4",
+        "--burst-length",
+        "4",
+        "--runtime",
+        "2",
+        "--request-log",
+        &log.path,
+    ]);
+    let (r, doc) = run_json(port, &args);
+    let text = std::fs::read_to_string(&log.path).expect("the request log");
+    let ends = text
+        .lines()
+        .map(|l| {
+            let rec: Value = serde_json::from_str(l).expect("a record");
+            rec["error"].as_str().expect("error").to_string()
+        })
+        .collect();
+    (r, doc, ends)
+}
+
+/// What `four_open_at_the_end` left when `begun` of the 4 streams had their status:
+/// those are open at the end (one event each, neither cut nor empty), the others are
+/// exactly the unanswered calls, named by the `unanswered` finding only if there are
+/// any; the connection is abandoned and every call logged as `abandoned`.
+fn check_open_at_the_end(run: &(Report, Value, Vec<String>), begun: u64) {
+    let (r, doc, ends) = run;
+    let what = format!("{}\n{}\n{doc}", r.text, r.stderr);
+    let stream: Vec<f64> = ["streams", "events", "open_at_end", "cut", "empty"]
+        .iter()
+        .map(|k| num(doc, &format!("/stream/{k}")))
+        .collect();
+    let b = begun as f64;
+    assert_eq!(stream, [b, b, b, 0.0, 0.0], "{what}");
+    assert_eq!(num(doc, "/unanswered"), (4 - begun) as f64, "{what}");
+    assert_eq!(num(doc, "/abandoned"), 1.0, "{what}");
+    assert_eq!(num(doc, "/connections/total"), 1.0, "{what}");
+    assert_eq!(r.error("total"), 0, "{what}");
+    assert_eq!(ends, &["abandoned"; 4], "{what}");
+    let findings = doc["findings"].as_array().expect("findings");
+    let unanswered: Vec<&str> = findings
+        .iter()
+        .filter(|f| f["finding"] == "unanswered")
+        .filter_map(|f| f["text"].as_str())
+        .collect();
+    if begun == 4 {
+        assert!(unanswered.is_empty(), "{what}");
+        assert!(!r.stderr.contains("unanswered"), "{what}");
+    } else {
+        let n = 4 - begun;
+        let said = format!(
+            "{n} calls were unanswered when the run ended ({n} sent and waiting on \
+             connections still open)"
+        );
+        assert!(
+            unanswered.len() == 1 && unanswered[0].starts_with(&said),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn h2_streams_open_at_the_end_are_neither_empty_nor_unanswered() {
+    let s = h2(long_streams());
+    let run = four_open_at_the_end(s.port(), &["--http-version", "2"]);
+    check_open_at_the_end(&run, 4);
+    assert_eq!(
+        (s.connections(), s.requests(), s.max_in_flight()),
+        (1, 4, 4)
+    );
+    drop(s);
+
+    // The same over TLS (ALPN h2).
+    let pki = Pki::new();
+    let s = H2Server::start(h2_server::Opts {
+        streamed: Some(long_streams()),
+        tls: Some(h2_tls(pki.server_config(false))),
+        ..h2_server::Opts::default()
+    });
+    let run = four_open_at_the_end(s.port(), &["--http-version", "2", "--ssl"]);
+    check_open_at_the_end(&run, 4);
+    assert_eq!(
+        (s.connections(), s.requests(), s.max_in_flight()),
+        (1, 4, 4)
+    );
+}
+
+#[test]
+fn h2_streams_with_no_status_at_the_end_are_exactly_the_unanswered_calls() {
+    // The server never answers its 2nd and 4th requests: no HEADERS on those streams.
+    let s = H2Server::start(h2_server::Opts {
+        streamed: Some(long_streams()),
+        silent_every: Some(2),
+        ..h2_server::Opts::default()
+    });
+    let run = four_open_at_the_end(s.port(), &["--http-version", "2"]);
+    check_open_at_the_end(&run, 2);
+    assert_eq!(
+        (s.connections(), s.requests(), s.max_in_flight()),
+        (1, 4, 4)
+    );
+}
+
+/// An HTTP/3 server streaming `long_streams`, silent on every `silent_every`-th
+/// request.
+fn h3_long(pki: &Pki, silent_every: Option<u64>) -> H3Server {
+    H3Server::start(
+        pki.server_config(false),
+        h3_server::Opts {
+            streamed: Some(long_streams()),
+            silent_every,
+            ..h3_server::Opts::default()
+        },
+    )
+}
+
+#[test]
+fn h3_streams_open_at_the_end_are_neither_empty_nor_unanswered() {
+    let pki = Pki::new();
+    let s = h3_long(&pki, None);
+    let run = four_open_at_the_end(s.port(), &["--http-version", "3"]);
+    check_open_at_the_end(&run, 4);
+    assert_eq!((s.connections(), s.requests()), (1, 4));
+}
+
+#[test]
+fn h3_streams_with_no_status_at_the_end_are_exactly_the_unanswered_calls() {
+    let pki = Pki::new();
+    let s = h3_long(&pki, Some(2));
+    let run = four_open_at_the_end(s.port(), &["--http-version", "3"]);
+    check_open_at_the_end(&run, 2);
+    assert_eq!((s.connections(), s.requests()), (1, 4));
 }

@@ -19,6 +19,8 @@
 //! With `--stream`, each stream's reply gets its own event scan (`events::MuxScans`,
 //! by the call's staged slot), started at its final status with its `content-type`,
 //! fed its DATA payloads, ended by END_STREAM, a reset or the connection's end.
+//! A stream's final status marks its call as begun (`Call::begun`): given up with
+//! the connection or at the end of the run, it was being answered, not unanswered.
 //! Called only by `Conn`; the engine sees no difference besides `is_h2`.
 
 use std::time::{Duration, Instant};
@@ -151,6 +153,7 @@ impl Events<Tagged> for Sink<'_, '_> {
     fn status(&mut self, tag: &mut Tagged, _status: u16) {
         self.progress = true;
         tag.reply_start = self.now;
+        tag.call.begun = true;
         let d = self.now.saturating_duration_since(tag.call.send_start);
         note_response(self.ctx, self.target, d);
         if let Some(setup) = self.ctx.stream {
@@ -278,9 +281,11 @@ impl Events<Tagged> for Sink<'_, '_> {
         });
     }
 
-    fn refused(&mut self, tag: Tagged) {
+    fn refused(&mut self, mut tag: Tagged) {
         self.scans
             .cut(tag.slot, self.now, &mut self.ctx.stats.stream);
+        // Sent again on a new stream, whose reply has not begun.
+        tag.call.begun = false;
         self.refused.push(tag);
     }
 }

@@ -331,6 +331,7 @@ fn an_opened_stream_arms_the_reply_watchdog() {
         retries: 0,
         stream: 0,
         sent: 0,
+        begun: false,
     };
     r.conn.queue(call, now, Some(TIMEOUT));
     let open = r.at(ms(60));

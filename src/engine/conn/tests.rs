@@ -142,6 +142,7 @@ impl Rig {
             retries: 0,
             stream: 0,
             sent: 0,
+            begun: false,
         };
         self.conn.queue(call, now, Some(TIMEOUT));
         (id, len)

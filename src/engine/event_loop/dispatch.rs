@@ -561,6 +561,7 @@ mod tests {
             retries: 0,
             stream: 0,
             sent: 0,
+            begun: false,
         };
         let left = [call(t), call(t + us(10))];
         assert_eq!(p.take_back(&left, false), 0);

@@ -95,9 +95,11 @@ impl<'c> Engine<'c> {
     /// Connection length) count every reply's connection, as they do in httperf,
     /// whose run ends only once every connection is closed. Its unanswered calls are
     /// counted with how long they had waited (from their scheduled or issue time) —
-    /// not a call whose reply had begun (an HTTP/1.x stream or slow body under way);
-    /// on a `--call-rate` pool connection they are the pool's abandoned calls. The
-    /// sockets close when the engine is dropped.
+    /// not a call whose reply had begun (a stream or slow body under way: HTTP/1.x's
+    /// call in flight after its status line, every HTTP/2 or HTTP/3 stream after its
+    /// final status); on a `--call-rate` pool connection they are the pool's abandoned
+    /// calls. Each is logged as `abandoned`. The sockets close when the engine is
+    /// dropped.
     pub(super) fn abandon_open(&mut self, end: Instant) {
         for id in self.table.ids() {
             let Some(conn) = self.table.get_mut(id) else {
@@ -110,11 +112,11 @@ impl<'c> Engine<'c> {
             }
             let pool = matches!(conn.owner, Owner::Pool { .. });
             // A reply under way (a long stream, a slow body) is not unanswered.
-            let begun = conn.reply_begun();
+            let first_begun = conn.reply_begun();
             let calls: Vec<_> = conn.drain_calls().collect();
             for (i, call) in calls.iter().enumerate() {
                 let waited = end.saturating_duration_since(call.due);
-                if !(i == 0 && begun) {
+                if !(call.begun || (i == 0 && first_begun)) {
                     stats.ends_mut().on_unanswered(us(waited));
                 }
                 if pool {

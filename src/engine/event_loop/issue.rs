@@ -114,6 +114,7 @@ impl<'c> Engine<'c> {
             retries,
             stream: 0,
             sent: 0,
+            begun: false,
         };
         conn.queue(call, now, timeout);
         self.mark_dirty(id);

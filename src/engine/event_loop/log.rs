@@ -1,8 +1,9 @@
 //! The per-request log's records (`--request-log`): a call answered (`log_reply`),
-//! given up with its connection (`Logger::unanswered`), or still open when the run ended
-//! (`log_open_calls`). What a record holds is `model::reqlog`; the batches and the
-//! writer's feed are `engine::reqlog`. Called by `events`, `finish` and `run`; the
-//! unsent `--call-rate` calls are logged by `pool`.
+//! given up with its connection or still open when the run ended
+//! (`Logger::unanswered`, by `finish` and `abandon_open`), and the last records handed
+//! to the writer (`flush_log`). What a record holds is `model::reqlog`; the batches
+//! and the writer's feed are `engine::reqlog`. Called by `events`, `finish` and `run`;
+//! the unsent `--call-rate` calls are logged by `pool`.
 
 use std::time::Instant;
 
@@ -133,21 +134,11 @@ impl Engine<'_> {
         log.push(r);
     }
 
-    /// At the end of the run (`end`): the calls of the connections still open are
-    /// abandoned.
-    pub(super) fn log_open_calls(&mut self, end: Instant) {
-        let Some(log) = self.log.as_mut() else {
-            return;
-        };
-        let replay = self.replay.as_ref();
-        self.table.for_each_live(|conn| {
-            let calls: Vec<Call> = conn.drain_calls().collect();
-            for call in &calls {
-                let mut r = log.record(conn, call, end, replay);
-                r.end = End::Abandoned;
-                log.push(r);
-            }
-        });
-        log.flush();
+    /// At the end of the run, once the calls of the connections still open are logged
+    /// (`abandon_open`): hands the last records to the writer.
+    pub(super) fn flush_log(&mut self) {
+        if let Some(log) = self.log.as_mut() {
+            log.flush();
+        }
     }
 }

@@ -134,7 +134,6 @@ impl<'c> Engine<'c> {
         let end = self.stop.unwrap_or_else(Instant::now);
         self.count_unstarted(end);
         self.pool_finish(end);
-        self.log_open_calls(end);
         self.stats.pacing.deferred = self.pacer.catchup.deferred;
         self.stats.pacing.waited = self.pacer.catchup.waited;
         self.stats.pacing.table_waited = self.pacer.catchup.table_waited;
@@ -149,6 +148,7 @@ impl<'c> Engine<'c> {
             conn.end_stream(end, true, &mut self.stats);
         }
         self.abandon_open(end);
+        self.flush_log();
         self.stats.interrupted |= self.interrupted;
         let at = end.saturating_duration_since(self.t0).as_secs_f64();
         if at > self.stats.timeline.covered_s() as f64 {

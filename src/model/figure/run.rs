@@ -463,7 +463,7 @@ fn declarations() -> Vec<Figure<RunScope>> {
         f(
             "unanswered",
             Unit::Count,
-            "calls unanswered on the connections still open at the end (queued or sent)",
+            "calls unanswered on the connections still open at the end (queued, or sent and no reply begun)",
             |r, _| ends(r, |e| e.unanswered),
         )
         .listed(),

@@ -34,7 +34,8 @@ pub(crate) struct Ends {
     /// Connection attempts that failed before a socket existed (a full descriptor or
     /// connection table: `fd-unavail`): counted as errors, not as connections.
     pub(crate) unopened: u64,
-    /// Calls unanswered on the connections still open at the end (queued or sent).
+    /// Calls unanswered on the connections still open at the end (queued, or sent and
+    /// no reply begun: not a stream or slow body under way).
     pub(crate) unanswered: u64,
     /// The longest any of those calls, or a `--call-rate` call never sent, had waited
     /// at the end, from its scheduled (or issue) time, µs.

@@ -4,7 +4,8 @@
 //!
 //! Every request is recorded (method, path, scheme, authority, user-agent, cookie,
 //! body bytes) and answered `200` with `body` bytes of content, or as `Opts` says:
-//! a cookie per reply, a delay, a stream reset or refused for every k-th request, a
+//! a cookie per reply, a delay, a stream reset, refused or never answered for every
+//! k-th request, a
 //! graceful GOAWAY after n requests on a connection, a lower
 //! SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_HEADER_TABLE_SIZE or initial window, a
 //! streamed body in DATA frames with delays (`Streamed`). The server counts connections and the most streams it saw in
@@ -48,6 +49,9 @@ pub struct Opts {
     pub cookie: bool,
     /// Answer with this streamed body instead of `body` bytes.
     pub streamed: Option<Streamed>,
+    /// Never answer every k-th request of the server: no HEADERS, its stream stays
+    /// open (a server still working on it).
+    pub silent_every: Option<u64>,
 }
 
 /// One request as the server decoded it.
@@ -254,6 +258,13 @@ async fn answer(
     st.seen.lock().expect("lock").push(seen);
     if refused {
         respond.send_reset(h2::Reason::REFUSED_STREAM);
+        return;
+    }
+    if opts.silent_every.is_some_and(|k| n.is_multiple_of(k)) {
+        // Holding `respond` keeps the stream open (dropping it would reset it); the
+        // server's runtime ends the wait when it stops.
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        drop(respond);
         return;
     }
     if !opts.delay.is_zero() {

@@ -4,7 +4,7 @@
 //! by default, which the client must ignore.
 //!
 //! Every request is answered `200` with `body` bytes, or as `Opts` says: a stream reset
-//! every k-th request, a graceful GOAWAY after n requests on a connection, a reply
+//! or no answer at all every k-th request, a graceful GOAWAY after n requests on a connection, a reply
 //! before the request body is read (with or without STOP_SENDING), 0-RTT rejected on
 //! every connection after the first, a streamed body in DATA frames with delays
 //! (`Streamed`). The server
@@ -44,6 +44,9 @@ pub struct Opts {
     pub streamed: Option<Streamed>,
     /// Read each request's body before answering, and keep it (`H3Server::bodies`).
     pub read_bodies: bool,
+    /// Never answer every k-th request of the server: no HEADERS, its stream stays
+    /// open (a server still working on it).
+    pub silent_every: Option<u64>,
 }
 
 /// What the server counted.
@@ -199,7 +202,14 @@ async fn serve(
         let delay = opts.delay;
         let streamed = opts.streamed.clone();
         let read_bodies = opts.read_bodies;
+        let silent = opts.silent_every.is_some_and(|e| k.is_multiple_of(e));
         tokio::spawn(async move {
+            if silent {
+                // Holding `stream` keeps it open until the test process ends.
+                tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+                drop(stream);
+                return;
+            }
             if read_bodies {
                 let mut body = Vec::new();
                 while let Ok(Some(mut chunk)) = stream.recv_data().await {

@@ -4,7 +4,8 @@
 //! byte gives the same counts and the time of the frame that completed it, the reply's
 //! Content-Type chooses the format with `auto`, END_STREAM ends a stream, and
 //! RST_STREAM, a GOAWAY with an error, the connection's end or the run's stop end it
-//! early (cut, or open at the end), with exact counts.
+//! early (cut, or open at the end), with exact counts; a stream's status marks its
+//! call as begun.
 
 use std::time::Instant;
 
@@ -233,4 +234,22 @@ fn the_reply_watchdog_waits_for_the_next_data_not_the_whole_stream() {
     assert_eq!(r.done().len(), 1);
     assert_eq!(counts(&r.stats.stream), [1, 10, 1, 0, 0, 0, 0]);
     assert_eq!(r.stats.errors.iter().sum::<u64>(), 0);
+}
+
+#[test]
+fn each_stream_whose_status_came_marks_its_call_as_begun() {
+    let mut r = open(4, Choice::Fixed(Format::Sse));
+    let t5 = r.at(ms(5));
+    // Streams 1 and 5 are answering (one event, then silence), 3 and 7 never
+    // answered.
+    let mut f = headers(1, None, false);
+    f.extend(headers(5, None, false));
+    f.extend(data(5, b"data: a\n\n", false));
+    assert_eq!(r.receive(t5, &f), Step::Continue);
+    assert!(r.done().is_empty());
+    r.conn.end_stream(t5, true, &mut r.stats);
+    let mut left: Vec<(u32, bool)> = r.close().iter().map(|c| (c.stream, c.begun)).collect();
+    left.sort_unstable();
+    assert_eq!(left, [(1, true), (3, false), (5, true), (7, false)]);
+    assert_eq!(counts(&r.stats.stream), [2, 1, 0, 0, 0, 0, 2]);
 }
