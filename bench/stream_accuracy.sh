@@ -49,13 +49,15 @@ bash "$root/scripts/sse.sh" start
 trap 'bash "$root/scripts/sse.sh" stop >/dev/null 2>&1 || true' EXIT
 
 # Each version: its name and the options that reach it.
-# h1-direct, straight to uvicorn, is the control: the same client with no proxy.
+# h1-direct, straight to uvicorn, is the control: the same client with no proxy;
+# h2-caddy, HTTP/2 over TLS to caddy's TCP side, is HTTP/3's: the same proxy over TCP.
 versions=(
   "h1-direct|--port $SSE_PORT"
   "h1|--port $((SSE_PORT + 1))"
   "h2c|--port $((SSE_PORT + 2)) --http-version 2"
   "h2|--port $((SSE_PORT + 3)) --http-version 2 --ssl"
   "h3|--port $((SSE_PORT + 4)) --http-version 3"
+  "h2-caddy|--port $((SSE_PORT + 4)) --http-version 2 --ssl"
 )
 n=${#versions[@]}
 # The wire, the second reference (bench/stream_wire.py): tcpdump on lo of the two
