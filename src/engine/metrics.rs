@@ -4,7 +4,8 @@
 //! `GET /metrics` in the Prometheus text exposition format (rendered by
 //! `metrics::text`). Engines publish a `Snapshot` of their `Stats` once a second
 //! (with the progress tick) and once more when they stop: copying a few counters and
-//! the cumulative bucket counts of three histograms into their own slot with
+//! the cumulative bucket counts of three histograms (five with `--stream`: its
+//! counters and first-event and gap histograms too) into their own slot with
 //! `try_lock`, so an engine never waits (a scrape that holds the slot makes it skip
 //! one publication) and nothing on the per-event path locks or allocates. The
 //! responder runs on a thread of its own, one connection at a time, and adds the
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::engine::error::StartupError;
+use crate::model::stats::stream::StreamStats;
 use crate::model::stats::{Stats, ERROR_KINDS};
 
 /// Upper bounds of the latency histogram buckets, seconds (then `+Inf`).
@@ -66,6 +68,12 @@ impl HistSnap {
         }
     }
 
+    /// From an HdrHistogram in µs with no exact sum kept: the sum is the histogram's
+    /// mean × count, truncated to whole µs (3 significant digits).
+    fn from_mean(h: &Histogram<u64>) -> HistSnap {
+        HistSnap::from_hist(h, (h.mean() * h.len() as f64) as u64)
+    }
+
     fn add(&mut self, o: &HistSnap) {
         for (a, b) in self.le.iter_mut().zip(o.le) {
             *a += b;
@@ -86,6 +94,50 @@ pub(crate) struct ServerSnap {
     pub(crate) replies_by_class: [u64; 10],
     /// Errors by kind.
     pub(crate) errors: [u64; ERROR_KINDS],
+}
+
+/// The `--stream` figures (`Stats::stream`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct StreamSnap {
+    /// Streams ended (at the run's end, those still open too).
+    pub(crate) streams: u64,
+    /// Events before any `[DONE]`.
+    pub(crate) events: u64,
+    /// Streams ended with `[DONE]`.
+    pub(crate) done: u64,
+    /// Streams cut short.
+    pub(crate) cut: u64,
+    /// Streams with a gap longer than `--stream-gap-timeout`.
+    pub(crate) stalled: u64,
+    /// Time to first event.
+    pub(crate) first_event: HistSnap,
+    /// Gaps between consecutive events.
+    pub(crate) gap: HistSnap,
+}
+
+impl StreamSnap {
+    /// Copies the figures of `s`.
+    fn of(s: &StreamStats) -> StreamSnap {
+        StreamSnap {
+            streams: s.streams,
+            events: s.events,
+            done: s.done,
+            cut: s.cut,
+            stalled: s.stalled,
+            first_event: HistSnap::from_mean(&s.first_event),
+            gap: HistSnap::from_mean(&s.gap),
+        }
+    }
+
+    fn add(&mut self, o: &StreamSnap) {
+        self.streams += o.streams;
+        self.events += o.events;
+        self.done += o.done;
+        self.cut += o.cut;
+        self.stalled += o.stalled;
+        self.first_event.add(&o.first_event);
+        self.gap.add(&o.gap);
+    }
 }
 
 /// An engine's figures at one moment (or the sum over engines).
@@ -123,6 +175,8 @@ pub(crate) struct Snapshot {
     pub(crate) lateness: HistSnap,
     /// Per server (`--servers`), in target order.
     pub(crate) servers: Vec<ServerSnap>,
+    /// The stream figures (None: the run has no `--stream`).
+    pub(crate) stream: Option<StreamSnap>,
 }
 
 impl Snapshot {
@@ -142,10 +196,8 @@ impl Snapshot {
         self.open = open;
         self.response = HistSnap::from_hist(&stats.hist.response, stats.response_sum_us);
         self.connect = HistSnap::from_hist(&stats.hist.connect, stats.connect_sum_us);
-        let late = &stats.hist.lateness;
-        // No exact sum is kept for lateness: the histogram's (3 significant digits).
-        let late_sum = (late.mean() * late.len() as f64) as u64;
-        self.lateness = HistSnap::from_hist(late, late_sum);
+        // No exact sum is kept for lateness: the histogram's.
+        self.lateness = HistSnap::from_mean(&stats.hist.lateness);
         self.servers
             .resize_with(stats.servers.len(), ServerSnap::default);
         for (s, from) in self.servers.iter_mut().zip(&stats.servers) {
@@ -154,6 +206,10 @@ impl Snapshot {
             s.replies_by_class = from.replies_by_class;
             s.errors = from.errors;
         }
+        self.stream = stats
+            .stream
+            .is_used()
+            .then(|| StreamSnap::of(&stats.stream));
     }
 
     /// Adds another engine's snapshot.
@@ -193,6 +249,9 @@ impl Snapshot {
             for (x, y) in a.errors.iter_mut().zip(b.errors) {
                 *x += y;
             }
+        }
+        if let Some(b) = &o.stream {
+            self.stream.get_or_insert_with(StreamSnap::default).add(b);
         }
     }
 }

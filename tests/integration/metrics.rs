@@ -1,14 +1,19 @@
 //! `--metrics-listen`: the endpoint scraped with a plain HTTP client while rshperf
 //! runs, parsed strictly (support::prom), and its final totals compared with the
-//! report and with what the in-process server counted.
+//! report, the JSON document and what the in-process server counted; the stream
+//! families only in a `--stream` run.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use rshperf::front::serve::{spawn, ServeOptions};
+use serde_json::Value;
+
 use crate::support::prom;
+use crate::support::recorder::TempFile;
 use crate::support::server::{Behavior, Server};
 use crate::support::{bin, numbers, wait_until};
 
@@ -163,6 +168,14 @@ fn scrapes_parse_strictly_and_the_last_holds_the_reports_totals() {
     assert_eq!(last.sum("rshperf_response_seconds_count", &[]), 160.0);
     assert_eq!(last.sum("rshperf_open_connections", &[]), 0.0);
     assert_eq!(srv.requests() as f64, requests);
+    // No --stream: no stream family, neither during the run nor at its end.
+    for e in [&first, &last] {
+        assert!(
+            e.types.keys().all(|f| !f.starts_with("rshperf_stream")),
+            "{:?}",
+            e.types
+        );
+    }
     // Anything but GET /metrics.
     let (status, _, _) = http(&addr, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(status, "HTTP/1.1 404 Not Found");
@@ -250,4 +263,125 @@ fn sweep_steps_are_labelled_and_stay_served() {
     assert!(e.samples.iter().all(|s| s.labels.contains_key("step")));
     assert_eq!(srv.requests(), 60);
     assert_eq!(child.wait().expect("exit").code(), Some(0));
+}
+
+/// The number at `path` (`/stream/events`) of `doc`.
+fn num(doc: &Value, path: &str) -> f64 {
+    doc.pointer(path)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{path} in {doc}"))
+}
+
+#[test]
+fn stream_figures_are_served_live_as_the_json_says() {
+    let h = spawn(ServeOptions {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        ..ServeOptions::default()
+    })
+    .expect("spawn the server");
+    let port = h.addr().port().to_string();
+    // Each call takes the next URI, looping: over 6 connections, twice each of a
+    // stream of 5 events ending with [DONE], one cut after 2 events (a reset), and
+    // one that stalls after 1 event until --timeout cuts it.
+    let uris = TempFile::new(
+        "metrics-stream-wlog",
+        b"/stream?events=5&gap=2ms&done=1\0/stream?events=5&cut=2\0/stream?events=3&stall=1\0",
+    );
+    let wlog = format!("y,{}", uris.path);
+    let json = TempFile::new("metrics-stream-json", b"");
+    let (mut child, lines, addr) = start(&[
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--wlog",
+        &wlog,
+        "--stream",
+        "sse",
+        "--num-conns",
+        "6",
+        "--rate",
+        "50",
+        "--timeout",
+        "2",
+        "--stream-gap-timeout",
+        "1",
+        "--json",
+        &json.path,
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--metrics-linger",
+        "3",
+    ]);
+    // The families are there from the engines' start.
+    wait_until("the stream families", Duration::from_secs(20), || {
+        scrape(&addr)
+            .types
+            .get("rshperf_stream_gap_seconds")
+            .is_some_and(|t| t == "histogram")
+    });
+    // The document is written after the report, before the linger.
+    loop {
+        let l = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the report");
+        if l.starts_with("out:Stream duration") {
+            break;
+        }
+    }
+    let doc = std::cell::RefCell::new(Value::Null);
+    wait_until("the JSON document", Duration::from_secs(10), || {
+        let text = std::fs::read_to_string(&json.path).unwrap_or_default();
+        serde_json::from_str::<Value>(&text)
+            .map(|v| *doc.borrow_mut() = v)
+            .is_ok()
+    });
+    let doc = doc.into_inner();
+    let e = scrape(&addr);
+    // What the server was asked to send, as the JSON counted it.
+    assert_eq!(num(&doc, "/stream/streams"), 6.0, "{doc}");
+    assert_eq!(num(&doc, "/stream/events"), 2.0 * (5.0 + 2.0 + 1.0));
+    assert_eq!(num(&doc, "/stream/done"), 2.0);
+    assert_eq!(num(&doc, "/stream/cut"), 4.0);
+    assert_eq!(num(&doc, "/stream/stalled"), 2.0);
+    assert_eq!(num(&doc, "/stream/first_event_ms/count"), 6.0);
+    assert_eq!(num(&doc, "/stream/gap_ms/count"), 2.0 * (4.0 + 1.0));
+    // The scraped counters are the document's.
+    for (family, leaf) in [
+        ("rshperf_streams_total", "/stream/streams"),
+        ("rshperf_stream_events_total", "/stream/events"),
+        ("rshperf_stream_done_total", "/stream/done"),
+        ("rshperf_stream_cut_total", "/stream/cut"),
+        ("rshperf_stream_stalled_total", "/stream/stalled"),
+    ] {
+        assert_eq!(e.types.get(family).map(String::as_str), Some("counter"));
+        assert_eq!(e.sum(family, &[]), num(&doc, leaf), "{family}");
+    }
+    // The histograms: their counts are the document's; the bucket that first holds
+    // the largest value holds them all; the sum is the mean × count (whole µs).
+    for (family, leaf) in [
+        (
+            "rshperf_stream_first_event_seconds",
+            "/stream/first_event_ms",
+        ),
+        ("rshperf_stream_gap_seconds", "/stream/gap_ms"),
+    ] {
+        let count = num(&doc, &format!("{leaf}/count"));
+        assert_eq!(e.sum(&format!("{family}_count"), &[]), count, "{family}");
+        let bucket = |le: &str| e.sum(&format!("{family}_bucket"), &[("le", le)]);
+        assert_eq!(bucket("+Inf"), count, "{family}");
+        let max = num(&doc, &format!("{leaf}/max")) / 1e3;
+        let holds = e
+            .samples
+            .iter()
+            .filter(|s| s.name == format!("{family}_bucket"))
+            .find(|s| s.labels["le"].parse::<f64>().is_ok_and(|b| b >= max))
+            .map(|s| s.value);
+        assert_eq!(holds, Some(count), "{family}: max {max} s");
+        let sum = e.sum(&format!("{family}_sum"), &[]);
+        let mean = num(&doc, &format!("{leaf}/avg")) / 1e3 * count;
+        assert!((sum - mean).abs() <= 1e-6, "{family}: sum {sum}, {mean}");
+    }
+    assert_eq!(child.wait().expect("exit").code(), Some(0));
+    h.stop().expect("stop");
 }

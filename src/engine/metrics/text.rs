@@ -6,7 +6,8 @@
 //! lines tagged with their family, `document` groups the lines of any number of runs
 //! by family, each family once, after its `# HELP` and `# TYPE` lines, as the format
 //! requires. Label values are the schema's keys (`ErrorKind::key`, the status
-//! classes). Pure functions; called by `metrics`.
+//! classes). The `stream` families only when the snapshot has stream figures
+//! (`--stream`). Pure functions; called by `metrics`.
 
 use std::fmt::Write;
 
@@ -132,6 +133,20 @@ pub(crate) fn series(snap: &Snapshot, run: &RunLabels) -> Vec<Sample> {
         (&fam::LATENESS, &snap.lateness),
     ] {
         histogram(&mut out, family, &base, h);
+    }
+    // Only a `--stream` run has them (`Served::Stream`).
+    if let Some(st) = &snap.stream {
+        for (family, n) in [
+            (&fam::STREAMS, st.streams),
+            (&fam::STREAM_EVENTS, st.events),
+            (&fam::STREAM_DONE, st.done),
+            (&fam::STREAM_CUT, st.cut),
+            (&fam::STREAM_STALLED, st.stalled),
+        ] {
+            out.push((family, format!("{}{} {n}", family.name, labels(&base))));
+        }
+        histogram(&mut out, &fam::STREAM_FIRST_EVENT, &base, &st.first_event);
+        histogram(&mut out, &fam::STREAM_GAP, &base, &st.gap);
     }
     out
 }
@@ -356,6 +371,140 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn stream_families_are_served_by_stream_runs_only() {
+        use crate::model::figure::family::Served;
+        let run = RunLabels::default();
+        let served = |stats: &crate::model::stats::Stats| {
+            let mut snap = Snapshot::default();
+            snap.take(stats, 0);
+            let samples = series(&snap, &run);
+            FAMILIES
+                .iter()
+                .filter(|f| samples.iter().any(|(k, _)| k.name == f.name))
+                .map(|f| f.name)
+                .collect::<Vec<_>>()
+        };
+        let always: Vec<&str> = FAMILIES
+            .iter()
+            .filter(|f| f.served == Served::Always && f.name != fam::OFFERED.name)
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(served(&crate::model::stats::Stats::new()), always);
+        // `--stream` given, nothing streamed yet: every family, the stream ones at 0.
+        let mut stats = crate::model::stats::Stats::new();
+        stats.stream.engines = 1;
+        let all: Vec<&str> = FAMILIES
+            .iter()
+            .filter(|f| f.name != fam::OFFERED.name)
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(served(&stats), all);
+        for f in FAMILIES.iter().filter(|f| f.served == Served::Stream) {
+            assert!(
+                f.leaves.iter().all(|l| l.starts_with("stream.")),
+                "{}: a leaf of the stream member",
+                f.name
+            );
+        }
+    }
+
+    #[test]
+    fn stream_families_render_a_known_tally_exactly() {
+        use crate::model::stats::stream::StreamEnd;
+        let mut stats = crate::model::stats::Stats::new();
+        let st = &mut stats.stream;
+        st.engines = 1;
+        let ms = |n: u64| std::time::Duration::from_micros(n);
+        // Two streams: 3 events (first at 1.5 ms, gaps 0.2 and 0.3 ms) ending with
+        // [DONE]; 1 event (first at 0.7 ms), cut and stalled.
+        st.on_event(10, None, ms(1500));
+        st.on_event(10, Some(ms(200)), ms(0));
+        st.on_event(10, Some(ms(300)), ms(0));
+        st.on_end(StreamEnd {
+            events: 3,
+            done: true,
+            cut: false,
+            stalled: false,
+            after_done: 0,
+            open_at_end: false,
+            duration: Some(ms(500)),
+        });
+        st.on_event(10, None, ms(700));
+        st.on_end(StreamEnd {
+            events: 1,
+            done: false,
+            cut: true,
+            stalled: true,
+            after_done: 0,
+            open_at_end: false,
+            duration: Some(ms(0)),
+        });
+        let mut snap = Snapshot::default();
+        snap.take(&stats, 0);
+        // Two engines' snapshots add up.
+        let mut two = snap.clone();
+        two.add(&snap);
+        let text = document(&series(&two, &RunLabels::default()));
+        let from = text
+            .find("# HELP rshperf_streams_total")
+            .expect("the stream families");
+        let bucket = |name: &str, le: [u64; 16], count: u64, sum: &str| {
+            let mut s = String::new();
+            for (b, n) in BUCKETS.iter().zip(le) {
+                s += &format!("{name}_bucket{{le=\"{b}\"}} {n}\n");
+            }
+            s + &format!(
+                "{name}_bucket{{le=\"+Inf\"}} {count}\n{name}_sum {sum}\n{name}_count {count}\n"
+            )
+        };
+        let want = format!(
+            "# HELP rshperf_streams_total {}\n\
+             # TYPE rshperf_streams_total counter\n\
+             rshperf_streams_total 4\n\
+             # HELP rshperf_stream_events_total {}\n\
+             # TYPE rshperf_stream_events_total counter\n\
+             rshperf_stream_events_total 8\n\
+             # HELP rshperf_stream_done_total {}\n\
+             # TYPE rshperf_stream_done_total counter\n\
+             rshperf_stream_done_total 2\n\
+             # HELP rshperf_stream_cut_total {}\n\
+             # TYPE rshperf_stream_cut_total counter\n\
+             rshperf_stream_cut_total 2\n\
+             # HELP rshperf_stream_stalled_total {}\n\
+             # TYPE rshperf_stream_stalled_total counter\n\
+             rshperf_stream_stalled_total 2\n\
+             # HELP rshperf_stream_first_event_seconds {}\n\
+             # TYPE rshperf_stream_first_event_seconds histogram\n\
+             {}\
+             # HELP rshperf_stream_gap_seconds {}\n\
+             # TYPE rshperf_stream_gap_seconds histogram\n\
+             {}",
+            fam::STREAMS.help,
+            fam::STREAM_EVENTS.help,
+            fam::STREAM_DONE.help,
+            fam::STREAM_CUT.help,
+            fam::STREAM_STALLED.help,
+            fam::STREAM_FIRST_EVENT.help,
+            // 0.7 ms and 1.5 ms, twice: 4.4 ms in all.
+            bucket(
+                "rshperf_stream_first_event_seconds",
+                [0, 0, 0, 2, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4],
+                4,
+                "0.0044"
+            ),
+            fam::STREAM_GAP.help,
+            // 0.2 ms and 0.3 ms, twice: 1 ms in all.
+            bucket(
+                "rshperf_stream_gap_seconds",
+                [0, 2, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4],
+                4,
+                "0.001"
+            ),
+        );
+        assert_eq!(&text[from..], want);
     }
 
     #[test]

@@ -7,8 +7,11 @@
 //! histogram of the `percentiles` member, scaled to its base unit; a live value comes
 //! from the engines' snapshots (`engine::metrics`), so the families whose leaf is in
 //! the `timeline` (a gauge of the last second) or `config` export what the report
-//! records per second or was asked for. The tests check every leaf against a fully
-//! populated document. Rendered by `engine::metrics::text`, in `FAMILIES` order.
+//! records per second or was asked for. A family is served by every run, or only by
+//! the runs whose document has its member (`Served`: the `stream` families, `--stream`
+//! runs). The tests check every leaf against a fully populated document, and that a
+//! run without the member serves none of its families. Rendered by
+//! `engine::metrics::text`, in `FAMILIES` order.
 
 /// A Prometheus metric type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +35,15 @@ impl Type {
     }
 }
 
+/// Which runs serve a family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Served {
+    /// Every run (zeros for what it did not do).
+    Always,
+    /// Runs with `--stream`, whose document has the `stream` member.
+    Stream,
+}
+
 /// One family.
 #[derive(Debug)]
 pub(crate) struct Family {
@@ -53,6 +65,9 @@ pub(crate) struct Family {
     /// Factor from the leaves' unit to the family's (1e-3: ms to seconds).
     #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) scale: f64,
+    /// Which runs serve it (the samples follow the snapshot; the tests check it).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) served: Served,
 }
 
 /// `rshperf_connections_total`.
@@ -63,6 +78,7 @@ pub(crate) static CONNECTIONS: Family = Family {
     labels: &["server"],
     leaves: &["connections.total"],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_connects_total`.
@@ -73,6 +89,7 @@ pub(crate) static CONNECTS: Family = Family {
     labels: &[],
     leaves: &["percentiles.connect.count"],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_requests_total`.
@@ -83,6 +100,7 @@ pub(crate) static REQUESTS: Family = Family {
     labels: &["server"],
     leaves: &["requests.total"],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_request_bytes_total`.
@@ -93,6 +111,7 @@ pub(crate) static REQUEST_BYTES: Family = Family {
     labels: &[],
     leaves: &["raw.request_bytes"],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_replies_total`: the status classes, and `other` (status outside
@@ -104,6 +123,7 @@ pub(crate) static REPLIES: Family = Family {
     labels: &["server", "class"],
     leaves: &["status.{class}"],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_reply_bytes_total`.
@@ -118,6 +138,7 @@ pub(crate) static REPLY_BYTES: Family = Family {
         "raw.reply_footer_bytes",
     ],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_errors_total`.
@@ -128,6 +149,7 @@ pub(crate) static ERRORS: Family = Family {
     labels: &["server", "kind"],
     leaves: &["errors.{kind}"],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_sessions_total`: `outcome="ok"` is `sessions.completed`, `"failed"`
@@ -139,6 +161,7 @@ pub(crate) static SESSIONS: Family = Family {
     labels: &["outcome"],
     leaves: &["sessions.completed", "sessions.failed"],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_calls_total`: the calls of a `--call-rate` run by how they ended
@@ -156,6 +179,7 @@ pub(crate) static CALLS: Family = Family {
         "call_rate.abandoned",
     ],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_open_connections`.
@@ -166,6 +190,7 @@ pub(crate) static OPEN: Family = Family {
     labels: &[],
     leaves: &["timeline[].open"],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_offered_arrivals_per_second`.
@@ -176,6 +201,7 @@ pub(crate) static OFFERED: Family = Family {
     labels: &[],
     leaves: &["config.period.rate"],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_achieved_replies_per_second`.
@@ -186,6 +212,7 @@ pub(crate) static REPLY_RATE: Family = Family {
     labels: &[],
     leaves: &["timeline[].replies"],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_achieved_connections_per_second`.
@@ -196,6 +223,7 @@ pub(crate) static CONNECTION_RATE: Family = Family {
     labels: &[],
     leaves: &["timeline[].connections"],
     scale: 1.0,
+    served: Served::Always,
 };
 
 /// `rshperf_response_seconds`.
@@ -206,6 +234,7 @@ pub(crate) static RESPONSE: Family = Family {
     labels: &[],
     leaves: &["percentiles.response"],
     scale: 1e-3,
+    served: Served::Always,
 };
 
 /// `rshperf_connect_seconds`.
@@ -216,6 +245,7 @@ pub(crate) static CONNECT: Family = Family {
     labels: &[],
     leaves: &["percentiles.connect"],
     scale: 1e-3,
+    served: Served::Always,
 };
 
 /// `rshperf_lateness_seconds`.
@@ -226,10 +256,88 @@ pub(crate) static LATENESS: Family = Family {
     labels: &[],
     leaves: &["percentiles.lateness"],
     scale: 1e-3,
+    served: Served::Always,
+};
+
+/// `rshperf_streams_total`.
+pub(crate) static STREAMS: Family = Family {
+    name: "rshperf_streams_total",
+    kind: Type::Counter,
+    help: "Replies split into events (--stream), counted when each stream ends; at the run's end those still open too.",
+    labels: &[],
+    leaves: &["stream.streams"],
+    scale: 1.0,
+    served: Served::Stream,
+};
+
+/// `rshperf_stream_events_total`.
+pub(crate) static STREAM_EVENTS: Family = Family {
+    name: "rshperf_stream_events_total",
+    kind: Type::Counter,
+    help: "Events of the streams, before any [DONE].",
+    labels: &[],
+    leaves: &["stream.events"],
+    scale: 1.0,
+    served: Served::Stream,
+};
+
+/// `rshperf_stream_done_total`.
+pub(crate) static STREAM_DONE: Family = Family {
+    name: "rshperf_stream_done_total",
+    kind: Type::Counter,
+    help: "Streams that ended with data: [DONE].",
+    labels: &[],
+    leaves: &["stream.done"],
+    scale: 1.0,
+    served: Served::Stream,
+};
+
+/// `rshperf_stream_cut_total`.
+pub(crate) static STREAM_CUT: Family = Family {
+    name: "rshperf_stream_cut_total",
+    kind: Type::Counter,
+    help: "Streams cut short: the body, connection or stream ended inside the stream.",
+    labels: &[],
+    leaves: &["stream.cut"],
+    scale: 1.0,
+    served: Served::Stream,
+};
+
+/// `rshperf_stream_stalled_total`.
+pub(crate) static STREAM_STALLED: Family = Family {
+    name: "rshperf_stream_stalled_total",
+    kind: Type::Counter,
+    help: "Streams with a gap longer than --stream-gap-timeout.",
+    labels: &[],
+    leaves: &["stream.stalled"],
+    scale: 1.0,
+    served: Served::Stream,
+};
+
+/// `rshperf_stream_first_event_seconds`.
+pub(crate) static STREAM_FIRST_EVENT: Family = Family {
+    name: "rshperf_stream_first_event_seconds",
+    kind: Type::Histogram,
+    help: "Time to first event: from the call's scheduled time with --call-rate, from the request's send otherwise.",
+    labels: &[],
+    leaves: &["stream.first_event_ms"],
+    scale: 1e-3,
+    served: Served::Stream,
+};
+
+/// `rshperf_stream_gap_seconds`.
+pub(crate) static STREAM_GAP: Family = Family {
+    name: "rshperf_stream_gap_seconds",
+    kind: Type::Histogram,
+    help: "Gaps between consecutive events of a stream.",
+    labels: &[],
+    leaves: &["stream.gap_ms"],
+    scale: 1e-3,
+    served: Served::Stream,
 };
 
 /// Every family, in exposition order.
-pub(crate) static FAMILIES: [&Family; 16] = [
+pub(crate) static FAMILIES: [&Family; 23] = [
     &CONNECTIONS,
     &CONNECTS,
     &REQUESTS,
@@ -246,4 +354,11 @@ pub(crate) static FAMILIES: [&Family; 16] = [
     &RESPONSE,
     &CONNECT,
     &LATENESS,
+    &STREAMS,
+    &STREAM_EVENTS,
+    &STREAM_DONE,
+    &STREAM_CUT,
+    &STREAM_STALLED,
+    &STREAM_FIRST_EVENT,
+    &STREAM_GAP,
 ];

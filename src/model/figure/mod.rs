@@ -59,8 +59,9 @@
 //! how it is pooled and tested (`Method`), its rank in compare's table, gate
 //! synonyms); a new way of pooling is a `Method` variant, its side's data in
 //! `model::compare::sides` and its arm in `model::compare::row`. A Prometheus family is a `Family` in `family.rs`
-//! naming the JSON leaf it exports, listed in `FAMILIES`, plus its sample in
-//! `engine::metrics::text` (a live value, from the engine's snapshot). The tests
+//! naming the JSON leaf it exports and which runs serve it (`Served`), listed in
+//! `FAMILIES`, plus its sample in `engine::metrics::text` (a live value, from the
+//! engine's snapshot). The tests
 //! (`tests.rs`, and `engine::metrics::text` for the samples) check that every name,
 //! column, row and family maps to a JSON leaf of a fully populated report
 //! (`every_field_set`, which must set any new raw counter), that no name is taken
