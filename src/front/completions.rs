@@ -128,7 +128,13 @@ pub(crate) fn tree(commands: &[Subcommand]) -> clap::Command {
                     .disable_help_flag(true)
                     .disable_version_flag(true)
                     .arg(Arg::new("log-file").value_hint(clap::ValueHint::FilePath))
-                    .arg(Arg::new("speed").long("speed").value_name("X")),
+                    .arg(Arg::new("speed").long("speed").value_name("X"))
+                    .arg(
+                        Arg::new("replay-connections")
+                            .long("replay-connections")
+                            .value_name("MODE")
+                            .value_parser(["per-client", "per-request", "pool"]),
+                    ),
                 false,
             ),
             name => clap::Command::new(name),
@@ -185,6 +191,13 @@ mod tests {
         assert!(compare
             .get_arguments()
             .any(|a| a.get_long() == Some("fail-on-regression")));
+        let replay = t.find_subcommand("replay").expect("replay");
+        for long in ["speed", "replay-connections", "num-conns"] {
+            assert!(
+                replay.get_arguments().any(|a| a.get_long() == Some(long)),
+                "{long}"
+            );
+        }
         let sweep = t.find_subcommand("sweep").expect("sweep");
         for long in ["low-rate", "server", "num-conns"] {
             assert!(
@@ -198,7 +211,14 @@ mod tests {
     fn scripts_name_the_commands_and_options() {
         for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
             let s = script(shell, COMMANDS);
-            for needle in ["compare", "num-conns", "fail-on-regression", "junit"] {
+            for needle in [
+                "compare",
+                "num-conns",
+                "fail-on-regression",
+                "junit",
+                "replay-connections",
+                "per-request",
+            ] {
                 assert!(s.contains(needle), "{shell}: {needle}");
             }
         }

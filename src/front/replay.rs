@@ -1,19 +1,22 @@
-//! `rshperf replay FILE [--speed X] [httperf options]`: issues the requests of a
-//! recorded log (an nginx or Apache access log, rshperf's JSON-lines `--request-log`,
-//! a HAR file) open-loop at their original offsets divided by `--speed`, to
-//! `--server`/`--port` (the log's host is never the target), with every report and
-//! output of a run.
+//! `rshperf replay FILE [--speed X] [--replay-connections MODE] [httperf options]`:
+//! issues the requests of a recorded log (an nginx or Apache access log, rshperf's
+//! JSON-lines `--request-log`, a HAR file) open-loop at their original offsets
+//! divided by `--speed`, to `--server`/`--port` (the log's host is never the
+//! target), with every report and output of a run.
 //!
-//! Owns the command line (FILE first, `--speed`, the httperf options that make no
-//! sense with a replay refused by name), reading the file (gzip decompressed as it
+//! Owns the command line (FILE first, `--speed`, `--replay-connections`, the httperf
+//! options that make no sense with a replay refused by name), reading the file
+//! (gzip decompressed as it
 //! is read, with flate2's `MultiGzDecoder`; a first pass before the run counts the
 //! requests and warns about bad lines, the first few shown with file:line, and no
 //! usable line is an error; then each engine reads it again through `Opener`) and
 //! the run: the schedule (`model::replay::schedule`, fed by `model::replay::feed`)
 //! becomes the `--call-rate` pool's schedule (`Workload::set_replay`), so lateness
 //! and response times are measured from each request's scheduled time as for
-//! `--call-rate`; `--num-conns` sizes the pool (default `DEFAULT_POOL`). Called by
-//! `dispatch`.
+//! `--call-rate`; the connections are per client by default (a HAR file without
+//! connections: the pool), capped by `--num-conns` (default `MAX_CLIENT_CONNS`, or
+//! half the descriptor limit), and `--num-conns` sizes the pool (default
+//! `DEFAULT_POOL`). Called by `dispatch`.
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::Arc;
@@ -24,17 +27,17 @@ use crate::front::httperf;
 use crate::front::runner;
 use crate::front::subcommand;
 use crate::model::config::Config;
-use crate::model::replay::feed::{Entries, Opener, Replay};
+use crate::model::replay::feed::{Connections, Entries, Opener, Replay};
 use crate::model::replay::schedule::Survey;
-use crate::model::replay::{Entry, Format, Parser};
-use crate::model::workload::Workload;
+use crate::model::replay::{har, Entry, Format, Parser};
+use crate::model::workload::{stripe_share, Workload};
 
 /// The pool's connections without `--num-conns`.
 pub(crate) const DEFAULT_POOL: u64 = 64;
 
 /// `rshperf replay --help`.
 pub(crate) const USAGE: &str = "\
-Usage: rshperf replay FILE [--speed X] [httperf options]
+Usage: rshperf replay FILE [--speed X] [--replay-connections MODE] [httperf options]
 
 Replay the requests of a log open-loop, each at its original offset from the first
 request divided by --speed, to --server/--port (the log's host is never the target).
@@ -49,9 +52,21 @@ FILE (gzip is read as it is decompressed) is told by its first line:
 
 Options:
   --speed X        replay X times faster (default 1; 0.5 is half speed)
-  --num-conns N    connections of the pool the requests go out on (default 64);
-                   a request waits for a connection with room, and the wait counts
-                   in its lateness and response time, as with --call-rate
+  --replay-connections MODE
+                   which connection a request takes; a request that waits for one
+                   is late from its scheduled time (lateness and response time):
+    per-client     (default) each client of the log (its address; HAR: its
+                   connection; a request log: its conn) on a connection of its own,
+                   opened at its first request and reused one request at a time;
+                   at most --num-conns N open (default 1000, or half the descriptor
+                   limit if lower): the least recently used idle one is closed for
+                   a new client. A HAR file without connections takes the pool.
+    per-request    a new connection for each request, closed after its reply (at
+                   most --num-conns N open, as per-client)
+    pool           the --call-rate pool of --num-conns N connections (default 64),
+                   opened at the start; a request takes the next one with room
+  --num-conns N    per client or per request: the most connections open at once;
+                   pool: its connections
   every httperf option of a run: --server, --port, --ssl, --http-version,
   --add-header, --timeout, --threads, --partition, --json, --csv, --fail-on, ...
   (--rate, --period, --call-rate, --uri, --wlog, --wset, --wsess*, --num-calls,
@@ -94,10 +109,36 @@ fn fail(text: String) -> Error {
     }
 }
 
-/// A replay's command line: the file, `--speed` and the rest (httperf's options).
-type Split<'a> = (&'a str, f64, Vec<String>);
+/// A replay's command line: the file, its own options and the rest (httperf's).
+struct Split<'a> {
+    file: &'a str,
+    /// `--speed` (default 1).
+    speed: f64,
+    /// `--replay-connections` (None: the default for the file).
+    connections: Option<Connections>,
+    rest: Vec<String>,
+}
 
-/// The file, `--speed` and the rest of the command line; None for `--help`.
+/// The value of option `name` at `a` (`--name X` or `--name=X`), taking X from `it`
+/// in the first form; None when `a` is another option. `example`: the message's
+/// example when X is missing.
+fn value_of<'a>(
+    name: &str,
+    a: &'a str,
+    it: &mut std::slice::Iter<'a, String>,
+    example: &str,
+) -> Result<Option<&'a str>, Error> {
+    if a == name {
+        return it
+            .next()
+            .map(|v| Some(v.as_str()))
+            .ok_or_else(|| fail(format!("{name} needs a value, e.g. {name} {example}")));
+    }
+    Ok(a.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+}
+
+/// The file, `--speed`, `--replay-connections` and the rest of the command line;
+/// None for `--help`.
 fn split_args(args: &[String]) -> Result<Option<Split<'_>>, Error> {
     let Some(file) = args.get(1) else {
         return Err(fail(
@@ -114,32 +155,35 @@ fn split_args(args: &[String]) -> Result<Option<Split<'_>>, Error> {
             "the log comes first: rshperf replay FILE [--speed X] [options] (not {file})"
         )));
     }
-    let mut speed = None;
-    let mut rest = Vec::new();
+    let mut split = Split {
+        file,
+        speed: 1.0,
+        connections: None,
+        rest: Vec::new(),
+    };
     let mut it = args[2..].iter();
     while let Some(a) = it.next() {
-        let value = if a == "--speed" {
-            it.next()
-                .ok_or_else(|| fail("--speed needs a value, e.g. --speed 4".into()))?
-                .as_str()
-        } else if let Some(v) = a.strip_prefix("--speed=") {
-            v
-        } else {
-            rest.push(a.clone());
-            continue;
-        };
-        let x: f64 = value
-            .parse()
-            .ok()
-            .filter(|x: &f64| x.is_finite() && *x > 0.0)
-            .ok_or_else(|| {
+        if let Some(value) = value_of("--speed", a, &mut it, "4")? {
+            split.speed = value
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| {
+                    fail(format!(
+                        "--speed takes a number above 0 (4: four times faster), not '{value}'"
+                    ))
+                })?;
+        } else if let Some(value) = value_of("--replay-connections", a, &mut it, "per-request")? {
+            split.connections = Some(Connections::parse(value).ok_or_else(|| {
                 fail(format!(
-                    "--speed takes a number above 0 (4: four times faster), not '{value}'"
+                    "--replay-connections takes per-client, per-request or pool (not {value})"
                 ))
-            })?;
-        speed = Some(x);
+            })?);
+        } else {
+            split.rest.push(a.clone());
+        }
     }
-    Ok(Some((file, speed.unwrap_or(1.0), rest)))
+    Ok(Some(split))
 }
 
 /// The bytes of `file`, decompressed as they are read when it is gzip (its first
@@ -315,9 +359,44 @@ fn opener(file: &str, surveyed: &Surveyed) -> Opener {
     }))
 }
 
+/// The connections of a replay without `--replay-connections`: per client, but a
+/// HAR file whose entries carry no `connection` has no client to follow (they
+/// would all be one), so it takes the pool, and the run says so.
+fn default_connections(file: &str, surveyed: &Surveyed) -> Connections {
+    let anonymous = surveyed
+        .har
+        .as_ref()
+        .is_some_and(|entries| entries.iter().all(|e| e.client == har::NO_CONNECTION));
+    if !anonymous {
+        return Connections::PerClient;
+    }
+    crate::wire::note::note!(
+        "rshperf: replay: {file}'s entries carry no connection, so no client to keep: \
+         the requests take the pool of --num-conns connections (--replay-connections pool)"
+    );
+    Connections::Pool
+}
+
+/// Connections open at once per client or per request without `--num-conns`:
+/// `MAX_CLIENT_CONNS`, or half the descriptor limit when that is lower (the soft
+/// limit, which the run raises to the hard limit first, as here).
+fn default_cap() -> u64 {
+    let limit = crate::wire::net::raise_nofile_limit().unwrap_or(1024);
+    MAX_CLIENT_CONNS.min(limit / 2).max(1)
+}
+
+/// The most connections per client or per request without `--num-conns`.
+const MAX_CLIENT_CONNS: u64 = 1000;
+
 /// The whole command; `Ok(status)`.
 fn replay(args: &[String]) -> Result<i32, Error> {
-    let Some((file, speed, rest)) = split_args(args)? else {
+    let Some(Split {
+        file,
+        speed,
+        connections,
+        rest,
+    }) = split_args(args)?
+    else {
         subcommand::print_stdout(USAGE);
         return Ok(0);
     };
@@ -332,12 +411,14 @@ fn replay(args: &[String]) -> Result<i32, Error> {
     };
     if let Some((opt, _)) = parsed.opts.iter().find(|(o, _)| REFUSED.contains(o)) {
         return Err(fail(format!(
-            "{} is the log's to say: replay takes FILE, --speed, --num-conns and the \
-             options of the connection and the report (rshperf replay --help)",
+            "{} is the log's to say: replay takes FILE, --speed, --replay-connections, \
+             --num-conns and the options of the connection and the report \
+             (rshperf replay --help)",
             opt.long_name()
         )));
     }
-    let pool = !parsed.opts.iter().any(|(o, _)| *o == Opt::NumConns);
+    let num_conns_given = parsed.opts.iter().any(|(o, _)| *o == Opt::NumConns);
+    let pool = !num_conns_given;
     // The run's configuration: the options given, over the default pool and the
     // pool's mean call rate (`--call-rate` is refused above: the log says it).
     let builder = |rate: f64| {
@@ -350,7 +431,7 @@ fn replay(args: &[String]) -> Result<i32, Error> {
     };
     // The run's stripes (partitions × threads), which the first pass counts by
     // client; the rate does not change them.
-    let (stripes, mine) = {
+    let (stripes, mine, num_conns) = {
         // Its warnings are printed once, by the run's own build below.
         let cfg = httperf::build_with(builder(1.0), &parsed)
             .map_err(httperf::refused)?
@@ -359,7 +440,9 @@ fn replay(args: &[String]) -> Result<i32, Error> {
         let (parts, threads) = (parts.max(1), cfg.load().threads().max(1));
         // Thread j of partition I takes stripe I + jN (as `engine::execute`).
         let mine: Vec<u32> = (0..threads).map(|j| part + j * parts).collect();
-        (parts * threads, mine)
+        // `--num-conns` is the whole run's, as the pool's: this partition's share.
+        let num_conns = num_conns_given.then(|| stripe_share(cfg.load().num_conns(), part, parts));
+        (parts * threads, mine, num_conns)
     };
     let surveyed = survey(file, stripes)?;
     if surveyed.survey.spread() {
@@ -377,12 +460,18 @@ fn replay(args: &[String]) -> Result<i32, Error> {
         &parsed,
     ))?;
     let mut work = Workload::from_config(&cfg)?;
+    let connections = connections.unwrap_or_else(|| default_connections(file, &surveyed));
     let replay = Replay {
         open: opener(file, &surveyed),
         timing: surveyed.survey.timing(speed),
         requests,
         per_stripe: surveyed.survey.per_stripe.clone().into(),
         ready: Arc::default(),
+        connections,
+        cap: match connections {
+            Connections::Pool => 0,
+            _ => num_conns.unwrap_or_else(default_cap),
+        },
     };
     replay.prepare(&mine, stripes);
     work.set_replay(replay);

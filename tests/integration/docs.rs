@@ -129,7 +129,7 @@ fn clap_takes(command: &str, token: &str) -> bool {
 
 /// `rshperf replay`'s own options (not clap's: its other options are httperf's); the
 /// replay tests run each.
-const REPLAY_OPTIONS: &[&str] = &["--speed"];
+const REPLAY_OPTIONS: &[&str] = &["--speed", "--replay-connections"];
 
 /// Options of other programs that the docs name, with the program.
 const OTHER_TOOLS: &[(&str, &str)] = &[

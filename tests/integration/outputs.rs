@@ -816,7 +816,7 @@ fn every_option_of_help_has_an_entry_in_the_man_page() {
     ] {
         assert!(names.iter().any(|n| n == new), "--{new} not in --help");
     }
-    for sub in ["serve", "demo", "merge", "sweep"] {
+    for sub in ["serve", "demo", "merge", "sweep", "replay"] {
         let help = support::run(&[sub, "--help"]);
         assert_eq!(help.status.code(), Some(0));
         let sub_names = long_options(&text(&help.stdout));

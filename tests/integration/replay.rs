@@ -2,7 +2,8 @@
 //! method, URI, headers and body; the engine's scheduled times are the log's offsets
 //! divided by `--speed` (read from the run's own `--request-log`, not from the wall
 //! clock); bad lines are warnings with file:line, a log with no request is an error;
-//! the options whose say is the log's are refused; a run's request log replays.
+//! the options whose say is the log's are refused; a run's request log replays; the
+//! connections per client, per request or from the pool, counted by the server.
 
 use std::collections::BTreeMap;
 
@@ -241,6 +242,8 @@ fn a_log_longer_than_the_reorder_window_streams_every_request_once_over_threads(
             "20",
             "--threads",
             "2",
+            "--replay-connections",
+            "pool",
             "--num-conns",
             "8",
             "--timeout",
@@ -392,4 +395,296 @@ fn three_partitions_split_by_client_and_merge_to_the_whole_run() {
         text.contains(&format!("requests {n} replies {n}")),
         "{text}"
     );
+}
+
+// ---- --replay-connections
+
+/// `$msec` lines, one for each client letter of `clients`, `gap_ms` apart: client
+/// `x` is 10.2.0.(x's letter number), named by the referer `client-x`; URI `/c/k`.
+fn clients_log(clients: &str, gap_ms: u64) -> String {
+    clients
+        .chars()
+        .enumerate()
+        .map(|(k, c)| {
+            let at = 1_796_515_000.0 + (k as u64 * gap_ms) as f64 / 1000.0;
+            format!(
+                "10.2.0.{n} - - [{at:.3}] \"GET /c/{k} HTTP/1.1\" 200 1 \"client-{c}\" \"-\"\n",
+                n = c as u32 - 'a' as u32 + 1
+            )
+        })
+        .collect()
+}
+
+/// The client (referer) of each of the server's connections, in connection order:
+/// each connection's requests are one client's, in their order.
+fn clients_by_conn(s: &Recorder) -> Vec<(String, Vec<u64>)> {
+    s.by_conn()
+        .iter()
+        .map(|reqs| {
+            let client = reqs[0].header("Referer").expect("referer").to_string();
+            let ks: Vec<u64> = reqs
+                .iter()
+                .map(|r| {
+                    assert_eq!(r.header("Referer"), Some(client.as_str()), "{reqs:?}");
+                    r.uri[3..].parse().expect("/c/k")
+                })
+                .collect();
+            assert!(ks.windows(2).all(|w| w[0] < w[1]), "{client}: {ks:?}");
+            (client, ks)
+        })
+        .collect()
+}
+
+/// The classic report's `Total:` connections, requests and replies.
+fn totals(stdout: &str) -> (u64, u64, u64) {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Total: connections"))
+        .unwrap_or_else(|| panic!("no Total line: {stdout}"));
+    let w: Vec<&str> = line.split_whitespace().collect();
+    let n = |i: usize| w[i].parse().expect("a number");
+    (n(2), n(4), n(6))
+}
+
+/// The classic report's error total.
+fn errors(stdout: &str) -> u64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Errors: total"))
+        .unwrap_or_else(|| panic!("no Errors line: {stdout}"));
+    line.split_whitespace()
+        .nth(2)
+        .expect("total")
+        .parse()
+        .expect("a number")
+}
+
+/// 3 clients × 4 requests, 50 ms apart: each client's next request 150 ms after
+/// its last, whose reply (sub-millisecond) has long ended.
+const THREE_BY_FOUR: &str = "abcabcabcabc";
+
+#[test]
+fn per_client_keeps_a_connection_per_client_and_per_request_opens_one_each() {
+    let file = TempFile::new("replay-conns", clients_log(THREE_BY_FOUR, 50).as_bytes());
+    // The default: per client.
+    let s = Recorder::start(Opts::default());
+    let (code, stdout, stderr) = replay(&file.path, s.port(), &["--timeout", "5"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(s.connections(), 3, "{stdout}");
+    assert_eq!(totals(&stdout), (3, 12, 12), "{stdout}");
+    assert_eq!(s.answered().len(), 12);
+    let by_conn = clients_by_conn(&s);
+    let mut clients: Vec<&str> = by_conn.iter().map(|(c, _)| c.as_str()).collect();
+    clients.sort_unstable();
+    assert_eq!(clients, ["client-a", "client-b", "client-c"]);
+    assert!(by_conn.iter().all(|(_, ks)| ks.len() == 4), "{by_conn:?}");
+    // Per request: a connection each, closed after its reply.
+    let s = Recorder::start(Opts::default());
+    let (code, stdout, stderr) = replay(
+        &file.path,
+        s.port(),
+        &["--replay-connections=per-request", "--timeout", "5"],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(s.connections(), 12, "{stdout}");
+    assert_eq!(totals(&stdout), (12, 12, 12), "{stdout}");
+    assert!(s.by_conn().iter().all(|reqs| reqs.len() == 1));
+    // The pool of --num-conns connections, opened at the start.
+    let s = Recorder::start(Opts::default());
+    let (code, stdout, stderr) = replay(
+        &file.path,
+        s.port(),
+        &[
+            "--replay-connections",
+            "pool",
+            "--num-conns",
+            "2",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(s.connections(), 2, "{stdout}");
+    assert_eq!(totals(&stdout), (2, 12, 12), "{stdout}");
+}
+
+#[test]
+fn at_the_cap_the_least_recently_used_idle_client_connection_is_closed() {
+    // 6 clients, at most 3 connections (--num-conns 3), 100 ms apart: a b c open
+    // three; a's second request reuses its own, so d closes b's (the least recently
+    // used; the oldest opened would be a's); a reuses; e closes c's, b d's, f e's,
+    // d b's; a's is never closed: 8 connections for 12 requests.
+    let file = TempFile::new("replay-cap", clients_log("abcadaebafda", 100).as_bytes());
+    let s = Recorder::start(Opts::default());
+    let (code, stdout, stderr) = replay(
+        &file.path,
+        s.port(),
+        &[
+            "--replay-connections",
+            "per-client",
+            "--num-conns",
+            "3",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(s.connections(), 8, "{stdout}");
+    assert_eq!(totals(&stdout), (8, 12, 12), "{stdout}");
+    assert_eq!(errors(&stdout), 0, "{stdout}");
+    let got: Vec<(String, Vec<u64>)> = clients_by_conn(&s);
+    let want: Vec<(String, Vec<u64>)> = [
+        ("a", vec![0, 3, 5, 8, 11]),
+        ("b", vec![1]),
+        ("c", vec![2]),
+        ("d", vec![4]),
+        ("e", vec![6]),
+        ("b", vec![7]),
+        ("f", vec![9]),
+        ("d", vec![10]),
+    ]
+    .into_iter()
+    .map(|(c, ks)| (format!("client-{c}"), ks))
+    .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_server_closing_after_each_reply_gets_every_request_on_a_new_connection() {
+    let file = TempFile::new("replay-close", clients_log(THREE_BY_FOUR, 50).as_bytes());
+    let s = Recorder::start(Opts {
+        close_each: true,
+        ..Opts::default()
+    });
+    let (code, stdout, stderr) = replay(&file.path, s.port(), &["--timeout", "5"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(s.answered().len(), 12);
+    assert_eq!(s.connections(), 12, "{stdout}");
+    assert_eq!(totals(&stdout), (12, 12, 12), "{stdout}");
+    assert_eq!(errors(&stdout), 0, "{stdout}");
+}
+
+#[test]
+fn a_reset_loses_the_clients_call_counted_as_the_pool_counts_it() {
+    // Every connection is reset on reading its first request: each request is
+    // lost with its connection (one connreset each), and the client's next
+    // request opens a new one.
+    let file = TempFile::new("replay-reset", clients_log(THREE_BY_FOUR, 50).as_bytes());
+    let json = TempFile::new("replay-reset-json", b"");
+    let json_arg = format!("--json={}", json.path);
+    let s = Recorder::start(Opts {
+        reset_after: Some(0),
+        ..Opts::default()
+    });
+    let (code, stdout, stderr) = replay(&file.path, s.port(), &["--timeout", "5", &json_arg]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(s.connections(), 12, "{stdout}");
+    assert_eq!(totals(&stdout), (12, 12, 0), "{stdout}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json.path).expect("json"))
+        .expect("valid JSON");
+    assert_eq!(doc["errors"]["connreset"], 12, "{stdout}");
+    assert_eq!(doc["errors"]["total"], 12, "{stdout}");
+    let c = &doc["call_rate"];
+    assert_eq!(
+        (&c["scheduled"], &c["issued"], &c["lost"], &c["completed"]),
+        (
+            &Value::from(12),
+            &Value::from(12),
+            &Value::from(12),
+            &Value::from(0)
+        ),
+        "{c}"
+    );
+}
+
+/// A HAR of 6 entries 50 ms apart, alternating between connections `x` and `y`
+/// (`connection` members when `with_ids`).
+fn har_of_two_connections(with_ids: bool) -> String {
+    let entries: Vec<String> = (0..6)
+        .map(|k| {
+            let conn = if k % 2 == 0 { "x" } else { "y" };
+            let id = if with_ids {
+                format!(r#""connection":"{conn}","#)
+            } else {
+                String::new()
+            };
+            format!(
+                r#"{{"startedDateTime":"2026-12-06T00:00:00.{ms:03}Z",{id}"request":{{"method":"GET","url":"https://example.com/{conn}/{k}"}}}}"#,
+                ms = k * 50
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"log":{{"version":"1.2","entries":[{}]}}}}"#,
+        entries.join(",")
+    )
+}
+
+#[test]
+fn a_har_keeps_a_connection_per_connection_id_and_without_ids_takes_the_pool() {
+    let file = TempFile::new("replay-har-ids", har_of_two_connections(true).as_bytes());
+    let s = Recorder::start(Opts::default());
+    let (code, stdout, stderr) = replay(&file.path, s.port(), &["--timeout", "5"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(!stderr.contains("carry no connection"), "{stderr}");
+    assert_eq!(s.connections(), 2, "{stdout}");
+    for reqs in s.by_conn() {
+        let conn = &reqs[0].uri[..3];
+        assert_eq!(reqs.len(), 3, "{reqs:?}");
+        assert!(reqs.iter().all(|r| r.uri.starts_with(conn)), "{reqs:?}");
+    }
+    // No connection ids: no client to keep (per client, all six would be one), so
+    // the pool, and the run says so.
+    let file = TempFile::new("replay-har-noids", har_of_two_connections(false).as_bytes());
+    let s = Recorder::start(Opts::default());
+    let (code, stdout, stderr) = replay(
+        &file.path,
+        s.port(),
+        &["--num-conns", "2", "--timeout", "5"],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("entries carry no connection"))
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("--replay-connections pool"), "{stderr}");
+    assert_eq!(s.connections(), 2, "{stdout}");
+    assert_eq!(s.answered().len(), 6);
+}
+
+#[test]
+fn a_bad_replay_connections_mode_is_refused_with_exit_1() {
+    let ok = TempFile::new("replay-mode", line("::1", 1.0, "GET", "/").as_bytes());
+    for (args, want) in [
+        (
+            &["--replay-connections", "per-host"][..],
+            "rshperf: replay: --replay-connections takes per-client, per-request or pool (not per-host)",
+        ),
+        (
+            &["--replay-connections="][..],
+            "--replay-connections takes per-client, per-request or pool (not )",
+        ),
+        (
+            &["--replay-connections"][..],
+            "--replay-connections needs a value",
+        ),
+    ] {
+        let (code, _, stderr) = replay(&ok.path, 9, args);
+        assert_eq!(code, 1, "{args:?}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+    let out = run(&["replay", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for mode in [
+        "--replay-connections MODE",
+        "per-client",
+        "per-request",
+        "pool",
+    ] {
+        assert!(help.contains(mode), "{mode}: {help}");
+    }
 }

@@ -85,10 +85,7 @@ impl<'c> Engine<'c> {
     /// how far behind the server is); each is still late from its scheduled time.
     pub(super) fn arrivals_capped(&self) -> bool {
         if self.replay.is_some() {
-            return self
-                .pool
-                .as_ref()
-                .is_some_and(|p| p.waiting() >= super::replay::BACKLOG);
+            return self.pool_waiting() >= super::replay::BACKLOG;
         }
         let cap = self.cfg.load().max_connections();
         cap > 0 && !self.work.is_session() && self.live >= cap

@@ -34,7 +34,7 @@ pub(super) struct Waiting {
     /// What it requests.
     pub(super) what: CallRef,
     /// Taken back from a connection the server closed: already counted as issued.
-    again: bool,
+    pub(super) again: bool,
 }
 
 /// One connection slot of the pool.

@@ -123,7 +123,7 @@ impl<'c> Engine<'c> {
                 let owner = self.table.get_mut(c.conn).map(|conn| conn.owner);
                 match owner {
                     Some(Owner::Request { .. }) => self.request_on_completion(c, now),
-                    Some(Owner::Pool { .. }) => self.pool_on_completion(c, now),
+                    Some(Owner::Pool { slot }) => self.pool_on_completion(c, slot, now),
                     Some(Owner::Session { sess, slot }) => {
                         self.session_on_completion(c, sess, slot, now)
                     }
@@ -162,7 +162,7 @@ impl<'c> Engine<'c> {
         let owner = self.table.get_mut(id).map(|c| c.owner);
         match owner {
             Some(Owner::Request { .. }) => self.request_on_connected(id, now),
-            Some(Owner::Pool { .. }) => self.pool_dispatch(now),
+            Some(Owner::Pool { slot }) => self.pool_on_connected(slot, now),
             Some(Owner::Session { sess, .. }) => self.session_on_connected(id, sess),
             _ => {}
         }
@@ -174,7 +174,8 @@ impl<'c> Engine<'c> {
 /// without a call on it: it exists to carry calls) has failed, as httperf counts a
 /// close before the reply of the call a connection was opened for: `connreset`. Its
 /// slot then backs off before the next connection (`dispatch::backoff`), so a server
-/// that closes every new connection gets a bounded number of them.
+/// that closes every new connection gets a bounded number of them (a replay's
+/// connection per client or per request: its client's waiting calls are lost).
 fn unused_pool(c: &Conn) -> Option<ErrorKind> {
     (matches!(c.owner, Owner::Pool { .. }) && c.replies == 0).then_some(ErrorKind::ConnReset)
 }

@@ -3,7 +3,8 @@
 //! (`Logger::unanswered`, by `finish` and `abandon_open`), and the last records handed
 //! to the writer (`flush_log`). What a record holds is `model::reqlog`; the batches
 //! and the writer's feed are `engine::reqlog`. Called by `events`, `finish` and `run`;
-//! the unsent `--call-rate` calls are logged by `pool`.
+//! the unsent `--call-rate` calls, and a replay's calls lost while waiting for their
+//! client's connection, are logged by `pool`.
 
 use std::time::Instant;
 
@@ -103,6 +104,29 @@ impl Logger<'_> {
             scheduled_us: Some(self.us(due)),
             end_us: self.us(end),
             end: End::Unsent,
+            ..Record::default()
+        };
+        self.push(r);
+    }
+
+    /// A replayed call due at `due`, waiting for its client's connection when that
+    /// connection failed (`kind`) at `end`: lost with it, never sent.
+    pub(super) fn lost_waiting(
+        &mut self,
+        id: u64,
+        what: CallRef,
+        (due, end): (Instant, Instant),
+        kind: ErrorKind,
+        replay: Option<&ReplayCalls>,
+    ) {
+        let (what, uri) = named(what, replay);
+        let r = Record {
+            id,
+            what,
+            uri,
+            scheduled_us: Some(self.us(due)),
+            end_us: self.us(end),
+            end: End::Failed(kind),
             ..Record::default()
         };
         self.push(r);

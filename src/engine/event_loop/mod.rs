@@ -25,6 +25,7 @@
 //! `finish` closes a connection and tells its owner. This file declares the engine's
 //! state (`Engine`) and what it takes and gives (`Plan`, `Outcome`).
 
+mod affinity;
 mod arrivals;
 pub(crate) mod backend;
 mod burst;
@@ -179,6 +180,9 @@ pub(crate) struct Engine<'c> {
     closed: Option<closed::ClosedState>,
     /// The `--call-rate` pool (None: arrivals are connections or sessions).
     pool: Option<dispatch::PoolState>,
+    /// A replay's connections per client or per request, which then take the pool's
+    /// calls instead of its slots (None: the pool's round-robin).
+    affinity: Option<affinity::Affinity>,
     /// `rshperf replay`: the requests of the calls alive (None: not a replay).
     replay: Option<replay::ReplayCalls>,
     /// Sees every completed request of an ab or lb run (`-g`).

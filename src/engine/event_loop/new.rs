@@ -17,16 +17,18 @@ use crate::engine::conn::events::StreamSetup;
 use crate::engine::conn::ReplyObserver;
 use crate::engine::tally::EngineTally;
 use crate::model::config::{Config, HttpVersion};
+use crate::model::replay::feed::Connections;
 use crate::model::stats::Stats;
 use crate::model::workload::rate::Schedule;
-use crate::model::workload::Workload;
+use crate::model::workload::{stripe_share, Workload};
 use crate::wire::net::{PortPool, SocketOptions};
 use crate::wire::table::Table;
 use crate::wire::timer::TimerWheel;
 
 use super::{
-    backend, burst, catchup, closed, dispatch, h2flush, nap, pacer, portuse, spare, spin, spread,
-    timers, CallObserver, Engine, Plan, READ_BUFFER, SIGNAL_TOKEN, TIMELINE_INTERVAL, WINDOW_TICK,
+    affinity, backend, burst, catchup, closed, dispatch, h2flush, nap, pacer, portuse, spare, spin,
+    spread, timers, CallObserver, Engine, Plan, READ_BUFFER, SIGNAL_TOKEN, TIMELINE_INTERVAL,
+    WINDOW_TICK,
 };
 
 impl<'c> Engine<'c> {
@@ -73,6 +75,7 @@ impl<'c> Engine<'c> {
             .replay
             .as_ref()
             .map(|r| r.feed(plan.stripe, plan.stripes));
+        let affinity = affinity_of(cfg, work, plan);
         let mut signal_ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let tx = sender.try_clone()?;
@@ -171,13 +174,19 @@ impl<'c> Engine<'c> {
                 .map(|c| closed::ClosedState::new(c, plan.stripe, plan.stripes)),
             pool: (cfg.load().call_rate() > 0.0).then(|| {
                 dispatch::PoolState::new(
-                    cfg.load().num_conns(),
+                    // Connections per client or per request are the affinity's.
+                    if affinity.is_some() {
+                        0
+                    } else {
+                        cfg.load().num_conns()
+                    },
                     cfg.load().burst_length(),
                     plan.arrivals,
                     (plan.stripe, plan.stripes),
                     batch_tick,
                 )
             }),
+            affinity,
             replay: feed.map(|f| super::replay::ReplayCalls::new(work, f)),
             calls: None,
             t0,
@@ -246,6 +255,25 @@ impl<'c> Engine<'c> {
         self.calls = o;
         self
     }
+}
+
+/// A replay's connections per client or per request (None: the pool's), with this
+/// engine's share of the cap: the process's cap split over its threads (thread j
+/// of partition I has stripe I + jN), at least one.
+fn affinity_of(cfg: &Config, work: &Workload, plan: Plan) -> Option<affinity::Affinity> {
+    let replay = work.replay.as_ref()?;
+    let per_request = match replay.connections {
+        Connections::PerClient => false,
+        Connections::PerRequest => true,
+        Connections::Pool => return None,
+    };
+    let parts = cfg.load().partition().1.max(1);
+    let (thread, threads) = (plan.stripe / parts, (plan.stripes / parts).max(1));
+    let share = stripe_share(replay.cap, thread, threads);
+    Some(affinity::Affinity::new(
+        per_request,
+        usize::try_from(share).unwrap_or(usize::MAX),
+    ))
 }
 
 /// Whether every connection of the run carries one bodiless HTTP/1.x request over

@@ -29,7 +29,12 @@
 //! waiting and is reused: the steady state allocates nothing. The decisions (FIFO,
 //! round-robin, slots, the tick's grid) are `dispatch::PoolState`'s; this half does
 //! the opening, issuing and counting. A replay's calls take their requests from the
-//! engine's `replay` store, and give them back when answered or lost.
+//! engine's `replay` store, and give them back when answered or lost. A replay per
+//! client or per request (`--replay-connections`) has no slots: its calls and
+//! connections are `affinity::Affinity`'s (opened when a call needs one, its slot
+//! the connection's `Owner::Pool`), carried out by the `affinity_*` half here, with
+//! the same figures; nothing backs off or is given up (each client's next call
+//! opens a new connection).
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -37,18 +42,26 @@ use std::time::Instant;
 
 use mio::Token;
 
+use super::affinity::Action;
 use super::dispatch::{grid_after, grid_before, Fate, Offer};
 use super::Engine;
 use crate::engine::conn::{Completion, Owner};
 use crate::model::stats::ErrorKind;
 use crate::wire::net::TimerFd;
+use crate::wire::table::ConnId;
 
 /// The poll token of the batch tick's timer.
 pub(super) const PACE_TOKEN: Token = Token(usize::MAX - 2);
 
 impl Engine<'_> {
-    /// Opens every connection of the pool (at the start of the run).
+    /// Opens every connection of the pool (at the start of the run; per client or
+    /// per request, none: each opens when its call is due, and the pool's
+    /// connections figure is the cap).
     pub(super) fn pool_open_all(&mut self, now: Instant) {
+        if let Some(a) = self.affinity.as_ref() {
+            self.stats.pool.connections += a.cap() as u64;
+            return;
+        }
         let n = self.pool.as_ref().map_or(0, |p| p.slots());
         self.stats.pool.connections += n as u64;
         for slot in 0..n {
@@ -79,19 +92,24 @@ impl Engine<'_> {
     /// A call is due (scheduled at `at`): it joins the FIFO. The engine issues the
     /// calls due in one loop turn together (`pool_issue_due`).
     pub(super) fn pool_call_due(&mut self, now: Instant, at: Instant) {
-        let what = match self.replay.as_mut() {
+        let (what, client) = match self.replay.as_mut() {
             // A replay's call: the request the feed read with its offset.
-            Some(r) => r.take(self.cfg),
+            Some(r) => match r.take(self.cfg) {
+                Some((what, client)) => (what, Some(client)),
+                None => return,
+            },
             None => {
                 let index = self.arrival_index();
-                self.next_call_ref(now, index)
+                match self.next_call_ref(now, index) {
+                    Some(what) => (what, None),
+                    None => return,
+                }
             }
         };
-        let Some(what) = what else {
-            return;
-        };
         self.stats.pool.scheduled += 1;
-        if let Some(p) = self.pool.as_mut() {
+        if let Some(a) = self.affinity.as_mut() {
+            a.call_due(client.as_deref(), at, what);
+        } else if let Some(p) = self.pool.as_mut() {
             p.call_due(at, what);
         }
     }
@@ -151,12 +169,28 @@ impl Engine<'_> {
 
     /// Whether calls wait for a connection.
     pub(super) fn pool_has_waiting(&self) -> bool {
-        self.pool.as_ref().is_some_and(|p| p.has_waiting())
+        match self.affinity.as_ref() {
+            Some(a) => a.has_work(),
+            None => self.pool.as_ref().is_some_and(|p| p.has_waiting()),
+        }
     }
 
-    /// Gives waiting calls, oldest first, to connections with room, round-robin.
+    /// Calls waiting for a connection.
+    pub(super) fn pool_waiting(&self) -> usize {
+        match self.affinity.as_ref() {
+            Some(a) => a.waiting(),
+            None => self.pool.as_ref().map_or(0, |p| p.waiting()),
+        }
+    }
+
+    /// Gives waiting calls, oldest first, to connections with room, round-robin (per
+    /// client or per request: `affinity_dispatch`).
     pub(super) fn pool_dispatch(&mut self, now: Instant) {
         if self.stop.is_some() {
+            return;
+        }
+        if self.affinity.is_some() {
+            self.affinity_dispatch(now);
             return;
         }
         loop {
@@ -183,15 +217,31 @@ impl Engine<'_> {
         }
     }
 
-    /// A call of a pool connection was answered.
-    pub(super) fn pool_on_completion(&mut self, c: &Completion, now: Instant) {
+    /// A call of pool connection `slot` was answered.
+    pub(super) fn pool_on_completion(&mut self, c: &Completion, slot: u32, now: Instant) {
         self.stats
             .pool
             .on_response(c.first_byte.saturating_duration_since(c.call.due));
         if let Some(r) = self.replay.as_mut() {
             r.release(c.call.what);
         }
+        if let Some(a) = self.affinity.as_mut() {
+            // Idle again unless the server asked to close; per request, closed.
+            let reusable = self.table.get_mut(c.conn).is_some_and(|k| k.has_room(1));
+            a.replied(slot as usize, reusable);
+            if a.per_request() {
+                self.to_close.push(c.conn);
+            }
+        }
         self.pool_ended(1, now);
+        self.pool_dispatch(now);
+    }
+
+    /// Pool connection `slot` is established.
+    pub(super) fn pool_on_connected(&mut self, slot: u32, now: Instant) {
+        if let Some(a) = self.affinity.as_mut() {
+            a.connected(slot as usize);
+        }
         self.pool_dispatch(now);
     }
 
@@ -217,6 +267,10 @@ impl Engine<'_> {
         replies: u64,
         now: Instant,
     ) {
+        if self.affinity.is_some() {
+            self.affinity_on_closed(slot, fail, now);
+            return;
+        }
         let leftovers = std::mem::take(&mut self.leftovers);
         let lost = self
             .pool
@@ -281,6 +335,10 @@ impl Engine<'_> {
     /// in flight are abandoned with every other connection still open
     /// (`abandon_open`): their calls are the abandoned calls.
     pub(super) fn pool_finish(&mut self, end: Instant) {
+        if self.affinity.is_some() {
+            self.affinity_finish(end);
+            return;
+        }
         let Some(p) = self.pool.as_mut() else {
             return;
         };
@@ -306,6 +364,136 @@ impl Engine<'_> {
                 if let Some(p) = self.pool.as_mut() {
                     p.set_conn(k, None);
                 }
+                self.finish(id, None, end);
+            }
+        }
+    }
+
+    /// Per client or per request: carries out the affinity's decisions until it has
+    /// none (calls issued on idle connections, connections opened, the least
+    /// recently used idle one closed first at the cap). A close or connect that
+    /// happens inside one of them (`open_conn` failing at once, or connecting at
+    /// once) only updates the affinity; this loop takes up what it changed.
+    fn affinity_dispatch(&mut self, now: Instant) {
+        match self.affinity.as_mut() {
+            Some(a) if !a.dispatching => a.dispatching = true,
+            _ => return,
+        }
+        loop {
+            let Some(a) = self.affinity.as_mut() else {
+                return;
+            };
+            let table = &mut self.table;
+            let next = a.next(now, |id| table.get_mut(id).is_some_and(|c| c.has_room(1)));
+            match next {
+                Some(Action::Issue { conn, call, late }) => {
+                    if let Some(late) = late {
+                        self.stats.pool.on_issued(late);
+                    }
+                    self.issue_at(conn, call.what, None, 0, now, call.due);
+                }
+                Some(Action::Open { slot, reopen }) => self.affinity_open(slot, reopen, now),
+                Some(Action::Evict { slot, old, reopen }) => {
+                    // Closed by the client, its work done; its slot is already the
+                    // new client's, so nobody is told.
+                    if let Some(c) = self.table.get_mut(old) {
+                        c.owner = Owner::Orphan;
+                    }
+                    self.finish(old, None, now);
+                    self.affinity_open(slot, reopen, now);
+                }
+                None => break,
+            }
+        }
+        if let Some(a) = self.affinity.as_mut() {
+            a.dispatching = false;
+            let waiting = a.waiting() as u64;
+            self.stats.pool.max_waiting = self.stats.pool.max_waiting.max(waiting);
+        }
+    }
+
+    /// Opens a connection for affinity slot `slot` (`reopen`: it replaces one the
+    /// server closed with calls waiting). A failure at once comes back through
+    /// `pool_on_closed`.
+    fn affinity_open(&mut self, slot: usize, reopen: bool, now: Instant) {
+        if reopen {
+            self.stats.pool.reconnects += 1;
+        }
+        let owner = Owner::Pool {
+            slot: u32::try_from(slot).unwrap_or(u32::MAX),
+        };
+        if let Some(id) = self.open_conn(now, owner) {
+            if let Some(a) = self.affinity.as_mut() {
+                a.set_conn(slot, id);
+            }
+        }
+    }
+
+    /// Affinity slot `slot`'s connection is gone (`self.leftovers` holds its
+    /// unanswered calls): after a clean close they wait again, first, for the
+    /// client's next connection; after a failure they are lost, and so are the
+    /// client's calls waiting for it (each counted lost, logged as failed).
+    fn affinity_on_closed(&mut self, slot: u32, fail: Option<ErrorKind>, now: Instant) {
+        let leftovers = std::mem::take(&mut self.leftovers);
+        let lost_waiting = self.affinity.as_mut().map_or_else(Vec::new, |a| {
+            a.closed(slot as usize, fail.is_some(), &leftovers)
+        });
+        let mut lost = 0;
+        if let Some(kind) = fail {
+            lost = leftovers.len() as u64;
+            if let Some(r) = self.replay.as_mut() {
+                leftovers.iter().for_each(|c| r.release(c.what));
+            }
+            for w in &lost_waiting {
+                self.stats
+                    .pool
+                    .on_lost_waiting(now.saturating_duration_since(w.due), !w.again);
+                if let Some(log) = self.log.as_mut() {
+                    let id = self.next_call_id;
+                    self.next_call_id += u64::from(self.plan.stripes.max(1));
+                    log.lost_waiting(id, w.what, (w.due, now), kind, self.replay.as_ref());
+                }
+                if let Some(r) = self.replay.as_mut() {
+                    r.release(w.what);
+                }
+            }
+        }
+        self.leftovers = leftovers;
+        self.stats.pool.lost += lost;
+        let ended = lost + lost_waiting.len() as u64;
+        if ended > 0 {
+            self.pool_ended(ended, now);
+        }
+        self.pool_dispatch(now);
+    }
+
+    /// `pool_finish` per client or per request: the calls still waiting are unsent,
+    /// and the connections with no call unanswered are closed by the client.
+    fn affinity_finish(&mut self, end: Instant) {
+        let unsent = self
+            .affinity
+            .as_mut()
+            .map_or_else(Vec::new, |a| a.take_unsent());
+        for w in unsent {
+            let waited = end.saturating_duration_since(w.due);
+            self.stats.pool.on_unsent(waited, !w.again);
+            self.stats
+                .ends_mut()
+                .on_waited(crate::model::stats::us(waited));
+            if let Some(log) = self.log.as_mut() {
+                let id = self.next_call_id;
+                self.next_call_id += u64::from(self.plan.stripes.max(1));
+                log.unsent(id, w.what, w.due, end, self.replay.as_ref());
+            }
+        }
+        // Nothing reopens once the run has ended.
+        self.stop.get_or_insert(end);
+        let open: Vec<ConnId> = self
+            .affinity
+            .as_ref()
+            .map_or_else(Vec::new, |a| a.conns().collect());
+        for id in open {
+            if self.table.get_mut(id).is_some_and(|c| c.outstanding() == 0) {
                 self.finish(id, None, end);
             }
         }

@@ -44,9 +44,9 @@ impl ReplayCalls {
     }
 
     /// The request of the call just due (its method, else `--method`; its headers
-    /// after `--add-header`'s; its body), in a template of its own; None when the
-    /// feed has none (the pacer offered no call).
-    pub(super) fn take(&mut self, cfg: &Config) -> Option<CallRef> {
+    /// after `--add-header`'s; its body), in a template of its own, and its client;
+    /// None when the feed has none (the pacer offered no call).
+    pub(super) fn take(&mut self, cfg: &Config) -> Option<(CallRef, String)> {
         let e = feed::lock(&self.feed).take()?;
         self.lines.clear();
         for (name, value) in &e.headers {
@@ -61,13 +61,13 @@ impl ReplayCalls {
         let request = (method, e.uri.as_str(), &e.body[..]);
         if let Some(i) = self.free.pop() {
             if let Some(r) = self.requests.set_template(i, cfg, &self.lines, request) {
-                return Some(r);
+                return Some((r, e.client));
             }
         }
-        Some(
-            self.requests
-                .add_template(cfg, &self.lines, method, &e.uri, &e.body),
-        )
+        let r = self
+            .requests
+            .add_template(cfg, &self.lines, method, &e.uri, &e.body);
+        Some((r, e.client))
     }
 
     /// The call of `what` is over: its template is free.

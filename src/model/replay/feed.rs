@@ -8,7 +8,9 @@
 //! (`schedule::stripe_of`, a hash of the client) is j, so each client's requests
 //! go out from one engine (and one `--partition`) in their order. The pacer asks `next_offset` (one call ahead) and the
 //! engine `take`s the request of each call as it becomes due, so a feed holds the
-//! reorder window and the call the pacer looked ahead to, never the log. Shared by
+//! reorder window and the call the pacer looked ahead to, never the log. `Replay`
+//! also says which connections the calls take (`Connections`, with its cap), which
+//! the engine follows (`engine::event_loop::affinity`). Shared by
 //! an engine's pacer (`workload::rate::Schedule`) and its call store
 //! (`engine::event_loop::replay`) behind one uncontended lock.
 
@@ -33,6 +35,30 @@ impl fmt::Debug for Opener {
     }
 }
 
+/// Which connection a replayed call takes (`--replay-connections`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Connections {
+    /// Each client (the log's client address) on a connection of its own, one call
+    /// at a time.
+    PerClient,
+    /// A new connection for every call, closed after its reply.
+    PerRequest,
+    /// The `--call-rate` pool of `--num-conns` connections.
+    Pool,
+}
+
+impl Connections {
+    /// The mode named `name` on the command line.
+    pub(crate) fn parse(name: &str) -> Option<Connections> {
+        match name {
+            "per-client" => Some(Connections::PerClient),
+            "per-request" => Some(Connections::PerRequest),
+            "pool" => Some(Connections::Pool),
+            _ => None,
+        }
+    }
+}
+
 /// A replay of a log, as `Workload` holds it.
 #[derive(Debug, Clone)]
 pub(crate) struct Replay {
@@ -46,6 +72,11 @@ pub(crate) struct Replay {
     pub(crate) per_stripe: Arc<[u64]>,
     /// Passes opened and primed before the run (`prepare`), by stripe.
     pub(crate) ready: Arc<Mutex<Vec<(u32, SharedFeed)>>>,
+    /// Which connection a call takes.
+    pub(crate) connections: Connections,
+    /// Per client or per request: the most connections this process keeps open at
+    /// once, split over its engines (`--threads`).
+    pub(crate) cap: u64,
 }
 
 impl Replay {
@@ -77,6 +108,8 @@ impl Replay {
             requests: survey.requests,
             per_stripe: survey.per_stripe.into(),
             ready: Arc::default(),
+            connections: Connections::Pool,
+            cap: 0,
         }
     }
 
@@ -220,6 +253,21 @@ pub(crate) mod tests {
         assert_eq!(stripe_of_client.len(), 7);
         assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
         assert_eq!(r.stripe_arrivals(0, 2), 0, "not the survey's split");
+    }
+
+    #[test]
+    fn connection_modes_are_named_as_on_the_command_line() {
+        assert_eq!(
+            Connections::parse("per-client"),
+            Some(Connections::PerClient)
+        );
+        assert_eq!(
+            Connections::parse("per-request"),
+            Some(Connections::PerRequest)
+        );
+        assert_eq!(Connections::parse("pool"), Some(Connections::Pool));
+        assert_eq!(Connections::parse("Pool"), None);
+        assert_eq!(Connections::parse(""), None);
     }
 
     #[test]

@@ -57,6 +57,9 @@ struct PostData {
     text: Option<String>,
 }
 
+/// The client of an entry without a `connection` (all such entries are one client).
+pub(crate) const NO_CONNECTION: &str = "har";
+
 /// Request headers not replayed: the connection's, and those rshperf writes.
 const SKIPPED: &[&str] = &[
     "host",
@@ -114,7 +117,7 @@ fn entry(v: serde_json::Value) -> Result<Entry, String> {
         at,
         // `startedDateTime` is when the request began: nothing to subtract.
         request_time: None,
-        client: e.connection.unwrap_or_else(|| "har".to_string()),
+        client: e.connection.unwrap_or_else(|| NO_CONNECTION.to_string()),
         method: r.method,
         uri,
         headers,
@@ -185,7 +188,7 @@ mod tests {
             b.headers,
             [("Content-Type".into(), "application/json".into())]
         );
-        assert_eq!(b.client, "har");
+        assert_eq!(b.client, NO_CONNECTION);
     }
 
     #[test]

@@ -119,6 +119,16 @@ impl PoolStats {
         record(&mut self.response, us(waited));
     }
 
+    /// A call waiting for a connection was lost with it (a replay's client whose
+    /// connection failed), `waited` after its scheduled time; `fresh` as for
+    /// `on_unsent`.
+    pub(crate) fn on_lost_waiting(&mut self, waited: Duration, fresh: bool) {
+        self.lost += 1;
+        if fresh {
+            record(&mut self.lateness, us(waited));
+        }
+    }
+
     /// A call was unanswered on a connection at the end, `waited` after its
     /// scheduled time.
     pub(crate) fn on_abandoned(&mut self, waited: Duration) {
@@ -166,5 +176,16 @@ mod tests {
         assert_eq!(p.lateness.len(), 2);
         assert_eq!(p.response.len(), 3);
         assert_eq!(p.response.max(), p.response.highest_equivalent(3_900_000));
+    }
+
+    #[test]
+    fn a_call_lost_while_waiting_counts_its_lateness_once_and_no_response() {
+        let mut p = PoolStats::default();
+        p.on_lost_waiting(Duration::from_millis(2), true);
+        p.on_issued(Duration::from_millis(1));
+        // Taken back from a closed connection, then lost: counted when first taken.
+        p.on_lost_waiting(Duration::from_millis(5), false);
+        assert_eq!((p.lost, p.issued), (2, 1));
+        assert_eq!((p.lateness.len(), p.response.len()), (2, 0));
     }
 }
