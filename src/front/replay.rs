@@ -418,13 +418,13 @@ fn replay(args: &[String]) -> Result<i32, Error> {
         )));
     }
     let num_conns_given = parsed.opts.iter().any(|(o, _)| *o == Opt::NumConns);
-    let pool = !num_conns_given;
-    // The run's configuration: the options given, over the default pool and the
-    // pool's mean call rate (`--call-rate` is refused above: the log says it).
-    let builder = |rate: f64| {
+    // The run's configuration: the options given, over the mode's default
+    // connections (`conns`) and the pool's mean call rate (`--call-rate` is refused
+    // above: the log says it).
+    let builder = |rate: f64, conns: u64| {
         let mut b = Config::builder();
-        if pool {
-            b.num_conns(DEFAULT_POOL);
+        if !num_conns_given {
+            b.num_conns(conns);
         }
         b.call_rate(rate);
         b
@@ -433,7 +433,7 @@ fn replay(args: &[String]) -> Result<i32, Error> {
     // client; the rate does not change them.
     let (stripes, mine, num_conns) = {
         // Its warnings are printed once, by the run's own build below.
-        let cfg = httperf::build_with(builder(1.0), &parsed)
+        let cfg = httperf::build_with(builder(1.0, DEFAULT_POOL), &parsed)
             .map_err(httperf::refused)?
             .config;
         let (part, parts) = cfg.load().partition();
@@ -455,12 +455,18 @@ fn replay(args: &[String]) -> Result<i32, Error> {
     // is the log's.
     let requests = surveyed.survey.requests;
     let span = surveyed.survey.span(speed).as_secs_f64().max(0.001);
+    let connections = connections.unwrap_or_else(|| default_connections(file, &surveyed));
+    // Without `--num-conns`: the pool's size, or the cap of connections per client or
+    // per request (the run's echo and `config.num_conns` say it).
+    let default_conns = match connections {
+        Connections::Pool => DEFAULT_POOL,
+        _ => default_cap(),
+    };
     let cfg = httperf::finish(httperf::build_with(
-        builder(requests as f64 / span),
+        builder(requests as f64 / span, default_conns),
         &parsed,
     ))?;
     let mut work = Workload::from_config(&cfg)?;
-    let connections = connections.unwrap_or_else(|| default_connections(file, &surveyed));
     let replay = Replay {
         open: opener(file, &surveyed),
         timing: surveyed.survey.timing(speed),
@@ -470,7 +476,7 @@ fn replay(args: &[String]) -> Result<i32, Error> {
         connections,
         cap: match connections {
             Connections::Pool => 0,
-            _ => num_conns.unwrap_or_else(default_cap),
+            _ => num_conns.unwrap_or(default_conns),
         },
     };
     replay.prepare(&mine, stripes);

@@ -472,6 +472,8 @@ fn per_client_keeps_a_connection_per_client_and_per_request_opens_one_each() {
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_eq!(s.connections(), 3, "{stdout}");
     assert_eq!(totals(&stdout), (3, 12, 12), "{stdout}");
+    // The call-rate line's connections: the most open at once, not the cap.
+    assert!(stdout.contains(" over 3 connections "), "{stdout}");
     assert_eq!(s.answered().len(), 12);
     let by_conn = clients_by_conn(&s);
     let mut clients: Vec<&str> = by_conn.iter().map(|(c, _)| c.as_str()).collect();

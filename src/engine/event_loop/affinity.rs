@@ -156,9 +156,9 @@ impl Affinity {
         }
     }
 
-    /// The most connections open at once.
-    pub(super) fn cap(&self) -> usize {
-        self.slots.len()
+    /// The connections open or opening now.
+    pub(super) fn open(&self) -> usize {
+        self.slots.len() - self.free_slots.len()
     }
 
     /// Whether each connection carries one call.

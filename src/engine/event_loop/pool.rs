@@ -56,10 +56,9 @@ pub(super) const PACE_TOKEN: Token = Token(usize::MAX - 2);
 impl Engine<'_> {
     /// Opens every connection of the pool (at the start of the run; per client or
     /// per request, none: each opens when its call is due, and the pool's
-    /// connections figure is the cap).
+    /// connections figure is the most open at once).
     pub(super) fn pool_open_all(&mut self, now: Instant) {
-        if let Some(a) = self.affinity.as_ref() {
-            self.stats.pool.connections += a.cap() as u64;
+        if self.affinity.is_some() {
             return;
         }
         let n = self.pool.as_ref().map_or(0, |p| p.slots());
@@ -392,7 +391,12 @@ impl Engine<'_> {
                     }
                     self.issue_at(conn, call.what, None, 0, now, call.due);
                 }
-                Some(Action::Open { slot, reopen }) => self.affinity_open(slot, reopen, now),
+                Some(Action::Open { slot, reopen }) => {
+                    let open = a.open() as u64;
+                    let peak = &mut self.stats.pool.connections;
+                    *peak = (*peak).max(open);
+                    self.affinity_open(slot, reopen, now);
+                }
                 Some(Action::Evict { slot, old, reopen }) => {
                     // Closed by the client, its work done; its slot is already the
                     // new client's, so nobody is told.

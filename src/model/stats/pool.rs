@@ -26,7 +26,8 @@ use super::{new_histogram, record, serial, us};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PoolStats {
-    /// Connections the pool keeps open (`--num-conns`, summed over engines).
+    /// Connections the pool keeps open (`--num-conns`; a replay per client or per
+    /// request: the most open at once), summed over engines.
     pub(crate) connections: u64,
     /// Calls whose scheduled time came before the end of the run.
     pub(crate) scheduled: u64,
