@@ -6,18 +6,28 @@
 //!
 //! In each direction of each client, datagram k (counting from 0) is dropped when
 //! (k + phase) % `drop_every` == 0, sent twice when (k + phase) % `dup_every` == 0,
-//! and held back until the next datagram has gone (or 20 ms passed) when (k + phase)
+//! and held back until the next datagram has gone (or `HOLD` passed) when (k + phase)
 //! % `hold_every` == 0 — a reordering. The phase is drawn from the seed per client
 //! and direction (splitmix64), so which datagrams are hit differs between them, but
 //! not between runs. Threads and blocking sockets with short read timeouts; stopped
 //! when dropped.
+//!
+//! Of the handshake's datagrams (QUIC long header: Initial, Handshake) only the
+//! client's first may be dropped: the client sends its Initial again after QUIC's
+//! first probe timeout (1 s, from the 333 ms initial RTT), the server answers that
+//! one, and both sides' RTT samples stay those of loopback. Any other handshake loss
+//! gives one side an RTT sample as long as the other side's probe timeout (up to
+//! 1 s), so its own probe timeout, about three such RTTs and doubling on each probe
+//! lost, makes a later loss on that connection cost seconds; whether that outlasts
+//! the test's `--timeout` then depends on which datagrams the schedule hits, which
+//! moves with the machine's speed.
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What the proxy does, every how many datagrams (0: never).
 #[derive(Clone, Copy, Debug)]
@@ -57,8 +67,11 @@ pub struct UdpProxy {
     stop: Arc<AtomicBool>,
 }
 
+/// How long a datagram is held back at most (other clients' traffic included).
+const HOLD: Duration = Duration::from_millis(20);
+
 /// How long a read waits before the loop looks at `stop` and held datagrams.
-const TICK: Duration = Duration::from_millis(20);
+const TICK: Duration = Duration::from_millis(5);
 
 /// splitmix64: the phase of stream `n` of `seed`.
 fn phase(seed: u64, n: u64) -> u64 {
@@ -68,34 +81,58 @@ fn phase(seed: u64, n: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// One direction of one client: its datagram count, phase and held datagram.
+/// Whether datagram `d` starts with a QUIC long-header packet (handshake).
+fn long_header(d: &[u8]) -> bool {
+    d.first().is_some_and(|b| b & 0x80 != 0)
+}
+
+/// One direction of one client: its datagram count, phase, whether it is the
+/// client's, and its held datagram with when it was held.
 struct Lane {
     k: u64,
     phase: u64,
-    held: Option<Vec<u8>>,
+    client: bool,
+    held: Option<(Vec<u8>, Instant)>,
 }
 
 impl Lane {
-    fn new(phase: u64) -> Lane {
+    /// The client's direction.
+    fn client(phase: u64) -> Lane {
         Lane {
             k: 0,
             phase,
+            client: true,
             held: None,
         }
     }
 
-    /// Passes datagram `d` on through `send` as the schedule says.
-    fn pass(&mut self, d: &[u8], s: &Schedule, c: &UdpCounts, send: &dyn Fn(&[u8])) {
-        let at = self.k.wrapping_add(self.phase);
+    /// The server's direction.
+    fn server(phase: u64) -> Lane {
+        Lane {
+            client: false,
+            ..Lane::client(phase)
+        }
+    }
+
+    /// Whether the lane's `k`-th datagram `d` may be dropped: a 1-RTT one (short
+    /// header), or the client's first Initial.
+    fn droppable(&self, k: u64, d: &[u8]) -> bool {
+        !long_header(d) || (self.client && k == 0)
+    }
+
+    /// Passes datagram `d`, received at `now`, on through `send` as the schedule says.
+    fn pass(&mut self, d: &[u8], now: Instant, s: &Schedule, c: &UdpCounts, send: &dyn Fn(&[u8])) {
+        let k = self.k;
+        let at = k.wrapping_add(self.phase);
         self.k += 1;
         let hit = |every: u64| every > 0 && at.is_multiple_of(every);
-        if hit(s.drop_every) {
+        if hit(s.drop_every) && self.droppable(k, d) {
             c.dropped.fetch_add(1, Ordering::SeqCst);
             return;
         }
         if hit(s.hold_every) && self.held.is_none() {
             c.reordered.fetch_add(1, Ordering::SeqCst);
-            self.held = Some(d.to_vec());
+            self.held = Some((d.to_vec(), now));
             return;
         }
         send(d);
@@ -103,15 +140,21 @@ impl Lane {
             c.duplicated.fetch_add(1, Ordering::SeqCst);
             send(d);
         }
-        if let Some(h) = self.held.take() {
+        if let Some((h, _)) = self.held.take() {
             send(&h);
         }
     }
 
-    /// A read timed out: a held datagram goes now.
-    fn flush(&mut self, send: &dyn Fn(&[u8])) {
-        if let Some(h) = self.held.take() {
-            send(&h);
+    /// Sends the held datagram if it was held `HOLD` or longer by `now`.
+    fn release_due(&mut self, now: Instant, send: &dyn Fn(&[u8])) {
+        if self
+            .held
+            .as_ref()
+            .is_some_and(|(_, at)| now.saturating_duration_since(*at) >= HOLD)
+        {
+            if let Some((h, _)) = self.held.take() {
+                send(&h);
+            }
         }
     }
 }
@@ -131,13 +174,16 @@ impl UdpProxy {
             let mut buf = vec![0u8; 65_536];
             while !st.load(Ordering::SeqCst) {
                 let got = listen.recv_from(&mut buf);
+                let now = Instant::now();
                 let mut map = clients.lock().expect("lock");
+                // Every client's held datagram, not only this one's: other clients'
+                // traffic never keeps it longer than `HOLD`.
+                for (up, lane) in map.values_mut() {
+                    lane.release_due(now, &|d| {
+                        let _ = up.send(d);
+                    });
+                }
                 let Ok((n, from)) = got else {
-                    for (up, lane) in map.values_mut() {
-                        lane.flush(&|d| {
-                            let _ = up.send(d);
-                        });
-                    }
                     continue;
                 };
                 c.from_clients.fetch_add(1, Ordering::SeqCst);
@@ -151,15 +197,15 @@ impl UdpProxy {
                         Arc::clone(&up),
                         Arc::clone(&listen),
                         from,
-                        Lane::new(phase(schedule.seed, 2 * index + 1)),
+                        Lane::server(phase(schedule.seed, 2 * index + 1)),
                         schedule,
                         Arc::clone(&c),
                         Arc::clone(&st),
                     );
-                    (up, Lane::new(phase(schedule.seed, 2 * index)))
+                    (up, Lane::client(phase(schedule.seed, 2 * index)))
                 });
                 let up = Arc::clone(up);
-                lane.pass(&buf[..n], &schedule, &c, &|d| {
+                lane.pass(&buf[..n], now, &schedule, &c, &|d| {
                     let _ = up.send(d);
                 });
             }
@@ -200,12 +246,12 @@ fn back(
             let _ = listen.send_to(d, to);
         };
         while !stop.load(Ordering::SeqCst) {
-            match up.recv(&mut buf) {
-                Ok(n) => {
-                    c.from_server.fetch_add(1, Ordering::SeqCst);
-                    lane.pass(&buf[..n], &s, &c, &send);
-                }
-                Err(_) => lane.flush(&send),
+            let got = up.recv(&mut buf);
+            let now = Instant::now();
+            lane.release_due(now, &send);
+            if let Ok(n) = got {
+                c.from_server.fetch_add(1, Ordering::SeqCst);
+                lane.pass(&buf[..n], now, &s, &c, &send);
             }
         }
     });
@@ -225,9 +271,10 @@ mod tests {
         };
         let c = UdpCounts::default();
         let out = std::cell::RefCell::new(Vec::new());
-        let mut lane = Lane::new(0);
+        let t0 = Instant::now();
+        let mut lane = Lane::client(0);
         for k in 0..15u8 {
-            lane.pass(&[k], &s, &c, &|d| out.borrow_mut().push(d[0]));
+            lane.pass(&[k], t0, &s, &c, &|d| out.borrow_mut().push(d[0]));
         }
         // 0, 5, 10 dropped; 3, 6, 9, 12 doubled; 7 and 14 held (14 still held).
         assert_eq!(
@@ -237,9 +284,40 @@ mod tests {
         assert_eq!(c.dropped.load(Ordering::SeqCst), 3);
         assert_eq!(c.duplicated.load(Ordering::SeqCst), 4);
         assert_eq!(c.reordered.load(Ordering::SeqCst), 2);
-        lane.flush(&|d| out.borrow_mut().push(d[0]));
+        // A held datagram goes once it was held `HOLD`, not before.
+        lane.release_due(t0 + HOLD / 2, &|d| out.borrow_mut().push(d[0]));
+        assert_eq!(out.borrow().last(), Some(&13));
+        lane.release_due(t0 + HOLD, &|d| out.borrow_mut().push(d[0]));
         assert_eq!(out.borrow().last(), Some(&14));
         assert_ne!(phase(1, 0), phase(1, 1));
         assert_eq!(phase(7, 3), phase(7, 3));
+    }
+
+    #[test]
+    fn of_the_handshake_only_the_clients_first_datagram_is_dropped() {
+        let s = Schedule {
+            drop_every: 2,
+            dup_every: 0,
+            hold_every: 0,
+            seed: 1,
+        };
+        let c = UdpCounts::default();
+        let out = std::cell::RefCell::new(Vec::new());
+        let t0 = Instant::now();
+        // Long headers (0xc0: Initial) in drop slots 0 and 2, short headers (0x40:
+        // 1-RTT) in drop slots 4 and 6.
+        let got = [[0xc0], [0xc1], [0xc2], [0xc3], [0x40], [0x41], [0x42]];
+        let mut server = Lane::server(0);
+        for d in &got {
+            server.pass(d, t0, &s, &c, &|d| out.borrow_mut().push(d[0]));
+        }
+        assert_eq!(*out.borrow(), [0xc0, 0xc1, 0xc2, 0xc3, 0x41]);
+        out.borrow_mut().clear();
+        let mut client = Lane::client(0);
+        for d in &got {
+            client.pass(d, t0, &s, &c, &|d| out.borrow_mut().push(d[0]));
+        }
+        assert_eq!(*out.borrow(), [0xc1, 0xc2, 0xc3, 0x41]);
+        assert_eq!(c.dropped.load(Ordering::SeqCst), 5);
     }
 }
