@@ -96,17 +96,7 @@ impl Logger<'_> {
         end: Instant,
         replay: Option<&ReplayCalls>,
     ) {
-        let (what, uri) = named(what, replay);
-        let r = Record {
-            id,
-            what,
-            uri,
-            scheduled_us: Some(self.us(due)),
-            end_us: self.us(end),
-            end: End::Unsent,
-            ..Record::default()
-        };
-        self.push(r);
+        self.never_sent(id, what, (due, end), End::Unsent, replay);
     }
 
     /// A replayed call due at `due`, waiting for its client's connection when that
@@ -119,6 +109,18 @@ impl Logger<'_> {
         kind: ErrorKind,
         replay: Option<&ReplayCalls>,
     ) {
+        self.never_sent(id, what, (due, end), End::Failed(kind), replay);
+    }
+
+    /// A call due at `due` that ended (`how`) at `end` without being sent.
+    fn never_sent(
+        &mut self,
+        id: u64,
+        what: CallRef,
+        (due, end): (Instant, Instant),
+        how: End,
+        replay: Option<&ReplayCalls>,
+    ) {
         let (what, uri) = named(what, replay);
         let r = Record {
             id,
@@ -126,7 +128,7 @@ impl Logger<'_> {
             uri,
             scheduled_us: Some(self.us(due)),
             end_us: self.us(end),
-            end: End::Failed(kind),
+            end: how,
             ..Record::default()
         };
         self.push(r);
