@@ -254,6 +254,7 @@ async fn serve(
                     }
                 }
                 if st.reset {
+                    tokio::time::sleep(st.reset_after).await;
                     stream.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
                     return;
                 }

@@ -14,6 +14,10 @@ pub struct Streamed {
     pub pieces: Vec<(Duration, Vec<u8>)>,
     /// The stream is reset after the pieces instead of ending.
     pub reset: bool,
+    /// HTTP/3 server: the wait between the last piece and the reset. A QUIC receiver
+    /// drops what it has not read of a reset stream (RFC 9000 §3.2), so a reset right
+    /// behind the pieces may take the status and events with it.
+    pub reset_after: Duration,
 }
 
 impl Streamed {
@@ -33,6 +37,7 @@ impl Streamed {
             content_type: "text/event-stream".into(),
             pieces,
             reset: false,
+            reset_after: Duration::ZERO,
         }
     }
 }
