@@ -69,9 +69,10 @@ impl HistSnap {
     }
 
     /// From an HdrHistogram in µs with no exact sum kept: the sum is the histogram's
-    /// mean × count, truncated to whole µs (3 significant digits).
+    /// mean × count, rounded to whole µs (3 significant digits; a sum of whole µs,
+    /// which truncating 772.9999… would make 1 µs short).
     fn from_mean(h: &Histogram<u64>) -> HistSnap {
-        HistSnap::from_hist(h, (h.mean() * h.len() as f64) as u64)
+        HistSnap::from_hist(h, (h.mean() * h.len() as f64).round() as u64)
     }
 
     fn add(&mut self, o: &HistSnap) {
