@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::support::h2_server::{H2Server, Opts};
 use crate::support::server::{Behavior, Server};
+use crate::support::tls_server::{Pki, TlsServer};
 use crate::support::{run, run_ok, Report, HANG_GUARD};
 
 /// The figures of the `Call rate [calls/s]:` line: target, achieved, connections,
@@ -480,4 +481,65 @@ fn a_fast_rate_is_issued_in_batches_on_a_tick() {
     // first few at once, the last after about a second.
     let late = spread(&r, "Call lateness [ms]:");
     assert!(late[1] < late[4] && late[4] >= 800.0, "{}", r.text);
+}
+
+/// The call lateness figures (avg, p50, p90, p99, max in ms) of a run against a TLS
+/// server whose every handshake takes `delay`: two connections, ten calls at 100/s.
+fn lateness_behind_slow_handshakes(delay: Duration, extra: &[&str]) -> (Report, Vec<f64>) {
+    let pki = Pki::new();
+    let s = TlsServer::start_slow(pki.server_config(false), delay);
+    let mut args = vec![
+        "--ssl",
+        "--call-rate",
+        "100",
+        "--num-conns",
+        "2",
+        "--num-calls",
+        "5",
+        "--timeout",
+        "5",
+    ];
+    args.extend_from_slice(extra);
+    let r = run_ok(s.port(), &args);
+    assert_eq!(r.totals(), (2, 10, 10), "{}", r.text);
+    s.settle();
+    assert_eq!((s.connections(), s.requests()), (2, 10), "{}", r.text);
+    let late = spread(&r, "Call lateness [ms]:");
+    (r, late)
+}
+
+#[test]
+fn the_schedule_begins_once_the_pool_is_connected() {
+    // Handshakes of 300 ms: the calls are due from when both connections are up, so
+    // none is late by the handshake; the run lasts the handshake and the schedule.
+    let (r, late) = lateness_behind_slow_handshakes(Duration::from_millis(300), &[]);
+    assert!(late[4] < 150.0, "lateness max {} ms: {}", late[4], r.text);
+    assert!(r.nums("Total:")[3] >= 0.38, "{}", r.text);
+}
+
+#[test]
+fn the_warm_up_ends_after_a_second_and_a_shared_start_keeps_its_schedule() {
+    // Handshakes of 1.6 s: the schedule waits one second at most, so the first calls
+    // are still about 0.6 s late.
+    let (r, late) = lateness_behind_slow_handshakes(Duration::from_millis(1600), &[]);
+    assert!(
+        (450.0..1_400.0).contains(&late[4]),
+        "lateness max {} ms: {}",
+        late[4],
+        r.text
+    );
+    // A shared start (partitions) does not move: every call due before the
+    // handshakes end (all ten, over 90 ms) is late by them.
+    let start = format!(
+        "{:.3}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_secs_f64()
+    );
+    let (r, late) = lateness_behind_slow_handshakes(
+        Duration::from_millis(300),
+        &["--start-at", start.as_str()],
+    );
+    assert!(late[1] >= 200.0, "lateness p50 {} ms: {}", late[1], r.text);
 }

@@ -54,6 +54,7 @@ mod spare;
 mod spin;
 mod spread;
 mod timers;
+mod warmup;
 mod watchdog;
 
 use std::time::{Duration, Instant};

@@ -72,6 +72,23 @@ impl Pacer {
         }
     }
 
+    /// Where the schedule's offsets count from.
+    pub(super) fn origin(&self) -> Instant {
+        self.t0
+    }
+
+    /// The schedule begins `by` later (the pool's warm-up, before any arrival has
+    /// started): every arrival, the pending one included, and `--runtime`'s end
+    /// move with it.
+    pub(super) fn delay(&mut self, by: Duration) {
+        fn later(t: Instant, by: Duration) -> Instant {
+            t.checked_add(by).unwrap_or(t)
+        }
+        self.t0 = later(self.t0, by);
+        self.runtime_end = self.runtime_end.map(|t| later(t, by));
+        self.next = self.next.map(|t| later(t, by));
+    }
+
     /// When the pending arrival is due (None: none is pending).
     pub(super) fn next(&self) -> Option<Instant> {
         self.next
@@ -366,6 +383,37 @@ mod tests {
         let clock = Sim::new(t0 + ms(490));
         assert_eq!(turn(&mut q, &clock, &mut 0).len(), 25);
         assert_eq!(q.unstarted(t0 + ms(1000)), 25);
+    }
+
+    #[test]
+    fn a_delayed_schedule_moves_every_arrival_and_the_runtime_end() {
+        // 50/s for 1 s, delayed 7 ms before any arrival started (the pool's warm-up):
+        // the same 50 arrivals, each 7 ms later, the runtime's end too.
+        let t0 = Instant::now();
+        let period = Period::Deterministic(0.02);
+        let catchup = CatchUp::new(Overload::Degrade, 0.02, 100);
+        let sched = Schedule::new(&period, 0, 0, 1);
+        let mut p = Pacer::new(sched, t0, 1000, Some(t0 + ms(1000)), catchup, true);
+        p.start();
+        assert_eq!(p.next(), Some(t0));
+        p.delay(ms(7));
+        assert_eq!((p.origin(), p.next()), (t0 + ms(7), Some(t0 + ms(7))));
+        let clock = Sim::new(t0);
+        let mut due = Vec::new();
+        for k in 0..=120 {
+            clock.set(t0 + ms(10 * k));
+            due.extend(turn(&mut p, &clock, &mut 0).into_iter().map(|(at, _)| at));
+        }
+        assert_eq!(due.len(), 50);
+        assert!(due
+            .iter()
+            .enumerate()
+            .all(|(k, &at)| at == t0 + ms(7 + 20 * k as u64)));
+        assert_eq!(
+            p.next(),
+            Some(t0 + ms(1007)),
+            "due at the moved end: never started"
+        );
     }
 
     /// No catch-up bound (`--overload=queue`).

@@ -135,7 +135,7 @@ impl Engine<'_> {
         };
         let timer = TimerFd::new()?;
         self.io.watch(timer.as_raw_fd(), PACE_TOKEN)?;
-        let first = grid_after(self.t0, now, tick).saturating_duration_since(now);
+        let first = grid_after(self.pacer.origin(), now, tick).saturating_duration_since(now);
         timer.set_every(first, tick)?;
         if let Some(p) = self.pool.as_mut() {
             p.pace = Some(timer);
@@ -161,7 +161,7 @@ impl Engine<'_> {
         }
         timer.drain();
         if let Some(woke) = woke {
-            let last = grid_before(self.t0, woke, tick);
+            let last = grid_before(self.pacer.origin(), woke, tick);
             self.on_wakeup(woke.saturating_duration_since(last));
         }
     }

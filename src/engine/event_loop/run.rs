@@ -34,14 +34,21 @@ impl<'c> Engine<'c> {
                 Some(_) => {}
                 None => self.pacer.start(),
             }
+            let mut now = now;
             if self.pacer.next().is_some() && self.pool.is_some() {
                 self.pool_open_all(now);
+                // The schedule begins once the pool is connected (`warmup`).
+                self.pool_warm_up(&mut events)?;
+                now = Instant::now();
                 self.pool_pace_start(now)?;
             }
-            if self.pacer.next().is_some() {
-                self.on_arrivals(now);
-            } else {
-                self.stop = Some(now);
+            // (A signal during the warm-up has stopped the run.)
+            if self.stop.is_none() {
+                if self.pacer.next().is_some() {
+                    self.on_arrivals(now);
+                } else {
+                    self.stop = Some(now);
+                }
             }
         }
         while self.stop.is_none() {

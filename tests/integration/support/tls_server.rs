@@ -178,6 +178,13 @@ pub struct TlsServer {
 impl TlsServer {
     /// Starts a server with `cfg` on 127.0.0.1:0.
     pub fn start(cfg: ServerConfig) -> TlsServer {
+        TlsServer::start_slow(cfg, Duration::ZERO)
+    }
+
+    /// Starts a server with `cfg` on 127.0.0.1:0 that waits `delay` on each new
+    /// connection before it answers the client's hello: every handshake takes at
+    /// least that long.
+    pub fn start_slow(cfg: ServerConfig, delay: Duration) -> TlsServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind TLS test server");
         let addr = listener.local_addr().expect("local addr");
         let seen = Arc::new(Seen::default());
@@ -192,7 +199,10 @@ impl TlsServer {
                 let Ok(stream) = stream else { continue };
                 s.connections.fetch_add(1, Ordering::SeqCst);
                 let (s, cfg) = (Arc::clone(&s), Arc::clone(&cfg));
-                thread::spawn(move || serve(stream, cfg, &s));
+                thread::spawn(move || {
+                    thread::sleep(delay);
+                    serve(stream, cfg, &s)
+                });
             }
         });
         TlsServer { addr, seen, stop }
