@@ -213,10 +213,10 @@ impl CallRate {
         let p = &stats.pool;
         CallRate {
             target_per_s: facts.call_rate,
-            achieved_per_s: if duration > 0.0 {
-                p.issued as f64 / duration
-            } else {
-                0.0
+            // Over the schedule's span: the test duration less the pool's warm-up.
+            achieved_per_s: match duration - p.warm_up_us as f64 / 1e6 {
+                span if span > 0.0 => p.issued as f64 / span,
+                _ => 0.0,
             },
             connections: p.connections,
             scheduled: p.scheduled,

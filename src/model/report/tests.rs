@@ -414,3 +414,22 @@ fn non_finite_figures_are_null_and_none() {
         .map(|(_, v)| *v);
     assert_eq!(rate, Some(None));
 }
+
+#[test]
+fn achieved_calls_per_second_count_from_the_schedules_start() {
+    // 81 calls issued in a 2-s run whose schedule began 4.2 ms in (the pool's
+    // warm-up); a run whose warm-up took it all achieved nothing.
+    let (mut stats, report) = full();
+    assert_eq!((stats.pool.issued, stats.pool.warm_up_us), (81, 4_200));
+    let c = report.call_rate.expect("a call-rate run");
+    assert_eq!(c.achieved_per_s, 81.0 / (2.0 - 0.0042));
+    stats.pool.warm_up_us = 2_000_000;
+    let facts = Facts {
+        call_rate: 12.5,
+        ..Default::default()
+    };
+    let c = Report::new(&stats, &RUN, &facts)
+        .call_rate
+        .expect("call rate");
+    assert_eq!(c.achieved_per_s, 0.0);
+}

@@ -49,6 +49,11 @@ pub(crate) struct PoolStats {
     pub(crate) reconnects: u64,
     /// Connections given up after failing twice in a row without a reply.
     pub(crate) given_up: u64,
+    /// How long after the run's start the schedule began (the pool's warm-up,
+    /// `engine::event_loop::warmup`), µs; the longest of the engines' (absent from
+    /// documents written before it: 0).
+    #[serde(default)]
+    pub(crate) warm_up_us: u64,
     /// Scheduled time → taken by a connection (unsent calls: → the end), µs.
     #[serde(with = "serial::histogram")]
     pub(crate) lateness: Histogram<u64>,
@@ -71,6 +76,7 @@ impl Default for PoolStats {
             max_waiting: 0,
             reconnects: 0,
             given_up: 0,
+            warm_up_us: 0,
             lateness: new_histogram(),
             response: new_histogram(),
         }
@@ -90,6 +96,7 @@ impl Merge for PoolStats {
             max_waiting: sum,
             reconnects: sum,
             given_up: sum,
+            warm_up_us: max,
             lateness: sum,
             response: sum,
         )
