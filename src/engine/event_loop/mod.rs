@@ -211,7 +211,6 @@ pub(crate) struct Engine<'c> {
     /// `--metrics-listen`: this engine's publisher (on the same tick).
     metrics: Option<crate::engine::metrics::Publisher<'c>>,
     next_progress: Option<Instant>,
-    runtime_end: Option<Instant>,
     stop: Option<Instant>,
     interrupted: bool,
     /// `--timeline`'s stream: where each ended second goes, and this engine's index.

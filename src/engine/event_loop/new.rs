@@ -210,7 +210,6 @@ impl<'c> Engine<'c> {
             progress,
             metrics: None,
             next_progress: progress.map(|_| t0 + crate::engine::progress::INTERVAL),
-            runtime_end,
             stop: None,
             interrupted: false,
             feed: None,

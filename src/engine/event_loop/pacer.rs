@@ -72,6 +72,11 @@ impl Pacer {
         }
     }
 
+    /// `--runtime`'s end (moved with the schedule by `delay`).
+    pub(super) fn runtime_end(&self) -> Option<Instant> {
+        self.runtime_end
+    }
+
     /// Where the schedule's offsets count from.
     pub(super) fn origin(&self) -> Instant {
         self.t0

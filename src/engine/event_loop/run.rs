@@ -227,7 +227,7 @@ impl<'c> Engine<'c> {
             self.wheel.next_deadline(),
             Some(self.next_tick),
             Some(self.next_window),
-            self.runtime_end,
+            self.pacer.runtime_end(),
             self.next_progress,
             self.pool_next_reopen(),
         ]
@@ -250,7 +250,7 @@ impl<'c> Engine<'c> {
             }
             self.next_progress = Some(t + crate::engine::progress::INTERVAL);
         }
-        if self.runtime_end.is_some_and(|end| now >= end) {
+        if self.pacer.runtime_end().is_some_and(|end| now >= end) {
             self.stop.get_or_insert(now);
         }
     }

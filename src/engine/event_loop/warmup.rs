@@ -57,7 +57,6 @@ impl Engine<'_> {
             let late = Instant::now().saturating_duration_since(self.pacer.origin());
             self.pacer.delay(late);
             self.stats.pool.warm_up_us = u64::try_from(late.as_micros()).unwrap_or(u64::MAX);
-            self.runtime_end = self.runtime_end.and_then(|e| e.checked_add(late));
         }
         Ok(())
     }
