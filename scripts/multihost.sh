@@ -134,7 +134,27 @@ munged -F --force --key-file="$s/munge/munge.key" --socket="$s/munge/munge.sock"
 pids+=($!)
 for _ in $(seq 100); do [ -S "$s/munge/munge.sock" ] && break; sleep 0.1; done
 node=$(hostname -s)
-port=$(( 20000 + $$ % 20000 ))
+# Two free, consecutive ports below the ephemeral range, so that no test's outgoing
+# connection can take one between this check and the daemons' bind.
+port=$(python3 - <<'PY'
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+def free(p):
+    s = socket.socket()
+    try:
+        s.bind(("0.0.0.0", p)); return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+ports = range(10000, (low if low > 12000 else 32768) - 1)
+for p in random.sample(ports, min(2000, len(ports))):
+    if free(p) and free(p + 1):
+        print(p); break
+else:
+    raise SystemExit("multihost: no two free ports below the ephemeral range")
+PY
+)
 cat > "$s/slurm.conf" <<CONF
 ClusterName=rshperf
 SlurmctldHost=$node(127.0.0.1)
