@@ -57,8 +57,9 @@ struct PostData {
     text: Option<String>,
 }
 
-/// The client of an entry without a `connection` (all such entries are one client).
-pub(crate) const NO_CONNECTION: &str = "har";
+/// The client of an entry without a `connection` (all such entries are one client):
+/// the empty id, which names no connection (browsers write a number).
+pub(crate) const NO_CONNECTION: &str = "";
 
 /// Request headers not replayed: the connection's, and those rshperf writes.
 const SKIPPED: &[&str] = &[
