@@ -26,8 +26,8 @@ use crate::front::error::Error;
 use crate::front::httperf;
 use crate::front::runner;
 use crate::front::subcommand;
-use crate::model::config::Config;
-use crate::model::replay::feed::{Connections, Entries, Opener, Replay};
+use crate::model::config::{Config, ReplayConnections, ReplaySpec};
+use crate::model::replay::feed::{Entries, Opener, Replay};
 use crate::model::replay::schedule::Survey;
 use crate::model::replay::{har, Entry, Format, Parser};
 use crate::model::workload::{stripe_share, Workload};
@@ -115,7 +115,7 @@ struct Split<'a> {
     /// `--speed` (default 1).
     speed: f64,
     /// `--replay-connections` (None: the default for the file).
-    connections: Option<Connections>,
+    connections: Option<ReplayConnections>,
     rest: Vec<String>,
 }
 
@@ -174,7 +174,7 @@ fn split_args(args: &[String]) -> Result<Option<Split<'_>>, Error> {
                     ))
                 })?;
         } else if let Some(value) = value_of("--replay-connections", a, &mut it, "per-request")? {
-            split.connections = Some(Connections::parse(value).ok_or_else(|| {
+            split.connections = Some(ReplayConnections::parse(value).ok_or_else(|| {
                 fail(format!(
                     "--replay-connections takes per-client, per-request or pool (not {value})"
                 ))
@@ -362,19 +362,19 @@ fn opener(file: &str, surveyed: &Surveyed) -> Opener {
 /// The connections of a replay without `--replay-connections`: per client, but a
 /// HAR file whose entries carry no `connection` has no client to follow (they
 /// would all be one), so it takes the pool, and the run says so.
-fn default_connections(file: &str, surveyed: &Surveyed) -> Connections {
+fn default_connections(file: &str, surveyed: &Surveyed) -> ReplayConnections {
     let anonymous = surveyed
         .har
         .as_ref()
         .is_some_and(|entries| entries.iter().all(|e| e.client == har::NO_CONNECTION));
     if !anonymous {
-        return Connections::PerClient;
+        return ReplayConnections::PerClient;
     }
     crate::wire::note::note!(
         "rshperf: replay: {file}'s entries carry no connection, so no client to keep: \
          the requests take the pool of --num-conns connections (--replay-connections pool)"
     );
-    Connections::Pool
+    ReplayConnections::Pool
 }
 
 /// Connections open at once per client or per request without `--num-conns`:
@@ -459,13 +459,12 @@ fn replay(args: &[String]) -> Result<i32, Error> {
     // Without `--num-conns`: the pool's size, or the cap of connections per client or
     // per request (the run's echo and `config.num_conns` say it).
     let default_conns = match connections {
-        Connections::Pool => DEFAULT_POOL,
+        ReplayConnections::Pool => DEFAULT_POOL,
         _ => default_cap(),
     };
-    let cfg = httperf::finish(httperf::build_with(
-        builder(requests as f64 / span, default_conns),
-        &parsed,
-    ))?;
+    let mut b = builder(requests as f64 / span, default_conns);
+    b.replay(ReplaySpec::new(file, speed, connections));
+    let cfg = httperf::finish(httperf::build_with(b, &parsed))?;
     let mut work = Workload::from_config(&cfg)?;
     let replay = Replay {
         open: opener(file, &surveyed),
@@ -475,7 +474,7 @@ fn replay(args: &[String]) -> Result<i32, Error> {
         ready: Arc::default(),
         connections,
         cap: match connections {
-            Connections::Pool => 0,
+            ReplayConnections::Pool => 0,
             _ => num_conns.unwrap_or(default_conns),
         },
     };

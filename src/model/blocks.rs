@@ -201,6 +201,8 @@ pub(crate) struct CallRate {
     pub(crate) given_up: u64,
     /// Calls taken by a connection and unanswered at the end.
     pub(crate) abandoned: u64,
+    /// Idle client connections closed for another client (a replay's cap).
+    pub(crate) evicted: u64,
     /// Scheduled time → taken by a connection.
     pub(crate) lateness_ms: Spread,
     /// Scheduled time → first reply byte.
@@ -228,6 +230,7 @@ impl CallRate {
             reconnects: p.reconnects,
             given_up: p.given_up,
             abandoned: p.abandoned,
+            evicted: p.evicted,
             lateness_ms: Spread::of(&p.lateness),
             response_ms: Spread::of(&p.response),
         }

@@ -56,7 +56,7 @@ pub(crate) fn call_rate_lines(c: &CallRate) -> String {
     format!(
         "Call rate [calls/s]: target {:.1} achieved {:.1} over {} connections \
          (scheduled {} issued {} completed {} lost {} unsent {} max-waiting {} \
-         reconnects {} given-up {} abandoned {})\n\
+         reconnects {} given-up {} abandoned {} evicted {})\n\
          Call lateness [ms]: {} (scheduled time to a connection{})\n\
          Call response [ms]: {} (scheduled time to first reply byte{})",
         c.target_per_s,
@@ -71,6 +71,7 @@ pub(crate) fn call_rate_lines(c: &CallRate) -> String {
         c.reconnects,
         c.given_up,
         c.abandoned,
+        c.evicted,
         spread(&c.lateness_ms),
         if c.unsent > 0 {
             ", or to the end if unsent"
@@ -186,6 +187,7 @@ mod tests {
             scheduled: 10,
             issued: 8,
             max_waiting: 3,
+            evicted: 1,
             ..PoolStats::default()
         };
         a.on_issued(Duration::from_micros(1500));
@@ -199,7 +201,7 @@ mod tests {
             call_rate_lines(r.call_rate.as_ref().expect("used")),
             "Call rate [calls/s]: target 20.0 achieved 9.0 over 4 connections (scheduled 20 \
              issued 18 completed 2 lost 0 unsent 0 max-waiting 6 reconnects 0 given-up 0 \
-             abandoned 0)\n\
+             abandoned 0 evicted 2)\n\
              Call lateness [ms]: avg 1.500 p50 1.500 p90 1.500 p99 1.500 max 1.500 \
              (scheduled time to a connection)\n\
              Call response [ms]: avg 1.800 p50 1.800 p90 1.800 p99 1.800 max 1.800 \

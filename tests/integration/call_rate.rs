@@ -13,7 +13,8 @@ use crate::support::tls_server::{Pki, TlsServer};
 use crate::support::{run, run_ok, Report, HANG_GUARD};
 
 /// The figures of the `Call rate [calls/s]:` line: target, achieved, connections,
-/// scheduled, issued, completed, lost, unsent, max-waiting, reconnects, given-up.
+/// scheduled, issued, completed, lost, unsent, max-waiting, reconnects, given-up,
+/// abandoned, evicted.
 fn call_rate(r: &Report) -> Vec<f64> {
     r.nums("Call rate [calls/s]:")
 }
@@ -56,8 +57,8 @@ fn num_calls_gives_exact_totals_over_the_pool() {
         "{}",
         r.text
     );
-    // reconnects, given-up, abandoned.
-    assert_eq!(&c[9..], &[0.0, 0.0, 0.0], "{}", r.text);
+    // reconnects, given-up, abandoned, evicted.
+    assert_eq!(&c[9..], &[0.0, 0.0, 0.0, 0.0], "{}", r.text);
     assert!(r.text.lines().next().is_some_and(|l| l
         .ends_with("--num-conns=4 --num-calls=50 --call-rate=1000")
         && !l.contains("--rate")));

@@ -451,6 +451,17 @@ fn totals(stdout: &str) -> (u64, u64, u64) {
     (n(2), n(4), n(6))
 }
 
+/// The number after `name` on the `Call rate` line.
+fn call_rate_figure(stdout: &str, name: &str) -> u64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Call rate [calls/s]:"))
+        .unwrap_or_else(|| panic!("no Call rate line: {stdout}"));
+    let w: Vec<&str> = line.split_whitespace().collect();
+    let i = w.iter().position(|x| *x == name).expect("the figure");
+    w[i + 1].trim_end_matches(')').parse().expect("a number")
+}
+
 /// The classic report's error total.
 fn errors(stdout: &str) -> u64 {
     let line = stdout
@@ -496,6 +507,8 @@ fn per_client_keeps_a_connection_per_client_and_per_request_opens_one_each() {
     assert_eq!(s.connections(), 12, "{stdout}");
     assert_eq!(totals(&stdout), (12, 12, 12), "{stdout}");
     assert!(s.by_conn().iter().all(|reqs| reqs.len() == 1));
+    // Closed after their replies, not for another client.
+    assert_eq!(call_rate_figure(&stdout, "evicted"), 0, "{stdout}");
     // The pool of --num-conns connections, opened at the start.
     let s = Recorder::start(Opts::default());
     let (code, stdout, stderr) = replay(
@@ -539,6 +552,9 @@ fn at_the_cap_the_least_recently_used_idle_client_connection_is_closed() {
     assert_eq!(s.connections(), 8, "{stdout}");
     assert_eq!(totals(&stdout), (8, 12, 12), "{stdout}");
     assert_eq!(errors(&stdout), 0, "{stdout}");
+    // Three connections took free slots; the other five each closed an idle one.
+    assert_eq!(call_rate_figure(&stdout, "evicted"), 5, "{stdout}");
+    assert_eq!(call_rate_figure(&stdout, "reconnects"), 0, "{stdout}");
     let got: Vec<(String, Vec<u64>)> = clients_by_conn(&s);
     let want: Vec<(String, Vec<u64>)> = [
         ("a", vec![0, 3, 5, 8, 11]),

@@ -16,8 +16,8 @@ use crate::engine::conn::bufs::BufPool;
 use crate::engine::conn::events::StreamSetup;
 use crate::engine::conn::ReplyObserver;
 use crate::engine::tally::EngineTally;
+use crate::model::config::ReplayConnections;
 use crate::model::config::{Config, HttpVersion};
-use crate::model::replay::feed::Connections;
 use crate::model::stats::Stats;
 use crate::model::workload::rate::Schedule;
 use crate::model::workload::{stripe_share, Workload};
@@ -262,9 +262,9 @@ impl<'c> Engine<'c> {
 fn affinity_of(cfg: &Config, work: &Workload, plan: Plan) -> Option<affinity::Affinity> {
     let replay = work.replay.as_ref()?;
     let per_request = match replay.connections {
-        Connections::PerClient => false,
-        Connections::PerRequest => true,
-        Connections::Pool => return None,
+        ReplayConnections::PerClient => false,
+        ReplayConnections::PerRequest => true,
+        ReplayConnections::Pool => return None,
     };
     let parts = cfg.load().partition().1.max(1);
     let (thread, threads) = (plan.stripe / parts, (plan.stripes / parts).max(1));

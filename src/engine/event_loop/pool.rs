@@ -404,6 +404,7 @@ impl Engine<'_> {
                         c.owner = Owner::Orphan;
                     }
                     self.finish(old, None, now);
+                    self.stats.pool.evicted += 1;
                     self.affinity_open(slot, reopen, now);
                 }
                 None => break,

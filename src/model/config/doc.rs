@@ -209,6 +209,8 @@ members! {
         body_order: Option<String> => Workload,
         /// `--rate-profile` as typed.
         rate_profile: Option<String> => Workload,
+        /// `rshperf replay`: the log, `--speed` and the connection mode.
+        replay: Option<ReplayDoc> => Workload,
     }
 }
 
@@ -305,6 +307,17 @@ struct WlogDoc {
     repeat: bool,
     /// The log file.
     file: String,
+}
+
+/// `rshperf replay FILE --speed X --replay-connections MODE`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct ReplayDoc {
+    /// The log, as given.
+    file: String,
+    /// `--speed`.
+    speed: f64,
+    /// `per-client`, `per-request` or `pool`: the mode given, or the log's default.
+    connections: String,
 }
 
 /// `--wset=N,X`.
@@ -442,6 +455,11 @@ impl ConfigDoc {
             body_lines: text(r.body_lines()),
             body_order: r.body_lines().map(|_| r.body_order().name()),
             rate_profile: l.rate_profile().map(|p| p.text().to_string()),
+            replay: l.replay().map(|r| ReplayDoc {
+                file: r.file().to_string(),
+                speed: r.speed(),
+                connections: r.connections().name().to_string(),
+            }),
         }
     }
 

@@ -40,8 +40,8 @@ pub(crate) use parts::{
 pub(crate) use period::Period;
 pub(crate) use period::{parse_period, parse_rate};
 pub(crate) use types::{
-    BodyOrder, HttpVersion, PrintWhat, RequestLogFormat, StartAt, WlogSpec, WsessSpec,
-    WsesslogSpec, WsesspageSpec, WsetSpec,
+    BodyOrder, HttpVersion, PrintWhat, ReplayConnections, ReplaySpec, RequestLogFormat, StartAt,
+    WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec, WsetSpec,
 };
 
 use crate::model::pacing::Pacing;

@@ -10,8 +10,8 @@ use crate::wire::events::Choice;
 use crate::wire::frozen::frozen;
 
 use super::{
-    BodyOrder, HttpVersion, Period, PrintWhat, RateProfile, StartAt, WlogSpec, WsessSpec,
-    WsesslogSpec, WsesspageSpec, WsetSpec,
+    BodyOrder, HttpVersion, Period, PrintWhat, RateProfile, ReplaySpec, StartAt, WlogSpec,
+    WsessSpec, WsesslogSpec, WsesspageSpec, WsetSpec,
 };
 
 frozen! {
@@ -164,6 +164,9 @@ frozen! {
         /// shape, its mean rescaled to the profile's peak), and the run lasts the
         /// profile.
         rate_profile: Option<RateProfile> => Option<&RateProfile> as as_ref;
+        /// `rshperf replay`: the log and how it is replayed (the schedule is the log's;
+        /// `call_rate` is its mean rate).
+        replay: Option<ReplaySpec> => Option<&ReplaySpec> as as_ref;
         /// `--partition=I/N`: (I, N); this process runs arrivals k ≡ I (mod N).
         partition: (u32, u32) => (u32, u32) as copy;
         /// `--threads` (engines), default 1.
@@ -193,6 +196,7 @@ impl Default for LoadOptions {
             client_id: 0,
             num_clients: 1,
             rate_profile: None,
+            replay: None,
             partition: (0, 1),
             threads: 1,
             start_at: None,

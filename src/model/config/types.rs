@@ -1,5 +1,5 @@
 //! The small value types of a `Config`: HTTP version, `--print-*` parts, the session
-//! and log workload specifications, `--start-at`.
+//! and log workload specifications, a replay's, `--start-at`.
 //!
 //! Plain data with no behaviour beyond naming; parsed from text by `config::value`,
 //! held by `Config`, read by the workloads and the echo line.
@@ -162,6 +162,67 @@ impl WlogSpec {
     }
 }
 
+/// Which connection a replayed call takes (`--replay-connections`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReplayConnections {
+    /// Each client (the log's client address) on a connection of its own, one call
+    /// at a time.
+    PerClient,
+    /// A new connection for every call, closed after its reply.
+    PerRequest,
+    /// The `--call-rate` pool of `--num-conns` connections.
+    Pool,
+}
+
+impl ReplayConnections {
+    /// The mode named `name` on the command line.
+    pub(crate) fn parse(name: &str) -> Option<ReplayConnections> {
+        match name {
+            "per-client" => Some(ReplayConnections::PerClient),
+            "per-request" => Some(ReplayConnections::PerRequest),
+            "pool" => Some(ReplayConnections::Pool),
+            _ => None,
+        }
+    }
+
+    /// Its name on the command line.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ReplayConnections::PerClient => "per-client",
+            ReplayConnections::PerRequest => "per-request",
+            ReplayConnections::Pool => "pool",
+        }
+    }
+}
+
+frozen! {
+    /// `rshperf replay FILE --speed X --replay-connections MODE`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct ReplaySpec [pub(in crate::model::config)] {
+        /// The log, as given.
+        file: String => &str as borrow;
+        /// `--speed`.
+        speed: f64 => f64 as copy;
+        /// Which connection a call takes: the mode given, or the log's default.
+        connections: ReplayConnections => ReplayConnections as copy;
+    }
+}
+
+impl ReplaySpec {
+    /// The specification of these values.
+    pub(crate) fn new(
+        file: impl Into<String>,
+        speed: f64,
+        connections: ReplayConnections,
+    ) -> ReplaySpec {
+        ReplaySpec {
+            file: file.into(),
+            speed,
+            connections,
+        }
+    }
+}
+
 frozen! {
     /// `--wset=N,X`.
     #[derive(Debug, Clone, PartialEq)]
@@ -211,4 +272,34 @@ pub(crate) enum StartAt {
     Unix(f64),
     /// Seconds from now (`+S`).
     After(f64),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_modes_are_named_as_on_the_command_line() {
+        for c in [
+            ReplayConnections::PerClient,
+            ReplayConnections::PerRequest,
+            ReplayConnections::Pool,
+        ] {
+            assert_eq!(ReplayConnections::parse(c.name()), Some(c));
+        }
+        assert_eq!(
+            ReplayConnections::parse("per-client"),
+            Some(ReplayConnections::PerClient)
+        );
+        assert_eq!(
+            ReplayConnections::parse("per-request"),
+            Some(ReplayConnections::PerRequest)
+        );
+        assert_eq!(
+            ReplayConnections::parse("pool"),
+            Some(ReplayConnections::Pool)
+        );
+        assert_eq!(ReplayConnections::parse("Pool"), None);
+        assert_eq!(ReplayConnections::parse(""), None);
+    }
 }

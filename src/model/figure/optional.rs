@@ -390,6 +390,13 @@ pub(super) fn call_rate() -> Vec<Figure<RunScope>> {
             |r, _| int(r.call_rate.abandoned),
         )
         .fail_on(),
+        f(
+            "evicted",
+            Unit::Count,
+            "idle client connections closed to open one for another client (a replay's connection cap)",
+            |r, _| int(r.call_rate.evicted),
+        )
+        .fail_on(),
     ]
 }
 

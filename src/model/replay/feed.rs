@@ -2,17 +2,18 @@
 //! over the log for each engine, and `Feed` is one engine's pass, its stripe's
 //! calls in time order, read as the run goes.
 //!
-//! The log's entries come from `Opener`, a function the front end gives (it reads
-//! the file: this layer does no I/O), through `schedule::Calls` (time order within
-//! its window). Engine j of N takes the calls of the clients whose stripe
-//! (`schedule::stripe_of`, a hash of the client) is j, so each client's requests
-//! go out from one engine (and one `--partition`) in their order. The pacer asks `next_offset` (one call ahead) and the
-//! engine `take`s the request of each call as it becomes due, so a feed holds the
-//! reorder window and the call the pacer looked ahead to, never the log. `Replay`
-//! also says which connections the calls take (`Connections`, with its cap), which
-//! the engine follows (`engine::event_loop::affinity`). Shared by
-//! an engine's pacer (`workload::rate::Schedule`) and its call store
-//! (`engine::event_loop::replay`) behind one uncontended lock.
+//! The log's entries come from `Opener`, a function the front end gives (it reads the
+//! file: this layer does no I/O), through `schedule::Calls` (time order within its
+//! window). Engine j of N takes the calls of the clients whose stripe
+//! (`schedule::stripe_of`, a hash of the client) is j, so each client's requests go out
+//! from one engine (and one `--partition`) in their order. The pacer asks `next_offset`
+//! (one call ahead) and the engine `take`s the request of each call as it becomes due,
+//! so a feed holds the reorder window and the call the pacer looked ahead to, never the
+//! log. `Replay` also says which connections the calls take
+//! (`config::ReplayConnections`, with its cap), which the engine follows
+//! (`engine::event_loop::affinity`). Shared by an engine's pacer
+//! (`workload::rate::Schedule`) and its call store (`engine::event_loop::replay`)
+//! behind one uncontended lock.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -21,6 +22,7 @@ use std::time::Duration;
 
 use super::schedule::{stripe_of, Calls, Timing, WINDOW};
 use super::Entry;
+use crate::model::config::ReplayConnections;
 
 /// A pass over a log's entries, in log order.
 pub(crate) type Entries = Box<dyn Iterator<Item = Entry> + Send>;
@@ -32,30 +34,6 @@ pub(crate) struct Opener(pub(crate) Arc<dyn Fn() -> Entries + Send + Sync>);
 impl fmt::Debug for Opener {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Opener")
-    }
-}
-
-/// Which connection a replayed call takes (`--replay-connections`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Connections {
-    /// Each client (the log's client address) on a connection of its own, one call
-    /// at a time.
-    PerClient,
-    /// A new connection for every call, closed after its reply.
-    PerRequest,
-    /// The `--call-rate` pool of `--num-conns` connections.
-    Pool,
-}
-
-impl Connections {
-    /// The mode named `name` on the command line.
-    pub(crate) fn parse(name: &str) -> Option<Connections> {
-        match name {
-            "per-client" => Some(Connections::PerClient),
-            "per-request" => Some(Connections::PerRequest),
-            "pool" => Some(Connections::Pool),
-            _ => None,
-        }
     }
 }
 
@@ -73,7 +51,7 @@ pub(crate) struct Replay {
     /// Passes opened and primed before the run (`prepare`), by stripe.
     pub(crate) ready: Arc<Mutex<Vec<(u32, SharedFeed)>>>,
     /// Which connection a call takes.
-    pub(crate) connections: Connections,
+    pub(crate) connections: ReplayConnections,
     /// Per client or per request: the most connections this process keeps open at
     /// once, split over its engines (`--threads`).
     pub(crate) cap: u64,
@@ -108,7 +86,7 @@ impl Replay {
             requests: survey.requests,
             per_stripe: survey.per_stripe.into(),
             ready: Arc::default(),
-            connections: Connections::Pool,
+            connections: ReplayConnections::Pool,
             cap: 0,
         }
     }
@@ -253,21 +231,6 @@ pub(crate) mod tests {
         assert_eq!(stripe_of_client.len(), 7);
         assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
         assert_eq!(r.stripe_arrivals(0, 2), 0, "not the survey's split");
-    }
-
-    #[test]
-    fn connection_modes_are_named_as_on_the_command_line() {
-        assert_eq!(
-            Connections::parse("per-client"),
-            Some(Connections::PerClient)
-        );
-        assert_eq!(
-            Connections::parse("per-request"),
-            Some(Connections::PerRequest)
-        );
-        assert_eq!(Connections::parse("pool"), Some(Connections::Pool));
-        assert_eq!(Connections::parse("Pool"), None);
-        assert_eq!(Connections::parse(""), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `PoolStats`: what only a `--call-rate` run measures — calls scheduled, taken by a
 //! connection, answered, lost, never sent, or abandoned in flight at the end; the
-//! connections reopened to keep the pool full; and two histograms measured from each
+//! connections reopened to keep the pool full, or closed for another client (a
+//! replay's cap); and two histograms measured from each
 //! call's scheduled time (wrk2's rule, no coordinated omission): lateness (scheduled →
 //! taken by a connection, queueing for a free connection included) and response
 //! (scheduled → first byte of the reply). A call still unanswered at the end of the
@@ -49,6 +50,11 @@ pub(crate) struct PoolStats {
     pub(crate) reconnects: u64,
     /// Connections given up after failing twice in a row without a reply.
     pub(crate) given_up: u64,
+    /// Idle connections of a replay's clients closed to open one for another client
+    /// (at the cap of connections per client or per request; absent from documents
+    /// written before it: 0).
+    #[serde(default)]
+    pub(crate) evicted: u64,
     /// How long after the run's start the schedule began (the pool's warm-up,
     /// `engine::event_loop::warmup`), µs; the longest of the engines' (absent from
     /// documents written before it: 0).
@@ -76,6 +82,7 @@ impl Default for PoolStats {
             max_waiting: 0,
             reconnects: 0,
             given_up: 0,
+            evicted: 0,
             warm_up_us: 0,
             lateness: new_histogram(),
             response: new_histogram(),
@@ -96,6 +103,7 @@ impl Merge for PoolStats {
             max_waiting: sum,
             reconnects: sum,
             given_up: sum,
+            evicted: sum,
             warm_up_us: max,
             lateness: sum,
             response: sum,

@@ -95,6 +95,7 @@ pub(crate) fn every_field_set() -> Stats {
         max_waiting: 5,
         reconnects: 3,
         given_up: 1,
+        evicted: 6,
         warm_up_us: 4_200,
         abandoned: 2,
         ..pool::PoolStats::default()

@@ -41,8 +41,8 @@ use std::net::SocketAddr;
 use super::error::{ConfigError, Warning};
 use super::value::unescape_header;
 use super::{
-    Config, HttpVersion, Period, PrintWhat, RateProfile, SslProtocol, StartAt, WlogSpec, WsessSpec,
-    WsesslogSpec, WsesspageSpec, WsetSpec,
+    Config, HttpVersion, Period, PrintWhat, RateProfile, ReplaySpec, SslProtocol, StartAt,
+    WlogSpec, WsessSpec, WsesslogSpec, WsesspageSpec, WsetSpec,
 };
 use crate::model::pacing::{Io, Overload, Spin};
 use crate::wire::events::Choice;
@@ -417,6 +417,12 @@ impl ConfigBuilder {
     /// `--rate-profile`: the rate over time; the run lasts the profile.
     pub(crate) fn rate_profile(&mut self, profile: RateProfile) -> &mut Self {
         self.c.load.rate_profile = Some(profile);
+        self
+    }
+
+    /// `rshperf replay`: the log replayed, at `--call-rate`'s mean rate.
+    pub(crate) fn replay(&mut self, spec: ReplaySpec) -> &mut Self {
+        self.c.load.replay = Some(spec);
         self
     }
 

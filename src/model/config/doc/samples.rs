@@ -119,5 +119,15 @@ pub(crate) fn samples() -> Vec<(&'static str, Config)> {
                 .expect("a valid profile"),
         );
     out.push(("profile", build(b)));
+
+    let mut b = Config::builder();
+    b.server("127.0.0.1").num_conns(64).call_rate(250.0).replay(
+        crate::model::config::ReplaySpec::new(
+            "access.log.gz",
+            4.0,
+            crate::model::config::ReplayConnections::PerClient,
+        ),
+    );
+    out.push(("replay", build(b)));
     out
 }

@@ -17,6 +17,7 @@ fn golden(name: &str) -> &'static str {
         "variable" => include_str!("golden/variable.json"),
         "call_rate" => include_str!("golden/call_rate.json"),
         "profile" => include_str!("golden/profile.json"),
+        "replay" => include_str!("golden/replay.json"),
         other => panic!("no golden text for {other}"),
     }
 }
@@ -98,6 +99,7 @@ fn every_role_names_a_member_and_merge_and_compare_see_their_own() {
         "body_file",
         "stream",
         "stream_gap_timeout_s",
+        "replay",
     ] {
         assert!(merge.contains(&both) && compare.contains(&both), "{both}");
     }
