@@ -60,11 +60,14 @@ Options:
                    opened at its first request and reused one request at a time;
                    at most --num-conns N open (default 1000, or half the descriptor
                    limit if lower): the least recently used idle one is closed for
-                   a new client. A HAR file without connections takes the pool.
+                   a new client (the Call rate line's evicted). A HAR file
+                   without connections takes the pool.
     per-request    a new connection for each request, closed after its reply (at
                    most --num-conns N open, as per-client)
     pool           the --call-rate pool of --num-conns N connections (default 64),
-                   opened at the start; a request takes the next one with room
+                   opened at the start, the log's first request due once they
+                   are connected (at most 1 s later); a request takes the next one
+                   with room
   --num-conns N    per client or per request: the most connections open at once;
                    pool: its connections
   every httperf option of a run: --server, --port, --ssl, --http-version,
@@ -73,8 +76,10 @@ Options:
   --concurrency and --body-file are the log's to say, and refused)
 
 The log is read as the run goes (a HAR file is held whole). Lines that do not parse
-are counted and the first few shown; a file with no request to replay is an error. One-second times (the combined format) spread the requests of
-each second evenly over it, in log order. docs/replay.md has the details.
+are counted and the first few shown; a file with no request to replay is an error.
+One-second times (the combined format) spread the requests of each second evenly
+over it, in log order. The JSON's config.replay records the log, --speed and the
+mode. docs/replay.md has the details.
 ";
 
 /// The options whose say is the log's.
