@@ -477,7 +477,6 @@ fn replay(args: &[String]) -> Result<i32, Error> {
         requests,
         per_stripe: surveyed.survey.per_stripe.clone().into(),
         ready: Arc::default(),
-        connections,
         cap: match connections {
             ReplayConnections::Pool => 0,
             _ => num_conns.unwrap_or(default_conns),

@@ -256,12 +256,12 @@ impl<'c> Engine<'c> {
     }
 }
 
-/// A replay's connections per client or per request (None: the pool's), with this
-/// engine's share of the cap: the process's cap split over its threads (thread j
-/// of partition I has stripe I + jN), at least one.
+/// A replay's connections per client or per request (the Config's mode; None: the
+/// pool's), with this engine's share of the cap: the process's cap split over its
+/// threads (thread j of partition I has stripe I + jN), at least one.
 fn affinity_of(cfg: &Config, work: &Workload, plan: Plan) -> Option<affinity::Affinity> {
     let replay = work.replay.as_ref()?;
-    let per_request = match replay.connections {
+    let per_request = match cfg.load().replay()?.connections() {
         ReplayConnections::PerClient => false,
         ReplayConnections::PerRequest => true,
         ReplayConnections::Pool => return None,

@@ -10,14 +10,35 @@
 use std::io;
 use std::time::{Duration, Instant};
 
+use mio::Token;
+
 use crate::engine::clock::Monotonic;
 use crate::wire::table::ConnId;
 
 use super::{
-    nap, pool, Engine, Outcome, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN, WINDOW_TICK,
+    nap, pool, Engine, Outcome, Ready, SIGNAL_TOKEN, TIMELINE_INTERVAL, TIMER_TOKEN, WINDOW_TICK,
 };
 
 impl<'c> Engine<'c> {
+    /// Handles one ready token of a poll: the timerfd's expiry, a signal (which stops
+    /// the run), the pace tick (nothing: its calls go out with the due arrivals), or
+    /// a connection's I/O.
+    #[inline]
+    pub(super) fn on_ready(&mut self, token: Token, ready: Ready) {
+        match token {
+            TIMER_TOKEN => {
+                self.timer_armed = None;
+                self.io.timer_fired();
+            }
+            SIGNAL_TOKEN => {
+                self.interrupted = true;
+                self.stop.get_or_insert_with(Instant::now);
+            }
+            pool::PACE_TOKEN => {}
+            t => self.on_event(ConnId::from_token(t), ready),
+        }
+    }
+
     /// Runs until the end condition, `--runtime` or a signal.
     pub(crate) fn run(mut self) -> io::Result<Outcome> {
         let mut events = self.io.batch();
@@ -114,19 +135,8 @@ impl<'c> Engine<'c> {
                 {
                     handling = Some(self.arrival_before_event(handling));
                 }
-                match token {
-                    TIMER_TOKEN => {
-                        self.timer_armed = None;
-                        self.io.timer_fired();
-                    }
-                    SIGNAL_TOKEN => {
-                        self.interrupted = true;
-                        self.stop.get_or_insert_with(Instant::now);
-                    }
-                    // (Its calls were issued with this turn's due arrivals.)
-                    pool::PACE_TOKEN => {}
-                    t => self.on_event(ConnId::from_token(t), ready),
-                }
+                // (The pace tick's calls were issued with this turn's due arrivals.)
+                self.on_ready(token, ready);
                 if self.stop.is_some() {
                     break;
                 }

@@ -13,9 +13,8 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use super::backend::Batch;
-use super::{pool, Engine, SIGNAL_TOKEN, TIMER_TOKEN};
+use super::Engine;
 use crate::engine::conn::Phase;
-use crate::wire::table::ConnId;
 
 /// The longest the schedule waits for the pool's connections.
 pub(super) const WARM_UP_MAX: Duration = Duration::from_secs(1);
@@ -41,15 +40,7 @@ impl Engine<'_> {
                 Err(e) => return Err(e),
             }
             for (token, ready) in events.iter() {
-                match token {
-                    TIMER_TOKEN => self.io.timer_fired(),
-                    SIGNAL_TOKEN => {
-                        self.interrupted = true;
-                        self.stop.get_or_insert_with(Instant::now);
-                    }
-                    pool::PACE_TOKEN => {}
-                    t => self.on_event(ConnId::from_token(t), ready),
-                }
+                self.on_ready(token, ready);
             }
             self.on_timers(Instant::now());
         }

@@ -9,8 +9,8 @@
 //! from one engine (and one `--partition`) in their order. The pacer asks `next_offset`
 //! (one call ahead) and the engine `take`s the request of each call as it becomes due,
 //! so a feed holds the reorder window and the call the pacer looked ahead to, never the
-//! log. `Replay` also says which connections the calls take
-//! (`config::ReplayConnections`, with its cap), which the engine follows
+//! log. `Replay` also holds the cap of connections per client or per request (the
+//! mode is the Config's `replay`), which the engine follows
 //! (`engine::event_loop::affinity`). Shared by an engine's pacer
 //! (`workload::rate::Schedule`) and its call store (`engine::event_loop::replay`)
 //! behind one uncontended lock.
@@ -22,7 +22,6 @@ use std::time::Duration;
 
 use super::schedule::{stripe_of, Calls, Timing, WINDOW};
 use super::Entry;
-use crate::model::config::ReplayConnections;
 
 /// A pass over a log's entries, in log order.
 pub(crate) type Entries = Box<dyn Iterator<Item = Entry> + Send>;
@@ -50,10 +49,8 @@ pub(crate) struct Replay {
     pub(crate) per_stripe: Arc<[u64]>,
     /// Passes opened and primed before the run (`prepare`), by stripe.
     pub(crate) ready: Arc<Mutex<Vec<(u32, SharedFeed)>>>,
-    /// Which connection a call takes.
-    pub(crate) connections: ReplayConnections,
-    /// Per client or per request: the most connections this process keeps open at
-    /// once, split over its engines (`--threads`).
+    /// Per client or per request (the Config's `replay`): the most connections this
+    /// process keeps open at once, split over its engines (`--threads`).
     pub(crate) cap: u64,
 }
 
@@ -86,7 +83,6 @@ impl Replay {
             requests: survey.requests,
             per_stripe: survey.per_stripe.into(),
             ready: Arc::default(),
-            connections: ReplayConnections::Pool,
             cap: 0,
         }
     }
